@@ -1,0 +1,17 @@
+/* SPDX-License-Identifier: MIT */
+/* Fallbacks for architectures without a port in src/arch/: correct, a little slower. */
+#ifndef SYSCOPE_ARCH_GENERIC_H
+#define SYSCOPE_ARCH_GENERIC_H
+
+#include <stdint.h>
+#include <ucontext.h>
+
+static inline uint64_t arch_local_fetch_add(uint64_t *p, uint64_t v)
+{
+	return __atomic_fetch_add(p, v, __ATOMIC_RELAXED);
+}
+
+/* Without a port, the frame-pointer unwinder only records the interrupted PC. */
+#define ARCH_NO_FP_UNWIND 1
+
+#endif /* SYSCOPE_ARCH_GENERIC_H */

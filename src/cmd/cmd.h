@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The syscope command line: the verb table (main.c), option parsing from the settings table
+ * (options.c), the launcher shared by the profiling verbs (launch.c) and conversion
+ * (convert.c). Only code under src/cmd/ exits the process.
+ */
+#ifndef SYSCOPE_CMD_CMD_H
+#define SYSCOPE_CMD_CMD_H
+
+#include <stdbool.h>
+
+#include "../common/settings.h"
+
+/* Exit codes of syscope itself (the profiled program's status passes through otherwise). */
+#define SC_EXIT_USAGE 2      /* bad command line */
+#define SC_EXIT_FAILURE 1    /* could not do what was asked */
+#define SC_EXIT_NOEXEC 126   /* program found but not executable, as a shell says */
+#define SC_EXIT_NOTFOUND 127 /* program not found */
+
+struct sc_verb {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	unsigned mask; /* SC_VERB_* bit for the settings table */
+	const char *summary;
+	const char *usage;
+};
+
+extern const struct sc_verb sc_verbs[];
+extern const unsigned sc_nverbs;
+
+/* A verb-specific option that is not a setting. */
+struct sc_extra_opt {
+	const char *long_flag; /* without "--" */
+	char short_flag;
+	bool takes_value;
+	const char *metavar;
+	const char *help;
+	const char **value; /* OUT: the value ("" for a flag given without one), NULL if absent */
+};
+
+struct sc_cli {
+	const struct sc_verb *verb;
+	struct sc_settings settings;
+	char **rest; /* program and its arguments, or positional arguments */
+	int nrest;
+	bool help;
+	const char *help_topic;
+	bool version;
+};
+
+/*
+ * Parse a verb's command line into `cli`: defaults, then SYSCOPE_* environment, then flags.
+ * With `program_follows`, the first argument that is not an option (or everything after
+ * "--") is the program to run; otherwise non-option arguments are positional. Exits with a
+ * message on a bad option or value.
+ */
+void sc_cli_parse(struct sc_cli *cli, const struct sc_verb *verb, int argc, char **argv,
+		  struct sc_extra_opt *extras, bool program_follows);
+
+/* Print a verb's help from the settings table and its extra options. */
+void sc_cli_help(const struct sc_verb *verb, const struct sc_extra_opt *extras, const char *topic);
+
+int cmd_sample(int argc, char **argv);
+int cmd_convert(int argc, char **argv);
+
+/* launch.c: run a program under libsyscope.so and wait for its whole process tree. */
+struct sc_launch_result {
+	char *session_dir;
+	int exit_code; /* what syscope should exit with: the program's status or 128+signal */
+};
+int sc_launch(struct sc_cli *cli, struct sc_launch_result *res);
+
+/* convert.c: build every output of a session folder and print the summary. Returns 0 when
+ * the outputs were written, 1 otherwise. */
+int sc_convert_session(const char *dir, const char *out_dir, const struct sc_settings *s,
+		       bool summary);
+
+#endif /* SYSCOPE_CMD_CMD_H */

@@ -1,0 +1,116 @@
+/* SPDX-License-Identifier: MIT */
+/* --help for every verb, generated from the settings table and the verb's extra options. */
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include "cmd.h"
+
+static const struct {
+	unsigned cat;
+	const char *name, *title;
+} topics[] = {
+	{ SC_CAT_SAMPLING, "sampling", "Sampling" },
+	{ SC_CAT_OUTPUT, "output", "Output" },
+	{ SC_CAT_PROCESS, "process", "Processes" },
+	{ SC_CAT_BUFFER, "buffer", "Recording buffers" },
+	{ SC_CAT_GENERAL | SC_CAT_DEBUG, "general", "General" },
+};
+
+static const char *metavar(const struct sc_setting_def *d)
+{
+	switch (d->type) {
+	case SC_T_BOOL:
+		return "";
+	case SC_T_INT:
+		return "=N";
+	case SC_T_DOUBLE:
+		return d->flags & SC_SF_HZ ? "=HZ" : d->flags & SC_SF_SECONDS ? "=SECONDS" : "=X";
+	case SC_T_ENUM:
+		return "=CHOICE";
+	case SC_T_LIST:
+		return d->choices ? " FORMAT..." : "=LIST";
+	default:
+		return d->short_flag == 'o' ? "=PATH" : "=TEXT";
+	}
+}
+
+static void print_option(const char *shrt, const char *lng, const char *help, const char *extra)
+{
+	char left[96];
+
+	snprintf(left, sizeof(left), "  %s%s%s", shrt, shrt[0] ? ", " : "    ", lng);
+	if (strlen(left) > 34)
+		printf("%s\n%36s%s%s\n", left, "", help, extra);
+	else
+		printf("%-36s%s%s\n", left, help, extra);
+}
+
+static void print_setting(int id)
+{
+	const struct sc_setting_def *d = &sc_setting_defs[id];
+	char shrt[4] = "", lng[96], extra[256] = "";
+
+	if (d->short_flag)
+		snprintf(shrt, sizeof(shrt), "-%c", d->short_flag);
+	snprintf(lng, sizeof(lng), "--%s%s", d->long_flag, metavar(d));
+	if (d->type == SC_T_ENUM || (d->type == SC_T_LIST && d->choices))
+		snprintf(extra, sizeof(extra), " [%s]", d->choices);
+	if (d->defval[0] && d->type != SC_T_BOOL)
+		snprintf(extra + strlen(extra), sizeof(extra) - strlen(extra), " (default: %s)",
+			 d->defval);
+	else if (d->type == SC_T_BOOL && !strcmp(d->defval, "true"))
+		snprintf(extra + strlen(extra), sizeof(extra) - strlen(extra),
+			 " (on by default; --no-%s)", d->long_flag);
+	print_option(shrt, lng, d->help, extra);
+}
+
+void sc_cli_help(const struct sc_verb *verb, const struct sc_extra_opt *extras, const char *topic)
+{
+	bool all = !topic || !*topic || !strcasecmp(topic, "all");
+	bool matched = all;
+
+	printf("Usage: %s\n\n%s\n", verb->usage, verb->summary);
+	for (size_t t = 0; t < sizeof(topics) / sizeof(topics[0]); t++) {
+		bool header = false;
+
+		if (!all && strcasecmp(topic, topics[t].name))
+			continue;
+		matched = true;
+		for (int id = 0; id < SC_SETTING_COUNT; id++) {
+			const struct sc_setting_def *d = &sc_setting_defs[id];
+			unsigned first_cat = d->categories & -d->categories;
+
+			if (!(d->verbs & verb->mask) || !d->long_flag || !(first_cat & topics[t].cat))
+				continue;
+			if (!header) {
+				printf("\n%s:\n", topics[t].title);
+				header = true;
+			}
+			print_setting(id);
+		}
+	}
+	if (all) {
+		printf("\n%s options:\n", verb->name);
+		for (size_t i = 0; extras && extras[i].long_flag; i++) {
+			char shrt[4] = "", lng[96];
+
+			if (extras[i].short_flag)
+				snprintf(shrt, sizeof(shrt), "-%c", extras[i].short_flag);
+			snprintf(lng, sizeof(lng), "--%s%s%s", extras[i].long_flag,
+				 extras[i].takes_value ? "=" : "",
+				 extras[i].takes_value ? extras[i].metavar : "");
+			print_option(shrt, lng, extras[i].help, "");
+		}
+		print_option("-h", "--help[=TOPIC]",
+			     "This help, or one topic: sampling, output, process, buffer, general", "");
+		print_option("", "--version", "Print the version and exit", "");
+		printf("\nEvery option is also an environment variable SYSCOPE_<NAME>, e.g.\n"
+		       "SYSCOPE_SAMPLING_FREQ=1000; the command line wins over the environment.\n"
+		       "Booleans take on/off, yes/no, true/false, 1/0; --no-NAME turns one off.\n");
+	}
+	if (!matched)
+		printf("\nNo help topic '%s'; topics: sampling, output, process, buffer, general, "
+		       "all\n",
+		       topic);
+}

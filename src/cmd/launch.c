@@ -1,0 +1,576 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The launcher shared by the profiling verbs: check the program and the output folder
+ * before anything runs, start the program with libsyscope.so preloaded and the settings in
+ * its environment, forward the signals a user sends, and wait for the whole process tree
+ * (syscope is the child subreaper, so orphaned descendants are reparented to it and waited
+ * for too). The program's stdin, stdout, stderr, arguments and exit status are its own.
+ */
+#define PR_FMT "launch: "
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <elf.h>
+
+#include "../common/hostinfo.h"
+#include "../common/log.h"
+#include "../common/vec.h"
+#include "../store/session.h"
+#include "cmd.h"
+
+extern char **environ;
+
+struct launch {
+	struct sc_cli *cli;
+	const struct sc_settings *s;
+	char *prog;    /* resolved path of the program */
+	char *lib;     /* absolute path of libsyscope.so */
+	char *session; /* absolute session folder */
+	bool preload;  /* false for programs the loader cannot preload into */
+	struct timespec start, end;
+	pid_t child;
+	int status;
+	json_t *info;
+};
+
+static volatile sig_atomic_t child_pid;
+static volatile sig_atomic_t main_done;
+static volatile sig_atomic_t stop_waiting;
+static volatile sig_atomic_t alarm_fired;
+
+static bool is_exec_file(const char *path, int *err)
+{
+	struct stat st;
+
+	if (stat(path, &st)) {
+		*err = errno;
+		return false;
+	}
+	if (S_ISDIR(st.st_mode)) {
+		*err = EISDIR;
+		return false;
+	}
+	if (access(path, X_OK)) {
+		*err = errno;
+		return false;
+	}
+	return true;
+}
+
+/* Find the program as a shell would: a name with a slash as is, else the first match on
+ * PATH. Exits 127 (not found) or 126 (found, cannot run), naming it. */
+static char *find_program(const char *name)
+{
+	const char *path = getenv("PATH");
+	int err = ENOENT, first_err = 0;
+
+	if (!name || !*name)
+		sc_die(SC_EXIT_USAGE, "no program to run (usage: syscope sample [options] -- program "
+				      "[args...])");
+	if (strchr(name, '/')) {
+		if (is_exec_file(name, &err))
+			return sc_xstrdup(name);
+		sc_die(err == ENOENT || err == ENOTDIR ? SC_EXIT_NOTFOUND : SC_EXIT_NOEXEC, "%s: %s",
+		       name, strerror(err));
+	}
+	if (!path)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	while (*path) {
+		size_t len = strcspn(path, ":");
+		char *cand = sc_xasprintf("%.*s%s%s", (int)len, len ? path : ".", "/", name);
+
+		if (is_exec_file(cand, &err))
+			return cand;
+		if (err != ENOENT && err != ENOTDIR && !first_err)
+			first_err = err;
+		free(cand);
+		path += len + (path[len] == ':');
+	}
+	if (first_err)
+		sc_die(SC_EXIT_NOEXEC, "%s: %s", name, strerror(first_err));
+	sc_die(SC_EXIT_NOTFOUND, "%s: command not found", name);
+}
+
+/* Warn about programs the loader will not preload syscope into; they still run. */
+static void check_binary(struct launch *l)
+{
+	unsigned char ident[EI_NIDENT];
+	Elf64_Ehdr eh;
+	struct stat st;
+	int fd = open(l->prog, O_RDONLY | O_CLOEXEC);
+	bool has_interp = false;
+
+	l->preload = true;
+	if (fd < 0)
+		return;
+	if (read(fd, ident, sizeof(ident)) != sizeof(ident) || memcmp(ident, ELFMAG, SELFMAG)) {
+		close(fd); /* a script: its interpreter is what gets profiled */
+		return;
+	}
+	if (ident[EI_CLASS] != ELFCLASS64) {
+		pr_warn("%s is a 32-bit program; syscope profiles 64-bit programs only, so it "
+			"runs unprofiled (64-bit programs it starts are still profiled)",
+			l->prog);
+		l->preload = false;
+		close(fd);
+		return;
+	}
+	if (pread(fd, &eh, sizeof(eh), 0) == sizeof(eh)) {
+		for (unsigned i = 0; i < eh.e_phnum; i++) {
+			Elf64_Phdr ph;
+
+			if (pread(fd, &ph, sizeof(ph), (off_t)(eh.e_phoff + i * eh.e_phentsize)) !=
+			    sizeof(ph))
+				break;
+			if (ph.p_type == PT_INTERP)
+				has_interp = true;
+		}
+		if (!has_interp)
+			pr_warn("%s is statically linked: the loader cannot preload syscope into it, so "
+				"it runs unprofiled",
+				l->prog);
+	}
+	if (!fstat(fd, &st) && (st.st_mode & (S_ISUID | S_ISGID)) && geteuid())
+		pr_warn("%s is set-user-ID or set-group-ID: the loader ignores LD_PRELOAD for it, so "
+			"it runs unprofiled",
+			l->prog);
+	close(fd);
+}
+
+static char *find_library(void)
+{
+	char self[PATH_MAX], *lib, *slash;
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+
+	if (n <= 0)
+		sc_die(SC_EXIT_FAILURE, "cannot find where syscope is installed: %s", strerror(errno));
+	self[n] = '\0';
+	slash = strrchr(self, '/');
+	*slash = '\0';
+	lib = sc_xasprintf("%s/../lib/syscope/libsyscope.so", self);
+	if (access(lib, R_OK))
+		sc_die(SC_EXIT_FAILURE, "cannot find the runtime library %s (%s); reinstall syscope",
+		       lib, strerror(errno));
+	slash = realpath(lib, NULL);
+	free(lib);
+	return slash;
+}
+
+/* Expand %tag% %pid% %host% %launch_time% %env{NAME}% in an output path. */
+static char *expand_path(const char *tmpl, const char *tag, const char *launch_time)
+{
+	VEC(char) out = { 0 };
+	char host[256] = "";
+
+	gethostname(host, sizeof(host) - 1);
+	for (const char *p = tmpl; *p;) {
+		const char *val = NULL;
+		char num[32], name[256];
+		size_t skip = 0;
+
+		if (!strncmp(p, "%tag%", 5)) {
+			val = tag;
+			skip = 5;
+		} else if (!strncmp(p, "%pid%", 5)) {
+			snprintf(num, sizeof(num), "%d", (int)getpid());
+			val = num;
+			skip = 5;
+		} else if (!strncmp(p, "%host%", 6)) {
+			val = host;
+			skip = 6;
+		} else if (!strncmp(p, "%launch_time%", 13)) {
+			val = launch_time;
+			skip = 13;
+		} else if (!strncmp(p, "%env{", 5) && strstr(p, "}%")) {
+			size_t len = (size_t)(strstr(p, "}%") - (p + 5));
+
+			snprintf(name, sizeof(name), "%.*s", (int)len, p + 5);
+			val = getenv(name) ? getenv(name) : "";
+			skip = len + 7;
+		}
+		if (!skip) {
+			*VEC_PUSH(&out) = *p++;
+			continue;
+		}
+		for (const char *v = val; *v; v++)
+			*VEC_PUSH(&out) = *v == '/' && p != tmpl ? '_' : *v;
+		p += skip;
+	}
+	*VEC_PUSH(&out) = '\0';
+	return out.v;
+}
+
+static int mkdir_p(const char *path)
+{
+	char *copy = sc_xstrdup(path);
+
+	for (char *p = copy + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(copy, 0755) && errno != EEXIST) {
+			free(copy);
+			return -errno;
+		}
+		*p = '/';
+	}
+	free(copy);
+	if (mkdir(path, 0755) && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+/* Create the session folder and its raw/ folder; refuse to reuse one that holds data. */
+static void make_session(struct launch *l)
+{
+	const struct sc_settings *s = l->s;
+	const char *base = strrchr(l->cli->rest[0], '/');
+	char stamp[128], *dir, *raw;
+	struct tm tm;
+	time_t now = time(NULL);
+	int rc;
+
+	localtime_r(&now, &tm);
+	/* The format is the user's TIME_FORMAT setting; GCC cannot check a runtime format. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+	rc = (int)strftime(stamp, sizeof(stamp), sc_str(s, SC_SET_TIME_FORMAT), &tm);
+#pragma GCC diagnostic pop
+	if (!rc)
+		snprintf(stamp, sizeof(stamp), "%ld", (long)now);
+	dir = expand_path(sc_str(s, SC_SET_OUTPUT_PATH), base ? base + 1 : l->cli->rest[0], stamp);
+	if (sc_bool(s, SC_SET_TIME_OUTPUT)) {
+		char *parent = dir;
+
+		dir = sc_xasprintf("%s/%s", parent, stamp);
+		rc = mkdir_p(parent);
+		if (rc)
+			sc_die(SC_EXIT_FAILURE, "cannot create output folder %s: %s", parent,
+			       strerror(-rc));
+		/* Two runs in the same second get distinct folders. */
+		for (int n = 2; mkdir(dir, 0755) && errno == EEXIST; n++) {
+			free(dir);
+			dir = sc_xasprintf("%s/%s-%d", parent, stamp, n);
+		}
+		free(parent);
+	}
+	rc = mkdir_p(dir);
+	if (rc)
+		sc_die(SC_EXIT_FAILURE, "cannot create output folder %s: %s", dir, strerror(-rc));
+	raw = sc_xasprintf("%s/" SC_SESSION_RAW_DIR, dir);
+	if (mkdir(raw, 0755)) {
+		if (errno == EEXIST)
+			sc_die(SC_EXIT_FAILURE,
+			       "output folder %s already holds a session; choose another with -o, or "
+			       "keep --time-output on",
+			       dir);
+		sc_die(SC_EXIT_FAILURE, "cannot create %s: %s", raw, strerror(errno));
+	}
+	if (access(raw, W_OK))
+		sc_die(SC_EXIT_FAILURE, "output folder %s is not writable: %s", dir, strerror(errno));
+	free(raw);
+	l->session = realpath(dir, NULL);
+	free(dir);
+	if (!l->session)
+		sc_die(SC_EXIT_FAILURE, "output folder: %s", strerror(errno));
+}
+
+static json_t *iso(const struct timespec *ts)
+{
+	struct tm tm;
+	char buf[64];
+
+	gmtime_r(&ts->tv_sec, &tm);
+	strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf), ".%06ldZ", ts->tv_nsec / 1000);
+	return json_string(buf);
+}
+
+static json_t *settings_json(const struct sc_settings *s)
+{
+	json_t *arr = json_array();
+	char cats[128];
+
+	for (int id = 0; id < SC_SETTING_COUNT; id++) {
+		const struct sc_setting_def *d = &sc_setting_defs[id];
+
+		if (d->flags & SC_SF_HIDDEN)
+			continue;
+		json_array_append_new(
+			arr, json_pack("{s:s, s:s+, s:s, s:s, s:s, s:s, s:s, s:s}", "name", d->name,
+				       "env", SC_SETTING_ENV_PREFIX, d->name, "value", s->v[id].text,
+				       "default", d->defval, "source",
+				       sc_setting_source_name(s->v[id].source), "type",
+				       sc_setting_type_name(d->type), "categories",
+				       sc_setting_categories(d->categories, cats, sizeof(cats)),
+				       "description", d->help));
+	}
+	return arr;
+}
+
+/* syscope's own command line, as the kernel has it. */
+static json_t *own_command(void)
+{
+	json_t *cmd = json_array();
+	char buf[65536];
+	int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+
+	if (fd >= 0)
+		close(fd);
+	for (ssize_t i = 0; i < n; i += (ssize_t)strlen(buf + i) + 1) {
+		buf[n] = '\0';
+		json_array_append_new(cmd, json_string(buf + i));
+	}
+	return cmd;
+}
+
+static void session_info_start(struct launch *l)
+{
+	struct sc_hostinfo h;
+	json_t *cmd = own_command(), *prog = json_array();
+	char cwd[PATH_MAX] = "";
+
+	for (int i = 0; i < l->cli->nrest; i++)
+		json_array_append_new(prog, json_string(l->cli->rest[i]));
+	sc_hostinfo_get(&h);
+	if (!getcwd(cwd, sizeof(cwd)))
+		cwd[0] = '\0';
+	l->info = json_pack("{s:s, s:s, s:o, s:o, s:s, s:s, s:o, s:{s:s, s:s, s:s, s:s, s:I, s:I, "
+			    "s:i}, s:o}",
+			    "syscope_version", SYSCOPE_VERSION, "verb", l->cli->verb->name,
+			    "syscope_command", cmd, "program", prog, "executable", l->prog, "cwd",
+			    cwd, "settings", settings_json(l->s), "host", "hostname", h.hostname,
+			    "kernel", h.kernel, "machine", h.machine, "cpu_model", h.cpu_model,
+			    "cpus", (json_int_t)h.cpus_online, "memory_bytes",
+			    (json_int_t)h.memory_bytes, "perf_event_paranoid",
+			    h.perf_event_paranoid, "start_time", iso(&l->start));
+}
+
+static void session_info_write(struct launch *l)
+{
+	char *path = sc_xasprintf("%s/" SC_SESSION_INFO, l->session);
+	char *tmp = sc_xasprintf("%s.tmp", path);
+
+	if (json_dump_file(l->info, tmp, JSON_INDENT(1)) || rename(tmp, path))
+		pr_warn("cannot write %s: %s", path, strerror(errno));
+	free(path);
+	free(tmp);
+}
+
+/* In the child: the settings the runtime reads, and libsyscope.so in LD_PRELOAD. */
+static void child_environment(struct launch *l)
+{
+	const char *old = getenv("LD_PRELOAD");
+
+	for (int id = 0; id < SC_SETTING_COUNT; id++) {
+		const struct sc_setting_def *d = &sc_setting_defs[id];
+		char name[160];
+
+		if (!(d->flags & SC_SF_RUNTIME) || l->s->v[id].source == SC_SRC_DEFAULT)
+			continue;
+		snprintf(name, sizeof(name), SC_SETTING_ENV_PREFIX "%s", d->name);
+		setenv(name, l->s->v[id].text, 1);
+	}
+	setenv(SC_SETTING_ENV_PREFIX "SESSION_DIR", l->session, 1);
+	if (l->preload) {
+		char *v = old && *old ? sc_xasprintf("%s:%s", l->lib, old) : sc_xstrdup(l->lib);
+
+		setenv("LD_PRELOAD", v, 1);
+	}
+}
+
+static void on_forwarded_signal(int sig, siginfo_t *si, void *uc)
+{
+	(void)uc;
+	if (main_done) {
+		if (sig == SIGINT || sig == SIGTERM)
+			stop_waiting = 1;
+		return;
+	}
+	/* A terminal's signals (SI_KERNEL) reach the program's process group already. */
+	if (si->si_code != SI_KERNEL && child_pid > 0)
+		kill(child_pid, sig);
+}
+
+static void on_alarm(int sig)
+{
+	(void)sig;
+	alarm_fired = 1;
+}
+
+static void install_handlers(void)
+{
+	static const int forwarded[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
+	struct sigaction sa, old;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = on_forwarded_signal;
+	sa.sa_flags = SA_SIGINFO;
+	sigemptyset(&sa.sa_mask);
+	for (size_t i = 0; i < sizeof(forwarded) / sizeof(forwarded[0]); i++) {
+		/* A signal ignored by whoever started us stays ignored, for the program too. */
+		if (!sigaction(forwarded[i], NULL, &old) && old.sa_handler == SIG_IGN)
+			continue;
+		sigaction(forwarded[i], &sa, NULL);
+	}
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_alarm;
+	sigaction(SIGALRM, &sa, NULL);
+}
+
+static void list_children(char *buf, size_t n)
+{
+	char path[64];
+	FILE *f;
+
+	buf[0] = '\0';
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)getpid(), (int)getpid());
+	f = fopen(path, "r");
+	if (f) {
+		if (!fgets(buf, (int)n, f))
+			buf[0] = '\0';
+		fclose(f);
+	}
+	buf[strcspn(buf, "\n")] = '\0';
+}
+
+/* Wait for the program and every descendant reparented to us. */
+static void wait_tree(struct launch *l)
+{
+	for (;;) {
+		int status;
+		pid_t w = waitpid(-1, &status, 0);
+
+		if (w == l->child) {
+			l->status = status;
+			main_done = 1;
+			clock_gettime(CLOCK_REALTIME, &l->end);
+			alarm(2);
+			continue;
+		}
+		if (w > 0)
+			continue;
+		if (errno == ECHILD)
+			break;
+		if (errno != EINTR)
+			break;
+		if (stop_waiting) {
+			pr_warn("stopped waiting for the program's remaining processes; their data "
+				"so far is included");
+			break;
+		}
+		if (alarm_fired && main_done) {
+			char kids[512];
+
+			alarm_fired = 0;
+			list_children(kids, sizeof(kids));
+			fprintf(stderr,
+				"syscope: %s exited; waiting for processes it left running (%s) to end; "
+				"Ctrl-C stops waiting and writes the profile now\n",
+				l->cli->rest[0], kids[0] ? kids : "pids unknown");
+		}
+	}
+	alarm(0);
+}
+
+static int exit_code_of(int status)
+{
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	if (WIFSIGNALED(status))
+		return 128 + WTERMSIG(status);
+	return SC_EXIT_FAILURE;
+}
+
+static void session_info_end(struct launch *l)
+{
+	double dur = (double)(l->end.tv_sec - l->start.tv_sec) +
+		     (double)(l->end.tv_nsec - l->start.tv_nsec) * 1e-9;
+
+	json_object_set_new(l->info, "end_time", iso(&l->end));
+	json_object_set_new(l->info, "duration_s", json_real(dur));
+	json_object_set_new(l->info, "pid", json_integer(l->child));
+	json_object_set_new(
+		l->info, "exit",
+		json_pack("{s:i, s:o, s:o}", "code", exit_code_of(l->status), "status",
+			  WIFEXITED(l->status) ? json_integer(WEXITSTATUS(l->status)) : json_null(),
+			  "signal",
+			  WIFSIGNALED(l->status) ? json_integer(WTERMSIG(l->status)) : json_null()));
+}
+
+/* Start the program; an exec failure in the child comes back through a close-on-exec pipe. */
+static void start_program(struct launch *l)
+{
+	int pipefd[2], err = 0;
+	ssize_t n;
+
+	if (pipe2(pipefd, O_CLOEXEC))
+		sc_die(SC_EXIT_FAILURE, "pipe: %s", strerror(errno));
+	fflush(NULL);
+	l->child = fork();
+	if (l->child < 0)
+		sc_die(SC_EXIT_FAILURE, "cannot start %s: fork: %s", l->prog, strerror(errno));
+	if (l->child == 0) {
+		close(pipefd[0]);
+		child_environment(l);
+		execve(l->prog, l->cli->rest, environ);
+		err = errno;
+		if (write(pipefd[1], &err, sizeof(err)) < 0)
+			_exit(SC_EXIT_NOEXEC);
+		_exit(err == ENOENT ? SC_EXIT_NOTFOUND : SC_EXIT_NOEXEC);
+	}
+	child_pid = l->child;
+	close(pipefd[1]);
+	do
+		n = read(pipefd[0], &err, sizeof(err));
+	while (n < 0 && errno == EINTR);
+	close(pipefd[0]);
+	if (n == sizeof(err)) {
+		waitpid(l->child, NULL, 0);
+		sc_die(err == ENOENT ? SC_EXIT_NOTFOUND : SC_EXIT_NOEXEC, "%s: %s", l->prog,
+		       strerror(err));
+	}
+}
+
+int sc_launch(struct sc_cli *cli, struct sc_launch_result *res)
+{
+	struct launch l = { .cli = cli, .s = &cli->settings };
+
+	l.prog = find_program(cli->rest[0]);
+	check_binary(&l);
+	l.lib = find_library();
+	make_session(&l);
+	clock_gettime(CLOCK_REALTIME, &l.start);
+	session_info_start(&l);
+	session_info_write(&l);
+	pr_info("session folder %s", l.session);
+
+	/* Orphans of the program are reparented to us, so we can wait for all of them. */
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1))
+		pr_dbg("PR_SET_CHILD_SUBREAPER: %s", strerror(errno));
+	install_handlers();
+	start_program(&l);
+	wait_tree(&l);
+	if (!main_done)
+		clock_gettime(CLOCK_REALTIME, &l.end);
+	session_info_end(&l);
+	session_info_write(&l);
+	json_decref(l.info);
+
+	res->session_dir = l.session;
+	res->exit_code = exit_code_of(l.status);
+	free(l.prog);
+	free(l.lib);
+	return 0;
+}

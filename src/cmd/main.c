@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * syscope: one executable, one verb per subcommand. `syscope VERB ...` and a link named
+ * `syscope-VERB` run the same code; an unknown verb gets the nearest valid spelling.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../common/log.h"
+#include "../common/strutil.h"
+#include "cmd.h"
+
+const struct sc_verb sc_verbs[] = {
+	{ "sample", cmd_sample, SC_VERB_SAMPLE,
+	  "Profile a program by sampling the call stacks of all its threads and processes.",
+	  "syscope sample [options] [--] program [args...]" },
+	{ "convert", cmd_convert, SC_VERB_CONVERT,
+	  "Build the outputs of a session folder again, e.g. one left by a program that was "
+	  "killed.",
+	  "syscope convert [options] SESSION-FOLDER" },
+};
+const unsigned sc_nverbs = sizeof(sc_verbs) / sizeof(sc_verbs[0]);
+
+static void usage(FILE *f)
+{
+	fprintf(f, "Usage: syscope VERB [options] [--] [program [args...]]\n\n"
+		   "syscope is a system-level profiler for Linux programs on CPU and GPU.\n\n"
+		   "Verbs:\n");
+	for (unsigned i = 0; i < sc_nverbs; i++)
+		fprintf(f, "  %-10s %s\n", sc_verbs[i].name, sc_verbs[i].summary);
+	fprintf(f, "\n'syscope VERB --help' describes a verb's options.\n"
+		   "Example: syscope sample -f 1000 -- ./app arg1 arg2\n");
+}
+
+static const struct sc_verb *find_verb(const char *name)
+{
+	for (unsigned i = 0; i < sc_nverbs; i++)
+		if (!strcmp(sc_verbs[i].name, name))
+			return &sc_verbs[i];
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	const char *self = strrchr(argv[0], '/');
+	const struct sc_verb *verb;
+
+	self = self ? self + 1 : argv[0];
+	if (!strncmp(self, "syscope-", 8) && (verb = find_verb(self + 8)))
+		return verb->fn(argc, argv);
+	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+		usage(argc < 2 ? stderr : stdout);
+		return argc < 2 ? SC_EXIT_USAGE : 0;
+	}
+	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "version")) {
+		printf("syscope %s\n", SYSCOPE_VERSION);
+		return 0;
+	}
+	if (!strcmp(argv[1], "help") && argc > 2 && (verb = find_verb(argv[2]))) {
+		char *args[] = { argv[2], "--help", NULL };
+
+		return verb->fn(2, args);
+	}
+	verb = find_verb(argv[1]);
+	if (!verb) {
+		const char *names[16];
+		const char *near;
+
+		for (unsigned i = 0; i < sc_nverbs; i++)
+			names[i] = sc_verbs[i].name;
+		near = sc_nearest(argv[1], names, sc_nverbs);
+		if (near)
+			fprintf(stderr, "syscope: unknown verb '%s' (did you mean '%s'?)\n", argv[1],
+				near);
+		else
+			fprintf(stderr, "syscope: unknown verb '%s'\n", argv[1]);
+		usage(stderr);
+		return SC_EXIT_USAGE;
+	}
+	return verb->fn(argc - 1, argv + 1);
+}

@@ -1,0 +1,17 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef SYSCOPE_COMMON_STRUTIL_H
+#define SYSCOPE_COMMON_STRUTIL_H
+
+#include <stddef.h>
+
+/* Levenshtein distance between two strings (case-sensitive). */
+size_t sc_edit_distance(const char *a, const char *b);
+
+/*
+ * The candidate closest to `word`, or NULL when none is close enough to be a likely typo
+ * (distance above a third of the word's length, at least 2 allowed). Also matches a
+ * candidate that `word` is a prefix of.
+ */
+const char *sc_nearest(const char *word, const char *const *candidates, size_t n);
+
+#endif

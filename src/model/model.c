@@ -1,0 +1,580 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Building the model in two passes over each raw file: first everything but samples
+ * (process, threads, modules, notes: small), then the samples, which only need the threads
+ * for their weights and are folded into the stack table as they stream by.
+ */
+#define PR_FMT "model: "
+#include "model.h"
+
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../common/log.h"
+
+#define FRAME_BLOCK (1u << 20) /* frames per arena block */
+
+static const char *const kind_metrics[SC_KINDS] = {
+	[SC_SAMPLE_CPUTIME] = "sampling_cpu_clock",
+	[SC_SAMPLE_REALTIME] = "sampling_wall_clock",
+	[SC_SAMPLE_CRASH] = "crash",
+};
+
+const char *sc_kind_metric(unsigned kind)
+{
+	return kind < SC_KINDS && kind_metrics[kind] ? kind_metrics[kind] : "samples";
+}
+
+const char *sc_end_reason_text(uint32_t reason)
+{
+	switch (reason) {
+	case SC_END_EXIT:
+		return "exit";
+	case SC_END__EXIT:
+		return "_exit";
+	case SC_END_SIGNAL:
+		return "signal";
+	case SC_END_EXEC:
+		return "exec";
+	default:
+		return "unknown";
+	}
+}
+
+void sc_stats_add(struct sc_stats *s, double w)
+{
+	if (!s->count || w < s->min)
+		s->min = w;
+	if (!s->count || w > s->max)
+		s->max = w;
+	s->count++;
+	s->sum += w;
+	s->sumsq += w * w;
+}
+
+void sc_stats_merge(struct sc_stats *dst, const struct sc_stats *src)
+{
+	if (!src->count)
+		return;
+	if (!dst->count || src->min < dst->min)
+		dst->min = src->min;
+	if (!dst->count || src->max > dst->max)
+		dst->max = src->max;
+	dst->count += src->count;
+	dst->sum += src->sum;
+	dst->sumsq += src->sumsq;
+}
+
+double sc_stats_mean(const struct sc_stats *s)
+{
+	return s->count ? s->sum / (double)s->count : 0;
+}
+
+double sc_stats_var(const struct sc_stats *s)
+{
+	double n = (double)s->count, v;
+
+	if (s->count < 2)
+		return 0;
+	v = (s->sumsq - s->sum * s->sum / n) / (n - 1);
+	return v > 0 ? v : 0;
+}
+
+struct sc_thread *sc_process_thread(struct sc_process *p, int32_t tid)
+{
+	bool inserted;
+	uint64_t *slot = sc_hashmap_upsert(&p->thread_index, (uint64_t)(uint32_t)tid + 1, 0,
+					   &inserted);
+	struct sc_thread *t;
+
+	if (!inserted)
+		return &p->threads.v[*slot - 1];
+	t = VEC_PUSH(&p->threads);
+	t->tid = tid;
+	t->index = UINT32_MAX;
+	*slot = p->threads.n;
+	return t;
+}
+
+static struct sc_process *process_for(struct sc_model *m, int32_t pid)
+{
+	for (size_t i = 0; i < m->processes.n; i++)
+		if (m->processes.v[i]->pid == pid)
+			return m->processes.v[i];
+
+	struct sc_process *p = sc_xcalloc(1, sizeof(*p));
+
+	p->pid = pid;
+	sc_hashmap_init(&p->thread_index);
+	*VEC_PUSH(&m->processes) = p;
+	return p;
+}
+
+static void split_strings(struct sc_model *m, const char *p, size_t len, void *vec_)
+{
+	VEC(const char *) *vec = vec_;
+	const char *end = p + len;
+
+	while (p < end && *p) {
+		size_t l = strnlen(p, (size_t)(end - p));
+
+		if (p + l >= end)
+			break; /* unterminated tail */
+		*VEC_PUSH(vec) = sc_strtab_intern(&m->strings, p);
+		p += l + 1;
+	}
+}
+
+static bool is_system_path(const char *path)
+{
+	const char *base = strrchr(path, '/');
+
+	base = base ? base + 1 : path;
+	return !strncmp(base, "libc.so", 7) || !strncmp(base, "libc-", 5) ||
+	       !strncmp(base, "ld-linux", 8) || !strncmp(base, "libpthread", 10) ||
+	       !strncmp(base, "ld-musl", 7) || !strcmp(path, "[vdso]");
+}
+
+static bool is_self_path(const char *path)
+{
+	const char *base = strrchr(path, '/');
+
+	return !strcmp(base ? base + 1 : path, "libsyscope.so");
+}
+
+static void add_module(struct sc_model *m, struct sc_image *img, const struct sc_rec_module *r)
+{
+	struct sc_module *mod = VEC_PUSH(&img->modules);
+
+	mod->path = sc_strtab_intern(&m->strings, (const char *)(r + 1));
+	mod->base = r->base;
+	mod->load_ts = r->ts;
+	mod->unload_ts = UINT64_MAX;
+	mod->flags = r->hdr.flags;
+	mod->build_id_len = r->build_id_len;
+	memcpy(mod->build_id, r->build_id, r->build_id_len);
+	mod->lo = UINT64_MAX;
+	for (uint32_t i = 0; i < r->nsegments; i++) {
+		uint64_t lo = r->base + r->seg[i].vaddr, hi = lo + r->seg[i].memsz;
+
+		if (lo < mod->lo)
+			mod->lo = lo;
+		if (hi > mod->hi)
+			mod->hi = hi;
+	}
+	if (!r->nsegments)
+		mod->lo = mod->hi = 0;
+	mod->is_self = is_self_path(mod->path);
+	mod->is_system = is_system_path(mod->path);
+}
+
+static void unload_module(struct sc_image *img, const struct sc_rec_module *r)
+{
+	for (size_t i = img->modules.n; i-- > 0;) {
+		struct sc_module *mod = &img->modules.v[i];
+
+		if (mod->base == r->base && mod->unload_ts == UINT64_MAX) {
+			mod->unload_ts = r->ts;
+			return;
+		}
+	}
+}
+
+struct pass {
+	struct sc_model *m;
+	struct sc_image *img;
+	struct sc_process *proc;
+	struct sc_thread *last_thread; /* records come in runs of one thread */
+	int32_t last_tid;
+};
+
+static struct sc_thread *thread_of(struct pass *ps, int32_t tid)
+{
+	if (!ps->last_thread || ps->last_tid != tid) {
+		ps->last_thread = sc_process_thread(ps->proc, tid);
+		ps->last_tid = tid;
+	}
+	return ps->last_thread;
+}
+
+static void note_ts(struct pass *ps, uint64_t ts)
+{
+	if (ts > ps->img->last_ts)
+		ps->img->last_ts = ts;
+}
+
+static int metadata_record(void *ctx, int32_t tid, const struct sc_record *rec, uint64_t off)
+{
+	struct pass *ps = ctx;
+	struct sc_model *m = ps->m;
+	struct sc_image *img = ps->img;
+	const char *tail;
+	struct sc_thread *t;
+
+	(void)off;
+	note_ts(ps, sc_record_ts(rec));
+	switch (rec->type) {
+	case SC_REC_PROCESS: {
+		const struct sc_rec_process *p = (const void *)rec;
+
+		tail = (const char *)(p + 1);
+		img->ppid = p->ppid;
+		img->uid = p->uid;
+		if (p->exe_len && tail[0])
+			img->exe = sc_strtab_intern(&m->strings, tail);
+		split_strings(m, tail + p->exe_len, p->cmdline_len, &img->argv);
+		if (p->cwd_len)
+			img->cwd = sc_strtab_intern(&m->strings, tail + p->exe_len + p->cmdline_len);
+		break;
+	}
+	case SC_REC_ENVIRON:
+		split_strings(m, (const char *)(rec + 1), rec->size - sizeof(*rec), &img->env);
+		break;
+	case SC_REC_SETTINGS:
+		split_strings(m, (const char *)(rec + 1), rec->size - sizeof(*rec), &img->settings);
+		break;
+	case SC_REC_THREAD_BEGIN:
+	case SC_REC_THREAD_END: {
+		const struct sc_rec_thread *r = (const void *)rec;
+
+		t = thread_of(ps, r->tid);
+		if (rec->type == SC_REC_THREAD_BEGIN) {
+			/* After an exec the main thread begins again: keep its first start. */
+			if (!t->begin_ts) {
+				t->begin_ts = r->ts;
+				t->begin_cpu = r->cpu_ns;
+			}
+			if (t->index == UINT32_MAX)
+				t->index = r->index;
+			t->creator = r->creator_tid;
+		} else {
+			t->end_ts = r->ts;
+			t->end_cpu = r->cpu_ns;
+		}
+		break;
+	}
+	case SC_REC_THREAD_NAME: {
+		const struct sc_rec_thread_name *r = (const void *)rec;
+
+		t = thread_of(ps, tid);
+		memcpy(t->name, r->name, sizeof(r->name));
+		t->name[16] = '\0';
+		break;
+	}
+	case SC_REC_MODULE_LOAD:
+		add_module(m, img, (const void *)rec);
+		break;
+	case SC_REC_MODULE_UNLOAD:
+		unload_module(img, (const void *)rec);
+		break;
+	case SC_REC_FORK:
+		*VEC_PUSH(&img->children) = ((const struct sc_rec_fork *)rec)->child_pid;
+		break;
+	case SC_REC_EXEC:
+		img->exec_path = sc_strtab_intern(&m->strings,
+						  (const char *)((const struct sc_rec_exec *)rec + 1));
+		break;
+	case SC_REC_NOTE: {
+		const struct sc_rec_note *r = (const void *)rec;
+		struct sc_note *n = VEC_PUSH(&m->notes);
+
+		n->pid = img->pid;
+		n->ts = r->ts;
+		n->level = r->level;
+		n->text = sc_strtab_intern(&m->strings, (const char *)(r + 1));
+		break;
+	}
+	case SC_REC_SAMPLER: {
+		const struct sc_rec_sampler *r = (const void *)rec;
+
+		t = thread_of(ps, tid);
+		if (r->kind < SC_KINDS) {
+			t->period_ns[r->kind] = r->period_ns;
+			t->mechanism[r->kind] = r->mechanism;
+			t->sampler_error[r->kind] = r->error;
+		}
+		break;
+	}
+	default:
+		break;
+	}
+	return 0;
+}
+
+static uint64_t *frame_alloc(struct sc_model *m, uint32_t n)
+{
+	uint64_t *p;
+
+	if (n > m->frame_left) {
+		size_t sz = n > FRAME_BLOCK ? n : FRAME_BLOCK;
+
+		m->frame_free = sc_xcalloc(sz, sizeof(uint64_t));
+		m->frame_left = sz;
+		*VEC_PUSH(&m->frame_blocks) = m->frame_free;
+	}
+	p = m->frame_free;
+	m->frame_free += n;
+	m->frame_left -= n;
+	return p;
+}
+
+static uint32_t stack_lookup(struct sc_model *m, struct sc_image *img, int32_t tid, uint16_t kind,
+			     uint16_t flags, const uint64_t *frames, uint32_t n, uint64_t ts)
+{
+	uint64_t h = sc_hash_bytes(frames, (size_t)n * 8,
+				   (uint64_t)(uintptr_t)img ^ ((uint64_t)(uint32_t)tid << 20) ^
+					   ((uint64_t)kind << 52) ^ ((uint64_t)flags << 56));
+	bool inserted;
+	uint64_t *slot = sc_hashmap_upsert(&m->stack_index, h, 0, &inserted);
+	struct sc_stack *st;
+
+	if (!inserted) {
+		for (uint32_t i = (uint32_t)(*slot - 1);; i = m->stacks.v[i].next_same_hash) {
+			st = &m->stacks.v[i];
+			if (st->img == img && st->tid == tid && st->kind == kind &&
+			    st->flags == flags && st->nframes == n &&
+			    !memcmp(st->frames, frames, (size_t)n * 8))
+				return i;
+			if (st->next_same_hash == UINT32_MAX)
+				break;
+		}
+	}
+	st = VEC_PUSH(&m->stacks);
+	st->img = img;
+	st->tid = tid;
+	st->kind = kind;
+	st->flags = flags;
+	st->nframes = n;
+	st->frames = frame_alloc(m, n);
+	memcpy(st->frames, frames, (size_t)n * 8);
+	st->first_ts = ts;
+	st->hash = h;
+	st->next_same_hash = inserted ? UINT32_MAX : (uint32_t)(*slot - 1);
+	*slot = m->stacks.n;
+	return (uint32_t)(m->stacks.n - 1);
+}
+
+/*
+ * A sample's weight is the time it stands for: the thread CPU time (CPU sampler) or wall
+ * time (wall sampler) since the thread's previous sample of the same kind. The first sample
+ * of a thread covers at most one period since the thread began.
+ */
+static double sample_weight(struct sc_thread *t, const struct sc_rec_sample *s)
+{
+	unsigned k = s->kind;
+	uint64_t period = t->period_ns[k] ? t->period_ns[k] : 0, delta;
+
+	if (k == SC_SAMPLE_CPUTIME) {
+		if (t->samples[k])
+			delta = s->cpu_ns > t->last_cpu[k] ? s->cpu_ns - t->last_cpu[k] : 0;
+		else
+			delta = s->cpu_ns > t->begin_cpu ? s->cpu_ns - t->begin_cpu : period;
+	} else {
+		if (t->samples[k])
+			delta = s->ts > t->last_sample_ts[k] ? s->ts - t->last_sample_ts[k] : 0;
+		else
+			delta = t->begin_ts && s->ts > t->begin_ts ? s->ts - t->begin_ts : period;
+	}
+	if (!t->samples[k] && period && delta > period)
+		delta = period;
+	return (double)delta * 1e-9;
+}
+
+static int sample_record(void *ctx, int32_t tid, const struct sc_record *rec, uint64_t off)
+{
+	struct pass *ps = ctx;
+	const struct sc_rec_sample *s = (const void *)rec;
+	struct sc_thread *t;
+	uint32_t idx;
+	double w;
+
+	(void)off;
+	if (rec->type != SC_REC_SAMPLE || s->kind >= SC_KINDS || !s->nframes)
+		return 0;
+	t = thread_of(ps, tid);
+	if (s->kind == SC_SAMPLE_CRASH) {
+		idx = stack_lookup(ps->m, ps->img, tid, s->kind, rec->flags, s->frames, s->nframes,
+				   s->ts);
+		ps->img->crash_stack = idx;
+		sc_stats_add(&ps->m->stacks.v[idx].w, 0);
+		return 0;
+	}
+	w = sample_weight(t, s);
+	if (!t->samples[s->kind])
+		t->first_sample_ts[s->kind] = s->ts;
+	t->samples[s->kind]++;
+	t->seconds[s->kind] += w;
+	t->last_sample_ts[s->kind] = s->ts;
+	t->last_cpu[s->kind] = s->cpu_ns;
+	ps->proc->samples[s->kind]++;
+	ps->m->samples[s->kind]++;
+	idx = stack_lookup(ps->m, ps->img, tid, s->kind, rec->flags, s->frames, s->nframes, s->ts);
+	sc_stats_add(&ps->m->stacks.v[idx].w, w);
+	return 0;
+}
+
+static void diag_to_session(void *ctx, const char *msg)
+{
+	sc_session_problem(ctx, "%s", msg);
+}
+
+static int by_start(const void *a, const void *b)
+{
+	const struct sc_image *x = *(struct sc_image *const *)a, *y = *(struct sc_image *const *)b;
+
+	return x->start_ns < y->start_ns ? -1 : x->start_ns > y->start_ns;
+}
+
+static int proc_by_start(const void *a, const void *b)
+{
+	const struct sc_process *x = *(struct sc_process *const *)a;
+	const struct sc_process *y = *(struct sc_process *const *)b;
+
+	return by_start(&x->images.v[0], &y->images.v[0]);
+}
+
+int sc_model_build(struct sc_model *m, struct sc_session *s, bool inlines)
+{
+	memset(m, 0, sizeof(*m));
+	m->session = s;
+	sc_strtab_init(&m->strings);
+	sc_symbolizer_init(&m->sym, &m->strings, inlines);
+	sc_hashmap_init(&m->stack_index);
+	m->first_ts = UINT64_MAX;
+
+	for (size_t i = 0; i < s->files.n; i++) {
+		struct sc_raw *raw = &s->files.v[i];
+		struct sc_image *img = sc_xcalloc(1, sizeof(*img));
+		const struct sc_file_header *h = (const void *)raw->data;
+
+		img->raw = raw;
+		img->pid = raw->hdr.pid;
+		img->ppid = raw->hdr.ppid;
+		img->start_ns = raw->hdr.start_ns;
+		img->start_realtime_ns = raw->hdr.start_realtime_ns;
+		img->hostname = sc_strtab_intern(&m->strings, raw->hdr.hostname);
+		/* Live counters: read from the file, the writer may have updated them last. */
+		img->end_ns = h->end_ns;
+		img->end_reason = h->end_reason;
+		img->end_status = h->end_status;
+		img->lost_records = h->lost_records;
+		img->lost_bytes = h->lost_bytes;
+		img->lost_samples = h->lost_samples;
+		img->crash_stack = -1;
+		img->proc = process_for(m, img->pid);
+		*VEC_PUSH(&img->proc->images) = img;
+		*VEC_PUSH(&m->images) = img;
+	}
+	for (size_t pass_no = 0; pass_no < 2; pass_no++) {
+		for (size_t i = 0; i < m->images.n; i++) {
+			struct pass ps = { .m = m, .img = m->images.v[i], .proc = m->images.v[i]->proc };
+
+			/* Problems are reported by the first pass only. */
+			if (!pass_no)
+				sc_raw_foreach(ps.img->raw, metadata_record, &ps, &m->stats,
+					       diag_to_session, s);
+			else {
+				struct sc_raw_stats ignored = { 0 };
+
+				sc_raw_foreach(ps.img->raw, sample_record, &ps, &ignored, NULL, NULL);
+			}
+		}
+	}
+	for (size_t i = 0; i < m->processes.n; i++) {
+		struct sc_process *p = m->processes.v[i];
+
+		qsort(p->images.v, p->images.n, sizeof(*p->images.v), by_start);
+		p->ppid = p->images.v[0]->ppid;
+	}
+	qsort(m->processes.v, m->processes.n, sizeof(*m->processes.v), proc_by_start);
+	for (size_t i = 0; i < m->images.n; i++) {
+		struct sc_image *img = m->images.v[i];
+		uint64_t end = img->end_ns ? img->end_ns : img->last_ts;
+
+		if (img->start_ns < m->first_ts)
+			m->first_ts = img->start_ns;
+		if (end > m->last_ts)
+			m->last_ts = end;
+	}
+	if (m->first_ts == UINT64_MAX)
+		m->first_ts = 0;
+	return 0;
+}
+
+void sc_model_free(struct sc_model *m)
+{
+	for (size_t i = 0; i < m->images.n; i++) {
+		struct sc_image *img = m->images.v[i];
+
+		VEC_FREE(&img->argv);
+		VEC_FREE(&img->env);
+		VEC_FREE(&img->settings);
+		VEC_FREE(&img->modules);
+		VEC_FREE(&img->children);
+		free(img);
+	}
+	VEC_FREE(&m->images);
+	for (size_t i = 0; i < m->processes.n; i++) {
+		struct sc_process *p = m->processes.v[i];
+
+		VEC_FREE(&p->images);
+		VEC_FREE(&p->threads);
+		sc_hashmap_free(&p->thread_index);
+		free(p);
+	}
+	VEC_FREE(&m->processes);
+	VEC_FREE(&m->stacks);
+	sc_hashmap_free(&m->stack_index);
+	for (size_t i = 0; i < m->frame_blocks.n; i++)
+		free(m->frame_blocks.v[i]);
+	VEC_FREE(&m->frame_blocks);
+	VEC_FREE(&m->notes);
+	sc_symbolizer_free(&m->sym);
+	sc_strtab_free(&m->strings);
+}
+
+struct sc_module *sc_image_module_at(struct sc_image *img, uint64_t addr, uint64_t ts)
+{
+	struct sc_module *any = NULL;
+
+	for (size_t i = img->modules.n; i-- > 0;) {
+		struct sc_module *mod = &img->modules.v[i];
+
+		if (addr < mod->lo || addr >= mod->hi)
+			continue;
+		if (mod->load_ts <= ts && ts < mod->unload_ts)
+			return mod;
+		if (!any)
+			any = mod; /* recorded a little after the sample: still the best guess */
+	}
+	return any;
+}
+
+struct sc_elf *sc_model_module_elf(struct sc_model *m, struct sc_image *img,
+				   struct sc_module *mod)
+{
+	char buf[4200];
+	const char *open_path = mod->path;
+
+	if (mod->elf)
+		return mod->elf;
+	if (mod->flags & SC_MODULE_VDSO) {
+		char hex[2 * SC_MAX_BUILD_ID + 1] = "";
+
+		for (uint32_t i = 0; i < mod->build_id_len; i++)
+			snprintf(hex + 2 * i, 3, "%02x", mod->build_id[i]);
+		snprintf(buf, sizeof(buf), "%s/" SC_SESSION_RAW_DIR "/vdso-%s.so", m->session->dir,
+			 hex);
+		open_path = access(buf, R_OK) ? NULL : buf;
+	} else if (mod->path[0] != '/' && img->cwd) {
+		snprintf(buf, sizeof(buf), "%s/%s", img->cwd, mod->path);
+		open_path = buf;
+	}
+	mod->elf = sc_symbolizer_file(&m->sym, mod->path, open_path, mod->build_id,
+				      mod->build_id_len);
+	return mod->elf;
+}

@@ -1,0 +1,148 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What the reader builds from a session: processes (one per pid, with one image per exec),
+ * their threads and modules, notes and losses, and every distinct sampled stack with the
+ * statistics of the samples that had it. Profiles (profile.h) and the sinks work from here;
+ * nothing after this point reads raw records.
+ *
+ * Memory is bounded by distinct stacks, not by samples: a sample only updates the counters
+ * of its stack's entry.
+ */
+#ifndef SYSCOPE_MODEL_MODEL_H
+#define SYSCOPE_MODEL_MODEL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "../common/hashmap.h"
+#include "../common/vec.h"
+#include "../store/session.h"
+#include "strtab.h"
+#include "symbols.h"
+
+#define SC_KINDS 4 /* indexed by enum sc_sample_kind */
+
+/* Count, sum, sum of squares, min and max of sample weights in seconds. */
+struct sc_stats {
+	uint64_t count;
+	double sum, sumsq, min, max;
+};
+
+void sc_stats_add(struct sc_stats *s, double w);
+void sc_stats_merge(struct sc_stats *dst, const struct sc_stats *src);
+double sc_stats_mean(const struct sc_stats *s);
+double sc_stats_var(const struct sc_stats *s); /* sample variance; 0 below 2 samples */
+
+struct sc_module {
+	const char *path; /* interned, as recorded */
+	uint64_t base;    /* load bias */
+	uint64_t lo, hi;  /* runtime address range of its segments */
+	uint64_t load_ts, unload_ts; /* unload_ts: UINT64_MAX while loaded */
+	uint32_t flags;   /* SC_MODULE_* */
+	uint8_t build_id[SC_MAX_BUILD_ID];
+	uint32_t build_id_len;
+	bool is_self;   /* libsyscope.so: its frames are elided from profiles */
+	bool is_system; /* libc and the loader, below which a syscope wrapper hides frames */
+	struct sc_elf *elf; /* opened on first use */
+};
+
+struct sc_thread {
+	int32_t tid;
+	uint32_t index;   /* creation order within the process image, main = 0 */
+	int32_t creator;
+	char name[17];
+	uint64_t begin_ts, end_ts; /* 0 when not seen */
+	uint64_t begin_cpu, end_cpu;
+	uint64_t samples[SC_KINDS];
+	double seconds[SC_KINDS]; /* summed sample weights */
+	uint64_t first_sample_ts[SC_KINDS], last_sample_ts[SC_KINDS];
+	uint64_t last_cpu[SC_KINDS];
+	uint64_t period_ns[SC_KINDS];   /* requested sampling period, from SAMPLER records */
+	uint16_t mechanism[SC_KINDS];   /* enum sc_sampler_mechanism, 0 = none */
+	int32_t sampler_error[SC_KINDS];
+};
+
+struct sc_note {
+	int32_t pid;
+	uint64_t ts;
+	uint32_t level; /* enum sc_note_level */
+	const char *text;
+};
+
+struct sc_process;
+
+struct sc_image {
+	struct sc_raw *raw;
+	struct sc_process *proc;
+	int32_t pid, ppid;
+	uint32_t uid;
+	uint64_t start_ns, end_ns, last_ts, start_realtime_ns;
+	uint32_t end_reason; /* enum sc_end_reason */
+	int32_t end_status;
+	const char *exe, *cwd, *exec_path; /* interned; NULL when unknown */
+	const char *hostname;
+	VEC(const char *) argv;
+	VEC(const char *) env;
+	VEC(const char *) settings; /* "NAME=value" as the runtime resolved them */
+	VEC(struct sc_module) modules;
+	VEC(int32_t) children; /* fork/spawn records */
+	uint64_t lost_records, lost_bytes, lost_samples;
+	int64_t crash_stack; /* index of the crash stack in sc_model.stacks, or -1 */
+};
+
+struct sc_process {
+	int32_t pid, ppid;
+	VEC(struct sc_image *) images; /* by start time; more than one when it exec'd */
+	VEC(struct sc_thread) threads;
+	struct sc_hashmap thread_index; /* tid -> index + 1 */
+	uint64_t samples[SC_KINDS];
+};
+
+/* One distinct stack: the same image, thread, kind, flags and frames. */
+struct sc_stack {
+	struct sc_image *img;
+	int32_t tid;
+	uint16_t kind, flags;
+	uint32_t nframes;
+	uint64_t *frames; /* leaf first; frames[0] is an exact PC, the rest return addresses */
+	uint64_t first_ts;
+	uint64_t hash;
+	uint32_t next_same_hash;
+	struct sc_stats w;
+};
+
+struct sc_model {
+	struct sc_session *session;
+	struct sc_strtab strings;
+	struct sc_symbolizer sym;
+	VEC(struct sc_image *) images;
+	VEC(struct sc_process *) processes; /* by first start time */
+	VEC(struct sc_stack) stacks;
+	struct sc_hashmap stack_index; /* hash -> stack index + 1 (chained) */
+	VEC(uint64_t *) frame_blocks;
+	uint64_t *frame_free;
+	size_t frame_left;
+	VEC(struct sc_note) notes;
+	struct sc_raw_stats stats;
+	uint64_t samples[SC_KINDS];
+	uint64_t first_ts, last_ts; /* over every image */
+};
+
+/*
+ * Build the model of an opened session. Problems (damaged records, unreadable files) are
+ * added to the session's problem list; the model holds whatever was valid. `inlines`
+ * controls inline frames in symbolization. Returns 0.
+ */
+int sc_model_build(struct sc_model *m, struct sc_session *s, bool inlines);
+void sc_model_free(struct sc_model *m);
+
+struct sc_thread *sc_process_thread(struct sc_process *p, int32_t tid);
+/* The module of `img` containing runtime address `addr` at time `ts`, or NULL. */
+struct sc_module *sc_image_module_at(struct sc_image *img, uint64_t addr, uint64_t ts);
+/* Open (once) and return the symbolizer file of a module. */
+struct sc_elf *sc_model_module_elf(struct sc_model *m, struct sc_image *img,
+				   struct sc_module *mod);
+const char *sc_kind_metric(unsigned kind); /* "sampling_cpu_clock", ... */
+const char *sc_end_reason_text(uint32_t reason);
+
+#endif /* SYSCOPE_MODEL_MODEL_H */

@@ -1,0 +1,430 @@
+/* SPDX-License-Identifier: MIT */
+#include "profile.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define NONE UINT32_MAX
+
+struct path_frame {
+	uint32_t func, line;
+	bool self, system;
+};
+
+static VEC(struct path_frame) path_buf;
+static VEC(uint32_t) path_funcs, path_lines;
+
+static uint32_t func_id(struct sc_profile_set *set, const char *name, const char *module)
+{
+	uint64_t key = sc_hash_bytes(&name, sizeof(name), (uint64_t)(uintptr_t)module);
+	bool inserted;
+	uint64_t *slot;
+
+	/* Interned strings: pointer identity is string identity. Chain on hash collision. */
+	for (;;) {
+		slot = sc_hashmap_upsert(&set->func_index, key, 0, &inserted);
+		if (inserted)
+			break;
+		struct sc_func *f = &set->funcs.v[*slot - 1];
+
+		if (f->name == name && f->module == module)
+			return (uint32_t)(*slot - 1);
+		key = sc_hash_u64(key);
+	}
+	struct sc_func *f = VEC_PUSH(&set->funcs);
+
+	f->name = name;
+	f->module = module;
+	*slot = set->funcs.n;
+	return (uint32_t)(set->funcs.n - 1);
+}
+
+static uint32_t line_id(struct sc_profile_set *set, uint32_t func, const char *file,
+			uint32_t line)
+{
+	uint64_t key = sc_hash_bytes(&file, sizeof(file), ((uint64_t)func << 32) | line);
+	bool inserted;
+	uint64_t *slot;
+
+	for (;;) {
+		slot = sc_hashmap_upsert(&set->line_index, key, 0, &inserted);
+		if (inserted)
+			break;
+		struct sc_line *l = &set->lines.v[*slot - 1];
+
+		if (l->func == func && l->file == file && l->line == line)
+			return (uint32_t)(*slot - 1);
+		key = sc_hash_u64(key);
+	}
+	struct sc_line *l = VEC_PUSH(&set->lines);
+
+	l->func = func;
+	l->file = file;
+	l->line = line;
+	*slot = set->lines.n;
+	return (uint32_t)(set->lines.n - 1);
+}
+
+static void push_frame(struct sc_profile_set *set, const char *func, const char *module,
+		       const char *file, uint32_t line, bool self, bool system)
+{
+	struct path_frame *pf = VEC_PUSH(&path_buf);
+
+	pf->func = func_id(set, func, module);
+	pf->line = line_id(set, pf->func, file, line);
+	pf->self = self;
+	pf->system = system;
+}
+
+/*
+ * Drop syscope's own frames. A syscope wrapper that is the leafmost syscope frame and has
+ * only libc/loader frames below it stays as the leaf (it is named after the call it wraps:
+ * time in `nanosleep` then shows as nanosleep, not as the mask juggling around it).
+ */
+static void elide_internal(void)
+{
+	size_t n = path_buf.n, k = NONE, out = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (path_buf.v[i].self)
+			k = i;
+	if (k == NONE)
+		return;
+	bool wrapper_leaf = true;
+
+	for (size_t i = k + 1; i < n; i++)
+		if (!path_buf.v[i].system)
+			wrapper_leaf = false;
+	if (wrapper_leaf)
+		n = k + 1;
+	for (size_t i = 0; i < n; i++)
+		if (!path_buf.v[i].self || (wrapper_leaf && i == k))
+			path_buf.v[out++] = path_buf.v[i];
+	path_buf.n = out;
+}
+
+size_t sc_stack_path(struct sc_profile_set *set, const struct sc_stack *st, uint32_t **funcs,
+		     uint32_t **lines)
+{
+	struct sc_model *m = set->model;
+	const char *unknown = sc_strtab_intern(&m->strings, "[unknown]");
+	const char *empty = sc_strtab_intern(&m->strings, "");
+
+	path_buf.n = 0;
+	if (st->flags & SC_SAMPLE_TRUNCATED)
+		push_frame(set, sc_strtab_intern(&m->strings, "[truncated]"), empty, empty, 0, false,
+			   false);
+	for (uint32_t i = st->nframes; i-- > 0;) {
+		/* Return addresses point after the call; look up the call itself. */
+		uint64_t addr = i ? st->frames[i] - 1 : st->frames[i];
+		struct sc_module *mod = sc_image_module_at(st->img, addr, st->first_ts);
+		const struct sc_symframe *chain;
+		struct sc_elf *elf;
+		unsigned n;
+
+		if (!mod) {
+			push_frame(set, unknown, empty, empty, 0, false, false);
+			continue;
+		}
+		elf = sc_model_module_elf(m, st->img, mod);
+		n = sc_symbolize(&m->sym, elf, addr - mod->base, &chain);
+		for (unsigned j = 0; j < n; j++)
+			push_frame(set, chain[j].func, sc_elf_name(elf), chain[j].file, chain[j].line,
+				   mod->is_self, mod->is_system);
+	}
+	elide_internal();
+	path_funcs.n = path_lines.n = 0;
+	for (size_t i = 0; i < path_buf.n; i++) {
+		*VEC_PUSH(&path_funcs) = path_buf.v[i].func;
+		*VEC_PUSH(&path_lines) = path_buf.v[i].line;
+	}
+	if (funcs)
+		*funcs = path_funcs.v;
+	if (lines)
+		*lines = path_lines.v;
+	return path_buf.n;
+}
+
+static void tree_init(struct sc_tree *t, int32_t tid)
+{
+	struct sc_node *root;
+
+	memset(t, 0, sizeof(*t));
+	t->tid = tid;
+	sc_hashmap_init(&t->children);
+	root = VEC_PUSH(&t->nodes);
+	root->func = NONE;
+	root->parent = NONE;
+	root->first_child = root->next_sibling = NONE;
+}
+
+static uint32_t tree_child(struct sc_tree *t, uint32_t parent, uint32_t func)
+{
+	bool inserted;
+	uint64_t *slot = sc_hashmap_upsert(&t->children, ((uint64_t)parent << 32 | func) + 1, 0,
+					   &inserted);
+	struct sc_node *n;
+	uint32_t id;
+
+	if (!inserted)
+		return (uint32_t)*slot;
+	id = (uint32_t)t->nodes.n;
+	n = VEC_PUSH(&t->nodes);
+	n->func = func;
+	n->parent = parent;
+	n->depth = t->nodes.v[parent].depth + 1;
+	n->first_child = NONE;
+	n->next_sibling = t->nodes.v[parent].first_child;
+	t->nodes.v[parent].first_child = id;
+	*slot = id;
+	return id;
+}
+
+static void tree_add(struct sc_tree *t, const uint32_t *funcs, size_t n,
+		     const struct sc_stats *w)
+{
+	uint32_t node = 0;
+
+	sc_stats_merge(&t->nodes.v[0].incl, w);
+	for (size_t i = 0; i < n; i++) {
+		node = tree_child(t, node, funcs[i]);
+		sc_stats_merge(&t->nodes.v[node].incl, w);
+	}
+	sc_stats_merge(&t->nodes.v[node].excl, w);
+}
+
+static void tree_free(struct sc_tree *t)
+{
+	VEC_FREE(&t->nodes);
+	sc_hashmap_free(&t->children);
+}
+
+static struct sc_profile *profile_for(struct sc_profile_set *set, struct sc_process *proc,
+				      unsigned kind)
+{
+	for (size_t i = 0; i < set->profiles.n; i++)
+		if (set->profiles.v[i]->proc == proc && set->profiles.v[i]->kind == kind)
+			return set->profiles.v[i];
+
+	struct sc_profile *p = sc_xcalloc(1, sizeof(*p));
+
+	p->set = set;
+	p->proc = proc;
+	p->kind = kind;
+	p->metric = sc_kind_metric(kind);
+	tree_init(&p->merged, -1);
+	sc_hashmap_init(&p->thread_tree);
+	for (size_t i = 0; i < proc->threads.n; i++) {
+		struct sc_tree *t = VEC_PUSH(&p->threads);
+
+		tree_init(t, proc->threads.v[i].tid);
+		t->thread_idx = (uint32_t)i;
+		*sc_hashmap_upsert(&p->thread_tree, (uint64_t)(uint32_t)t->tid + 1, 0, NULL) =
+			p->threads.n;
+	}
+	*VEC_PUSH(&set->profiles) = p;
+	return p;
+}
+
+static struct sc_flat *flat_at(void *vec_, size_t id)
+{
+	VEC(struct sc_flat) *vec = vec_;
+
+	while (vec->n <= id)
+		VEC_PUSH(vec);
+	return &vec->v[id];
+}
+
+/* Add a stack's statistics to the flat tables: exclusive to the leaf, inclusive once to each
+ * distinct function or line on the path (recursion counts once). */
+static void flat_add(struct sc_profile *p, const uint32_t *funcs, const uint32_t *lines, size_t n,
+		     const struct sc_stats *w, uint32_t *stamp_f, uint32_t *stamp_l, uint32_t stamp)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (stamp_f[funcs[i]] != stamp) {
+			stamp_f[funcs[i]] = stamp;
+			sc_stats_merge(&flat_at(&p->funcs, funcs[i])->incl, w);
+		}
+		if (stamp_l[lines[i]] != stamp) {
+			stamp_l[lines[i]] = stamp;
+			sc_stats_merge(&flat_at(&p->lines, lines[i])->incl, w);
+		}
+	}
+	if (n) {
+		sc_stats_merge(&flat_at(&p->funcs, funcs[n - 1])->excl, w);
+		sc_stats_merge(&flat_at(&p->lines, lines[n - 1])->excl, w);
+	}
+}
+
+static int by_creation(const void *a, const void *b)
+{
+	const struct sc_tree *x = a, *y = b;
+
+	return x->thread_idx < y->thread_idx ? -1 : x->thread_idx > y->thread_idx;
+}
+
+void sc_profiles_build(struct sc_profile_set *set, struct sc_model *m)
+{
+	VEC(uint32_t) stamp_f = { 0 }, stamp_l = { 0 };
+
+	memset(set, 0, sizeof(*set));
+	set->model = m;
+	sc_hashmap_init(&set->func_index);
+	sc_hashmap_init(&set->line_index);
+	/* Profiles in process order, so outputs are listed the same way every time. */
+	for (size_t i = 0; i < m->processes.n; i++)
+		for (unsigned k = SC_SAMPLE_CPUTIME; k <= SC_SAMPLE_REALTIME; k++)
+			if (m->processes.v[i]->samples[k])
+				profile_for(set, m->processes.v[i], k);
+
+	for (size_t s = 0; s < m->stacks.n; s++) {
+		const struct sc_stack *st = &m->stacks.v[s];
+		struct sc_profile *p;
+		uint32_t *funcs, *lines;
+		size_t n;
+
+		if (st->kind != SC_SAMPLE_CPUTIME && st->kind != SC_SAMPLE_REALTIME)
+			continue;
+		p = profile_for(set, st->img->proc, st->kind);
+		n = sc_stack_path(set, st, &funcs, &lines);
+		tree_add(&p->merged, funcs, n, &st->w);
+		uint64_t *tt = sc_hashmap_get(&p->thread_tree, (uint64_t)(uint32_t)st->tid + 1);
+
+		if (tt)
+			tree_add(&p->threads.v[*tt - 1], funcs, n, &st->w);
+		VEC_RESERVE(&stamp_f, set->funcs.n);
+		VEC_RESERVE(&stamp_l, set->lines.n);
+		while (stamp_f.n < set->funcs.n)
+			*VEC_PUSH(&stamp_f) = NONE;
+		while (stamp_l.n < set->lines.n)
+			*VEC_PUSH(&stamp_l) = NONE;
+		flat_add(p, funcs, lines, n, &st->w, stamp_f.v, stamp_l.v, (uint32_t)s);
+		sc_stats_merge(&p->total, &st->w);
+		if (st->flags & SC_SAMPLE_TRUNCATED)
+			p->truncated += st->w.count;
+	}
+	for (size_t i = 0; i < set->profiles.n; i++) {
+		struct sc_profile *p = set->profiles.v[i];
+		size_t keep = 0;
+
+		/* Threads without samples of this kind have empty trees: leave them out. */
+		for (size_t t = 0; t < p->threads.n; t++) {
+			if (p->threads.v[t].nodes.v[0].incl.count)
+				p->threads.v[keep++] = p->threads.v[t];
+			else
+				tree_free(&p->threads.v[t]);
+		}
+		p->threads.n = keep;
+		qsort(p->threads.v, p->threads.n, sizeof(*p->threads.v), by_creation);
+		sc_hashmap_free(&p->thread_tree);
+	}
+	VEC_FREE(&stamp_f);
+	VEC_FREE(&stamp_l);
+}
+
+void sc_profiles_free(struct sc_profile_set *set)
+{
+	for (size_t i = 0; i < set->profiles.n; i++) {
+		struct sc_profile *p = set->profiles.v[i];
+
+		tree_free(&p->merged);
+		for (size_t t = 0; t < p->threads.n; t++)
+			tree_free(&p->threads.v[t]);
+		VEC_FREE(&p->threads);
+		VEC_FREE(&p->funcs);
+		VEC_FREE(&p->lines);
+		free(p);
+	}
+	VEC_FREE(&set->profiles);
+	VEC_FREE(&set->funcs);
+	VEC_FREE(&set->lines);
+	sc_hashmap_free(&set->func_index);
+	sc_hashmap_free(&set->line_index);
+	VEC_FREE(&path_buf);
+	VEC_FREE(&path_funcs);
+	VEC_FREE(&path_lines);
+}
+
+static const struct sc_tree *sort_tree;
+
+static int by_incl_desc(const void *a, const void *b)
+{
+	const struct sc_node *x = &sort_tree->nodes.v[*(const uint32_t *)a];
+	const struct sc_node *y = &sort_tree->nodes.v[*(const uint32_t *)b];
+
+	if (x->incl.sum != y->incl.sum)
+		return x->incl.sum > y->incl.sum ? -1 : 1;
+	return x->incl.count > y->incl.count ? -1 : x->incl.count < y->incl.count;
+}
+
+uint32_t *sc_tree_sorted_children(const struct sc_tree *t, uint32_t node, size_t *n)
+{
+	size_t count = 0;
+	uint32_t *v;
+
+	for (uint32_t c = t->nodes.v[node].first_child; c != NONE; c = t->nodes.v[c].next_sibling)
+		count++;
+	v = sc_xcalloc(count ? count : 1, sizeof(*v));
+	count = 0;
+	for (uint32_t c = t->nodes.v[node].first_child; c != NONE; c = t->nodes.v[c].next_sibling)
+		v[count++] = c;
+	sort_tree = t;
+	qsort(v, count, sizeof(*v), by_incl_desc);
+	*n = count;
+	return v;
+}
+
+static const struct sc_profile *sort_profile;
+static bool sort_lines;
+
+static int flat_by_excl_desc(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	const struct sc_flat *fx = sort_lines ? &sort_profile->lines.v[x] : &sort_profile->funcs.v[x];
+	const struct sc_flat *fy = sort_lines ? &sort_profile->lines.v[y] : &sort_profile->funcs.v[y];
+
+	if (fx->excl.sum != fy->excl.sum)
+		return fx->excl.sum > fy->excl.sum ? -1 : 1;
+	if (fx->incl.sum != fy->incl.sum)
+		return fx->incl.sum > fy->incl.sum ? -1 : 1;
+	return x < y ? -1 : x > y;
+}
+
+uint32_t *sc_profile_sorted_flat(const struct sc_profile *p, bool lines, size_t *n)
+{
+	size_t total = lines ? p->lines.n : p->funcs.n, count = 0;
+	uint32_t *v = sc_xcalloc(total ? total : 1, sizeof(*v));
+
+	for (size_t i = 0; i < total; i++) {
+		const struct sc_flat *f = lines ? &p->lines.v[i] : &p->funcs.v[i];
+
+		if (f->incl.count)
+			v[count++] = (uint32_t)i;
+	}
+	sort_profile = p;
+	sort_lines = lines;
+	qsort(v, count, sizeof(*v), flat_by_excl_desc);
+	*n = count;
+	return v;
+}
+
+uint32_t *sc_profile_hot_lines(const struct sc_profile *p)
+{
+	const struct sc_profile_set *set = p->set;
+	uint32_t *hot = sc_xcalloc(set->funcs.n ? set->funcs.n : 1, sizeof(*hot));
+
+	for (size_t i = 0; i < set->funcs.n; i++)
+		hot[i] = NONE;
+	for (size_t l = 0; l < p->lines.n; l++) {
+		uint32_t f = set->lines.v[l].func;
+		const struct sc_flat *cur = &p->lines.v[l];
+
+		if (!cur->incl.count)
+			continue;
+		if (hot[f] == NONE || cur->excl.sum > p->lines.v[hot[f]].excl.sum ||
+		    (cur->excl.sum == p->lines.v[hot[f]].excl.sum &&
+		     cur->incl.sum > p->lines.v[hot[f]].incl.sum))
+			hot[f] = (uint32_t)l;
+	}
+	return hot;
+}

@@ -1,0 +1,303 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Load: a conversion resolves each distinct address once (typically thousands to a few
+ * hundred thousand), so the cost that matters is per distinct address: one DWARF scope walk
+ * (dwarf_getscopes) and one line-table lookup, then a cache hit for every later use.
+ */
+#define PR_FMT "symbols: "
+#include "symbols.h"
+
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <elfutils/libdwfl.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../common/log.h"
+
+/* From the C++ runtime (libstdc++); C linkage. */
+extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
+
+struct sc_elf {
+	const char *name;    /* basename, interned */
+	Dwfl *dwfl;
+	Dwfl_Module *mod;
+	bool usable;
+	struct sc_hashmap cache; /* vaddr + 1 -> (first frame index << 8 | count) + 1 */
+};
+
+static const Dwfl_Callbacks offline_callbacks = {
+	.find_elf = dwfl_build_id_find_elf,
+	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.section_address = dwfl_offline_section_address,
+};
+
+void sc_symbolizer_init(struct sc_symbolizer *sym, struct sc_strtab *strings, bool inlines)
+{
+	memset(sym, 0, sizeof(*sym));
+	sym->strings = strings;
+	sym->inlines = inlines;
+	sc_hashmap_init(&sym->by_key);
+}
+
+void sc_symbolizer_free(struct sc_symbolizer *sym)
+{
+	for (size_t i = 0; i < sym->elfs.n; i++) {
+		struct sc_elf *e = sym->elfs.v[i];
+
+		if (e->dwfl)
+			dwfl_end(e->dwfl);
+		sc_hashmap_free(&e->cache);
+		free(e);
+	}
+	VEC_FREE(&sym->elfs);
+	VEC_FREE(&sym->frames);
+	for (size_t i = 0; i < sym->warnings.n; i++)
+		free(sym->warnings.v[i]);
+	VEC_FREE(&sym->warnings);
+	sc_hashmap_free(&sym->by_key);
+}
+
+const char *sc_elf_name(const struct sc_elf *elf)
+{
+	return elf->name;
+}
+
+bool sc_elf_usable(const struct sc_elf *elf)
+{
+	return elf->usable;
+}
+
+static void open_elf(struct sc_symbolizer *sym, struct sc_elf *e, const char *path,
+		     const char *open_path, const uint8_t *build_id, uint32_t build_id_len)
+{
+	const unsigned char *bits;
+	GElf_Addr id_vaddr;
+	int len;
+
+	if (!open_path || access(open_path, R_OK)) {
+		*VEC_PUSH(&sym->warnings) =
+			sc_xasprintf("%s: cannot read (%s): its frames show as %s+0xOFFSET", path,
+				     open_path ? strerror(errno) : "not recorded", e->name);
+		return;
+	}
+	e->dwfl = dwfl_begin(&offline_callbacks);
+	if (!e->dwfl)
+		return;
+	/* Base 0: the module's addresses are the file's own virtual addresses. */
+	e->mod = dwfl_report_elf(e->dwfl, e->name, open_path, -1, 0, false);
+	dwfl_report_end(e->dwfl, NULL, NULL);
+	if (!e->mod) {
+		*VEC_PUSH(&sym->warnings) =
+			sc_xasprintf("%s: not a readable ELF file (%s)", open_path, dwfl_errmsg(-1));
+		return;
+	}
+	len = dwfl_module_build_id(e->mod, &bits, &id_vaddr);
+	if (build_id_len && (len != (int)build_id_len || memcmp(bits, build_id, build_id_len))) {
+		*VEC_PUSH(&sym->warnings) = sc_xasprintf(
+			"%s changed since it was recorded (build-id differs): its frames show as "
+			"%s+0xOFFSET",
+			path, e->name);
+		return;
+	}
+	e->usable = true;
+}
+
+struct sc_elf *sc_symbolizer_file(struct sc_symbolizer *sym, const char *path,
+				  const char *open_path, const uint8_t *build_id,
+				  uint32_t build_id_len)
+{
+	uint64_t key = sc_hash_bytes(path, strlen(path), sc_hash_bytes(build_id, build_id_len, 1));
+	bool inserted;
+	uint64_t *slot = sc_hashmap_upsert(&sym->by_key, key, 0, &inserted);
+	const char *base = strrchr(path, '/');
+	struct sc_elf *e;
+
+	if (!inserted)
+		return sym->elfs.v[*slot - 1];
+	e = sc_xcalloc(1, sizeof(*e));
+	e->name = sc_strtab_intern(sym->strings, base ? base + 1 : path);
+	sc_hashmap_init(&e->cache);
+	open_elf(sym, e, path, open_path, build_id, build_id_len);
+	*VEC_PUSH(&sym->elfs) = e;
+	*slot = sym->elfs.n;
+	return e;
+}
+
+static const char *demangled(struct sc_symbolizer *sym, const char *name)
+{
+	const char *r;
+	char *d;
+	int status;
+
+	if (!name)
+		return NULL;
+	if (name[0] != '_' || name[1] != 'Z')
+		return sc_strtab_intern(sym->strings, name);
+	d = __cxa_demangle(name, NULL, NULL, &status);
+	r = sc_strtab_intern(sym->strings, d && !status ? d : name);
+	free(d);
+	return r;
+}
+
+/* A DIE's function name: the demangled linkage name where there is one (C++ gets its
+ * namespaces and parameters), else DW_AT_name, following abstract origins. */
+static const char *die_function_name(struct sc_symbolizer *sym, Dwarf_Die *die)
+{
+	Dwarf_Attribute attr;
+	const char *n = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_linkage_name, &attr));
+
+	if (!n)
+		n = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &attr));
+	if (n)
+		return demangled(sym, n);
+	n = dwarf_diename(die);
+	return n ? sc_strtab_intern(sym->strings, n) : NULL;
+}
+
+static const char *call_file(struct sc_symbolizer *sym, Dwarf_Die *cu, Dwarf_Die *inl)
+{
+	Dwarf_Attribute attr;
+	Dwarf_Files *files;
+	Dwarf_Word idx;
+	size_t nfiles;
+	const char *f;
+
+	if (dwarf_formudata(dwarf_attr(inl, DW_AT_call_file, &attr), &idx) ||
+	    dwarf_getsrcfiles(cu, &files, &nfiles) || idx >= nfiles)
+		return NULL;
+	f = dwarf_filesrc(files, idx, NULL, NULL);
+	return f ? sc_strtab_intern(sym->strings, f) : NULL;
+}
+
+/* Push the chain for `vaddr`, innermost first, onto sym->frames; returns the count. */
+static unsigned resolve_dwarf(struct sc_symbolizer *sym, struct sc_elf *e, uint64_t vaddr)
+{
+	const char *file = NULL;
+	uint32_t line = 0;
+	Dwarf_Addr bias;
+	Dwarf_Die *cu = dwfl_module_addrdie(e->mod, vaddr, &bias);
+	Dwarf_Die *scopes = NULL;
+	Dwfl_Line *ln = dwfl_module_getsrc(e->mod, vaddr);
+	unsigned count = 0;
+	int nscopes;
+
+	if (ln) {
+		int l = 0;
+		const char *f = dwfl_lineinfo(ln, NULL, &l, NULL, NULL, NULL);
+
+		file = f ? sc_strtab_intern(sym->strings, f) : NULL;
+		line = l > 0 ? (uint32_t)l : 0;
+	}
+	if (!cu)
+		goto out;
+	nscopes = dwarf_getscopes(cu, vaddr - bias, &scopes);
+	if (nscopes > 0) {
+		/* dwarf_getscopes continues past an inlined instance into the inline function's
+		 * abstract definition; the physical nesting (inlined into what) comes from the
+		 * innermost DIE's own containers. */
+		Dwarf_Die innermost = scopes[0];
+
+		free(scopes);
+		scopes = NULL;
+		nscopes = dwarf_getscopes_die(&innermost, &scopes);
+	}
+	for (int i = 0; i < nscopes; i++) {
+		int tag = dwarf_tag(&scopes[i]);
+
+		if (tag != DW_TAG_subprogram && tag != DW_TAG_inlined_subroutine)
+			continue;
+		if (tag == DW_TAG_subprogram || sym->inlines) {
+			struct sc_symframe *f = VEC_PUSH(&sym->frames);
+
+			f->func = die_function_name(sym, &scopes[i]);
+			f->file = file ? file : "";
+			f->line = line;
+			f->inlined = tag == DW_TAG_inlined_subroutine;
+			count++;
+		}
+		if (tag == DW_TAG_subprogram)
+			break;
+		/* The level above is where this one was inlined: its line is the call site. */
+		Dwarf_Attribute attr;
+		Dwarf_Word cl = 0;
+
+		dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_line, &attr), &cl);
+		file = call_file(sym, cu, &scopes[i]);
+		line = (uint32_t)cl;
+	}
+	free(scopes);
+out:
+	if (!count && file) {
+		struct sc_symframe *f = VEC_PUSH(&sym->frames);
+
+		f->func = NULL; /* filled from the symbol table by the caller */
+		f->file = file;
+		f->line = line;
+		count = 1;
+	}
+	return count;
+}
+
+unsigned sc_symbolize(struct sc_symbolizer *sym, struct sc_elf *e, uint64_t vaddr,
+		      const struct sc_symframe **out)
+{
+	bool inserted;
+	uint64_t *slot = sc_hashmap_upsert(&e->cache, vaddr + 1, 0, &inserted);
+	size_t first = sym->frames.n;
+	unsigned count = 0;
+
+	if (!inserted) {
+		*out = &sym->frames.v[*slot >> 8];
+		return (unsigned)(*slot & 0xff);
+	}
+	if (e->usable) {
+		const char *symname;
+		GElf_Off off;
+		GElf_Sym s;
+
+		count = resolve_dwarf(sym, e, vaddr);
+		if (count > 255)
+			count = 255;
+		symname = dwfl_module_addrinfo(e->mod, vaddr, &off, &s, NULL, NULL, NULL);
+		if (count) {
+			/* Outermost frame (the last pushed) falls back to the ELF symbol. */
+			struct sc_symframe *outer = &sym->frames.v[first + count - 1];
+
+			if (!outer->func)
+				outer->func = demangled(sym, symname);
+		} else if (symname) {
+			struct sc_symframe *f = VEC_PUSH(&sym->frames);
+
+			f->func = demangled(sym, symname);
+			f->file = "";
+			count = 1;
+		}
+	}
+	if (!count || !sym->frames.v[first + count - 1].func) {
+		char buf[600];
+
+		if (!count) {
+			VEC_PUSH(&sym->frames)->file = "";
+			count = 1;
+		}
+		snprintf(buf, sizeof(buf), "%s+0x%llx", e->name, (unsigned long long)vaddr);
+		sym->frames.v[first + count - 1].func = sc_strtab_intern(sym->strings, buf);
+	}
+	/* Stored innermost first; callers want outermost first. */
+	for (unsigned i = 0; i < count / 2; i++) {
+		struct sc_symframe t = sym->frames.v[first + i];
+
+		sym->frames.v[first + i] = sym->frames.v[first + count - 1 - i];
+		sym->frames.v[first + count - 1 - i] = t;
+	}
+	for (unsigned i = 0; i < count; i++)
+		if (!sym->frames.v[first + i].func)
+			sym->frames.v[first + i].func = "??";
+	*slot = (uint64_t)first << 8 | count;
+	*out = &sym->frames.v[first];
+	return count;
+}

@@ -1,0 +1,264 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Following programs across exec: every exec and posix_spawn entry point that takes an
+ * environment gets one with libsyscope.so in LD_PRELOAD and the SYSCOPE_* settings this
+ * process started with, whatever environment the program passes (or, with
+ * FOLLOW_CHILDREN off, one with them removed). The old image records an EXEC event first.
+ *
+ * These wrappers may run in a vfork() child, which shares the parent's memory: they allocate
+ * nothing (the new environment lives on the stack) and record only when getpid() says we
+ * are the process the runtime was started in.
+ */
+#include "rt.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define MAX_CARRIED 128
+#define PRELOAD_MAX 8192
+
+extern char **environ;
+
+static char *carried[MAX_CARRIED]; /* "SYSCOPE_X=value", captured at start */
+static int ncarried;
+
+void rt_exec_env_init(void)
+{
+	ncarried = 0;
+	for (char **e = environ; e && *e && ncarried < MAX_CARRIED; e++)
+		if (!strncmp(*e, SC_SETTING_ENV_PREFIX, strlen(SC_SETTING_ENV_PREFIX)))
+			carried[ncarried++] = strdup(*e);
+}
+
+static bool follow(void)
+{
+	return rt_proc.self_path[0] && sc_bool(&rt_proc.settings, SC_SET_FOLLOW_CHILDREN);
+}
+
+static bool same_name(const char *a, const char *b)
+{
+	while (*a && *a != '=' && *a == *b) {
+		a++;
+		b++;
+	}
+	return *a == '=' && *b == '=';
+}
+
+static bool env_has_n(char *const *env, size_t n, const char *var)
+{
+	for (size_t i = 0; i < n; i++)
+		if (same_name(env[i], var))
+			return true;
+	return false;
+}
+
+/* Copy LD_PRELOAD's list into out, with our library first (or removed), into buf. */
+static const char *merge_preload(const char *value, char *buf, size_t n, bool add)
+{
+	size_t len = (size_t)snprintf(buf, n, "LD_PRELOAD=%s", add ? rt_proc.self_path : "");
+	const char *p = value;
+
+	while (p && *p) {
+		size_t tl = strcspn(p, ": ");
+
+		if (tl && !(tl == strlen(rt_proc.self_path) && !strncmp(p, rt_proc.self_path, tl)) &&
+		    len + tl + 2 < n) {
+			if (len > strlen("LD_PRELOAD="))
+				buf[len++] = ':';
+			memcpy(buf + len, p, tl);
+			len += tl;
+			buf[len] = '\0';
+		}
+		p += tl;
+		while (*p == ':' || *p == ' ')
+			p++;
+	}
+	return buf;
+}
+
+static size_t env_count(char *const *env)
+{
+	size_t n = 0;
+
+	while (env && env[n])
+		n++;
+	return n;
+}
+
+/* Fill `out` (room for env_count(env) + ncarried + 2) with the child's environment. */
+static char **child_env(char *const *env, char **out, char *preload_buf)
+{
+	bool add = follow();
+	size_t n = 0;
+	const char *preload = NULL;
+
+	for (; env && *env; env++) {
+		if (!strncmp(*env, "LD_PRELOAD=", 11)) {
+			preload = *env + 11;
+			continue;
+		}
+		if (!add && !strncmp(*env, SC_SETTING_ENV_PREFIX, strlen(SC_SETTING_ENV_PREFIX)))
+			continue;
+		out[n++] = *env;
+	}
+	if (add)
+		for (int i = 0; i < ncarried; i++)
+			if (!env_has_n(out, n, carried[i]))
+				out[n++] = carried[i]; /* the program's own value wins */
+	merge_preload(preload, preload_buf, PRELOAD_MAX, add);
+	if (preload_buf[strlen("LD_PRELOAD=")])
+		out[n++] = preload_buf;
+	out[n] = NULL;
+	return out;
+}
+
+static bool in_own_process(void)
+{
+	return rt_active() && getpid() == rt_proc.pid;
+}
+
+static void before_exec(const char *path)
+{
+	struct sc_rec_exec rec = { .ts = rt_now_ns() };
+
+	if (!in_own_process())
+		return;
+	rec.path_len = (uint32_t)strlen(path) + 1;
+	rt_record(SC_REC_EXEC, 0, &rec.ts, sizeof(rec) - sizeof(rec.hdr), path, rec.path_len);
+	rt_set_end(SC_END_EXEC, 0);
+}
+
+static void exec_failed(void)
+{
+	int saved_errno = errno;
+
+	if (in_own_process())
+		rt_set_end(SC_END_RUNNING, 0);
+	errno = saved_errno;
+}
+
+static void record_spawn(int rc, const pid_t *pid)
+{
+	struct sc_rec_fork rec = { .ts = rt_now_ns() };
+
+	if (rc || !pid || !in_own_process())
+		return;
+	rec.child_pid = *pid;
+	rt_record(SC_REC_FORK, 0, &rec.ts, sizeof(rec) - sizeof(rec.hdr), NULL, 0);
+}
+
+#define WITH_CHILD_ENV(env, newenv)                                                                \
+	char *newenv##_arr[env_count(env) + (size_t)ncarried + 2];                                 \
+	char newenv##_preload[PRELOAD_MAX];                                                        \
+	char **newenv = child_env(env, newenv##_arr, newenv##_preload)
+
+RT_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
+{
+	WITH_CHILD_ENV(envp, env);
+	before_exec(path);
+	RT_REAL(execve)(path, argv, env);
+	exec_failed();
+	return -1;
+}
+
+RT_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
+{
+	WITH_CHILD_ENV(envp, env);
+	before_exec(file);
+	RT_REAL(execvpe)(file, argv, env);
+	exec_failed();
+	return -1;
+}
+
+RT_EXPORT int execv(const char *path, char *const argv[])
+{
+	return execve(path, argv, environ);
+}
+
+RT_EXPORT int execvp(const char *file, char *const argv[])
+{
+	return execvpe(file, argv, environ);
+}
+
+RT_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
+{
+	WITH_CHILD_ENV(envp, env);
+	before_exec("(fexecve)");
+	RT_REAL(fexecve)(fd, argv, env);
+	exec_failed();
+	return -1;
+}
+
+/* Collect execl-style arguments into an argv on the caller's stack. */
+#define COLLECT_ARGS(arg0, argv, last_out)                                                         \
+	size_t argc_ = 1;                                                                          \
+	va_list ap_;                                                                               \
+	va_start(ap_, arg0);                                                                       \
+	while (va_arg(ap_, const char *))                                                          \
+		argc_++;                                                                           \
+	va_end(ap_);                                                                               \
+	char *argv[argc_ + 1];                                                                     \
+	argv[0] = (char *)arg0;                                                                    \
+	va_start(ap_, arg0);                                                                       \
+	for (size_t i_ = 1; i_ <= argc_; i_++)                                                     \
+		argv[i_] = va_arg(ap_, char *);                                                    \
+	last_out = va_arg(ap_, char *const *);                                                     \
+	va_end(ap_)
+
+RT_EXPORT int execl(const char *path, const char *arg, ...)
+{
+	char *const *unused;
+
+	COLLECT_ARGS(arg, argv, unused);
+	(void)unused;
+	return execve(path, argv, environ);
+}
+
+RT_EXPORT int execlp(const char *file, const char *arg, ...)
+{
+	char *const *unused;
+
+	COLLECT_ARGS(arg, argv, unused);
+	(void)unused;
+	return execvpe(file, argv, environ);
+}
+
+RT_EXPORT int execle(const char *path, const char *arg, ...)
+{
+	char *const *envp;
+
+	COLLECT_ARGS(arg, argv, envp);
+	return execve(path, argv, envp);
+}
+
+RT_EXPORT int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_actions_t *fa,
+			  const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
+{
+	WITH_CHILD_ENV(envp, env);
+	int rc = RT_REAL(posix_spawn)(pid, path, fa, attr, argv, env);
+
+	record_spawn(rc, pid);
+	return rc;
+}
+
+RT_EXPORT int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_actions_t *fa,
+			   const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
+{
+	WITH_CHILD_ENV(envp, env);
+	int rc = RT_REAL(posix_spawnp)(pid, file, fa, attr, argv, env);
+
+	record_spawn(rc, pid);
+	return rc;
+}
+
+RT_EXPORT pid_t fork(void)
+{
+	pid_t pid = RT_REAL(fork)();
+
+	record_spawn(pid > 0 ? 0 : -1, &pid);
+	return pid;
+}

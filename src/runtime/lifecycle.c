@@ -1,0 +1,308 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The runtime's life in a process:
+ *
+ *   constructor ──▶ passive (no session, disabled, or the raw file cannot be created)
+ *        │
+ *        ▼
+ *   active: recorder open, main thread registered, process/environment/settings/modules
+ *        │  recorded, fatal-signal recorders and sources started
+ *        │
+ *        ├── fork(): prepare (block samplers, pre-create the child's file)
+ *        │           parent: close that file, unblock
+ *        │           child:  forget the parent's file, open the new one, start over as
+ *        │                   a new process whose only thread is thread 0
+ *        ├── exec*(): EXEC recorded, end reason EXEC; the new image starts in its own file
+ *        │
+ *        ▼
+ *   finalized (exactly once): by the destructor (exit, return from main), by _exit/_Exit,
+ *   or a fatal signal's recorder; samplers stop, end reason and status are stored.
+ *   kill -9 skips this: everything recorded up to then is already in the file.
+ */
+#include "rt.h"
+
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "sources/source.h"
+
+struct rt_process rt_proc;
+
+static atomic_int finalized;
+static int exit_status;
+static int fork_fd = -1;
+static unsigned fork_seq;
+static RT_TLS sigset_t fork_saved_mask;
+
+extern char **environ;
+
+static size_t read_small_file(const char *path, char *buf, size_t cap)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	size_t len = 0;
+	ssize_t n;
+
+	if (fd < 0)
+		return 0;
+	while (len < cap && (n = read(fd, buf + len, cap - len)) > 0)
+		len += (size_t)n;
+	RT_REAL(close)(fd);
+	return len;
+}
+
+/* Largest payload one record may carry: half a chunk, less headers. */
+static size_t record_room(void)
+{
+	return ((size_t)sc_int(&rt_proc.settings, SC_SET_BUFFER_CHUNK_KB) << 10) / 2 - 256;
+}
+
+static void record_process(void)
+{
+	struct sc_rec_process rec = { .ts = rt_proc.start_ns };
+	size_t room = record_room();
+	char *buf = malloc(room);
+	size_t len = 0;
+	ssize_t n;
+
+	if (!buf)
+		return;
+	rec.pid = rt_proc.pid;
+	rec.ppid = getppid();
+	rec.uid = getuid();
+	n = readlink("/proc/self/exe", buf, room / 4);
+	len = n > 0 ? (size_t)n : 0;
+	buf[len++] = '\0';
+	rec.exe_len = (uint32_t)len;
+	n = (ssize_t)read_small_file("/proc/self/cmdline", buf + len, room / 2);
+	if (n <= 0 || buf[len + (size_t)n - 1] != '\0')
+		buf[len + (size_t)n++] = '\0'; /* truncated: keep it terminated */
+	rec.cmdline_len = (uint32_t)n;
+	len += (size_t)n;
+	if (!getcwd(buf + len, room - len))
+		buf[len] = '\0';
+	rec.cwd_len = (uint32_t)strlen(buf + len) + 1;
+	len += rec.cwd_len;
+	rt_record(SC_REC_PROCESS, 0, &rec.ts, sizeof(rec) - sizeof(rec.hdr), buf, (uint32_t)len);
+	free(buf);
+}
+
+static void record_strings(uint16_t type, char *const *list)
+{
+	size_t room = record_room(), len = 0;
+	char *buf = calloc(1, room);
+	bool truncated = false;
+
+	if (!buf)
+		return;
+	for (; list && *list; list++) {
+		size_t l = strlen(*list) + 1;
+
+		if (len + l > room) {
+			truncated = true;
+			continue;
+		}
+		memcpy(buf + len, *list, l);
+		len += l;
+	}
+	rt_record(type, 0, buf, (uint32_t)len, NULL, 0);
+	free(buf);
+	if (truncated)
+		rt_note(SC_NOTE_INFO, "environment larger than %zu bytes: some variables not recorded",
+			room);
+}
+
+static void record_settings(void)
+{
+	char *list[SC_SETTING_COUNT + 1];
+	char *storage = malloc(SC_SETTING_COUNT * 300);
+	size_t used = 0;
+	int n = 0;
+
+	if (!storage)
+		return;
+	for (int id = 0; id < SC_SETTING_COUNT; id++) {
+		int w = snprintf(storage + used, 300, "%s=%s", sc_setting_defs[id].name,
+				 rt_proc.settings.v[id].text);
+
+		if (w < 0 || w >= 300)
+			continue;
+		list[n++] = storage + used;
+		used += (size_t)w + 1;
+	}
+	list[n] = NULL;
+	record_strings(SC_REC_SETTINGS, list);
+	free(storage);
+}
+
+static void fork_prepare(void)
+{
+	sigset_t block;
+
+	if (!rt_active())
+		return;
+	rt_signals_sampler_set(&block);
+	RT_REAL(pthread_sigmask)(SIG_BLOCK, &block, &fork_saved_mask);
+	rt_self.forking = 1;
+	fork_fd = -1;
+	if (sc_bool(&rt_proc.settings, SC_SET_FOLLOW_CHILDREN)) {
+		/* Created here, as the parent: a child that runs as another user after setuid()
+		 * could not create a file in the session folder itself. */
+		char path[4200];
+		int fd;
+
+		snprintf(path, sizeof(path), "%s/raw/%d-fork%u" SC_RAW_SUFFIX, rt_proc.session_dir,
+			 (int)rt_proc.pid, fork_seq++);
+		fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+		fork_fd = fd >= 0 ? rt_fd_adopt(fd) : -1;
+	}
+}
+
+static void fork_parent(void)
+{
+	if (!rt_self.forking)
+		return;
+	if (fork_fd >= 0)
+		rt_fd_release(fork_fd);
+	fork_fd = -1;
+	rt_self.forking = 0;
+	RT_REAL(pthread_sigmask)(SIG_SETMASK, &fork_saved_mask, NULL);
+}
+
+static void fork_child(void)
+{
+	int fd = fork_fd;
+
+	if (!rt_self.forking)
+		return;
+	fork_fd = -1;
+	rt_proc.pid = getpid();
+	rt_proc.start_ns = rt_now_ns();
+	rt_recorder_forget();
+	rt_fd_close_all_inherited(fd);
+	atomic_store(&finalized, 0);
+	if (!sc_bool(&rt_proc.settings, SC_SET_FOLLOW_CHILDREN) ||
+	    rt_recorder_open(rt_proc.session_dir, 0, fd)) {
+		atomic_store(&rt_proc.active, 0);
+		rt_self.forking = 0;
+		rt_self.state = RT_THREAD_EXITED; /* nothing more from this process */
+		RT_REAL(pthread_sigmask)(SIG_SETMASK, &fork_saved_mask, NULL);
+		return;
+	}
+	rt_self.forking = 0;
+	rt_threads_fork_child();
+	record_process();
+	record_strings(SC_REC_ENVIRON, environ);
+	record_settings();
+	rt_modules_init(true);
+	rt_sources_fork_child();
+	rt_thread_setup(&rt_self);
+	RT_REAL(pthread_sigmask)(SIG_SETMASK, &fork_saved_mask, NULL);
+}
+
+void rt_finalize(enum sc_end_reason reason, int status)
+{
+	if (!atomic_load(&rt_proc.active) || getpid() != rt_proc.pid)
+		return;
+	if (atomic_exchange(&finalized, 1))
+		return;
+	rt_sources_process_stop();
+	atomic_store(&rt_proc.stopping, 1); /* handlers on other threads record nothing more */
+	rt_modules_check();
+	rt_thread_end();
+	rt_set_end(reason, status);
+}
+
+__attribute__((constructor)) static void rt_constructor(void)
+{
+	char err[SC_ERRMSG_MAX] = "";
+	const char *dir;
+	Dl_info self;
+	int env_rc;
+
+	rt_real_resolve();
+	rt_proc.pid = getpid();
+	rt_proc.start_ns = rt_now_ns();
+	if (sc_settings_init(&rt_proc.settings))
+		return;
+	env_rc = sc_settings_load_env(&rt_proc.settings, NULL, err);
+	dir = sc_str(&rt_proc.settings, SC_SET_SESSION_DIR);
+	if (!sc_bool(&rt_proc.settings, SC_SET_ENABLED) || !dir[0])
+		return; /* not started by syscope: stay passive */
+	snprintf(rt_proc.session_dir, sizeof(rt_proc.session_dir), "%s", dir);
+	if (dladdr((void *)rt_constructor, &self) && self.dli_fname &&
+	    !realpath(self.dli_fname, rt_proc.self_path))
+		snprintf(rt_proc.self_path, sizeof(rt_proc.self_path), "%s", self.dli_fname);
+	rt_exec_env_init();
+	if (rt_recorder_open(dir, 0, -1))
+		return; /* nowhere to record: behave as if not loaded */
+	atomic_store(&rt_proc.active, 1);
+	rt_threads_init();
+	record_process();
+	record_strings(SC_REC_ENVIRON, environ);
+	record_settings();
+	rt_modules_init(false);
+	if (env_rc)
+		rt_note(SC_NOTE_WARN, "ignored a setting from the environment: %s", err);
+	rt_signals_install_fatal();
+	rt_sources_process_start();
+	rt_thread_setup(&rt_self);
+	pthread_atfork(fork_prepare, fork_parent, fork_child);
+}
+
+__attribute__((destructor)) static void rt_destructor(void)
+{
+	rt_finalize(SC_END_EXIT, exit_status);
+}
+
+RT_EXPORT void exit(int status)
+{
+	exit_status = status;
+	RT_REAL(exit)(status);
+	__builtin_unreachable();
+}
+
+RT_EXPORT void _exit(int status)
+{
+	rt_finalize(SC_END__EXIT, status);
+	RT_REAL(_exit)(status);
+	__builtin_unreachable();
+}
+
+RT_EXPORT void _Exit(int status)
+{
+	rt_finalize(SC_END__EXIT, status);
+	RT_REAL(_Exit)(status);
+	__builtin_unreachable();
+}
+
+/*
+ * Returning from main() reaches exit() inside libc, past our wrapper; wrapping main through
+ * __libc_start_main is how we learn that exit status.
+ */
+typedef int (*main_fn)(int, char **, char **);
+static main_fn program_main;
+
+static int main_hook(int argc, char **argv, char **envp)
+{
+	int rc = program_main(argc, argv, envp);
+
+	exit_status = rc;
+	return rc;
+}
+
+RT_EXPORT int __libc_start_main(main_fn main, int argc, char **argv, void (*init)(void),
+				void (*fini)(void), void (*rtld_fini)(void), void *stack_end);
+RT_EXPORT int __libc_start_main(main_fn main, int argc, char **argv, void (*init)(void),
+				void (*fini)(void), void (*rtld_fini)(void), void *stack_end)
+{
+	int (*real)(main_fn, int, char **, void (*)(void), void (*)(void), void (*)(void),
+		    void *) = rt_real_lookup("__libc_start_main");
+
+	program_main = main;
+	return real(main_hook, argc, argv, init, fini, rtld_fini, stack_end);
+}

@@ -1,0 +1,208 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Internal interface of libsyscope.so, the runtime preloaded into profiled programs.
+ *
+ * The runtime only records (DESIGN.md principle 1). Its state is one struct rt_process per
+ * process image and one struct rt_thread per thread, the latter in initial-exec TLS so signal
+ * handlers reach it without calling into the dynamic loader.
+ *
+ * Rules for every entry point (wrappers, handlers, hooks):
+ *   - check rt_active() first; when the runtime is passive, behave exactly like libc;
+ *   - never exit, abort or print to the program's stdout/stderr; record a note instead;
+ *   - code reachable from a signal handler uses only async-signal-safe calls and no locks.
+ */
+#ifndef SYSCOPE_RUNTIME_RT_H
+#define SYSCOPE_RUNTIME_RT_H
+
+#include <pthread.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
+
+#include "../common/settings.h"
+#include "../store/format.h"
+
+/* Symbols the program may see; everything else in the library is hidden. */
+#define RT_EXPORT __attribute__((visibility("default")))
+
+/* TLS reachable from signal handlers without __tls_get_addr, which may allocate. Valid for a
+ * preloaded library; glibc reserves static TLS surplus for libraries dlopen'ed later. */
+#define RT_TLS __thread __attribute__((tls_model("initial-exec")))
+
+enum rt_thread_state {
+	RT_THREAD_UNKNOWN = 0, /* never seen: registered lazily on first record */
+	RT_THREAD_ACTIVE = 1,
+	RT_THREAD_EXITED = 2,
+};
+
+/*
+ * Per-thread recording state. `word` packs the current chunk's generation (high 32 bits) and
+ * the next free offset in it (low 32 bits); reservations advance it with one instruction
+ * that a signal handler cannot split (arch_local_fetch_add), so a handler interrupting a
+ * record in progress reserves space after it. Generation g's chunk base is slot[g & 1]; the
+ * previous chunk stays mapped until the next exchange so that an interrupted writer can
+ * finish its record in it.
+ */
+struct rt_slot {
+	char *base;
+	uint32_t gen;
+	uint32_t index;
+};
+
+struct rt_thread {
+	uint64_t word;            /* gen << 32 | offset; 0 = no chunk */
+	struct rt_slot slot[2];   /* by generation parity */
+	uint32_t gen;             /* generation of the current chunk */
+	volatile int exchanging;  /* a chunk exchange is in progress on this thread */
+	volatile int forking;     /* between fork's prepare and parent/child hooks */
+	uint64_t pending_lost_records; /* not yet reported in-band */
+	uint64_t pending_lost_bytes;
+
+	pid_t tid;
+	uint32_t index; /* creation order in the process, main thread = 0 */
+	int state;      /* enum rt_thread_state */
+	pid_t creator_tid;
+	uintptr_t stack_lo, stack_hi; /* 0 when unknown */
+
+	/* Sampling (sources/sampling.c). */
+	int perf_fd;        /* task-clock event, -1 if none */
+	timer_t cpu_timer;  /* POSIX CPU-time timer when perf is unavailable */
+	timer_t wall_timer;
+	bool has_cpu_timer, has_wall_timer;
+	bool sampled;       /* passes the thread filter */
+	volatile int in_sampler;
+};
+
+/* Per-process-image state. */
+struct rt_process {
+	atomic_int active;   /* recording; 0 when passive or stopped */
+	atomic_int stopping; /* finalization started: handlers record nothing more */
+	pid_t pid;
+	uint32_t image_seq;
+	struct sc_settings settings;
+	char session_dir[4096];
+	char self_path[4096]; /* absolute path of libsyscope.so */
+	uint64_t start_ns;
+	atomic_uint next_thread_index;
+	atomic_uint threads_alive;
+};
+
+extern struct rt_process rt_proc;
+extern RT_TLS struct rt_thread rt_self;
+
+static inline bool rt_active(void)
+{
+	return atomic_load_explicit(&rt_proc.active, memory_order_relaxed) &&
+	       !atomic_load_explicit(&rt_proc.stopping, memory_order_relaxed);
+}
+
+/* ---- clock.c ---- */
+uint64_t rt_now_ns(void);        /* CLOCK_MONOTONIC, async-signal-safe */
+uint64_t rt_thread_cpu_ns(void); /* CLOCK_THREAD_CPUTIME_ID, async-signal-safe */
+pid_t rt_gettid(void);
+
+/* ---- recorder.c ---- */
+/* Create this image's raw file in the session. Returns 0 or a negative errno. */
+int rt_recorder_open(const char *session_dir, uint32_t image_seq, int fd_hint);
+/* Forget the parent's file in a fork child (does not touch the parent's data). */
+void rt_recorder_forget(void);
+/*
+ * Reserve `size` bytes (a multiple of 8, header included) in the calling thread's stream.
+ * Returns the record's address, or NULL when nothing can be recorded (the loss is counted).
+ * Async-signal-safe. Pair with rt_commit().
+ */
+void *rt_reserve(uint32_t size);
+/* Make a reserved record visible: stores its header last. */
+void rt_commit(void *rec, uint16_t type, uint16_t flags, uint32_t size);
+/* Return the unused tail of the last reservation (only when nothing was reserved since). */
+void rt_shrink_last(void *rec, uint32_t reserved, uint32_t used);
+/* Give the thread's chunk back at thread exit, for a later thread to continue. */
+void rt_release_thread_chunk(void);
+/* Reserve, copy `body` (the record after its header) and `tail`, commit. Returns 0 or
+ * -ENOSPC (counted as lost). */
+int rt_record(uint16_t type, uint16_t flags, const void *body, uint32_t body_size,
+	      const void *tail, uint32_t tail_size);
+struct sc_file_header *rt_header(void);
+void rt_count_lost_sample(void);
+void rt_set_end(enum sc_end_reason reason, int status);
+
+/* ---- threads.c ---- */
+/* Register the calling thread if it is not yet; async-signal-safe. Returns rt_self. */
+struct rt_thread *rt_thread_self(void);
+void rt_thread_begin(struct rt_thread *t, pid_t creator);
+/* Normal-context part of a thread's start (stack bounds, exit hook, sources). */
+void rt_thread_setup(struct rt_thread *t);
+void rt_thread_end(void);
+void rt_threads_init(void);
+void rt_threads_fork_child(void);
+
+/* ---- modules.c ---- */
+/* Record every loaded module (process start, fork child). */
+void rt_modules_init(bool fork_child);
+/* Record modules loaded or unloaded since the last look; cheap when nothing changed.
+ * Async-signal-safe in the sense libunwind relies on (dl_iterate_phdr). */
+void rt_modules_check(void);
+
+/* ---- notes.c ---- */
+__attribute__((format(printf, 2, 3))) void rt_note(enum sc_note_level level, const char *fmt,
+						    ...);
+
+/* ---- fdguard.c: descriptors the runtime owns, protected from the program's close loops ---- */
+int rt_fd_adopt(int fd);    /* move fd to a high number, mark ours; returns the new fd or -1 */
+void rt_fd_release(int fd); /* close one of ours */
+bool rt_fd_is_ours(int fd);
+void rt_fd_close_all_inherited(int keep); /* fork child: drop the parent's, but `keep` */
+bool rt_fd_was_clobbered(int fd);     /* the program replaced it (dup2 onto it) */
+
+/* ---- signals.c: sampler signal ownership and the program's view of it ---- */
+typedef void (*rt_sig_handler)(int, siginfo_t *, void *);
+/* Install `handler` for `sig` as syscope's; the program's sigaction calls are then emulated. */
+int rt_signal_claim(int sig, rt_sig_handler handler);
+/* Forward a signal that is not syscope's to the handler the program installed. */
+void rt_signal_forward(int sig, siginfo_t *si, void *uc);
+void rt_signals_install_fatal(void);
+void rt_signals_sampler_set(sigset_t *set); /* the sampler signals in use */
+extern atomic_int rt_guard_blocking;        /* wrap_block.c guards blocking calls */
+
+/* ---- real libc entry points, resolved once (interpose.c) ---- */
+struct rt_real {
+	int (*pthread_create)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+	int (*sigaction)(int, const struct sigaction *, struct sigaction *);
+	int (*sigprocmask)(int, const sigset_t *, sigset_t *);
+	int (*pthread_sigmask)(int, const sigset_t *, sigset_t *);
+	int (*close)(int);
+	int (*close_range)(unsigned, unsigned, int);
+	void (*closefrom)(int);
+	int (*dup2)(int, int);
+	int (*dup3)(int, int, int);
+	int (*execve)(const char *, char *const[], char *const[]);
+	int (*execvpe)(const char *, char *const[], char *const[]);
+	int (*fexecve)(int, char *const[], char *const[]);
+	int (*posix_spawn)(pid_t *, const char *, const posix_spawn_file_actions_t *,
+			   const posix_spawnattr_t *, char *const[], char *const[]);
+	int (*posix_spawnp)(pid_t *, const char *, const posix_spawn_file_actions_t *,
+			    const posix_spawnattr_t *, char *const[], char *const[]);
+	pid_t (*fork)(void);
+	void (*exit)(int) __attribute__((noreturn));
+	void (*_exit)(int) __attribute__((noreturn));
+	void (*_Exit)(int) __attribute__((noreturn));
+	int (*pthread_setname_np)(pthread_t, const char *);
+};
+extern struct rt_real rt_real;
+void rt_real_resolve(void);
+void *rt_real_lookup(const char *name); /* the next definition of `name` after ours */
+#define RT_REAL(fn) (rt_real.fn ? rt_real.fn : (rt_real_resolve(), rt_real.fn))
+
+/* ---- exec.c ---- */
+void rt_exec_env_init(void);
+
+/* ---- lifecycle.c ---- */
+void rt_finalize(enum sc_end_reason reason, int status);
+
+/* ---- sources: see sources/source.h ---- */
+
+#endif /* SYSCOPE_RUNTIME_RT_H */

@@ -1,0 +1,227 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Signals the runtime uses, kept out of the program's way.
+ *
+ * Sampler signals (real-time signals near SIGRTMAX by default) are claimed: syscope's handler
+ * stays installed, and the program's sigaction()/signal() calls on them are emulated: the
+ * program sees and replaces only its own handler, which syscope's handler calls for any
+ * signal that did not come from a syscope timer. sigprocmask()/pthread_sigmask() never block
+ * them, so a program that blocks everything is still sampled (and its signal queue cannot
+ * overflow: each sampler keeps at most one signal pending).
+ *
+ * Fatal-signal recorders (SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT) are installed only where
+ * the program left the default action, and are invisible: sigaction() reports the default,
+ * and the program's own handler simply replaces ours. On a crash we record the crashing
+ * stack and the signal, restore the default action and let the signal take its course.
+ */
+#include "rt.h"
+
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "sources/source.h"
+
+struct sig_state {
+	rt_sig_handler ours;      /* non-NULL: a sampler signal owned by syscope */
+	bool fatal_hidden;        /* our crash recorder is installed, the program sees SIG_DFL */
+	bool program_set;         /* `program` holds what the program installed */
+	struct sigaction program; /* the program's view of this signal */
+};
+
+static struct sig_state sigs[_NSIG];
+static sigset_t sampler_sigs;
+
+atomic_int rt_guard_blocking;
+
+void rt_signals_sampler_set(sigset_t *set)
+{
+	*set = sampler_sigs;
+}
+
+static bool valid_sig(int sig)
+{
+	return sig > 0 && sig < _NSIG;
+}
+
+int rt_signal_claim(int sig, rt_sig_handler handler)
+{
+	struct sigaction act, prev;
+
+	memset(&act, 0, sizeof(act));
+	act.sa_sigaction = handler;
+	act.sa_flags = SA_SIGINFO | SA_RESTART;
+	sigaddset(&sampler_sigs, sig);
+	act.sa_mask = sampler_sigs;
+	if (RT_REAL(sigaction)(sig, &act, &prev))
+		return -errno;
+	/* Keep sibling sampler handlers' masks up to date: each blocks all sampler signals. */
+	for (int s = 1; s < _NSIG; s++) {
+		if (sigs[s].ours && s != sig) {
+			struct sigaction a = act;
+
+			a.sa_sigaction = sigs[s].ours;
+			rt_real.sigaction(s, &a, NULL);
+		}
+	}
+	if (prev.sa_handler != SIG_DFL) {
+		sigs[sig].program = prev;
+		sigs[sig].program_set = true;
+	}
+	sigs[sig].ours = handler;
+	return 0;
+}
+
+static void default_action(int sig)
+{
+	struct sigaction dfl;
+	sigset_t unblock;
+
+	/* Signals whose default is to do nothing. */
+	if (sig == SIGCHLD || sig == SIGCONT || sig == SIGURG || sig == SIGWINCH)
+		return;
+	memset(&dfl, 0, sizeof(dfl));
+	dfl.sa_handler = SIG_DFL;
+	sigs[sig].ours = NULL;
+	RT_REAL(sigaction)(sig, &dfl, NULL);
+	sigemptyset(&unblock);
+	sigaddset(&unblock, sig);
+	RT_REAL(pthread_sigmask)(SIG_UNBLOCK, &unblock, NULL);
+	raise(sig);
+}
+
+void rt_signal_forward(int sig, siginfo_t *si, void *uc)
+{
+	struct sig_state *st = &sigs[sig];
+	struct sigaction act;
+
+	if (!st->program_set) {
+		default_action(sig); /* the program never handled it: as if we were not there */
+		return;
+	}
+	act = st->program;
+	if (act.sa_flags & SA_SIGINFO) {
+		if (act.sa_sigaction)
+			act.sa_sigaction(sig, si, uc);
+	} else if (act.sa_handler == SIG_DFL) {
+		default_action(sig);
+	} else if (act.sa_handler != SIG_IGN) {
+		act.sa_handler(sig);
+	}
+}
+
+RT_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+{
+	if (valid_sig(sig) && (sigs[sig].ours || sigs[sig].fatal_hidden)) {
+		struct sig_state *st = &sigs[sig];
+
+		if (old) {
+			if (st->program_set)
+				*old = st->program;
+			else {
+				memset(old, 0, sizeof(*old));
+				old->sa_handler = SIG_DFL;
+			}
+		}
+		if (!act)
+			return 0;
+		if (st->fatal_hidden) {
+			/* The program takes the signal over; our recorder steps aside. */
+			st->fatal_hidden = false;
+			st->program_set = false;
+			return RT_REAL(sigaction)(sig, act, NULL);
+		}
+		st->program = *act;
+		st->program_set = true;
+		return 0;
+	}
+	return RT_REAL(sigaction)(sig, act, old);
+}
+
+RT_EXPORT sighandler_t signal(int sig, sighandler_t handler)
+{
+	static sighandler_t (*real_signal)(int, sighandler_t);
+	struct sigaction act, old;
+
+	if (!valid_sig(sig) || !(sigs[sig].ours || sigs[sig].fatal_hidden)) {
+		if (!real_signal)
+			real_signal = (sighandler_t(*)(int, sighandler_t))rt_real_lookup("signal");
+		return real_signal(sig, handler);
+	}
+	/* glibc's signal() has BSD semantics: restart system calls, keep the handler. */
+	memset(&act, 0, sizeof(act));
+	act.sa_handler = handler;
+	act.sa_flags = SA_RESTART;
+	sigemptyset(&act.sa_mask);
+	if (sigaction(sig, &act, &old))
+		return SIG_ERR;
+	return old.sa_handler;
+}
+
+/* The mask the program asked for, without our sampler signals in it. */
+static const sigset_t *filter_mask(int how, const sigset_t *set, sigset_t *copy)
+{
+	if (!set || how == SIG_UNBLOCK || !rt_active())
+		return set;
+	*copy = *set;
+	for (int s = 1; s < _NSIG; s++)
+		if (sigs[s].ours)
+			sigdelset(copy, s);
+	return copy;
+}
+
+RT_EXPORT int sigprocmask(int how, const sigset_t *set, sigset_t *old)
+{
+	sigset_t copy;
+
+	return RT_REAL(sigprocmask)(how, filter_mask(how, set, &copy), old);
+}
+
+RT_EXPORT int pthread_sigmask(int how, const sigset_t *set, sigset_t *old)
+{
+	sigset_t copy;
+
+	return RT_REAL(pthread_sigmask)(how, filter_mask(how, set, &copy), old);
+}
+
+static void on_fatal_signal(int sig, siginfo_t *si, void *uc)
+{
+	int saved_errno = errno;
+	struct sigaction dfl;
+
+	if (rt_active() && rt_self.state == RT_THREAD_ACTIVE) {
+		rt_sampling_record_crash(uc);
+		rt_set_end(SC_END_SIGNAL, sig);
+	}
+	memset(&dfl, 0, sizeof(dfl));
+	dfl.sa_handler = SIG_DFL;
+	sigs[sig].fatal_hidden = false;
+	RT_REAL(sigaction)(sig, &dfl, NULL);
+	/* A fault re-executes the instruction and dies of the default action; a signal sent
+	 * by kill() or raise() must be sent again (it is blocked until we return). */
+	if (si->si_code <= 0)
+		raise(sig);
+	errno = saved_errno;
+}
+
+void rt_signals_install_fatal(void)
+{
+	static const int fatal[] = { SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT };
+
+	for (size_t i = 0; i < sizeof(fatal) / sizeof(fatal[0]); i++) {
+		struct sigaction cur, act;
+		int sig = fatal[i];
+
+		if (RT_REAL(sigaction)(sig, NULL, &cur) || cur.sa_handler != SIG_DFL ||
+		    (cur.sa_flags & SA_SIGINFO))
+			continue;
+		memset(&act, 0, sizeof(act));
+		act.sa_sigaction = on_fatal_signal;
+		act.sa_flags = SA_SIGINFO;
+		sigemptyset(&act.sa_mask);
+		sigs[sig].program_set = false;
+		sigs[sig].fatal_hidden = true;
+		if (rt_real.sigaction(sig, &act, NULL))
+			sigs[sig].fatal_hidden = false;
+	}
+}

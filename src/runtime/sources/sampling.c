@@ -1,0 +1,370 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Call-stack sampling: per-thread timers that interrupt the thread, whose signal handler
+ * unwinds the interrupted stack into a SAMPLE record.
+ *
+ * CPU time: a perf_event task-clock counter per thread that signals its own thread on
+ * overflow (F_SETSIG + F_SETOWN_EX). It delivers the requested rate; POSIX CPU-time timers
+ * (the fallback when perf_event_open is refused) fire only on scheduler ticks, 250 Hz on our
+ * machines whatever is asked. The event is re-armed for one overflow at a time
+ * (PERF_EVENT_IOC_REFRESH), so at most one signal is ever pending per thread: a thread that
+ * blocks signals for a long time cannot overflow the real-time signal queue, which would
+ * make the kernel send SIGIO and kill the program.
+ *
+ * Wall time: a POSIX CLOCK_MONOTONIC timer per thread (SIGEV_THREAD_ID). It interrupts
+ * blocked threads too, so wrap_block.c keeps the sampler signals blocked inside sleeping
+ * calls, which then return as they would have without us; the pending sample lands when the
+ * call returns, weighted by the time it covered.
+ *
+ * Each sample's weight is computed by the reader from consecutive timestamps (wall) or
+ * thread CPU times (CPU), so a slower delivered rate does not skew the profile.
+ */
+#include "source.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/perf_event.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef sigev_notify_thread_id
+#define sigev_notify_thread_id _sigev_un._tid
+#endif
+
+#define COOKIE_CPU 0x5c0001
+#define COOKIE_WALL 0x5c0002
+#define MAX_TID_FILTER 4096
+
+static struct {
+	bool cpu_on, wall_on;
+	int cpu_sig, wall_sig;
+	int cpu_timer_choice; /* 0 auto, 1 perf, 2 posix */
+	uint64_t period_ns;
+	uint64_t start_ns, end_ns; /* sampling window; end 0 = open-ended */
+	int max_depth;
+	bool tid_filter;
+	unsigned long tids[MAX_TID_FILTER / (8 * sizeof(unsigned long))];
+	atomic_int perf_failed_noted, posix_used;
+} smp;
+
+static int resolve_signal(long spec)
+{
+	return spec <= 0 ? SIGRTMAX + (int)spec : (int)spec;
+}
+
+static bool thread_selected(const struct rt_thread *t)
+{
+	const unsigned bits = 8 * sizeof(unsigned long);
+
+	if (!smp.tid_filter)
+		return true;
+	if (t->index >= MAX_TID_FILTER)
+		return false;
+	return smp.tids[t->index / bits] & (1ul << (t->index % bits));
+}
+
+static void record_sampler(uint16_t kind, uint16_t mechanism, int error)
+{
+	struct sc_rec_sampler r = {
+		.ts = rt_now_ns(),
+		.period_ns = smp.period_ns,
+		.kind = kind,
+		.mechanism = mechanism,
+		.error = error,
+	};
+
+	rt_record(SC_REC_SAMPLER, 0, &r.ts, sizeof(r) - sizeof(r.hdr), NULL, 0);
+}
+
+static void record_sample(struct rt_thread *t, uint16_t kind, void *uc, uint64_t now)
+{
+	uint32_t max = (uint32_t)(sizeof(struct sc_rec_sample) + (size_t)smp.max_depth * 8);
+	struct sc_rec_sample *r;
+	uint16_t flags = 0;
+	uint32_t size;
+	int n;
+
+	rt_modules_check(); /* a sample in a new library needs its load record first */
+	r = rt_reserve(max);
+	if (!r)
+		return;
+	n = rt_unwind(uc, t, r->frames, smp.max_depth, &flags);
+	r->ts = now;
+	r->cpu_ns = rt_thread_cpu_ns();
+	r->kind = kind;
+	r->nframes = (uint16_t)n;
+	r->reserved = 0;
+	size = sc_record_align((uint32_t)(sizeof(*r) + (size_t)n * 8));
+	rt_shrink_last(r, max, size);
+	rt_commit(r, SC_REC_SAMPLE, flags, size);
+}
+
+void rt_sampling_record_crash(void *uc)
+{
+	struct rt_thread *t = rt_thread_self();
+
+	if (t && smp.max_depth)
+		record_sample(t, SC_SAMPLE_CRASH, uc, rt_now_ns());
+}
+
+static void disarm_posix(timer_t timer)
+{
+	struct itimerspec off = { 0 };
+
+	timer_settime(timer, 0, &off, NULL);
+}
+
+static void on_sample(int sig, siginfo_t *si, void *uc)
+{
+	struct rt_thread *t = &rt_self;
+	int saved_errno = errno;
+	uint16_t kind = 0;
+	bool perf = false, stop = false;
+
+	if (sig == smp.cpu_sig && si->si_code > 0 && si->si_code <= POLL_HUP && t->perf_fd >= 0 &&
+	    si->si_fd == t->perf_fd) {
+		kind = SC_SAMPLE_CPUTIME;
+		perf = true;
+	} else if (si->si_code == SI_TIMER && si->si_value.sival_int == COOKIE_CPU) {
+		kind = SC_SAMPLE_CPUTIME;
+	} else if (si->si_code == SI_TIMER && si->si_value.sival_int == COOKIE_WALL) {
+		kind = SC_SAMPLE_REALTIME;
+	}
+	if (!kind) {
+		rt_signal_forward(sig, si, uc); /* the program's own use of this signal */
+		goto out;
+	}
+	if (!rt_active() || t->state != RT_THREAD_ACTIVE) {
+		stop = true;
+		goto out;
+	}
+	if (!t->in_sampler) {
+		uint64_t now = rt_now_ns();
+
+		t->in_sampler = 1;
+		if (smp.end_ns && now >= smp.end_ns) {
+			stop = true;
+			if (t->has_cpu_timer)
+				disarm_posix(t->cpu_timer);
+			if (t->has_wall_timer)
+				disarm_posix(t->wall_timer);
+		} else if (now >= smp.start_ns) {
+			record_sample(t, kind, uc, now);
+		}
+		t->in_sampler = 0;
+	} else {
+		rt_count_lost_sample();
+	}
+out:
+	if (perf && !stop)
+		ioctl(t->perf_fd, PERF_EVENT_IOC_REFRESH, 1);
+	errno = saved_errno;
+}
+
+static int open_perf_clock(struct rt_thread *t)
+{
+	struct perf_event_attr a;
+	struct f_owner_ex owner = { .type = F_OWNER_TID, .pid = t->tid };
+	int fd;
+
+	memset(&a, 0, sizeof(a));
+	a.type = PERF_TYPE_SOFTWARE;
+	a.size = sizeof(a);
+	a.config = PERF_COUNT_SW_TASK_CLOCK;
+	a.sample_period = smp.period_ns;
+	a.disabled = 1;
+	a.exclude_kernel = 1; /* user time only: allowed at perf_event_paranoid 2 */
+	a.exclude_hv = 1;
+	fd = (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	fd = rt_fd_adopt(fd);
+	if (fcntl(fd, F_SETFL, O_ASYNC) || fcntl(fd, F_SETSIG, smp.cpu_sig) ||
+	    fcntl(fd, F_SETOWN_EX, &owner) || ioctl(fd, PERF_EVENT_IOC_RESET, 0)) {
+		int err = -errno;
+
+		rt_fd_release(fd);
+		return err;
+	}
+	t->perf_fd = fd;
+	if (ioctl(fd, PERF_EVENT_IOC_REFRESH, 1)) {
+		int err = -errno;
+
+		t->perf_fd = -1;
+		rt_fd_release(fd);
+		return err;
+	}
+	return 0;
+}
+
+static int arm_posix(struct rt_thread *t, clockid_t clock, int sig, int cookie, timer_t *out)
+{
+	struct sigevent sev;
+	struct itimerspec its;
+
+	memset(&sev, 0, sizeof(sev));
+	sev.sigev_notify = SIGEV_THREAD_ID;
+	sev.sigev_signo = sig;
+	sev.sigev_value.sival_int = cookie;
+	sev.sigev_notify_thread_id = t->tid;
+	if (timer_create(clock, &sev, out))
+		return -errno;
+	its.it_interval.tv_sec = (time_t)(smp.period_ns / 1000000000ull);
+	its.it_interval.tv_nsec = (long)(smp.period_ns % 1000000000ull);
+	its.it_value = its.it_interval;
+	if (clock == CLOCK_MONOTONIC && smp.start_ns > rt_now_ns() + smp.period_ns) {
+		uint64_t wait = smp.start_ns - rt_now_ns();
+
+		its.it_value.tv_sec = (time_t)(wait / 1000000000ull);
+		its.it_value.tv_nsec = (long)(wait % 1000000000ull);
+	}
+	if (timer_settime(*out, 0, &its, NULL)) {
+		int err = -errno;
+
+		timer_delete(*out);
+		return err;
+	}
+	return 0;
+}
+
+static void arm_cpu(struct rt_thread *t)
+{
+	int err = -EOPNOTSUPP;
+
+	if (smp.cpu_timer_choice != 2) {
+		err = open_perf_clock(t);
+		if (!err) {
+			record_sampler(SC_SAMPLE_CPUTIME, SC_SAMPLER_PERF_TASK_CLOCK, 0);
+			return;
+		}
+		if (!atomic_exchange(&smp.perf_failed_noted, 1))
+			rt_note(SC_NOTE_WARN,
+				"CPU-time sampling: perf_event_open(task-clock) failed (%s)%s",
+				strerror(-err),
+				smp.cpu_timer_choice == 1
+					? "; no CPU-time samples on this thread"
+					: "; using POSIX CPU-time timers, limited to the scheduler tick rate");
+		if (smp.cpu_timer_choice == 1) {
+			record_sampler(SC_SAMPLE_CPUTIME, SC_SAMPLER_PERF_TASK_CLOCK, -err);
+			return;
+		}
+	}
+	err = arm_posix(t, CLOCK_THREAD_CPUTIME_ID, smp.cpu_sig, COOKIE_CPU, &t->cpu_timer);
+	t->has_cpu_timer = !err;
+	if (!err) {
+		atomic_store(&smp.posix_used, 1);
+		atomic_store(&rt_guard_blocking, 1); /* it can interrupt sleeping calls */
+	}
+	record_sampler(SC_SAMPLE_CPUTIME, SC_SAMPLER_POSIX_CPU, -err);
+}
+
+static void thread_start(struct rt_thread *t)
+{
+	t->sampled = thread_selected(t);
+	if (!t->sampled || (smp.end_ns && rt_now_ns() >= smp.end_ns))
+		return;
+	if (smp.cpu_on)
+		arm_cpu(t);
+	if (smp.wall_on) {
+		int err = arm_posix(t, CLOCK_MONOTONIC, smp.wall_sig, COOKIE_WALL, &t->wall_timer);
+
+		t->has_wall_timer = !err;
+		record_sampler(SC_SAMPLE_REALTIME, SC_SAMPLER_POSIX_MONO, -err);
+	}
+}
+
+static void thread_stop(struct rt_thread *t)
+{
+	if (t->perf_fd >= 0) {
+		int fd = t->perf_fd;
+
+		t->perf_fd = -1;
+		if (!rt_fd_was_clobbered(fd))
+			ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
+		rt_fd_release(fd);
+	}
+	if (t->has_cpu_timer) {
+		t->has_cpu_timer = false;
+		timer_delete(t->cpu_timer);
+	}
+	if (t->has_wall_timer) {
+		t->has_wall_timer = false;
+		timer_delete(t->wall_timer);
+	}
+}
+
+static bool enabled(const struct sc_settings *s)
+{
+	return sc_bool(s, SC_SET_USE_SAMPLING);
+}
+
+static int process_start(void)
+{
+	const struct sc_settings *s = &rt_proc.settings;
+	const char *timer = sc_str(s, SC_SET_SAMPLING_CPUTIME_TIMER);
+	int rc;
+
+	smp.wall_on = sc_bool(s, SC_SET_SAMPLING_REALTIME);
+	smp.cpu_on = sc_bool(s, SC_SET_SAMPLING_CPUTIME) || !smp.wall_on;
+	smp.cpu_sig = resolve_signal(sc_int(s, SC_SET_SAMPLING_CPUTIME_SIGNAL));
+	smp.wall_sig = resolve_signal(sc_int(s, SC_SET_SAMPLING_REALTIME_SIGNAL));
+	smp.cpu_timer_choice = !strcmp(timer, "perf") ? 1 : !strcmp(timer, "posix") ? 2 : 0;
+	smp.period_ns = (uint64_t)(1e9 / sc_double(s, SC_SET_SAMPLING_FREQ));
+	if (smp.period_ns < 10000)
+		smp.period_ns = 10000;
+	smp.max_depth = (int)sc_int(s, SC_SET_SAMPLING_MAX_DEPTH);
+	smp.start_ns = rt_proc.start_ns + (uint64_t)(sc_double(s, SC_SET_SAMPLING_DELAY) * 1e9);
+	smp.end_ns = sc_is_set(s, SC_SET_SAMPLING_DURATION)
+			     ? smp.start_ns + (uint64_t)(sc_double(s, SC_SET_SAMPLING_DURATION) * 1e9)
+			     : 0;
+	smp.tid_filter = sc_is_set(s, SC_SET_SAMPLING_TIDS);
+	if (smp.tid_filter &&
+	    sc_parse_id_list(sc_str(s, SC_SET_SAMPLING_TIDS), smp.tids, MAX_TID_FILTER))
+		smp.tid_filter = false;
+
+	if (smp.cpu_on && smp.wall_on && smp.cpu_sig == smp.wall_sig) {
+		rt_note(SC_NOTE_WARN, "sampling: CPU-time and wall-clock samplers share signal %d; "
+				      "wall-clock sampling is off",
+			smp.wall_sig);
+		smp.wall_on = false;
+	}
+	rt_unwind_init();
+	if (smp.cpu_on && (rc = rt_signal_claim(smp.cpu_sig, on_sample))) {
+		rt_note(SC_NOTE_WARN, "sampling: cannot use signal %d: %s", smp.cpu_sig,
+			strerror(-rc));
+		smp.cpu_on = false;
+	}
+	if (smp.wall_on && (rc = rt_signal_claim(smp.wall_sig, on_sample))) {
+		rt_note(SC_NOTE_WARN, "sampling: cannot use signal %d: %s", smp.wall_sig,
+			strerror(-rc));
+		smp.wall_on = false;
+	}
+	if (smp.wall_on)
+		atomic_store(&rt_guard_blocking, 1);
+	return smp.cpu_on || smp.wall_on ? 0 : -EINVAL;
+}
+
+static void fork_child(void)
+{
+	/* Timers are not inherited and the parent's perf descriptors were closed; the child's
+	 * thread is armed by its thread_start like any new thread. */
+	atomic_store(&smp.perf_failed_noted, 0);
+}
+
+static void process_stop(void)
+{
+	thread_stop(&rt_self);
+}
+
+const struct rt_source rt_source_sampling = {
+	.name = "sampling",
+	.enabled = enabled,
+	.process_start = process_start,
+	.thread_start = thread_start,
+	.thread_stop = thread_stop,
+	.fork_child = fork_child,
+	.process_stop = process_stop,
+};

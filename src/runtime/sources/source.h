@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Data sources of the runtime. A source is one descriptor in the table of sources.c; the
+ * lifecycle code calls every enabled source at the same points, and hooks a source leaves
+ * NULL are filled with no-ops at registration, so dispatch never tests for NULL.
+ *
+ * Hooks run in normal context (never in a signal handler), on the thread named:
+ *   process_start  constructor, main thread; return 0 or a negative errno (source stays off)
+ *   thread_start   the new thread itself, before its start routine
+ *   thread_stop    the exiting thread itself
+ *   fork_child     the child's only thread, after the recorder was reopened
+ *   process_stop   the thread finalizing the process (exit, _exit)
+ */
+#ifndef SYSCOPE_RUNTIME_SOURCE_H
+#define SYSCOPE_RUNTIME_SOURCE_H
+
+#include "../rt.h"
+
+struct rt_source {
+	const char *name;
+	bool (*enabled)(const struct sc_settings *s);
+	int (*process_start)(void);
+	void (*thread_start)(struct rt_thread *t);
+	void (*thread_stop)(struct rt_thread *t);
+	void (*fork_child)(void);
+	void (*process_stop)(void);
+};
+
+extern const struct rt_source rt_source_sampling;
+
+void rt_sources_process_start(void);
+void rt_sources_thread_start(struct rt_thread *t);
+void rt_sources_thread_stop(struct rt_thread *t);
+void rt_sources_fork_child(void);
+void rt_sources_process_stop(void);
+
+/* sampling.c: record the stack of a crash (called by the fatal-signal recorder). */
+void rt_sampling_record_crash(void *ucontext);
+
+/* unwind.c: fill `frames` from the signal context; returns the count, sets SC_SAMPLE_* flags. */
+int rt_unwind(void *ucontext, struct rt_thread *t, uint64_t *frames, int max, uint16_t *flags);
+void rt_unwind_init(void);
+
+#endif /* SYSCOPE_RUNTIME_SOURCE_H */

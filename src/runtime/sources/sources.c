@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: MIT */
+/* The table of runtime sources and the dispatch of lifecycle hooks to them. */
+#include "source.h"
+
+static const struct rt_source *const table[] = {
+	&rt_source_sampling,
+};
+
+#define NSOURCES (sizeof(table) / sizeof(table[0]))
+
+static struct rt_source active[NSOURCES];
+static unsigned nactive;
+
+static bool no_enabled(const struct sc_settings *s)
+{
+	(void)s;
+	return true;
+}
+static int no_process_start(void)
+{
+	return 0;
+}
+static void no_thread(struct rt_thread *t)
+{
+	(void)t;
+}
+static void no_void(void)
+{
+}
+
+void rt_sources_process_start(void)
+{
+	nactive = 0;
+	for (unsigned i = 0; i < NSOURCES; i++) {
+		struct rt_source s = *table[i];
+
+		s.enabled = s.enabled ? s.enabled : no_enabled;
+		s.process_start = s.process_start ? s.process_start : no_process_start;
+		s.thread_start = s.thread_start ? s.thread_start : no_thread;
+		s.thread_stop = s.thread_stop ? s.thread_stop : no_thread;
+		s.fork_child = s.fork_child ? s.fork_child : no_void;
+		s.process_stop = s.process_stop ? s.process_stop : no_void;
+		if (!s.enabled(&rt_proc.settings))
+			continue;
+		if (s.process_start()) {
+			rt_note(SC_NOTE_WARN, "%s: could not start; carrying on without it", s.name);
+			continue;
+		}
+		active[nactive++] = s;
+	}
+}
+
+void rt_sources_thread_start(struct rt_thread *t)
+{
+	for (unsigned i = 0; i < nactive; i++)
+		active[i].thread_start(t);
+}
+
+void rt_sources_thread_stop(struct rt_thread *t)
+{
+	for (unsigned i = 0; i < nactive; i++)
+		active[i].thread_stop(t);
+}
+
+void rt_sources_fork_child(void)
+{
+	for (unsigned i = 0; i < nactive; i++)
+		active[i].fork_child();
+}
+
+void rt_sources_process_stop(void)
+{
+	for (unsigned i = 0; i < nactive; i++)
+		active[i].process_stop();
+}

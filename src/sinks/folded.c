@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * `folded`: <metric>-<pid>.folded, one line per distinct call path of the process (all
+ * threads together): "outer;...;inner count", the input of flamegraph.pl, speedscope and
+ * inferno. Counts are samples. Characters that would break the format in a frame name
+ * (';' and line breaks) are replaced.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "sink.h"
+
+static void put_frame(FILE *f, const char *name)
+{
+	for (const char *c = name; *c; c++)
+		fputc(*c == ';' ? ':' : (*c == '\n' || *c == '\r') ? ' ' : *c, f);
+}
+
+static void walk(FILE *f, const struct sc_profile *p, const struct sc_tree *t, uint32_t node,
+		 uint32_t *path, size_t depth)
+{
+	const struct sc_node *n = &t->nodes.v[node];
+	size_t nkids;
+	uint32_t *kids;
+
+	if (node && n->excl.count) {
+		for (size_t i = 0; i < depth; i++) {
+			if (i)
+				fputc(';', f);
+			put_frame(f, sc_func_of(p->set, t->nodes.v[path[i]].func)->name);
+		}
+		fprintf(f, " %llu\n", (unsigned long long)n->excl.count);
+	}
+	kids = sc_tree_sorted_children(t, node, &nkids);
+	for (size_t i = 0; i < nkids; i++) {
+		path[depth] = kids[i];
+		walk(f, p, t, kids[i], path, depth + 1);
+	}
+	free(kids);
+}
+
+static int write_folded(struct sc_output *out)
+{
+	int rc = 0;
+
+	for (size_t i = 0; i < out->profiles->profiles.n; i++) {
+		const struct sc_profile *p = out->profiles->profiles.v[i];
+		uint32_t depth = 0;
+		uint32_t *path;
+		struct sc_outfile of;
+
+		for (size_t n = 0; n < p->merged.nodes.n; n++)
+			if (p->merged.nodes.v[n].depth > depth)
+				depth = p->merged.nodes.v[n].depth;
+		if (sc_out_open(out, &of, "%s-%d.folded", p->metric, (int)p->proc->pid)) {
+			rc = -1;
+			continue;
+		}
+		path = sc_xcalloc(depth + 1, sizeof(*path));
+		walk(of.f, p, &p->merged, 0, path, 0);
+		free(path);
+		if (sc_out_close(out, &of))
+			rc = -1;
+	}
+	return rc;
+}
+
+const struct sc_sink sc_sink_folded = {
+	.token = "folded",
+	.description = "folded stacks for flame graphs (<metric>-<pid>.folded)",
+	.write = write_folded,
+};

@@ -1,0 +1,236 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * metadata-<pid>.json, always written: who ran what, where, when, how it ended, every
+ * setting with its value and where the value came from, the environment, the threads and
+ * how they were sampled, anything lost, notes from the runtime, and the files of the output.
+ * Launcher-side facts (settings' sources, host, CPU, syscope's own command line) come from
+ * session.json; process-side facts from the raw records.
+ */
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "../store/session.h"
+#include "sink.h"
+
+static json_t *iso_time(uint64_t realtime_ns)
+{
+	time_t secs = (time_t)(realtime_ns / 1000000000ull);
+	struct tm tm;
+	char buf[64];
+
+	if (!realtime_ns || !gmtime_r(&secs, &tm))
+		return json_null();
+	strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf), ".%06uZ",
+		 (unsigned)(realtime_ns % 1000000000ull / 1000));
+	return json_string(buf);
+}
+
+static json_t *string_array(const char *const *v, size_t n)
+{
+	json_t *a = json_array();
+
+	for (size_t i = 0; i < n; i++)
+		json_array_append_new(a, json_string(v[i]));
+	return a;
+}
+
+static json_t *environment(const struct sc_image *img)
+{
+	json_t *o = json_object();
+
+	for (size_t i = 0; i < img->env.n; i++) {
+		const char *eq = strchr(img->env.v[i], '=');
+		char *key;
+
+		if (!eq)
+			continue;
+		key = sc_xstrndup(img->env.v[i], (size_t)(eq - img->env.v[i]));
+		json_object_set_new(o, key, json_string(eq + 1));
+		free(key);
+	}
+	return o;
+}
+
+/* Settings as the launcher resolved them (with sources), else as the runtime saw them. */
+static json_t *settings_json(const struct sc_image *img, json_t *session)
+{
+	json_t *launcher = session ? json_object_get(session, "settings") : NULL;
+	json_t *arr;
+
+	if (json_is_array(launcher))
+		return json_incref(launcher);
+	arr = json_array();
+	for (size_t i = 0; i < img->settings.n; i++) {
+		const char *eq = strchr(img->settings.v[i], '=');
+		char name[128];
+		int id;
+
+		if (!eq || (size_t)(eq - img->settings.v[i]) >= sizeof(name))
+			continue;
+		memcpy(name, img->settings.v[i], (size_t)(eq - img->settings.v[i]));
+		name[eq - img->settings.v[i]] = '\0';
+		id = sc_setting_by_name(name);
+		if (id < 0)
+			continue;
+		json_array_append_new(
+			arr, json_pack("{s:s, s:s+, s:s, s:s, s:s}", "name", name, "env",
+				       SC_SETTING_ENV_PREFIX, name, "value", eq + 1,
+				       "default", sc_setting_defs[id].defval, "source",
+				       strcmp(eq + 1, sc_setting_defs[id].defval) ? "environment"
+										   : "default"));
+	}
+	return arr;
+}
+
+static json_t *threads_json(const struct sc_process *p)
+{
+	json_t *arr = json_array();
+
+	for (size_t i = 0; i < p->threads.n; i++) {
+		const struct sc_thread *t = &p->threads.v[i];
+		json_t *o = json_pack("{s:I, s:I, s:s, s:I, s:I, s:I, s:I}", "tid", (json_int_t)t->tid,
+				      "index", (t->index == UINT32_MAX ? (json_int_t)-1 : (json_int_t)t->index),
+				      "name", t->name, "creator_tid", (json_int_t)t->creator,
+				      "begin_ns", (json_int_t)t->begin_ts, "end_ns",
+				      (json_int_t)t->end_ts, "cpu_ns",
+				      (json_int_t)(t->end_cpu > t->begin_cpu ? t->end_cpu - t->begin_cpu
+									      : 0));
+		json_t *samplers = json_array();
+
+		for (unsigned k = SC_SAMPLE_CPUTIME; k <= SC_SAMPLE_REALTIME; k++) {
+			static const char *const mech[] = { "none", "perf task-clock",
+							    "POSIX CPU-time timer",
+							    "POSIX monotonic timer" };
+			double span = t->last_sample_ts[k] > t->first_sample_ts[k]
+					      ? (double)(t->last_sample_ts[k] - t->first_sample_ts[k]) *
+							1e-9
+					      : 0;
+
+			if (!t->mechanism[k] && !t->samples[k])
+				continue;
+			json_array_append_new(
+				samplers,
+				json_pack("{s:s, s:s, s:f, s:f, s:I, s:f, s:i}", "metric",
+					  sc_kind_metric(k), "mechanism",
+					  t->mechanism[k] < 4 ? mech[t->mechanism[k]] : "?",
+					  "requested_hz",
+					  t->period_ns[k] ? 1e9 / (double)t->period_ns[k] : 0.0,
+					  "delivered_hz",
+					  span > 0 ? (double)(t->samples[k] - 1) / span : 0.0, "samples",
+					  (json_int_t)t->samples[k], "seconds", t->seconds[k], "error",
+					  t->sampler_error[k]));
+		}
+		json_object_set_new(o, "samplers", samplers);
+		json_array_append_new(arr, o);
+	}
+	return arr;
+}
+
+static json_t *images_json(const struct sc_process *p)
+{
+	json_t *arr = json_array();
+
+	for (size_t i = 0; i < p->images.n; i++) {
+		const struct sc_image *img = p->images.v[i];
+		json_t *children = json_array();
+
+		for (size_t c = 0; c < img->children.n; c++)
+			json_array_append_new(children, json_integer(img->children.v[c]));
+		json_array_append_new(
+			arr, json_pack("{s:s?, s:o, s:s?, s:o, s:I, s:I, s:s, s:i, s:s?, s:o, s:I, s:I, s:I, s:s}",
+				       "executable", img->exe, "argv",
+				       string_array(img->argv.v, img->argv.n), "cwd", img->cwd,
+				       "start_time", iso_time(img->start_realtime_ns), "start_ns",
+				       (json_int_t)img->start_ns, "end_ns",
+				       (json_int_t)(img->end_ns ? img->end_ns : img->last_ts),
+				       "end_reason", sc_end_reason_text(img->end_reason), "end_status",
+				       img->end_status, "exec", img->exec_path, "children", children,
+				       "lost_records", (json_int_t)img->lost_records, "lost_bytes",
+				       (json_int_t)img->lost_bytes, "lost_samples",
+				       (json_int_t)img->lost_samples, "raw_file", img->raw->path));
+	}
+	return arr;
+}
+
+static json_t *notes_json(const struct sc_model *m, int32_t pid)
+{
+	json_t *arr = json_array();
+
+	for (size_t i = 0; i < m->notes.n; i++)
+		if (m->notes.v[i].pid == pid)
+			json_array_append_new(
+				arr, json_pack("{s:s, s:s}", "level",
+					       m->notes.v[i].level == SC_NOTE_WARN ? "warning" : "info",
+					       "text", m->notes.v[i].text));
+	return arr;
+}
+
+static json_t *load_session_info(const char *dir)
+{
+	char path[4200];
+
+	snprintf(path, sizeof(path), "%s/" SC_SESSION_INFO, dir);
+	return json_load_file(path, 0, NULL);
+}
+
+static int write_metadata(struct sc_output *out)
+{
+	json_t *session = load_session_info(out->model->session->dir);
+	int rc = 0;
+
+	for (size_t i = 0; i < out->model->processes.n; i++) {
+		const struct sc_process *p = out->model->processes.v[i];
+		const struct sc_image *first = p->images.v[0], *last = p->images.v[p->images.n - 1];
+		uint64_t end = last->end_ns ? last->end_ns : last->last_ts;
+		json_t *files = json_array(), *doc;
+		struct sc_outfile of;
+
+		for (size_t f = 0; f < out->written.n; f++) {
+			char suffix[32];
+
+			snprintf(suffix, sizeof(suffix), "-%d.", (int)p->pid);
+			if (strstr(out->written.v[f], suffix))
+				json_array_append_new(files, json_string(out->written.v[f]));
+		}
+		if (sc_out_open(out, &of, "metadata-%d.json", (int)p->pid)) {
+			rc = -1;
+			continue;
+		}
+		json_array_append_new(files, json_string(of.name));
+		doc = json_pack("{s:s, s:I, s:I, s:s?, s:s?, s:o, s:s?, s:o, s:f, s:{s:s, s:i}, s:o, "
+				"s:o, s:o, s:o, s:o, s:o}",
+				"syscope_version", SYSCOPE_VERSION, "pid", (json_int_t)p->pid, "ppid",
+				(json_int_t)p->ppid, "hostname", first->hostname, "executable",
+				first->exe, "command", string_array(first->argv.v, first->argv.n),
+				"cwd", first->cwd, "start_time",
+				iso_time(first->start_realtime_ns), "duration_s",
+				end > first->start_ns ? (double)(end - first->start_ns) * 1e-9 : 0.0,
+				"exit", "reason", sc_end_reason_text(last->end_reason), "status",
+				last->end_status, "settings", settings_json(first, session),
+				"environment", environment(first), "images", images_json(p),
+				"threads", threads_json(p), "notes", notes_json(out->model, p->pid),
+				"files", files);
+		if (session) {
+			json_t *launcher = json_deep_copy(session);
+
+			json_object_del(launcher, "settings");
+			json_object_set_new(doc, "launcher", launcher);
+		}
+		json_dumpf(doc, of.f, JSON_INDENT(1) | JSON_REAL_PRECISION(9));
+		fputc('\n', of.f);
+		json_decref(doc);
+		if (sc_out_close(out, &of))
+			rc = -1;
+	}
+	json_decref(session);
+	return rc;
+}
+
+const struct sc_sink sc_sink_metadata = {
+	.token = "metadata",
+	.description = "settings, command, environment, host, times and files (metadata-<pid>.json)",
+	.write = write_metadata,
+};

@@ -1,0 +1,222 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * `json`: <metric>-<pid>.json in the layout of rocprof-sys/timemory profiles, which hatchet
+ * reads (GraphFrame.from_timemory):
+ *
+ *   timemory.<metric>: properties and counts, then
+ *     ranks[0].graph[]  the flat list: one entry per call-tree node of each thread, with a
+ *                       "|TT>>> |_name" prefix, entry {laps, value, accum, repr_*} and stats
+ *     graph[[...]]      the hierarchical form: one dummy root (hash 0) per thread, nodes
+ *                       with tid/pid, inclusive and exclusive {entry, stats}, children
+ *   syscope:            what timemory has no place for: threads, flat functions and lines
+ *                       with file and line, sampling rates, truncation
+ *
+ * Times are seconds in stats and repr_*, nanoseconds in value/accum (unit_value 1e9).
+ */
+#include <jansson.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../common/hashmap.h"
+#include "sink.h"
+
+static json_t *stats_json(const struct sc_stats *s)
+{
+	return json_pack("{s:f, s:I, s:f, s:f, s:f, s:f, s:f}", "sum", s->sum, "count",
+			 (json_int_t)s->count, "min", s->min, "max", s->max, "sqr", s->sumsq, "mean",
+			 sc_stats_mean(s), "stddev", sqrt(sc_stats_var(s)));
+}
+
+static json_t *entry_json(const struct sc_stats *s)
+{
+	return json_pack("{s:I, s:f, s:f, s:f, s:f}", "laps", (json_int_t)s->count, "value",
+			 s->sum * 1e9, "accum", s->sum * 1e9, "repr_data", s->sum, "repr_display",
+			 s->sum);
+}
+
+static uint64_t name_hash(const char *name)
+{
+	return sc_hash_bytes(name, strlen(name), 0x7e) & 0x7fffffffffffffffull;
+}
+
+struct walk {
+	const struct sc_profile *p;
+	const struct sc_tree *t;
+	json_int_t tid, pid;
+	char prefix[32];
+	json_t *flat;
+};
+
+static json_t *node_json(struct walk *w, uint32_t id, uint64_t rolling)
+{
+	const struct sc_node *n = &w->t->nodes.v[id];
+	const char *name = id ? sc_func_of(w->p->set, n->func)->name : "unknown-hash=0";
+	uint64_t h = id ? name_hash(name) : 0;
+	json_t *children = json_array(), *node;
+	size_t nkids;
+	uint32_t *kids;
+
+	rolling += h;
+	node = json_pack("{s:{s:I, s:s, s:[I], s:[I], s:I, s:b, s:{s:o, s:o}, s:{s:o, s:o}}}",
+			 "node", "hash", (json_int_t)h, "prefix", name, "tid", w->tid, "pid", w->pid,
+			 "depth", (json_int_t)n->depth, "is_dummy", id == 0, "inclusive", "entry",
+			 entry_json(&n->incl), "stats", stats_json(&n->incl), "exclusive", "entry",
+			 entry_json(&n->excl), "stats", stats_json(&n->excl));
+	if (id) {
+		char label[4096];
+
+		snprintf(label, sizeof(label), "%s%*s%s%s", w->prefix,
+			 n->depth > 1 ? (int)(2 * (n->depth - 2)) : 0, "", n->depth > 1 ? "|_" : "",
+			 name);
+		json_array_append_new(w->flat,
+				      json_pack("{s:I, s:s, s:I, s:o, s:o, s:I}", "hash",
+						(json_int_t)h, "prefix", label, "depth",
+						(json_int_t)n->depth - 1, "entry", entry_json(&n->incl),
+						"stats", stats_json(&n->incl), "rolling_hash",
+						(json_int_t)(rolling & 0x7fffffffffffffffull)));
+	}
+	kids = sc_tree_sorted_children(w->t, id, &nkids);
+	for (size_t i = 0; i < nkids; i++)
+		json_array_append_new(children, node_json(w, kids[i], rolling));
+	free(kids);
+	json_object_set_new(node, "children", children);
+	return node;
+}
+
+static json_t *flat_functions(const struct sc_profile *p)
+{
+	const struct sc_profile_set *set = p->set;
+	uint32_t *hot = sc_profile_hot_lines(p);
+	size_t n;
+	uint32_t *ids = sc_profile_sorted_flat(p, false, &n);
+	json_t *arr = json_array();
+
+	for (size_t i = 0; i < n; i++) {
+		const struct sc_flat *fl = &p->funcs.v[ids[i]];
+		const struct sc_func *fn = sc_func_of(set, ids[i]);
+		const struct sc_line *ln = hot[ids[i]] != UINT32_MAX ? &set->lines.v[hot[ids[i]]]
+								      : NULL;
+
+		json_array_append_new(
+			arr, json_pack("{s:s, s:s, s:s, s:I, s:I, s:I, s:f, s:f}", "name", fn->name,
+				       "module", fn->module, "file", ln ? ln->file : "", "line",
+				       (json_int_t)(ln ? ln->line : 0), "samples",
+				       (json_int_t)fl->incl.count, "self_samples",
+				       (json_int_t)fl->excl.count, "inclusive", fl->incl.sum,
+				       "exclusive", fl->excl.sum));
+	}
+	free(ids);
+	free(hot);
+	return arr;
+}
+
+static json_t *flat_lines(const struct sc_profile *p)
+{
+	const struct sc_profile_set *set = p->set;
+	size_t n;
+	uint32_t *ids = sc_profile_sorted_flat(p, true, &n);
+	json_t *arr = json_array();
+
+	for (size_t i = 0; i < n; i++) {
+		const struct sc_flat *fl = &p->lines.v[ids[i]];
+		const struct sc_line *ln = &set->lines.v[ids[i]];
+		const struct sc_func *fn = sc_func_of(set, ln->func);
+
+		json_array_append_new(
+			arr, json_pack("{s:s, s:I, s:s, s:s, s:I, s:I, s:f, s:f}", "file", ln->file,
+				       "line", (json_int_t)ln->line, "function", fn->name, "module",
+				       fn->module, "samples", (json_int_t)fl->incl.count,
+				       "self_samples", (json_int_t)fl->excl.count, "inclusive",
+				       fl->incl.sum, "exclusive", fl->excl.sum));
+	}
+	free(ids);
+	return arr;
+}
+
+static json_t *threads_json(const struct sc_profile *p)
+{
+	json_t *arr = json_array();
+
+	for (size_t i = 0; i < p->threads.n; i++) {
+		const struct sc_thread *t = &p->proc->threads.v[p->threads.v[i].thread_idx];
+		double active = t->last_sample_ts[p->kind] > t->first_sample_ts[p->kind]
+					? (double)(t->last_sample_ts[p->kind] -
+						   t->first_sample_ts[p->kind]) * 1e-9
+					: 0;
+
+		json_array_append_new(
+			arr, json_pack("{s:I, s:I, s:s, s:I, s:f, s:f, s:f}", "tid", (json_int_t)t->tid,
+				       "index", (t->index == UINT32_MAX ? (json_int_t)-1 : (json_int_t)t->index),
+				       "name", t->name, "samples", (json_int_t)t->samples[p->kind],
+				       "seconds", t->seconds[p->kind], "requested_hz",
+				       t->period_ns[p->kind] ? 1e9 / (double)t->period_ns[p->kind] : 0.0,
+				       "delivered_hz",
+				       active > 0 ? (double)(t->samples[p->kind] - 1) / active : 0.0));
+	}
+	return arr;
+}
+
+static int write_profile(struct sc_output *out, const struct sc_profile *p)
+{
+	json_t *flat = json_array(), *graph = json_array(), *roots = json_array(), *doc, *metric;
+	struct sc_outfile of;
+	int rc;
+
+	for (size_t i = 0; i < p->threads.n; i++) {
+		const struct sc_thread *th = &p->proc->threads.v[p->threads.v[i].thread_idx];
+		struct walk w = { .p = p, .t = &p->threads.v[i], .flat = flat,
+				  .tid = th->index == UINT32_MAX ? th->tid : (json_int_t)th->index,
+				  .pid = p->proc->pid };
+
+		snprintf(w.prefix, sizeof(w.prefix), "|%02u>>> ",
+			 th->index == UINT32_MAX ? 99 : th->index);
+		json_array_append_new(roots, node_json(&w, 0, 0));
+	}
+	json_array_append_new(graph, roots);
+	metric = json_pack(
+		"{s:{s:I, s:s, s:s, s:[s]}, s:s, s:s, s:I, s:s, s:b, s:I, s:I, s:I, s:I, s:I, s:I}",
+		"properties", "value", (json_int_t)p->kind, "enum",
+		p->kind == SC_SAMPLE_REALTIME ? "SAMPLING_WALL_CLOCK" : "SAMPLING_CPU_CLOCK", "id",
+		p->metric, "ids", p->metric, "type", p->metric, "description",
+		p->kind == SC_SAMPLE_REALTIME ? "Wall-clock time between samples of a thread"
+					      : "Thread CPU time between samples of a thread",
+		"unit_value", (json_int_t)1000000000, "unit_repr", "sec", "thread_scope_only", 0,
+		"thread_count", (json_int_t)p->threads.n, "mpi_size", (json_int_t)1, "upcxx_size",
+		(json_int_t)1, "process_count", (json_int_t)1, "num_ranks", (json_int_t)1,
+		"concurrency", (json_int_t)p->threads.n);
+	json_object_set_new(metric, "ranks",
+			    json_pack("[{s:I, s:I, s:o}]", "rank", (json_int_t)0, "graph_size",
+				      (json_int_t)json_array_size(flat), "graph", flat));
+	json_object_set_new(metric, "graph", graph);
+	doc = json_pack("{s:{s:o}, s:{s:s, s:I, s:s, s:s, s:I, s:f, s:I, s:o, s:o, s:o}}",
+			"timemory", p->metric, metric, "syscope", "version", SYSCOPE_VERSION, "pid",
+			(json_int_t)p->proc->pid, "metric", p->metric, "units", "sec", "samples",
+			(json_int_t)p->total.count, "seconds", p->total.sum, "truncated_samples",
+			(json_int_t)p->truncated, "threads", threads_json(p), "functions",
+			flat_functions(p), "lines", flat_lines(p));
+	rc = sc_out_open(out, &of, "%s-%d.json", p->metric, (int)p->proc->pid);
+	if (!rc) {
+		json_dumpf(doc, of.f, JSON_INDENT(1) | JSON_REAL_PRECISION(9));
+		fputc('\n', of.f);
+		rc = sc_out_close(out, &of);
+	}
+	json_decref(doc);
+	return rc;
+}
+
+static int write_json(struct sc_output *out)
+{
+	int rc = 0;
+
+	for (size_t i = 0; i < out->profiles->profiles.n; i++)
+		if (write_profile(out, out->profiles->profiles.v[i]))
+			rc = -1;
+	return rc;
+}
+
+const struct sc_sink sc_sink_json = {
+	.token = "json",
+	.description = "profiles as JSON, flat and hatchet-compatible tree (<metric>-<pid>.json)",
+	.write = write_json,
+};

@@ -1,0 +1,192 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * `text`: <metric>-<pid>.txt, the sampling profile as tables a terminal shows well: the call
+ * tree of each thread and of all threads together (columns as rocprof-sys's wall_clock.txt:
+ * LABEL COUNT DEPTH METRIC UNITS SUM MEAN MIN MAX VAR STDDEV % SELF), then flat tables per
+ * function and per source line.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sink.h"
+#include "table.h"
+
+static const char *kind_title(unsigned kind)
+{
+	return kind == SC_SAMPLE_REALTIME ? "WALL-CLOCK SAMPLING (WALL TIME BETWEEN SAMPLES)"
+					  : "CPU-CLOCK SAMPLING (THREAD CPU TIME BETWEEN SAMPLES)";
+}
+
+struct tree_walk {
+	struct sc_table *table;
+	const struct sc_profile *p;
+	const struct sc_tree *t;
+	const char *prefix;
+};
+
+static void tree_rows(struct tree_walk *w, uint32_t node)
+{
+	const struct sc_node *n = &w->t->nodes.v[node];
+	size_t nkids;
+	uint32_t *kids;
+
+	if (node) {
+		const struct sc_func *f = sc_func_of(w->p->set, n->func);
+		char label[4096], c[11][64];
+		double var = sc_stats_var(&n->incl);
+
+		snprintf(label, sizeof(label), "%s%*s%s%s", w->prefix,
+			 n->depth > 1 ? (int)(2 * (n->depth - 2)) : 0, "", n->depth > 1 ? "|_" : "",
+			 f->name);
+		sc_table_row(w->table, label,
+			     sc_table_fmt(c[0], "%llu", (unsigned long long)n->incl.count),
+			     sc_table_fmt(c[1], "%u", n->depth - 1), w->p->metric, "sec",
+			     sc_table_fmt(c[2], "%.6f", n->incl.sum),
+			     sc_table_fmt(c[3], "%.6f", sc_stats_mean(&n->incl)),
+			     sc_table_fmt(c[4], "%.6f", n->incl.min),
+			     sc_table_fmt(c[5], "%.6f", n->incl.max), sc_table_fmt(c[6], "%.6f", var),
+			     sc_table_fmt(c[7], "%.6f", sqrt(var)),
+			     sc_table_fmt(c[8], "%.1f",
+					  n->incl.sum > 0 ? 100.0 * n->excl.sum / n->incl.sum : 0));
+	}
+	kids = sc_tree_sorted_children(w->t, node, &nkids);
+	for (size_t i = 0; i < nkids; i++)
+		tree_rows(w, kids[i]);
+	free(kids);
+}
+
+static void print_tree(FILE *f, const struct sc_profile *p, const struct sc_tree *t,
+		       const char *prefix, const char *title, unsigned width)
+{
+	struct sc_table table;
+	struct tree_walk w = { .table = &table, .p = p, .t = t, .prefix = prefix };
+
+	sc_table_init(&table, width, "LABEL", "-COUNT", "-DEPTH", "METRIC", "UNITS", "-SUM",
+		      "-MEAN", "-MIN", "-MAX", "-VAR", "-STDDEV", "-% SELF", NULL);
+	tree_rows(&w, 0);
+	sc_table_print(&table, f, title);
+	sc_table_free(&table);
+	fputc('\n', f);
+}
+
+static void print_flat_funcs(FILE *f, const struct sc_profile *p, unsigned width)
+{
+	const struct sc_profile_set *set = p->set;
+	uint32_t *hot = sc_profile_hot_lines(p);
+	size_t n;
+	uint32_t *ids = sc_profile_sorted_flat(p, false, &n);
+	struct sc_table table;
+	double total = p->total.sum > 0 ? p->total.sum : 1;
+
+	sc_table_init(&table, width, "FUNCTION", "MODULE", "HOTTEST LINE", "-SAMPLES", "-SELF",
+		      "-INCL SEC", "-SELF SEC", "-% INCL", "-% SELF", NULL);
+	for (size_t i = 0; i < n; i++) {
+		const struct sc_flat *fl = &p->funcs.v[ids[i]];
+		const struct sc_func *fn = sc_func_of(set, ids[i]);
+		char c[8][64], where[4200] = "";
+
+		if (hot[ids[i]] != UINT32_MAX && set->lines.v[hot[ids[i]]].line)
+			snprintf(where, sizeof(where), "%s:%u", set->lines.v[hot[ids[i]]].file,
+				 set->lines.v[hot[ids[i]]].line);
+		sc_table_row(&table, fn->name, fn->module, where,
+			     sc_table_fmt(c[0], "%llu", (unsigned long long)fl->incl.count),
+			     sc_table_fmt(c[1], "%llu", (unsigned long long)fl->excl.count),
+			     sc_table_fmt(c[2], "%.6f", fl->incl.sum),
+			     sc_table_fmt(c[3], "%.6f", fl->excl.sum),
+			     sc_table_fmt(c[4], "%.1f", 100.0 * fl->incl.sum / total),
+			     sc_table_fmt(c[5], "%.1f", 100.0 * fl->excl.sum / total));
+	}
+	sc_table_print(&table, f, "FUNCTIONS (ALL THREADS)");
+	sc_table_free(&table);
+	fputc('\n', f);
+	free(ids);
+	free(hot);
+}
+
+static void print_flat_lines(FILE *f, const struct sc_profile *p, unsigned width)
+{
+	const struct sc_profile_set *set = p->set;
+	size_t n;
+	uint32_t *ids = sc_profile_sorted_flat(p, true, &n);
+	struct sc_table table;
+	double total = p->total.sum > 0 ? p->total.sum : 1;
+
+	sc_table_init(&table, width, "SOURCE LINE", "FUNCTION", "-SAMPLES", "-SELF", "-INCL SEC",
+		      "-SELF SEC", "-% INCL", "-% SELF", NULL);
+	for (size_t i = 0; i < n; i++) {
+		const struct sc_flat *fl = &p->lines.v[ids[i]];
+		const struct sc_line *ln = &set->lines.v[ids[i]];
+		char c[8][64], where[4200];
+
+		if (ln->line)
+			snprintf(where, sizeof(where), "%s:%u", ln->file, ln->line);
+		else
+			snprintf(where, sizeof(where), "(no line info: %s)",
+				 sc_func_of(set, ln->func)->module);
+		sc_table_row(&table, where, sc_func_of(set, ln->func)->name,
+			     sc_table_fmt(c[0], "%llu", (unsigned long long)fl->incl.count),
+			     sc_table_fmt(c[1], "%llu", (unsigned long long)fl->excl.count),
+			     sc_table_fmt(c[2], "%.6f", fl->incl.sum),
+			     sc_table_fmt(c[3], "%.6f", fl->excl.sum),
+			     sc_table_fmt(c[4], "%.1f", 100.0 * fl->incl.sum / total),
+			     sc_table_fmt(c[5], "%.1f", 100.0 * fl->excl.sum / total));
+	}
+	sc_table_print(&table, f, "SOURCE LINES (ALL THREADS)");
+	sc_table_free(&table);
+	free(ids);
+}
+
+static int write_profile(struct sc_output *out, const struct sc_profile *p)
+{
+	unsigned width = (unsigned)sc_int(out->settings, SC_SET_PROFILE_MAX_WIDTH);
+	const struct sc_process *proc = p->proc;
+	const struct sc_image *img = proc->images.v[0];
+	struct sc_outfile of;
+	int rc = sc_out_open(out, &of, "%s-%d.txt", p->metric, (int)proc->pid);
+
+	if (rc)
+		return rc;
+	fprintf(of.f, "# syscope %s profile of process %d (%s)\n", p->metric, (int)proc->pid,
+		img->exe ? img->exe : "?");
+	fprintf(of.f, "# %llu samples, %.6f s of %s; %zu threads with samples%s\n\n",
+		(unsigned long long)p->total.count, p->total.sum,
+		p->kind == SC_SAMPLE_REALTIME ? "wall time" : "thread CPU time", p->threads.n,
+		p->truncated ? "; deepest stacks truncated at the depth limit" : "");
+	for (size_t i = 0; i < p->threads.n; i++) {
+		const struct sc_tree *t = &p->threads.v[i];
+		const struct sc_thread *th = &proc->threads.v[t->thread_idx];
+		char prefix[32], title[256], label[128];
+
+		snprintf(prefix, sizeof(prefix), "|%02u>>> ",
+			 th->index == UINT32_MAX ? 99 : th->index);
+		snprintf(title, sizeof(title), "%s - %s", kind_title(p->kind),
+			 sc_thread_label(proc, th, label, sizeof(label)));
+		print_tree(of.f, p, t, prefix, title, width);
+	}
+	if (p->threads.n > 1) {
+		char title[256];
+
+		snprintf(title, sizeof(title), "%s - ALL THREADS", kind_title(p->kind));
+		print_tree(of.f, p, &p->merged, "|**>>> ", title, width);
+	}
+	print_flat_funcs(of.f, p, width);
+	print_flat_lines(of.f, p, width);
+	return sc_out_close(out, &of);
+}
+
+static int write_text(struct sc_output *out)
+{
+	int rc = 0;
+
+	for (size_t i = 0; i < out->profiles->profiles.n; i++)
+		if (write_profile(out, out->profiles->profiles.v[i]))
+			rc = -1;
+	return rc;
+}
+
+const struct sc_sink sc_sink_text = {
+	.token = "text",
+	.description = "call tree and flat profiles as text tables (<metric>-<pid>.txt)",
+	.write = write_text,
+};

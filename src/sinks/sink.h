@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Output formats. A sink is one descriptor in the table of sinks.c, chosen by its
+ * --output-format token; it writes its files from the model and the profiles and never
+ * reaches back into the reader. Files are written under a temporary name and renamed into
+ * place, so an interrupted conversion never leaves a half-written output.
+ */
+#ifndef SYSCOPE_SINKS_SINK_H
+#define SYSCOPE_SINKS_SINK_H
+
+#include <stdio.h>
+
+#include "../common/settings.h"
+#include "../model/model.h"
+#include "../model/profile.h"
+
+struct sc_output {
+	struct sc_model *model;
+	struct sc_profile_set *profiles;
+	const struct sc_settings *settings;
+	const char *dir; /* where outputs go */
+	VEC(char *) written; /* file names relative to dir, in the order written */
+	VEC(char *) errors;
+};
+
+struct sc_sink {
+	const char *token;
+	const char *description;
+	/* Write this format's files. Returns 0, or a negative errno after adding to errors. */
+	int (*write)(struct sc_output *out);
+};
+
+extern const struct sc_sink sc_sink_text, sc_sink_json, sc_sink_folded, sc_sink_metadata;
+
+/* The sink for an --output-format token, or NULL. */
+const struct sc_sink *sc_sink_find(const char *token);
+/* Comma-separated list of tokens, for error messages and help. */
+const char *sc_sink_tokens(void);
+/* Run every sink named in OUTPUT_FORMAT, then the metadata. Returns the number of sinks that
+ * failed. */
+int sc_sinks_write_all(struct sc_output *out);
+
+/* An output file being written: FILE on a temporary name, renamed by sc_out_close. */
+struct sc_outfile {
+	FILE *f;
+	char *path, *tmp, *name;
+};
+
+int sc_out_open(struct sc_output *out, struct sc_outfile *of, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* Finish: flush, rename into place and list the file; on error remove it. Returns 0 or -errno. */
+int sc_out_close(struct sc_output *out, struct sc_outfile *of);
+
+/* Strings for outputs: "<metric>-<pid>" style file stem of a profile. */
+const char *sc_thread_label(const struct sc_process *p, const struct sc_thread *t, char *buf,
+			    size_t n);
+
+#endif /* SYSCOPE_SINKS_SINK_H */

@@ -1,0 +1,233 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The end-of-run summary on stderr: how the program ended, what was sampled and at what
+ * rate, the top functions with their hottest line, anything lost or damaged, the notes the
+ * runtime left (features that could not work), and the files written.
+ */
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "summary.h"
+
+static const char *base_name(const char *path)
+{
+	const char *s = strrchr(path, '/');
+
+	return s ? s + 1 : path;
+}
+
+static void print_ending(FILE *f, const struct sc_model *m)
+{
+	for (size_t i = 0; i < m->processes.n; i++) {
+		const struct sc_process *p = m->processes.v[i];
+		const struct sc_image *img = p->images.v[p->images.n - 1];
+		const char *exe = img->exe ? base_name(img->exe) : "?";
+
+		if (img->end_reason == SC_END_SIGNAL)
+			fprintf(f, "syscope: process %d (%s) was killed by signal %d (%s)\n",
+				(int)p->pid, exe, img->end_status, strsignal(img->end_status));
+		else if (img->end_reason == SC_END_RUNNING)
+			fprintf(f,
+				"syscope: process %d (%s) stopped recording without exiting normally "
+				"(killed, or still running); its data is complete up to then\n",
+				(int)p->pid, exe);
+	}
+}
+
+static void print_crashes(FILE *f, struct sc_output *out)
+{
+	struct sc_model *m = out->model;
+
+	for (size_t i = 0; i < m->images.n; i++) {
+		const struct sc_image *img = m->images.v[i];
+		uint32_t *funcs, *lines;
+		size_t n;
+
+		if (img->crash_stack < 0)
+			continue;
+		n = sc_stack_path(out->profiles, &m->stacks.v[img->crash_stack], &funcs, &lines);
+		if (!n)
+			continue;
+		const struct sc_line *ln = &out->profiles->lines.v[lines[n - 1]];
+
+		fprintf(f, "syscope: process %d crashed (signal %d) in %s", (int)img->pid,
+			img->end_status, sc_func_of(out->profiles, funcs[n - 1])->name);
+		if (ln->line)
+			fprintf(f, " at %s:%u", base_name(ln->file), ln->line);
+		fputc('\n', f);
+	}
+}
+
+/* Samples, threads, processes and the delivered rate of one kind. */
+static void print_sampling(FILE *f, const struct sc_model *m, unsigned kind)
+{
+	uint64_t threads = 0, counted = 0;
+	double span = 0, requested = 0;
+
+	for (size_t i = 0; i < m->processes.n; i++) {
+		const struct sc_process *p = m->processes.v[i];
+
+		for (size_t t = 0; t < p->threads.n; t++) {
+			const struct sc_thread *th = &p->threads.v[t];
+
+			if (!th->samples[kind])
+				continue;
+			threads++;
+			if (th->period_ns[kind])
+				requested = 1e9 / (double)th->period_ns[kind];
+			if (th->last_sample_ts[kind] > th->first_sample_ts[kind]) {
+				span += (double)(th->last_sample_ts[kind] - th->first_sample_ts[kind]) *
+					1e-9;
+				counted += th->samples[kind] - 1;
+			}
+		}
+	}
+	fprintf(f, "syscope: %llu %s samples from %llu thread%s",
+		(unsigned long long)m->samples[kind],
+		kind == SC_SAMPLE_REALTIME ? "wall-clock" : "CPU-time", (unsigned long long)threads,
+		threads == 1 ? "" : "s");
+	if (requested > 0 && span > 0)
+		fprintf(f, " (%.0f Hz asked, %.0f Hz delivered per thread)", requested,
+			(double)counted / span);
+	fputc('\n', f);
+}
+
+struct top_entry {
+	const char *name, *file;
+	uint32_t line;
+	double self;
+	uint64_t samples;
+};
+
+static int by_self_desc(const void *a, const void *b)
+{
+	const struct top_entry *x = a, *y = b;
+
+	return x->self > y->self ? -1 : x->self < y->self;
+}
+
+/* Functions by exclusive time over every process's profile of `kind`. */
+static void print_top(FILE *f, struct sc_output *out, unsigned kind, unsigned top)
+{
+	struct sc_profile_set *set = out->profiles;
+	struct top_entry *e = sc_xcalloc(set->funcs.n + 1, sizeof(*e));
+	double total = 0;
+	size_t n = 0;
+
+	for (size_t i = 0; i < set->profiles.n; i++) {
+		const struct sc_profile *p = set->profiles.v[i];
+		uint32_t *hot;
+
+		if (p->kind != kind)
+			continue;
+		hot = sc_profile_hot_lines(p);
+		total += p->total.sum;
+		for (size_t fid = 0; fid < p->funcs.n; fid++) {
+			const struct sc_flat *fl = &p->funcs.v[fid];
+
+			if (!fl->excl.count)
+				continue;
+			e[fid].name = sc_func_of(set, (uint32_t)fid)->name;
+			e[fid].self += fl->excl.sum;
+			e[fid].samples += fl->excl.count;
+			if (hot[fid] != UINT32_MAX && !e[fid].line) {
+				e[fid].file = set->lines.v[hot[fid]].file;
+				e[fid].line = set->lines.v[hot[fid]].line;
+			}
+		}
+		free(hot);
+	}
+	for (size_t i = 0; i < set->funcs.n; i++)
+		if (e[i].samples)
+			e[n++] = e[i];
+	qsort(e, n, sizeof(*e), by_self_desc);
+	if (n)
+		fprintf(f, "syscope: top functions by %s (self):\n",
+			kind == SC_SAMPLE_REALTIME ? "wall time" : "CPU time");
+	for (size_t i = 0; i < n && i < top; i++) {
+		fprintf(f, "syscope: %6.1f%% %8llu  %-40s", total > 0 ? 100 * e[i].self / total : 0,
+			(unsigned long long)e[i].samples, e[i].name);
+		if (e[i].line)
+			fprintf(f, " %s:%u", base_name(e[i].file), e[i].line);
+		fputc('\n', f);
+	}
+	free(e);
+}
+
+static void print_losses(FILE *f, const struct sc_model *m)
+{
+	uint64_t records = 0, bytes = 0, samples = 0, truncated = 0;
+
+	for (size_t i = 0; i < m->images.n; i++) {
+		records += m->images.v[i]->lost_records;
+		bytes += m->images.v[i]->lost_bytes;
+		samples += m->images.v[i]->lost_samples;
+	}
+	for (size_t i = 0; i < m->stacks.n; i++)
+		if (m->stacks.v[i].flags & SC_SAMPLE_TRUNCATED)
+			truncated += m->stacks.v[i].w.count;
+	if (!records && !samples)
+		fprintf(f, "syscope: nothing lost\n");
+	if (records)
+		fprintf(f,
+			"syscope: LOST %llu records (%llu bytes): the recording buffer limit or the "
+			"disk's free space was reached (see --buffer-limit-mb, "
+			"--buffer-disk-reserve-mb)\n",
+			(unsigned long long)records, (unsigned long long)bytes);
+	if (samples)
+		fprintf(f, "syscope: LOST %llu samples taken while a record was being written\n",
+			(unsigned long long)samples);
+	if (truncated)
+		fprintf(f,
+			"syscope: %llu samples had stacks deeper than --sampling-max-depth; their "
+			"outermost frames are missing\n",
+			(unsigned long long)truncated);
+}
+
+void sc_summary_print(FILE *f, struct sc_output *out, unsigned top)
+{
+	struct sc_model *m = out->model;
+	struct sc_session *s = m->session;
+	unsigned nthreads = 0;
+	bool any = false;
+
+	for (size_t i = 0; i < m->processes.n; i++)
+		nthreads += (unsigned)m->processes.v[i]->threads.n;
+	print_ending(f, m);
+	print_crashes(f, out);
+	fprintf(f, "syscope: %zu process%s, %u thread%s recorded\n", m->processes.n,
+		m->processes.n == 1 ? "" : "es", nthreads, nthreads == 1 ? "" : "s");
+	for (unsigned k = SC_SAMPLE_CPUTIME; k <= SC_SAMPLE_REALTIME; k++) {
+		if (!m->samples[k])
+			continue;
+		print_sampling(f, m, k);
+		print_top(f, out, k, top);
+		any = true;
+	}
+	if (!any && m->processes.n)
+		fprintf(f, "syscope: no samples were recorded (the program ran too briefly, or "
+			   "sampling could not start: see the notes)\n");
+	print_losses(f, m);
+	for (size_t i = 0; i < m->notes.n; i++)
+		fprintf(f, "syscope: %s (process %d): %s\n",
+			m->notes.v[i].level == SC_NOTE_WARN ? "warning" : "note",
+			(int)m->notes.v[i].pid, m->notes.v[i].text);
+	for (size_t i = 0; i < m->sym.warnings.n; i++)
+		fprintf(f, "syscope: note: %s\n", m->sym.warnings.v[i]);
+	for (size_t i = 0; i < s->problems.n; i++)
+		fprintf(f, "syscope: damaged data: %s\n", s->problems.v[i]);
+	if (m->stats.unknown_types)
+		fprintf(f,
+			"syscope: %llu records of types this syscope does not know were skipped "
+			"(written by a newer version?)\n",
+			(unsigned long long)m->stats.unknown_types);
+	for (size_t i = 0; i < out->errors.n; i++)
+		fprintf(f, "syscope: error: %s\n", out->errors.v[i]);
+	if (out->written.n) {
+		fprintf(f, "syscope: wrote %zu file%s to %s/\n", out->written.n,
+			out->written.n == 1 ? "" : "s", out->dir);
+		for (size_t i = 0; i < out->written.n; i++)
+			fprintf(f, "syscope:   %s\n", out->written.v[i]);
+	}
+}

@@ -1,0 +1,12 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef SYSCOPE_SINKS_SUMMARY_H
+#define SYSCOPE_SINKS_SUMMARY_H
+
+#include <stdio.h>
+
+#include "sink.h"
+
+/* Print the end-of-run summary of a converted session, listing `top` functions per metric. */
+void sc_summary_print(FILE *f, struct sc_output *out, unsigned top);
+
+#endif

@@ -1,0 +1,266 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The raw record format: the one contract between libsyscope.so (the writer, inside the
+ * profiled process) and the reader (in the syscope CLI). docs/record-format.md describes it
+ * in prose; this header is authoritative.
+ *
+ * A raw file holds what one process image recorded (a fork child or an exec'd image gets its
+ * own file). It is written through shared file mappings, so everything stored is in the page
+ * cache the moment it is stored and survives the writer being killed:
+ *
+ *   offset 0                 struct sc_file_header (live counters updated atomically)
+ *   header_size + i*chunk    chunk i: struct sc_chunk_header, then records
+ *
+ * A chunk is claimed by one thread at a time; its records are written by that thread and by
+ * signal handlers running on it, never by another thread. A chunk a thread gave up when it
+ * exited may be continued by a later thread: an SC_REC_OWNER record then says whose records
+ * follow. Only a thread's first chunk can be such a continued one; every later chunk it uses
+ * is claimed fresh, with a higher index. So reading chunks in index order gives each
+ * thread's records in the order the thread wrote them.
+ *
+ * Records are 8-byte aligned and start with struct sc_record. The writer reserves space,
+ * fills the payload, and stores the header word last with release order, so a reader sees
+ * either a complete record or a zero header, which ends the chunk's valid data. Unknown record
+ * types are skipped by size; the reader counts them.
+ */
+#ifndef SYSCOPE_STORE_FORMAT_H
+#define SYSCOPE_STORE_FORMAT_H
+
+#include <assert.h>
+#include <stdint.h>
+
+#define SC_FILE_MAGIC "SCRAWv1"  /* 8 bytes with the terminating NUL */
+#define SC_FORMAT_VERSION 1      /* bumped on incompatible change */
+#define SC_FORMAT_MIN_VERSION 1  /* oldest version this reader accepts */
+#define SC_BYTE_ORDER_MARK 0x01020304u
+#define SC_CHUNK_MAGIC 0x4b434353u /* "SCCK" little-endian */
+#define SC_FILE_HEADER_SIZE 4096u
+#define SC_RECORD_ALIGN 8u
+#define SC_RAW_SUFFIX ".sraw"
+
+/* Why a process image stopped recording (sc_file_header.end_reason). */
+enum sc_end_reason {
+	SC_END_RUNNING = 0, /* no end seen: still running, killed, or crashed without a trace */
+	SC_END_EXIT = 1,    /* exit() or return from main; end_status = exit status */
+	SC_END__EXIT = 2,   /* _exit()/_Exit(); end_status = status */
+	SC_END_SIGNAL = 3,  /* fatal signal; end_status = signal number */
+	SC_END_EXEC = 4,    /* replaced by execve(); the new image has its own file */
+};
+
+/*
+ * First page of a raw file. Fields up to `identity_end` are written once when the file is
+ * created; the counters after it are updated with atomic operations while the process runs.
+ */
+struct sc_file_header {
+	char magic[8];           /* SC_FILE_MAGIC */
+	uint32_t version;        /* SC_FORMAT_VERSION of the writer */
+	uint32_t header_size;    /* offset of chunk 0 */
+	uint32_t byte_order;     /* SC_BYTE_ORDER_MARK as stored by the writer */
+	uint32_t chunk_size;     /* bytes per chunk, a multiple of the page size */
+	uint32_t clock_id;       /* clockid_t of every timestamp (CLOCK_MONOTONIC) */
+	uint32_t features;       /* SC_FEATURE_* bits */
+	int32_t pid;
+	int32_t ppid;
+	uint32_t image_seq;      /* 0 for the first image of a pid, +1 per exec */
+	uint32_t reserved0;
+	uint64_t start_ns;       /* clock_id time when recording started */
+	uint64_t start_realtime_ns; /* CLOCK_REALTIME at the same moment */
+	char hostname[64];
+	uint64_t identity_end;   /* marker: fields above are immutable */
+
+	/* Live counters (atomic). */
+	uint64_t chunks_claimed; /* chunks handed out so far */
+	uint64_t lost_records;   /* records dropped: no chunk available (disk full, limit) */
+	uint64_t lost_bytes;
+	uint64_t lost_samples;   /* samples dropped for other reasons (re-entry, stack fault) */
+	uint64_t end_ns;         /* when the image stopped recording, 0 if unknown */
+	uint32_t end_reason;     /* enum sc_end_reason */
+	int32_t end_status;
+	uint64_t threads_seen;   /* threads that recorded anything */
+	uint8_t pad[4096 - 8 - 10 * 4 - 2 * 8 - 64 - 8 - 5 * 8 - 2 * 4 - 8];
+};
+static_assert(sizeof(struct sc_file_header) == SC_FILE_HEADER_SIZE, "header is one page");
+
+#define SC_FEATURE_FRAMES_ARE_RETURN_ADDRS 0x1u /* frames after the first are return addresses */
+
+enum sc_chunk_state {
+	SC_CHUNK_OPEN = 1,
+	SC_CHUNK_CLOSED = 2, /* full or released; `used` is final */
+};
+
+struct sc_chunk_header {
+	uint32_t magic;  /* SC_CHUNK_MAGIC, stored last when the chunk is claimed */
+	uint32_t index;  /* chunk number in the file */
+	int32_t tid;     /* first owner; SC_REC_OWNER records name later ones */
+	uint32_t state;  /* enum sc_chunk_state */
+	uint32_t used;   /* bytes used including this header; set when closed */
+	uint32_t reserved;
+	uint64_t first_ns;
+	uint8_t pad[32];
+};
+static_assert(sizeof(struct sc_chunk_header) == 64, "chunk header is 64 bytes");
+
+/* Every record starts with this; `size` includes the header and is a multiple of 8. */
+struct sc_record {
+	uint32_t size;
+	uint16_t type;  /* enum sc_record_type; 0 never appears in a complete record */
+	uint16_t flags; /* type-specific */
+};
+static_assert(sizeof(struct sc_record) == 8, "record header is 8 bytes");
+
+enum sc_record_type {
+	SC_REC_OWNER = 1,        /* struct sc_rec_owner: records that follow belong to tid */
+	SC_REC_PROCESS = 2,      /* struct sc_rec_process + strings */
+	SC_REC_ENVIRON = 3,      /* NUL-separated KEY=VALUE strings */
+	SC_REC_SETTINGS = 4,     /* NUL-separated NAME=VALUE strings the runtime resolved */
+	SC_REC_THREAD_BEGIN = 5, /* struct sc_rec_thread */
+	SC_REC_THREAD_END = 6,   /* struct sc_rec_thread */
+	SC_REC_THREAD_NAME = 7,  /* struct sc_rec_thread_name */
+	SC_REC_MODULE_LOAD = 8,  /* struct sc_rec_module + path */
+	SC_REC_MODULE_UNLOAD = 9,/* struct sc_rec_module + path */
+	SC_REC_SAMPLE = 10,      /* struct sc_rec_sample + frames */
+	SC_REC_FORK = 11,        /* struct sc_rec_fork (in the parent) */
+	SC_REC_EXEC = 12,        /* struct sc_rec_exec + path */
+	SC_REC_LOST = 13,        /* struct sc_rec_lost: in-band account of dropped records */
+	SC_REC_NOTE = 14,        /* struct sc_rec_note + text: a message for the summary */
+	SC_REC_SAMPLER = 15,     /* struct sc_rec_sampler: a sampler armed on this thread */
+	SC_REC_TYPE_COUNT
+};
+
+struct sc_rec_owner {
+	struct sc_record hdr;
+	int32_t tid;
+	uint32_t reserved;
+};
+
+struct sc_rec_process {
+	struct sc_record hdr;
+	uint64_t ts;
+	int32_t pid;
+	int32_t ppid;
+	uint32_t uid;
+	uint32_t exe_len;     /* bytes of exe path incl. NUL, after this struct */
+	uint32_t cmdline_len; /* bytes of NUL-separated argv, after exe */
+	uint32_t cwd_len;     /* bytes of cwd incl. NUL, after cmdline */
+};
+
+/* Thread begin/end. `index` is the thread's creation order in the process (main = 0). */
+struct sc_rec_thread {
+	struct sc_record hdr;
+	uint64_t ts;
+	uint64_t cpu_ns; /* thread CPU time at the event */
+	int32_t tid;
+	uint32_t index;
+	int32_t creator_tid; /* thread that called pthread_create, 0 if unknown */
+	uint32_t reserved;
+};
+
+struct sc_rec_thread_name {
+	struct sc_record hdr;
+	uint64_t ts;
+	char name[16];
+};
+
+enum sc_module_flags {
+	SC_MODULE_AT_START = 0x1, /* present when recording started */
+	SC_MODULE_LATE = 0x2,     /* found by a rescan, not at its load: valid from start */
+	SC_MODULE_VDSO = 0x4,
+	SC_MODULE_MAIN = 0x8,     /* the main executable */
+};
+
+#define SC_MAX_SEGMENTS 8
+#define SC_MAX_BUILD_ID 32
+
+struct sc_rec_module_segment {
+	uint64_t vaddr; /* p_vaddr of the PT_LOAD segment (add `base` for the address) */
+	uint64_t memsz;
+	uint64_t offset; /* p_offset in the file */
+	uint32_t flags;  /* p_flags (PF_X, PF_W, PF_R) */
+	uint32_t reserved;
+};
+
+struct sc_rec_module {
+	struct sc_record hdr;
+	uint64_t ts;
+	uint64_t base; /* load bias (dlpi_addr) */
+	uint32_t nsegments;
+	uint32_t build_id_len;
+	uint8_t build_id[SC_MAX_BUILD_ID];
+	struct sc_rec_module_segment seg[SC_MAX_SEGMENTS];
+	uint32_t path_len; /* bytes of path incl. NUL, after this struct */
+	uint32_t reserved;
+};
+
+enum sc_sample_kind {
+	SC_SAMPLE_CPUTIME = 1,  /* thread CPU-time sampler */
+	SC_SAMPLE_REALTIME = 2, /* wall-clock sampler */
+	SC_SAMPLE_CRASH = 3,    /* the stack at a fatal signal */
+};
+
+enum sc_sample_flags {
+	SC_SAMPLE_TRUNCATED = 0x1,  /* stack deeper than the depth limit; root frames missing */
+	SC_SAMPLE_UNWIND_ERR = 0x2, /* the unwinder stopped early on an error */
+};
+
+/* hdr.flags carries enum sc_sample_flags. frames[0] is the interrupted PC. */
+struct sc_rec_sample {
+	struct sc_record hdr;
+	uint64_t ts;
+	uint64_t cpu_ns;   /* thread CPU time at the sample */
+	uint16_t kind;     /* enum sc_sample_kind */
+	uint16_t nframes;
+	uint32_t reserved;
+	uint64_t frames[];
+};
+
+struct sc_rec_fork {
+	struct sc_record hdr;
+	uint64_t ts;
+	int32_t child_pid;
+	uint32_t reserved;
+};
+
+struct sc_rec_exec {
+	struct sc_record hdr;
+	uint64_t ts;
+	uint32_t path_len;
+	uint32_t reserved;
+};
+
+struct sc_rec_lost {
+	struct sc_record hdr;
+	uint64_t ts;
+	uint64_t records;
+	uint64_t bytes;
+};
+
+enum sc_note_level { SC_NOTE_INFO = 0, SC_NOTE_WARN = 1 };
+
+struct sc_rec_note {
+	struct sc_record hdr;
+	uint64_t ts;
+	uint32_t level;
+	uint32_t text_len; /* incl. NUL */
+};
+
+enum sc_sampler_mechanism {
+	SC_SAMPLER_PERF_TASK_CLOCK = 1, /* perf_event task-clock overflow */
+	SC_SAMPLER_POSIX_CPU = 2,       /* timer_create(CLOCK_THREAD_CPUTIME_ID) */
+	SC_SAMPLER_POSIX_MONO = 3,      /* timer_create(CLOCK_MONOTONIC) */
+};
+
+struct sc_rec_sampler {
+	struct sc_record hdr;
+	uint64_t ts;
+	uint64_t period_ns;
+	uint16_t kind;      /* enum sc_sample_kind */
+	uint16_t mechanism; /* enum sc_sampler_mechanism */
+	int32_t error;      /* 0, or the errno that kept it from arming */
+};
+
+static inline uint32_t sc_record_align(uint32_t n)
+{
+	return (n + SC_RECORD_ALIGN - 1) & ~(SC_RECORD_ALIGN - 1);
+}
+
+#endif /* SYSCOPE_STORE_FORMAT_H */

@@ -1,0 +1,282 @@
+/* SPDX-License-Identifier: MIT */
+#include "raw.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static const char *const type_names[SC_REC_TYPE_COUNT] = {
+	[SC_REC_OWNER] = "owner",
+	[SC_REC_PROCESS] = "process",
+	[SC_REC_ENVIRON] = "environ",
+	[SC_REC_SETTINGS] = "settings",
+	[SC_REC_THREAD_BEGIN] = "thread-begin",
+	[SC_REC_THREAD_END] = "thread-end",
+	[SC_REC_THREAD_NAME] = "thread-name",
+	[SC_REC_MODULE_LOAD] = "module-load",
+	[SC_REC_MODULE_UNLOAD] = "module-unload",
+	[SC_REC_SAMPLE] = "sample",
+	[SC_REC_FORK] = "fork",
+	[SC_REC_EXEC] = "exec",
+	[SC_REC_LOST] = "lost",
+	[SC_REC_NOTE] = "note",
+	[SC_REC_SAMPLER] = "sampler",
+};
+
+/* Smallest size of each known record type (its fixed part). */
+static const uint32_t min_size[SC_REC_TYPE_COUNT] = {
+	[SC_REC_OWNER] = sizeof(struct sc_rec_owner),
+	[SC_REC_PROCESS] = sizeof(struct sc_rec_process),
+	[SC_REC_ENVIRON] = sizeof(struct sc_record),
+	[SC_REC_SETTINGS] = sizeof(struct sc_record),
+	[SC_REC_THREAD_BEGIN] = sizeof(struct sc_rec_thread),
+	[SC_REC_THREAD_END] = sizeof(struct sc_rec_thread),
+	[SC_REC_THREAD_NAME] = sizeof(struct sc_rec_thread_name),
+	[SC_REC_MODULE_LOAD] = sizeof(struct sc_rec_module),
+	[SC_REC_MODULE_UNLOAD] = sizeof(struct sc_rec_module),
+	[SC_REC_SAMPLE] = sizeof(struct sc_rec_sample),
+	[SC_REC_FORK] = sizeof(struct sc_rec_fork),
+	[SC_REC_EXEC] = sizeof(struct sc_rec_exec),
+	[SC_REC_LOST] = sizeof(struct sc_rec_lost),
+	[SC_REC_NOTE] = sizeof(struct sc_rec_note),
+	[SC_REC_SAMPLER] = sizeof(struct sc_rec_sampler),
+};
+
+const char *sc_record_type_name(unsigned type)
+{
+	return type < SC_REC_TYPE_COUNT && type_names[type] ? type_names[type] : "unknown";
+}
+
+uint64_t sc_record_ts(const struct sc_record *rec)
+{
+	switch (rec->type) {
+	case SC_REC_OWNER:
+	case SC_REC_ENVIRON:
+	case SC_REC_SETTINGS:
+		return 0;
+	default:
+		if (rec->type >= SC_REC_TYPE_COUNT || rec->size < 16)
+			return 0;
+		return *(const uint64_t *)(rec + 1);
+	}
+}
+
+bool sc_record_well_formed(const struct sc_record *rec)
+{
+	uint32_t size = rec->size, body = size - (uint32_t)sizeof(*rec);
+
+	if (rec->type >= SC_REC_TYPE_COUNT || size < min_size[rec->type])
+		return false;
+	switch (rec->type) {
+	case SC_REC_PROCESS: {
+		const struct sc_rec_process *p = (const void *)rec;
+		uint64_t tail = (uint64_t)p->exe_len + p->cmdline_len + p->cwd_len;
+
+		return tail <= size - sizeof(*p);
+	}
+	case SC_REC_MODULE_LOAD:
+	case SC_REC_MODULE_UNLOAD: {
+		const struct sc_rec_module *m = (const void *)rec;
+
+		return m->nsegments <= SC_MAX_SEGMENTS && m->build_id_len <= SC_MAX_BUILD_ID &&
+		       m->path_len >= 1 && m->path_len <= size - sizeof(*m) &&
+		       ((const char *)(m + 1))[m->path_len - 1] == '\0';
+	}
+	case SC_REC_SAMPLE: {
+		const struct sc_rec_sample *s = (const void *)rec;
+
+		return sizeof(*s) + (uint64_t)s->nframes * 8 <= size;
+	}
+	case SC_REC_EXEC: {
+		const struct sc_rec_exec *e = (const void *)rec;
+
+		return e->path_len >= 1 && e->path_len <= size - sizeof(*e) &&
+		       ((const char *)(e + 1))[e->path_len - 1] == '\0';
+	}
+	case SC_REC_NOTE: {
+		const struct sc_rec_note *n = (const void *)rec;
+
+		return n->text_len >= 1 && n->text_len <= size - sizeof(*n) &&
+		       ((const char *)(n + 1))[n->text_len - 1] == '\0';
+	}
+	default:
+		(void)body;
+		return true;
+	}
+}
+
+int sc_raw_open(struct sc_raw *r, const char *path, char *err, size_t errlen)
+{
+	struct stat st;
+	void *map;
+	int fd;
+
+	memset(r, 0, sizeof(*r));
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		int e = errno;
+
+		snprintf(err, errlen, "%s: cannot open: %s", path, strerror(e));
+		return -e;
+	}
+	if (fstat(fd, &st)) {
+		int e = errno;
+
+		close(fd);
+		snprintf(err, errlen, "%s: %s", path, strerror(e));
+		return -e;
+	}
+	if (st.st_size == 0) {
+		close(fd);
+		snprintf(err, errlen, "%s: empty (the process never started recording)", path);
+		return -ENODATA;
+	}
+	if ((size_t)st.st_size < sizeof(struct sc_file_header)) {
+		close(fd);
+		snprintf(err, errlen, "%s: %lld bytes, shorter than the %zu-byte header: truncated",
+			 path, (long long)st.st_size, sizeof(struct sc_file_header));
+		return -EINVAL;
+	}
+	map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (map == MAP_FAILED) {
+		int e = errno;
+
+		snprintf(err, errlen, "%s: cannot map: %s", path, strerror(e));
+		return -e;
+	}
+	r->path = strdup(path);
+	r->data = map;
+	r->size = (size_t)st.st_size;
+	memcpy(&r->hdr, map, sizeof(r->hdr));
+
+	if (memcmp(r->hdr.magic, SC_FILE_MAGIC, sizeof(r->hdr.magic))) {
+		snprintf(err, errlen, "%s: not a syscope raw file (or its header was never finished)",
+			 path);
+		goto invalid;
+	}
+	if (r->hdr.byte_order != SC_BYTE_ORDER_MARK) {
+		snprintf(err, errlen, "%s: written on a machine of the other byte order", path);
+		goto invalid;
+	}
+	if (r->hdr.version < SC_FORMAT_MIN_VERSION || r->hdr.version > SC_FORMAT_VERSION) {
+		snprintf(err, errlen,
+			 "%s: record format version %u; this syscope reads versions %u to %u", path,
+			 r->hdr.version, SC_FORMAT_MIN_VERSION, SC_FORMAT_VERSION);
+		goto invalid;
+	}
+	if (r->hdr.header_size < sizeof(struct sc_file_header) || r->hdr.chunk_size < 4096 ||
+	    r->hdr.chunk_size % 8 || r->hdr.chunk_size > (1u << 30)) {
+		snprintf(err, errlen, "%s: header damaged (header size %u, chunk size %u)", path,
+			 r->hdr.header_size, r->hdr.chunk_size);
+		goto invalid;
+	}
+	r->nchunks = r->size > r->hdr.header_size
+			     ? (uint32_t)((r->size - r->hdr.header_size + r->hdr.chunk_size - 1) /
+					  r->hdr.chunk_size)
+			     : 0;
+	return 0;
+
+invalid:
+	sc_raw_close(r);
+	return -EINVAL;
+}
+
+void sc_raw_close(struct sc_raw *r)
+{
+	if (r->data)
+		munmap((void *)r->data, r->size);
+	free(r->path);
+	memset(r, 0, sizeof(*r));
+}
+
+__attribute__((format(printf, 3, 4))) static void diag(sc_raw_diag_fn fn, void *ctx,
+						       const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	if (!fn)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	fn(ctx, msg);
+}
+
+int sc_raw_foreach(const struct sc_raw *r, sc_raw_record_fn cb, void *ctx,
+		   struct sc_raw_stats *stats, sc_raw_diag_fn diag_fn, void *diag_ctx)
+{
+	const uint64_t cs = r->hdr.chunk_size;
+
+	for (uint32_t i = 0; i < r->nchunks; i++) {
+		uint64_t start = r->hdr.header_size + (uint64_t)i * cs;
+		uint64_t end = start + cs, pos = start + sizeof(struct sc_chunk_header);
+		const struct sc_chunk_header *ch = (const void *)(r->data + start);
+		int32_t tid;
+
+		if (start + sizeof(*ch) > r->size) {
+			stats->truncated_chunks++;
+			diag(diag_fn, diag_ctx, "%s: chunk %u at offset %llu: cut short by end of file",
+			     r->path, i, (unsigned long long)start);
+			break;
+		}
+		if (ch->magic == 0)
+			continue; /* claimed but never started (or not claimed): no data */
+		if (ch->magic != SC_CHUNK_MAGIC || ch->index != i) {
+			stats->damaged_chunks++;
+			diag(diag_fn, diag_ctx, "%s: chunk %u at offset %llu: bad chunk header; skipped",
+			     r->path, i, (unsigned long long)start);
+			continue;
+		}
+		if (end > r->size) {
+			stats->truncated_chunks++;
+			diag(diag_fn, diag_ctx,
+			     "%s: chunk %u at offset %llu: file ends at %zu, inside the chunk; reading what "
+			     "is there",
+			     r->path, i, (unsigned long long)start, r->size);
+			end = r->size;
+		}
+		tid = ch->tid;
+		while (pos + sizeof(struct sc_record) <= end) {
+			const struct sc_record *rec = (const void *)(r->data + pos);
+			int rc;
+
+			if (rec->size == 0 && rec->type == 0)
+				break; /* end of the chunk's data */
+			if (rec->size < sizeof(*rec) || rec->size % SC_RECORD_ALIGN ||
+			    pos + rec->size > end || rec->type == 0) {
+				stats->damaged_chunks++;
+				diag(diag_fn, diag_ctx,
+				     "%s: offset %llu: damaged record (type %u, size %u); rest of chunk "
+				     "%u skipped",
+				     r->path, (unsigned long long)pos, rec->type, rec->size, i);
+				break;
+			}
+			if (rec->type >= SC_REC_TYPE_COUNT) {
+				stats->unknown_types++;
+			} else if (!sc_record_well_formed(rec)) {
+				stats->malformed++;
+				diag(diag_fn, diag_ctx,
+				     "%s: offset %llu: %s record of %u bytes is malformed; skipped",
+				     r->path, (unsigned long long)pos, sc_record_type_name(rec->type),
+				     rec->size);
+			} else {
+				if (rec->type == SC_REC_OWNER)
+					tid = ((const struct sc_rec_owner *)rec)->tid;
+				stats->records++;
+				rc = cb(ctx, tid, rec, pos);
+				if (rc)
+					return rc;
+			}
+			pos += rec->size;
+		}
+	}
+	return 0;
+}

@@ -1,0 +1,98 @@
+/* SPDX-License-Identifier: MIT */
+#include "session.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#define MAX_PROBLEMS 200 /* a badly damaged session must not bury the summary */
+
+void sc_session_problem(struct sc_session *s, const char *fmt, ...)
+{
+	va_list ap;
+	char *msg;
+
+	if (s->problems.n > MAX_PROBLEMS)
+		return;
+	if (s->problems.n == MAX_PROBLEMS) {
+		*VEC_PUSH(&s->problems) = sc_xstrdup("(more problems not listed)");
+		return;
+	}
+	va_start(ap, fmt);
+	if (vasprintf(&msg, fmt, ap) < 0)
+		msg = NULL;
+	va_end(ap);
+	if (msg)
+		*VEC_PUSH(&s->problems) = msg;
+}
+
+bool sc_session_is_dir(const char *dir)
+{
+	char path[4200];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/" SC_SESSION_RAW_DIR, dir);
+	return !stat(path, &st) && S_ISDIR(st.st_mode);
+}
+
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int sc_session_open(struct sc_session *s, const char *dir, char *err, size_t errlen)
+{
+	VEC(char *) names = { 0 };
+	char path[4200];
+	struct dirent *de;
+	DIR *d;
+
+	memset(s, 0, sizeof(*s));
+	s->dir = sc_xstrdup(dir);
+	snprintf(path, sizeof(path), "%s/" SC_SESSION_RAW_DIR, dir);
+	d = opendir(path);
+	if (!d) {
+		snprintf(err, errlen, "%s is not a syscope session folder (no %s/ inside: %s)", dir,
+			 SC_SESSION_RAW_DIR, strerror(errno));
+		return -ENOENT;
+	}
+	while ((de = readdir(d))) {
+		size_t len = strlen(de->d_name), sl = strlen(SC_RAW_SUFFIX);
+
+		if (len > sl && !strcmp(de->d_name + len - sl, SC_RAW_SUFFIX))
+			*VEC_PUSH(&names) = sc_xasprintf("%s/%s", path, de->d_name);
+	}
+	closedir(d);
+	qsort(names.v, names.n, sizeof(*names.v), by_name);
+	for (size_t i = 0; i < names.n; i++) {
+		struct sc_raw r;
+		char msg[1024];
+		int rc = sc_raw_open(&r, names.v[i], msg, sizeof(msg));
+
+		if (rc == -ENODATA)
+			s->empty_files++;
+		else if (rc)
+			sc_session_problem(s, "%s", msg);
+		else
+			*VEC_PUSH(&s->files) = r;
+		free(names.v[i]);
+	}
+	VEC_FREE(&names);
+	return 0;
+}
+
+void sc_session_close(struct sc_session *s)
+{
+	for (size_t i = 0; i < s->files.n; i++)
+		sc_raw_close(&s->files.v[i]);
+	VEC_FREE(&s->files);
+	for (size_t i = 0; i < s->problems.n; i++)
+		free(s->problems.v[i]);
+	VEC_FREE(&s->problems);
+	free(s->dir);
+	memset(s, 0, sizeof(*s));
+}

@@ -1,0 +1,77 @@
+#!/usr/bin/env python3
+"""Independent decoder of syscope raw files (src/store/format.h), for tests and debugging.
+
+Written from the format description, not from the C reader, so that tests can check the
+writer and the reader against each other.  Usage: rawdump.py FILE.sraw [--samples]
+"""
+import struct
+import sys
+
+REC_NAMES = {1: "OWNER", 2: "PROCESS", 3: "ENVIRON", 4: "SETTINGS", 5: "THREAD_BEGIN",
+             6: "THREAD_END", 7: "THREAD_NAME", 8: "MODULE_LOAD", 9: "MODULE_UNLOAD",
+             10: "SAMPLE", 11: "FORK", 12: "EXEC", 13: "LOST", 14: "NOTE", 15: "SAMPLER"}
+HDR = struct.Struct("<8sIIIIIIiiII QQ 64s Q QQQQQIiQ")
+
+
+def parse_header(data):
+    f = HDR.unpack_from(data, 0)
+    keys = ["magic", "version", "header_size", "byte_order", "chunk_size", "clock_id",
+            "features", "pid", "ppid", "image_seq", "reserved0", "start_ns",
+            "start_realtime_ns", "hostname", "identity_end", "chunks_claimed",
+            "lost_records", "lost_bytes", "lost_samples", "end_ns", "end_reason",
+            "end_status", "threads_seen"]
+    h = dict(zip(keys, f))
+    h["hostname"] = h["hostname"].split(b"\0")[0].decode(errors="replace")
+    return h
+
+
+def records(data):
+    """Yield (tid, type, flags, payload) for every complete record, in file order."""
+    h = parse_header(data)
+    if h["magic"] != b"SCRAWv1\0":
+        raise ValueError("not a syscope raw file")
+    cs, off = h["chunk_size"], h["header_size"]
+    while off + 64 <= len(data):
+        magic, index, tid, state, used = struct.unpack_from("<IIiII", data, off)
+        if magic == 0x4B434353:
+            pos = off + 64
+            end = off + cs
+            while pos + 8 <= min(end, len(data)):
+                size, rtype, flags = struct.unpack_from("<IHH", data, pos)
+                if size == 0 or rtype == 0:
+                    break
+                if size < 8 or size % 8 or pos + size > end:
+                    raise ValueError(f"bad record at offset {pos}")
+                payload = data[pos + 8:pos + size]
+                if rtype == 1:
+                    tid = struct.unpack_from("<i", payload, 0)[0]
+                yield tid, rtype, flags, payload
+                pos += size
+        off += cs
+
+
+def main():
+    data = open(sys.argv[1], "rb").read()
+    h = parse_header(data)
+    print({k: v for k, v in h.items() if k != "magic"})
+    counts = {}
+    for tid, rtype, flags, payload in records(data):
+        name = REC_NAMES.get(rtype, str(rtype))
+        counts[name] = counts.get(name, 0) + 1
+        if name == "SAMPLE" and "--samples" not in sys.argv:
+            continue
+        if name == "SAMPLE":
+            ts, cpu, kind, n = struct.unpack_from("<QQHH", payload, 0)
+            frames = struct.unpack_from(f"<{n}Q", payload, 24)
+            print(tid, name, kind, [hex(f) for f in frames])
+        elif name in ("MODULE_LOAD", "MODULE_UNLOAD"):
+            ts, base, nseg, blen = struct.unpack_from("<QQII", payload, 0)
+            path = payload[24 + 32 + 8 * 32 + 8:].split(b"\0")[0].decode()
+            print(tid, name, hex(base), nseg, path, "flags", flags)
+        else:
+            print(tid, name, flags, payload[:80])
+    print(counts)
+
+
+if __name__ == "__main__":
+    main()
