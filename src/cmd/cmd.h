@@ -12,7 +12,7 @@
 #include "../common/settings.h"
 
 /* Exit codes of syscope itself (the profiled program's status passes through otherwise). */
-#define SC_EXIT_USAGE 2      /* bad command line */
+#define SC_EXIT_USAGE 2	     /* bad command line */
 #define SC_EXIT_FAILURE 1    /* could not do what was asked */
 #define SC_EXIT_NOEXEC 126   /* program found but not executable, as a shell says */
 #define SC_EXIT_NOTFOUND 127 /* program not found */

@@ -81,7 +81,8 @@ void sc_cli_help(const struct sc_verb *verb, const struct sc_extra_opt *extras, 
 			const struct sc_setting_def *d = &sc_setting_defs[id];
 			unsigned first_cat = d->categories & -d->categories;
 
-			if (!(d->verbs & verb->mask) || !d->long_flag || !(first_cat & topics[t].cat))
+			if (!(d->verbs & verb->mask) || !d->long_flag ||
+			    !(first_cat & topics[t].cat))
 				continue;
 			if (!header) {
 				printf("\n%s:\n", topics[t].title);
@@ -103,7 +104,8 @@ void sc_cli_help(const struct sc_verb *verb, const struct sc_extra_opt *extras, 
 			print_option(shrt, lng, extras[i].help, "");
 		}
 		print_option("-h", "--help[=TOPIC]",
-			     "This help, or one topic: sampling, output, process, buffer, general", "");
+			     "This help, or one topic: sampling, output, process, buffer, general",
+			     "");
 		print_option("", "--version", "Print the version and exit", "");
 		printf("\nEvery option is also an environment variable SYSCOPE_<NAME>, e.g.\n"
 		       "SYSCOPE_SAMPLING_FREQ=1000; the command line wins over the environment.\n"

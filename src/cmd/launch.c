@@ -75,13 +75,14 @@ static char *find_program(const char *name)
 	int err = ENOENT, first_err = 0;
 
 	if (!name || !*name)
-		sc_die(SC_EXIT_USAGE, "no program to run (usage: syscope sample [options] -- program "
-				      "[args...])");
+		sc_die(SC_EXIT_USAGE,
+		       "no program to run (usage: syscope sample [options] -- program "
+		       "[args...])");
 	if (strchr(name, '/')) {
 		if (is_exec_file(name, &err))
 			return sc_xstrdup(name);
-		sc_die(err == ENOENT || err == ENOTDIR ? SC_EXIT_NOTFOUND : SC_EXIT_NOEXEC, "%s: %s",
-		       name, strerror(err));
+		sc_die(err == ENOENT || err == ENOTDIR ? SC_EXIT_NOTFOUND : SC_EXIT_NOEXEC,
+		       "%s: %s", name, strerror(err));
 	}
 	if (!path)
 		path = "/usr/local/bin:/usr/bin:/bin";
@@ -153,14 +154,16 @@ static char *find_library(void)
 	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
 
 	if (n <= 0)
-		sc_die(SC_EXIT_FAILURE, "cannot find where syscope is installed: %s", strerror(errno));
+		sc_die(SC_EXIT_FAILURE, "cannot find where syscope is installed: %s",
+		       strerror(errno));
 	self[n] = '\0';
 	slash = strrchr(self, '/');
 	*slash = '\0';
 	lib = sc_xasprintf("%s/../lib/syscope/libsyscope.so", self);
 	if (access(lib, R_OK))
-		sc_die(SC_EXIT_FAILURE, "cannot find the runtime library %s (%s); reinstall syscope",
-		       lib, strerror(errno));
+		sc_die(SC_EXIT_FAILURE,
+		       "cannot find the runtime library %s (%s); reinstall syscope", lib,
+		       strerror(errno));
 	slash = realpath(lib, NULL);
 	free(lib);
 	return slash;
@@ -277,7 +280,8 @@ static void make_session(struct launch *l)
 		sc_die(SC_EXIT_FAILURE, "cannot create %s: %s", raw, strerror(errno));
 	}
 	if (access(raw, W_OK))
-		sc_die(SC_EXIT_FAILURE, "output folder %s is not writable: %s", dir, strerror(errno));
+		sc_die(SC_EXIT_FAILURE, "output folder %s is not writable: %s", dir,
+		       strerror(errno));
 	free(raw);
 	l->session = realpath(dir, NULL);
 	free(dir);
@@ -308,8 +312,8 @@ static json_t *settings_json(const struct sc_settings *s)
 			continue;
 		json_array_append_new(
 			arr, json_pack("{s:s, s:s+, s:s, s:s, s:s, s:s, s:s, s:s}", "name", d->name,
-				       "env", SC_SETTING_ENV_PREFIX, d->name, "value", s->v[id].text,
-				       "default", d->defval, "source",
+				       "env", SC_SETTING_ENV_PREFIX, d->name, "value",
+				       s->v[id].text, "default", d->defval, "source",
 				       sc_setting_source_name(s->v[id].source), "type",
 				       sc_setting_type_name(d->type), "categories",
 				       sc_setting_categories(d->categories, cats, sizeof(cats)),
@@ -506,7 +510,8 @@ static void session_info_end(struct launch *l)
 		json_pack("{s:i, s:o, s:o}", "code", exit_code_of(l->status), "status",
 			  WIFEXITED(l->status) ? json_integer(WEXITSTATUS(l->status)) : json_null(),
 			  "signal",
-			  WIFSIGNALED(l->status) ? json_integer(WTERMSIG(l->status)) : json_null()));
+			  WIFSIGNALED(l->status) ? json_integer(WTERMSIG(l->status))
+						 : json_null()));
 }
 
 /* Start the program; an exec failure in the child comes back through a close-on-exec pipe. */

@@ -71,8 +71,8 @@ int main(int argc, char **argv)
 			names[i] = sc_verbs[i].name;
 		near = sc_nearest(argv[1], names, sc_nverbs);
 		if (near)
-			fprintf(stderr, "syscope: unknown verb '%s' (did you mean '%s'?)\n", argv[1],
-				near);
+			fprintf(stderr, "syscope: unknown verb '%s' (did you mean '%s'?)\n",
+				argv[1], near);
 		else
 			fprintf(stderr, "syscope: unknown verb '%s'\n", argv[1]);
 		usage(stderr);

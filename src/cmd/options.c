@@ -202,7 +202,8 @@ static int short_options(struct sc_cli *cli, struct sc_extra_opt *extras, char *
 		if (x) {
 			if (x->takes_value) {
 				if (!value && i + 1 >= argc)
-					usage_error(cli->verb, "-%c needs a value (%s)", *p, x->metavar);
+					usage_error(cli->verb, "-%c needs a value (%s)", *p,
+						    x->metavar);
 				*x->value = value ? value : argv[++i];
 				return i;
 			}
@@ -219,8 +220,9 @@ static int short_options(struct sc_cli *cli, struct sc_extra_opt *extras, char *
 			char buf[32];
 
 			snprintf(buf, sizeof(buf), "%ld",
-				 cli->settings.v[id].source == SC_SRC_CLI ? sc_int(&cli->settings, id) + 1
-									  : 1);
+				 cli->settings.v[id].source == SC_SRC_CLI
+					 ? sc_int(&cli->settings, id) + 1
+					 : 1);
 			set_or_die(cli, id, buf);
 			continue;
 		}

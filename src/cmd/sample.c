@@ -45,8 +45,9 @@ int cmd_sample(int argc, char **argv)
 	rc = sc_convert_session(res.session_dir, res.session_dir, &cli.settings,
 				sc_bool(&cli.settings, SC_SET_SUMMARY));
 	if (rc)
-		fprintf(stderr, "syscope: the raw data is kept in %s/raw; 'syscope convert %s' "
-				"retries\n",
+		fprintf(stderr,
+			"syscope: the raw data is kept in %s/raw; 'syscope convert %s' "
+			"retries\n",
 			res.session_dir, res.session_dir);
 	free(res.session_dir);
 	sc_settings_free(&cli.settings);

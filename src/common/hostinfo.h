@@ -5,7 +5,7 @@
 
 struct sc_hostinfo {
 	char hostname[256];
-	char kernel[400];  /* "Linux 6.1.0 #1 SMP ..." */
+	char kernel[400]; /* "Linux 6.1.0 #1 SMP ..." */
 	char machine[80]; /* "x86_64" */
 	char cpu_model[256];
 	long cpus_online;

@@ -16,30 +16,30 @@
 extern char **environ;
 
 const struct sc_setting_def sc_setting_defs[SC_SETTING_COUNT] = {
-#define SC_SETTING(nm, ty, def, ch, mn, mx, fl, cat, vb, lf, sf, hl)                               \
-	[SC_SET_##nm] = { .name = #nm,                                                             \
-			  .type = SC_T_##ty,                                                       \
-			  .defval = def,                                                           \
-			  .choices = ch,                                                           \
-			  .min = mn,                                                               \
-			  .max = mx,                                                               \
-			  .flags = fl,                                                             \
-			  .categories = cat,                                                       \
-			  .verbs = vb,                                                             \
-			  .long_flag = lf,                                                         \
-			  .short_flag = sf,                                                        \
+#define SC_SETTING(nm, ty, def, ch, mn, mx, fl, cat, vb, lf, sf, hl) \
+	[SC_SET_##nm] = { .name = #nm,                               \
+			  .type = SC_T_##ty,                         \
+			  .defval = def,                             \
+			  .choices = ch,                             \
+			  .min = mn,                                 \
+			  .max = mx,                                 \
+			  .flags = fl,                               \
+			  .categories = cat,                         \
+			  .verbs = vb,                               \
+			  .long_flag = lf,                           \
+			  .short_flag = sf,                          \
 			  .help = hl },
 #include "settings.def"
 #undef SC_SETTING
 };
 
 static const char *const type_names[] = {
-	[SC_T_BOOL] = "bool", [SC_T_INT] = "int",   [SC_T_DOUBLE] = "double",
+	[SC_T_BOOL] = "bool",	  [SC_T_INT] = "int",	[SC_T_DOUBLE] = "double",
 	[SC_T_STRING] = "string", [SC_T_ENUM] = "enum", [SC_T_LIST] = "list",
 };
 
 static const char *const source_names[] = {
-	[SC_SRC_DEFAULT] = "default", [SC_SRC_PRESET] = "preset", [SC_SRC_CONFIG] = "config",
+	[SC_SRC_DEFAULT] = "default", [SC_SRC_PRESET] = "preset",    [SC_SRC_CONFIG] = "config",
 	[SC_SRC_ENV] = "environment", [SC_SRC_CLI] = "command line",
 };
 
@@ -160,7 +160,7 @@ static int parse_scaled(const char *text, unsigned flags, double *out)
 		const char *suffix;
 		double scale;
 	} seconds[] = { { "ns", 1e-9 }, { "us", 1e-6 }, { "ms", 1e-3 }, { "s", 1 },
-			{ "sec", 1 },    { "m", 60 },    { "min", 60 },  { "h", 3600 } },
+			{ "sec", 1 },	{ "m", 60 },	{ "min", 60 },	{ "h", 3600 } },
 	  hertz[] = { { "hz", 1 }, { "k", 1e3 }, { "khz", 1e3 } };
 	char *end;
 	double v;
@@ -196,8 +196,9 @@ static int parse_scaled(const char *text, unsigned flags, double *out)
 
 static void describe_range(const struct sc_setting_def *d, char *buf, size_t n)
 {
-	const char *unit = (d->flags & SC_SF_SECONDS) ? " seconds" : (d->flags & SC_SF_HZ) ? " Hz"
-												 : "";
+	const char *unit = (d->flags & SC_SF_SECONDS) ? " seconds"
+			   : (d->flags & SC_SF_HZ)    ? " Hz"
+						      : "";
 
 	if (d->flags & SC_SF_GT_MIN)
 		snprintf(buf, n, "a number > %g and <= %g%s", d->min, d->max, unit);
@@ -209,8 +210,8 @@ static int invalid(char errmsg[SC_ERRMSG_MAX], const struct sc_setting_def *d, c
 		   const char *valid)
 {
 	if (errmsg)
-		snprintf(errmsg, SC_ERRMSG_MAX, "%.48s '%.120s' is not valid (valid: %.300s)", d->name, text,
-			 valid);
+		snprintf(errmsg, SC_ERRMSG_MAX, "%.48s '%.120s' is not valid (valid: %.300s)",
+			 d->name, text, valid);
 	return -EINVAL;
 }
 

@@ -24,7 +24,7 @@ enum sc_setting_type {
 #define SC_SF_GT_MIN 0x1u  /* numeric value must be strictly greater than MIN */
 #define SC_SF_RUNTIME 0x2u /* read by libsyscope.so: exported to the profiled program */
 #define SC_SF_SECONDS 0x4u /* a duration in seconds; accepts ns/us/ms/s/m/h suffixes */
-#define SC_SF_HZ 0x8u      /* a frequency in Hz; accepts k/kHz suffixes */
+#define SC_SF_HZ 0x8u	   /* a frequency in Hz; accepts k/kHz suffixes */
 #define SC_SF_HIDDEN 0x10u /* plumbing between launcher and runtime; not a user knob */
 
 /* Categories (CATEGORIES column). */
@@ -109,7 +109,7 @@ int sc_settings_set(struct sc_settings *s, enum sc_setting_id id, const char *te
 int sc_settings_load_env(struct sc_settings *s, char *const *env, char errmsg[SC_ERRMSG_MAX]);
 
 /* Lookups. Return -1 / NULL when nothing matches. */
-int sc_setting_by_name(const char *name);            /* "SAMPLING_FREQ" or "sampling-freq" */
+int sc_setting_by_name(const char *name); /* "SAMPLING_FREQ" or "sampling-freq" */
 int sc_setting_by_flag(const char *long_flag, unsigned verb);
 int sc_setting_by_short(char short_flag, unsigned verb);
 

@@ -17,36 +17,36 @@ char *sc_xstrdup(const char *s);
 char *sc_xstrndup(const char *s, size_t n);
 __attribute__((format(printf, 1, 2))) char *sc_xasprintf(const char *fmt, ...);
 
-#define VEC(type)                                                                                  \
-	struct {                                                                                   \
-		type *v;                                                                           \
-		size_t n, cap;                                                                     \
+#define VEC(type)              \
+	struct {               \
+		type *v;       \
+		size_t n, cap; \
 	}
 
-#define VEC_RESERVE(vec, want)                                                                     \
-	do {                                                                                       \
-		if ((want) > (vec)->cap) {                                                         \
-			size_t c_ = (vec)->cap ? (vec)->cap * 2 : 8;                               \
-			while (c_ < (want))                                                        \
-				c_ *= 2;                                                           \
-			(vec)->v = sc_xrealloc((vec)->v, c_ * sizeof(*(vec)->v));                  \
-			(vec)->cap = c_;                                                           \
-		}                                                                                  \
+#define VEC_RESERVE(vec, want)                                                    \
+	do {                                                                      \
+		if ((want) > (vec)->cap) {                                        \
+			size_t c_ = (vec)->cap ? (vec)->cap * 2 : 8;              \
+			while (c_ < (want))                                       \
+				c_ *= 2;                                          \
+			(vec)->v = sc_xrealloc((vec)->v, c_ * sizeof(*(vec)->v)); \
+			(vec)->cap = c_;                                          \
+		}                                                                 \
 	} while (0)
 
 /* Append one zeroed element and return its address. */
-#define VEC_PUSH(vec)                                                                              \
-	({                                                                                         \
-		VEC_RESERVE(vec, (vec)->n + 1);                                                    \
-		__builtin_memset(&(vec)->v[(vec)->n], 0, sizeof(*(vec)->v));                       \
-		&(vec)->v[(vec)->n++];                                                             \
+#define VEC_PUSH(vec)                                                        \
+	({                                                                   \
+		VEC_RESERVE(vec, (vec)->n + 1);                              \
+		__builtin_memset(&(vec)->v[(vec)->n], 0, sizeof(*(vec)->v)); \
+		&(vec)->v[(vec)->n++];                                       \
 	})
 
-#define VEC_FREE(vec)                                                                              \
-	do {                                                                                       \
-		free((vec)->v);                                                                    \
-		(vec)->v = NULL;                                                                   \
-		(vec)->n = (vec)->cap = 0;                                                         \
+#define VEC_FREE(vec)                      \
+	do {                               \
+		free((vec)->v);            \
+		(vec)->v = NULL;           \
+		(vec)->n = (vec)->cap = 0; \
 	} while (0)
 
 #endif /* SYSCOPE_COMMON_VEC_H */

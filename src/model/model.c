@@ -87,8 +87,8 @@ double sc_stats_var(const struct sc_stats *s)
 struct sc_thread *sc_process_thread(struct sc_process *p, int32_t tid)
 {
 	bool inserted;
-	uint64_t *slot = sc_hashmap_upsert(&p->thread_index, (uint64_t)(uint32_t)tid + 1, 0,
-					   &inserted);
+	uint64_t *slot =
+		sc_hashmap_upsert(&p->thread_index, (uint64_t)(uint32_t)tid + 1, 0, &inserted);
 	struct sc_thread *t;
 
 	if (!inserted)
@@ -228,7 +228,8 @@ static int metadata_record(void *ctx, int32_t tid, const struct sc_record *rec, 
 			img->exe = sc_strtab_intern(&m->strings, tail);
 		split_strings(m, tail + p->exe_len, p->cmdline_len, &img->argv);
 		if (p->cwd_len)
-			img->cwd = sc_strtab_intern(&m->strings, tail + p->exe_len + p->cmdline_len);
+			img->cwd =
+				sc_strtab_intern(&m->strings, tail + p->exe_len + p->cmdline_len);
 		break;
 	}
 	case SC_REC_ENVIRON:
@@ -275,8 +276,8 @@ static int metadata_record(void *ctx, int32_t tid, const struct sc_record *rec, 
 		*VEC_PUSH(&img->children) = ((const struct sc_rec_fork *)rec)->child_pid;
 		break;
 	case SC_REC_EXEC:
-		img->exec_path = sc_strtab_intern(&m->strings,
-						  (const char *)((const struct sc_rec_exec *)rec + 1));
+		img->exec_path = sc_strtab_intern(
+			&m->strings, (const char *)((const struct sc_rec_exec *)rec + 1));
 		break;
 	case SC_REC_NOTE: {
 		const struct sc_rec_note *r = (const void *)rec;
@@ -471,7 +472,9 @@ int sc_model_build(struct sc_model *m, struct sc_session *s, bool inlines)
 	}
 	for (size_t pass_no = 0; pass_no < 2; pass_no++) {
 		for (size_t i = 0; i < m->images.n; i++) {
-			struct pass ps = { .m = m, .img = m->images.v[i], .proc = m->images.v[i]->proc };
+			struct pass ps = { .m = m,
+					   .img = m->images.v[i],
+					   .proc = m->images.v[i]->proc };
 
 			/* Problems are reported by the first pass only. */
 			if (!pass_no)
@@ -480,7 +483,8 @@ int sc_model_build(struct sc_model *m, struct sc_session *s, bool inlines)
 			else {
 				struct sc_raw_stats ignored = { 0 };
 
-				sc_raw_foreach(ps.img->raw, sample_record, &ps, &ignored, NULL, NULL);
+				sc_raw_foreach(ps.img->raw, sample_record, &ps, &ignored, NULL,
+					       NULL);
 			}
 		}
 	}
@@ -554,8 +558,7 @@ struct sc_module *sc_image_module_at(struct sc_image *img, uint64_t addr, uint64
 	return any;
 }
 
-struct sc_elf *sc_model_module_elf(struct sc_model *m, struct sc_image *img,
-				   struct sc_module *mod)
+struct sc_elf *sc_model_module_elf(struct sc_model *m, struct sc_image *img, struct sc_module *mod)
 {
 	char buf[4200];
 	const char *open_path = mod->path;
@@ -574,7 +577,7 @@ struct sc_elf *sc_model_module_elf(struct sc_model *m, struct sc_image *img,
 		snprintf(buf, sizeof(buf), "%s/%s", img->cwd, mod->path);
 		open_path = buf;
 	}
-	mod->elf = sc_symbolizer_file(&m->sym, mod->path, open_path, mod->build_id,
-				      mod->build_id_len);
+	mod->elf =
+		sc_symbolizer_file(&m->sym, mod->path, open_path, mod->build_id, mod->build_id_len);
 	return mod->elf;
 }

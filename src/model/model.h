@@ -34,21 +34,21 @@ double sc_stats_mean(const struct sc_stats *s);
 double sc_stats_var(const struct sc_stats *s); /* sample variance; 0 below 2 samples */
 
 struct sc_module {
-	const char *path; /* interned, as recorded */
-	uint64_t base;    /* load bias */
-	uint64_t lo, hi;  /* runtime address range of its segments */
+	const char *path;	     /* interned, as recorded */
+	uint64_t base;		     /* load bias */
+	uint64_t lo, hi;	     /* runtime address range of its segments */
 	uint64_t load_ts, unload_ts; /* unload_ts: UINT64_MAX while loaded */
-	uint32_t flags;   /* SC_MODULE_* */
+	uint32_t flags;		     /* SC_MODULE_* */
 	uint8_t build_id[SC_MAX_BUILD_ID];
 	uint32_t build_id_len;
-	bool is_self;   /* libsyscope.so: its frames are elided from profiles */
-	bool is_system; /* libc and the loader, below which a syscope wrapper hides frames */
+	bool is_self;	    /* libsyscope.so: its frames are elided from profiles */
+	bool is_system;	    /* libc and the loader, below which a syscope wrapper hides frames */
 	struct sc_elf *elf; /* opened on first use */
 };
 
 struct sc_thread {
 	int32_t tid;
-	uint32_t index;   /* creation order within the process image, main = 0 */
+	uint32_t index; /* creation order within the process image, main = 0 */
 	int32_t creator;
 	char name[17];
 	uint64_t begin_ts, end_ts; /* 0 when not seen */
@@ -57,8 +57,8 @@ struct sc_thread {
 	double seconds[SC_KINDS]; /* summed sample weights */
 	uint64_t first_sample_ts[SC_KINDS], last_sample_ts[SC_KINDS];
 	uint64_t last_cpu[SC_KINDS];
-	uint64_t period_ns[SC_KINDS];   /* requested sampling period, from SAMPLER records */
-	uint16_t mechanism[SC_KINDS];   /* enum sc_sampler_mechanism, 0 = none */
+	uint64_t period_ns[SC_KINDS]; /* requested sampling period, from SAMPLER records */
+	uint16_t mechanism[SC_KINDS]; /* enum sc_sampler_mechanism, 0 = none */
 	int32_t sampler_error[SC_KINDS];
 };
 
@@ -140,8 +140,7 @@ struct sc_thread *sc_process_thread(struct sc_process *p, int32_t tid);
 /* The module of `img` containing runtime address `addr` at time `ts`, or NULL. */
 struct sc_module *sc_image_module_at(struct sc_image *img, uint64_t addr, uint64_t ts);
 /* Open (once) and return the symbolizer file of a module. */
-struct sc_elf *sc_model_module_elf(struct sc_model *m, struct sc_image *img,
-				   struct sc_module *mod);
+struct sc_elf *sc_model_module_elf(struct sc_model *m, struct sc_image *img, struct sc_module *mod);
 const char *sc_kind_metric(unsigned kind); /* "sampling_cpu_clock", ... */
 const char *sc_end_reason_text(uint32_t reason);
 

@@ -39,8 +39,7 @@ static uint32_t func_id(struct sc_profile_set *set, const char *name, const char
 	return (uint32_t)(set->funcs.n - 1);
 }
 
-static uint32_t line_id(struct sc_profile_set *set, uint32_t func, const char *file,
-			uint32_t line)
+static uint32_t line_id(struct sc_profile_set *set, uint32_t func, const char *file, uint32_t line)
 {
 	uint64_t key = sc_hash_bytes(&file, sizeof(file), ((uint64_t)func << 32) | line);
 	bool inserted;
@@ -112,8 +111,8 @@ size_t sc_stack_path(struct sc_profile_set *set, const struct sc_stack *st, uint
 
 	path_buf.n = 0;
 	if (st->flags & SC_SAMPLE_TRUNCATED)
-		push_frame(set, sc_strtab_intern(&m->strings, "[truncated]"), empty, empty, 0, false,
-			   false);
+		push_frame(set, sc_strtab_intern(&m->strings, "[truncated]"), empty, empty, 0,
+			   false, false);
 	for (uint32_t i = st->nframes; i-- > 0;) {
 		/* Return addresses point after the call; look up the call itself. */
 		uint64_t addr = i ? st->frames[i] - 1 : st->frames[i];
@@ -129,8 +128,8 @@ size_t sc_stack_path(struct sc_profile_set *set, const struct sc_stack *st, uint
 		elf = sc_model_module_elf(m, st->img, mod);
 		n = sc_symbolize(&m->sym, elf, addr - mod->base, &chain);
 		for (unsigned j = 0; j < n; j++)
-			push_frame(set, chain[j].func, sc_elf_name(elf), chain[j].file, chain[j].line,
-				   mod->is_self, mod->is_system);
+			push_frame(set, chain[j].func, sc_elf_name(elf), chain[j].file,
+				   chain[j].line, mod->is_self, mod->is_system);
 	}
 	elide_internal();
 	path_funcs.n = path_lines.n = 0;
@@ -161,8 +160,8 @@ static void tree_init(struct sc_tree *t, int32_t tid)
 static uint32_t tree_child(struct sc_tree *t, uint32_t parent, uint32_t func)
 {
 	bool inserted;
-	uint64_t *slot = sc_hashmap_upsert(&t->children, ((uint64_t)parent << 32 | func) + 1, 0,
-					   &inserted);
+	uint64_t *slot =
+		sc_hashmap_upsert(&t->children, ((uint64_t)parent << 32 | func) + 1, 0, &inserted);
 	struct sc_node *n;
 	uint32_t id;
 
@@ -180,8 +179,7 @@ static uint32_t tree_child(struct sc_tree *t, uint32_t parent, uint32_t func)
 	return id;
 }
 
-static void tree_add(struct sc_tree *t, const uint32_t *funcs, size_t n,
-		     const struct sc_stats *w)
+static void tree_add(struct sc_tree *t, const uint32_t *funcs, size_t n, const struct sc_stats *w)
 {
 	uint32_t node = 0;
 
@@ -380,8 +378,10 @@ static bool sort_lines;
 static int flat_by_excl_desc(const void *a, const void *b)
 {
 	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-	const struct sc_flat *fx = sort_lines ? &sort_profile->lines.v[x] : &sort_profile->funcs.v[x];
-	const struct sc_flat *fy = sort_lines ? &sort_profile->lines.v[y] : &sort_profile->funcs.v[y];
+	const struct sc_flat *fx =
+		sort_lines ? &sort_profile->lines.v[x] : &sort_profile->funcs.v[x];
+	const struct sc_flat *fy =
+		sort_lines ? &sort_profile->lines.v[y] : &sort_profile->funcs.v[y];
 
 	if (fx->excl.sum != fy->excl.sum)
 		return fx->excl.sum > fy->excl.sum ? -1 : 1;

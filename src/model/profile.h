@@ -29,13 +29,13 @@ struct sc_node {
 	uint32_t func;
 	uint32_t parent;
 	uint32_t first_child, next_sibling; /* UINT32_MAX = none */
-	uint32_t depth;                      /* root = 0; its children 1 */
+	uint32_t depth;			    /* root = 0; its children 1 */
 	struct sc_stats incl, excl;
 };
 
 /* Node 0 is a root without function; its children are the outermost frames. */
 struct sc_tree {
-	int32_t tid;         /* -1 for the tree merged over threads */
+	int32_t tid;	     /* -1 for the tree merged over threads */
 	uint32_t thread_idx; /* index in the process's thread list; unused when merged */
 	VEC(struct sc_node) nodes;
 	struct sc_hashmap children; /* (parent << 32 | func) + 1 -> node index */
@@ -50,15 +50,15 @@ struct sc_profile_set; /* the interning tables shared by all profiles of a conve
 struct sc_profile {
 	struct sc_profile_set *set;
 	struct sc_process *proc;
-	unsigned kind;       /* enum sc_sample_kind */
-	const char *metric;  /* "sampling_cpu_clock", "sampling_wall_clock" */
+	unsigned kind;	    /* enum sc_sample_kind */
+	const char *metric; /* "sampling_cpu_clock", "sampling_wall_clock" */
 	struct sc_tree merged;
-	VEC(struct sc_tree) threads; /* ordered by thread creation */
+	VEC(struct sc_tree) threads;   /* ordered by thread creation */
 	struct sc_hashmap thread_tree; /* tid + 1 -> index in threads + 1, while building */
-	VEC(struct sc_flat) funcs;   /* indexed by function id */
-	VEC(struct sc_flat) lines;   /* indexed by line id */
+	VEC(struct sc_flat) funcs;     /* indexed by function id */
+	VEC(struct sc_flat) lines;     /* indexed by line id */
 	struct sc_stats total;
-	uint64_t truncated;          /* samples whose stacks hit the depth limit */
+	uint64_t truncated; /* samples whose stacks hit the depth limit */
 };
 
 struct sc_profile_set {

@@ -22,7 +22,7 @@
 extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
 
 struct sc_elf {
-	const char *name;    /* basename, interned */
+	const char *name; /* basename, interned */
 	Dwfl *dwfl;
 	Dwfl_Module *mod;
 	bool usable;
@@ -91,8 +91,8 @@ static void open_elf(struct sc_symbolizer *sym, struct sc_elf *e, const char *pa
 	e->mod = dwfl_report_elf(e->dwfl, e->name, open_path, -1, 0, false);
 	dwfl_report_end(e->dwfl, NULL, NULL);
 	if (!e->mod) {
-		*VEC_PUSH(&sym->warnings) =
-			sc_xasprintf("%s: not a readable ELF file (%s)", open_path, dwfl_errmsg(-1));
+		*VEC_PUSH(&sym->warnings) = sc_xasprintf("%s: not a readable ELF file (%s)",
+							 open_path, dwfl_errmsg(-1));
 		return;
 	}
 	len = dwfl_module_build_id(e->mod, &bits, &id_vaddr);

@@ -21,8 +21,8 @@
 struct sc_symframe {
 	const char *func; /* interned; demangled */
 	const char *file; /* interned; "" when unknown */
-	uint32_t line;    /* 0 when unknown */
-	bool inlined;     /* this level was inlined into the one before it */
+	uint32_t line;	  /* 0 when unknown */
+	bool inlined;	  /* this level was inlined into the one before it */
 };
 
 struct sc_elf; /* one opened ELF file */
@@ -32,7 +32,7 @@ struct sc_symbolizer {
 	struct sc_hashmap by_key; /* hash(path, build id) -> elf index + 1 */
 	VEC(struct sc_elf *) elfs;
 	VEC(struct sc_symframe) frames; /* resolved chains, back to back */
-	bool inlines;                   /* report inline frames */
+	bool inlines;			/* report inline frames */
 	VEC(char *) warnings;
 };
 

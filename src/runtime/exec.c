@@ -65,7 +65,8 @@ static const char *merge_preload(const char *value, char *buf, size_t n, bool ad
 	while (p && *p) {
 		size_t tl = strcspn(p, ": ");
 
-		if (tl && !(tl == strlen(rt_proc.self_path) && !strncmp(p, rt_proc.self_path, tl)) &&
+		if (tl &&
+		    !(tl == strlen(rt_proc.self_path) && !strncmp(p, rt_proc.self_path, tl)) &&
 		    len + tl + 2 < n) {
 			if (len > strlen("LD_PRELOAD="))
 				buf[len++] = ':';
@@ -151,9 +152,9 @@ static void record_spawn(int rc, const pid_t *pid)
 	rt_record(SC_REC_FORK, 0, &rec.ts, sizeof(rec) - sizeof(rec.hdr), NULL, 0);
 }
 
-#define WITH_CHILD_ENV(env, newenv)                                                                \
-	char *newenv##_arr[env_count(env) + (size_t)ncarried + 2];                                 \
-	char newenv##_preload[PRELOAD_MAX];                                                        \
+#define WITH_CHILD_ENV(env, newenv)                                \
+	char *newenv##_arr[env_count(env) + (size_t)ncarried + 2]; \
+	char newenv##_preload[PRELOAD_MAX];                        \
 	char **newenv = child_env(env, newenv##_arr, newenv##_preload)
 
 RT_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
@@ -194,19 +195,19 @@ RT_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 }
 
 /* Collect execl-style arguments into an argv on the caller's stack. */
-#define COLLECT_ARGS(arg0, argv, last_out)                                                         \
-	size_t argc_ = 1;                                                                          \
-	va_list ap_;                                                                               \
-	va_start(ap_, arg0);                                                                       \
-	while (va_arg(ap_, const char *))                                                          \
-		argc_++;                                                                           \
-	va_end(ap_);                                                                               \
-	char *argv[argc_ + 1];                                                                     \
-	argv[0] = (char *)arg0;                                                                    \
-	va_start(ap_, arg0);                                                                       \
-	for (size_t i_ = 1; i_ <= argc_; i_++)                                                     \
-		argv[i_] = va_arg(ap_, char *);                                                    \
-	last_out = va_arg(ap_, char *const *);                                                     \
+#define COLLECT_ARGS(arg0, argv, last_out)      \
+	size_t argc_ = 1;                       \
+	va_list ap_;                            \
+	va_start(ap_, arg0);                    \
+	while (va_arg(ap_, const char *))       \
+		argc_++;                        \
+	va_end(ap_);                            \
+	char *argv[argc_ + 1];                  \
+	argv[0] = (char *)arg0;                 \
+	va_start(ap_, arg0);                    \
+	for (size_t i_ = 1; i_ <= argc_; i_++)  \
+		argv[i_] = va_arg(ap_, char *); \
+	last_out = va_arg(ap_, char *const *);  \
 	va_end(ap_)
 
 RT_EXPORT int execl(const char *path, const char *arg, ...)

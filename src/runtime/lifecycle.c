@@ -112,8 +112,8 @@ static void record_strings(uint16_t type, char *const *list)
 	rt_record(type, 0, buf, (uint32_t)len, NULL, 0);
 	free(buf);
 	if (truncated)
-		rt_note(SC_NOTE_INFO, "environment larger than %zu bytes: some variables not recorded",
-			room);
+		rt_note(SC_NOTE_INFO,
+			"environment larger than %zu bytes: some variables not recorded", room);
 }
 
 static void record_settings(void)
@@ -300,8 +300,8 @@ RT_EXPORT int __libc_start_main(main_fn main, int argc, char **argv, void (*init
 RT_EXPORT int __libc_start_main(main_fn main, int argc, char **argv, void (*init)(void),
 				void (*fini)(void), void (*rtld_fini)(void), void *stack_end)
 {
-	int (*real)(main_fn, int, char **, void (*)(void), void (*)(void), void (*)(void),
-		    void *) = rt_real_lookup("__libc_start_main");
+	int (*real)(main_fn, int, char **, void (*)(void), void (*)(void), void (*)(void), void *) =
+		rt_real_lookup("__libc_start_main");
 
 	program_main = main;
 	return real(main_hook, argc, argv, init, fini, rtld_fini, stack_end);

@@ -62,7 +62,8 @@ static size_t build_id(const struct dl_phdr_info *info, uint8_t *out, size_t cap
 
 			if (desc + n->n_descsz > end)
 				break;
-			if (n->n_type == NT_GNU_BUILD_ID && n->n_namesz == 4 && !memcmp(name, "GNU", 4)) {
+			if (n->n_type == NT_GNU_BUILD_ID && n->n_namesz == 4 &&
+			    !memcmp(name, "GNU", 4)) {
 				size_t len = n->n_descsz < cap ? n->n_descsz : cap;
 
 				memcpy(out, desc, len);
@@ -215,7 +216,8 @@ static void save_vdso(void)
 	/* vDSO segments have vaddr == offset relative to the image start; adjust the bias. */
 	for (int i = 0; i < eh->e_phnum; i++)
 		if (info.dlpi_phdr[i].p_type == PT_LOAD) {
-			info.dlpi_addr = vdso_addr - info.dlpi_phdr[i].p_vaddr + info.dlpi_phdr[i].p_offset;
+			info.dlpi_addr =
+				vdso_addr - info.dlpi_phdr[i].p_vaddr + info.dlpi_phdr[i].p_offset;
 			break;
 		}
 	idlen = build_id(&info, id, sizeof(id));

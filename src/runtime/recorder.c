@@ -45,10 +45,10 @@ struct recorder {
 	uint32_t max_segs;
 	uint64_t seg_size;
 	uint64_t disk_reserve;
-	_Atomic(char *) *segs;     /* [max_segs] */
-	atomic_uint *seg_retired;  /* [max_segs] */
-	uint32_t *pool_next;       /* [max_chunks] partial pool links */
-	uint32_t *pool_pos;        /* [max_chunks] offset where the next owner continues */
+	_Atomic(char *) *segs;		 /* [max_segs] */
+	atomic_uint *seg_retired;	 /* [max_segs] */
+	uint32_t *pool_next;		 /* [max_chunks] partial pool links */
+	uint32_t *pool_pos;		 /* [max_chunks] offset where the next owner continues */
 	atomic_uint_least64_t pool_head; /* tag << 32 | index */
 	atomic_uint next_chunk;
 	atomic_uint_least64_t retry_after_ns;
@@ -338,8 +338,8 @@ void rt_shrink_last(void *p, uint32_t reserved, uint32_t used)
 		t->word -= reserved - used;
 }
 
-int rt_record(uint16_t type, uint16_t flags, const void *body, uint32_t body_size,
-	      const void *tail, uint32_t tail_size)
+int rt_record(uint16_t type, uint16_t flags, const void *body, uint32_t body_size, const void *tail,
+	      uint32_t tail_size)
 {
 	uint32_t size = sc_record_align((uint32_t)sizeof(struct sc_record) + body_size + tail_size);
 	char *p = rt_reserve(size);
@@ -422,7 +422,8 @@ int rt_recorder_open(const char *session_dir, uint32_t image_seq, int fd_hint)
 	rec.chunk_size = (uint32_t)sc_int(s, SC_SET_BUFFER_CHUNK_KB) << 10;
 	if (page > 0 && rec.chunk_size % (uint32_t)page)
 		rec.chunk_size = (rec.chunk_size / (uint32_t)page + 1) * (uint32_t)page;
-	rec.max_chunks = (uint32_t)(limit / rec.chunk_size) ? (uint32_t)(limit / rec.chunk_size) : 1;
+	rec.max_chunks =
+		(uint32_t)(limit / rec.chunk_size) ? (uint32_t)(limit / rec.chunk_size) : 1;
 	rec.max_segs = (rec.max_chunks + CHUNKS_PER_SEG - 1) / CHUNKS_PER_SEG;
 	rec.seg_size = (uint64_t)rec.chunk_size * CHUNKS_PER_SEG;
 	rec.disk_reserve = (uint64_t)sc_int(s, SC_SET_BUFFER_DISK_RESERVE_MB) << 20;

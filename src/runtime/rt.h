@@ -54,26 +54,26 @@ struct rt_slot {
 };
 
 struct rt_thread {
-	uint64_t word;            /* gen << 32 | offset; 0 = no chunk */
-	struct rt_slot slot[2];   /* by generation parity */
-	uint32_t gen;             /* generation of the current chunk */
-	volatile int exchanging;  /* a chunk exchange is in progress on this thread */
-	volatile int forking;     /* between fork's prepare and parent/child hooks */
+	uint64_t word;		       /* gen << 32 | offset; 0 = no chunk */
+	struct rt_slot slot[2];	       /* by generation parity */
+	uint32_t gen;		       /* generation of the current chunk */
+	volatile int exchanging;       /* a chunk exchange is in progress on this thread */
+	volatile int forking;	       /* between fork's prepare and parent/child hooks */
 	uint64_t pending_lost_records; /* not yet reported in-band */
 	uint64_t pending_lost_bytes;
 
 	pid_t tid;
 	uint32_t index; /* creation order in the process, main thread = 0 */
-	int state;      /* enum rt_thread_state */
+	int state;	/* enum rt_thread_state */
 	pid_t creator_tid;
 	uintptr_t stack_lo, stack_hi; /* 0 when unknown */
 
 	/* Sampling (sources/sampling.c). */
-	int perf_fd;        /* task-clock event, -1 if none */
-	timer_t cpu_timer;  /* POSIX CPU-time timer when perf is unavailable */
+	int perf_fd;	   /* task-clock event, -1 if none */
+	timer_t cpu_timer; /* POSIX CPU-time timer when perf is unavailable */
 	timer_t wall_timer;
 	bool has_cpu_timer, has_wall_timer;
-	bool sampled;       /* passes the thread filter */
+	bool sampled; /* passes the thread filter */
 	volatile int in_sampler;
 };
 
@@ -101,7 +101,7 @@ static inline bool rt_active(void)
 }
 
 /* ---- clock.c ---- */
-uint64_t rt_now_ns(void);        /* CLOCK_MONOTONIC, async-signal-safe */
+uint64_t rt_now_ns(void);	 /* CLOCK_MONOTONIC, async-signal-safe */
 uint64_t rt_thread_cpu_ns(void); /* CLOCK_THREAD_CPUTIME_ID, async-signal-safe */
 pid_t rt_gettid(void);
 
@@ -124,8 +124,8 @@ void rt_shrink_last(void *rec, uint32_t reserved, uint32_t used);
 void rt_release_thread_chunk(void);
 /* Reserve, copy `body` (the record after its header) and `tail`, commit. Returns 0 or
  * -ENOSPC (counted as lost). */
-int rt_record(uint16_t type, uint16_t flags, const void *body, uint32_t body_size,
-	      const void *tail, uint32_t tail_size);
+int rt_record(uint16_t type, uint16_t flags, const void *body, uint32_t body_size, const void *tail,
+	      uint32_t tail_size);
 struct sc_file_header *rt_header(void);
 void rt_count_lost_sample(void);
 void rt_set_end(enum sc_end_reason reason, int status);
@@ -148,15 +148,14 @@ void rt_modules_init(bool fork_child);
 void rt_modules_check(void);
 
 /* ---- notes.c ---- */
-__attribute__((format(printf, 2, 3))) void rt_note(enum sc_note_level level, const char *fmt,
-						    ...);
+__attribute__((format(printf, 2, 3))) void rt_note(enum sc_note_level level, const char *fmt, ...);
 
 /* ---- fdguard.c: descriptors the runtime owns, protected from the program's close loops ---- */
 int rt_fd_adopt(int fd);    /* move fd to a high number, mark ours; returns the new fd or -1 */
 void rt_fd_release(int fd); /* close one of ours */
 bool rt_fd_is_ours(int fd);
 void rt_fd_close_all_inherited(int keep); /* fork child: drop the parent's, but `keep` */
-bool rt_fd_was_clobbered(int fd);     /* the program replaced it (dup2 onto it) */
+bool rt_fd_was_clobbered(int fd);	  /* the program replaced it (dup2 onto it) */
 
 /* ---- signals.c: sampler signal ownership and the program's view of it ---- */
 typedef void (*rt_sig_handler)(int, siginfo_t *, void *);
@@ -166,7 +165,7 @@ int rt_signal_claim(int sig, rt_sig_handler handler);
 void rt_signal_forward(int sig, siginfo_t *si, void *uc);
 void rt_signals_install_fatal(void);
 void rt_signals_sampler_set(sigset_t *set); /* the sampler signals in use */
-extern atomic_int rt_guard_blocking;        /* wrap_block.c guards blocking calls */
+extern atomic_int rt_guard_blocking;	    /* wrap_block.c guards blocking calls */
 
 /* ---- real libc entry points, resolved once (interpose.c) ---- */
 struct rt_real {

@@ -23,9 +23,9 @@
 #include "sources/source.h"
 
 struct sig_state {
-	rt_sig_handler ours;      /* non-NULL: a sampler signal owned by syscope */
-	bool fatal_hidden;        /* our crash recorder is installed, the program sees SIG_DFL */
-	bool program_set;         /* `program` holds what the program installed */
+	rt_sig_handler ours;	  /* non-NULL: a sampler signal owned by syscope */
+	bool fatal_hidden;	  /* our crash recorder is installed, the program sees SIG_DFL */
+	bool program_set;	  /* `program` holds what the program installed */
 	struct sigaction program; /* the program's view of this signal */
 };
 

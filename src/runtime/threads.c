@@ -150,8 +150,8 @@ static void *thread_trampoline(void *p)
 	return tr.fn(tr.arg);
 }
 
-RT_EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *attr,
-			     void *(*fn)(void *), void *arg)
+RT_EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *attr, void *(*fn)(void *),
+			     void *arg)
 {
 	struct trampoline *tr;
 	int rc;

@@ -21,10 +21,10 @@
 
 #define REAL(name) real_##name
 #define DECLARE_REAL(ret, name, ...) static ret (*real_##name)(__VA_ARGS__)
-#define RESOLVE(name)                                                                              \
-	do {                                                                                       \
-		if (!real_##name)                                                                  \
-			real_##name = (__typeof__(real_##name))rt_real_lookup(#name);              \
+#define RESOLVE(name)                                                                 \
+	do {                                                                          \
+		if (!real_##name)                                                     \
+			real_##name = (__typeof__(real_##name))rt_real_lookup(#name); \
 	} while (0)
 
 static bool guard_begin(sigset_t *old)
@@ -66,13 +66,13 @@ static const sigset_t *guarded_mask(const sigset_t *mask, sigset_t *copy)
 }
 
 /* Wrap `call` (an expression using the real function) between guard_begin and guard_end. */
-#define GUARDED(type, call)                                                                        \
-	do {                                                                                       \
-		sigset_t old_;                                                                     \
-		bool on_ = guard_begin(&old_);                                                     \
-		type rc_ = (call);                                                                 \
-		guard_end(on_, &old_);                                                             \
-		return rc_;                                                                        \
+#define GUARDED(type, call)                    \
+	do {                                   \
+		sigset_t old_;                 \
+		bool on_ = guard_begin(&old_); \
+		type rc_ = (call);             \
+		guard_end(on_, &old_);         \
+		return rc_;                    \
 	} while (0)
 
 DECLARE_REAL(int, nanosleep, const struct timespec *, struct timespec *);

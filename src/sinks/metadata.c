@@ -77,10 +77,10 @@ static json_t *settings_json(const struct sc_image *img, json_t *session)
 			continue;
 		json_array_append_new(
 			arr, json_pack("{s:s, s:s+, s:s, s:s, s:s}", "name", name, "env",
-				       SC_SETTING_ENV_PREFIX, name, "value", eq + 1,
-				       "default", sc_setting_defs[id].defval, "source",
+				       SC_SETTING_ENV_PREFIX, name, "value", eq + 1, "default",
+				       sc_setting_defs[id].defval, "source",
 				       strcmp(eq + 1, sc_setting_defs[id].defval) ? "environment"
-										   : "default"));
+										  : "default"));
 	}
 	return arr;
 }
@@ -91,23 +91,23 @@ static json_t *threads_json(const struct sc_process *p)
 
 	for (size_t i = 0; i < p->threads.n; i++) {
 		const struct sc_thread *t = &p->threads.v[i];
-		json_t *o = json_pack("{s:I, s:I, s:s, s:I, s:I, s:I, s:I}", "tid", (json_int_t)t->tid,
-				      "index", (t->index == UINT32_MAX ? (json_int_t)-1 : (json_int_t)t->index),
-				      "name", t->name, "creator_tid", (json_int_t)t->creator,
-				      "begin_ns", (json_int_t)t->begin_ts, "end_ns",
-				      (json_int_t)t->end_ts, "cpu_ns",
-				      (json_int_t)(t->end_cpu > t->begin_cpu ? t->end_cpu - t->begin_cpu
-									      : 0));
+		json_t *o = json_pack(
+			"{s:I, s:I, s:s, s:I, s:I, s:I, s:I}", "tid", (json_int_t)t->tid, "index",
+			(t->index == UINT32_MAX ? (json_int_t)-1 : (json_int_t)t->index), "name",
+			t->name, "creator_tid", (json_int_t)t->creator, "begin_ns",
+			(json_int_t)t->begin_ts, "end_ns", (json_int_t)t->end_ts, "cpu_ns",
+			(json_int_t)(t->end_cpu > t->begin_cpu ? t->end_cpu - t->begin_cpu : 0));
 		json_t *samplers = json_array();
 
 		for (unsigned k = SC_SAMPLE_CPUTIME; k <= SC_SAMPLE_REALTIME; k++) {
 			static const char *const mech[] = { "none", "perf task-clock",
 							    "POSIX CPU-time timer",
 							    "POSIX monotonic timer" };
-			double span = t->last_sample_ts[k] > t->first_sample_ts[k]
-					      ? (double)(t->last_sample_ts[k] - t->first_sample_ts[k]) *
-							1e-9
-					      : 0;
+			double span =
+				t->last_sample_ts[k] > t->first_sample_ts[k]
+					? (double)(t->last_sample_ts[k] - t->first_sample_ts[k]) *
+						  1e-9
+					: 0;
 
 			if (!t->mechanism[k] && !t->samples[k])
 				continue;
@@ -119,9 +119,9 @@ static json_t *threads_json(const struct sc_process *p)
 					  "requested_hz",
 					  t->period_ns[k] ? 1e9 / (double)t->period_ns[k] : 0.0,
 					  "delivered_hz",
-					  span > 0 ? (double)(t->samples[k] - 1) / span : 0.0, "samples",
-					  (json_int_t)t->samples[k], "seconds", t->seconds[k], "error",
-					  t->sampler_error[k]));
+					  span > 0 ? (double)(t->samples[k] - 1) / span : 0.0,
+					  "samples", (json_int_t)t->samples[k], "seconds",
+					  t->seconds[k], "error", t->sampler_error[k]));
 		}
 		json_object_set_new(o, "samplers", samplers);
 		json_array_append_new(arr, o);
@@ -140,17 +140,19 @@ static json_t *images_json(const struct sc_process *p)
 		for (size_t c = 0; c < img->children.n; c++)
 			json_array_append_new(children, json_integer(img->children.v[c]));
 		json_array_append_new(
-			arr, json_pack("{s:s?, s:o, s:s?, s:o, s:I, s:I, s:s, s:i, s:s?, s:o, s:I, s:I, s:I, s:s}",
-				       "executable", img->exe, "argv",
-				       string_array(img->argv.v, img->argv.n), "cwd", img->cwd,
-				       "start_time", iso_time(img->start_realtime_ns), "start_ns",
-				       (json_int_t)img->start_ns, "end_ns",
-				       (json_int_t)(img->end_ns ? img->end_ns : img->last_ts),
-				       "end_reason", sc_end_reason_text(img->end_reason), "end_status",
-				       img->end_status, "exec", img->exec_path, "children", children,
-				       "lost_records", (json_int_t)img->lost_records, "lost_bytes",
-				       (json_int_t)img->lost_bytes, "lost_samples",
-				       (json_int_t)img->lost_samples, "raw_file", img->raw->path));
+			arr,
+			json_pack(
+				"{s:s?, s:o, s:s?, s:o, s:I, s:I, s:s, s:i, s:s?, s:o, s:I, s:I, s:I, s:s}",
+				"executable", img->exe, "argv",
+				string_array(img->argv.v, img->argv.n), "cwd", img->cwd,
+				"start_time", iso_time(img->start_realtime_ns), "start_ns",
+				(json_int_t)img->start_ns, "end_ns",
+				(json_int_t)(img->end_ns ? img->end_ns : img->last_ts),
+				"end_reason", sc_end_reason_text(img->end_reason), "end_status",
+				img->end_status, "exec", img->exec_path, "children", children,
+				"lost_records", (json_int_t)img->lost_records, "lost_bytes",
+				(json_int_t)img->lost_bytes, "lost_samples",
+				(json_int_t)img->lost_samples, "raw_file", img->raw->path));
 	}
 	return arr;
 }
@@ -162,9 +164,10 @@ static json_t *notes_json(const struct sc_model *m, int32_t pid)
 	for (size_t i = 0; i < m->notes.n; i++)
 		if (m->notes.v[i].pid == pid)
 			json_array_append_new(
-				arr, json_pack("{s:s, s:s}", "level",
-					       m->notes.v[i].level == SC_NOTE_WARN ? "warning" : "info",
-					       "text", m->notes.v[i].text));
+				arr,
+				json_pack("{s:s, s:s}", "level",
+					  m->notes.v[i].level == SC_NOTE_WARN ? "warning" : "info",
+					  "text", m->notes.v[i].text));
 	return arr;
 }
 
@@ -200,19 +203,18 @@ static int write_metadata(struct sc_output *out)
 			continue;
 		}
 		json_array_append_new(files, json_string(of.name));
-		doc = json_pack("{s:s, s:I, s:I, s:s?, s:s?, s:o, s:s?, s:o, s:f, s:{s:s, s:i}, s:o, "
-				"s:o, s:o, s:o, s:o, s:o}",
-				"syscope_version", SYSCOPE_VERSION, "pid", (json_int_t)p->pid, "ppid",
-				(json_int_t)p->ppid, "hostname", first->hostname, "executable",
-				first->exe, "command", string_array(first->argv.v, first->argv.n),
-				"cwd", first->cwd, "start_time",
-				iso_time(first->start_realtime_ns), "duration_s",
-				end > first->start_ns ? (double)(end - first->start_ns) * 1e-9 : 0.0,
-				"exit", "reason", sc_end_reason_text(last->end_reason), "status",
-				last->end_status, "settings", settings_json(first, session),
-				"environment", environment(first), "images", images_json(p),
-				"threads", threads_json(p), "notes", notes_json(out->model, p->pid),
-				"files", files);
+		doc = json_pack(
+			"{s:s, s:I, s:I, s:s?, s:s?, s:o, s:s?, s:o, s:f, s:{s:s, s:i}, s:o, "
+			"s:o, s:o, s:o, s:o, s:o}",
+			"syscope_version", SYSCOPE_VERSION, "pid", (json_int_t)p->pid, "ppid",
+			(json_int_t)p->ppid, "hostname", first->hostname, "executable", first->exe,
+			"command", string_array(first->argv.v, first->argv.n), "cwd", first->cwd,
+			"start_time", iso_time(first->start_realtime_ns), "duration_s",
+			end > first->start_ns ? (double)(end - first->start_ns) * 1e-9 : 0.0,
+			"exit", "reason", sc_end_reason_text(last->end_reason), "status",
+			last->end_status, "settings", settings_json(first, session), "environment",
+			environment(first), "images", images_json(p), "threads", threads_json(p),
+			"notes", notes_json(out->model, p->pid), "files", files);
 		if (session) {
 			json_t *launcher = json_deep_copy(session);
 
@@ -231,6 +233,7 @@ static int write_metadata(struct sc_output *out)
 
 const struct sc_sink sc_sink_metadata = {
 	.token = "metadata",
-	.description = "settings, command, environment, host, times and files (metadata-<pid>.json)",
+	.description =
+		"settings, command, environment, host, times and files (metadata-<pid>.json)",
 	.write = write_metadata,
 };

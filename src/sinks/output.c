@@ -28,8 +28,8 @@ const char *sc_sink_tokens(void)
 
 	if (!buf[0])
 		for (size_t i = 0; i < sizeof(sinks) / sizeof(sinks[0]); i++)
-			snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf), "%s%s", i ? ", " : "",
-				 sinks[i]->token);
+			snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf), "%s%s",
+				 i ? ", " : "", sinks[i]->token);
 	return buf;
 }
 
@@ -84,7 +84,8 @@ int sc_out_close(struct sc_output *out, struct sc_outfile *of)
 	else if (rename(of->tmp, of->path))
 		rc = -errno;
 	if (rc) {
-		*VEC_PUSH(&out->errors) = sc_xasprintf("cannot write %s: %s", of->path, strerror(-rc));
+		*VEC_PUSH(&out->errors) =
+			sc_xasprintf("cannot write %s: %s", of->path, strerror(-rc));
 		unlink(of->tmp);
 		free(of->name);
 	} else {

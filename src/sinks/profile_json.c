@@ -24,8 +24,8 @@
 static json_t *stats_json(const struct sc_stats *s)
 {
 	return json_pack("{s:f, s:I, s:f, s:f, s:f, s:f, s:f}", "sum", s->sum, "count",
-			 (json_int_t)s->count, "min", s->min, "max", s->max, "sqr", s->sumsq, "mean",
-			 sc_stats_mean(s), "stddev", sqrt(sc_stats_var(s)));
+			 (json_int_t)s->count, "min", s->min, "max", s->max, "sqr", s->sumsq,
+			 "mean", sc_stats_mean(s), "stddev", sqrt(sc_stats_var(s)));
 }
 
 static json_t *entry_json(const struct sc_stats *s)
@@ -59,22 +59,22 @@ static json_t *node_json(struct walk *w, uint32_t id, uint64_t rolling)
 
 	rolling += h;
 	node = json_pack("{s:{s:I, s:s, s:[I], s:[I], s:I, s:b, s:{s:o, s:o}, s:{s:o, s:o}}}",
-			 "node", "hash", (json_int_t)h, "prefix", name, "tid", w->tid, "pid", w->pid,
-			 "depth", (json_int_t)n->depth, "is_dummy", id == 0, "inclusive", "entry",
-			 entry_json(&n->incl), "stats", stats_json(&n->incl), "exclusive", "entry",
-			 entry_json(&n->excl), "stats", stats_json(&n->excl));
+			 "node", "hash", (json_int_t)h, "prefix", name, "tid", w->tid, "pid",
+			 w->pid, "depth", (json_int_t)n->depth, "is_dummy", id == 0, "inclusive",
+			 "entry", entry_json(&n->incl), "stats", stats_json(&n->incl), "exclusive",
+			 "entry", entry_json(&n->excl), "stats", stats_json(&n->excl));
 	if (id) {
 		char label[4096];
 
 		snprintf(label, sizeof(label), "%s%*s%s%s", w->prefix,
 			 n->depth > 1 ? (int)(2 * (n->depth - 2)) : 0, "", n->depth > 1 ? "|_" : "",
 			 name);
-		json_array_append_new(w->flat,
-				      json_pack("{s:I, s:s, s:I, s:o, s:o, s:I}", "hash",
-						(json_int_t)h, "prefix", label, "depth",
-						(json_int_t)n->depth - 1, "entry", entry_json(&n->incl),
-						"stats", stats_json(&n->incl), "rolling_hash",
-						(json_int_t)(rolling & 0x7fffffffffffffffull)));
+		json_array_append_new(
+			w->flat,
+			json_pack("{s:I, s:s, s:I, s:o, s:o, s:I}", "hash", (json_int_t)h, "prefix",
+				  label, "depth", (json_int_t)n->depth - 1, "entry",
+				  entry_json(&n->incl), "stats", stats_json(&n->incl),
+				  "rolling_hash", (json_int_t)(rolling & 0x7fffffffffffffffull)));
 	}
 	kids = sc_tree_sorted_children(w->t, id, &nkids);
 	for (size_t i = 0; i < nkids; i++)
@@ -95,16 +95,16 @@ static json_t *flat_functions(const struct sc_profile *p)
 	for (size_t i = 0; i < n; i++) {
 		const struct sc_flat *fl = &p->funcs.v[ids[i]];
 		const struct sc_func *fn = sc_func_of(set, ids[i]);
-		const struct sc_line *ln = hot[ids[i]] != UINT32_MAX ? &set->lines.v[hot[ids[i]]]
-								      : NULL;
+		const struct sc_line *ln =
+			hot[ids[i]] != UINT32_MAX ? &set->lines.v[hot[ids[i]]] : NULL;
 
-		json_array_append_new(
-			arr, json_pack("{s:s, s:s, s:s, s:I, s:I, s:I, s:f, s:f}", "name", fn->name,
-				       "module", fn->module, "file", ln ? ln->file : "", "line",
-				       (json_int_t)(ln ? ln->line : 0), "samples",
-				       (json_int_t)fl->incl.count, "self_samples",
-				       (json_int_t)fl->excl.count, "inclusive", fl->incl.sum,
-				       "exclusive", fl->excl.sum));
+		json_array_append_new(arr, json_pack("{s:s, s:s, s:s, s:I, s:I, s:I, s:f, s:f}",
+						     "name", fn->name, "module", fn->module, "file",
+						     ln ? ln->file : "", "line",
+						     (json_int_t)(ln ? ln->line : 0), "samples",
+						     (json_int_t)fl->incl.count, "self_samples",
+						     (json_int_t)fl->excl.count, "inclusive",
+						     fl->incl.sum, "exclusive", fl->excl.sum));
 	}
 	free(ids);
 	free(hot);
@@ -142,17 +142,20 @@ static json_t *threads_json(const struct sc_profile *p)
 		const struct sc_thread *t = &p->proc->threads.v[p->threads.v[i].thread_idx];
 		double active = t->last_sample_ts[p->kind] > t->first_sample_ts[p->kind]
 					? (double)(t->last_sample_ts[p->kind] -
-						   t->first_sample_ts[p->kind]) * 1e-9
+						   t->first_sample_ts[p->kind]) *
+						  1e-9
 					: 0;
 
 		json_array_append_new(
-			arr, json_pack("{s:I, s:I, s:s, s:I, s:f, s:f, s:f}", "tid", (json_int_t)t->tid,
-				       "index", (t->index == UINT32_MAX ? (json_int_t)-1 : (json_int_t)t->index),
-				       "name", t->name, "samples", (json_int_t)t->samples[p->kind],
-				       "seconds", t->seconds[p->kind], "requested_hz",
-				       t->period_ns[p->kind] ? 1e9 / (double)t->period_ns[p->kind] : 0.0,
-				       "delivered_hz",
-				       active > 0 ? (double)(t->samples[p->kind] - 1) / active : 0.0));
+			arr,
+			json_pack("{s:I, s:I, s:s, s:I, s:f, s:f, s:f}", "tid", (json_int_t)t->tid,
+				  "index",
+				  (t->index == UINT32_MAX ? (json_int_t)-1 : (json_int_t)t->index),
+				  "name", t->name, "samples", (json_int_t)t->samples[p->kind],
+				  "seconds", t->seconds[p->kind], "requested_hz",
+				  t->period_ns[p->kind] ? 1e9 / (double)t->period_ns[p->kind] : 0.0,
+				  "delivered_hz",
+				  active > 0 ? (double)(t->samples[p->kind] - 1) / active : 0.0));
 	}
 	return arr;
 }
@@ -165,7 +168,9 @@ static int write_profile(struct sc_output *out, const struct sc_profile *p)
 
 	for (size_t i = 0; i < p->threads.n; i++) {
 		const struct sc_thread *th = &p->proc->threads.v[p->threads.v[i].thread_idx];
-		struct walk w = { .p = p, .t = &p->threads.v[i], .flat = flat,
+		struct walk w = { .p = p,
+				  .t = &p->threads.v[i],
+				  .flat = flat,
 				  .tid = th->index == UINT32_MAX ? th->tid : (json_int_t)th->index,
 				  .pid = p->proc->pid };
 

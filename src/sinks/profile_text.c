@@ -45,8 +45,8 @@ static void tree_rows(struct tree_walk *w, uint32_t node)
 			     sc_table_fmt(c[2], "%.6f", n->incl.sum),
 			     sc_table_fmt(c[3], "%.6f", sc_stats_mean(&n->incl)),
 			     sc_table_fmt(c[4], "%.6f", n->incl.min),
-			     sc_table_fmt(c[5], "%.6f", n->incl.max), sc_table_fmt(c[6], "%.6f", var),
-			     sc_table_fmt(c[7], "%.6f", sqrt(var)),
+			     sc_table_fmt(c[5], "%.6f", n->incl.max),
+			     sc_table_fmt(c[6], "%.6f", var), sc_table_fmt(c[7], "%.6f", sqrt(var)),
 			     sc_table_fmt(c[8], "%.1f",
 					  n->incl.sum > 0 ? 100.0 * n->excl.sum / n->incl.sum : 0));
 	}

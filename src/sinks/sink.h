@@ -18,7 +18,7 @@ struct sc_output {
 	struct sc_model *model;
 	struct sc_profile_set *profiles;
 	const struct sc_settings *settings;
-	const char *dir; /* where outputs go */
+	const char *dir;     /* where outputs go */
 	VEC(char *) written; /* file names relative to dir, in the order written */
 	VEC(char *) errors;
 };

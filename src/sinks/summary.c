@@ -77,7 +77,8 @@ static void print_sampling(FILE *f, const struct sc_model *m, unsigned kind)
 			if (th->period_ns[kind])
 				requested = 1e9 / (double)th->period_ns[kind];
 			if (th->last_sample_ts[kind] > th->first_sample_ts[kind]) {
-				span += (double)(th->last_sample_ts[kind] - th->first_sample_ts[kind]) *
+				span += (double)(th->last_sample_ts[kind] -
+						 th->first_sample_ts[kind]) *
 					1e-9;
 				counted += th->samples[kind] - 1;
 			}

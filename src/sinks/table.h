@@ -13,12 +13,12 @@ struct sc_table {
 	unsigned ncols;
 	const char *headers[SC_TABLE_MAX_COLS];
 	char right[SC_TABLE_MAX_COLS]; /* right-aligned column */
-	VEC(char *) cells;             /* row-major, ncols per row */
-	unsigned max_width;            /* cells longer than this are cut with "..." */
+	VEC(char *) cells;	       /* row-major, ncols per row */
+	unsigned max_width;	       /* cells longer than this are cut with "..." */
 };
 
 void sc_table_init(struct sc_table *t, unsigned max_width, ...); /* headers; "-X" = right */
-void sc_table_row(struct sc_table *t, ...);                     /* ncols strings */
+void sc_table_row(struct sc_table *t, ...);			 /* ncols strings */
 __attribute__((format(printf, 2, 3))) char *sc_table_fmt(char *buf, const char *fmt, ...);
 void sc_table_print(const struct sc_table *t, FILE *f, const char *title);
 void sc_table_free(struct sc_table *t);

@@ -29,9 +29,9 @@
 #include <assert.h>
 #include <stdint.h>
 
-#define SC_FILE_MAGIC "SCRAWv1"  /* 8 bytes with the terminating NUL */
-#define SC_FORMAT_VERSION 1      /* bumped on incompatible change */
-#define SC_FORMAT_MIN_VERSION 1  /* oldest version this reader accepts */
+#define SC_FILE_MAGIC "SCRAWv1" /* 8 bytes with the terminating NUL */
+#define SC_FORMAT_VERSION 1	/* bumped on incompatible change */
+#define SC_FORMAT_MIN_VERSION 1 /* oldest version this reader accepts */
 #define SC_BYTE_ORDER_MARK 0x01020304u
 #define SC_CHUNK_MAGIC 0x4b434353u /* "SCCK" little-endian */
 #define SC_FILE_HEADER_SIZE 4096u
@@ -52,31 +52,31 @@ enum sc_end_reason {
  * created; the counters after it are updated with atomic operations while the process runs.
  */
 struct sc_file_header {
-	char magic[8];           /* SC_FILE_MAGIC */
-	uint32_t version;        /* SC_FORMAT_VERSION of the writer */
-	uint32_t header_size;    /* offset of chunk 0 */
-	uint32_t byte_order;     /* SC_BYTE_ORDER_MARK as stored by the writer */
-	uint32_t chunk_size;     /* bytes per chunk, a multiple of the page size */
-	uint32_t clock_id;       /* clockid_t of every timestamp (CLOCK_MONOTONIC) */
-	uint32_t features;       /* SC_FEATURE_* bits */
+	char magic[8];	      /* SC_FILE_MAGIC */
+	uint32_t version;     /* SC_FORMAT_VERSION of the writer */
+	uint32_t header_size; /* offset of chunk 0 */
+	uint32_t byte_order;  /* SC_BYTE_ORDER_MARK as stored by the writer */
+	uint32_t chunk_size;  /* bytes per chunk, a multiple of the page size */
+	uint32_t clock_id;    /* clockid_t of every timestamp (CLOCK_MONOTONIC) */
+	uint32_t features;    /* SC_FEATURE_* bits */
 	int32_t pid;
 	int32_t ppid;
-	uint32_t image_seq;      /* 0 for the first image of a pid, +1 per exec */
+	uint32_t image_seq; /* 0 for the first image of a pid, +1 per exec */
 	uint32_t reserved0;
-	uint64_t start_ns;       /* clock_id time when recording started */
+	uint64_t start_ns;	    /* clock_id time when recording started */
 	uint64_t start_realtime_ns; /* CLOCK_REALTIME at the same moment */
 	char hostname[64];
-	uint64_t identity_end;   /* marker: fields above are immutable */
+	uint64_t identity_end; /* marker: fields above are immutable */
 
 	/* Live counters (atomic). */
 	uint64_t chunks_claimed; /* chunks handed out so far */
-	uint64_t lost_records;   /* records dropped: no chunk available (disk full, limit) */
+	uint64_t lost_records;	 /* records dropped: no chunk available (disk full, limit) */
 	uint64_t lost_bytes;
-	uint64_t lost_samples;   /* samples dropped for other reasons (re-entry, stack fault) */
-	uint64_t end_ns;         /* when the image stopped recording, 0 if unknown */
-	uint32_t end_reason;     /* enum sc_end_reason */
+	uint64_t lost_samples; /* samples dropped for other reasons (re-entry, stack fault) */
+	uint64_t end_ns;       /* when the image stopped recording, 0 if unknown */
+	uint32_t end_reason;   /* enum sc_end_reason */
 	int32_t end_status;
-	uint64_t threads_seen;   /* threads that recorded anything */
+	uint64_t threads_seen; /* threads that recorded anything */
 	uint8_t pad[4096 - 8 - 10 * 4 - 2 * 8 - 64 - 8 - 5 * 8 - 2 * 4 - 8];
 };
 static_assert(sizeof(struct sc_file_header) == SC_FILE_HEADER_SIZE, "header is one page");
@@ -89,11 +89,11 @@ enum sc_chunk_state {
 };
 
 struct sc_chunk_header {
-	uint32_t magic;  /* SC_CHUNK_MAGIC, stored last when the chunk is claimed */
-	uint32_t index;  /* chunk number in the file */
-	int32_t tid;     /* first owner; SC_REC_OWNER records name later ones */
-	uint32_t state;  /* enum sc_chunk_state */
-	uint32_t used;   /* bytes used including this header; set when closed */
+	uint32_t magic; /* SC_CHUNK_MAGIC, stored last when the chunk is claimed */
+	uint32_t index; /* chunk number in the file */
+	int32_t tid;	/* first owner; SC_REC_OWNER records name later ones */
+	uint32_t state; /* enum sc_chunk_state */
+	uint32_t used;	/* bytes used including this header; set when closed */
 	uint32_t reserved;
 	uint64_t first_ns;
 	uint8_t pad[32];
@@ -103,27 +103,27 @@ static_assert(sizeof(struct sc_chunk_header) == 64, "chunk header is 64 bytes");
 /* Every record starts with this; `size` includes the header and is a multiple of 8. */
 struct sc_record {
 	uint32_t size;
-	uint16_t type;  /* enum sc_record_type; 0 never appears in a complete record */
+	uint16_t type;	/* enum sc_record_type; 0 never appears in a complete record */
 	uint16_t flags; /* type-specific */
 };
 static_assert(sizeof(struct sc_record) == 8, "record header is 8 bytes");
 
 enum sc_record_type {
-	SC_REC_OWNER = 1,        /* struct sc_rec_owner: records that follow belong to tid */
-	SC_REC_PROCESS = 2,      /* struct sc_rec_process + strings */
-	SC_REC_ENVIRON = 3,      /* NUL-separated KEY=VALUE strings */
-	SC_REC_SETTINGS = 4,     /* NUL-separated NAME=VALUE strings the runtime resolved */
-	SC_REC_THREAD_BEGIN = 5, /* struct sc_rec_thread */
-	SC_REC_THREAD_END = 6,   /* struct sc_rec_thread */
-	SC_REC_THREAD_NAME = 7,  /* struct sc_rec_thread_name */
-	SC_REC_MODULE_LOAD = 8,  /* struct sc_rec_module + path */
-	SC_REC_MODULE_UNLOAD = 9,/* struct sc_rec_module + path */
-	SC_REC_SAMPLE = 10,      /* struct sc_rec_sample + frames */
-	SC_REC_FORK = 11,        /* struct sc_rec_fork (in the parent) */
-	SC_REC_EXEC = 12,        /* struct sc_rec_exec + path */
-	SC_REC_LOST = 13,        /* struct sc_rec_lost: in-band account of dropped records */
-	SC_REC_NOTE = 14,        /* struct sc_rec_note + text: a message for the summary */
-	SC_REC_SAMPLER = 15,     /* struct sc_rec_sampler: a sampler armed on this thread */
+	SC_REC_OWNER = 1,	  /* struct sc_rec_owner: records that follow belong to tid */
+	SC_REC_PROCESS = 2,	  /* struct sc_rec_process + strings */
+	SC_REC_ENVIRON = 3,	  /* NUL-separated KEY=VALUE strings */
+	SC_REC_SETTINGS = 4,	  /* NUL-separated NAME=VALUE strings the runtime resolved */
+	SC_REC_THREAD_BEGIN = 5,  /* struct sc_rec_thread */
+	SC_REC_THREAD_END = 6,	  /* struct sc_rec_thread */
+	SC_REC_THREAD_NAME = 7,	  /* struct sc_rec_thread_name */
+	SC_REC_MODULE_LOAD = 8,	  /* struct sc_rec_module + path */
+	SC_REC_MODULE_UNLOAD = 9, /* struct sc_rec_module + path */
+	SC_REC_SAMPLE = 10,	  /* struct sc_rec_sample + frames */
+	SC_REC_FORK = 11,	  /* struct sc_rec_fork (in the parent) */
+	SC_REC_EXEC = 12,	  /* struct sc_rec_exec + path */
+	SC_REC_LOST = 13,	  /* struct sc_rec_lost: in-band account of dropped records */
+	SC_REC_NOTE = 14,	  /* struct sc_rec_note + text: a message for the summary */
+	SC_REC_SAMPLER = 15,	  /* struct sc_rec_sampler: a sampler armed on this thread */
 	SC_REC_TYPE_COUNT
 };
 
@@ -163,9 +163,9 @@ struct sc_rec_thread_name {
 
 enum sc_module_flags {
 	SC_MODULE_AT_START = 0x1, /* present when recording started */
-	SC_MODULE_LATE = 0x2,     /* found by a rescan, not at its load: valid from start */
+	SC_MODULE_LATE = 0x2,	  /* found by a rescan, not at its load: valid from start */
 	SC_MODULE_VDSO = 0x4,
-	SC_MODULE_MAIN = 0x8,     /* the main executable */
+	SC_MODULE_MAIN = 0x8, /* the main executable */
 };
 
 #define SC_MAX_SEGMENTS 8
@@ -175,7 +175,7 @@ struct sc_rec_module_segment {
 	uint64_t vaddr; /* p_vaddr of the PT_LOAD segment (add `base` for the address) */
 	uint64_t memsz;
 	uint64_t offset; /* p_offset in the file */
-	uint32_t flags;  /* p_flags (PF_X, PF_W, PF_R) */
+	uint32_t flags;	 /* p_flags (PF_X, PF_W, PF_R) */
 	uint32_t reserved;
 };
 
@@ -192,9 +192,9 @@ struct sc_rec_module {
 };
 
 enum sc_sample_kind {
-	SC_SAMPLE_CPUTIME = 1,  /* thread CPU-time sampler */
+	SC_SAMPLE_CPUTIME = 1,	/* thread CPU-time sampler */
 	SC_SAMPLE_REALTIME = 2, /* wall-clock sampler */
-	SC_SAMPLE_CRASH = 3,    /* the stack at a fatal signal */
+	SC_SAMPLE_CRASH = 3,	/* the stack at a fatal signal */
 };
 
 enum sc_sample_flags {
@@ -206,8 +206,8 @@ enum sc_sample_flags {
 struct sc_rec_sample {
 	struct sc_record hdr;
 	uint64_t ts;
-	uint64_t cpu_ns;   /* thread CPU time at the sample */
-	uint16_t kind;     /* enum sc_sample_kind */
+	uint64_t cpu_ns; /* thread CPU time at the sample */
+	uint16_t kind;	 /* enum sc_sample_kind */
 	uint16_t nframes;
 	uint32_t reserved;
 	uint64_t frames[];
@@ -234,7 +234,10 @@ struct sc_rec_lost {
 	uint64_t bytes;
 };
 
-enum sc_note_level { SC_NOTE_INFO = 0, SC_NOTE_WARN = 1 };
+enum sc_note_level {
+	SC_NOTE_INFO = 0,
+	SC_NOTE_WARN = 1
+};
 
 struct sc_rec_note {
 	struct sc_record hdr;
@@ -245,17 +248,17 @@ struct sc_rec_note {
 
 enum sc_sampler_mechanism {
 	SC_SAMPLER_PERF_TASK_CLOCK = 1, /* perf_event task-clock overflow */
-	SC_SAMPLER_POSIX_CPU = 2,       /* timer_create(CLOCK_THREAD_CPUTIME_ID) */
-	SC_SAMPLER_POSIX_MONO = 3,      /* timer_create(CLOCK_MONOTONIC) */
+	SC_SAMPLER_POSIX_CPU = 2,	/* timer_create(CLOCK_THREAD_CPUTIME_ID) */
+	SC_SAMPLER_POSIX_MONO = 3,	/* timer_create(CLOCK_MONOTONIC) */
 };
 
 struct sc_rec_sampler {
 	struct sc_record hdr;
 	uint64_t ts;
 	uint64_t period_ns;
-	uint16_t kind;      /* enum sc_sample_kind */
+	uint16_t kind;	    /* enum sc_sample_kind */
 	uint16_t mechanism; /* enum sc_sampler_mechanism */
-	int32_t error;      /* 0, or the errno that kept it from arming */
+	int32_t error;	    /* 0, or the errno that kept it from arming */
 };
 
 static inline uint32_t sc_record_align(uint32_t n)

@@ -157,8 +157,8 @@ int sc_raw_open(struct sc_raw *r, const char *path, char *err, size_t errlen)
 	memcpy(&r->hdr, map, sizeof(r->hdr));
 
 	if (memcmp(r->hdr.magic, SC_FILE_MAGIC, sizeof(r->hdr.magic))) {
-		snprintf(err, errlen, "%s: not a syscope raw file (or its header was never finished)",
-			 path);
+		snprintf(err, errlen,
+			 "%s: not a syscope raw file (or its header was never finished)", path);
 		goto invalid;
 	}
 	if (r->hdr.byte_order != SC_BYTE_ORDER_MARK) {
@@ -223,16 +223,18 @@ int sc_raw_foreach(const struct sc_raw *r, sc_raw_record_fn cb, void *ctx,
 
 		if (start + sizeof(*ch) > r->size) {
 			stats->truncated_chunks++;
-			diag(diag_fn, diag_ctx, "%s: chunk %u at offset %llu: cut short by end of file",
-			     r->path, i, (unsigned long long)start);
+			diag(diag_fn, diag_ctx,
+			     "%s: chunk %u at offset %llu: cut short by end of file", r->path, i,
+			     (unsigned long long)start);
 			break;
 		}
 		if (ch->magic == 0)
 			continue; /* claimed but never started (or not claimed): no data */
 		if (ch->magic != SC_CHUNK_MAGIC || ch->index != i) {
 			stats->damaged_chunks++;
-			diag(diag_fn, diag_ctx, "%s: chunk %u at offset %llu: bad chunk header; skipped",
-			     r->path, i, (unsigned long long)start);
+			diag(diag_fn, diag_ctx,
+			     "%s: chunk %u at offset %llu: bad chunk header; skipped", r->path, i,
+			     (unsigned long long)start);
 			continue;
 		}
 		if (end > r->size) {
@@ -265,8 +267,8 @@ int sc_raw_foreach(const struct sc_raw *r, sc_raw_record_fn cb, void *ctx,
 				stats->malformed++;
 				diag(diag_fn, diag_ctx,
 				     "%s: offset %llu: %s record of %u bytes is malformed; skipped",
-				     r->path, (unsigned long long)pos, sc_record_type_name(rec->type),
-				     rec->size);
+				     r->path, (unsigned long long)pos,
+				     sc_record_type_name(rec->type), rec->size);
 			} else {
 				if (rec->type == SC_REC_OWNER)
 					tid = ((const struct sc_rec_owner *)rec)->tid;

@@ -18,14 +18,14 @@ struct sc_raw {
 	const uint8_t *data; /* read-only mapping of the whole file */
 	size_t size;
 	struct sc_file_header hdr; /* a copy, validated */
-	uint32_t nchunks;          /* chunks that start inside the file */
+	uint32_t nchunks;	   /* chunks that start inside the file */
 };
 
 /* Problems found while reading, for the end-of-conversion report. */
 struct sc_raw_stats {
 	uint64_t records;
-	uint64_t unknown_types;    /* from a newer writer, probably */
-	uint64_t malformed;        /* records whose size does not fit their type */
+	uint64_t unknown_types;	   /* from a newer writer, probably */
+	uint64_t malformed;	   /* records whose size does not fit their type */
 	uint64_t damaged_chunks;   /* bad chunk header or record framing */
 	uint64_t truncated_chunks; /* chunk cut short by the end of the file */
 };

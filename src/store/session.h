@@ -34,8 +34,8 @@ struct sc_session {
 int sc_session_open(struct sc_session *s, const char *dir, char *err, size_t errlen);
 void sc_session_close(struct sc_session *s);
 /* Record a problem (printf-style) for the end-of-conversion report. */
-__attribute__((format(printf, 2, 3))) void sc_session_problem(struct sc_session *s,
-							       const char *fmt, ...);
+__attribute__((format(printf, 2, 3))) void sc_session_problem(struct sc_session *s, const char *fmt,
+							      ...);
 /* True when `dir` looks like a session folder. */
 bool sc_session_is_dir(const char *dir);
 

@@ -317,17 +317,19 @@ static int process_start(void)
 		smp.period_ns = 10000;
 	smp.max_depth = (int)sc_int(s, SC_SET_SAMPLING_MAX_DEPTH);
 	smp.start_ns = rt_proc.start_ns + (uint64_t)(sc_double(s, SC_SET_SAMPLING_DELAY) * 1e9);
-	smp.end_ns = sc_is_set(s, SC_SET_SAMPLING_DURATION)
-			     ? smp.start_ns + (uint64_t)(sc_double(s, SC_SET_SAMPLING_DURATION) * 1e9)
-			     : 0;
+	smp.end_ns =
+		sc_is_set(s, SC_SET_SAMPLING_DURATION)
+			? smp.start_ns + (uint64_t)(sc_double(s, SC_SET_SAMPLING_DURATION) * 1e9)
+			: 0;
 	smp.tid_filter = sc_is_set(s, SC_SET_SAMPLING_TIDS);
 	if (smp.tid_filter &&
 	    sc_parse_id_list(sc_str(s, SC_SET_SAMPLING_TIDS), smp.tids, MAX_TID_FILTER))
 		smp.tid_filter = false;
 
 	if (smp.cpu_on && smp.wall_on && smp.cpu_sig == smp.wall_sig) {
-		rt_note(SC_NOTE_WARN, "sampling: CPU-time and wall-clock samplers share signal %d; "
-				      "wall-clock sampling is off",
+		rt_note(SC_NOTE_WARN,
+			"sampling: CPU-time and wall-clock samplers share signal %d; "
+			"wall-clock sampling is off",
 			smp.wall_sig);
 		smp.wall_on = false;
 	}

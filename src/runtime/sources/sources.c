@@ -43,7 +43,8 @@ void rt_sources_process_start(void)
 		if (!s.enabled(&rt_proc.settings))
 			continue;
 		if (s.process_start()) {
-			rt_note(SC_NOTE_WARN, "%s: could not start; carrying on without it", s.name);
+			rt_note(SC_NOTE_WARN, "%s: could not start; carrying on without it",
+				s.name);
 			continue;
 		}
 		active[nactive++] = s;
