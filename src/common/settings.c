@@ -219,7 +219,7 @@ static int invalid(char errmsg[SC_ERRMSG_MAX], const struct sc_setting_def *d, c
 static int canonical_list(const struct sc_setting_def *d, const char *text, char **out,
 			  char errmsg[SC_ERRMSG_MAX])
 {
-	size_t cap = strlen(text) + 1, len = 0;
+	size_t cap = strlen(text) + 2, len = 0;
 	char *buf = malloc(cap);
 	char tok[256];
 	const char *p = text;

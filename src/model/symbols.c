@@ -242,6 +242,31 @@ out:
 	return count;
 }
 
+/*
+ * Where the function containing `vaddr` starts, for code without symbols: the unwind tables
+ * (.eh_frame), which even stripped binaries keep, delimit every function. Naming frames by
+ * their function's start keeps one function's samples together. Returns vaddr if unknown.
+ */
+static uint64_t function_start(struct sc_elf *e, uint64_t vaddr)
+{
+	Dwarf_Addr bias, start, end;
+	Dwarf_CFI *cfi;
+	Dwarf_Frame *frame = NULL;
+	bool signalp;
+	uint64_t result = vaddr;
+
+	if (!e->usable)
+		return vaddr;
+	cfi = dwfl_module_eh_cfi(e->mod, &bias);
+	if (!cfi)
+		cfi = dwfl_module_dwarf_cfi(e->mod, &bias);
+	if (cfi && !dwarf_cfi_addrframe(cfi, vaddr - bias, &frame) &&
+	    dwarf_frame_info(frame, &start, &end, &signalp) >= 0)
+		result = start + bias;
+	free(frame);
+	return result;
+}
+
 unsigned sc_symbolize(struct sc_symbolizer *sym, struct sc_elf *e, uint64_t vaddr,
 		      const struct sc_symframe **out)
 {
@@ -284,7 +309,8 @@ unsigned sc_symbolize(struct sc_symbolizer *sym, struct sc_elf *e, uint64_t vadd
 			VEC_PUSH(&sym->frames)->file = "";
 			count = 1;
 		}
-		snprintf(buf, sizeof(buf), "%s+0x%llx", e->name, (unsigned long long)vaddr);
+		snprintf(buf, sizeof(buf), "%s+0x%llx", e->name,
+			 (unsigned long long)function_start(e, vaddr));
 		sym->frames.v[first + count - 1].func = sc_strtab_intern(sym->strings, buf);
 	}
 	/* Stored innermost first; callers want outermost first. */

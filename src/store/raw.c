@@ -252,6 +252,9 @@ int sc_raw_foreach(const struct sc_raw *r, sc_raw_record_fn cb, void *ctx,
 
 			if (rec->size == 0 && rec->type == 0)
 				break; /* end of the chunk's data */
+			if (pos + rec->size > end && end < start + cs && rec->size <= cs &&
+			    rec->type != 0)
+				break; /* the record the file's end cut: already reported */
 			if (rec->size < sizeof(*rec) || rec->size % SC_RECORD_ALIGN ||
 			    pos + rec->size > end || rec->type == 0) {
 				stats->damaged_chunks++;

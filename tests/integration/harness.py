@@ -1,0 +1,185 @@
+"""Test harness for syscope's integration tests: run the real syscope on fixture programs and
+read what it wrote. Standard library only.
+
+Each test module defines test_* functions and ends with `harness.main(globals())`; a test
+passes by returning, fails by raising, and skips with `raise Skip("reason")`.
+"""
+import glob
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SOURCE = os.environ.get("SYSCOPE_TEST_SOURCE", os.path.abspath(os.path.join(HERE, "..", "..")))
+BUILD = os.environ.get("SYSCOPE_TEST_BUILD", os.path.join(SOURCE, "build"))
+SYSCOPE = os.path.join(BUILD, "bin", "syscope")
+FIXTURES = os.path.join(BUILD, "fixtures")
+sys.path.insert(0, os.path.join(SOURCE, "tests", "tools"))
+
+
+class Skip(Exception):
+    pass
+
+
+def fixture(name):
+    return os.path.join(FIXTURES, name)
+
+
+def source_line(fixture_source, marker):
+    """Line number of the line holding `marker` in tests/programs/<fixture_source>."""
+    path = os.path.join(SOURCE, "tests", "programs", fixture_source)
+    with open(path) as f:
+        for n, line in enumerate(f, 1):
+            if marker in line:
+                return n
+    raise AssertionError(f"{marker} not in {path}")
+
+
+def check(cond, msg="check failed"):
+    if not cond:
+        raise AssertionError(msg)
+
+
+def check_eq(a, b, what=""):
+    if a != b:
+        raise AssertionError(f"{what}: {a!r} != {b!r}")
+
+
+class Profile:
+    """One <metric>-<pid>.json."""
+
+    def __init__(self, path):
+        with open(path) as f:
+            self.doc = json.load(f)
+        self.path = path
+        self.metric = self.doc["syscope"]["metric"]
+        self.meta = self.doc["syscope"]
+        self.timemory = self.doc["timemory"][self.metric]
+
+    @property
+    def total(self):
+        return self.meta["samples"]
+
+    def function(self, name):
+        for f in self.meta["functions"]:
+            if f["name"] == name:
+                return f
+        return None
+
+    def self_samples(self, name):
+        f = self.function(name)
+        return f["self_samples"] if f else 0
+
+    def samples(self, name):
+        f = self.function(name)
+        return f["samples"] if f else 0
+
+    def function_names(self):
+        return [f["name"] for f in self.meta["functions"]]
+
+    def threads(self):
+        return self.meta["threads"]
+
+    def thread_trees(self):
+        """{thread index: dummy root node} of the hierarchical graph."""
+        return {root["node"]["tid"][0]: root for root in self.timemory["graph"][0]}
+
+    def max_depth(self):
+        def depth(node, d):
+            return max([d] + [depth(c, d + 1) for c in node["children"]])
+        return max(depth(r, 0) for r in self.timemory["graph"][0])
+
+
+class Result:
+    def __init__(self, proc, workdir, session, elapsed):
+        self.rc = proc.returncode
+        self.out = proc.stdout
+        self.err = proc.stderr
+        self.workdir = workdir
+        self.session = session
+        self.elapsed = elapsed
+
+    def files(self):
+        return sorted(os.listdir(self.session)) if self.session else []
+
+    def path(self, name):
+        return os.path.join(self.session, name)
+
+    def pids(self):
+        return sorted(int(m.group(1)) for f in self.files()
+                      for m in [re.match(r"metadata-(\d+)\.json$", f)] if m)
+
+    def metadata(self, pid=None):
+        pid = pid if pid is not None else self.pids()[0]
+        with open(self.path(f"metadata-{pid}.json")) as f:
+            return json.load(f)
+
+    def profile(self, metric="sampling_cpu_clock", pid=None):
+        if pid is None:
+            pid = self.main_pid()
+        path = self.path(f"{metric}-{pid}.json")
+        check(os.path.exists(path), f"no {os.path.basename(path)} in {self.files()}\n{self.err}")
+        return Profile(path)
+
+    def main_pid(self):
+        with open(self.path("session.json")) as f:
+            return json.load(f)["pid"]
+
+    def raw_files(self):
+        return sorted(glob.glob(os.path.join(self.session, "raw", "*.sraw")))
+
+    def describe(self):
+        return f"rc={self.rc}\nstdout:\n{self.out}\nstderr:\n{self.err}\nsession: {self.session}"
+
+
+_workdirs = []
+
+
+def syscope(*args, input=None, env=None, timeout=300, cwd=None):
+    """Run syscope with `args` in a fresh folder; returns a Result with its session folder."""
+    workdir = cwd or tempfile.mkdtemp(prefix="syscope-it-")
+    _workdirs.append(workdir)
+    full_env = dict(os.environ)
+    full_env.update(env or {})
+    t0 = time.monotonic()
+    proc = subprocess.run([SYSCOPE] + [str(a) for a in args], input=input, env=full_env,
+                          cwd=workdir, capture_output=True, text=True, timeout=timeout)
+    elapsed = time.monotonic() - t0
+    m = re.findall(r"wrote \d+ files? to (.*)/\n", proc.stderr)
+    session = m[-1] if m else None
+    if not session:
+        found = sorted(glob.glob(os.path.join(workdir, "syscope-*-output", "*")))
+        session = found[-1] if found else None
+    return Result(proc, workdir, session, elapsed)
+
+
+def main(namespace):
+    tests = [(n, f) for n, f in sorted(namespace.items())
+             if n.startswith("test_") and callable(f)]
+    only = sys.argv[1:]
+    failed = 0
+    for name, fn in tests:
+        if only and name not in only:
+            continue
+        t0 = time.monotonic()
+        try:
+            fn()
+            print(f"OK    {name} ({time.monotonic() - t0:.1f}s)", flush=True)
+        except Skip as s:
+            print(f"SKIP  {name}: {s}", flush=True)
+        except Exception:
+            failed += 1
+            print(f"FAIL  {name}", flush=True)
+            traceback.print_exc()
+    if not failed:
+        for d in _workdirs:
+            shutil.rmtree(d, ignore_errors=True)
+    else:
+        print("kept for inspection:", " ".join(_workdirs))
+    sys.exit(1 if failed else 0)

@@ -1,0 +1,84 @@
+"""Threads and processes: per-thread profiles, fork + exec, dlopen/dlclose, thread filters."""
+import harness
+from harness import check, check_eq, fixture, source_line, syscope
+
+
+def test_two_threads_each_with_its_own_hot_function():
+    r = syscope("sample", "-f", "500", "--", fixture("two_threads"), "1.0")
+    check_eq(r.rc, 0, r.describe())
+    p = r.profile()
+    trees = p.thread_trees()
+    check_eq(sorted(trees), [1, 2], "threads with samples (main only waits)")
+
+    def hot_leaf(root):
+        best = (0, None)
+
+        def walk(node):
+            nonlocal best
+            n = node["node"]
+            c = n["exclusive"]["stats"]["count"]
+            if c > best[0]:
+                best = (c, n["prefix"])
+            for ch in node["children"]:
+                walk(ch)
+        walk(root)
+        return best[1]
+    check_eq(hot_leaf(trees[1]), "work_alpha", "thread 1's hot function")
+    check_eq(hot_leaf(trees[2]), "work_beta", "thread 2's hot function")
+    names = {t["index"]: t for t in p.threads()}
+    check(names[1]["samples"] > 100 and names[2]["samples"] > 100, str(p.threads()))
+    md = r.metadata()
+    check_eq(len(md["threads"]), 3, "metadata lists main and both threads")
+    check(all(t["creator_tid"] == md["threads"][0]["tid"] for t in md["threads"][1:]),
+          "threads were created by main")
+
+
+def test_fork_and_exec_are_both_profiled():
+    r = syscope("sample", "-f", "500", "--", fixture("fork_exec"), fixture("exec_child"), "0.8")
+    check_eq(r.rc, 0, r.describe())
+    pids = r.pids()
+    check_eq(len(pids), 2, f"two processes in {r.files()}")
+    parent = r.main_pid()
+    child = [p for p in pids if p != parent][0]
+    pp = r.profile(pid=parent)
+    cp = r.profile(pid=child)
+    check(pp.self_samples("parent_work") > 0.8 * pp.total, pp.function_names()[:5])
+    check(cp.self_samples("child_work") > 0.8 * cp.total, cp.function_names()[:5])
+    check_eq(pp.self_samples("child_work"), 0, "no child samples in the parent")
+    md = r.metadata(child)
+    check_eq(md["ppid"], parent, "child's parent")
+    # The child is one process with two images: the forked copy of fork_exec, then
+    # exec_child.
+    check_eq([i["executable"].rsplit("/", 1)[-1] for i in md["images"]],
+             ["fork_exec", "exec_child"], "images of the child")
+    check_eq(md["images"][0]["end_reason"], "exec", "first image ended by exec")
+    check(md["images"][0]["exec"].endswith("exec_child"), md["images"][0])
+    check_eq(md["exit"]["status"], 0, "child exit status")
+    check(child in r.metadata(parent)["images"][0]["children"], "fork recorded in parent")
+
+
+def test_dlopen_dlclose_library():
+    lib = harness.os.path.join(harness.FIXTURES, "libhotlib.so")
+    r = syscope("sample", "-f", "1000", "--", fixture("dlopen_main"), lib, "0.6")
+    check_eq(r.rc, 0, r.describe())
+    p = r.profile()
+    f = p.function("lib_hot_work")
+    check(f is not None, f"lib_hot_work in {p.function_names()[:10]}")
+    check_eq(f["module"], "libhotlib.so", "module of lib_hot_work")
+    # The loop body or its loop-control line, where the multiply's latency lands samples.
+    body = source_line("hotlib.c", "/* LIB_HOT_LINE */")
+    check(f["line"] in (body - 1, body), f"hot line {f['line']} in the library's loop")
+    check(f["self_samples"] > 0.3 * p.total, "library half of the run")
+    check(p.self_samples("after_close_work") > 0.3 * p.total, "after dlclose")
+
+
+def test_sampling_tids_filter():
+    r = syscope("sample", "-f", "500", "--sampling-tids", "2", "--", fixture("two_threads"), "0.6")
+    check_eq(r.rc, 0, r.describe())
+    p = r.profile()
+    check_eq([t["index"] for t in p.threads()], [2], "only thread 2 sampled")
+    check_eq(p.samples("work_alpha"), 0, "thread 1 not sampled")
+    check(p.self_samples("work_beta") > 0.8 * p.total, p.function_names()[:5])
+
+
+harness.main(globals())

@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Helpers for fixture programs: each fixture has a known answer (which function is hot,
+ * how many threads or processes) that tests/integration checks in syscope's outputs.
+ * Work runs for a wall-clock duration given on the command line, so tests stay short on
+ * slow machines and sample counts stay meaningful on fast ones.
+ */
+#ifndef SYSCOPE_FIXTURE_H
+#define SYSCOPE_FIXTURE_H
+
+#include <stdlib.h>
+#include <time.h>
+
+#define NOINLINE __attribute__((noinline))
+
+static inline double fixture_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static inline double fixture_seconds(int argc, char **argv, int index, double dflt)
+{
+	return argc > index ? atof(argv[index]) : dflt;
+}
+
+/* Keeps the compiler from deleting work whose result is otherwise unused. */
+static volatile double fixture_sink;
+
+#endif
