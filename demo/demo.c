@@ -38,8 +38,8 @@ static void *render_band(void *arg)
 
 	for (int y = b->y0; y < b->y1; y++)
 		for (int x = 0; x < b->size; x++)
-			b->pixels[y * b->size + x] = escape_time(-2.0 + 2.5 * x / b->size,
-								 -1.25 + 2.5 * y / b->size);
+			b->pixels[y * b->size + x] =
+				escape_time(-2.0 + 2.5 * x / b->size, -1.25 + 2.5 * y / b->size);
 	return NULL;
 }
 
@@ -99,7 +99,8 @@ int main(int argc, char **argv)
 	if (!pixels || !tmp || !threads || !bands)
 		return 1;
 	for (int i = 0; i < nthreads; i++) {
-		bands[i] = (struct band){ size * i / nthreads, size * (i + 1) / nthreads, size, pixels };
+		bands[i] = (struct band){ size * i / nthreads, size * (i + 1) / nthreads, size,
+					  pixels };
 		pthread_create(&threads[i], NULL, render_band, &bands[i]);
 	}
 	for (int i = 0; i < nthreads; i++)

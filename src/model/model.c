@@ -29,6 +29,11 @@ const char *sc_kind_metric(unsigned kind)
 	return kind < SC_KINDS && kind_metrics[kind] ? kind_metrics[kind] : "samples";
 }
 
+double sc_period_hz(uint64_t period_ns)
+{
+	return period_ns ? round(1e12 / (double)period_ns) / 1000.0 : 0.0;
+}
+
 const char *sc_end_reason_text(uint32_t reason)
 {
 	switch (reason) {

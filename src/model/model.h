@@ -142,6 +142,8 @@ struct sc_module *sc_image_module_at(struct sc_image *img, uint64_t addr, uint64
 /* Open (once) and return the symbolizer file of a module. */
 struct sc_elf *sc_model_module_elf(struct sc_model *m, struct sc_image *img, struct sc_module *mod);
 const char *sc_kind_metric(unsigned kind); /* "sampling_cpu_clock", ... */
+/* The rate of a sampling period in Hz, rounded to 1 mHz (periods are whole nanoseconds). */
+double sc_period_hz(uint64_t period_ns);
 const char *sc_end_reason_text(uint32_t reason);
 
 #endif /* SYSCOPE_MODEL_MODEL_H */

@@ -94,8 +94,13 @@ static void elide_internal(void)
 	for (size_t i = k + 1; i < n; i++)
 		if (!path_buf.v[i].system)
 			wrapper_leaf = false;
-	if (wrapper_leaf)
+	if (wrapper_leaf) {
+		/* The wrapper is the outermost frame of the last run of our frames (what the
+		 * program called); the helpers inlined or called inside it go. */
+		while (k > 0 && path_buf.v[k - 1].self)
+			k--;
 		n = k + 1;
+	}
 	for (size_t i = 0; i < n; i++)
 		if (!path_buf.v[i].self || (wrapper_leaf && i == k))
 			path_buf.v[out++] = path_buf.v[i];

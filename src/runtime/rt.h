@@ -133,7 +133,8 @@ void rt_set_end(enum sc_end_reason reason, int status);
 /* ---- threads.c ---- */
 /* Register the calling thread if it is not yet; async-signal-safe. Returns rt_self. */
 struct rt_thread *rt_thread_self(void);
-void rt_thread_begin(struct rt_thread *t, pid_t creator);
+#define RT_INDEX_NEXT UINT32_MAX /* take the next free thread index */
+void rt_thread_begin(struct rt_thread *t, pid_t creator, uint32_t index);
 /* Normal-context part of a thread's start (stack bounds, exit hook, sources). */
 void rt_thread_setup(struct rt_thread *t);
 void rt_thread_end(void);

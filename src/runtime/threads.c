@@ -42,12 +42,12 @@ static void thread_name_record(void)
 	rt_record(SC_REC_THREAD_NAME, 0, &rec.ts, sizeof(rec) - sizeof(rec.hdr), NULL, 0);
 }
 
-void rt_thread_begin(struct rt_thread *t, pid_t creator)
+void rt_thread_begin(struct rt_thread *t, pid_t creator, uint32_t index)
 {
 	t->tid = rt_gettid();
 	t->perf_fd = -1;
 	t->creator_tid = creator;
-	t->index = atomic_fetch_add(&rt_proc.next_thread_index, 1);
+	t->index = index != RT_INDEX_NEXT ? index : atomic_fetch_add(&rt_proc.next_thread_index, 1);
 	t->state = RT_THREAD_ACTIVE;
 	atomic_fetch_add(&rt_proc.threads_alive, 1);
 	if (rt_header())
@@ -62,7 +62,7 @@ struct rt_thread *rt_thread_self(void)
 	if (t->state == RT_THREAD_UNKNOWN) {
 		if (!atomic_load_explicit(&rt_proc.active, memory_order_relaxed))
 			return NULL;
-		rt_thread_begin(t, 0);
+		rt_thread_begin(t, 0, RT_INDEX_NEXT);
 	}
 	return t;
 }
@@ -116,7 +116,7 @@ void rt_threads_init(void)
 
 	exit_key_ok = !pthread_key_create(&exit_key, on_thread_exit);
 	atomic_store(&rt_proc.next_thread_index, 0);
-	rt_thread_begin(t, 0);
+	rt_thread_begin(t, 0, RT_INDEX_NEXT);
 }
 
 void rt_threads_fork_child(void)
@@ -129,13 +129,14 @@ void rt_threads_fork_child(void)
 	t->has_cpu_timer = t->has_wall_timer = false;
 	atomic_store(&rt_proc.next_thread_index, 0);
 	atomic_store(&rt_proc.threads_alive, 0);
-	rt_thread_begin(t, 0);
+	rt_thread_begin(t, 0, RT_INDEX_NEXT);
 }
 
 struct trampoline {
 	void *(*fn)(void *);
 	void *arg;
 	pid_t creator;
+	uint32_t index; /* taken at pthread_create, so indices follow creation order */
 };
 
 static void *thread_trampoline(void *p)
@@ -144,7 +145,7 @@ static void *thread_trampoline(void *p)
 
 	free(p);
 	if (rt_active()) {
-		rt_thread_begin(&rt_self, tr.creator);
+		rt_thread_begin(&rt_self, tr.creator, tr.index);
 		rt_thread_setup(&rt_self);
 	}
 	return tr.fn(tr.arg);
@@ -161,6 +162,7 @@ RT_EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *attr, void
 	tr->fn = fn;
 	tr->arg = arg;
 	tr->creator = rt_self.tid;
+	tr->index = atomic_fetch_add(&rt_proc.next_thread_index, 1);
 	rc = RT_REAL(pthread_create)(thread, attr, thread_trampoline, tr);
 	if (rc)
 		free(tr);

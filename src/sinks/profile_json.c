@@ -153,8 +153,7 @@ static json_t *threads_json(const struct sc_profile *p)
 				  (t->index == UINT32_MAX ? (json_int_t)-1 : (json_int_t)t->index),
 				  "name", t->name, "samples", (json_int_t)t->samples[p->kind],
 				  "seconds", t->seconds[p->kind], "requested_hz",
-				  t->period_ns[p->kind] ? 1e9 / (double)t->period_ns[p->kind] : 0.0,
-				  "delivered_hz",
+				  sc_period_hz(t->period_ns[p->kind]), "delivered_hz",
 				  active > 0 ? (double)(t->samples[p->kind] - 1) / active : 0.0));
 	}
 	return arr;

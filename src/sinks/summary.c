@@ -75,7 +75,7 @@ static void print_sampling(FILE *f, const struct sc_model *m, unsigned kind)
 				continue;
 			threads++;
 			if (th->period_ns[kind])
-				requested = 1e9 / (double)th->period_ns[kind];
+				requested = sc_period_hz(th->period_ns[kind]);
 			if (th->last_sample_ts[kind] > th->first_sample_ts[kind]) {
 				span += (double)(th->last_sample_ts[kind] -
 						 th->first_sample_ts[kind]) *

@@ -144,6 +144,7 @@ _workdirs = []
 def syscope(*args, input=None, env=None, timeout=300, cwd=None):
     """Run syscope with `args` in a fresh folder; returns a Result with its session folder."""
     workdir = cwd or tempfile.mkdtemp(prefix="syscope-it-")
+    os.chmod(workdir, 0o755)  # programs that drop root must still reach their session
     _workdirs.append(workdir)
     full_env = dict(os.environ)
     full_env.update(env or {})

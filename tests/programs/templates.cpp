@@ -6,10 +6,12 @@
 
 #include "fixture.h"
 
-namespace fixture {
+namespace fixture
+{
 
-template <typename T> class Accumulator {
-public:
+template <typename T> class Accumulator
+{
+      public:
 	NOINLINE T spin(T x, int n)
 	{
 		for (int i = 0; i < n; i++)

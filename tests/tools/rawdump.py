@@ -25,8 +25,9 @@ def parse_header(data):
     return h
 
 
-def records(data):
-    """Yield (tid, type, flags, payload) for every complete record, in file order."""
+def records(data, offsets=False):
+    """Yield (tid, type, flags, payload) for every complete record, in file order; with
+    offsets=True, (offset, tid, type, flags, payload)."""
     h = parse_header(data)
     if h["magic"] != b"SCRAWv1\0":
         raise ValueError("not a syscope raw file")
@@ -45,7 +46,10 @@ def records(data):
                 payload = data[pos + 8:pos + size]
                 if rtype == 1:
                     tid = struct.unpack_from("<i", payload, 0)[0]
-                yield tid, rtype, flags, payload
+                if offsets:
+                    yield pos, tid, rtype, flags, payload
+                else:
+                    yield tid, rtype, flags, payload
                 pos += size
         off += cs
 

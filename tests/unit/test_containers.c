@@ -10,7 +10,9 @@
 
 static void test_hashmap_against_array(void)
 {
-	enum { N = 20000 };
+	enum {
+		N = 20000
+	};
 	static uint64_t reference[N];
 	struct sc_hashmap m;
 

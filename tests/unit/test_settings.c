@@ -73,8 +73,8 @@ static void test_values(void)
 
 static void test_bad_values(void)
 {
-	static const char *const bad_freq[] = { "-5", "0", "abc", "200000", "nan", "1e999",
-						"10 hz x", "" };
+	static const char *const bad_freq[] = { "-5",  "0",	"abc",	   "200000",
+						"nan", "1e999", "10 hz x", "" };
 	struct sc_settings s;
 	char err[SC_ERRMSG_MAX];
 
@@ -90,15 +90,13 @@ static void test_bad_values(void)
 			CHECK_CONTAINS(err, "> 0 and <= 100000 Hz");
 		}
 	}
-	CHECK(sc_double(&s, SC_SET_SAMPLING_FREQ) == 300 ||
-	      !sc_is_set(&s, SC_SET_SAMPLING_FREQ));
+	CHECK(sc_double(&s, SC_SET_SAMPLING_FREQ) == 300 || !sc_is_set(&s, SC_SET_SAMPLING_FREQ));
 	CHECK(sc_settings_set(&s, SC_SET_SAMPLING_DELAY, "-1", SC_SRC_CLI, err) == -EINVAL);
 	CHECK_CONTAINS(err, "seconds");
 	CHECK(sc_settings_set(&s, SC_SET_SAMPLING_DURATION, "0", SC_SRC_CLI, err) == -EINVAL);
 	CHECK(sc_settings_set(&s, SC_SET_TIME_OUTPUT, "maybe", SC_SRC_CLI, err) == -EINVAL);
 	CHECK_CONTAINS(err, "on, off");
-	CHECK(sc_settings_set(&s, SC_SET_OUTPUT_FORMAT, "json pftace", SC_SRC_CLI, err) ==
-	      -EINVAL);
+	CHECK(sc_settings_set(&s, SC_SET_OUTPUT_FORMAT, "json pftace", SC_SRC_CLI, err) == -EINVAL);
 	CHECK_CONTAINS(err, "'pftace'");
 	CHECK_CONTAINS(err, "text,json,folded");
 	CHECK(sc_settings_set(&s, SC_SET_SAMPLING_UNWINDER, "dwarf", SC_SRC_CLI, err) == -EINVAL);

@@ -1,0 +1,131 @@
+"""The command line: bad input gets a clear message and the exit status a shell would give;
+the program's stdin, stdout, stderr, environment and exit status are its own; signals sent to
+syscope reach it."""
+import os
+import signal
+import subprocess
+import time
+
+import harness
+from harness import SYSCOPE, check, check_eq, fixture, syscope
+
+
+def test_missing_program_is_127():
+    r = syscope("sample", "--", "no-such-program-xyz")
+    check_eq(r.rc, 127, r.describe())
+    check("no-such-program-xyz: command not found" in r.err, r.err)
+    r = syscope("sample", "--", "./no/such/path")
+    check_eq(r.rc, 127, r.describe())
+    check("./no/such/path: No such file or directory" in r.err, r.err)
+
+
+def test_not_executable_is_126():
+    r = syscope("sample", "--", os.path.join(harness.SOURCE, "tests", "programs", "hot.c"))
+    check_eq(r.rc, 126, r.describe())
+    check("Permission denied" in r.err, r.err)
+    r = syscope("sample", "--", "/tmp")
+    check_eq(r.rc, 126, r.describe())
+    check("Is a directory" in r.err, r.err)
+
+
+def test_unwritable_output_fails_before_the_program_starts():
+    marker = os.path.join(harness.tempfile.mkdtemp(), "ran")
+    r = syscope("sample", "-o", "/proc/no-such-dir/out", "--", "/bin/sh", "-c", f"touch {marker}")
+    check_eq(r.rc, 1, r.describe())
+    check("cannot create output folder /proc/no-such-dir/out" in r.err, r.err)
+    check(not os.path.exists(marker), "the program did not run")
+
+
+def test_bad_sampling_values_name_the_valid_range():
+    for value in ("-5", "0", "abc", "200000", "1e400"):
+        r = syscope("sample", "-f", value, "--", fixture("hot"), "0.1")
+        check_eq(r.rc, 2, f"-f {value}: " + r.describe())
+        check(f"--sampling-freq '{value}' is not valid (valid: a number > 0 and <= 100000 Hz)"
+              in r.err, r.err)
+        check("hot: done" not in r.out, "program not started")
+    r = syscope("sample", "--sampling-delay", "-1", "--", fixture("hot"), "0.1")
+    check_eq(r.rc, 2, r.describe())
+    check("--sampling-delay '-1' is not valid (valid: a number from 0 to" in r.err, r.err)
+    r = syscope("sample", "--sampling-duration", "soon", "--", fixture("hot"), "0.1")
+    check_eq(r.rc, 2, r.describe())
+    check("seconds" in r.err, r.err)
+    r = syscope("sample", "--output-format", "json", "pftace", "--", fixture("hot"), "0.1")
+    # "pftace" is not a format, so it is taken as the program and not found... unless
+    # written with a comma, which makes it part of the option.
+    r = syscope("sample", "--output-format=json,pftace", "--", fixture("hot"), "0.1")
+    check_eq(r.rc, 2, r.describe())
+    check("'pftace' is not valid (valid: text,json,folded)" in r.err, r.err)
+
+
+def test_bad_environment_value_is_named():
+    r = syscope("sample", "--", fixture("hot"), "0.1", env={"SYSCOPE_SAMPLING_FREQ": "fast"})
+    check_eq(r.rc, 2, r.describe())
+    check("SYSCOPE_SAMPLING_FREQ 'fast' is not valid" in r.err, r.err)
+
+
+def test_unknown_option_gets_nearest_spelling():
+    r = syscope("sample", "--sampling-frq", "100", "--", fixture("hot"), "0.1")
+    check_eq(r.rc, 2, r.describe())
+    check("unknown option '--sampling-frq' (did you mean --sampling-freq?)" in r.err, r.err)
+    r = syscope("smaple", "--", fixture("hot"))
+    check_eq(r.rc, 2, r.describe())
+    check("unknown verb 'smaple' (did you mean 'sample'?)" in r.err, r.err)
+    r = syscope("sample")
+    check_eq(r.rc, 2, r.describe())
+    check("no program given" in r.err, r.err)
+
+
+def test_help_and_version():
+    r = syscope("--version")
+    check_eq(r.rc, 0, r.describe())
+    check(r.out.startswith("syscope "), r.out)
+    r = syscope("sample", "--help")
+    check_eq(r.rc, 0, r.describe())
+    for text in ("-f, --sampling-freq=HZ", "--sampling-realtime", "--output-format",
+                 "SYSCOPE_SAMPLING_FREQ"):
+        check(text in r.out, f"{text!r} in help")
+    r = syscope("sample", "--help=sampling")
+    check("--sampling-delay" in r.out and "--output-format" not in r.out, r.out)
+    r = syscope("help", "convert")
+    check("SESSION-FOLDER" in r.out, r.out)
+
+
+def test_io_environment_and_exit_status_pass_through():
+    r = syscope("sample", "--", fixture("io_passthrough"), "42", input="hello world\n",
+                env={"FIXTURE_VAR": "kept"})
+    check_eq(r.rc, 42, r.describe())
+    check_eq(r.out, "HELLO WORLD\n", "stdout is the program's")
+    check("FIXTURE_VAR=kept\n" in r.err, r.err)
+    check(r.err.startswith("FIXTURE_VAR=kept\n"), "the program's stderr comes first: " + r.err)
+
+
+def test_killed_program_gives_128_plus_signal():
+    r = syscope("sample", "--", fixture("io_passthrough"), "0", str(int(signal.SIGTERM)),
+                input="")
+    check_eq(r.rc, 128 + signal.SIGTERM, r.describe())
+
+
+def test_signals_sent_to_syscope_reach_the_program():
+    workdir = harness.tempfile.mkdtemp(prefix="syscope-it-")
+    harness._workdirs.append(workdir)
+    proc = subprocess.Popen([SYSCOPE, "sample", "--", fixture("hot"), "30"], cwd=workdir,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(0.7)
+    t0 = time.monotonic()
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=60)
+    check(time.monotonic() - t0 < 20, "stopped promptly")
+    check_eq(proc.returncode, 128 + signal.SIGTERM, err)
+    check("hot_loop" in err, "the profile of the part that ran is summarized: " + err)
+
+
+def test_convert_rejects_what_is_not_a_session():
+    r = syscope("convert", "/tmp")
+    check_eq(r.rc, 1, r.describe())
+    check("/tmp is not a syscope session folder" in r.err, r.err)
+    r = syscope("convert", "/no/such/dir")
+    check_eq(r.rc, 1, r.describe())
+    check("No such file or directory" in r.err, r.err)
+
+
+harness.main(globals())

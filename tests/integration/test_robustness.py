@@ -1,0 +1,94 @@
+"""Hostile and dying programs: SIGKILL, segfault, own SIGPROF handler, all signals blocked,
+all descriptors closed, setuid, 1000 forks, 10000 threads. The program must behave as it
+would alone, and syscope must neither crash nor hang nor lose what was recorded."""
+import os
+import re
+
+import harness
+from harness import Skip, check, check_eq, fixture, source_line, syscope
+
+
+def test_killed_by_sigkill_profile_still_built():
+    r = syscope("sample", "-f", "500", "--", fixture("self_kill"), "0.6")
+    check_eq(r.rc, 128 + 9, "128 + SIGKILL\n" + r.describe())
+    p = r.profile()
+    check(p.self_samples("doomed_work") > 0.8 * p.total, p.function_names()[:5])
+    check("stopped recording without exiting normally" in r.err, r.err)
+    md = r.metadata()
+    check_eq(md["exit"]["reason"], "unknown", "no end was recorded")
+
+
+def test_segfault_names_the_crash_site():
+    r = syscope("sample", "-f", "500", "--", fixture("segv"), "0.5")
+    check_eq(r.rc, 128 + 11, "128 + SIGSEGV\n" + r.describe())
+    p = r.profile()
+    check(p.self_samples("busy_before_crash") > 0.8 * p.total, p.function_names()[:5])
+    line = source_line("segv.c", "/* CRASH_LINE */")
+    check(re.search(rf"crashed \(signal 11\) in crash_here at segv\.c:{line}", r.err), r.err)
+    check("killed by signal 11" in r.err, r.err)
+    check_eq(r.metadata()["exit"], {"reason": "signal", "status": 11}, "recorded end")
+
+
+def test_program_with_its_own_sigprof_handler():
+    r = syscope("sample", "-f", "500", "--", fixture("own_sigprof"), "0.8")
+    check_eq(r.rc, 0, "its handler ran\n" + r.describe())
+    ticks = int(re.search(r"own_sigprof: (\d+) ticks", r.out).group(1))
+    check(ticks > 10, f"{ticks} SIGPROF ticks")
+    p = r.profile()
+    check(p.self_samples("prof_work") > 0.8 * p.total, p.function_names()[:5])
+
+
+def test_program_blocking_every_signal():
+    r = syscope("sample", "-f", "500", "--", fixture("hostile_sigblock"), "0.8")
+    check_eq(r.rc, 0, r.describe())
+    p = r.profile()
+    check_eq(len(p.threads()), 2, "both threads sampled despite their masks")
+    check(p.self_samples("blocked_work") > 0.8 * p.total, p.function_names()[:5])
+
+
+def test_program_closing_every_descriptor():
+    r = syscope("sample", "-f", "500", "--", fixture("hostile_closefds"), "0.8")
+    check_eq(r.rc, 0, "the program's own files work\n" + r.describe())
+    check_eq(len(r.pids()), 2, "parent and the child forked after the closing")
+    for pid in r.pids():
+        p = r.profile(pid=pid)
+        check(p.self_samples("after_close_work") > 0.8 * p.total, p.function_names()[:5])
+    check("nothing lost" in r.err, r.err)
+
+
+def test_program_dropping_root():
+    if os.getuid() != 0:
+        raise Skip("needs root to setuid")
+    r = syscope("sample", "-f", "500", "--", fixture("hostile_setuid"), "0.8")
+    check_eq(r.rc, 0, r.describe())
+    check("uid 65534" in r.out, r.out)
+    check_eq(len(r.pids()), 2, "the child forked as nobody is recorded too")
+    for pid in r.pids():
+        p = r.profile(pid=pid)
+        check(p.self_samples("nobody_work") > 0.8 * p.total, p.function_names()[:5])
+
+
+def test_thousand_forks():
+    r = syscope("sample", "-f", "1000", "--", fixture("hostile_forks"), "1000", timeout=600)
+    check_eq(r.rc, 0, r.describe())
+    check("1000 children, 0 failed" in r.out, r.out)
+    check_eq(len(r.pids()), 1001, "every process has its metadata")
+    check("1001 processes" in r.err, r.err.splitlines()[:5])
+    check("nothing lost" in r.err, r.err[-2000:])
+
+
+def test_ten_thousand_threads():
+    r = syscope("sample", "-f", "1000", "--", fixture("hostile_threads"), "10000", timeout=600)
+    check_eq(r.rc, 0, r.describe())
+    check("10000 threads" in r.out, r.out)
+    md = r.metadata()
+    check_eq(len(md["threads"]), 10001, "every thread recorded")
+    check(all(t["end_ns"] >= t["begin_ns"] > 0 for t in md["threads"][1:]), "begin and end")
+    check("nothing lost" in r.err, r.err[-2000:])
+    # Chunks of exited threads are reused: the raw file is far smaller than one 64 KiB
+    # chunk per thread would make it.
+    size = sum(os.path.getsize(f) for f in r.raw_files())
+    check(size < 10001 * 65536 / 8, f"raw data {size} bytes for 10001 threads")
+
+
+harness.main(globals())
