@@ -57,6 +57,8 @@ struct sc_cli {
 void sc_cli_parse(struct sc_cli *cli, const struct sc_verb *verb, int argc, char **argv,
 		  struct sc_extra_opt *extras, bool program_follows);
 
+void sc_cli_free(struct sc_cli *cli);
+
 /* Print a verb's help from the settings table and its extra options. */
 void sc_cli_help(const struct sc_verb *verb, const struct sc_extra_opt *extras, const char *topic);
 

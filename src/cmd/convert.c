@@ -79,10 +79,12 @@ int cmd_convert(int argc, char **argv)
 	sc_cli_parse(&cli, verb, argc, argv, NULL, false);
 	if (cli.help) {
 		sc_cli_help(verb, NULL, cli.help_topic);
+		sc_cli_free(&cli);
 		return 0;
 	}
 	if (cli.version) {
 		printf("syscope %s\n", SYSCOPE_VERSION);
+		sc_cli_free(&cli);
 		return 0;
 	}
 	if (cli.nrest != 1)
@@ -99,7 +101,6 @@ int cmd_convert(int argc, char **argv)
 		sc_die(SC_EXIT_FAILURE, "cannot create %s: %s", out_dir, strerror(errno));
 	rc = sc_convert_session(cli.rest[0], out_dir, &cli.settings,
 				sc_bool(&cli.settings, SC_SET_SUMMARY));
-	sc_settings_free(&cli.settings);
-	free(cli.rest);
+	sc_cli_free(&cli);
 	return rc;
 }

@@ -277,3 +277,10 @@ void sc_cli_parse(struct sc_cli *cli, const struct sc_verb *verb, int argc, char
 	cli->rest[cli->nrest] = NULL;
 	sc_log_verbosity = (int)sc_int(&cli->settings, SC_SET_VERBOSE);
 }
+
+void sc_cli_free(struct sc_cli *cli)
+{
+	sc_settings_free(&cli->settings);
+	free(cli->rest);
+	cli->rest = NULL;
+}

@@ -29,10 +29,12 @@ int cmd_sample(int argc, char **argv)
 	sc_cli_parse(&cli, verb, argc, argv, NULL, true);
 	if (cli.help) {
 		sc_cli_help(verb, NULL, cli.help_topic);
+		sc_cli_free(&cli);
 		return 0;
 	}
 	if (cli.version) {
 		printf("syscope %s\n", SYSCOPE_VERSION);
+		sc_cli_free(&cli);
 		return 0;
 	}
 	if (!cli.nrest)
@@ -50,7 +52,6 @@ int cmd_sample(int argc, char **argv)
 			"retries\n",
 			res.session_dir, res.session_dir);
 	free(res.session_dir);
-	sc_settings_free(&cli.settings);
-	free(cli.rest);
+	sc_cli_free(&cli);
 	return res.exit_code;
 }

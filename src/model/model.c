@@ -34,6 +34,11 @@ double sc_period_hz(uint64_t period_ns)
 	return period_ns ? round(1e12 / (double)period_ns) / 1000.0 : 0.0;
 }
 
+double sc_thread_delivered_hz(const struct sc_thread *t, unsigned kind)
+{
+	return t->seconds[kind] > 0 ? (double)t->samples[kind] / t->seconds[kind] : 0.0;
+}
+
 const char *sc_end_reason_text(uint32_t reason)
 {
 	switch (reason) {

@@ -144,6 +144,9 @@ struct sc_elf *sc_model_module_elf(struct sc_model *m, struct sc_image *img, str
 const char *sc_kind_metric(unsigned kind); /* "sampling_cpu_clock", ... */
 /* The rate of a sampling period in Hz, rounded to 1 mHz (periods are whole nanoseconds). */
 double sc_period_hz(uint64_t period_ns);
+/* Samples per second of the time they cover (thread CPU time for CPU-time sampling, wall
+ * time for wall-clock sampling): what the sampler delivered, to compare with the request. */
+double sc_thread_delivered_hz(const struct sc_thread *t, unsigned kind);
 const char *sc_end_reason_text(uint32_t reason);
 
 #endif /* SYSCOPE_MODEL_MODEL_H */

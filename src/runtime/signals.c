@@ -158,10 +158,15 @@ RT_EXPORT sighandler_t signal(int sig, sighandler_t handler)
 	return old.sa_handler;
 }
 
-/* The mask the program asked for, without our sampler signals in it. */
+/*
+ * The mask the program asked for, without our sampler signals in it. Calls made inside
+ * our own handlers (libunwind saves and restores the mask around its locks) pass through
+ * untouched: there the sampler signals are blocked on purpose, and unblocking them would
+ * let a sample interrupt the handler taking the previous one.
+ */
 static const sigset_t *filter_mask(int how, const sigset_t *set, sigset_t *copy)
 {
-	if (!set || how == SIG_UNBLOCK || !rt_active())
+	if (!set || how == SIG_UNBLOCK || !rt_active() || rt_self.in_sampler)
 		return set;
 	*copy = *set;
 	for (int s = 1; s < _NSIG; s++)

@@ -103,12 +103,6 @@ static json_t *threads_json(const struct sc_process *p)
 			static const char *const mech[] = { "none", "perf task-clock",
 							    "POSIX CPU-time timer",
 							    "POSIX monotonic timer" };
-			double span =
-				t->last_sample_ts[k] > t->first_sample_ts[k]
-					? (double)(t->last_sample_ts[k] - t->first_sample_ts[k]) *
-						  1e-9
-					: 0;
-
 			if (!t->mechanism[k] && !t->samples[k])
 				continue;
 			json_array_append_new(
@@ -117,10 +111,9 @@ static json_t *threads_json(const struct sc_process *p)
 					  sc_kind_metric(k), "mechanism",
 					  t->mechanism[k] < 4 ? mech[t->mechanism[k]] : "?",
 					  "requested_hz", sc_period_hz(t->period_ns[k]),
-					  "delivered_hz",
-					  span > 0 ? (double)(t->samples[k] - 1) / span : 0.0,
-					  "samples", (json_int_t)t->samples[k], "seconds",
-					  t->seconds[k], "error", t->sampler_error[k]));
+					  "delivered_hz", sc_thread_delivered_hz(t, k), "samples",
+					  (json_int_t)t->samples[k], "seconds", t->seconds[k],
+					  "error", t->sampler_error[k]));
 		}
 		json_object_set_new(o, "samplers", samplers);
 		json_array_append_new(arr, o);

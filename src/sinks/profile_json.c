@@ -140,12 +140,6 @@ static json_t *threads_json(const struct sc_profile *p)
 
 	for (size_t i = 0; i < p->threads.n; i++) {
 		const struct sc_thread *t = &p->proc->threads.v[p->threads.v[i].thread_idx];
-		double active = t->last_sample_ts[p->kind] > t->first_sample_ts[p->kind]
-					? (double)(t->last_sample_ts[p->kind] -
-						   t->first_sample_ts[p->kind]) *
-						  1e-9
-					: 0;
-
 		json_array_append_new(
 			arr,
 			json_pack("{s:I, s:I, s:s, s:I, s:f, s:f, s:f}", "tid", (json_int_t)t->tid,
@@ -154,7 +148,7 @@ static json_t *threads_json(const struct sc_profile *p)
 				  "name", t->name, "samples", (json_int_t)t->samples[p->kind],
 				  "seconds", t->seconds[p->kind], "requested_hz",
 				  sc_period_hz(t->period_ns[p->kind]), "delivered_hz",
-				  active > 0 ? (double)(t->samples[p->kind] - 1) / active : 0.0));
+				  sc_thread_delivered_hz(t, p->kind)));
 	}
 	return arr;
 }

@@ -59,11 +59,11 @@ static void print_crashes(FILE *f, struct sc_output *out)
 	}
 }
 
-/* Samples, threads, processes and the delivered rate of one kind. */
+/* Samples, threads and the rate delivered per second of sampled time, for one kind. */
 static void print_sampling(FILE *f, const struct sc_model *m, unsigned kind)
 {
-	uint64_t threads = 0, counted = 0;
-	double span = 0, requested = 0;
+	uint64_t threads = 0, samples = 0;
+	double seconds = 0, requested = 0;
 
 	for (size_t i = 0; i < m->processes.n; i++) {
 		const struct sc_process *p = m->processes.v[i];
@@ -74,23 +74,19 @@ static void print_sampling(FILE *f, const struct sc_model *m, unsigned kind)
 			if (!th->samples[kind])
 				continue;
 			threads++;
+			samples += th->samples[kind];
+			seconds += th->seconds[kind];
 			if (th->period_ns[kind])
 				requested = sc_period_hz(th->period_ns[kind]);
-			if (th->last_sample_ts[kind] > th->first_sample_ts[kind]) {
-				span += (double)(th->last_sample_ts[kind] -
-						 th->first_sample_ts[kind]) *
-					1e-9;
-				counted += th->samples[kind] - 1;
-			}
 		}
 	}
 	fprintf(f, "syscope: %llu %s samples from %llu thread%s",
 		(unsigned long long)m->samples[kind],
 		kind == SC_SAMPLE_REALTIME ? "wall-clock" : "CPU-time", (unsigned long long)threads,
 		threads == 1 ? "" : "s");
-	if (requested > 0 && span > 0)
-		fprintf(f, " (%.0f Hz asked, %.0f Hz delivered per thread)", requested,
-			(double)counted / span);
+	if (requested > 0 && seconds > 0)
+		fprintf(f, " (%.0f Hz asked, %.0f Hz delivered per %s second)", requested,
+			(double)samples / seconds, kind == SC_SAMPLE_REALTIME ? "wall" : "CPU");
 	fputc('\n', f);
 }
 

@@ -58,6 +58,7 @@ int sc_session_open(struct sc_session *s, const char *dir, char *err, size_t err
 	if (!d) {
 		snprintf(err, errlen, "%s is not a syscope session folder (no %s/ inside: %s)", dir,
 			 SC_SESSION_RAW_DIR, strerror(errno));
+		sc_session_close(s);
 		return -ENOENT;
 	}
 	while ((de = readdir(d))) {

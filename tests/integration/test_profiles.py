@@ -162,4 +162,28 @@ def test_inline_frames():
     check_eq(p2.total, p.total, "same samples")
 
 
+def test_no_sample_lands_inside_syscope():
+    # At 10 kHz a sample is due again while the handler still runs: it must wait for the
+    # handler to return, not interrupt it (libunwind restores the signal mask inside it).
+    r = syscope("sample", "-f", "10000", "--", fixture("hot"), "0.8")
+    check_eq(r.rc, 0, r.describe())
+    p = r.profile()
+    check(p.total > 2000, f"{p.total} samples")
+    ours = [f["name"] for f in p.meta["functions"] if f["module"] == "libsyscope.so"]
+    check_eq(ours, [], "frames of syscope's own code")
+    check(p.self_samples("hot_loop") > 0.95 * p.total, p.function_names()[:5])
+
+
+def test_lost_records_are_counted_and_reported():
+    # A disk "full" from the start: nothing can be recorded; the program runs normally and
+    # the loss is reported, not hidden.
+    r = syscope("sample", "--buffer-disk-reserve-mb", "1000000", "--", fixture("hot"), "0.3")
+    check_eq(r.rc, 0, r.describe())
+    check("hot: done" in r.out, r.out)
+    m = re.search(r"LOST (\d+) records", r.err)
+    check(m and int(m.group(1)) > 0, r.err)
+    md = r.metadata()
+    check(md["images"][0]["lost_records"] == int(m.group(1)), md["images"])
+
+
 harness.main(globals())

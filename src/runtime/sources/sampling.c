@@ -106,8 +106,11 @@ void rt_sampling_record_crash(void *uc)
 {
 	struct rt_thread *t = rt_thread_self();
 
-	if (t && smp.max_depth)
+	if (t && smp.max_depth) {
+		t->in_sampler = 1;
 		record_sample(t, SC_SAMPLE_CRASH, uc, rt_now_ns());
+		t->in_sampler = 0;
+	}
 }
 
 static void disarm_posix(timer_t timer)
