@@ -303,11 +303,15 @@ static int metadata_record(void *ctx, int32_t tid, const struct sc_record *rec, 
 		const struct sc_rec_sampler *r = (const void *)rec;
 
 		t = thread_of(ps, tid);
-		if (r->kind < SC_KINDS) {
-			t->period_ns[r->kind] = r->period_ns;
-			t->mechanism[r->kind] = r->mechanism;
-			t->sampler_error[r->kind] = r->error;
+		if (r->kind >= SC_KINDS)
+			break;
+		if (rec->flags & SC_SAMPLER_THROTTLED) {
+			t->throttled_period_ns[r->kind] = r->period_ns;
+			break;
 		}
+		t->period_ns[r->kind] = r->period_ns;
+		t->mechanism[r->kind] = r->mechanism;
+		t->sampler_error[r->kind] = r->error;
 		break;
 	}
 	default:

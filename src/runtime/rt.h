@@ -75,6 +75,10 @@ struct rt_thread {
 	bool has_cpu_timer, has_wall_timer;
 	bool sampled; /* passes the thread filter */
 	volatile int in_sampler;
+	uint64_t period_ns[2]; /* current CPU (0) and wall (1) periods; throttling raises them */
+	uint32_t throttled;    /* times the period was changed on this thread */
+	uint64_t sample_cost_ns[2]; /* moving average of what a sample costs */
+	uint32_t cost_probe;	    /* counts samples; every eighth is timed */
 };
 
 /* Per-process-image state. */
@@ -162,6 +166,8 @@ bool rt_fd_was_clobbered(int fd);	  /* the program replaced it (dup2 onto it) */
 typedef void (*rt_sig_handler)(int, siginfo_t *, void *);
 /* Install `handler` for `sig` as syscope's; the program's sigaction calls are then emulated. */
 int rt_signal_claim(int sig, rt_sig_handler handler);
+/* True when the program installed a handler of its own for `sig` (one syscope claimed). */
+bool rt_signal_program_handles(int sig);
 /* Forward a signal that is not syscope's to the handler the program installed. */
 void rt_signal_forward(int sig, siginfo_t *si, void *uc);
 void rt_signals_install_fatal(void);

@@ -90,6 +90,12 @@ static void default_action(int sig)
 	raise(sig);
 }
 
+bool rt_signal_program_handles(int sig)
+{
+	return valid_sig(sig) && sigs[sig].program_set && sigs[sig].program.sa_handler != SIG_DFL &&
+	       sigs[sig].program.sa_handler != SIG_IGN;
+}
+
 void rt_signal_forward(int sig, siginfo_t *si, void *uc)
 {
 	struct sig_state *st = &sigs[sig];
@@ -158,15 +164,10 @@ RT_EXPORT sighandler_t signal(int sig, sighandler_t handler)
 	return old.sa_handler;
 }
 
-/*
- * The mask the program asked for, without our sampler signals in it. Calls made inside
- * our own handlers (libunwind saves and restores the mask around its locks) pass through
- * untouched: there the sampler signals are blocked on purpose, and unblocking them would
- * let a sample interrupt the handler taking the previous one.
- */
+/* The mask the program asked for, without our sampler signals in it. */
 static const sigset_t *filter_mask(int how, const sigset_t *set, sigset_t *copy)
 {
-	if (!set || how == SIG_UNBLOCK || !rt_active() || rt_self.in_sampler)
+	if (!set || how == SIG_UNBLOCK || !rt_active())
 		return set;
 	*copy = *set;
 	for (int s = 1; s < _NSIG; s++)
@@ -175,10 +176,28 @@ static const sigset_t *filter_mask(int how, const sigset_t *set, sigset_t *copy)
 	return copy;
 }
 
+/*
+ * Inside our sampling handler, mask changes are skipped. libunwind brackets every lookup of
+ * unwind tables with a pair of sigprocmask calls that block all signals and restore them;
+ * those two system calls per frame were most of a sample's cost. In the handler the
+ * sampler signals are blocked already, and the pair is balanced within the unwind, so
+ * skipping both is safe: `old` gets the empty set, which the matching restore ignores.
+ */
+static bool skip_in_handler(sigset_t *old)
+{
+	if (!rt_self.in_sampler)
+		return false;
+	if (old)
+		sigemptyset(old);
+	return true;
+}
+
 RT_EXPORT int sigprocmask(int how, const sigset_t *set, sigset_t *old)
 {
 	sigset_t copy;
 
+	if (skip_in_handler(old))
+		return 0;
 	return RT_REAL(sigprocmask)(how, filter_mask(how, set, &copy), old);
 }
 
@@ -186,6 +205,8 @@ RT_EXPORT int pthread_sigmask(int how, const sigset_t *set, sigset_t *old)
 {
 	sigset_t copy;
 
+	if (skip_in_handler(old))
+		return 0;
 	return RT_REAL(pthread_sigmask)(how, filter_mask(how, set, &copy), old);
 }
 

@@ -107,11 +107,13 @@ static json_t *threads_json(const struct sc_process *p)
 				continue;
 			json_array_append_new(
 				samplers,
-				json_pack("{s:s, s:s, s:f, s:f, s:I, s:f, s:i}", "metric",
+				json_pack("{s:s, s:s, s:f, s:f, s:f, s:I, s:f, s:i}", "metric",
 					  sc_kind_metric(k), "mechanism",
 					  t->mechanism[k] < 4 ? mech[t->mechanism[k]] : "?",
 					  "requested_hz", sc_period_hz(t->period_ns[k]),
-					  "delivered_hz", sc_thread_delivered_hz(t, k), "samples",
+					  "throttled_to_hz",
+					  sc_period_hz(t->throttled_period_ns[k]), "delivered_hz",
+					  sc_thread_delivered_hz(t, k), "samples",
 					  (json_int_t)t->samples[k], "seconds", t->seconds[k],
 					  "error", t->sampler_error[k]));
 		}

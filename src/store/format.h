@@ -252,6 +252,10 @@ enum sc_sampler_mechanism {
 	SC_SAMPLER_POSIX_MONO = 3,	/* timer_create(CLOCK_MONOTONIC) */
 };
 
+/* hdr.flags of a SAMPLER record: the period was raised by throttling; period_ns is the last
+ * one the thread used. */
+#define SC_SAMPLER_THROTTLED 0x1u
+
 struct sc_rec_sampler {
 	struct sc_record hdr;
 	uint64_t ts;

@@ -210,6 +210,50 @@ __attribute__((format(printf, 3, 4))) static void diag(sc_raw_diag_fn fn, void *
 	fn(ctx, msg);
 }
 
+static int walk_chunk(const struct sc_raw *r, uint32_t i, uint64_t start, uint64_t end,
+		      uint64_t pos, int32_t tid, sc_raw_record_fn cb, void *ctx,
+		      struct sc_raw_stats *stats, sc_raw_diag_fn diag_fn, void *diag_ctx)
+{
+	const uint64_t cs = r->hdr.chunk_size;
+
+	while (pos + sizeof(struct sc_record) <= end) {
+		const struct sc_record *rec = (const void *)(r->data + pos);
+		int rc;
+
+		if (rec->size == 0 && rec->type == 0)
+			break; /* end of the chunk's data */
+		if (pos + rec->size > end && end < start + cs && rec->size <= cs && rec->type != 0)
+			break; /* the record the file's end cut: already reported */
+		if (rec->size < sizeof(*rec) || rec->size % SC_RECORD_ALIGN ||
+		    pos + rec->size > end || rec->type == 0) {
+			stats->damaged_chunks++;
+			diag(diag_fn, diag_ctx,
+			     "%s: offset %llu: damaged record (type %u, size %u); rest of chunk "
+			     "%u skipped",
+			     r->path, (unsigned long long)pos, rec->type, rec->size, i);
+			break;
+		}
+		if (rec->type >= SC_REC_TYPE_COUNT) {
+			stats->unknown_types++;
+		} else if (!sc_record_well_formed(rec)) {
+			stats->malformed++;
+			diag(diag_fn, diag_ctx,
+			     "%s: offset %llu: %s record of %u bytes is malformed; skipped",
+			     r->path, (unsigned long long)pos, sc_record_type_name(rec->type),
+			     rec->size);
+		} else {
+			if (rec->type == SC_REC_OWNER)
+				tid = ((const struct sc_rec_owner *)rec)->tid;
+			stats->records++;
+			rc = cb(ctx, tid, rec, pos);
+			if (rc)
+				return rc;
+		}
+		pos += rec->size;
+	}
+	return 0;
+}
+
 int sc_raw_foreach(const struct sc_raw *r, sc_raw_record_fn cb, void *ctx,
 		   struct sc_raw_stats *stats, sc_raw_diag_fn diag_fn, void *diag_ctx)
 {
@@ -219,7 +263,8 @@ int sc_raw_foreach(const struct sc_raw *r, sc_raw_record_fn cb, void *ctx,
 		uint64_t start = r->hdr.header_size + (uint64_t)i * cs;
 		uint64_t end = start + cs, pos = start + sizeof(struct sc_chunk_header);
 		const struct sc_chunk_header *ch = (const void *)(r->data + start);
-		int32_t tid;
+		uint64_t page = start & ~(uint64_t)4095;
+		int rc;
 
 		if (start + sizeof(*ch) > r->size) {
 			stats->truncated_chunks++;
@@ -245,43 +290,12 @@ int sc_raw_foreach(const struct sc_raw *r, sc_raw_record_fn cb, void *ctx,
 			     r->path, i, (unsigned long long)start, r->size);
 			end = r->size;
 		}
-		tid = ch->tid;
-		while (pos + sizeof(struct sc_record) <= end) {
-			const struct sc_record *rec = (const void *)(r->data + pos);
-			int rc;
-
-			if (rec->size == 0 && rec->type == 0)
-				break; /* end of the chunk's data */
-			if (pos + rec->size > end && end < start + cs && rec->size <= cs &&
-			    rec->type != 0)
-				break; /* the record the file's end cut: already reported */
-			if (rec->size < sizeof(*rec) || rec->size % SC_RECORD_ALIGN ||
-			    pos + rec->size > end || rec->type == 0) {
-				stats->damaged_chunks++;
-				diag(diag_fn, diag_ctx,
-				     "%s: offset %llu: damaged record (type %u, size %u); rest of chunk "
-				     "%u skipped",
-				     r->path, (unsigned long long)pos, rec->type, rec->size, i);
-				break;
-			}
-			if (rec->type >= SC_REC_TYPE_COUNT) {
-				stats->unknown_types++;
-			} else if (!sc_record_well_formed(rec)) {
-				stats->malformed++;
-				diag(diag_fn, diag_ctx,
-				     "%s: offset %llu: %s record of %u bytes is malformed; skipped",
-				     r->path, (unsigned long long)pos,
-				     sc_record_type_name(rec->type), rec->size);
-			} else {
-				if (rec->type == SC_REC_OWNER)
-					tid = ((const struct sc_rec_owner *)rec)->tid;
-				stats->records++;
-				rc = cb(ctx, tid, rec, pos);
-				if (rc)
-					return rc;
-			}
-			pos += rec->size;
-		}
+		rc = walk_chunk(r, i, start, end, pos, ch->tid, cb, ctx, stats, diag_fn, diag_ctx);
+		/* Done with this chunk: let its pages go, so reading a session of any size
+		 * takes memory for the model only. */
+		madvise((void *)(r->data + page), end - page, MADV_DONTNEED);
+		if (rc)
+			return rc;
 	}
 	return 0;
 }

@@ -91,4 +91,13 @@ def test_ten_thousand_threads():
     check(size < 10001 * 65536 / 8, f"raw data {size} bytes for 10001 threads")
 
 
+def test_threads_exiting_with_a_sample_pending():
+    # Threads that run a few sampling periods and exit: a sample signal is often pending
+    # when a thread closes its sampler. It must be dropped, never taken for a foreign signal.
+    r = syscope("sample", "-f", "10000", "--", fixture("hostile_threads"), "600", "300000")
+    check_eq(r.rc, 0, r.describe())
+    check("600 threads" in r.out, r.out)
+    check(r.profile().self_samples("short_life") > 0, "samples in the threads")
+
+
 harness.main(globals())

@@ -6,10 +6,11 @@
  * CPU time: a perf_event task-clock counter per thread that signals its own thread on
  * overflow (F_SETSIG + F_SETOWN_EX). It delivers the requested rate; POSIX CPU-time timers
  * (the fallback when perf_event_open is refused) fire only on scheduler ticks, 250 Hz on our
- * machines whatever is asked. The event is re-armed for one overflow at a time
- * (PERF_EVENT_IOC_REFRESH), so at most one signal is ever pending per thread: a thread that
- * blocks signals for a long time cannot overflow the real-time signal queue, which would
- * make the kernel send SIGIO and kill the program.
+ * machines whatever is asked. Overflow signals must never pile up: when the kernel cannot
+ * queue another one it sends SIGIO instead, which kills the program. With a standard signal
+ * (the default, SIGSTKFLT) overflows coalesce into one pending signal, so the counter runs
+ * freely; with a real-time signal (which would queue) the counter is re-armed for one
+ * overflow at a time (PERF_EVENT_IOC_REFRESH), one more system call per sample.
  *
  * Wall time: a POSIX CLOCK_MONOTONIC timer per thread (SIGEV_THREAD_ID). It interrupts
  * blocked threads too, so wrap_block.c keeps the sampler signals blocked inside sleeping
@@ -40,6 +41,7 @@
 
 static struct {
 	bool cpu_on, wall_on;
+	bool perf_refresh; /* re-arm the perf event after each overflow (real-time signal) */
 	int cpu_sig, wall_sig;
 	int cpu_timer_choice; /* 0 auto, 1 perf, 2 posix */
 	uint64_t period_ns;
@@ -79,9 +81,11 @@ static void record_sampler(uint16_t kind, uint16_t mechanism, int error)
 	rt_record(SC_REC_SAMPLER, 0, &r.ts, sizeof(r) - sizeof(r.hdr), NULL, 0);
 }
 
-static void record_sample(struct rt_thread *t, uint16_t kind, void *uc, uint64_t now)
+/* Record one sample; returns the thread CPU time at its start (0 when nothing recorded). */
+static uint64_t record_sample(struct rt_thread *t, uint16_t kind, void *uc, uint64_t now)
 {
 	uint32_t max = (uint32_t)(sizeof(struct sc_rec_sample) + (size_t)smp.max_depth * 8);
+	uint64_t cpu = rt_thread_cpu_ns();
 	struct sc_rec_sample *r;
 	uint16_t flags = 0;
 	uint32_t size;
@@ -90,16 +94,17 @@ static void record_sample(struct rt_thread *t, uint16_t kind, void *uc, uint64_t
 	rt_modules_check(); /* a sample in a new library needs its load record first */
 	r = rt_reserve(max);
 	if (!r)
-		return;
+		return 0;
 	n = rt_unwind(uc, t, r->frames, smp.max_depth, &flags);
 	r->ts = now;
-	r->cpu_ns = rt_thread_cpu_ns();
+	r->cpu_ns = cpu;
 	r->kind = kind;
 	r->nframes = (uint16_t)n;
 	r->reserved = 0;
 	size = sc_record_align((uint32_t)(sizeof(*r) + (size_t)n * 8));
 	rt_shrink_last(r, max, size);
 	rt_commit(r, SC_REC_SAMPLE, flags, size);
+	return cpu;
 }
 
 void rt_sampling_record_crash(void *uc)
@@ -120,6 +125,56 @@ static void disarm_posix(timer_t timer)
 	timer_settime(timer, 0, &off, NULL);
 }
 
+static struct itimerspec interval(uint64_t ns)
+{
+	struct itimerspec its;
+
+	its.it_interval.tv_sec = (time_t)(ns / 1000000000ull);
+	its.it_interval.tv_nsec = (long)(ns % 1000000000ull);
+	its.it_value = its.it_interval;
+	return its;
+}
+
+/*
+ * A sampler must never starve the program: when taking a sample costs more than a quarter
+ * of the period (very high rates, slow unwinds, virtual machines where signals are costly),
+ * the period grows until it does not, and shrinks back towards the requested one when
+ * samples get cheaper. The cost is a moving average, so one slow sample (a cold unwind
+ * cache, a page fault on a fresh chunk) changes nothing. The reader sees the rate actually
+ * delivered; the thread's last SAMPLER record says what period it ended with.
+ */
+#define THROTTLE_SHARE 4
+#define THROTTLE_MAX_PERIOD 1000000000ull
+
+static void throttle(struct rt_thread *t, uint16_t kind, bool perf, uint64_t cost)
+{
+	int slot = kind == SC_SAMPLE_REALTIME;
+	uint64_t p = t->period_ns[slot], want;
+
+	t->sample_cost_ns[slot] =
+		t->sample_cost_ns[slot] ? (t->sample_cost_ns[slot] * 7 + cost) / 8 : cost;
+	want = t->sample_cost_ns[slot] * THROTTLE_SHARE;
+	if (want < smp.period_ns)
+		want = smp.period_ns;
+	if (want > THROTTLE_MAX_PERIOD)
+		want = THROTTLE_MAX_PERIOD;
+	if (!p || (want <= 2 * p && 2 * want >= p))
+		return; /* within a factor of two of where it should be */
+	if (perf) {
+		if (ioctl(t->perf_fd, PERF_EVENT_IOC_PERIOD, &want))
+			return;
+	} else {
+		struct itimerspec its = interval(want);
+		timer_t timer = slot ? t->wall_timer : t->cpu_timer;
+
+		if ((slot ? !t->has_wall_timer : !t->has_cpu_timer) ||
+		    timer_settime(timer, 0, &its, NULL))
+			return;
+	}
+	t->period_ns[slot] = want;
+	t->throttled++;
+}
+
 static void on_sample(int sig, siginfo_t *si, void *uc)
 {
 	struct rt_thread *t = &rt_self;
@@ -127,8 +182,13 @@ static void on_sample(int sig, siginfo_t *si, void *uc)
 	uint16_t kind = 0;
 	bool perf = false, stop = false;
 
-	if (sig == smp.cpu_sig && si->si_code > 0 && si->si_code <= POLL_HUP && t->perf_fd >= 0 &&
-	    si->si_fd == t->perf_fd) {
+	if (sig == smp.cpu_sig && si->si_code >= POLL_IN && si->si_code <= POLL_HUP &&
+	    !rt_signal_program_handles(sig)) {
+		/* An overflow of a perf event: ours, unless the program itself asked for this
+		 * signal on a descriptor of its own. One that comes after the thread closed its
+		 * event (it was pending then) is dropped. */
+		if (t->perf_fd < 0 || si->si_fd != t->perf_fd)
+			goto out;
 		kind = SC_SAMPLE_CPUTIME;
 		perf = true;
 	} else if (si->si_code == SI_TIMER && si->si_value.sival_int == COOKIE_CPU) {
@@ -155,15 +215,25 @@ static void on_sample(int sig, siginfo_t *si, void *uc)
 			if (t->has_wall_timer)
 				disarm_posix(t->wall_timer);
 		} else if (now >= smp.start_ns) {
-			record_sample(t, kind, uc, now);
+			uint64_t cpu = record_sample(t, kind, uc, now);
+
+			/* What a sample costs, in this thread's CPU time (wall time would count
+			 * preemption as cost on a busy machine): measured on one sample in
+			 * eight, which is enough for the moving average. */
+			if (cpu && !(++t->cost_probe & 7))
+				throttle(t, kind, perf, rt_thread_cpu_ns() - cpu);
 		}
 		t->in_sampler = 0;
 	} else {
 		rt_count_lost_sample();
 	}
 out:
-	if (perf && !stop)
-		ioctl(t->perf_fd, PERF_EVENT_IOC_REFRESH, 1);
+	if (perf) {
+		if (stop)
+			ioctl(t->perf_fd, PERF_EVENT_IOC_DISABLE, 0);
+		else if (smp.perf_refresh)
+			ioctl(t->perf_fd, PERF_EVENT_IOC_REFRESH, 1);
+	}
 	errno = saved_errno;
 }
 
@@ -193,7 +263,8 @@ static int open_perf_clock(struct rt_thread *t)
 		return err;
 	}
 	t->perf_fd = fd;
-	if (ioctl(fd, PERF_EVENT_IOC_REFRESH, 1)) {
+	if (smp.perf_refresh ? ioctl(fd, PERF_EVENT_IOC_REFRESH, 1)
+			     : ioctl(fd, PERF_EVENT_IOC_ENABLE, 0)) {
 		int err = -errno;
 
 		t->perf_fd = -1;
@@ -215,9 +286,7 @@ static int arm_posix(struct rt_thread *t, clockid_t clock, int sig, int cookie, 
 	sev.sigev_notify_thread_id = t->tid;
 	if (timer_create(clock, &sev, out))
 		return -errno;
-	its.it_interval.tv_sec = (time_t)(smp.period_ns / 1000000000ull);
-	its.it_interval.tv_nsec = (long)(smp.period_ns % 1000000000ull);
-	its.it_value = its.it_interval;
+	its = interval(smp.period_ns);
 	if (clock == CLOCK_MONOTONIC && smp.start_ns > rt_now_ns() + smp.period_ns) {
 		uint64_t wait = smp.start_ns - rt_now_ns();
 
@@ -266,6 +335,9 @@ static void arm_cpu(struct rt_thread *t)
 
 static void thread_start(struct rt_thread *t)
 {
+	t->period_ns[0] = t->period_ns[1] = smp.period_ns;
+	t->sample_cost_ns[0] = t->sample_cost_ns[1] = 0;
+	t->throttled = 0;
 	t->sampled = thread_selected(t);
 	if (!t->sampled || (smp.end_ns && rt_now_ns() >= smp.end_ns))
 		return;
@@ -279,8 +351,35 @@ static void thread_start(struct rt_thread *t)
 	}
 }
 
+static atomic_int throttle_noted;
+
 static void thread_stop(struct rt_thread *t)
 {
+	if (t->throttled) {
+		/* The periods the thread ended with, for the reader's rate accounting. */
+		for (int slot = 0; slot < 2; slot++)
+			if (t->period_ns[slot] != smp.period_ns) {
+				struct sc_rec_sampler r = {
+					.ts = rt_now_ns(),
+					.period_ns = t->period_ns[slot],
+					.kind = slot ? SC_SAMPLE_REALTIME : SC_SAMPLE_CPUTIME,
+					.mechanism = slot	       ? SC_SAMPLER_POSIX_MONO
+						     : t->perf_fd >= 0 ? SC_SAMPLER_PERF_TASK_CLOCK
+								       : SC_SAMPLER_POSIX_CPU,
+				};
+
+				rt_record(SC_REC_SAMPLER, SC_SAMPLER_THROTTLED, &r.ts,
+					  sizeof(r) - sizeof(r.hdr), NULL, 0);
+			}
+		if (!atomic_exchange(&throttle_noted, 1))
+			rt_note(SC_NOTE_WARN,
+				"sampling: taking a sample cost more than 1/%d of the period, so the "
+				"period was raised (to %.0f us on thread %u) to keep the program's "
+				"speed; ask for a lower --sampling-freq",
+				THROTTLE_SHARE, (double)t->period_ns[0] / 1000.0, t->index);
+		t->throttled = 0;
+	}
+
 	if (t->perf_fd >= 0) {
 		int fd = t->perf_fd;
 
@@ -315,6 +414,7 @@ static int process_start(void)
 	smp.cpu_sig = resolve_signal(sc_int(s, SC_SET_SAMPLING_CPUTIME_SIGNAL));
 	smp.wall_sig = resolve_signal(sc_int(s, SC_SET_SAMPLING_REALTIME_SIGNAL));
 	smp.cpu_timer_choice = !strcmp(timer, "perf") ? 1 : !strcmp(timer, "posix") ? 2 : 0;
+	smp.perf_refresh = smp.cpu_sig >= SIGRTMIN;
 	smp.period_ns = (uint64_t)(1e9 / sc_double(s, SC_SET_SAMPLING_FREQ));
 	if (smp.period_ns < 10000)
 		smp.period_ns = 10000;
@@ -354,6 +454,7 @@ static int process_start(void)
 
 static void fork_child(void)
 {
+	atomic_store(&throttle_noted, 0);
 	/* Timers are not inherited and the parent's perf descriptors were closed; the child's
 	 * thread is armed by its thread_start like any new thread. */
 	atomic_store(&smp.perf_failed_noted, 0);
