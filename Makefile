@@ -14,7 +14,7 @@ BUILD_PACKAGES := build-essential g++ cmake pkg-config libdw-dev libelf-dev libu
                   libjansson-dev
 TEST_PACKAGES  := $(BUILD_PACKAGES) python3 binutils clang-format
 
-.PHONY: all build demo test test-fast asan deps deps-test format bench clean
+.PHONY: all build demo test test-fast asan deps deps-test format bench bundle clean
 
 all: build
 
@@ -55,4 +55,8 @@ bench: build
 	bench/run-all
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) dist
+
+# A relocatable tree and tarball in dist/ (bin/, lib/syscope/ with the libraries it needs).
+bundle: build
+	scripts/make-bundle $(BUILD)

@@ -47,6 +47,7 @@ static volatile sig_atomic_t child_pid;
 static volatile sig_atomic_t main_done;
 static volatile sig_atomic_t stop_waiting;
 static volatile sig_atomic_t alarm_fired;
+static bool forwarding[_NSIG]; /* signals whose handler we installed */
 
 static bool is_exec_file(const char *path, int *err)
 {
@@ -206,7 +207,7 @@ static char *expand_path(const char *tmpl, const char *tag, const char *launch_t
 			continue;
 		}
 		for (const char *v = val; *v; v++)
-			*VEC_PUSH(&out) = *v == '/' && p != tmpl ? '_' : *v;
+			*VEC_PUSH(&out) = *v;
 		p += skip;
 	}
 	*VEC_PUSH(&out) = '\0';
@@ -426,7 +427,7 @@ static void install_handlers(void)
 		/* A signal ignored by whoever started us stays ignored, for the program too. */
 		if (!sigaction(forwarded[i], NULL, &old) && old.sa_handler == SIG_IGN)
 			continue;
-		sigaction(forwarded[i], &sa, NULL);
+		forwarding[forwarded[i]] = !sigaction(forwarded[i], &sa, NULL);
 	}
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_alarm;
@@ -569,6 +570,11 @@ int sc_launch(struct sc_cli *cli, struct sc_launch_result *res)
 	wait_tree(&l);
 	if (!main_done)
 		clock_gettime(CLOCK_REALTIME, &l.end);
+	/* From here on, Ctrl-C interrupts the conversion (outputs are written to temporary
+	 * names and renamed, so none is left half-written; `syscope convert` can redo it). */
+	for (int sig = 1; sig < _NSIG; sig++)
+		if (forwarding[sig])
+			signal(sig, SIG_DFL);
 	session_info_end(&l);
 	session_info_write(&l);
 	json_decref(l.info);

@@ -14,6 +14,9 @@
  */
 #include "source.h"
 
+#include <dlfcn.h>
+#include <limits.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "../../arch/arch.h"
@@ -21,6 +24,60 @@
 #ifdef SYSCOPE_HAVE_LIBUNWIND
 #define UNW_LOCAL_ONLY
 #include <libunwind.h>
+
+/*
+ * libunwind is loaded with dlopen, not linked: libsyscope.so then depends on libc alone, and
+ * goes into any program (one without libunwind installed too: a copy shipped next to
+ * libsyscope.so is the fallback). The names are libunwind's own (its macros expand unw_step
+ * to _ULx86_64_step and so on), taken here as strings.
+ */
+#define UNW_NAME_(x) #x
+#define UNW_NAME(x) UNW_NAME_(x)
+
+static struct {
+	int (*init_local)(unw_cursor_t *, unw_context_t *);
+	int (*init_local2)(unw_cursor_t *, unw_context_t *, int);
+	int (*step)(unw_cursor_t *);
+	int (*get_reg)(unw_cursor_t *, unw_regnum_t, unw_word_t *);
+	int (*is_signal_frame)(unw_cursor_t *);
+	int (*set_caching_policy)(unw_addr_space_t, unw_caching_policy_t);
+	int (*getcontext)(unw_context_t *);
+	unw_addr_space_t *local_addr_space;
+} unw;
+
+static void *open_libunwind(void)
+{
+	char path[PATH_MAX], *slash;
+	Dl_info self;
+	void *h = dlopen("libunwind.so.8", RTLD_NOW | RTLD_LOCAL);
+
+	if (h || !dladdr((void *)open_libunwind, &self) || !self.dli_fname)
+		return h;
+	snprintf(path, sizeof(path), "%s", self.dli_fname);
+	slash = strrchr(path, '/');
+	if (!slash)
+		return NULL;
+	snprintf(slash + 1, sizeof(path) - (size_t)(slash + 1 - path), "libunwind.so.8");
+	return dlopen(path, RTLD_NOW | RTLD_LOCAL);
+}
+
+#define LOAD(field, sym) (*(void **)&unw.field = dlsym(h, UNW_NAME(sym)))
+
+static bool load_libunwind(void)
+{
+	void *h = open_libunwind();
+
+	if (!h)
+		return false;
+	if (LOAD(init_local, unw_init_local) && LOAD(init_local2, unw_init_local2) &&
+	    LOAD(step, unw_step) && LOAD(get_reg, unw_get_reg) &&
+	    LOAD(is_signal_frame, unw_is_signal_frame) &&
+	    LOAD(set_caching_policy, unw_set_caching_policy) &&
+	    LOAD(getcontext, unw_tdep_getcontext) && LOAD(local_addr_space, unw_local_addr_space))
+		return true;
+	dlclose(h);
+	return false;
+}
 #endif
 
 static bool use_fp;
@@ -28,21 +85,31 @@ static bool use_fp;
 void rt_unwind_init(void)
 {
 	use_fp = !strcmp(sc_str(&rt_proc.settings, SC_SET_SAMPLING_UNWINDER), "fp");
+	if (use_fp)
+		return;
 #ifdef SYSCOPE_HAVE_LIBUNWIND
-	if (!use_fp) {
+	if (load_libunwind()) {
 		/* Per-thread caches keep unw_step lock-free in signal handlers; one local unwind
 		 * here runs libunwind's one-time initialization outside any handler. */
 		unw_context_t ctx;
 		unw_cursor_t cur;
 
-		unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
-		unw_getcontext(&ctx);
-		unw_init_local(&cur, &ctx);
-		unw_step(&cur);
+		unw.set_caching_policy(*unw.local_addr_space, UNW_CACHE_PER_THREAD);
+		unw.getcontext(&ctx);
+		unw.init_local(&cur, &ctx);
+		unw.step(&cur);
+		return;
 	}
-#else
-	use_fp = true;
+	{
+		const char *why = dlerror();
+
+		rt_note(SC_NOTE_WARN,
+			"libunwind.so.8 could not be loaded (%s): call stacks are walked with "
+			"frame pointers, so frames of code built without them are missing",
+			why ? why : "a function is missing from it");
+	}
 #endif
+	use_fp = true;
 }
 
 static int unwind_fp(const ucontext_t *uc, const struct rt_thread *t, uint64_t *frames, int max,
@@ -96,7 +163,7 @@ int rt_unwind(void *ucv, struct rt_thread *t, uint64_t *frames, int max, uint16_
 	bool exact = false;
 
 	/* On x86-64 and aarch64 unw_context_t is the ucontext_t the kernel gave the handler. */
-	if (unw_init_local2(&cur, (unw_context_t *)uc, UNW_INIT_SIGNAL_FRAME) < 0) {
+	if (unw.init_local2(&cur, (unw_context_t *)uc, UNW_INIT_SIGNAL_FRAME) < 0) {
 		*flags |= SC_SAMPLE_UNWIND_ERR;
 		frames[0] = arch_uc_pc(uc);
 		return 1;
@@ -105,13 +172,13 @@ int rt_unwind(void *ucv, struct rt_thread *t, uint64_t *frames, int max, uint16_
 		unw_word_t ip = 0;
 		int step;
 
-		unw_get_reg(&cur, UNW_REG_IP, &ip);
+		unw.get_reg(&cur, UNW_REG_IP, &ip);
 		if (!ip)
 			break;
 		frames[n] = exact && n > 0 ? ip + 1 : ip;
 		n++;
-		exact = unw_is_signal_frame(&cur) > 0;
-		step = unw_step(&cur);
+		exact = unw.is_signal_frame(&cur) > 0;
+		step = unw.step(&cur);
 		if (step <= 0) {
 			if (step < 0)
 				*flags |= SC_SAMPLE_UNWIND_ERR;
