@@ -27,6 +27,7 @@ struct sc_verb {
 
 extern const struct sc_verb sc_verbs[];
 extern const unsigned sc_nverbs;
+const struct sc_verb *sc_verb_find(const char *name); /* NULL if there is none */
 
 /* A verb-specific option that is not a setting. */
 struct sc_extra_opt {
@@ -58,6 +59,8 @@ void sc_cli_parse(struct sc_cli *cli, const struct sc_verb *verb, int argc, char
 		  struct sc_extra_opt *extras, bool program_follows);
 
 void sc_cli_free(struct sc_cli *cli);
+/* When --help or --version was given: print it, free `cli` and return true. */
+bool sc_cli_answered(struct sc_cli *cli, const struct sc_extra_opt *extras);
 
 /* Print a verb's help from the settings table and its extra options. */
 void sc_cli_help(const struct sc_verb *verb, const struct sc_extra_opt *extras, const char *topic);

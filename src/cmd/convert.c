@@ -67,26 +67,15 @@ int sc_convert_session(const char *dir, const char *out_dir, const struct sc_set
 
 int cmd_convert(int argc, char **argv)
 {
-	const struct sc_verb *verb = NULL;
+	const struct sc_verb *verb = sc_verb_find("convert");
 	struct sc_cli cli;
 	const char *out_dir;
 	struct stat st;
 	int rc;
 
-	for (unsigned i = 0; i < sc_nverbs; i++)
-		if (!strcmp(sc_verbs[i].name, "convert"))
-			verb = &sc_verbs[i];
 	sc_cli_parse(&cli, verb, argc, argv, NULL, false);
-	if (cli.help) {
-		sc_cli_help(verb, NULL, cli.help_topic);
-		sc_cli_free(&cli);
+	if (sc_cli_answered(&cli, NULL))
 		return 0;
-	}
-	if (cli.version) {
-		printf("syscope %s\n", SYSCOPE_VERSION);
-		sc_cli_free(&cli);
-		return 0;
-	}
 	if (cli.nrest != 1)
 		sc_die(SC_EXIT_USAGE, "convert: give one session folder (usage: %s)", verb->usage);
 	if (stat(cli.rest[0], &st))

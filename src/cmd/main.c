@@ -33,7 +33,7 @@ static void usage(FILE *f)
 		   "Example: syscope sample -f 1000 -- ./app arg1 arg2\n");
 }
 
-static const struct sc_verb *find_verb(const char *name)
+const struct sc_verb *sc_verb_find(const char *name)
 {
 	for (unsigned i = 0; i < sc_nverbs; i++)
 		if (!strcmp(sc_verbs[i].name, name))
@@ -47,7 +47,7 @@ int main(int argc, char **argv)
 	const struct sc_verb *verb;
 
 	self = self ? self + 1 : argv[0];
-	if (!strncmp(self, "syscope-", 8) && (verb = find_verb(self + 8)))
+	if (!strncmp(self, "syscope-", 8) && (verb = sc_verb_find(self + 8)))
 		return verb->fn(argc, argv);
 	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
 		usage(argc < 2 ? stderr : stdout);
@@ -57,12 +57,12 @@ int main(int argc, char **argv)
 		printf("syscope %s\n", SYSCOPE_VERSION);
 		return 0;
 	}
-	if (!strcmp(argv[1], "help") && argc > 2 && (verb = find_verb(argv[2]))) {
+	if (!strcmp(argv[1], "help") && argc > 2 && (verb = sc_verb_find(argv[2]))) {
 		char *args[] = { argv[2], "--help", NULL };
 
 		return verb->fn(2, args);
 	}
-	verb = find_verb(argv[1]);
+	verb = sc_verb_find(argv[1]);
 	if (!verb) {
 		const char *names[16];
 		const char *near;

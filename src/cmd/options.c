@@ -284,3 +284,15 @@ void sc_cli_free(struct sc_cli *cli)
 	free(cli->rest);
 	cli->rest = NULL;
 }
+
+bool sc_cli_answered(struct sc_cli *cli, const struct sc_extra_opt *extras)
+{
+	if (cli->help)
+		sc_cli_help(cli->verb, extras, cli->help_topic);
+	else if (cli->version)
+		printf("syscope %s\n", SYSCOPE_VERSION);
+	else
+		return false;
+	sc_cli_free(cli);
+	return true;
+}

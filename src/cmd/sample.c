@@ -10,33 +10,17 @@
 #include "../common/log.h"
 #include "cmd.h"
 
-static const struct sc_verb *verb_of(const char *name)
-{
-	for (unsigned i = 0; i < sc_nverbs; i++)
-		if (!strcmp(sc_verbs[i].name, name))
-			return &sc_verbs[i];
-	return NULL;
-}
-
 int cmd_sample(int argc, char **argv)
 {
-	const struct sc_verb *verb = verb_of("sample");
+	const struct sc_verb *verb = sc_verb_find("sample");
 	struct sc_launch_result res = { 0 };
 	struct sc_cli cli;
 	char err[SC_ERRMSG_MAX];
 	int rc;
 
 	sc_cli_parse(&cli, verb, argc, argv, NULL, true);
-	if (cli.help) {
-		sc_cli_help(verb, NULL, cli.help_topic);
-		sc_cli_free(&cli);
+	if (sc_cli_answered(&cli, NULL))
 		return 0;
-	}
-	if (cli.version) {
-		printf("syscope %s\n", SYSCOPE_VERSION);
-		sc_cli_free(&cli);
-		return 0;
-	}
 	if (!cli.nrest)
 		sc_die(SC_EXIT_USAGE, "sample: no program given (usage: %s)", verb->usage);
 	/* This verb samples, whatever the environment says. */

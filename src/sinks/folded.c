@@ -39,30 +39,27 @@ static void walk(FILE *f, const struct sc_profile *p, const struct sc_tree *t, u
 	free(kids);
 }
 
+static int write_profile(struct sc_output *out, const struct sc_profile *p)
+{
+	uint32_t depth = 0, *path;
+	struct sc_outfile of;
+	int rc;
+
+	for (size_t n = 0; n < p->merged.nodes.n; n++)
+		if (p->merged.nodes.v[n].depth > depth)
+			depth = p->merged.nodes.v[n].depth;
+	rc = sc_out_open(out, &of, "%s-%d.folded", p->metric, (int)p->proc->pid);
+	if (rc)
+		return rc;
+	path = sc_xcalloc(depth + 1, sizeof(*path));
+	walk(of.f, p, &p->merged, 0, path, 0);
+	free(path);
+	return sc_out_close(out, &of);
+}
+
 static int write_folded(struct sc_output *out)
 {
-	int rc = 0;
-
-	for (size_t i = 0; i < out->profiles->profiles.n; i++) {
-		const struct sc_profile *p = out->profiles->profiles.v[i];
-		uint32_t depth = 0;
-		uint32_t *path;
-		struct sc_outfile of;
-
-		for (size_t n = 0; n < p->merged.nodes.n; n++)
-			if (p->merged.nodes.v[n].depth > depth)
-				depth = p->merged.nodes.v[n].depth;
-		if (sc_out_open(out, &of, "%s-%d.folded", p->metric, (int)p->proc->pid)) {
-			rc = -1;
-			continue;
-		}
-		path = sc_xcalloc(depth + 1, sizeof(*path));
-		walk(of.f, p, &p->merged, 0, path, 0);
-		free(path);
-		if (sc_out_close(out, &of))
-			rc = -1;
-	}
-	return rc;
+	return sc_output_each_profile(out, write_profile);
 }
 
 const struct sc_sink sc_sink_folded = {

@@ -46,6 +46,17 @@ int sc_sinks_write_all(struct sc_output *out)
 	return failed;
 }
 
+int sc_output_each_profile(struct sc_output *out,
+			   int (*fn)(struct sc_output *out, const struct sc_profile *p))
+{
+	int rc = 0;
+
+	for (size_t i = 0; i < out->profiles->profiles.n; i++)
+		if (fn(out, out->profiles->profiles.v[i]))
+			rc = -1;
+	return rc;
+}
+
 int sc_out_open(struct sc_output *out, struct sc_outfile *of, const char *fmt, ...)
 {
 	va_list ap;

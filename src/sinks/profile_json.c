@@ -205,12 +205,7 @@ static int write_profile(struct sc_output *out, const struct sc_profile *p)
 
 static int write_json(struct sc_output *out)
 {
-	int rc = 0;
-
-	for (size_t i = 0; i < out->profiles->profiles.n; i++)
-		if (write_profile(out, out->profiles->profiles.v[i]))
-			rc = -1;
-	return rc;
+	return sc_output_each_profile(out, write_profile);
 }
 
 const struct sc_sink sc_sink_json = {

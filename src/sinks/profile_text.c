@@ -70,26 +70,44 @@ static void print_tree(FILE *f, const struct sc_profile *p, const struct sc_tree
 	fputc('\n', f);
 }
 
-static void print_flat_funcs(FILE *f, const struct sc_profile *p, unsigned width)
+static void line_location(const struct sc_profile_set *set, const struct sc_line *ln, char *buf,
+			  size_t n)
+{
+	if (ln->line)
+		snprintf(buf, n, "%s:%u", ln->file, ln->line);
+	else
+		snprintf(buf, n, "(no line info: %s)", sc_func_of(set, ln->func)->module);
+}
+
+/* Flat statistics per function (with its hottest line) or per source line, by self time. */
+static void print_flat(FILE *f, const struct sc_profile *p, bool lines, unsigned width)
 {
 	const struct sc_profile_set *set = p->set;
-	uint32_t *hot = sc_profile_hot_lines(p);
+	uint32_t *hot = lines ? NULL : sc_profile_hot_lines(p);
 	size_t n;
-	uint32_t *ids = sc_profile_sorted_flat(p, false, &n);
+	uint32_t *ids = sc_profile_sorted_flat(p, lines, &n);
 	struct sc_table table;
 	double total = p->total.sum > 0 ? p->total.sum : 1;
 
-	sc_table_init(&table, width, "FUNCTION", "MODULE", "HOTTEST LINE", "-SAMPLES", "-SELF",
-		      "-INCL SEC", "-SELF SEC", "-% INCL", "-% SELF", NULL);
+	sc_table_init(&table, width, lines ? "SOURCE LINE" : "FUNCTION",
+		      lines ? "FUNCTION" : "MODULE", lines ? "MODULE" : "HOTTEST LINE", "-SAMPLES",
+		      "-SELF", "-INCL SEC", "-SELF SEC", "-% INCL", "-% SELF", NULL);
 	for (size_t i = 0; i < n; i++) {
-		const struct sc_flat *fl = &p->funcs.v[ids[i]];
-		const struct sc_func *fn = sc_func_of(set, ids[i]);
-		char c[8][64], where[4200] = "";
+		const struct sc_flat *fl = lines ? &p->lines.v[ids[i]] : &p->funcs.v[ids[i]];
+		const struct sc_func *fn;
+		char c[6][64], where[4200] = "";
 
-		if (hot[ids[i]] != UINT32_MAX && set->lines.v[hot[ids[i]]].line)
-			snprintf(where, sizeof(where), "%s:%u", set->lines.v[hot[ids[i]]].file,
-				 set->lines.v[hot[ids[i]]].line);
-		sc_table_row(&table, fn->name, fn->module, where,
+		if (lines) {
+			line_location(set, &set->lines.v[ids[i]], where, sizeof(where));
+			fn = sc_func_of(set, set->lines.v[ids[i]].func);
+		} else {
+			fn = sc_func_of(set, ids[i]);
+			if (hot[ids[i]] != UINT32_MAX && set->lines.v[hot[ids[i]]].line)
+				line_location(set, &set->lines.v[hot[ids[i]]], where,
+					      sizeof(where));
+		}
+		sc_table_row(&table, lines ? where : fn->name, lines ? fn->name : fn->module,
+			     lines ? fn->module : where,
 			     sc_table_fmt(c[0], "%llu", (unsigned long long)fl->incl.count),
 			     sc_table_fmt(c[1], "%llu", (unsigned long long)fl->excl.count),
 			     sc_table_fmt(c[2], "%.6f", fl->incl.sum),
@@ -97,44 +115,11 @@ static void print_flat_funcs(FILE *f, const struct sc_profile *p, unsigned width
 			     sc_table_fmt(c[4], "%.1f", 100.0 * fl->incl.sum / total),
 			     sc_table_fmt(c[5], "%.1f", 100.0 * fl->excl.sum / total));
 	}
-	sc_table_print(&table, f, "FUNCTIONS (ALL THREADS)");
+	sc_table_print(&table, f, lines ? "SOURCE LINES (ALL THREADS)" : "FUNCTIONS (ALL THREADS)");
 	sc_table_free(&table);
 	fputc('\n', f);
 	free(ids);
 	free(hot);
-}
-
-static void print_flat_lines(FILE *f, const struct sc_profile *p, unsigned width)
-{
-	const struct sc_profile_set *set = p->set;
-	size_t n;
-	uint32_t *ids = sc_profile_sorted_flat(p, true, &n);
-	struct sc_table table;
-	double total = p->total.sum > 0 ? p->total.sum : 1;
-
-	sc_table_init(&table, width, "SOURCE LINE", "FUNCTION", "-SAMPLES", "-SELF", "-INCL SEC",
-		      "-SELF SEC", "-% INCL", "-% SELF", NULL);
-	for (size_t i = 0; i < n; i++) {
-		const struct sc_flat *fl = &p->lines.v[ids[i]];
-		const struct sc_line *ln = &set->lines.v[ids[i]];
-		char c[8][64], where[4200];
-
-		if (ln->line)
-			snprintf(where, sizeof(where), "%s:%u", ln->file, ln->line);
-		else
-			snprintf(where, sizeof(where), "(no line info: %s)",
-				 sc_func_of(set, ln->func)->module);
-		sc_table_row(&table, where, sc_func_of(set, ln->func)->name,
-			     sc_table_fmt(c[0], "%llu", (unsigned long long)fl->incl.count),
-			     sc_table_fmt(c[1], "%llu", (unsigned long long)fl->excl.count),
-			     sc_table_fmt(c[2], "%.6f", fl->incl.sum),
-			     sc_table_fmt(c[3], "%.6f", fl->excl.sum),
-			     sc_table_fmt(c[4], "%.1f", 100.0 * fl->incl.sum / total),
-			     sc_table_fmt(c[5], "%.1f", 100.0 * fl->excl.sum / total));
-	}
-	sc_table_print(&table, f, "SOURCE LINES (ALL THREADS)");
-	sc_table_free(&table);
-	free(ids);
 }
 
 static int write_profile(struct sc_output *out, const struct sc_profile *p)
@@ -170,19 +155,14 @@ static int write_profile(struct sc_output *out, const struct sc_profile *p)
 		snprintf(title, sizeof(title), "%s - ALL THREADS", kind_title(p->kind));
 		print_tree(of.f, p, &p->merged, "|**>>> ", title, width);
 	}
-	print_flat_funcs(of.f, p, width);
-	print_flat_lines(of.f, p, width);
+	print_flat(of.f, p, false, width);
+	print_flat(of.f, p, true, width);
 	return sc_out_close(out, &of);
 }
 
 static int write_text(struct sc_output *out)
 {
-	int rc = 0;
-
-	for (size_t i = 0; i < out->profiles->profiles.n; i++)
-		if (write_profile(out, out->profiles->profiles.v[i]))
-			rc = -1;
-	return rc;
+	return sc_output_each_profile(out, write_profile);
 }
 
 const struct sc_sink sc_sink_text = {

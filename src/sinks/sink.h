@@ -40,6 +40,10 @@ const char *sc_sink_tokens(void);
  * failed. */
 int sc_sinks_write_all(struct sc_output *out);
 
+/* Call `fn` for every profile; returns 0, or -1 when any call failed (all are made). */
+int sc_output_each_profile(struct sc_output *out,
+			   int (*fn)(struct sc_output *out, const struct sc_profile *p));
+
 /* An output file being written: FILE on a temporary name, renamed by sc_out_close. */
 struct sc_outfile {
 	FILE *f;
