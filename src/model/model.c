@@ -508,7 +508,8 @@ int sc_model_build(struct sc_model *m, struct sc_session *s, bool inlines)
 		qsort(p->images.v, p->images.n, sizeof(*p->images.v), by_start);
 		p->ppid = p->images.v[0]->ppid;
 	}
-	qsort(m->processes.v, m->processes.n, sizeof(*m->processes.v), proc_by_start);
+	if (m->processes.n > 1)
+		qsort(m->processes.v, m->processes.n, sizeof(*m->processes.v), proc_by_start);
 	for (size_t i = 0; i < m->images.n; i++) {
 		struct sc_image *img = m->images.v[i];
 		uint64_t end = img->end_ns ? img->end_ns : img->last_ts;

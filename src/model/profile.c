@@ -8,7 +8,7 @@
 
 struct path_frame {
 	uint32_t func, line;
-	bool self, system;
+	bool self, system, exported;
 };
 
 static VEC(struct path_frame) path_buf;
@@ -65,7 +65,7 @@ static uint32_t line_id(struct sc_profile_set *set, uint32_t func, const char *f
 }
 
 static void push_frame(struct sc_profile_set *set, const char *func, const char *module,
-		       const char *file, uint32_t line, bool self, bool system)
+		       const char *file, uint32_t line, bool self, bool system, bool exported)
 {
 	struct path_frame *pf = VEC_PUSH(&path_buf);
 
@@ -73,24 +73,25 @@ static void push_frame(struct sc_profile_set *set, const char *func, const char 
 	pf->line = line_id(set, pf->func, file, line);
 	pf->self = self;
 	pf->system = system;
+	pf->exported = exported;
 }
 
 /*
  * Drop syscope's own frames. A syscope wrapper that is the leafmost syscope frame and has
  * only libc/loader frames below it stays as the leaf (it is named after the call it wraps:
- * time in `nanosleep` then shows as nanosleep, not as the mask juggling around it).
+ * time in `nanosleep` then shows as nanosleep, not as the mask juggling around it). Time in
+ * syscope's internal code (finalization at exit, say) shows as one "[syscope]" frame.
  */
-static void elide_internal(void)
+static void elide_internal(struct sc_profile_set *set)
 {
 	size_t n = path_buf.n, k = NONE, out = 0;
+	bool wrapper_leaf = true;
 
 	for (size_t i = 0; i < n; i++)
 		if (path_buf.v[i].self)
 			k = i;
 	if (k == NONE)
 		return;
-	bool wrapper_leaf = true;
-
 	for (size_t i = k + 1; i < n; i++)
 		if (!path_buf.v[i].system)
 			wrapper_leaf = false;
@@ -100,6 +101,13 @@ static void elide_internal(void)
 		while (k > 0 && path_buf.v[k - 1].self)
 			k--;
 		n = k + 1;
+		if (!path_buf.v[k].exported) {
+			const char *name = sc_strtab_intern(&set->model->strings, "[syscope]");
+			const char *none = sc_strtab_intern(&set->model->strings, "");
+
+			path_buf.v[k].func = func_id(set, name, none);
+			path_buf.v[k].line = line_id(set, path_buf.v[k].func, none, 0);
+		}
 	}
 	for (size_t i = 0; i < n; i++)
 		if (!path_buf.v[i].self || (wrapper_leaf && i == k))
@@ -117,7 +125,7 @@ size_t sc_stack_path(struct sc_profile_set *set, const struct sc_stack *st, uint
 	path_buf.n = 0;
 	if (st->flags & SC_SAMPLE_TRUNCATED)
 		push_frame(set, sc_strtab_intern(&m->strings, "[truncated]"), empty, empty, 0,
-			   false, false);
+			   false, false, false);
 	for (uint32_t i = st->nframes; i-- > 0;) {
 		/* Return addresses point after the call; look up the call itself. */
 		uint64_t addr = i ? st->frames[i] - 1 : st->frames[i];
@@ -127,16 +135,16 @@ size_t sc_stack_path(struct sc_profile_set *set, const struct sc_stack *st, uint
 		unsigned n;
 
 		if (!mod) {
-			push_frame(set, unknown, empty, empty, 0, false, false);
+			push_frame(set, unknown, empty, empty, 0, false, false, false);
 			continue;
 		}
 		elf = sc_model_module_elf(m, st->img, mod);
 		n = sc_symbolize(&m->sym, elf, addr - mod->base, &chain);
 		for (unsigned j = 0; j < n; j++)
 			push_frame(set, chain[j].func, sc_elf_name(elf), chain[j].file,
-				   chain[j].line, mod->is_self, mod->is_system);
+				   chain[j].line, mod->is_self, mod->is_system, chain[j].exported);
 	}
-	elide_internal();
+	elide_internal(set);
 	path_funcs.n = path_lines.n = 0;
 	for (size_t i = 0; i < path_buf.n; i++) {
 		*VEC_PUSH(&path_funcs) = path_buf.v[i].func;
@@ -318,7 +326,8 @@ void sc_profiles_build(struct sc_profile_set *set, struct sc_model *m)
 				tree_free(&p->threads.v[t]);
 		}
 		p->threads.n = keep;
-		qsort(p->threads.v, p->threads.n, sizeof(*p->threads.v), by_creation);
+		if (p->threads.n > 1)
+			qsort(p->threads.v, p->threads.n, sizeof(*p->threads.v), by_creation);
 		sc_hashmap_free(&p->thread_tree);
 	}
 	VEC_FREE(&stamp_f);

@@ -301,6 +301,10 @@ unsigned sc_symbolize(struct sc_symbolizer *sym, struct sc_elf *e, uint64_t vadd
 			f->file = "";
 			count = 1;
 		}
+		if (count && symname)
+			sym->frames.v[first + count - 1].exported =
+				GELF_ST_BIND(s.st_info) == STB_GLOBAL ||
+				GELF_ST_BIND(s.st_info) == STB_WEAK;
 	}
 	if (!count || !sym->frames.v[first + count - 1].func) {
 		char buf[600];

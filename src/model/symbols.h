@@ -23,6 +23,7 @@ struct sc_symframe {
 	const char *file; /* interned; "" when unknown */
 	uint32_t line;	  /* 0 when unknown */
 	bool inlined;	  /* this level was inlined into the one before it */
+	bool exported; /* outermost level: its ELF symbol is global (another object can call it) */
 };
 
 struct sc_elf; /* one opened ELF file */

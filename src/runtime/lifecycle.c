@@ -210,8 +210,8 @@ void rt_finalize(enum sc_end_reason reason, int status)
 		return;
 	if (atomic_exchange(&finalized, 1))
 		return;
+	atomic_store(&rt_proc.stopping, 1); /* sample handlers record nothing more */
 	rt_sources_process_stop();
-	atomic_store(&rt_proc.stopping, 1); /* handlers on other threads record nothing more */
 	rt_modules_check();
 	rt_thread_end();
 	rt_set_end(reason, status);

@@ -182,6 +182,33 @@ static void print_losses(FILE *f, const struct sc_model *m)
 			(unsigned long long)truncated);
 }
 
+/* Each distinct note once (many processes often say the same), with how many said it. */
+static void print_notes(FILE *f, const struct sc_model *m)
+{
+	for (size_t i = 0; i < m->notes.n; i++) {
+		const struct sc_note *n = &m->notes.v[i];
+		unsigned same = 0;
+		bool first = true;
+
+		for (size_t j = 0; j < m->notes.n; j++) {
+			if (m->notes.v[j].text != n->text) /* interned: pointers compare texts */
+				continue;
+			first = first && j >= i;
+			same++;
+		}
+		if (!first)
+			continue;
+		if (same > 1)
+			fprintf(f, "syscope: %s (%u processes, process %d first): %s\n",
+				n->level == SC_NOTE_WARN ? "warning" : "note", same, (int)n->pid,
+				n->text);
+		else
+			fprintf(f, "syscope: %s (process %d): %s\n",
+				n->level == SC_NOTE_WARN ? "warning" : "note", (int)n->pid,
+				n->text);
+	}
+}
+
 void sc_summary_print(FILE *f, struct sc_output *out, unsigned top)
 {
 	struct sc_model *m = out->model;
@@ -206,10 +233,12 @@ void sc_summary_print(FILE *f, struct sc_output *out, unsigned top)
 		fprintf(f, "syscope: no samples were recorded (the program ran too briefly, or "
 			   "sampling could not start: see the notes)\n");
 	print_losses(f, m);
-	for (size_t i = 0; i < m->notes.n; i++)
-		fprintf(f, "syscope: %s (process %d): %s\n",
-			m->notes.v[i].level == SC_NOTE_WARN ? "warning" : "note",
-			(int)m->notes.v[i].pid, m->notes.v[i].text);
+	print_notes(f, m);
+	if (s->empty_files)
+		fprintf(f,
+			"syscope: %u process%s started but recorded nothing (it ended or replaced "
+			"itself before syscope's runtime could start in it)\n",
+			s->empty_files, s->empty_files == 1 ? "" : "es");
 	for (size_t i = 0; i < m->sym.warnings.n; i++)
 		fprintf(f, "syscope: note: %s\n", m->sym.warnings.v[i]);
 	for (size_t i = 0; i < s->problems.n; i++)

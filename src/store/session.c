@@ -68,7 +68,8 @@ int sc_session_open(struct sc_session *s, const char *dir, char *err, size_t err
 			*VEC_PUSH(&names) = sc_xasprintf("%s/%s", path, de->d_name);
 	}
 	closedir(d);
-	qsort(names.v, names.n, sizeof(*names.v), by_name);
+	if (names.n > 1)
+		qsort(names.v, names.n, sizeof(*names.v), by_name);
 	for (size_t i = 0; i < names.n; i++) {
 		struct sc_raw r;
 		char msg[1024];

@@ -39,7 +39,8 @@ static uint8_t *put(uint8_t *p, uint16_t type, const void *body, uint32_t body_l
 	uint32_t size = sc_record_align((uint32_t)sizeof(*h) + body_len + tail_len);
 
 	memcpy(p + sizeof(*h), body, body_len);
-	memcpy(p + sizeof(*h) + body_len, tail, tail_len);
+	if (tail_len)
+		memcpy(p + sizeof(*h) + body_len, tail, tail_len);
 	h->size = size;
 	h->type = type;
 	return p + size;
@@ -219,6 +220,9 @@ static void mutate(uint8_t *f, size_t *size)
 int main(int argc, char **argv)
 {
 	unsigned rounds = argc > 1 ? (unsigned)atoi(argv[1]) : 1500;
+
+	if (argc > 2) /* another seed, for longer hunts by hand: test_fuzz_reader ROUNDS SEED */
+		rng = strtoull(argv[2], NULL, 0) | 1;
 	static uint8_t work[FILE_SIZE];
 
 	if (!mkdtemp(dir))
