@@ -100,6 +100,21 @@ static void elide_internal(struct sc_profile_set *set)
 		 * program called); the helpers inlined or called inside it go. */
 		while (k > 0 && path_buf.v[k - 1].self)
 			k--;
+		size_t below = k + 1;
+
+		while (below < n && path_buf.v[below].self)
+			below++;
+		if (path_buf.v[k].exported && below < n) {
+			/* Shown in the module of what it wraps (the libc frames below it). */
+			const struct sc_func *f = &set->funcs.v[path_buf.v[k].func];
+			const char *module = set->funcs.v[path_buf.v[below].func].module;
+			uint32_t line = path_buf.v[k].line;
+
+			path_buf.v[k].func = func_id(set, f->name, module);
+			path_buf.v[k].line =
+				line_id(set, path_buf.v[k].func, set->lines.v[line].file,
+					set->lines.v[line].line);
+		}
 		n = k + 1;
 		if (!path_buf.v[k].exported) {
 			const char *name = sc_strtab_intern(&set->model->strings, "[syscope]");

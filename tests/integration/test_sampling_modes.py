@@ -18,6 +18,8 @@ def test_wall_clock_sampling_does_not_interrupt_sleeps():
     check(asleep > 0, "samples inside the sleeping calls")
     check(p.samples("nap_nanosleep") > 0 and p.samples("nap_poll") > 0,
           "the call sites appear as callers")
+    # syscope's wrappers stand for the libc calls they wrap, module included.
+    check_eq(p.function("nanosleep")["module"], "libc.so.6", "module of nanosleep")
 
 
 def test_both_samplers_at_once():
