@@ -108,12 +108,10 @@ static void elide_internal(struct sc_profile_set *set)
 			/* Shown in the module of what it wraps (the libc frames below it). */
 			const struct sc_func *f = &set->funcs.v[path_buf.v[k].func];
 			const char *module = set->funcs.v[path_buf.v[below].func].module;
-			uint32_t line = path_buf.v[k].line;
+			const char *none = sc_strtab_intern(&set->model->strings, "");
 
 			path_buf.v[k].func = func_id(set, f->name, module);
-			path_buf.v[k].line =
-				line_id(set, path_buf.v[k].func, set->lines.v[line].file,
-					set->lines.v[line].line);
+			path_buf.v[k].line = line_id(set, path_buf.v[k].func, none, 0);
 		}
 		n = k + 1;
 		if (!path_buf.v[k].exported) {
