@@ -299,6 +299,25 @@ static int metadata_record(void *ctx, int32_t tid, const struct sc_record *rec, 
 		n->text = sc_strtab_intern(&m->strings, (const char *)(r + 1));
 		break;
 	}
+	case SC_REC_COUNTER_TRACK: {
+		const struct sc_rec_counter_track *r = (const void *)rec;
+		struct sc_counter_track *c = VEC_PUSH(&img->counter_tracks);
+
+		tail = (const char *)(r + 1);
+		c->id = r->id;
+		c->name = sc_strtab_intern(&m->strings, tail);
+		c->unit = sc_strtab_intern(&m->strings, tail + r->name_len);
+		break;
+	}
+	case SC_REC_REGION_BEGIN:
+		img->regions++;
+		break;
+	case SC_REC_MARK:
+		img->marks++;
+		break;
+	case SC_REC_COUNTER:
+		img->counter_values++;
+		break;
 	case SC_REC_SAMPLER: {
 		const struct sc_rec_sampler *r = (const void *)rec;
 
@@ -371,6 +390,14 @@ static uint32_t stack_lookup(struct sc_model *m, struct sc_image *img, int32_t t
 	st->next_same_hash = inserted ? UINT32_MAX : (uint32_t)(*slot - 1);
 	*slot = m->stacks.n;
 	return (uint32_t)(m->stacks.n - 1);
+}
+
+uint32_t sc_model_stack_of(struct sc_model *m, struct sc_image *img, int32_t tid,
+			   const struct sc_record *sample)
+{
+	const struct sc_rec_sample *s = (const void *)sample;
+
+	return stack_lookup(m, img, tid, s->kind, sample->flags, s->frames, s->nframes, s->ts);
 }
 
 /*
@@ -533,6 +560,7 @@ void sc_model_free(struct sc_model *m)
 		VEC_FREE(&img->env);
 		VEC_FREE(&img->settings);
 		VEC_FREE(&img->modules);
+		VEC_FREE(&img->counter_tracks);
 		VEC_FREE(&img->children);
 		free(img);
 	}

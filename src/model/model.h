@@ -70,6 +70,12 @@ struct sc_note {
 	const char *text;
 };
 
+struct sc_counter_track {
+	uint32_t id;
+	const char *name; /* interned */
+	const char *unit; /* interned */
+};
+
 struct sc_process;
 
 struct sc_image {
@@ -86,7 +92,9 @@ struct sc_image {
 	VEC(const char *) env;
 	VEC(const char *) settings; /* "NAME=value" as the runtime resolved them */
 	VEC(struct sc_module) modules;
-	VEC(int32_t) children; /* fork/spawn records */
+	VEC(struct sc_counter_track) counter_tracks;
+	VEC(int32_t) children;			 /* fork/spawn records */
+	uint64_t regions, marks, counter_values; /* counts, for the summary */
 	uint64_t lost_records, lost_bytes, lost_samples;
 	int64_t crash_stack; /* index of the crash stack in sc_model.stacks, or -1 */
 };
@@ -138,6 +146,9 @@ int sc_model_build(struct sc_model *m, struct sc_session *s, bool inlines);
 void sc_model_free(struct sc_model *m);
 
 struct sc_thread *sc_process_thread(struct sc_process *p, int32_t tid);
+/* The index of a sample's stack in m->stacks (adding it if it is new). */
+uint32_t sc_model_stack_of(struct sc_model *m, struct sc_image *img, int32_t tid,
+			   const struct sc_record *sample);
 /* The module of `img` containing runtime address `addr` at time `ts`, or NULL. */
 struct sc_module *sc_image_module_at(struct sc_image *img, uint64_t addr, uint64_t ts);
 /* Open (once) and return the symbolizer file of a module. */

@@ -30,7 +30,8 @@ struct sc_sink {
 	int (*write)(struct sc_output *out);
 };
 
-extern const struct sc_sink sc_sink_text, sc_sink_json, sc_sink_folded, sc_sink_metadata;
+extern const struct sc_sink sc_sink_text, sc_sink_json, sc_sink_folded, sc_sink_metadata,
+	sc_sink_pftrace;
 
 /* The sink for an --output-format token, or NULL. */
 const struct sc_sink *sc_sink_find(const char *token);

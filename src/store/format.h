@@ -124,6 +124,11 @@ enum sc_record_type {
 	SC_REC_LOST = 13,	  /* struct sc_rec_lost: in-band account of dropped records */
 	SC_REC_NOTE = 14,	  /* struct sc_rec_note + text: a message for the summary */
 	SC_REC_SAMPLER = 15,	  /* struct sc_rec_sampler: a sampler armed on this thread */
+	SC_REC_REGION_BEGIN = 16, /* struct sc_rec_region + name, category, args */
+	SC_REC_REGION_END = 17, /* struct sc_rec_region_end: closes the thread's innermost region */
+	SC_REC_MARK = 18,	/* struct sc_rec_region + name, category, args: an instant */
+	SC_REC_COUNTER_TRACK = 19, /* struct sc_rec_counter_track + name, unit */
+	SC_REC_COUNTER = 20,	   /* struct sc_rec_counter: one value of a counter track */
 	SC_REC_TYPE_COUNT
 };
 
@@ -263,6 +268,53 @@ struct sc_rec_sampler {
 	uint16_t kind;	    /* enum sc_sample_kind */
 	uint16_t mechanism; /* enum sc_sampler_mechanism */
 	int32_t error;	    /* 0, or the errno that kept it from arming */
+};
+
+/*
+ * Regions and marks. After the struct: the name (name_len bytes with its NUL), the category
+ * (cat_len), then args_len bytes of arguments: for each, three NUL-terminated strings, its
+ * type (enum sc_arg_type, as one character), its name and its value as text.
+ */
+struct sc_rec_region {
+	struct sc_record hdr;
+	uint64_t ts;
+	uint32_t name_len;
+	uint32_t cat_len;
+	uint32_t args_len;
+	uint32_t nargs;
+};
+
+enum sc_arg_type {
+	SC_ARG_INT = 'i',
+	SC_ARG_UINT = 'u',
+	SC_ARG_DOUBLE = 'd',
+	SC_ARG_STRING = 's',
+	SC_ARG_POINTER = 'p',
+};
+
+struct sc_rec_region_end {
+	struct sc_record hdr;
+	uint64_t ts;
+};
+
+/* A counter track of this process image: its id is used by SC_REC_COUNTER records. */
+struct sc_rec_counter_track {
+	struct sc_record hdr;
+	uint64_t ts;
+	uint32_t id;
+	uint32_t flags;	   /* SC_COUNTER_* */
+	uint32_t name_len; /* name then unit, NUL-terminated, after the struct */
+	uint32_t unit_len;
+};
+
+#define SC_COUNTER_PER_THREAD 0x1u /* values belong to the recording thread's track */
+
+struct sc_rec_counter {
+	struct sc_record hdr;
+	uint64_t ts;
+	uint32_t track;
+	uint32_t reserved;
+	double value;
 };
 
 static inline uint32_t sc_record_align(uint32_t n)

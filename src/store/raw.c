@@ -27,6 +27,11 @@ static const char *const type_names[SC_REC_TYPE_COUNT] = {
 	[SC_REC_LOST] = "lost",
 	[SC_REC_NOTE] = "note",
 	[SC_REC_SAMPLER] = "sampler",
+	[SC_REC_REGION_BEGIN] = "region-begin",
+	[SC_REC_REGION_END] = "region-end",
+	[SC_REC_MARK] = "mark",
+	[SC_REC_COUNTER_TRACK] = "counter-track",
+	[SC_REC_COUNTER] = "counter",
 };
 
 /* Smallest size of each known record type (its fixed part). */
@@ -46,6 +51,11 @@ static const uint32_t min_size[SC_REC_TYPE_COUNT] = {
 	[SC_REC_LOST] = sizeof(struct sc_rec_lost),
 	[SC_REC_NOTE] = sizeof(struct sc_rec_note),
 	[SC_REC_SAMPLER] = sizeof(struct sc_rec_sampler),
+	[SC_REC_REGION_BEGIN] = sizeof(struct sc_rec_region),
+	[SC_REC_REGION_END] = sizeof(struct sc_rec_region_end),
+	[SC_REC_MARK] = sizeof(struct sc_rec_region),
+	[SC_REC_COUNTER_TRACK] = sizeof(struct sc_rec_counter_track),
+	[SC_REC_COUNTER] = sizeof(struct sc_rec_counter),
 };
 
 const char *sc_record_type_name(unsigned type)
@@ -105,10 +115,46 @@ bool sc_record_well_formed(const struct sc_record *rec)
 		return n->text_len >= 1 && n->text_len <= size - sizeof(*n) &&
 		       ((const char *)(n + 1))[n->text_len - 1] == '\0';
 	}
+	case SC_REC_REGION_BEGIN:
+	case SC_REC_MARK: {
+		const struct sc_rec_region *g = (const void *)rec;
+		const char *t = (const char *)(g + 1);
+		uint64_t tail = (uint64_t)g->name_len + g->cat_len + g->args_len;
+
+		if (!g->name_len || !g->cat_len || tail > size - sizeof(*g) || t[g->name_len - 1] ||
+		    t[g->name_len + g->cat_len - 1])
+			return false;
+		return sc_region_args_valid(t + g->name_len + g->cat_len, g->args_len, g->nargs);
+	}
+	case SC_REC_COUNTER_TRACK: {
+		const struct sc_rec_counter_track *c = (const void *)rec;
+		const char *t = (const char *)(c + 1);
+
+		return c->name_len && c->unit_len &&
+		       (uint64_t)c->name_len + c->unit_len <= size - sizeof(*c) &&
+		       !t[c->name_len - 1] && !t[c->name_len + c->unit_len - 1];
+	}
 	default:
 		(void)body;
 		return true;
 	}
+}
+
+bool sc_region_args_valid(const char *args, uint32_t len, uint32_t nargs)
+{
+	const char *p = args, *end = args + len;
+
+	/* nargs triples of NUL-terminated strings, filling the space exactly, known types. */
+	for (uint32_t i = 0; i < 3 * nargs; i++) {
+		const char *nul = memchr(p, '\0', (size_t)(end - p));
+
+		if (!nul)
+			return false;
+		if (i % 3 == 0 && (nul - p != 1 || !strchr("iudsp", *p)))
+			return false;
+		p = nul + 1;
+	}
+	return p == end;
 }
 
 int sc_raw_open(struct sc_raw *r, const char *path, char *err, size_t errlen)

@@ -52,6 +52,8 @@ int sc_raw_foreach(const struct sc_raw *r, sc_raw_record_fn cb, void *ctx,
 
 /* True when a record of a known type has the size its type needs. */
 bool sc_record_well_formed(const struct sc_record *rec);
+/* True when `len` bytes hold exactly `nargs` (type, name, value) string triples. */
+bool sc_region_args_valid(const char *args, uint32_t len, uint32_t nargs);
 /* The record's timestamp, or 0 for types without one. */
 uint64_t sc_record_ts(const struct sc_record *rec);
 const char *sc_record_type_name(unsigned type);

@@ -1,0 +1,199 @@
+/* SPDX-License-Identifier: MIT */
+#include "timeline.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_OPEN 512 /* regions open at once on one thread; deeper ones are not shown */
+
+struct open_regions {
+	int32_t tid;
+	uint32_t depth;
+	VEC(struct sc_region_ev) stack; /* grows with the deepest nesting seen */
+};
+
+struct replay {
+	struct sc_model *m;
+	struct sc_image *img;
+	const struct sc_timeline_ops *ops;
+	void *ctx;
+	struct sc_timeline_stats *stats;
+	VEC(struct open_regions *) open; /* one per thread that had regions */
+	struct sc_hashmap open_index;	 /* tid + 1 -> index in open + 1 */
+	struct open_regions *last_open;
+	struct sc_thread *last_thread;
+	int32_t last_tid;
+};
+
+const struct sc_counter_track *sc_image_counter_track(const struct sc_image *img, uint32_t id)
+{
+	for (size_t i = 0; i < img->counter_tracks.n; i++)
+		if (img->counter_tracks.v[i].id == id)
+			return &img->counter_tracks.v[i];
+	return NULL;
+}
+
+const char *sc_region_arg_next(const char *p, const char *end, char *type, const char **name,
+			       const char **value)
+{
+	if (!p || p >= end)
+		return NULL;
+	*type = *p;
+	p += strlen(p) + 1;
+	*name = p;
+	p += strlen(p) + 1;
+	*value = p;
+	return p + strlen(p) + 1;
+}
+
+static struct sc_thread *thread_of(struct replay *r, int32_t tid)
+{
+	if (!r->last_thread || r->last_tid != tid) {
+		r->last_thread = sc_process_thread(r->img->proc, tid);
+		r->last_tid = tid;
+	}
+	return r->last_thread;
+}
+
+static struct open_regions *open_of(struct replay *r, int32_t tid, bool create)
+{
+	struct open_regions *o;
+	uint64_t *slot;
+
+	if (r->last_open && r->last_open->tid == tid)
+		return r->last_open;
+	slot = sc_hashmap_get(&r->open_index, (uint64_t)(uint32_t)tid + 1);
+	if (slot)
+		return r->last_open = r->open.v[*slot - 1];
+	if (!create)
+		return NULL;
+	o = sc_xcalloc(1, sizeof(*o));
+	o->tid = tid;
+	*VEC_PUSH(&r->open) = o;
+	*sc_hashmap_upsert(&r->open_index, (uint64_t)(uint32_t)tid + 1, 0, NULL) = r->open.n;
+	return r->last_open = o;
+}
+
+static void region_from(struct sc_region_ev *ev, const struct sc_rec_region *g)
+{
+	const char *t = (const char *)(g + 1);
+
+	memset(ev, 0, sizeof(*ev));
+	ev->start = g->ts;
+	ev->name = t;
+	ev->category = t + g->name_len;
+	ev->args = t + g->name_len + g->cat_len;
+	ev->args_len = g->args_len;
+	ev->nargs = g->nargs;
+}
+
+/* Close every region still open on thread `o` at time `ts`. */
+static void close_all(struct replay *r, struct open_regions *o, uint64_t ts)
+{
+	struct sc_thread *t = thread_of(r, o->tid);
+
+	while (o->depth) {
+		struct sc_region_ev *ev = &o->stack.v[--o->depth];
+
+		ev->end = ts > ev->start ? ts : ev->start;
+		ev->unterminated = true;
+		r->stats->unterminated++;
+		if (r->ops->region_end)
+			r->ops->region_end(r->ctx, r->img, t, ev);
+	}
+}
+
+static int replay_record(void *ctx, int32_t tid, const struct sc_record *rec, uint64_t off)
+{
+	struct replay *r = ctx;
+	struct open_regions *o;
+	struct sc_region_ev ev;
+
+	(void)off;
+	switch (rec->type) {
+	case SC_REC_REGION_BEGIN:
+		o = open_of(r, tid, true);
+		r->stats->regions++;
+		if (o->depth >= MAX_OPEN)
+			break;
+		VEC_RESERVE(&o->stack, o->depth + 1);
+		o->stack.n = o->depth + 1;
+		region_from(&o->stack.v[o->depth], (const void *)rec);
+		o->stack.v[o->depth].depth = o->depth;
+		if (r->ops->region_begin)
+			r->ops->region_begin(r->ctx, r->img, thread_of(r, tid),
+					     &o->stack.v[o->depth]);
+		o->depth++;
+		break;
+	case SC_REC_REGION_END:
+		o = open_of(r, tid, false);
+		if (!o || !o->depth) {
+			r->stats->unmatched_ends++;
+			break;
+		}
+		o->depth--;
+		o->stack.v[o->depth].end = ((const struct sc_rec_region_end *)rec)->ts;
+		if (o->stack.v[o->depth].end < o->stack.v[o->depth].start)
+			o->stack.v[o->depth].end = o->stack.v[o->depth].start;
+		if (r->ops->region_end)
+			r->ops->region_end(r->ctx, r->img, thread_of(r, tid),
+					   &o->stack.v[o->depth]);
+		break;
+	case SC_REC_MARK:
+		r->stats->marks++;
+		region_from(&ev, (const void *)rec);
+		ev.end = ev.start;
+		o = open_of(r, tid, false);
+		ev.depth = o ? o->depth : 0;
+		if (r->ops->mark)
+			r->ops->mark(r->ctx, r->img, thread_of(r, tid), &ev);
+		break;
+	case SC_REC_COUNTER: {
+		const struct sc_rec_counter *c = (const void *)rec;
+		const struct sc_counter_track *track = sc_image_counter_track(r->img, c->track);
+
+		r->stats->counters++;
+		if (track && r->ops->counter)
+			r->ops->counter(r->ctx, r->img, thread_of(r, tid), track, c->ts, c->value);
+		break;
+	}
+	case SC_REC_SAMPLE: {
+		const struct sc_rec_sample *s = (const void *)rec;
+
+		if (s->kind != SC_SAMPLE_CPUTIME && s->kind != SC_SAMPLE_REALTIME)
+			break;
+		r->stats->samples++;
+		if (r->ops->sample && s->nframes)
+			r->ops->sample(r->ctx, r->img, thread_of(r, tid), s->ts,
+				       sc_model_stack_of(r->m, r->img, tid, rec));
+		break;
+	}
+	case SC_REC_THREAD_END:
+		o = open_of(r, tid, false);
+		if (o)
+			close_all(r, o, ((const struct sc_rec_thread *)rec)->ts);
+		break;
+	default:
+		break;
+	}
+	return 0;
+}
+
+int sc_timeline_replay(struct sc_model *m, struct sc_image *img, const struct sc_timeline_ops *ops,
+		       void *ctx, struct sc_timeline_stats *stats)
+{
+	struct replay r = { .m = m, .img = img, .ops = ops, .ctx = ctx, .stats = stats };
+	struct sc_raw_stats ignored = { 0 };
+	uint64_t end = img->end_ns ? img->end_ns : img->last_ts;
+
+	sc_hashmap_init(&r.open_index);
+	sc_raw_foreach(img->raw, replay_record, &r, &ignored, NULL, NULL);
+	for (size_t i = 0; i < r.open.n; i++) {
+		close_all(&r, r.open.v[i], end); /* threads that never recorded their end */
+		VEC_FREE(&r.open.v[i]->stack);
+		free(r.open.v[i]);
+	}
+	VEC_FREE(&r.open);
+	sc_hashmap_free(&r.open_index);
+	return 0;
+}

@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The timeline of a process image, replayed from its raw file for the trace sinks (Perfetto,
+ * rocpd): regions as they begin and end (paired per thread, nesting kept), marks, counter
+ * values, and samples with the index of their stack in the model. Events of one thread come
+ * in the order the thread recorded them; threads are not interleaved by time (both trace
+ * formats sort on reading). Nothing is kept but the open regions of each thread, so a replay
+ * takes memory for the model only, whatever the size of the trace.
+ */
+#ifndef SYSCOPE_MODEL_TIMELINE_H
+#define SYSCOPE_MODEL_TIMELINE_H
+
+#include "model.h"
+
+struct sc_region_ev {
+	uint64_t start;
+	uint64_t end;	  /* 0 in region_begin */
+	const char *name; /* NUL-terminated; valid during the callback */
+	const char *category;
+	const char *args; /* nargs (type, name, value) string triples */
+	uint32_t args_len;
+	uint32_t nargs;
+	uint32_t depth;	   /* 0 for a thread's outermost region */
+	bool unterminated; /* closed by syscope at the thread's or process's end */
+};
+
+/* Callbacks; any may be NULL. `t` is never NULL. */
+struct sc_timeline_ops {
+	void (*region_begin)(void *ctx, struct sc_image *img, struct sc_thread *t,
+			     const struct sc_region_ev *r);
+	void (*region_end)(void *ctx, struct sc_image *img, struct sc_thread *t,
+			   const struct sc_region_ev *r);
+	void (*mark)(void *ctx, struct sc_image *img, struct sc_thread *t,
+		     const struct sc_region_ev *r);
+	void (*counter)(void *ctx, struct sc_image *img, struct sc_thread *t,
+			const struct sc_counter_track *track, uint64_t ts, double value);
+	void (*sample)(void *ctx, struct sc_image *img, struct sc_thread *t, uint64_t ts,
+		       uint32_t stack);
+};
+
+struct sc_timeline_stats {
+	uint64_t regions, marks, counters, samples;
+	uint64_t unmatched_ends; /* region ends with no region open on their thread */
+	uint64_t unterminated;	 /* regions still open at their thread's end */
+};
+
+/* Replay one image. Returns 0. */
+int sc_timeline_replay(struct sc_model *m, struct sc_image *img, const struct sc_timeline_ops *ops,
+		       void *ctx, struct sc_timeline_stats *stats);
+
+/* Iterate the (type, name, value) argument triples of a region: returns the next position,
+ * or NULL after the last. */
+const char *sc_region_arg_next(const char *p, const char *end, char *type, const char **name,
+			       const char **value);
+
+/* The counter track `id` of an image, or NULL. */
+const struct sc_counter_track *sc_image_counter_track(const struct sc_image *img, uint32_t id);
+
+#endif /* SYSCOPE_MODEL_TIMELINE_H */

@@ -1,0 +1,481 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * `pftrace`: perfetto-trace-<pid>.pftrace, the timeline of one process for ui.perfetto.dev and
+ * trace_processor, written as a stream of TracePackets (field numbers from
+ * reference/perfetto-format.md):
+ *
+ *   ClockSnapshot (MONOTONIC, the clock of every timestamp, and REALTIME)
+ *   TrackDescriptors: the process, each thread, each counter track
+ *   TrackEvents: regions as SLICE_BEGIN/SLICE_END on their thread, marks as INSTANT, counter
+ *     values as COUNTER; PerfSamples for call-stack samples, with interned callstacks
+ *
+ * Everything is on one packet sequence with interning: a name, category, argument name,
+ * frame or callstack is defined in the packet that first uses it. Load: one packet per event,
+ * a few dozen bytes each; the interning tables grow with distinct names and stacks only.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../model/timeline.h"
+#include "protobuf.h"
+#include "sink.h"
+
+/* TracePacket and friends: field numbers. */
+enum {
+	PKT_TIMESTAMP = 8,
+	PKT_CLOCK_ID = 58,
+	PKT_SEQUENCE_ID = 10,
+	PKT_INTERNED = 12,
+	PKT_FLAGS = 13,
+	PKT_DEFAULTS = 59,
+	PKT_FIRST_ON_SEQUENCE = 87,
+	PKT_TRACK_EVENT = 11,
+	PKT_TRACK_DESCRIPTOR = 60,
+	PKT_CLOCK_SNAPSHOT = 6,
+	PKT_PERF_SAMPLE = 66,
+	SEQ_CLEARED = 1,
+	SEQ_NEEDS_STATE = 2,
+	CLOCK_REALTIME_ID = 1,
+	CLOCK_MONOTONIC_ID = 3,
+	EV_SLICE_BEGIN = 1,
+	EV_SLICE_END = 2,
+	EV_INSTANT = 3,
+	EV_COUNTER = 4,
+	CPU_MODE_USER = 2,
+};
+
+#define SEQUENCE 1
+#define UUID_PROCESS (1ull << 60)
+#define UUID_THREAD (2ull << 60)
+#define UUID_COUNTER (3ull << 60)
+#define UUID_MASK ((1ull << 60) - 1)
+
+struct pf {
+	struct sc_output *out;
+	struct sc_profile_set *set;
+	struct sc_outfile of;
+	struct pb_buf pkt, ev, interned;
+	size_t interned_token; /* open InternedData message in `interned`, 0 = none */
+	int32_t pid;
+	uint64_t iids; /* last iid handed out (shared by all kinds) */
+	struct sc_hashmap names, categories, arg_names; /* interned string -> iid */
+	struct sc_hashmap func_names, mapping_paths, source_paths, mappings, frames, callstacks;
+};
+
+static uint64_t thread_uuid(int32_t pid, int32_t tid)
+{
+	return UUID_THREAD |
+	       (sc_hash_u64((uint64_t)(uint32_t)pid << 32 | (uint32_t)tid) & UUID_MASK);
+}
+
+static void emit(struct pf *pf, struct pb_buf *packet)
+{
+	struct pb_buf wrap = { 0 };
+	size_t t = pb_begin(&wrap, 1);
+
+	pb_raw(&wrap, packet->data, packet->len);
+	pb_end(&wrap, t);
+	fwrite(wrap.data, 1, wrap.len, pf->of.f); /* a failure shows in sc_out_close (ferror) */
+	pb_free(&wrap);
+}
+
+/* The InternedData message of the packet being built, opened on first use. */
+static struct pb_buf *interned(struct pf *pf)
+{
+	if (!pf->interned_token)
+		pf->interned_token = pb_begin(&pf->interned, PKT_INTERNED);
+	return &pf->interned;
+}
+
+/* iid of an interned string entry of InternedData field `field` (EventName and friends:
+ * {iid 1, name 2}; InternedString: {iid 1, str 2}). */
+static uint64_t intern_string(struct pf *pf, struct sc_hashmap *map, uint32_t field, const char *s)
+{
+	bool inserted;
+	uint64_t *slot = sc_hashmap_upsert(map, (uint64_t)(uintptr_t)s, 0, &inserted);
+	size_t t;
+
+	if (!inserted)
+		return *slot;
+	*slot = ++pf->iids;
+	t = pb_begin(interned(pf), field);
+	pb_varint(&pf->interned, 1, *slot);
+	pb_string(&pf->interned, 2, s);
+	pb_end(&pf->interned, t);
+	return *slot;
+}
+
+/* Send the packet assembled from the event payload in `ev` (already a complete field). */
+static void send_event(struct pf *pf, uint64_t ts)
+{
+	pb_reset(&pf->pkt);
+	pb_varint(&pf->pkt, PKT_TIMESTAMP, ts);
+	pb_varint(&pf->pkt, PKT_SEQUENCE_ID, SEQUENCE);
+	pb_varint(&pf->pkt, PKT_FLAGS, SEQ_NEEDS_STATE);
+	if (pf->interned_token) {
+		pb_end(&pf->interned, pf->interned_token);
+		pb_raw(&pf->pkt, pf->interned.data, pf->interned.len);
+		pb_reset(&pf->interned);
+		pf->interned_token = 0;
+	}
+	pb_raw(&pf->pkt, pf->ev.data, pf->ev.len);
+	pb_reset(&pf->ev);
+	emit(pf, &pf->pkt);
+}
+
+static void clock_snapshot(struct pf *pf, const struct sc_image *img)
+{
+	size_t snap, c;
+
+	pb_reset(&pf->pkt);
+	snap = pb_begin(&pf->pkt, PKT_CLOCK_SNAPSHOT);
+	c = pb_begin(&pf->pkt, 1);
+	pb_varint(&pf->pkt, 1, CLOCK_MONOTONIC_ID);
+	pb_varint(&pf->pkt, 2, img->start_ns);
+	pb_end(&pf->pkt, c);
+	c = pb_begin(&pf->pkt, 1);
+	pb_varint(&pf->pkt, 1, CLOCK_REALTIME_ID);
+	pb_varint(&pf->pkt, 2, img->start_realtime_ns);
+	pb_end(&pf->pkt, c);
+	pb_varint(&pf->pkt, 2, CLOCK_MONOTONIC_ID); /* primary_trace_clock */
+	pb_end(&pf->pkt, snap);
+	emit(pf, &pf->pkt);
+
+	/* The sequence starts: incremental state cleared, timestamps in MONOTONIC by default. */
+	pb_reset(&pf->pkt);
+	pb_varint(&pf->pkt, PKT_TIMESTAMP, img->start_ns);
+	pb_varint(&pf->pkt, PKT_CLOCK_ID, CLOCK_MONOTONIC_ID);
+	pb_varint(&pf->pkt, PKT_SEQUENCE_ID, SEQUENCE);
+	pb_varint(&pf->pkt, PKT_FLAGS, SEQ_CLEARED | SEQ_NEEDS_STATE);
+	pb_varint(&pf->pkt, PKT_FIRST_ON_SEQUENCE, 1);
+	snap = pb_begin(&pf->pkt, PKT_DEFAULTS);
+	pb_varint(&pf->pkt, 58, CLOCK_MONOTONIC_ID);
+	pb_end(&pf->pkt, snap);
+	emit(pf, &pf->pkt);
+}
+
+static void descriptor_packet(struct pf *pf, uint64_t ts)
+{
+	pb_reset(&pf->pkt);
+	pb_varint(&pf->pkt, PKT_TIMESTAMP, ts);
+	pb_varint(&pf->pkt, PKT_SEQUENCE_ID, SEQUENCE);
+	pb_varint(&pf->pkt, PKT_FLAGS, SEQ_NEEDS_STATE);
+	pb_raw(&pf->pkt, pf->ev.data, pf->ev.len);
+	pb_reset(&pf->ev);
+	emit(pf, &pf->pkt);
+}
+
+static void describe_process(struct pf *pf, const struct sc_process *p)
+{
+	const struct sc_image *img = p->images.v[p->images.n - 1];
+	const char *exe = img->exe ? img->exe : "?", *base = strrchr(exe, '/');
+	size_t d = pb_begin(&pf->ev, PKT_TRACK_DESCRIPTOR), pd;
+
+	pb_varint(&pf->ev, 1, UUID_PROCESS | (uint32_t)p->pid);
+	pd = pb_begin(&pf->ev, 3);
+	pb_int(&pf->ev, 1, p->pid);
+	for (size_t i = 0; i < img->argv.n; i++)
+		pb_string(&pf->ev, 2, img->argv.v[i]);
+	pb_string(&pf->ev, 6, base ? base + 1 : exe);
+	pb_end(&pf->ev, pd);
+	pb_end(&pf->ev, d);
+	descriptor_packet(pf, p->images.v[0]->start_ns);
+
+	for (size_t i = 0; i < p->threads.n; i++) {
+		const struct sc_thread *t = &p->threads.v[i];
+		char name[64];
+
+		if (t->name[0])
+			snprintf(name, sizeof(name), "%s", t->name);
+		else
+			snprintf(name, sizeof(name), "thread %d", (int)t->tid);
+		d = pb_begin(&pf->ev, PKT_TRACK_DESCRIPTOR);
+		pb_varint(&pf->ev, 1, thread_uuid(p->pid, t->tid));
+		pb_varint(&pf->ev, 5, UUID_PROCESS | (uint32_t)p->pid);
+		pd = pb_begin(&pf->ev, 4);
+		pb_int(&pf->ev, 1, p->pid);
+		pb_int(&pf->ev, 2, t->tid);
+		pb_string(&pf->ev, 5, name);
+		pb_end(&pf->ev, pd);
+		pb_end(&pf->ev, d);
+		descriptor_packet(pf, t->begin_ts ? t->begin_ts : p->images.v[0]->start_ns);
+	}
+}
+
+static uint64_t counter_uuid(int32_t pid, const struct sc_counter_track *c)
+{
+	/* By name and unit, so the same counter in two images of a process is one track. */
+	return UUID_COUNTER |
+	       (sc_hash_bytes(c->name, strlen(c->name),
+			      sc_hash_bytes(c->unit, strlen(c->unit), (uint64_t)(uint32_t)pid)) &
+		UUID_MASK);
+}
+
+static void describe_counters(struct pf *pf, const struct sc_process *p)
+{
+	struct sc_hashmap seen;
+
+	sc_hashmap_init(&seen);
+	for (size_t i = 0; i < p->images.n; i++) {
+		const struct sc_image *img = p->images.v[i];
+
+		for (size_t c = 0; c < img->counter_tracks.n; c++) {
+			const struct sc_counter_track *ct = &img->counter_tracks.v[c];
+			uint64_t uuid = counter_uuid(p->pid, ct);
+			bool inserted;
+			size_t d, cd;
+
+			sc_hashmap_upsert(&seen, uuid, 1, &inserted);
+			if (!inserted)
+				continue;
+			d = pb_begin(&pf->ev, PKT_TRACK_DESCRIPTOR);
+			pb_varint(&pf->ev, 1, uuid);
+			pb_varint(&pf->ev, 5, UUID_PROCESS | (uint32_t)p->pid);
+			pb_string(&pf->ev, 2, ct->name);
+			cd = pb_begin(&pf->ev, 8);
+			if (ct->unit[0])
+				pb_string(&pf->ev, 6, ct->unit);
+			pb_end(&pf->ev, cd);
+			pb_end(&pf->ev, d);
+			descriptor_packet(pf, img->start_ns);
+		}
+	}
+	sc_hashmap_free(&seen);
+}
+
+static void debug_annotations(struct pf *pf, const struct sc_region_ev *r)
+{
+	const char *p = r->args, *end = r->args + r->args_len, *name, *value;
+	char type;
+
+	while ((p = sc_region_arg_next(p, end, &type, &name, &value))) {
+		const char *iname = sc_strtab_intern(&pf->set->model->strings, name);
+		size_t a = pb_begin(&pf->ev, 4);
+
+		pb_varint(&pf->ev, 1, intern_string(pf, &pf->arg_names, 3, iname));
+		switch (type) {
+		case SC_ARG_INT:
+			pb_int(&pf->ev, 4, strtoll(value, NULL, 10));
+			break;
+		case SC_ARG_UINT:
+			pb_varint(&pf->ev, 3, strtoull(value, NULL, 10));
+			break;
+		case SC_ARG_DOUBLE:
+			pb_double(&pf->ev, 5, strtod(value, NULL));
+			break;
+		case SC_ARG_POINTER:
+			pb_varint(&pf->ev, 7, strtoull(value, NULL, 16));
+			break;
+		default:
+			pb_string(&pf->ev, 6, value);
+			break;
+		}
+		pb_end(&pf->ev, a);
+	}
+}
+
+static void track_event(struct pf *pf, int type, uint64_t track, const struct sc_region_ev *r)
+{
+	size_t e = pb_begin(&pf->ev, PKT_TRACK_EVENT);
+
+	pb_varint(&pf->ev, 9, (uint64_t)type);
+	pb_varint(&pf->ev, 11, track);
+	if (r) {
+		struct sc_strtab *st = &pf->set->model->strings;
+
+		pb_varint(&pf->ev, 3,
+			  intern_string(pf, &pf->categories, 1, sc_strtab_intern(st, r->category)));
+		pb_varint(&pf->ev, 10,
+			  intern_string(pf, &pf->names, 2, sc_strtab_intern(st, r->name)));
+		debug_annotations(pf, r);
+	}
+	pb_end(&pf->ev, e);
+}
+
+static void on_region_begin(void *ctx, struct sc_image *img, struct sc_thread *t,
+			    const struct sc_region_ev *r)
+{
+	struct pf *pf = ctx;
+
+	(void)img;
+	track_event(pf, EV_SLICE_BEGIN, thread_uuid(pf->pid, t->tid), r);
+	send_event(pf, r->start);
+}
+
+static void on_region_end(void *ctx, struct sc_image *img, struct sc_thread *t,
+			  const struct sc_region_ev *r)
+{
+	struct pf *pf = ctx;
+
+	(void)img;
+	track_event(pf, EV_SLICE_END, thread_uuid(pf->pid, t->tid), NULL);
+	send_event(pf, r->end);
+}
+
+static void on_mark(void *ctx, struct sc_image *img, struct sc_thread *t,
+		    const struct sc_region_ev *r)
+{
+	struct pf *pf = ctx;
+
+	(void)img;
+	track_event(pf, EV_INSTANT, thread_uuid(pf->pid, t->tid), r);
+	send_event(pf, r->start);
+}
+
+static void on_counter(void *ctx, struct sc_image *img, struct sc_thread *t,
+		       const struct sc_counter_track *track, uint64_t ts, double value)
+{
+	struct pf *pf = ctx;
+	size_t e = pb_begin(&pf->ev, PKT_TRACK_EVENT);
+
+	(void)img;
+	(void)t;
+	pb_varint(&pf->ev, 9, EV_COUNTER);
+	pb_varint(&pf->ev, 11, counter_uuid(pf->pid, track));
+	pb_double(&pf->ev, 44, value);
+	pb_end(&pf->ev, e);
+	send_event(pf, ts);
+}
+
+/* A mapping per module (trace_processor before v53 needs every frame to have one). */
+static uint64_t mapping_iid(struct pf *pf, const char *module)
+{
+	bool inserted;
+	uint64_t *slot =
+		sc_hashmap_upsert(&pf->mappings, (uint64_t)(uintptr_t)module, 0, &inserted);
+	uint64_t path;
+	size_t t;
+
+	if (!inserted)
+		return *slot;
+	path = intern_string(pf, &pf->mapping_paths, 17,
+			     module[0] ? module
+				       : sc_strtab_intern(&pf->set->model->strings, "[unknown]"));
+	*slot = ++pf->iids;
+	t = pb_begin(interned(pf), 19);
+	pb_varint(&pf->interned, 1, *slot);
+	pb_varint(&pf->interned, 7, path);
+	pb_end(&pf->interned, t);
+	return *slot;
+}
+
+static uint64_t frame_iid(struct pf *pf, uint32_t func, uint32_t line)
+{
+	const struct sc_profile_set *set = pf->set;
+	uint64_t key = ((uint64_t)func << 32 | line) + 1;
+	bool inserted;
+	uint64_t *slot = sc_hashmap_upsert(&pf->frames, key, 0, &inserted);
+	const struct sc_func *f = sc_func_of(set, func);
+	const struct sc_line *ln = &set->lines.v[line];
+	uint64_t name, mapping, source = 0;
+	size_t t;
+
+	if (!inserted)
+		return *slot;
+	name = intern_string(pf, &pf->func_names, 5, f->name);
+	mapping = mapping_iid(pf, f->module);
+	if (ln->file[0])
+		source = intern_string(pf, &pf->source_paths, 18, ln->file);
+	*slot = ++pf->iids;
+	t = pb_begin(interned(pf), 6);
+	pb_varint(&pf->interned, 1, *slot);
+	pb_varint(&pf->interned, 2, name);
+	pb_varint(&pf->interned, 3, mapping);
+	pb_varint(&pf->interned, 4, 0); /* rel_pc: frames are symbolized already */
+	if (source) {
+		pb_varint(&pf->interned, 5, source);
+		pb_varint(&pf->interned, 6, ln->line);
+	}
+	pb_end(&pf->interned, t);
+	return *slot;
+}
+
+static uint64_t callstack_iid(struct pf *pf, uint32_t stack)
+{
+	bool inserted;
+	uint64_t *slot = sc_hashmap_upsert(&pf->callstacks, (uint64_t)stack + 1, 0, &inserted);
+	uint32_t *funcs, *lines;
+	uint64_t *frames;
+	size_t n, t;
+
+	if (!inserted)
+		return *slot;
+	n = sc_stack_path(pf->set, &pf->set->model->stacks.v[stack], &funcs, &lines);
+	frames = sc_xcalloc(n ? n : 1, sizeof(*frames));
+	for (size_t i = 0; i < n; i++)
+		frames[i] = frame_iid(pf, funcs[i], lines[i]);
+	*slot = ++pf->iids;
+	t = pb_begin(interned(pf), 7);
+	pb_varint(&pf->interned, 1, *slot);
+	for (size_t i = 0; i < n; i++) /* outermost first */
+		pb_varint(&pf->interned, 2, frames[i]);
+	pb_end(&pf->interned, t);
+	free(frames);
+	return *slot;
+}
+
+static void on_sample(void *ctx, struct sc_image *img, struct sc_thread *t, uint64_t ts,
+		      uint32_t stack)
+{
+	struct pf *pf = ctx;
+	uint64_t cs = callstack_iid(pf, stack);
+	size_t s = pb_begin(&pf->ev, PKT_PERF_SAMPLE);
+
+	(void)img;
+	pb_varint(&pf->ev, 2, (uint32_t)pf->pid);
+	pb_varint(&pf->ev, 3, (uint32_t)t->tid);
+	pb_varint(&pf->ev, 4, cs);
+	pb_varint(&pf->ev, 5, CPU_MODE_USER);
+	pb_end(&pf->ev, s);
+	send_event(pf, ts);
+}
+
+static const struct sc_timeline_ops pf_ops = {
+	.region_begin = on_region_begin,
+	.region_end = on_region_end,
+	.mark = on_mark,
+	.counter = on_counter,
+	.sample = on_sample,
+};
+
+static int write_process(struct sc_output *out, struct sc_process *p)
+{
+	struct pf pf = { .out = out, .set = out->profiles, .pid = p->pid };
+	struct sc_timeline_stats stats = { 0 };
+	struct sc_hashmap *maps[] = { &pf.names,      &pf.categories,	 &pf.arg_names,
+				      &pf.func_names, &pf.mapping_paths, &pf.source_paths,
+				      &pf.mappings,   &pf.frames,	 &pf.callstacks };
+	int rc = sc_out_open(out, &pf.of, "perfetto-trace-%d.pftrace", (int)p->pid);
+
+	if (rc)
+		return rc;
+	for (size_t i = 0; i < sizeof(maps) / sizeof(maps[0]); i++)
+		sc_hashmap_init(maps[i]);
+	clock_snapshot(&pf, p->images.v[0]);
+	describe_process(&pf, p);
+	describe_counters(&pf, p);
+	for (size_t i = 0; i < p->images.n; i++)
+		sc_timeline_replay(out->model, p->images.v[i], &pf_ops, &pf, &stats);
+	for (size_t i = 0; i < sizeof(maps) / sizeof(maps[0]); i++)
+		sc_hashmap_free(maps[i]);
+	pb_free(&pf.pkt);
+	pb_free(&pf.ev);
+	pb_free(&pf.interned);
+	return sc_out_close(out, &pf.of);
+}
+
+static int write_pftrace(struct sc_output *out)
+{
+	int rc = 0;
+
+	for (size_t i = 0; i < out->model->processes.n; i++)
+		if (write_process(out, out->model->processes.v[i]))
+			rc = -1;
+	return rc;
+}
+
+const struct sc_sink sc_sink_pftrace = {
+	.token = "pftrace",
+	.description = "Perfetto timeline for ui.perfetto.dev (perfetto-trace-<pid>.pftrace)",
+	.write = write_pftrace,
+};

@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: MIT */
+#include "protobuf.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "../common/vec.h"
+
+void pb_free(struct pb_buf *b)
+{
+	free(b->data);
+	b->data = NULL;
+	b->len = b->cap = 0;
+}
+
+static void reserve(struct pb_buf *b, size_t n)
+{
+	if (b->len + n > b->cap) {
+		size_t cap = b->cap ? b->cap * 2 : 4096;
+
+		while (cap < b->len + n)
+			cap *= 2;
+		b->data = sc_xrealloc(b->data, cap);
+		b->cap = cap;
+	}
+}
+
+void pb_raw(struct pb_buf *b, const void *p, size_t n)
+{
+	reserve(b, n);
+	memcpy(b->data + b->len, p, n);
+	b->len += n;
+}
+
+static void put_varint(struct pb_buf *b, uint64_t v)
+{
+	reserve(b, 10);
+	while (v >= 0x80) {
+		b->data[b->len++] = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	b->data[b->len++] = (uint8_t)v;
+}
+
+static void put_tag(struct pb_buf *b, uint32_t field, unsigned wire)
+{
+	put_varint(b, (uint64_t)field << 3 | wire);
+}
+
+void pb_varint(struct pb_buf *b, uint32_t field, uint64_t v)
+{
+	put_tag(b, field, 0);
+	put_varint(b, v);
+}
+
+void pb_fixed64(struct pb_buf *b, uint32_t field, uint64_t v)
+{
+	put_tag(b, field, 1);
+	reserve(b, 8);
+	for (int i = 0; i < 8; i++)
+		b->data[b->len++] = (uint8_t)(v >> (8 * i));
+}
+
+void pb_double(struct pb_buf *b, uint32_t field, double v)
+{
+	uint64_t bits;
+
+	memcpy(&bits, &v, sizeof(bits));
+	pb_fixed64(b, field, bits);
+}
+
+void pb_bytes(struct pb_buf *b, uint32_t field, const void *p, size_t n)
+{
+	put_tag(b, field, 2);
+	put_varint(b, n);
+	pb_raw(b, p, n);
+}
+
+void pb_string(struct pb_buf *b, uint32_t field, const char *s)
+{
+	pb_bytes(b, field, s, strlen(s));
+}
+
+size_t pb_begin(struct pb_buf *b, uint32_t field)
+{
+	put_tag(b, field, 2);
+	reserve(b, 4);
+	b->len += 4;
+	return b->len;
+}
+
+void pb_end(struct pb_buf *b, size_t token)
+{
+	size_t n = b->len - token;
+	uint8_t *p = b->data + token - 4;
+
+	/* Four bytes always, the first three flagged "more": a valid, redundant varint. */
+	p[0] = (uint8_t)(n | 0x80);
+	p[1] = (uint8_t)((n >> 7) | 0x80);
+	p[2] = (uint8_t)((n >> 14) | 0x80);
+	p[3] = (uint8_t)(n >> 21);
+}

@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Regions, marks and counters through the user API, with known counts:
+ *   main thread: "phase A" (args items=42, label="alpha") holding three "inner" regions,
+ *                then the mark "checkpoint", then counter "queue depth" [items] = 1..10
+ *   worker thread: one "worker" region (category "compute")
+ * With the argument "die", it opens the region "doomed" and kills itself with SIGKILL inside.
+ * Declared weak: the program also runs without syscope.
+ */
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#define SYSCOPE_WEAK
+#include "syscope/syscope.h"
+
+#include "fixture.h"
+
+NOINLINE static double spin(double x, int n)
+{
+	for (int i = 0; i < n; i++)
+		x = x * 1.0000001 + 0.5;
+	return x;
+}
+
+static void *worker(void *arg)
+{
+	(void)arg;
+	if (syscope_region_begin_args)
+		syscope_region_begin_args("compute", "worker", NULL, 0);
+	fixture_sink = spin(2, 3000000);
+	if (syscope_region_end)
+		syscope_region_end();
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	struct syscope_arg args[2] = {
+		{ .name = "items", .type = SYSCOPE_ARG_INT, .value.i = 42 },
+		{ .name = "label", .type = SYSCOPE_ARG_STRING, .value.s = "alpha" },
+	};
+	pthread_t t;
+
+	if (!syscope_region_begin) {
+		printf("regions: running without syscope\n");
+		return 0;
+	}
+	if (argc > 1 && !strcmp(argv[1], "die")) {
+		syscope_region_begin("doomed");
+		fixture_sink = spin(3, 2000000);
+		kill(getpid(), SIGKILL);
+	}
+	pthread_create(&t, NULL, worker, NULL);
+	syscope_region_begin_args("user", "phase A", args, 2);
+	for (int i = 0; i < 3; i++) {
+		syscope_region_begin("inner");
+		fixture_sink = spin(1, 2000000);
+		syscope_region_end();
+	}
+	syscope_region_end();
+	syscope_mark("checkpoint");
+	for (int i = 1; i <= 10; i++)
+		syscope_counter("queue depth", "items", i);
+	pthread_join(t, NULL);
+	printf("regions: done\n");
+	return 0;
+}
