@@ -194,6 +194,19 @@ static int parse_scaled(const char *text, unsigned flags, double *out)
 	return 0;
 }
 
+/* "a,b,c" as "a, b, c", for messages. */
+static const char *list_choices(const char *choices, char *buf, size_t n)
+{
+	char tok[64];
+	const char *p = choices;
+	size_t len = 0;
+
+	buf[0] = '\0';
+	while ((p = next_token(p, tok, sizeof(tok))) && len + strlen(tok) + 3 < n)
+		len += (size_t)snprintf(buf + len, n - len, "%s%s", len ? ", " : "", tok);
+	return buf;
+}
+
 static void describe_range(const struct sc_setting_def *d, char *buf, size_t n)
 {
 	const char *unit = (d->flags & SC_SF_SECONDS) ? " seconds"
@@ -231,9 +244,9 @@ static int canonical_list(const struct sc_setting_def *d, const char *text, char
 		if (d->choices && !choice_valid(d->choices, tok)) {
 			char valid[256];
 
-			snprintf(valid, sizeof(valid), "%s", d->choices);
 			free(buf);
-			return invalid(errmsg, d, tok, valid);
+			return invalid(errmsg, d, tok,
+				       list_choices(d->choices, valid, sizeof(valid)));
 		}
 		if (d->choices) /* canonical case is the table's */
 			for (char *c = tok; *c; c++)
@@ -307,7 +320,8 @@ int sc_settings_set(struct sc_settings *s, enum sc_setting_id id, const char *te
 	}
 	case SC_T_ENUM:
 		if (nv.set && !choice_valid(d->choices, text))
-			return invalid(errmsg, d, text, d->choices);
+			return invalid(errmsg, d, text,
+				       list_choices(d->choices, valid, sizeof(valid)));
 		nv.text = strdup(text);
 		if (nv.text)
 			for (char *c = nv.text; *c; c++)
