@@ -9,10 +9,7 @@
 #include "sink.h"
 
 static const struct sc_sink *const sinks[] = {
-	&sc_sink_pftrace,
-	&sc_sink_text,
-	&sc_sink_json,
-	&sc_sink_folded,
+	&sc_sink_rocpd, &sc_sink_pftrace, &sc_sink_text, &sc_sink_json, &sc_sink_folded,
 };
 
 const struct sc_sink *sc_sink_find(const char *token)

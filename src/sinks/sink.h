@@ -31,7 +31,7 @@ struct sc_sink {
 };
 
 extern const struct sc_sink sc_sink_text, sc_sink_json, sc_sink_folded, sc_sink_metadata,
-	sc_sink_pftrace;
+	sc_sink_pftrace, sc_sink_rocpd;
 
 /* The sink for an --output-format token, or NULL. */
 const struct sc_sink *sc_sink_find(const char *token);

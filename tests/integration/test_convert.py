@@ -106,7 +106,7 @@ def test_metadata_records_settings_command_environment_and_files():
     check(md["launcher"]["syscope_command"][1:3] == ["sample", "-f"], md["launcher"])
     check(md["start_time"].endswith("Z") and md["duration_s"] > 0.25, md["start_time"])
     pid = r.main_pid()
-    check_eq(sorted(md["files"]), sorted([f"sampling_cpu_clock-{pid}.txt",
+    check_eq(sorted(md["files"]), sorted([f"rocpd-{pid}.db", f"sampling_cpu_clock-{pid}.txt",
                                           f"sampling_cpu_clock-{pid}.json",
                                           f"sampling_cpu_clock-{pid}.folded",
                                           f"metadata-{pid}.json"]), "files")

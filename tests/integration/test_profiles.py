@@ -45,7 +45,7 @@ def test_outputs_agree_with_raw_data():
     check_eq(r.rc, 0, r.describe())
     pid = r.main_pid()
     expected = {f"sampling_cpu_clock-{pid}.{ext}" for ext in ("txt", "json", "folded")}
-    expected |= {f"metadata-{pid}.json", "session.json", "raw"}
+    expected |= {f"metadata-{pid}.json", f"rocpd-{pid}.db", "session.json", "raw"}
     check_eq(set(r.files()), expected, "files written")
     raw = raw_sample_count(r)
     p = r.profile()

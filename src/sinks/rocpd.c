@@ -1,0 +1,644 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * `rocpd`: rocpd-<pid>.db, one SQLite database per process in the rocpd schema version 3
+ * (reference/rocpd.md), the format rocprof-sys and rocprofv3 write. What goes where:
+ *
+ *   node, process (id = OS pid), threads (id = OS tid), a CPU agent, default queue and stream
+ *   user regions      rocpd_region + rocpd_event (category) + rocpd_arg per argument
+ *   marks             rocpd_sample on a track named by the category, text in event extdata
+ *   counters          rocpd_track + rocpd_info_pmc per counter; per value an event, a
+ *                     rocpd_pmc_event and a rocpd_sample (rocprof-sys's telemetry layout,
+ *                     except that the track belongs to the main thread: rocprof-sys leaves
+ *                     its tid NULL, which hides every value from the `samples` view)
+ *   call-stack        rocpd_sample per sample on the thread's "(S)" track, its event carrying
+ *   samples           call_stack and line_info JSON; and, as rocprof-sys does, each frame as a
+ *                     region while consecutive samples share it, under one "samples
+ *                     [syscope]" region per thread
+ *
+ * Rows go in through prepared statements in one transaction, with the journal off: the file
+ * is built under a temporary name and renamed into place when complete.
+ */
+#include <errno.h>
+#include <jansson.h>
+#include <sqlite3.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../model/timeline.h"
+#include "../store/session.h"
+#include "rocpd.h"
+#include "sink.h"
+
+enum {
+	INS_STRING,
+	INS_EVENT,
+	INS_ARG,
+	INS_REGION,
+	INS_TRACK,
+	INS_SAMPLE,
+	INS_PMC_EVENT,
+	INS_COUNT
+};
+
+static const char *const insert_sql[INS_COUNT] = {
+	[INS_STRING] = "INSERT INTO \"rocpd_string{{uuid}}\" (id, guid, string) VALUES (?, ?, ?)",
+	[INS_EVENT] = "INSERT INTO \"rocpd_event{{uuid}}\" (id, guid, category_id, stack_id, "
+		      "parent_stack_id, correlation_id, call_stack, line_info, extdata) VALUES (?, "
+		      "?, ?, ?, ?, 0, ?, ?, ?)",
+	[INS_ARG] = "INSERT INTO \"rocpd_arg{{uuid}}\" (guid, event_id, position, type, name, "
+		    "value) VALUES (?, ?, ?, ?, ?, ?)",
+	[INS_REGION] = "INSERT INTO \"rocpd_region{{uuid}}\" (id, guid, nid, pid, tid, start, end, "
+		       "name_id, event_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+	[INS_TRACK] = "INSERT INTO \"rocpd_track{{uuid}}\" (id, guid, nid, pid, tid, name_id) "
+		      "VALUES (?, ?, ?, ?, ?, ?)",
+	[INS_SAMPLE] = "INSERT INTO \"rocpd_sample{{uuid}}\" (guid, track_id, timestamp, "
+		       "event_id) VALUES (?, ?, ?, ?)",
+	[INS_PMC_EVENT] = "INSERT INTO \"rocpd_pmc_event{{uuid}}\" (guid, event_id, pmc_id, value) "
+			  "VALUES (?, ?, ?, ?)",
+};
+
+/* Per-thread state of the sample-frames-as-regions view. */
+struct frame_run {
+	int32_t tid;
+	unsigned kind;
+	int64_t track;
+	uint64_t first_ts, last_ts, last_weight_ns;
+	VEC(uint32_t) funcs;  /* the frames open now, outermost first */
+	VEC(uint64_t) starts; /* when each opened */
+};
+
+struct rp {
+	struct sc_output *out;
+	struct sc_process *proc;
+	sqlite3 *db;
+	sqlite3_stmt *ins[INS_COUNT];
+	char guid[40], uuid[48];
+	int64_t nid;
+	int64_t next_string, next_event, next_region, next_track, next_pmc;
+	struct sc_hashmap strings;    /* interned pointer -> string id */
+	struct sc_hashmap tracks;     /* hash of (kind, tid, name) -> track id */
+	struct sc_hashmap counters;   /* interned counter name ^ unit -> track id << 32 | pmc id */
+	struct sc_hashmap stack_json; /* stack index + 1 -> index in json */
+	VEC(char *) json;	      /* call_stack and line_info JSON pairs of stacks */
+	VEC(struct frame_run *) runs;
+	struct sc_hashmap run_index; /* (tid, kind) -> index in runs + 1 */
+	uint64_t rows;
+	int error;
+	char errmsg[512];
+};
+
+/* Replace {{uuid}} and {{guid}} in a template. Caller frees. */
+static char *substitute(const struct rp *rp, const char *tmpl)
+{
+	VEC(char) out = { 0 };
+
+	for (const char *p = tmpl; *p;) {
+		const char *val = NULL;
+
+		if (!strncmp(p, "{{uuid}}", 8))
+			val = rp->uuid;
+		else if (!strncmp(p, "{{guid}}", 8))
+			val = rp->guid;
+		if (val) {
+			for (; *val; val++)
+				*VEC_PUSH(&out) = *val;
+			p += 8;
+		} else {
+			*VEC_PUSH(&out) = *p++;
+		}
+	}
+	*VEC_PUSH(&out) = '\0';
+	return out.v;
+}
+
+static void fail(struct rp *rp, const char *what)
+{
+	if (!rp->error) {
+		rp->error = 1;
+		snprintf(rp->errmsg, sizeof(rp->errmsg), "%s: %s", what, sqlite3_errmsg(rp->db));
+	}
+}
+
+static void exec(struct rp *rp, const char *sql)
+{
+	char *err = NULL;
+
+	if (rp->error)
+		return;
+	if (sqlite3_exec(rp->db, sql, NULL, NULL, &err) != SQLITE_OK) {
+		rp->error = 1;
+		snprintf(rp->errmsg, sizeof(rp->errmsg), "%s (in: %.120s)", err ? err : "?", sql);
+	}
+	sqlite3_free(err);
+}
+
+static void exec_template(struct rp *rp, const char *tmpl)
+{
+	char *sql = substitute(rp, tmpl);
+
+	exec(rp, sql);
+	free(sql);
+}
+
+/* Bind and step a prepared statement; values are given as a printf-like type string:
+ * 'i' int64, 'n' NULL, 't' text, 'd' double. */
+static void run(struct rp *rp, int which, const char *types, ...)
+{
+	sqlite3_stmt *st = rp->ins[which];
+	va_list ap;
+	int col = 1;
+
+	if (rp->error)
+		return;
+	va_start(ap, types);
+	for (const char *t = types; *t; t++, col++) {
+		switch (*t) {
+		case 'i':
+			sqlite3_bind_int64(st, col, va_arg(ap, int64_t));
+			break;
+		case 'd':
+			sqlite3_bind_double(st, col, va_arg(ap, double));
+			break;
+		case 't':
+			sqlite3_bind_text(st, col, va_arg(ap, const char *), -1, SQLITE_STATIC);
+			break;
+		default:
+			sqlite3_bind_null(st, col);
+			break;
+		}
+	}
+	va_end(ap);
+	if (sqlite3_step(st) != SQLITE_DONE)
+		fail(rp, insert_sql[which]);
+	sqlite3_reset(st);
+	rp->rows++;
+}
+
+/* The id of an interned string in rocpd_string. */
+static int64_t string_id(struct rp *rp, const char *interned)
+{
+	bool inserted;
+	uint64_t *slot =
+		sc_hashmap_upsert(&rp->strings, (uint64_t)(uintptr_t)interned, 0, &inserted);
+
+	if (inserted) {
+		*slot = (uint64_t)++rp->next_string;
+		run(rp, INS_STRING, "itt", (int64_t)*slot, rp->guid, interned);
+	}
+	return (int64_t)*slot;
+}
+
+static int64_t string_of(struct rp *rp, const char *s)
+{
+	return string_id(rp, sc_strtab_intern(&rp->out->model->strings, s));
+}
+
+static int64_t event(struct rp *rp, const char *category, int64_t stack_id, const char *call_stack,
+		     const char *line_info, const char *extdata)
+{
+	int64_t id = ++rp->next_event;
+
+	run(rp, INS_EVENT, "itiiittt", id, rp->guid, string_of(rp, category), stack_id, stack_id,
+	    call_stack, line_info, extdata);
+	return id;
+}
+
+static void region_row(struct rp *rp, int32_t tid, uint64_t start, uint64_t end, const char *name,
+		       int64_t event_id)
+{
+	run(rp, INS_REGION, "itiiiiiii", ++rp->next_region, rp->guid, rp->nid,
+	    (int64_t)rp->proc->pid, (int64_t)tid, (int64_t)start, (int64_t)end, string_of(rp, name),
+	    event_id);
+}
+
+/* A track of (kind, thread or none, name), created on first use. */
+static int64_t track(struct rp *rp, unsigned kind, int32_t tid, const char *name)
+{
+	const char *iname = sc_strtab_intern(&rp->out->model->strings, name);
+	uint64_t key = sc_hash_bytes(&iname, sizeof(iname),
+				     (uint64_t)kind << 40 ^ (uint64_t)(uint32_t)tid);
+	bool inserted;
+	uint64_t *slot = sc_hashmap_upsert(&rp->tracks, key, 0, &inserted);
+
+	if (inserted) {
+		*slot = (uint64_t)++rp->next_track;
+		if (tid)
+			run(rp, INS_TRACK, "itiiii", (int64_t)*slot, rp->guid, rp->nid,
+			    (int64_t)rp->proc->pid, (int64_t)tid, string_id(rp, iname));
+		else
+			run(rp, INS_TRACK, "itiini", (int64_t)*slot, rp->guid, rp->nid,
+			    (int64_t)rp->proc->pid, string_id(rp, iname));
+	}
+	return (int64_t)*slot;
+}
+
+static const char *arg_type(char t)
+{
+	switch (t) {
+	case SC_ARG_INT:
+		return "int64_t";
+	case SC_ARG_UINT:
+		return "uint64_t";
+	case SC_ARG_DOUBLE:
+		return "double";
+	case SC_ARG_POINTER:
+		return "void*";
+	default:
+		return "const char*";
+	}
+}
+
+static void on_region_end(void *ctx, struct sc_image *img, struct sc_thread *t,
+			  const struct sc_region_ev *r)
+{
+	struct rp *rp = ctx;
+	int64_t ev = event(rp, r->category, 0, "{}", "{}",
+			   r->unterminated ? "{\"unterminated\":true}" : "{}");
+	const char *p = r->args, *end = r->args + r->args_len, *name, *value;
+	int64_t position = 0;
+	char type;
+
+	(void)img;
+	region_row(rp, t->tid, r->start, r->end, r->name, ev);
+	while ((p = sc_region_arg_next(p, end, &type, &name, &value)))
+		run(rp, INS_ARG, "tiittt", rp->guid, ev, position++, arg_type(type), name, value);
+}
+
+static void on_mark(void *ctx, struct sc_image *img, struct sc_thread *t,
+		    const struct sc_region_ev *r)
+{
+	struct rp *rp = ctx;
+	json_t *ext = json_pack("{s:s}", "message", r->name);
+	char *text = json_dumps(ext, JSON_COMPACT);
+	int64_t ev = event(rp, r->category, 0, "{}", "{}", text);
+
+	(void)img;
+	run(rp, INS_SAMPLE, "tiii", rp->guid, track(rp, 1, t->tid, r->category), (int64_t)r->start,
+	    ev);
+	free(text);
+	json_decref(ext);
+}
+
+static void on_counter(void *ctx, struct sc_image *img, struct sc_thread *t,
+		       const struct sc_counter_track *c, uint64_t ts, double value)
+{
+	struct rp *rp = ctx;
+	uint64_t key = ((uint64_t)(uintptr_t)c->name * 31) ^ (uint64_t)(uintptr_t)c->unit;
+	bool inserted;
+	uint64_t *slot = sc_hashmap_upsert(&rp->counters, key ? key : 1, 0, &inserted);
+	int64_t ev;
+
+	(void)img;
+	(void)t;
+	if (inserted) {
+		char *sql;
+		int64_t tr = track(rp, 2, rp->proc->pid, c->name), pmc = ++rp->next_pmc;
+
+		sql = sqlite3_mprintf(
+			"INSERT INTO \"rocpd_info_pmc%s\" (id, guid, nid, pid, "
+			"agent_id, target_arch, name, symbol, description, component, "
+			"units, value_type, is_constant, is_derived) VALUES (%lld, %Q, "
+			"%lld, %d, 1, 'CPU', %Q, %Q, %Q, 'syscope', %Q, 'ABS', 0, 0)",
+			rp->uuid, (long long)pmc, rp->guid, (long long)rp->nid, (int)rp->proc->pid,
+			c->name, c->name, "user counter", c->unit);
+		exec(rp, sql);
+		sqlite3_free(sql);
+		*slot = (uint64_t)tr << 32 | (uint64_t)pmc;
+	}
+	ev = event(rp, "user_counter", 0, "{}", "{}", "{}");
+	run(rp, INS_PMC_EVENT, "tiid", rp->guid, ev, (int64_t)(*slot & 0xffffffff), value);
+	run(rp, INS_SAMPLE, "tiii", rp->guid, (int64_t)(*slot >> 32), (int64_t)ts, ev);
+}
+
+/* call_stack and line_info of a stack as JSON: frames outermost first. */
+static const char *stack_json(struct rp *rp, uint32_t stack, bool line_info)
+{
+	bool inserted;
+	uint64_t *slot = sc_hashmap_upsert(&rp->stack_json, (uint64_t)stack + 1, 0, &inserted);
+
+	if (inserted) {
+		struct sc_profile_set *set = rp->out->profiles;
+		uint32_t *funcs, *lines;
+		size_t n = sc_stack_path(set, &rp->out->model->stacks.v[stack], &funcs, &lines);
+		json_t *cs = json_array(), *li = json_array();
+
+		for (size_t i = 0; i < n; i++) {
+			const struct sc_func *f = sc_func_of(set, funcs[i]);
+			const struct sc_line *l = &set->lines.v[lines[i]];
+
+			json_array_append_new(
+				cs, json_pack("{s:s, s:s}", "name", f->name, "module", f->module));
+			json_array_append_new(li,
+					      json_pack("{s:s, s:s, s:I}", "name", f->name, "file",
+							l->file, "line", (json_int_t)l->line));
+		}
+		*slot = rp->json.n + 1;
+		*VEC_PUSH(&rp->json) = json_dumps(cs, JSON_COMPACT);
+		*VEC_PUSH(&rp->json) = json_dumps(li, JSON_COMPACT);
+		json_decref(cs);
+		json_decref(li);
+	}
+	return rp->json.v[*slot - 1 + line_info];
+}
+
+static const char *sampling_category(unsigned kind)
+{
+	return kind == SC_SAMPLE_REALTIME ? "wall_clock_sampling" : "timer_sampling";
+}
+
+static struct frame_run *run_of(struct rp *rp, struct sc_thread *t, unsigned kind)
+{
+	uint64_t key = ((uint64_t)(uint32_t)t->tid << 8 | kind) + 1;
+	bool inserted;
+	uint64_t *slot = sc_hashmap_upsert(&rp->run_index, key, 0, &inserted);
+	struct frame_run *fr;
+	char name[128];
+
+	if (!inserted)
+		return rp->runs.v[*slot - 1];
+	fr = sc_xcalloc(1, sizeof(*fr));
+	fr->tid = t->tid;
+	fr->kind = kind;
+	snprintf(name, sizeof(name), "Thread %u (S%s) %d", t->index == UINT32_MAX ? 0 : t->index,
+		 kind == SC_SAMPLE_REALTIME ? ", wall" : "", (int)t->tid);
+	fr->track = track(rp, 3 + kind, t->tid, name);
+	*VEC_PUSH(&rp->runs) = fr;
+	*slot = rp->runs.n;
+	return fr;
+}
+
+/* Close the frames of `fr` from depth `keep` on, at `ts`. */
+static void close_frames(struct rp *rp, struct frame_run *fr, size_t keep, uint64_t ts)
+{
+	const char *cat = sampling_category(fr->kind);
+
+	while (fr->funcs.n > keep) {
+		size_t i = --fr->funcs.n;
+		const struct sc_func *f = sc_func_of(rp->out->profiles, fr->funcs.v[i]);
+
+		region_row(rp, fr->tid, fr->starts.v[i], ts, f->name,
+			   event(rp, cat, 0, "{}", "{}", "{}"));
+	}
+	fr->starts.n = fr->funcs.n;
+}
+
+static void on_sample(void *ctx, struct sc_image *img, struct sc_thread *t, uint64_t ts,
+		      uint32_t stack)
+{
+	struct rp *rp = ctx;
+	const struct sc_stack *st = &rp->out->model->stacks.v[stack];
+	struct frame_run *fr = run_of(rp, t, st->kind);
+	uint32_t *funcs, *lines;
+	size_t n, same = 0;
+	int64_t ev = event(rp, sampling_category(st->kind), (int64_t)stack + 1,
+			   stack_json(rp, stack, false), stack_json(rp, stack, true), "{}");
+
+	(void)img;
+	run(rp, INS_SAMPLE, "tiii", rp->guid, fr->track, (int64_t)ts, ev);
+	n = sc_stack_path(rp->out->profiles, st, &funcs, &lines);
+	while (same < n && same < fr->funcs.n && fr->funcs.v[same] == funcs[same])
+		same++;
+	close_frames(rp, fr, same, ts);
+	for (size_t i = same; i < n; i++) {
+		*VEC_PUSH(&fr->funcs) = funcs[i];
+		*VEC_PUSH(&fr->starts) = ts;
+	}
+	if (!fr->first_ts)
+		fr->first_ts = ts;
+	fr->last_weight_ns = ts > fr->last_ts && fr->last_ts ? ts - fr->last_ts : 0;
+	fr->last_ts = ts;
+}
+
+static void finish_runs(struct rp *rp)
+{
+	for (size_t i = 0; i < rp->runs.n; i++) {
+		struct frame_run *fr = rp->runs.v[i];
+		uint64_t end = fr->last_ts + fr->last_weight_ns; /* the last sample's share */
+
+		close_frames(rp, fr, 0, end);
+		region_row(rp, fr->tid, fr->first_ts, end, "samples [syscope]",
+			   event(rp, sampling_category(fr->kind), 0, "{}", "{}", "{}"));
+		VEC_FREE(&fr->funcs);
+		VEC_FREE(&fr->starts);
+		free(fr);
+	}
+	VEC_FREE(&rp->runs);
+}
+
+static const struct sc_timeline_ops rp_ops = {
+	.region_end = on_region_end,
+	.mark = on_mark,
+	.counter = on_counter,
+	.sample = on_sample,
+};
+
+/* A UUIDv7-shaped id, unique per (host, pid, start time): time first, then a hash. */
+static void make_guid(struct rp *rp, const struct sc_image *img)
+{
+	uint64_t ms = img->start_realtime_ns / 1000000;
+	uint64_t h = sc_hash_bytes(img->hostname, strlen(img->hostname),
+				   (uint64_t)(uint32_t)img->pid << 32 ^ img->start_ns);
+
+	snprintf(rp->guid, sizeof(rp->guid), "%08llx-%04llx-7%03llx-%04llx-%012llx",
+		 (unsigned long long)(ms >> 16), (unsigned long long)(ms & 0xffff),
+		 (unsigned long long)(h >> 52), (unsigned long long)(0x8000 | ((h >> 36) & 0x3fff)),
+		 (unsigned long long)(h & 0xffffffffffffull));
+	snprintf(rp->uuid, sizeof(rp->uuid), "_%s", rp->guid);
+	for (char *c = rp->uuid; *c; c++)
+		if (*c == '-')
+			*c = '_';
+}
+
+static void create_schema(struct rp *rp)
+{
+	char *sql;
+
+	for (size_t i = 0; sc_rocpd_tables[i]; i++)
+		exec_template(rp, sc_rocpd_tables[i]);
+	sql = sqlite3_mprintf("INSERT INTO \"rocpd_metadata%s\" (tag, value) VALUES "
+			      "('schema_version', %Q), ('uuid', %Q), ('guid', %Q)",
+			      rp->uuid, SC_ROCPD_SCHEMA_VERSION, rp->uuid, rp->guid);
+	exec(rp, sql);
+	sqlite3_free(sql);
+	for (size_t i = 0; sc_rocpd_base_names[i]; i++) {
+		sql = sqlite3_mprintf("CREATE VIEW \"rocpd_%s\" AS SELECT * FROM \"rocpd_%s%s\"",
+				      sc_rocpd_base_names[i], sc_rocpd_base_names[i], rp->uuid);
+		exec(rp, sql);
+		sqlite3_free(sql);
+	}
+	for (size_t i = 0; sc_rocpd_views[i]; i++)
+		exec_template(rp, sc_rocpd_views[i]);
+	for (int i = 0; i < INS_COUNT && !rp->error; i++) {
+		sql = substitute(rp, insert_sql[i]);
+		if (sqlite3_prepare_v2(rp->db, sql, -1, &rp->ins[i], NULL) != SQLITE_OK)
+			fail(rp, sql);
+		free(sql);
+	}
+}
+
+static char *environment_json(const struct sc_image *img)
+{
+	json_t *o = json_object();
+	char *s;
+
+	for (size_t i = 0; i < img->env.n; i++) {
+		const char *eq = strchr(img->env.v[i], '=');
+		char *key;
+
+		if (!eq)
+			continue;
+		key = sc_xstrndup(img->env.v[i], (size_t)(eq - img->env.v[i]));
+		json_object_set_new(o, key, json_string(eq + 1));
+		free(key);
+	}
+	s = json_dumps(o, JSON_COMPACT);
+	json_decref(o);
+	return s;
+}
+
+static void describe_process(struct rp *rp)
+{
+	const struct sc_process *p = rp->proc;
+	const struct sc_image *first = p->images.v[0], *last = p->images.v[p->images.n - 1];
+	uint64_t end = last->end_ns ? last->end_ns : last->last_ts;
+	VEC(char) cmd = { 0 };
+	char *env = environment_json(last), *sql;
+
+	for (size_t i = 0; i < last->argv.n; i++) {
+		if (i)
+			*VEC_PUSH(&cmd) = ' ';
+		for (const char *c = last->argv.v[i]; *c; c++)
+			*VEC_PUSH(&cmd) = *c;
+	}
+	*VEC_PUSH(&cmd) = '\0';
+	rp->nid =
+		(int64_t)(sc_hash_bytes(first->hostname, strlen(first->hostname), 7) & 0x7fffffff);
+	sql = sqlite3_mprintf("INSERT INTO \"rocpd_info_node%s\" (id, guid, hash, machine_id, "
+			      "system_name, hostname) VALUES (%lld, %Q, %lld, %Q, 'Linux', %Q)",
+			      rp->uuid, (long long)rp->nid, rp->guid, (long long)rp->nid,
+			      first->hostname, first->hostname);
+	exec(rp, sql);
+	sqlite3_free(sql);
+	sql = sqlite3_mprintf("INSERT INTO \"rocpd_info_process%s\" (id, guid, nid, ppid, pid, "
+			      "init, fini, start, end, command, environment) VALUES (%d, %Q, %lld, "
+			      "%d, %d, %lld, %lld, %lld, %lld, %Q, %Q)",
+			      rp->uuid, (int)p->pid, rp->guid, (long long)rp->nid, (int)p->ppid,
+			      (int)p->pid, (long long)first->start_ns, (long long)end,
+			      (long long)first->start_ns, (long long)end,
+			      cmd.v[0] ? cmd.v : (last->exe ? last->exe : "?"), env);
+	exec(rp, sql);
+	sqlite3_free(sql);
+	free(env);
+	VEC_FREE(&cmd);
+	for (size_t i = 0; i < p->threads.n; i++) {
+		const struct sc_thread *t = &p->threads.v[i];
+
+		sql = sqlite3_mprintf(
+			"INSERT INTO \"rocpd_info_thread%s\" (id, guid, nid, ppid, "
+			"pid, tid, name, start, end) VALUES (%d, %Q, %lld, %d, %d, %d, "
+			"%Q, %lld, %lld)",
+			rp->uuid, (int)t->tid, rp->guid, (long long)rp->nid, (int)p->ppid,
+			(int)p->pid, (int)t->tid, t->name,
+			(long long)(t->begin_ts ? t->begin_ts : first->start_ns),
+			(long long)(t->end_ts ? t->end_ts : end));
+		exec(rp, sql);
+		sqlite3_free(sql);
+	}
+	/* The host as agent 1 (absolute index 0), and the default queue and stream. */
+	sql = sqlite3_mprintf(
+		"INSERT INTO \"rocpd_info_agent%s\" (id, guid, nid, pid, type, "
+		"absolute_index, logical_index, type_index, uuid, name, model_name, "
+		"vendor_name, product_name, user_name) VALUES (1, %Q, %lld, %d, 'CPU', "
+		"0, 0, 0, 0, 'CPU', '', '', '', '')",
+		rp->uuid, rp->guid, (long long)rp->nid, (int)p->pid);
+	exec(rp, sql);
+	sqlite3_free(sql);
+	sql = sqlite3_mprintf("INSERT INTO \"rocpd_info_queue%s\" (id, guid, nid, pid, name) "
+			      "VALUES (0, %Q, %lld, %d, 'Default Queue'); INSERT INTO "
+			      "\"rocpd_info_stream%s\" (id, guid, nid, pid, name) VALUES (0, %Q, "
+			      "%lld, %d, 'Default Stream')",
+			      rp->uuid, rp->guid, (long long)rp->nid, (int)p->pid, rp->uuid,
+			      rp->guid, (long long)rp->nid, (int)p->pid);
+	exec(rp, sql);
+	sqlite3_free(sql);
+	string_of(rp, ""); /* always present, as rocpd readers expect */
+}
+
+static int write_process(struct sc_output *out, struct sc_process *p)
+{
+	struct rp rp = { .out = out, .proc = p };
+	struct sc_timeline_stats stats = { 0 };
+	char *path = sc_xasprintf("%s/rocpd-%d.db", out->dir, (int)p->pid);
+	char *tmp = sc_xasprintf("%s/.rocpd-%d.db.tmp%d", out->dir, (int)p->pid, (int)getpid());
+	int rc = 0;
+
+	unlink(tmp);
+	if (sqlite3_open(tmp, &rp.db) != SQLITE_OK) {
+		*VEC_PUSH(&out->errors) =
+			sc_xasprintf("cannot create %s: %s", tmp, sqlite3_errmsg(rp.db));
+		sqlite3_close(rp.db);
+		free(path);
+		free(tmp);
+		return -EIO;
+	}
+	sc_hashmap_init(&rp.strings);
+	sc_hashmap_init(&rp.tracks);
+	sc_hashmap_init(&rp.counters);
+	sc_hashmap_init(&rp.stack_json);
+	sc_hashmap_init(&rp.run_index);
+	make_guid(&rp, p->images.v[0]);
+	exec(&rp, "PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; BEGIN");
+	create_schema(&rp);
+	describe_process(&rp);
+	for (size_t i = 0; i < p->images.n && !rp.error; i++)
+		sc_timeline_replay(out->model, p->images.v[i], &rp_ops, &rp, &stats);
+	finish_runs(&rp);
+	exec(&rp, "COMMIT");
+	for (int i = 0; i < INS_COUNT; i++)
+		sqlite3_finalize(rp.ins[i]);
+	if (sqlite3_close(rp.db) != SQLITE_OK && !rp.error) {
+		rp.error = 1;
+		snprintf(rp.errmsg, sizeof(rp.errmsg), "closing the database failed");
+	}
+	if (!rp.error && rename(tmp, path)) {
+		rp.error = 1;
+		snprintf(rp.errmsg, sizeof(rp.errmsg), "%s", strerror(errno));
+	}
+	if (rp.error) {
+		*VEC_PUSH(&out->errors) = sc_xasprintf("cannot write %s: %s", path, rp.errmsg);
+		unlink(tmp);
+		rc = -EIO;
+	} else {
+		*VEC_PUSH(&out->written) = sc_xasprintf("rocpd-%d.db", (int)p->pid);
+	}
+	for (size_t i = 0; i < rp.json.n; i++)
+		free(rp.json.v[i]);
+	VEC_FREE(&rp.json);
+	sc_hashmap_free(&rp.strings);
+	sc_hashmap_free(&rp.tracks);
+	sc_hashmap_free(&rp.counters);
+	sc_hashmap_free(&rp.stack_json);
+	sc_hashmap_free(&rp.run_index);
+	free(path);
+	free(tmp);
+	return rc;
+}
+
+static int write_rocpd(struct sc_output *out)
+{
+	int rc = 0;
+
+	for (size_t i = 0; i < out->model->processes.n; i++)
+		if (write_process(out, out->model->processes.v[i]))
+			rc = -1;
+	return rc;
+}
+
+const struct sc_sink sc_sink_rocpd = {
+	.token = "rocpd",
+	.description = "rocpd SQLite database, schema version 3 (rocpd-<pid>.db)",
+	.write = write_rocpd,
+};

@@ -1,0 +1,13 @@
+/* SPDX-License-Identifier: MIT */
+/* The rocpd database: its schema (rocpd_schema.c) and the writer (rocpd.c). */
+#ifndef SYSCOPE_SINKS_ROCPD_H
+#define SYSCOPE_SINKS_ROCPD_H
+
+#define SC_ROCPD_SCHEMA_VERSION "3"
+
+/* DDL templates with {{uuid}} and {{guid}}; each list ends with NULL. */
+extern const char *const sc_rocpd_tables[];
+extern const char *const sc_rocpd_base_names[]; /* "string" -> view rocpd_string */
+extern const char *const sc_rocpd_views[];
+
+#endif

@@ -1,0 +1,114 @@
+"""The rocpd database: schema conventions rocpd tools rely on, and content through the views."""
+import sqlite3
+
+import harness
+from harness import check, check_eq, fixture, syscope
+
+import rawdump
+
+VIEWS = ["processes", "threads", "regions", "region_args", "samples", "sample_regions",
+         "regions_and_samples", "code_objects", "kernel_symbols", "kernels", "pmc_info",
+         "pmc_events", "events_args", "stream_args", "memory_copies", "memory_allocations",
+         "scratch_memory", "counters_collection", "top_kernels", "busy", "top"]
+BASE = ["metadata", "string", "info_node", "info_process", "info_thread", "info_agent",
+        "info_queue", "info_stream", "info_pmc", "info_code_object", "info_kernel_symbol",
+        "track", "event", "arg", "pmc_event", "region", "sample", "kernel_dispatch",
+        "memory_copy", "memory_allocate"]
+
+
+def open_db(r, pid=None):
+    pid = pid or r.main_pid()
+    db = sqlite3.connect(r.path(f"rocpd-{pid}.db"))
+    db.row_factory = sqlite3.Row
+    return db
+
+
+def rows(db, sql, *args):
+    return [tuple(row) for row in db.execute(sql, args)]
+
+
+def check_conventions(db):
+    meta = dict(rows(db, "SELECT tag, value FROM rocpd_metadata"))
+    check_eq(meta.get("schema_version"), "3", "schema version")
+    uuid, guid = meta["uuid"], meta["guid"]
+    check_eq(uuid, "_" + guid.replace("-", "_"), "uuid is the guid as a suffix")
+    tables = [t for (t,) in rows(db, "SELECT name FROM sqlite_master WHERE type = 'table' "
+                                     "AND name LIKE 'rocpd_%'")]
+    check_eq(sorted(tables), sorted(f"rocpd_{b}{uuid}" for b in BASE), "tables")
+    for t in tables:
+        if t.startswith("rocpd_metadata"):
+            continue
+        guids = rows(db, f'SELECT DISTINCT guid FROM "{t}"')
+        check(guids in ([], [(guid,)]), f"{t}: guid {guids}")
+    for v in VIEWS + ["rocpd_" + b for b in BASE]:
+        db.execute(f"SELECT * FROM {v} LIMIT 1").fetchall()  # every view compiles and runs
+    check_eq(rows(db, "PRAGMA foreign_key_check"), [], "foreign keys")
+    check_eq(rows(db, "SELECT COUNT(*) FROM rocpd_region")[0][0],
+             rows(db, "SELECT COUNT(*) FROM regions")[0][0], "every region in the view")
+    check_eq(rows(db, "SELECT COUNT(*) FROM rocpd_sample")[0][0],
+             rows(db, "SELECT COUNT(*) FROM samples")[0][0], "every sample in the view")
+    check_eq(rows(db, "SELECT COUNT(*) FROM regions WHERE end < start"), [(0,)], "start <= end")
+
+
+def test_regions_marks_counters_and_samples():
+    r = syscope("sample", "-f", "1000", "--output-format", "rocpd", "--", fixture("regions"))
+    check_eq(r.rc, 0, r.describe())
+    db = open_db(r)
+    check_conventions(db)
+    pid = r.main_pid()
+    check_eq(rows(db, "SELECT pid, command FROM processes"), [(pid, fixture("regions"))],
+             "process")
+    check_eq(len(rows(db, "SELECT tid FROM threads")), 2, "threads")
+    user = rows(db, "SELECT name, tid FROM regions WHERE category = 'user' ORDER BY start")
+    check_eq([n for n, _ in user], ["phase A", "inner", "inner", "inner"], "user regions")
+    check(all(t == pid for _, t in user), "on the main thread")
+    check_eq(rows(db, "SELECT name FROM regions WHERE category = 'compute'"), [("worker",)],
+             "worker region")
+    args = rows(db, "SELECT A.type, A.name, A.value FROM region_args A JOIN regions R ON "
+                    "R.id = A.id AND R.guid = A.guid WHERE R.name = 'phase A' ORDER BY A.name")
+    check_eq(args, [("int64_t", "items", "42"), ("const char*", "label", "alpha")], "arguments")
+    marks = rows(db, "SELECT name, json_extract(extdata, '$.message') FROM samples "
+                     "WHERE category = 'user'")
+    check_eq(marks, [("user", "checkpoint")], "the mark")
+    values = rows(db, "SELECT V.value FROM rocpd_pmc_event V JOIN rocpd_info_pmc M ON "
+                      "M.id = V.pmc_id JOIN rocpd_sample S ON S.event_id = V.event_id "
+                      "WHERE M.name = 'queue depth' ORDER BY S.timestamp")
+    check_eq([v for (v,) in values], [float(i) for i in range(1, 11)], "counter values")
+    check_eq(rows(db, "SELECT units FROM rocpd_info_pmc WHERE name = 'queue depth'"),
+             [("items",)], "counter unit")
+    raw = sum(1 for path in r.raw_files()
+              for _t, rtype, _f, _p in rawdump.records(open(path, "rb").read()) if rtype == 10)
+    check_eq(rows(db, "SELECT COUNT(*) FROM samples WHERE category = 'timer_sampling'"),
+             [(raw,)], "every sample")
+
+
+def test_sampled_frames_as_regions():
+    r = syscope("sample", "-f", "1000", "--output-format", "rocpd", "json", "--",
+                fixture("hot"), "0.5")
+    check_eq(r.rc, 0, r.describe())
+    db = open_db(r)
+    check_conventions(db)
+    p = r.profile()
+    hot = rows(db, "SELECT SUM(duration) FROM regions WHERE name = 'hot_loop' "
+                   "AND category = 'timer_sampling'")[0][0]
+    total = rows(db, "SELECT duration FROM regions WHERE name = 'samples [syscope]'")[0][0]
+    check(hot > 0.8 * total, f"hot_loop covers {hot} of {total} ns")
+    stack = rows(db, "SELECT call_stack, line_info FROM samples LIMIT 1")[0]
+    check('"name":"main"' in stack[0] and '"file":' in stack[1], stack)
+    check_eq(rows(db, "SELECT COUNT(*) FROM samples")[0][0], p.total, "samples")
+
+
+def test_rocpd_per_process():
+    r = syscope("sample", "-f", "500", "--output-format", "rocpd", "--", fixture("fork_exec"),
+                fixture("exec_child"), "0.3")
+    check_eq(r.rc, 0, r.describe())
+    guids = set()
+    for pid in r.pids():
+        db = open_db(r, pid)
+        check_conventions(db)
+        guids.add(rows(db, "SELECT value FROM rocpd_metadata WHERE tag = 'guid'")[0][0])
+        check_eq(rows(db, "SELECT pid FROM processes"), [(pid,)], "one process per file")
+    check_eq(len(guids), 2, "a guid per file")
+
+
+harness.main(globals())
