@@ -19,6 +19,10 @@ const struct sc_verb sc_verbs[] = {
 	  "Build the outputs of a session folder again, e.g. one left by a program that was "
 	  "killed.",
 	  "syscope convert [options] SESSION-FOLDER" },
+	{ "summary", cmd_summary, SC_VERB_SUMMARY,
+	  "Print the top functions, regions, kernels, copies and GPU busy time of sessions or "
+	  "rocpd databases.",
+	  "syscope summary [--format table|csv|json|md] [--top N] SESSION|FILE.db..." },
 };
 const unsigned sc_nverbs = sizeof(sc_verbs) / sizeof(sc_verbs[0]);
 

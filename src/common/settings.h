@@ -39,7 +39,10 @@ enum sc_setting_type {
 #define SC_VERB_SAMPLE 0x1u
 #define SC_VERB_RUN 0x2u
 #define SC_VERB_CONVERT 0x4u
+#define SC_VERB_SUMMARY 0x8u
+#define SC_VERB_MERGE 0x10u
 #define SC_VERB_PROFILING (SC_VERB_SAMPLE | SC_VERB_RUN)
+#define SC_VERB_READERS (SC_VERB_CONVERT | SC_VERB_SUMMARY | SC_VERB_MERGE)
 
 enum sc_setting_id {
 #define SC_SETTING(name, ...) SC_SET_##name,

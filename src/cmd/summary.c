@@ -1,0 +1,328 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * syscope summary INPUT...: the top functions, regions, kernels, memory copies and GPU busy
+ * time of one or more rocpd databases (or session folders, through their databases), as
+ * terminal tables or CSV, JSON or Markdown. Everything is SQL over the rocpd views, so a
+ * database written by another rocpd producer is summarized the same way.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "../common/log.h"
+#include "../common/vec.h"
+#include "../sinks/rocpd_read.h"
+#include "../sinks/table.h"
+#include "../store/session.h"
+#include "cmd.h"
+
+struct section {
+	const char *key, *title, *sql; /* a LIMIT of --top rows is appended */
+};
+
+static const struct section sections[] = {
+	{ "processes", "PROCESSES",
+	  "SELECT P.pid, P.command, (P.end - P.start) / 1e9 AS seconds, (SELECT COUNT(*) FROM "
+	  "threads T WHERE T.pid = P.pid AND T.guid = P.guid) AS threads, P.hostname FROM "
+	  "processes P ORDER BY P.start" },
+	{ "functions", "TOP FUNCTIONS (SELF SAMPLES)",
+	  "SELECT json_extract(call_stack, '$[#-1].name') AS function, json_extract(call_stack, "
+	  "'$[#-1].module') AS module, category AS metric, COUNT(*) AS samples, ROUND(100.0 * "
+	  "COUNT(*) / (SELECT COUNT(*) FROM samples S WHERE S.category = samples.category), 1) AS "
+	  "percent FROM samples WHERE category IN ('timer_sampling', 'wall_clock_sampling') GROUP "
+	  "BY function, module, category ORDER BY samples DESC" },
+	{ "regions", "TOP REGIONS",
+	  "SELECT category, name, COUNT(*) AS calls, ROUND(SUM(duration) / 1e6, 3) AS total_ms, "
+	  "ROUND(AVG(duration) / 1e6, 3) AS mean_ms, ROUND(MIN(duration) / 1e6, 3) AS min_ms, "
+	  "ROUND(MAX(duration) / 1e6, 3) AS max_ms FROM regions WHERE category NOT IN "
+	  "('timer_sampling', 'wall_clock_sampling') GROUP BY category, name ORDER BY "
+	  "SUM(duration) DESC" },
+	{ "kernels", "TOP KERNELS",
+	  "SELECT name, COUNT(*) AS calls, ROUND(SUM(duration) / 1e6, 3) AS total_ms, "
+	  "ROUND(AVG(duration) / 1e3, 3) AS mean_us, ROUND(MIN(duration) / 1e3, 3) AS min_us, "
+	  "ROUND(MAX(duration) / 1e3, 3) AS max_us, ROUND(100.0 * SUM(duration) / (SELECT "
+	  "SUM(duration) FROM kernels), 1) AS percent FROM kernels GROUP BY name ORDER BY "
+	  "SUM(duration) DESC" },
+	{ "memory_copies", "MEMORY COPIES",
+	  "SELECT name, COUNT(*) AS copies, SUM(size) AS bytes, ROUND(SUM(duration) / 1e6, 3) AS "
+	  "total_ms, ROUND(SUM(size) / NULLIF(SUM(duration), 0), 3) AS gb_per_s FROM "
+	  "memory_copies GROUP BY name ORDER BY SUM(duration) DESC" },
+	{ "gpu_busy", "GPU BUSY",
+	  "SELECT agent_abs_index AS gpu, agent_name AS name, ROUND(busy_time / 1e6, 3) AS "
+	  "busy_ms, ROUND(wall_time / 1e6, 3) AS wall_ms, ROUND(busy_percent, 1) AS percent FROM "
+	  "busy" },
+};
+
+#define NSECTIONS (sizeof(sections) / sizeof(sections[0]))
+
+struct result {
+	VEC(char *) cols;
+	VEC(char *) cells; /* row-major */
+	VEC(int) numeric;  /* per cell: the column's SQLite type was numeric */
+};
+
+static int query(sqlite3 *db, const char *sql, struct result *res, char *err, size_t errlen)
+{
+	sqlite3_stmt *st;
+	int ncol, rc;
+
+	memset(res, 0, sizeof(*res));
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
+		snprintf(err, errlen, "%s", sqlite3_errmsg(db));
+		return -1;
+	}
+	ncol = sqlite3_column_count(st);
+	for (int c = 0; c < ncol; c++)
+		*VEC_PUSH(&res->cols) = sc_xstrdup(sqlite3_column_name(st, c));
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		for (int c = 0; c < ncol; c++) {
+			const unsigned char *t = sqlite3_column_text(st, c);
+			int type = sqlite3_column_type(st, c);
+
+			*VEC_PUSH(&res->cells) = sc_xstrdup(t ? (const char *)t : "");
+			*VEC_PUSH(&res->numeric) = type == SQLITE_INTEGER || type == SQLITE_FLOAT;
+		}
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE) {
+		snprintf(err, errlen, "%s", sqlite3_errmsg(db));
+		return -1;
+	}
+	return 0;
+}
+
+static void result_free(struct result *r)
+{
+	for (size_t i = 0; i < r->cols.n; i++)
+		free(r->cols.v[i]);
+	for (size_t i = 0; i < r->cells.n; i++)
+		free(r->cells.v[i]);
+	VEC_FREE(&r->cols);
+	VEC_FREE(&r->cells);
+	VEC_FREE(&r->numeric);
+}
+
+static void print_table(const struct section *s, const struct result *r)
+{
+	struct sc_table t;
+	size_t ncol = r->cols.n, nrow = ncol ? r->cells.n / ncol : 0;
+
+	memset(&t, 0, sizeof(t));
+	t.ncols = (unsigned)(ncol < SC_TABLE_MAX_COLS ? ncol : SC_TABLE_MAX_COLS);
+	t.max_width = 80;
+	for (unsigned c = 0; c < t.ncols; c++) {
+		t.headers[c] = r->cols.v[c];
+		t.right[c] = nrow && r->numeric.v[c];
+	}
+	for (size_t i = 0; i < nrow * ncol; i++)
+		if (i % ncol < t.ncols)
+			*VEC_PUSH(&t.cells) = sc_xstrdup(r->cells.v[i]);
+	sc_table_print(&t, stdout, s->title);
+	sc_table_free(&t);
+	putchar('\n');
+}
+
+static void csv_cell(const char *s)
+{
+	if (!strpbrk(s, ",\"\n")) {
+		fputs(s, stdout);
+		return;
+	}
+	putchar('"');
+	for (; *s; s++) {
+		if (*s == '"')
+			putchar('"');
+		putchar(*s);
+	}
+	putchar('"');
+}
+
+static void print_csv(const struct section *s, const struct result *r)
+{
+	size_t ncol = r->cols.n;
+
+	printf("# %s\n", s->key);
+	for (size_t c = 0; c < ncol; c++) {
+		if (c)
+			putchar(',');
+		csv_cell(r->cols.v[c]);
+	}
+	putchar('\n');
+	for (size_t i = 0; i < r->cells.n; i++) {
+		csv_cell(r->cells.v[i]);
+		putchar(i % ncol == ncol - 1 ? '\n' : ',');
+	}
+	putchar('\n');
+}
+
+static void print_md(const struct section *s, const struct result *r)
+{
+	size_t ncol = r->cols.n;
+
+	printf("### %s\n\n|", s->title);
+	for (size_t c = 0; c < ncol; c++)
+		printf(" %s |", r->cols.v[c]);
+	printf("\n|");
+	for (size_t c = 0; c < ncol; c++)
+		printf("---|");
+	putchar('\n');
+	for (size_t i = 0; i < r->cells.n; i++) {
+		if (i % ncol == 0)
+			putchar('|');
+		printf(" %s |", r->cells.v[i]);
+		if (i % ncol == ncol - 1)
+			putchar('\n');
+	}
+	putchar('\n');
+}
+
+static json_t *to_json(const struct result *r)
+{
+	json_t *arr = json_array();
+	size_t ncol = r->cols.n;
+
+	for (size_t i = 0; ncol && i < r->cells.n; i += ncol) {
+		json_t *row = json_object();
+
+		for (size_t c = 0; c < ncol; c++) {
+			const char *v = r->cells.v[i + c];
+			json_t *val = json_string(v);
+
+			if (r->numeric.v[i + c]) {
+				json_decref(val);
+				val = strchr(v, '.') || strchr(v, 'e') ? json_real(strtod(v, NULL))
+								       : json_integer(strtoll(v, NULL, 10));
+			}
+			json_object_set_new(row, r->cols.v[c], val);
+		}
+		json_array_append_new(arr, row);
+	}
+	return arr;
+}
+
+/* The rocpd files of a session folder, converting the session first if it has none. */
+static void inputs_of(const char *arg, const struct sc_settings *s, void *vec_)
+{
+	VEC(char *) *vec = vec_;
+	struct stat st;
+	DIR *d;
+	struct dirent *de;
+	size_t before = vec->n;
+
+	if (stat(arg, &st))
+		sc_die(SC_EXIT_FAILURE, "%s: %s", arg, strerror(errno));
+	if (!S_ISDIR(st.st_mode)) {
+		*VEC_PUSH(vec) = sc_xstrdup(arg);
+		return;
+	}
+	if (!sc_session_is_dir(arg))
+		sc_die(SC_EXIT_FAILURE, "%s is neither a rocpd database nor a session folder", arg);
+	for (int attempt = 0; attempt < 2 && vec->n == before; attempt++) {
+		if (attempt) {
+			struct sc_settings only_rocpd;
+			char err[SC_ERRMSG_MAX];
+
+			pr_info("%s has no rocpd databases yet: writing them", arg);
+			if (sc_settings_init(&only_rocpd) ||
+			    sc_settings_set(&only_rocpd, SC_SET_OUTPUT_FORMAT, "rocpd", SC_SRC_CLI,
+					    err))
+				sc_die(SC_EXIT_FAILURE, "out of memory");
+			(void)s;
+			if (sc_convert_session(arg, arg, &only_rocpd, false))
+				sc_die(SC_EXIT_FAILURE, "%s could not be converted", arg);
+			sc_settings_free(&only_rocpd);
+		}
+		d = opendir(arg);
+		while (d && (de = readdir(d)))
+			if (!strncmp(de->d_name, "rocpd-", 6) && strstr(de->d_name, ".db") &&
+			    !strstr(de->d_name, ".tmp"))
+				*VEC_PUSH(vec) = sc_xasprintf("%s/%s", arg, de->d_name);
+		if (d)
+			closedir(d);
+	}
+}
+
+int cmd_summary(int argc, char **argv)
+{
+	const struct sc_verb *verb = sc_verb_find("summary");
+	const char *format = NULL, *top = NULL;
+	struct sc_extra_opt extras[] = {
+		{ "format", 'F', true, "table|csv|json|md", "Output: terminal tables (default), "
+							  "CSV, JSON or Markdown",
+		  &format },
+		{ "top", 'n', true, "N", "Rows per section (default 10)", &top },
+		{ NULL, 0, false, NULL, NULL, NULL },
+	};
+	VEC(char *) files = { 0 };
+	struct sc_rocpd_set set;
+	struct sc_cli cli;
+	json_t *doc = NULL;
+	char err[1024];
+	long limit = 10;
+	int rc = 0;
+
+	sc_cli_parse(&cli, verb, argc, argv, extras, false);
+	if (sc_cli_answered(&cli, extras))
+		return 0;
+	if (!format)
+		format = "table";
+	if (strcmp(format, "table") && strcmp(format, "csv") && strcmp(format, "json") &&
+	    strcmp(format, "md"))
+		sc_die(SC_EXIT_USAGE, "summary: --format '%s' unknown (valid: table, csv, json, md)",
+		       format);
+	if (top) {
+		char *end;
+
+		limit = strtol(top, &end, 10);
+		if (*end || limit < 1 || limit > 100000)
+			sc_die(SC_EXIT_USAGE, "summary: --top '%s' is not valid (valid: 1 to 100000)",
+			       top);
+	}
+	if (!cli.nrest)
+		sc_die(SC_EXIT_USAGE, "summary: give one or more sessions or rocpd databases "
+				      "(usage: %s)",
+		       verb->usage);
+	for (int i = 0; i < cli.nrest; i++)
+		inputs_of(cli.rest[i], &cli.settings, &files);
+	if (!files.n)
+		sc_die(SC_EXIT_FAILURE, "no rocpd databases in %s", cli.rest[0]);
+	if (sc_rocpd_open(&set, files.v, files.n, err, sizeof(err)))
+		sc_die(SC_EXIT_FAILURE, "%s", err);
+	if (!strcmp(format, "json"))
+		doc = json_object();
+	for (size_t i = 0; i < NSECTIONS; i++) {
+		char *q = sc_xasprintf("%s LIMIT %ld", sections[i].sql, limit);
+		struct result r;
+
+		if (query(set.db, q, &r, err, sizeof(err))) {
+			pr_err("summary: %s: %s", sections[i].key, err);
+			rc = 1;
+		} else if (doc) {
+			json_object_set_new(doc, sections[i].key, to_json(&r));
+		} else if (r.cells.n) { /* empty sections are left out of the text forms */
+			if (!strcmp(format, "csv"))
+				print_csv(&sections[i], &r);
+			else if (!strcmp(format, "md"))
+				print_md(&sections[i], &r);
+			else
+				print_table(&sections[i], &r);
+		}
+		result_free(&r);
+		free(q);
+	}
+	if (doc) {
+		json_dumpf(doc, stdout, JSON_INDENT(1) | JSON_REAL_PRECISION(9));
+		putchar('\n');
+		json_decref(doc);
+	}
+	sc_rocpd_close(&set);
+	for (size_t i = 0; i < files.n; i++)
+		free(files.v[i]);
+	VEC_FREE(&files);
+	sc_cli_free(&cli);
+	return rc;
+}

@@ -1,0 +1,156 @@
+/* SPDX-License-Identifier: MIT */
+#include "rocpd_read.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../common/vec.h"
+#include "rocpd.h"
+
+int sc_is_sqlite_file(const char *path)
+{
+	char magic[16] = "";
+	FILE *f = fopen(path, "rb");
+	int ok;
+
+	if (!f)
+		return 0;
+	ok = fread(magic, 1, sizeof(magic), f) == sizeof(magic) &&
+	     !memcmp(magic, "SQLite format 3", 16);
+	fclose(f);
+	return ok;
+}
+
+static int sql(sqlite3 *db, const char *q, char *err, size_t errlen)
+{
+	char *msg = NULL;
+
+	if (sqlite3_exec(db, q, NULL, NULL, &msg) == SQLITE_OK)
+		return 0;
+	snprintf(err, errlen, "%s", msg ? msg : "?");
+	sqlite3_free(msg);
+	return -1;
+}
+
+/* Check that attached file `schema` is rocpd: its metadata says schema version 3 and every
+ * base view exists. */
+static int check_rocpd(sqlite3 *db, const char *schema, const char *path, char *err,
+		       size_t errlen)
+{
+	char q[512];
+	sqlite3_stmt *st;
+	const char *version = NULL;
+	int rc = -1;
+
+	snprintf(q, sizeof(q), "SELECT value FROM %s.rocpd_metadata WHERE tag = 'schema_version'",
+		 schema);
+	if (sqlite3_prepare_v2(db, q, -1, &st, NULL) != SQLITE_OK) {
+		snprintf(err, errlen,
+			 "%s is an SQLite database but not a rocpd one (it has no rocpd_metadata: %s)",
+			 path, sqlite3_errmsg(db));
+		return -1;
+	}
+	if (sqlite3_step(st) == SQLITE_ROW)
+		version = (const char *)sqlite3_column_text(st, 0);
+	if (!version)
+		snprintf(err, errlen, "%s: rocpd_metadata holds no schema_version", path);
+	else if (strcmp(version, SC_ROCPD_SCHEMA_VERSION) && strncmp(version, "3.", 2))
+		snprintf(err, errlen, "%s: rocpd schema version %s; syscope reads version 3", path,
+			 version);
+	else
+		rc = 0;
+	sqlite3_finalize(st);
+	for (size_t i = 0; !rc && sc_rocpd_base_names[i]; i++) {
+		snprintf(q, sizeof(q), "SELECT * FROM %s.rocpd_%s LIMIT 0", schema,
+			 sc_rocpd_base_names[i]);
+		if (sqlite3_prepare_v2(db, q, -1, &st, NULL) != SQLITE_OK) {
+			snprintf(err, errlen, "%s: not a complete rocpd database (no rocpd_%s: %s)",
+				 path, sc_rocpd_base_names[i], sqlite3_errmsg(db));
+			rc = -1;
+		}
+		sqlite3_finalize(st);
+	}
+	return rc;
+}
+
+/* A TEMP view per base name: the UNION ALL of that view in every attached file. */
+static int union_views(struct sc_rocpd_set *set, char *err, size_t errlen)
+{
+	for (size_t b = 0; sc_rocpd_base_names[b]; b++) {
+		VEC(char) q = { 0 };
+		char part[256];
+		int n;
+
+		n = snprintf(part, sizeof(part), "CREATE TEMP VIEW rocpd_%s AS ",
+			     sc_rocpd_base_names[b]);
+		for (size_t i = 0; i < (size_t)n; i++)
+			*VEC_PUSH(&q) = part[i];
+		for (size_t f = 0; f < set->nfiles; f++) {
+			n = snprintf(part, sizeof(part), "%sSELECT * FROM db%zu.rocpd_%s",
+				     f ? " UNION ALL " : "", f, sc_rocpd_base_names[b]);
+			for (size_t i = 0; i < (size_t)n; i++)
+				*VEC_PUSH(&q) = part[i];
+		}
+		*VEC_PUSH(&q) = '\0';
+		n = sql(set->db, q.v, err, errlen);
+		VEC_FREE(&q);
+		if (n)
+			return -1;
+	}
+	for (size_t v = 0; sc_rocpd_views[v]; v++) {
+		const char *ddl = sc_rocpd_views[v];
+		char *q = sc_xasprintf("CREATE TEMP VIEW %s", ddl + strlen("CREATE VIEW "));
+
+		if (sql(set->db, q, err, errlen)) {
+			free(q);
+			return -1;
+		}
+		free(q);
+	}
+	return 0;
+}
+
+int sc_rocpd_open(struct sc_rocpd_set *set, char *const *paths, size_t n, char *err,
+		  size_t errlen)
+{
+	memset(set, 0, sizeof(*set));
+	if (sqlite3_open_v2(":memory:", &set->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_URI, NULL) !=
+	    SQLITE_OK) {
+		snprintf(err, errlen, "sqlite: %s", sqlite3_errmsg(set->db));
+		return -1;
+	}
+	sqlite3_limit(set->db, SQLITE_LIMIT_ATTACHED, 125);
+	for (size_t i = 0; i < n; i++) {
+		char *q, *uri, schema[32];
+
+		if (!sc_is_sqlite_file(paths[i])) {
+			snprintf(err, errlen, "%s is not an SQLite database", paths[i]);
+			goto fail;
+		}
+		uri = sqlite3_mprintf("file:%s?mode=ro", paths[i]);
+		q = sqlite3_mprintf("ATTACH DATABASE %Q AS db%d", uri, (int)i);
+		sqlite3_free(uri);
+		snprintf(schema, sizeof(schema), "db%zu", i);
+		if (sql(set->db, q, err, errlen) ||
+		    check_rocpd(set->db, schema, paths[i], err, errlen)) {
+			sqlite3_free(q);
+			goto fail;
+		}
+		sqlite3_free(q);
+		set->nfiles++;
+	}
+	if (union_views(set, err, errlen))
+		goto fail;
+	return 0;
+fail:
+	sc_rocpd_close(set);
+	return -1;
+}
+
+void sc_rocpd_close(struct sc_rocpd_set *set)
+{
+	if (set->db)
+		sqlite3_close(set->db);
+	memset(set, 0, sizeof(*set));
+}

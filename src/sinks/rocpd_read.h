@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Reading rocpd databases, ours or another producer's: one or many files attached to an
+ * in-memory database, with the base views of every file combined (UNION ALL) and the data
+ * and summary views recreated over them, so that one query sees every process of every file.
+ * A file that is not a rocpd database (no metadata, unknown schema version, missing base
+ * views) is refused with a message saying which and why.
+ */
+#ifndef SYSCOPE_SINKS_ROCPD_READ_H
+#define SYSCOPE_SINKS_ROCPD_READ_H
+
+#include <sqlite3.h>
+#include <stddef.h>
+
+struct sc_rocpd_set {
+	sqlite3 *db; /* queries go here */
+	size_t nfiles;
+};
+
+/* Open `paths`. Returns 0, or -1 with `err` naming the file and the problem. */
+int sc_rocpd_open(struct sc_rocpd_set *set, char *const *paths, size_t n, char *err,
+		  size_t errlen);
+void sc_rocpd_close(struct sc_rocpd_set *set);
+/* True when `path` starts like an SQLite database. */
+int sc_is_sqlite_file(const char *path);
+
+#endif
