@@ -194,8 +194,9 @@ static json_t *to_json(const struct result *r)
 
 			if (r->numeric.v[i + c]) {
 				json_decref(val);
-				val = strchr(v, '.') || strchr(v, 'e') ? json_real(strtod(v, NULL))
-								       : json_integer(strtoll(v, NULL, 10));
+				val = strchr(v, '.') || strchr(v, 'e')
+					      ? json_real(strtod(v, NULL))
+					      : json_integer(strtoll(v, NULL, 10));
 			}
 			json_object_set_new(row, r->cols.v[c], val);
 		}
@@ -251,8 +252,9 @@ int cmd_summary(int argc, char **argv)
 	const struct sc_verb *verb = sc_verb_find("summary");
 	const char *format = NULL, *top = NULL;
 	struct sc_extra_opt extras[] = {
-		{ "format", 'F', true, "table|csv|json|md", "Output: terminal tables (default), "
-							  "CSV, JSON or Markdown",
+		{ "format", 'F', true, "table|csv|json|md",
+		  "Output: terminal tables (default), "
+		  "CSV, JSON or Markdown",
 		  &format },
 		{ "top", 'n', true, "N", "Rows per section (default 10)", &top },
 		{ NULL, 0, false, NULL, NULL, NULL },
@@ -272,19 +274,20 @@ int cmd_summary(int argc, char **argv)
 		format = "table";
 	if (strcmp(format, "table") && strcmp(format, "csv") && strcmp(format, "json") &&
 	    strcmp(format, "md"))
-		sc_die(SC_EXIT_USAGE, "summary: --format '%s' unknown (valid: table, csv, json, md)",
-		       format);
+		sc_die(SC_EXIT_USAGE,
+		       "summary: --format '%s' unknown (valid: table, csv, json, md)", format);
 	if (top) {
 		char *end;
 
 		limit = strtol(top, &end, 10);
 		if (*end || limit < 1 || limit > 100000)
-			sc_die(SC_EXIT_USAGE, "summary: --top '%s' is not valid (valid: 1 to 100000)",
-			       top);
+			sc_die(SC_EXIT_USAGE,
+			       "summary: --top '%s' is not valid (valid: 1 to 100000)", top);
 	}
 	if (!cli.nrest)
-		sc_die(SC_EXIT_USAGE, "summary: give one or more sessions or rocpd databases "
-				      "(usage: %s)",
+		sc_die(SC_EXIT_USAGE,
+		       "summary: give one or more sessions or rocpd databases "
+		       "(usage: %s)",
 		       verb->usage);
 	for (int i = 0; i < cli.nrest; i++)
 		inputs_of(cli.rest[i], &cli.settings, &files);

@@ -110,6 +110,136 @@ struct sc_thread *sc_process_thread(struct sc_process *p, int32_t tid)
 	return t;
 }
 
+const struct sc_gpu_agent *sc_image_agent(const struct sc_image *img, uint32_t id)
+{
+	for (size_t i = 0; i < img->agents.n; i++)
+		if (img->agents.v[i].id == id)
+			return &img->agents.v[i];
+	return NULL;
+}
+
+const struct sc_gpu_stream *sc_image_stream(const struct sc_image *img, uint32_t agent,
+					    uint64_t stream)
+{
+	for (size_t i = img->streams.n; i-- > 0;)
+		if (img->streams.v[i].stream == stream && img->streams.v[i].agent == agent)
+			return &img->streams.v[i];
+	return NULL;
+}
+
+static void note_corr(struct sc_image *img, uint64_t corr, unsigned who)
+{
+	if (corr)
+		*sc_hashmap_upsert(&img->corr, corr, 0, NULL) |= who;
+}
+
+bool sc_image_corr_linked(const struct sc_image *img, uint64_t corr)
+{
+	const uint64_t *slot = corr ? sc_hashmap_get(&img->corr, corr) : NULL;
+
+	return slot && *slot == (SC_CORR_HOST | SC_CORR_DEVICE);
+}
+
+const char *sc_image_name(const struct sc_image *img, uint32_t id)
+{
+	const uint64_t *slot = id ? sc_hashmap_get((struct sc_hashmap *)&img->names, id) : NULL;
+
+	return slot ? (const char *)(uintptr_t)*slot : NULL;
+}
+
+/* The agent `id` of an image, added with a made-up name if no record described it. */
+static struct sc_gpu_agent *agent_for(struct sc_model *m, struct sc_image *img, uint32_t id)
+{
+	struct sc_gpu_agent *a = (struct sc_gpu_agent *)sc_image_agent(img, id);
+	char name[32];
+
+	if (a)
+		return a;
+	a = VEC_PUSH(&img->agents);
+	a->id = id;
+	a->type = SC_AGENT_GPU;
+	snprintf(name, sizeof(name), "GPU %u", id);
+	a->name = sc_strtab_intern(&m->strings, name);
+	a->vendor = sc_strtab_intern(&m->strings, "");
+	return a;
+}
+
+static struct sc_gpu_stream *stream_for(struct sc_model *m, struct sc_image *img, uint32_t agent,
+					uint64_t stream)
+{
+	struct sc_gpu_stream *g = (struct sc_gpu_stream *)sc_image_stream(img, agent, stream);
+	char name[40];
+
+	if (g)
+		return g;
+	agent_for(m, img, agent);
+	g = VEC_PUSH(&img->streams);
+	g->stream = stream;
+	g->agent = agent;
+	snprintf(name, sizeof(name), "Stream %llu", (unsigned long long)stream);
+	g->name = sc_strtab_intern(&m->strings, name);
+	return g;
+}
+
+static void gpu_record(struct sc_model *m, struct sc_image *img, const struct sc_record *rec)
+{
+	switch (rec->type) {
+	case SC_REC_STRING: {
+		const struct sc_rec_string *r = (const void *)rec;
+		const char *text = sc_strtab_intern(&m->strings, (const char *)(r + 1));
+
+		*sc_hashmap_upsert(&img->names, r->id, 0, NULL) = (uint64_t)(uintptr_t)text;
+		break;
+	}
+	case SC_REC_GPU_AGENT: {
+		const struct sc_rec_gpu_agent *r = (const void *)rec;
+		const char *t = (const char *)(r + 1);
+		struct sc_gpu_agent *a = agent_for(m, img, r->id);
+
+		a->type = r->type;
+		a->name = sc_strtab_intern(&m->strings, t);
+		a->vendor = sc_strtab_intern(&m->strings, t + r->name_len);
+		memcpy(a->uuid, r->uuid, sizeof(a->uuid));
+		a->memory_bytes = r->memory_bytes;
+		a->multiprocessors = r->multiprocessors;
+		a->compute_major = r->compute_major;
+		a->compute_minor = r->compute_minor;
+		a->pci_domain = r->pci_domain;
+		a->pci_bus = r->pci_bus;
+		a->pci_device = r->pci_device;
+		break;
+	}
+	case SC_REC_GPU_STREAM: {
+		const struct sc_rec_gpu_stream *r = (const void *)rec;
+
+		stream_for(m, img, r->agent, r->stream)->name =
+			sc_strtab_intern(&m->strings, (const char *)(r + 1));
+		break;
+	}
+	case SC_REC_GPU_OP: {
+		const struct sc_rec_gpu_op *r = (const void *)rec;
+
+		img->gpu_ops[r->kind]++;
+		note_corr(img, r->corr_id, SC_CORR_DEVICE);
+		if (r->kind == SC_GPU_ALLOC || r->kind == SC_GPU_FREE) {
+			agent_for(m, img, r->agent);
+			break;
+		}
+		stream_for(m, img, r->agent, r->stream);
+		img->gpu_busy_ns += r->end - r->start;
+		if (r->kind == SC_GPU_COPY) {
+			if (r->src_agent != SC_AGENT_HOST)
+				agent_for(m, img, r->src_agent);
+			if (r->dst_agent != SC_AGENT_HOST)
+				agent_for(m, img, r->dst_agent);
+		}
+		break;
+	}
+	default:
+		break;
+	}
+}
+
 static struct sc_process *process_for(struct sc_model *m, int32_t pid)
 {
 	for (size_t i = 0; i < m->processes.n; i++)
@@ -311,12 +441,22 @@ static int metadata_record(void *ctx, int32_t tid, const struct sc_record *rec, 
 	}
 	case SC_REC_REGION_BEGIN:
 		img->regions++;
+		note_corr(img, ((const struct sc_rec_region *)rec)->corr_id, SC_CORR_HOST);
 		break;
 	case SC_REC_MARK:
 		img->marks++;
 		break;
 	case SC_REC_COUNTER:
 		img->counter_values++;
+		break;
+	case SC_REC_STRING:
+	case SC_REC_GPU_AGENT:
+	case SC_REC_GPU_STREAM:
+	case SC_REC_GPU_OP:
+		/* The issuing thread gets a track even if it recorded nothing itself. */
+		if (rec->type == SC_REC_GPU_OP && ((const struct sc_rec_gpu_op *)rec)->tid)
+			thread_of(ps, ((const struct sc_rec_gpu_op *)rec)->tid);
+		gpu_record(m, img, rec);
 		break;
 	case SC_REC_SAMPLER: {
 		const struct sc_rec_sampler *r = (const void *)rec;
@@ -507,6 +647,8 @@ int sc_model_build(struct sc_model *m, struct sc_session *s, bool inlines)
 		img->lost_bytes = h->lost_bytes;
 		img->lost_samples = h->lost_samples;
 		img->crash_stack = -1;
+		sc_hashmap_init(&img->names);
+		sc_hashmap_init(&img->corr);
 		img->proc = process_for(m, img->pid);
 		*VEC_PUSH(&img->proc->images) = img;
 		*VEC_PUSH(&m->images) = img;
@@ -561,6 +703,10 @@ void sc_model_free(struct sc_model *m)
 		VEC_FREE(&img->settings);
 		VEC_FREE(&img->modules);
 		VEC_FREE(&img->counter_tracks);
+		VEC_FREE(&img->agents);
+		VEC_FREE(&img->streams);
+		sc_hashmap_free(&img->names);
+		sc_hashmap_free(&img->corr);
 		VEC_FREE(&img->children);
 		free(img);
 	}

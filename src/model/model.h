@@ -76,6 +76,26 @@ struct sc_counter_track {
 	const char *unit; /* interned */
 };
 
+/* A device of a process image (sc_rec_gpu_agent). */
+struct sc_gpu_agent {
+	uint32_t id;		   /* the runtime's ordinal, as GPU ops name it */
+	uint32_t type;		   /* enum sc_agent_type */
+	const char *name, *vendor; /* interned */
+	uint8_t uuid[16];
+	uint64_t memory_bytes;
+	uint32_t multiprocessors, compute_major, compute_minor;
+	uint32_t pci_domain, pci_bus, pci_device;
+};
+
+struct sc_gpu_stream {
+	uint64_t stream;
+	uint32_t agent;
+	const char *name; /* interned */
+};
+
+#define SC_CORR_HOST 0x1u   /* a host region carries the correlation id */
+#define SC_CORR_DEVICE 0x2u /* a GPU op carries it */
+
 struct sc_process;
 
 struct sc_image {
@@ -93,8 +113,14 @@ struct sc_image {
 	VEC(const char *) settings; /* "NAME=value" as the runtime resolved them */
 	VEC(struct sc_module) modules;
 	VEC(struct sc_counter_track) counter_tracks;
-	VEC(int32_t) children;			 /* fork/spawn records */
+	VEC(struct sc_gpu_agent) agents;   /* every agent a GPU op names, recorded or not */
+	VEC(struct sc_gpu_stream) streams; /* every (agent, stream) a GPU op names */
+	struct sc_hashmap names;	   /* sc_rec_string id -> interned text */
+	struct sc_hashmap corr; /* correlation id -> SC_CORR_HOST | SC_CORR_DEVICE: who had it */
+	VEC(int32_t) children;	/* fork/spawn records */
 	uint64_t regions, marks, counter_values; /* counts, for the summary */
+	uint64_t gpu_ops[SC_GPU_OP_KINDS];	 /* by enum sc_gpu_op_kind */
+	uint64_t gpu_busy_ns;			 /* kernels, copies and sets, summed */
 	uint64_t lost_records, lost_bytes, lost_samples;
 	int64_t crash_stack; /* index of the crash stack in sc_model.stacks, or -1 */
 };
@@ -146,6 +172,14 @@ int sc_model_build(struct sc_model *m, struct sc_session *s, bool inlines);
 void sc_model_free(struct sc_model *m);
 
 struct sc_thread *sc_process_thread(struct sc_process *p, int32_t tid);
+/* The agent or stream of an image, or NULL. */
+const struct sc_gpu_agent *sc_image_agent(const struct sc_image *img, uint32_t id);
+const struct sc_gpu_stream *sc_image_stream(const struct sc_image *img, uint32_t agent,
+					    uint64_t stream);
+/* Both a host call and device work carry correlation id `corr` (a flow links them). */
+bool sc_image_corr_linked(const struct sc_image *img, uint64_t corr);
+/* The text of string `id` of an image, or NULL. */
+const char *sc_image_name(const struct sc_image *img, uint32_t id);
 /* The index of a sample's stack in m->stacks (adding it if it is new). */
 uint32_t sc_model_stack_of(struct sc_model *m, struct sc_image *img, int32_t tid,
 			   const struct sc_record *sample);

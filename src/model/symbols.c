@@ -127,7 +127,7 @@ struct sc_elf *sc_symbolizer_file(struct sc_symbolizer *sym, const char *path,
 	return e;
 }
 
-static const char *demangled(struct sc_symbolizer *sym, const char *name)
+const char *sc_demangle(struct sc_strtab *strings, const char *name)
 {
 	const char *r;
 	char *d;
@@ -136,11 +136,16 @@ static const char *demangled(struct sc_symbolizer *sym, const char *name)
 	if (!name)
 		return NULL;
 	if (name[0] != '_' || name[1] != 'Z')
-		return sc_strtab_intern(sym->strings, name);
+		return sc_strtab_intern(strings, name);
 	d = __cxa_demangle(name, NULL, NULL, &status);
-	r = sc_strtab_intern(sym->strings, d && !status ? d : name);
+	r = sc_strtab_intern(strings, d && !status ? d : name);
 	free(d);
 	return r;
+}
+
+static const char *demangled(struct sc_symbolizer *sym, const char *name)
+{
+	return sc_demangle(sym->strings, name);
 }
 
 /* A DIE's function name: the demangled linkage name where there is one (C++ gets its

@@ -57,6 +57,9 @@ struct sc_elf *sc_symbolizer_file(struct sc_symbolizer *sym, const char *path,
 unsigned sc_symbolize(struct sc_symbolizer *sym, struct sc_elf *elf, uint64_t vaddr,
 		      const struct sc_symframe **out);
 
+/* `name` demangled if it is a mangled C++ name, interned in `strings`. */
+const char *sc_demangle(struct sc_strtab *strings, const char *name);
+
 /* Short name of the file ("libc.so.6"), for frames without symbols. */
 const char *sc_elf_name(const struct sc_elf *elf);
 bool sc_elf_usable(const struct sc_elf *elf);

@@ -85,6 +85,58 @@ static void region_from(struct sc_region_ev *ev, const struct sc_rec_region *g)
 	ev->args = t + g->name_len + g->cat_len;
 	ev->args_len = g->args_len;
 	ev->nargs = g->nargs;
+	ev->corr_id = g->corr_id;
+}
+
+const char *sc_gpu_op_default_name(uint16_t kind, uint16_t copy_kind)
+{
+	static const char *const copies[SC_COPY_KINDS] = {
+		[SC_COPY_UNKNOWN] = "MEMORY_COPY",
+		[SC_COPY_HTOD] = "MEMORY_COPY_HOST_TO_DEVICE",
+		[SC_COPY_DTOH] = "MEMORY_COPY_DEVICE_TO_HOST",
+		[SC_COPY_DTOD] = "MEMORY_COPY_DEVICE_TO_DEVICE",
+		[SC_COPY_HTOH] = "MEMORY_COPY_HOST_TO_HOST",
+		[SC_COPY_PTOP] = "MEMORY_COPY_PEER_TO_PEER",
+	};
+
+	switch (kind) {
+	case SC_GPU_KERNEL:
+		return "[unnamed kernel]";
+	case SC_GPU_COPY:
+		return copies[copy_kind < SC_COPY_KINDS ? copy_kind : 0];
+	case SC_GPU_SET:
+		return "MEMORY_SET";
+	case SC_GPU_ALLOC:
+		return "MEMORY_ALLOCATION_ALLOCATE";
+	default:
+		return "MEMORY_ALLOCATION_FREE";
+	}
+}
+
+const char *sc_copy_kind_short(uint16_t copy_kind)
+{
+	static const char *const names[SC_COPY_KINDS] = { "copy", "HtoD", "DtoH",
+							  "DtoD", "HtoH", "PtoP" };
+
+	return names[copy_kind < SC_COPY_KINDS ? copy_kind : 0];
+}
+
+static void replay_gpu_op(struct replay *r, const struct sc_rec_gpu_op *o)
+{
+	struct sc_gpu_op_ev ev = { .rec = o };
+	const char *name = sc_image_name(r->img, o->name_id);
+
+	r->stats->gpu_ops++;
+	if (!r->ops->gpu_op)
+		return;
+	ev.mangled = name ? name
+			  : sc_strtab_intern(&r->m->strings,
+					     sc_gpu_op_default_name(o->kind, o->copy_kind));
+	ev.name = o->kind == SC_GPU_KERNEL ? sc_demangle(&r->m->strings, ev.mangled) : ev.mangled;
+	ev.agent = sc_image_agent(r->img, o->agent);
+	if (o->kind != SC_GPU_ALLOC && o->kind != SC_GPU_FREE)
+		ev.stream = sc_image_stream(r->img, o->agent, o->stream);
+	r->ops->gpu_op(r->ctx, r->img, o->tid ? thread_of(r, o->tid) : NULL, &ev);
 }
 
 /* Close every region still open on thread `o` at time `ts`. */
@@ -168,6 +220,9 @@ static int replay_record(void *ctx, int32_t tid, const struct sc_record *rec, ui
 				       sc_model_stack_of(r->m, r->img, tid, rec));
 		break;
 	}
+	case SC_REC_GPU_OP:
+		replay_gpu_op(r, (const void *)rec);
+		break;
 	case SC_REC_THREAD_END:
 		o = open_of(r, tid, false);
 		if (o)

@@ -20,11 +20,22 @@ struct sc_region_ev {
 	const char *args; /* nargs (type, name, value) string triples */
 	uint32_t args_len;
 	uint32_t nargs;
+	uint64_t corr_id;  /* host call -> device work link, 0 = none */
 	uint32_t depth;	   /* 0 for a thread's outermost region */
 	bool unterminated; /* closed by syscope at the thread's or process's end */
 };
 
-/* Callbacks; any may be NULL. `t` is never NULL. */
+/* Device work (sc_rec_gpu_op), with its names resolved. */
+struct sc_gpu_op_ev {
+	const struct sc_rec_gpu_op *rec; /* every field as recorded */
+	const char *name;		 /* interned: the kernel's demangled name, or the op's */
+	const char *mangled;		 /* interned: the kernel name as recorded */
+	const struct sc_gpu_agent *agent;
+	const struct sc_gpu_stream *stream; /* NULL for allocations */
+};
+
+/* Callbacks; any may be NULL. `t` is never NULL, except for a GPU op whose issuing thread
+ * is unknown. */
 struct sc_timeline_ops {
 	void (*region_begin)(void *ctx, struct sc_image *img, struct sc_thread *t,
 			     const struct sc_region_ev *r);
@@ -36,10 +47,12 @@ struct sc_timeline_ops {
 			const struct sc_counter_track *track, uint64_t ts, double value);
 	void (*sample)(void *ctx, struct sc_image *img, struct sc_thread *t, uint64_t ts,
 		       uint32_t stack);
+	void (*gpu_op)(void *ctx, struct sc_image *img, struct sc_thread *t,
+		       const struct sc_gpu_op_ev *op);
 };
 
 struct sc_timeline_stats {
-	uint64_t regions, marks, counters, samples;
+	uint64_t regions, marks, counters, samples, gpu_ops;
 	uint64_t unmatched_ends; /* region ends with no region open on their thread */
 	uint64_t unterminated;	 /* regions still open at their thread's end */
 };
@@ -52,6 +65,11 @@ int sc_timeline_replay(struct sc_model *m, struct sc_image *img, const struct sc
  * or NULL after the last. */
 const char *sc_region_arg_next(const char *p, const char *end, char *type, const char **name,
 			       const char **value);
+
+/* The name rocpd gives an operation (MEMORY_COPY_HOST_TO_DEVICE, ...), for ops without one. */
+const char *sc_gpu_op_default_name(uint16_t kind, uint16_t copy_kind);
+/* "HtoD", "DtoH", ...: the short form of a copy direction. */
+const char *sc_copy_kind_short(uint16_t copy_kind);
 
 /* The counter track `id` of an image, or NULL. */
 const struct sc_counter_track *sc_image_counter_track(const struct sc_image *img, uint32_t id);

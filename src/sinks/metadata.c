@@ -146,9 +146,47 @@ static json_t *images_json(const struct sc_process *p)
 				img->end_status, "exec", img->exec_path, "children", children,
 				"lost_records", (json_int_t)img->lost_records, "lost_bytes",
 				(json_int_t)img->lost_bytes, "lost_samples",
-				(json_int_t)img->lost_samples, "raw_file", img->raw->path));
+				(json_int_t)img->lost_samples, "raw_file",
+				img->raw ? img->raw->path : ""));
 	}
 	return arr;
+}
+
+static json_t *gpu_json(const struct sc_process *p)
+{
+	json_t *agents = json_array();
+	uint64_t ops[SC_GPU_OP_KINDS] = { 0 }, busy = 0, streams = 0;
+
+	for (size_t i = 0; i < p->images.n; i++) {
+		const struct sc_image *img = p->images.v[i];
+
+		for (size_t a = 0; a < img->agents.n; a++) {
+			const struct sc_gpu_agent *g = &img->agents.v[a];
+			char uuid[33], cc[24], pci[32];
+
+			for (int b = 0; b < 16; b++)
+				snprintf(uuid + 2 * b, 3, "%02x", g->uuid[b]);
+			snprintf(cc, sizeof(cc), "%u.%u", g->compute_major, g->compute_minor);
+			snprintf(pci, sizeof(pci), "%04x:%02x:%02x.0", g->pci_domain, g->pci_bus,
+				 g->pci_device);
+			json_array_append_new(
+				agents,
+				json_pack("{s:i, s:s, s:s, s:s, s:I, s:i, s:s, s:s}", "id",
+					  (int)g->id, "name", g->name, "vendor", g->vendor, "uuid",
+					  uuid, "memory_bytes", (json_int_t)g->memory_bytes,
+					  "multiprocessors", (int)g->multiprocessors,
+					  "compute_capability", cc, "pci_bus_id", pci));
+		}
+		for (int k = 0; k < SC_GPU_OP_KINDS; k++)
+			ops[k] += img->gpu_ops[k];
+		busy += img->gpu_busy_ns;
+		streams += img->streams.n;
+	}
+	return json_pack("{s:o, s:I, s:I, s:I, s:I, s:I, s:I, s:f}", "agents", agents, "streams",
+			 (json_int_t)streams, "kernels", (json_int_t)ops[SC_GPU_KERNEL], "copies",
+			 (json_int_t)ops[SC_GPU_COPY], "sets", (json_int_t)ops[SC_GPU_SET],
+			 "allocations", (json_int_t)ops[SC_GPU_ALLOC], "frees",
+			 (json_int_t)ops[SC_GPU_FREE], "busy_s", (double)busy * 1e-9);
 }
 
 static json_t *notes_json(const struct sc_model *m, int32_t pid)
@@ -199,7 +237,7 @@ static int write_metadata(struct sc_output *out)
 		json_array_append_new(files, json_string(of.name));
 		doc = json_pack(
 			"{s:s, s:I, s:I, s:s?, s:s?, s:o, s:s?, s:o, s:f, s:{s:s, s:i}, s:o, "
-			"s:o, s:o, s:o, s:o, s:o}",
+			"s:o, s:o, s:o, s:o, s:o, s:o}",
 			"syscope_version", SYSCOPE_VERSION, "pid", (json_int_t)p->pid, "ppid",
 			(json_int_t)p->ppid, "hostname", first->hostname, "executable", first->exe,
 			"command", string_array(first->argv.v, first->argv.n), "cwd", first->cwd,
@@ -208,7 +246,8 @@ static int write_metadata(struct sc_output *out)
 			"exit", "reason", sc_end_reason_text(last->end_reason), "status",
 			last->end_status, "settings", settings_json(first, session), "environment",
 			environment(first), "images", images_json(p), "threads", threads_json(p),
-			"notes", notes_json(out->model, p->pid), "files", files);
+			"notes", notes_json(out->model, p->pid), "gpu", gpu_json(p), "files",
+			files);
 		if (session) {
 			json_t *launcher = json_deep_copy(session);
 

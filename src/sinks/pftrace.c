@@ -48,7 +48,19 @@ enum {
 #define UUID_PROCESS (1ull << 60)
 #define UUID_THREAD (2ull << 60)
 #define UUID_COUNTER (3ull << 60)
+#define UUID_GPU (4ull << 60)
+#define UUID_LANE (5ull << 60)
+#define UUID_GPU_MEMORY (6ull << 60)
+#define FLOW_GPU (1ull << 60)
 #define UUID_MASK ((1ull << 60) - 1)
+
+/* The slice tracks of one stream: work that overlaps goes to the next free lane. */
+struct lane_set {
+	uint32_t agent;
+	uint64_t stream;
+	const char *name;
+	VEC(uint64_t) ends; /* end of the last op of each lane */
+};
 
 struct pf {
 	struct sc_output *out;
@@ -60,6 +72,9 @@ struct pf {
 	uint64_t iids; /* last iid handed out (shared by all kinds) */
 	struct sc_hashmap names, categories, arg_names; /* interned string -> iid */
 	struct sc_hashmap func_names, mapping_paths, source_paths, mappings, frames, callstacks;
+	struct sc_hashmap lanes; /* (agent, stream) -> index in lane_ends + 1 */
+	VEC(struct lane_set) lane_sets;
+	struct sc_hashmap gpu_memory; /* agent + 1 -> bytes allocated now */
 };
 
 static uint64_t thread_uuid(int32_t pid, int32_t tid)
@@ -243,16 +258,40 @@ static void describe_counters(struct pf *pf, const struct sc_process *p)
 	sc_hashmap_free(&seen);
 }
 
+/* A DebugAnnotation of the event being built: its interned name, then the value. */
+static size_t annotation(struct pf *pf, const char *name)
+{
+	const char *iname = sc_strtab_intern(&pf->set->model->strings, name);
+	size_t a = pb_begin(&pf->ev, 4);
+
+	pb_varint(&pf->ev, 1, intern_string(pf, &pf->arg_names, 3, iname));
+	return a;
+}
+
+static void annotate_uint(struct pf *pf, const char *name, uint64_t v)
+{
+	size_t a = annotation(pf, name);
+
+	pb_varint(&pf->ev, 3, v);
+	pb_end(&pf->ev, a);
+}
+
+static void annotate_string(struct pf *pf, const char *name, const char *v)
+{
+	size_t a = annotation(pf, name);
+
+	pb_string(&pf->ev, 6, v);
+	pb_end(&pf->ev, a);
+}
+
 static void debug_annotations(struct pf *pf, const struct sc_region_ev *r)
 {
 	const char *p = r->args, *end = r->args + r->args_len, *name, *value;
 	char type;
 
 	while ((p = sc_region_arg_next(p, end, &type, &name, &value))) {
-		const char *iname = sc_strtab_intern(&pf->set->model->strings, name);
-		size_t a = pb_begin(&pf->ev, 4);
+		size_t a = annotation(pf, name);
 
-		pb_varint(&pf->ev, 1, intern_string(pf, &pf->arg_names, 3, iname));
 		switch (type) {
 		case SC_ARG_INT:
 			pb_int(&pf->ev, 4, strtoll(value, NULL, 10));
@@ -274,21 +313,42 @@ static void debug_annotations(struct pf *pf, const struct sc_region_ev *r)
 	}
 }
 
-static void track_event(struct pf *pf, int type, uint64_t track, const struct sc_region_ev *r)
+/* Open a TrackEvent of `type` on `track`, named (when `name`) in `category`; the caller
+ * adds fields and closes it with pb_end. */
+static size_t begin_track_event(struct pf *pf, int type, uint64_t track, const char *category,
+				const char *name)
 {
 	size_t e = pb_begin(&pf->ev, PKT_TRACK_EVENT);
 
 	pb_varint(&pf->ev, 9, (uint64_t)type);
 	pb_varint(&pf->ev, 11, track);
-	if (r) {
+	if (name) {
 		struct sc_strtab *st = &pf->set->model->strings;
 
 		pb_varint(&pf->ev, 3,
-			  intern_string(pf, &pf->categories, 1, sc_strtab_intern(st, r->category)));
+			  intern_string(pf, &pf->categories, 1, sc_strtab_intern(st, category)));
 		pb_varint(&pf->ev, 10,
-			  intern_string(pf, &pf->names, 2, sc_strtab_intern(st, r->name)));
-		debug_annotations(pf, r);
+			  intern_string(pf, &pf->names, 2, sc_strtab_intern(st, name)));
 	}
+	return e;
+}
+
+/* The flow from a host call to the device work with correlation id `corr`: unique in the
+ * trace as long as pids fit in 24 bits (Linux's limit is 2^22). */
+static uint64_t flow_id(const struct pf *pf, uint64_t corr)
+{
+	return FLOW_GPU | (uint64_t)(uint32_t)pf->pid << 36 | (corr & ((1ull << 36) - 1));
+}
+
+static void track_event(struct pf *pf, int type, uint64_t track, const struct sc_region_ev *r,
+			uint64_t flow)
+{
+	size_t e = begin_track_event(pf, type, track, r ? r->category : NULL, r ? r->name : NULL);
+
+	if (r)
+		debug_annotations(pf, r);
+	if (flow)
+		pb_fixed64(&pf->ev, 47, flow);
 	pb_end(&pf->ev, e);
 }
 
@@ -297,8 +357,8 @@ static void on_region_begin(void *ctx, struct sc_image *img, struct sc_thread *t
 {
 	struct pf *pf = ctx;
 
-	(void)img;
-	track_event(pf, EV_SLICE_BEGIN, thread_uuid(pf->pid, t->tid), r);
+	track_event(pf, EV_SLICE_BEGIN, thread_uuid(pf->pid, t->tid), r,
+		    sc_image_corr_linked(img, r->corr_id) ? flow_id(pf, r->corr_id) : 0);
 	send_event(pf, r->start);
 }
 
@@ -308,7 +368,7 @@ static void on_region_end(void *ctx, struct sc_image *img, struct sc_thread *t,
 	struct pf *pf = ctx;
 
 	(void)img;
-	track_event(pf, EV_SLICE_END, thread_uuid(pf->pid, t->tid), NULL);
+	track_event(pf, EV_SLICE_END, thread_uuid(pf->pid, t->tid), NULL, 0);
 	send_event(pf, r->end);
 }
 
@@ -318,7 +378,7 @@ static void on_mark(void *ctx, struct sc_image *img, struct sc_thread *t,
 	struct pf *pf = ctx;
 
 	(void)img;
-	track_event(pf, EV_INSTANT, thread_uuid(pf->pid, t->tid), r);
+	track_event(pf, EV_INSTANT, thread_uuid(pf->pid, t->tid), r, 0);
 	send_event(pf, r->start);
 }
 
@@ -430,12 +490,227 @@ static void on_sample(void *ctx, struct sc_image *img, struct sc_thread *t, uint
 	send_event(pf, ts);
 }
 
+static uint64_t gpu_uuid(const struct pf *pf, uint32_t agent)
+{
+	return UUID_GPU | (sc_hash_u64((uint64_t)(uint32_t)pf->pid << 32 | agent) & UUID_MASK);
+}
+
+static uint64_t gpu_memory_uuid(const struct pf *pf, uint32_t agent)
+{
+	return UUID_GPU_MEMORY |
+	       (sc_hash_u64((uint64_t)(uint32_t)pf->pid << 32 | agent) & UUID_MASK);
+}
+
+static uint64_t lane_uuid(const struct pf *pf, const struct lane_set *ls, size_t lane)
+{
+	uint64_t seed = sc_hash_u64((uint64_t)(uint32_t)pf->pid << 32 | ls->agent) ^ lane;
+
+	return UUID_LANE | (sc_hash_bytes(&ls->stream, sizeof(ls->stream), seed) & UUID_MASK);
+}
+
+static uint64_t lane_key(uint32_t agent, uint64_t stream)
+{
+	return sc_hash_u64(stream ^ ((uint64_t)agent << 48)) | 1;
+}
+
+static void describe_lane(struct pf *pf, struct lane_set *ls, size_t lane, uint64_t ts)
+{
+	size_t d = pb_begin(&pf->ev, PKT_TRACK_DESCRIPTOR);
+	char name[128];
+
+	if (lane)
+		snprintf(name, sizeof(name), "%s (overlap %zu)", ls->name, lane);
+	else
+		snprintf(name, sizeof(name), "%s", ls->name);
+	pb_varint(&pf->ev, 1, lane_uuid(pf, ls, lane));
+	pb_varint(&pf->ev, 5, gpu_uuid(pf, ls->agent));
+	pb_string(&pf->ev, 2, name);
+	pb_end(&pf->ev, d);
+	descriptor_packet(pf, ts);
+}
+
+static void describe_named_track(struct pf *pf, uint64_t uuid, uint64_t parent, const char *name,
+				 const char *counter_unit, uint64_t ts)
+{
+	size_t d = pb_begin(&pf->ev, PKT_TRACK_DESCRIPTOR);
+
+	pb_varint(&pf->ev, 1, uuid);
+	pb_varint(&pf->ev, 5, parent);
+	pb_string(&pf->ev, 2, name);
+	if (counter_unit) {
+		size_t cd = pb_begin(&pf->ev, 8);
+
+		pb_string(&pf->ev, 6, counter_unit);
+		pb_end(&pf->ev, cd);
+	}
+	pb_end(&pf->ev, d);
+	descriptor_packet(pf, ts);
+}
+
+/* Per device: a track "GPU n: name" in the process, a track per stream under it, and a
+ * counter of the memory allocated through the profiled runtime when there were allocations. */
+static void describe_gpus(struct pf *pf, const struct sc_process *p)
+{
+	for (size_t i = 0; i < p->images.n; i++) {
+		const struct sc_image *img = p->images.v[i];
+		bool allocs = img->gpu_ops[SC_GPU_ALLOC] || img->gpu_ops[SC_GPU_FREE];
+
+		for (size_t a = 0; a < img->agents.n; a++) {
+			const struct sc_gpu_agent *ag = &img->agents.v[a];
+			bool inserted;
+			char name[160];
+
+			if (ag->type != SC_AGENT_GPU)
+				continue;
+			sc_hashmap_upsert(&pf->gpu_memory, (uint64_t)ag->id + 1, 0, &inserted);
+			if (!inserted)
+				continue;
+			snprintf(name, sizeof(name), "GPU %u: %s", ag->id, ag->name);
+			describe_named_track(pf, gpu_uuid(pf, ag->id),
+					     UUID_PROCESS | (uint32_t)pf->pid, name, NULL,
+					     img->start_ns);
+			if (!allocs)
+				continue;
+			snprintf(name, sizeof(name), "GPU %u memory allocated", ag->id);
+			describe_named_track(pf, gpu_memory_uuid(pf, ag->id), gpu_uuid(pf, ag->id),
+					     name, "bytes", img->start_ns);
+		}
+		for (size_t g = 0; g < img->streams.n; g++) {
+			const struct sc_gpu_stream *st = &img->streams.v[g];
+			bool inserted;
+			uint64_t *slot = sc_hashmap_upsert(
+				&pf->lanes, lane_key(st->agent, st->stream), 0, &inserted);
+			struct lane_set *ls;
+
+			if (!inserted)
+				continue;
+			ls = VEC_PUSH(&pf->lane_sets);
+			memset(ls, 0, sizeof(*ls));
+			ls->agent = st->agent;
+			ls->stream = st->stream;
+			ls->name = st->name;
+			*VEC_PUSH(&ls->ends) = 0;
+			*slot = pf->lane_sets.n;
+			describe_lane(pf, ls, 0, img->start_ns);
+		}
+	}
+}
+
+/* The lane of `stream` free at `start` (a new one when all are busy), now busy until `end`. */
+static uint64_t lane_for(struct pf *pf, const struct sc_rec_gpu_op *o)
+{
+	const uint64_t *slot = sc_hashmap_get(&pf->lanes, lane_key(o->agent, o->stream));
+	struct lane_set *ls;
+	size_t lane = 0;
+
+	if (!slot)
+		return 0;
+	ls = &pf->lane_sets.v[*slot - 1];
+	while (lane < ls->ends.n && ls->ends.v[lane] > o->start)
+		lane++;
+	if (lane == ls->ends.n) {
+		*VEC_PUSH(&ls->ends) = 0;
+		describe_lane(pf, ls, lane, o->start);
+	}
+	ls->ends.v[lane] = o->end;
+	return lane_uuid(pf, ls, lane);
+}
+
+static const char *gpu_category(uint16_t kind)
+{
+	switch (kind) {
+	case SC_GPU_KERNEL:
+		return "KERNEL_DISPATCH";
+	case SC_GPU_COPY:
+	case SC_GPU_SET:
+		return "MEMORY_COPY";
+	default:
+		return "MEMORY_ALLOCATION";
+	}
+}
+
+static void gpu_allocation(struct pf *pf, struct sc_image *img, const struct sc_gpu_op_ev *op)
+{
+	const struct sc_rec_gpu_op *o = op->rec;
+	uint64_t *now = sc_hashmap_upsert(&pf->gpu_memory, (uint64_t)o->agent + 1, 0, NULL);
+	size_t e = begin_track_event(pf, EV_INSTANT, gpu_uuid(pf, o->agent), gpu_category(o->kind),
+				     op->name);
+	char addr[32];
+
+	annotate_uint(pf, "bytes", o->bytes);
+	snprintf(addr, sizeof(addr), "0x%llx", (unsigned long long)o->address);
+	annotate_string(pf, "address", addr);
+	if (sc_image_corr_linked(img, o->corr_id))
+		pb_fixed64(&pf->ev, 48, flow_id(pf, o->corr_id));
+	pb_end(&pf->ev, e);
+	send_event(pf, o->start);
+
+	if (o->kind == SC_GPU_ALLOC)
+		*now += o->bytes;
+	else
+		*now = *now > o->bytes ? *now - o->bytes : 0;
+	e = begin_track_event(pf, EV_COUNTER, gpu_memory_uuid(pf, o->agent), NULL, NULL);
+	pb_double(&pf->ev, 44, (double)*now);
+	pb_end(&pf->ev, e);
+	send_event(pf, o->start);
+}
+
+static void on_gpu_op(void *ctx, struct sc_image *img, struct sc_thread *t,
+		      const struct sc_gpu_op_ev *op)
+{
+	struct pf *pf = ctx;
+	const struct sc_rec_gpu_op *o = op->rec;
+	uint64_t lane;
+	size_t e;
+	char text[64];
+
+	(void)t;
+	if (o->kind == SC_GPU_ALLOC || o->kind == SC_GPU_FREE) {
+		gpu_allocation(pf, img, op);
+		return;
+	}
+	lane = lane_for(pf, o);
+	if (!lane)
+		return;
+	e = begin_track_event(pf, EV_SLICE_BEGIN, lane, gpu_category(o->kind), op->name);
+	if (o->kind == SC_GPU_KERNEL) {
+		snprintf(text, sizeof(text), "%u x %u x %u", o->grid[0], o->grid[1], o->grid[2]);
+		annotate_string(pf, "grid", text);
+		snprintf(text, sizeof(text), "%u x %u x %u", o->block[0], o->block[1], o->block[2]);
+		annotate_string(pf, "block", text);
+		annotate_uint(pf, "registers per thread", o->registers);
+		annotate_uint(pf, "shared memory static", o->shared_static);
+		annotate_uint(pf, "shared memory dynamic", o->shared_dynamic);
+		annotate_uint(pf, "local memory per thread", o->local_per_thread);
+	} else {
+		double s = (double)(o->end - o->start) * 1e-9;
+
+		annotate_uint(pf, "bytes", o->bytes);
+		if (o->kind == SC_GPU_COPY)
+			annotate_string(pf, "direction", sc_copy_kind_short(o->copy_kind));
+		if (s > 0) {
+			snprintf(text, sizeof(text), "%.2f GB/s", (double)o->bytes / s * 1e-9);
+			annotate_string(pf, "bandwidth", text);
+		}
+	}
+	if (o->corr_id)
+		annotate_uint(pf, "correlation id", o->corr_id);
+	if (sc_image_corr_linked(img, o->corr_id))
+		pb_fixed64(&pf->ev, 48, flow_id(pf, o->corr_id));
+	pb_end(&pf->ev, e);
+	send_event(pf, o->start);
+	e = begin_track_event(pf, EV_SLICE_END, lane, NULL, NULL);
+	pb_end(&pf->ev, e);
+	send_event(pf, o->end);
+}
+
 static const struct sc_timeline_ops pf_ops = {
 	.region_begin = on_region_begin,
 	.region_end = on_region_end,
 	.mark = on_mark,
 	.counter = on_counter,
 	.sample = on_sample,
+	.gpu_op = on_gpu_op,
 };
 
 static int write_process(struct sc_output *out, struct sc_process *p)
@@ -444,7 +719,8 @@ static int write_process(struct sc_output *out, struct sc_process *p)
 	struct sc_timeline_stats stats = { 0 };
 	struct sc_hashmap *maps[] = { &pf.names,      &pf.categories,	 &pf.arg_names,
 				      &pf.func_names, &pf.mapping_paths, &pf.source_paths,
-				      &pf.mappings,   &pf.frames,	 &pf.callstacks };
+				      &pf.mappings,   &pf.frames,	 &pf.callstacks,
+				      &pf.lanes,      &pf.gpu_memory };
 	int rc = sc_out_open(out, &pf.of, "perfetto-trace-%d.pftrace", (int)p->pid);
 
 	if (rc)
@@ -454,10 +730,14 @@ static int write_process(struct sc_output *out, struct sc_process *p)
 	clock_snapshot(&pf, p->images.v[0]);
 	describe_process(&pf, p);
 	describe_counters(&pf, p);
+	describe_gpus(&pf, p);
 	for (size_t i = 0; i < p->images.n; i++)
 		sc_timeline_replay(out->model, p->images.v[i], &pf_ops, &pf, &stats);
 	for (size_t i = 0; i < sizeof(maps) / sizeof(maps[0]); i++)
 		sc_hashmap_free(maps[i]);
+	for (size_t i = 0; i < pf.lane_sets.n; i++)
+		VEC_FREE(&pf.lane_sets.v[i].ends);
+	VEC_FREE(&pf.lane_sets);
 	pb_free(&pf.pkt);
 	pb_free(&pf.ev);
 	pb_free(&pf.interned);

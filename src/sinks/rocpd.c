@@ -29,19 +29,7 @@
 
 #include "../model/timeline.h"
 #include "../store/session.h"
-#include "rocpd.h"
-#include "sink.h"
-
-enum {
-	INS_STRING,
-	INS_EVENT,
-	INS_ARG,
-	INS_REGION,
-	INS_TRACK,
-	INS_SAMPLE,
-	INS_PMC_EVENT,
-	INS_COUNT
-};
+#include "rocpd_writer.h"
 
 static const char *const insert_sql[INS_COUNT] = {
 	[INS_STRING] = "INSERT INTO \"rocpd_string{{uuid}}\" (id, guid, string) VALUES (?, ?, ?)",
@@ -58,36 +46,20 @@ static const char *const insert_sql[INS_COUNT] = {
 		       "event_id) VALUES (?, ?, ?, ?)",
 	[INS_PMC_EVENT] = "INSERT INTO \"rocpd_pmc_event{{uuid}}\" (guid, event_id, pmc_id, value) "
 			  "VALUES (?, ?, ?, ?)",
-};
-
-/* Per-thread state of the sample-frames-as-regions view. */
-struct frame_run {
-	int32_t tid;
-	unsigned kind;
-	int64_t track;
-	uint64_t first_ts, last_ts, last_weight_ns;
-	VEC(uint32_t) funcs;  /* the frames open now, outermost first */
-	VEC(uint64_t) starts; /* when each opened */
-};
-
-struct rp {
-	struct sc_output *out;
-	struct sc_process *proc;
-	sqlite3 *db;
-	sqlite3_stmt *ins[INS_COUNT];
-	char guid[40], uuid[48];
-	int64_t nid;
-	int64_t next_string, next_event, next_region, next_track, next_pmc;
-	struct sc_hashmap strings;    /* interned pointer -> string id */
-	struct sc_hashmap tracks;     /* hash of (kind, tid, name) -> track id */
-	struct sc_hashmap counters;   /* interned counter name ^ unit -> track id << 32 | pmc id */
-	struct sc_hashmap stack_json; /* stack index + 1 -> index in json */
-	VEC(char *) json;	      /* call_stack and line_info JSON pairs of stacks */
-	VEC(struct frame_run *) runs;
-	struct sc_hashmap run_index; /* (tid, kind) -> index in runs + 1 */
-	uint64_t rows;
-	int error;
-	char errmsg[512];
+	[INS_DISPATCH] =
+		"INSERT INTO \"rocpd_kernel_dispatch{{uuid}}\" (guid, nid, pid, tid, "
+		"agent_id, kernel_id, dispatch_id, queue_id, stream_id, start, end, "
+		"private_segment_size, group_segment_size, workgroup_size_x, "
+		"workgroup_size_y, workgroup_size_z, grid_size_x, grid_size_y, grid_size_z, "
+		"region_name_id, event_id, extdata) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+		"?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+	[INS_COPY] = "INSERT INTO \"rocpd_memory_copy{{uuid}}\" (guid, nid, pid, tid, start, end, "
+		     "name_id, dst_agent_id, dst_address, src_agent_id, src_address, size, "
+		     "queue_id, stream_id, region_name_id, event_id) VALUES (?, ?, ?, ?, ?, ?, ?, "
+		     "?, ?, ?, ?, ?, ?, ?, ?, ?)",
+	[INS_ALLOC] = "INSERT INTO \"rocpd_memory_allocate{{uuid}}\" (guid, nid, pid, tid, "
+		      "agent_id, type, level, start, end, address, size, queue_id, stream_id, "
+		      "event_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 };
 
 /* Replace {{uuid}} and {{guid}} in a template. Caller frees. */
@@ -122,7 +94,7 @@ static void fail(struct rp *rp, const char *what)
 	}
 }
 
-static void exec(struct rp *rp, const char *sql)
+void rp_exec(struct rp *rp, const char *sql)
 {
 	char *err = NULL;
 
@@ -139,13 +111,13 @@ static void exec_template(struct rp *rp, const char *tmpl)
 {
 	char *sql = substitute(rp, tmpl);
 
-	exec(rp, sql);
+	rp_exec(rp, sql);
 	free(sql);
 }
 
 /* Bind and step a prepared statement; values are given as a printf-like type string:
  * 'i' int64, 'n' NULL, 't' text, 'd' double. */
-static void run(struct rp *rp, int which, const char *types, ...)
+void rp_run(struct rp *rp, int which, const char *types, ...)
 {
 	sqlite3_stmt *st = rp->ins[which];
 	va_list ap;
@@ -178,7 +150,7 @@ static void run(struct rp *rp, int which, const char *types, ...)
 }
 
 /* The id of an interned string in rocpd_string. */
-static int64_t string_id(struct rp *rp, const char *interned)
+int64_t rp_string_id(struct rp *rp, const char *interned)
 {
 	bool inserted;
 	uint64_t *slot =
@@ -186,32 +158,32 @@ static int64_t string_id(struct rp *rp, const char *interned)
 
 	if (inserted) {
 		*slot = (uint64_t)++rp->next_string;
-		run(rp, INS_STRING, "itt", (int64_t)*slot, rp->guid, interned);
+		rp_run(rp, INS_STRING, "itt", (int64_t)*slot, rp->guid, interned);
 	}
 	return (int64_t)*slot;
 }
 
-static int64_t string_of(struct rp *rp, const char *s)
+int64_t rp_string_of(struct rp *rp, const char *s)
 {
-	return string_id(rp, sc_strtab_intern(&rp->out->model->strings, s));
+	return rp_string_id(rp, sc_strtab_intern(&rp->out->model->strings, s));
 }
 
-static int64_t event(struct rp *rp, const char *category, int64_t stack_id, const char *call_stack,
-		     const char *line_info, const char *extdata)
+int64_t rp_event(struct rp *rp, const char *category, int64_t stack_id, const char *call_stack,
+		 const char *line_info, const char *extdata)
 {
 	int64_t id = ++rp->next_event;
 
-	run(rp, INS_EVENT, "itiiittt", id, rp->guid, string_of(rp, category), stack_id, stack_id,
-	    call_stack, line_info, extdata);
+	rp_run(rp, INS_EVENT, "itiiittt", id, rp->guid, rp_string_of(rp, category), stack_id,
+	       stack_id, call_stack, line_info, extdata);
 	return id;
 }
 
 static void region_row(struct rp *rp, int32_t tid, uint64_t start, uint64_t end, const char *name,
 		       int64_t event_id)
 {
-	run(rp, INS_REGION, "itiiiiiii", ++rp->next_region, rp->guid, rp->nid,
-	    (int64_t)rp->proc->pid, (int64_t)tid, (int64_t)start, (int64_t)end, string_of(rp, name),
-	    event_id);
+	rp_run(rp, INS_REGION, "itiiiiiii", ++rp->next_region, rp->guid, rp->nid,
+	       (int64_t)rp->proc->pid, (int64_t)tid, (int64_t)start, (int64_t)end,
+	       rp_string_of(rp, name), event_id);
 }
 
 /* A track of (kind, thread or none, name), created on first use. */
@@ -226,11 +198,11 @@ static int64_t track(struct rp *rp, unsigned kind, int32_t tid, const char *name
 	if (inserted) {
 		*slot = (uint64_t)++rp->next_track;
 		if (tid)
-			run(rp, INS_TRACK, "itiiii", (int64_t)*slot, rp->guid, rp->nid,
-			    (int64_t)rp->proc->pid, (int64_t)tid, string_id(rp, iname));
+			rp_run(rp, INS_TRACK, "itiiii", (int64_t)*slot, rp->guid, rp->nid,
+			       (int64_t)rp->proc->pid, (int64_t)tid, rp_string_id(rp, iname));
 		else
-			run(rp, INS_TRACK, "itiini", (int64_t)*slot, rp->guid, rp->nid,
-			    (int64_t)rp->proc->pid, string_id(rp, iname));
+			rp_run(rp, INS_TRACK, "itiini", (int64_t)*slot, rp->guid, rp->nid,
+			       (int64_t)rp->proc->pid, rp_string_id(rp, iname));
 	}
 	return (int64_t)*slot;
 }
@@ -255,8 +227,8 @@ static void on_region_end(void *ctx, struct sc_image *img, struct sc_thread *t,
 			  const struct sc_region_ev *r)
 {
 	struct rp *rp = ctx;
-	int64_t ev = event(rp, r->category, 0, "{}", "{}",
-			   r->unterminated ? "{\"unterminated\":true}" : "{}");
+	int64_t ev = rp_event(rp, r->category, (int64_t)r->corr_id, "{}", "{}",
+			      r->unterminated ? "{\"unterminated\":true}" : "{}");
 	const char *p = r->args, *end = r->args + r->args_len, *name, *value;
 	int64_t position = 0;
 	char type;
@@ -264,7 +236,8 @@ static void on_region_end(void *ctx, struct sc_image *img, struct sc_thread *t,
 	(void)img;
 	region_row(rp, t->tid, r->start, r->end, r->name, ev);
 	while ((p = sc_region_arg_next(p, end, &type, &name, &value)))
-		run(rp, INS_ARG, "tiittt", rp->guid, ev, position++, arg_type(type), name, value);
+		rp_run(rp, INS_ARG, "tiittt", rp->guid, ev, position++, arg_type(type), name,
+		       value);
 }
 
 static void on_mark(void *ctx, struct sc_image *img, struct sc_thread *t,
@@ -273,11 +246,11 @@ static void on_mark(void *ctx, struct sc_image *img, struct sc_thread *t,
 	struct rp *rp = ctx;
 	json_t *ext = json_pack("{s:s}", "message", r->name);
 	char *text = json_dumps(ext, JSON_COMPACT);
-	int64_t ev = event(rp, r->category, 0, "{}", "{}", text);
+	int64_t ev = rp_event(rp, r->category, 0, "{}", "{}", text);
 
 	(void)img;
-	run(rp, INS_SAMPLE, "tiii", rp->guid, track(rp, 1, t->tid, r->category), (int64_t)r->start,
-	    ev);
+	rp_run(rp, INS_SAMPLE, "tiii", rp->guid, track(rp, 1, t->tid, r->category),
+	       (int64_t)r->start, ev);
 	free(text);
 	json_decref(ext);
 }
@@ -304,13 +277,13 @@ static void on_counter(void *ctx, struct sc_image *img, struct sc_thread *t,
 			"%lld, %d, 1, 'CPU', %Q, %Q, %Q, 'syscope', %Q, 'ABS', 0, 0)",
 			rp->uuid, (long long)pmc, rp->guid, (long long)rp->nid, (int)rp->proc->pid,
 			c->name, c->name, "user counter", c->unit);
-		exec(rp, sql);
+		rp_exec(rp, sql);
 		sqlite3_free(sql);
 		*slot = (uint64_t)tr << 32 | (uint64_t)pmc;
 	}
-	ev = event(rp, "user_counter", 0, "{}", "{}", "{}");
-	run(rp, INS_PMC_EVENT, "tiid", rp->guid, ev, (int64_t)(*slot & 0xffffffff), value);
-	run(rp, INS_SAMPLE, "tiii", rp->guid, (int64_t)(*slot >> 32), (int64_t)ts, ev);
+	ev = rp_event(rp, "user_counter", 0, "{}", "{}", "{}");
+	rp_run(rp, INS_PMC_EVENT, "tiid", rp->guid, ev, (int64_t)(*slot & 0xffffffff), value);
+	rp_run(rp, INS_SAMPLE, "tiii", rp->guid, (int64_t)(*slot >> 32), (int64_t)ts, ev);
 }
 
 /* call_stack and line_info of a stack as JSON: frames outermost first. */
@@ -380,7 +353,7 @@ static void close_frames(struct rp *rp, struct frame_run *fr, size_t keep, uint6
 		const struct sc_func *f = sc_func_of(rp->out->profiles, fr->funcs.v[i]);
 
 		region_row(rp, fr->tid, fr->starts.v[i], ts, f->name,
-			   event(rp, cat, 0, "{}", "{}", "{}"));
+			   rp_event(rp, cat, 0, "{}", "{}", "{}"));
 	}
 	fr->starts.n = fr->funcs.n;
 }
@@ -393,11 +366,11 @@ static void on_sample(void *ctx, struct sc_image *img, struct sc_thread *t, uint
 	struct frame_run *fr = run_of(rp, t, st->kind);
 	uint32_t *funcs, *lines;
 	size_t n, same = 0;
-	int64_t ev = event(rp, sampling_category(st->kind), (int64_t)stack + 1,
-			   stack_json(rp, stack, false), stack_json(rp, stack, true), "{}");
+	int64_t ev = rp_event(rp, sampling_category(st->kind), (int64_t)stack + 1,
+			      stack_json(rp, stack, false), stack_json(rp, stack, true), "{}");
 
 	(void)img;
-	run(rp, INS_SAMPLE, "tiii", rp->guid, fr->track, (int64_t)ts, ev);
+	rp_run(rp, INS_SAMPLE, "tiii", rp->guid, fr->track, (int64_t)ts, ev);
 	n = sc_stack_path(rp->out->profiles, st, &funcs, &lines);
 	while (same < n && same < fr->funcs.n && fr->funcs.v[same] == funcs[same])
 		same++;
@@ -420,7 +393,7 @@ static void finish_runs(struct rp *rp)
 
 		close_frames(rp, fr, 0, end);
 		region_row(rp, fr->tid, fr->first_ts, end, "samples [syscope]",
-			   event(rp, sampling_category(fr->kind), 0, "{}", "{}", "{}"));
+			   rp_event(rp, sampling_category(fr->kind), 0, "{}", "{}", "{}"));
 		VEC_FREE(&fr->funcs);
 		VEC_FREE(&fr->starts);
 		free(fr);
@@ -433,6 +406,7 @@ static const struct sc_timeline_ops rp_ops = {
 	.mark = on_mark,
 	.counter = on_counter,
 	.sample = on_sample,
+	.gpu_op = rp_gpu_op,
 };
 
 /* A UUIDv7-shaped id, unique per (host, pid, start time): time first, then a hash. */
@@ -461,12 +435,12 @@ static void create_schema(struct rp *rp)
 	sql = sqlite3_mprintf("INSERT INTO \"rocpd_metadata%s\" (tag, value) VALUES "
 			      "('schema_version', %Q), ('uuid', %Q), ('guid', %Q)",
 			      rp->uuid, SC_ROCPD_SCHEMA_VERSION, rp->uuid, rp->guid);
-	exec(rp, sql);
+	rp_exec(rp, sql);
 	sqlite3_free(sql);
 	for (size_t i = 0; sc_rocpd_base_names[i]; i++) {
 		sql = sqlite3_mprintf("CREATE VIEW \"rocpd_%s\" AS SELECT * FROM \"rocpd_%s%s\"",
 				      sc_rocpd_base_names[i], sc_rocpd_base_names[i], rp->uuid);
-		exec(rp, sql);
+		rp_exec(rp, sql);
 		sqlite3_free(sql);
 	}
 	for (size_t i = 0; sc_rocpd_views[i]; i++)
@@ -520,7 +494,7 @@ static void describe_process(struct rp *rp)
 			      "system_name, hostname) VALUES (%lld, %Q, %lld, %Q, 'Linux', %Q)",
 			      rp->uuid, (long long)rp->nid, rp->guid, (long long)rp->nid,
 			      first->hostname, first->hostname);
-	exec(rp, sql);
+	rp_exec(rp, sql);
 	sqlite3_free(sql);
 	sql = sqlite3_mprintf("INSERT INTO \"rocpd_info_process%s\" (id, guid, nid, ppid, pid, "
 			      "init, fini, start, end, command, environment) VALUES (%d, %Q, %lld, "
@@ -529,7 +503,7 @@ static void describe_process(struct rp *rp)
 			      (int)p->pid, (long long)first->start_ns, (long long)end,
 			      (long long)first->start_ns, (long long)end,
 			      cmd.v[0] ? cmd.v : (last->exe ? last->exe : "?"), env);
-	exec(rp, sql);
+	rp_exec(rp, sql);
 	sqlite3_free(sql);
 	free(env);
 	VEC_FREE(&cmd);
@@ -544,7 +518,7 @@ static void describe_process(struct rp *rp)
 			(int)p->pid, (int)t->tid, t->name,
 			(long long)(t->begin_ts ? t->begin_ts : first->start_ns),
 			(long long)(t->end_ts ? t->end_ts : end));
-		exec(rp, sql);
+		rp_exec(rp, sql);
 		sqlite3_free(sql);
 	}
 	/* The host as agent 1 (absolute index 0), and the default queue and stream. */
@@ -554,7 +528,7 @@ static void describe_process(struct rp *rp)
 		"vendor_name, product_name, user_name) VALUES (1, %Q, %lld, %d, 'CPU', "
 		"0, 0, 0, 0, 'CPU', '', '', '', '')",
 		rp->uuid, rp->guid, (long long)rp->nid, (int)p->pid);
-	exec(rp, sql);
+	rp_exec(rp, sql);
 	sqlite3_free(sql);
 	sql = sqlite3_mprintf("INSERT INTO \"rocpd_info_queue%s\" (id, guid, nid, pid, name) "
 			      "VALUES (0, %Q, %lld, %d, 'Default Queue'); INSERT INTO "
@@ -562,9 +536,10 @@ static void describe_process(struct rp *rp)
 			      "%lld, %d, 'Default Stream')",
 			      rp->uuid, rp->guid, (long long)rp->nid, (int)p->pid, rp->uuid,
 			      rp->guid, (long long)rp->nid, (int)p->pid);
-	exec(rp, sql);
+	rp_exec(rp, sql);
 	sqlite3_free(sql);
-	string_of(rp, ""); /* always present, as rocpd readers expect */
+	rp_string_of(rp, ""); /* always present, as rocpd readers expect */
+	rp_gpu_describe(rp);
 }
 
 static int write_process(struct sc_output *out, struct sc_process *p)
@@ -589,14 +564,15 @@ static int write_process(struct sc_output *out, struct sc_process *p)
 	sc_hashmap_init(&rp.counters);
 	sc_hashmap_init(&rp.stack_json);
 	sc_hashmap_init(&rp.run_index);
+	sc_hashmap_init(&rp.gpu_ids);
 	make_guid(&rp, p->images.v[0]);
-	exec(&rp, "PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; BEGIN");
+	rp_exec(&rp, "PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; BEGIN");
 	create_schema(&rp);
 	describe_process(&rp);
 	for (size_t i = 0; i < p->images.n && !rp.error; i++)
 		sc_timeline_replay(out->model, p->images.v[i], &rp_ops, &rp, &stats);
 	finish_runs(&rp);
-	exec(&rp, "COMMIT");
+	rp_exec(&rp, "COMMIT");
 	for (int i = 0; i < INS_COUNT; i++)
 		sqlite3_finalize(rp.ins[i]);
 	if (sqlite3_close(rp.db) != SQLITE_OK && !rp.error) {
@@ -622,6 +598,7 @@ static int write_process(struct sc_output *out, struct sc_process *p)
 	sc_hashmap_free(&rp.counters);
 	sc_hashmap_free(&rp.stack_json);
 	sc_hashmap_free(&rp.run_index);
+	rp_gpu_free(&rp);
 	free(path);
 	free(tmp);
 	return rc;

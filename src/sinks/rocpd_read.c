@@ -35,8 +35,7 @@ static int sql(sqlite3 *db, const char *q, char *err, size_t errlen)
 
 /* Check that attached file `schema` is rocpd: its metadata says schema version 3 and every
  * base view exists. */
-static int check_rocpd(sqlite3 *db, const char *schema, const char *path, char *err,
-		       size_t errlen)
+static int check_rocpd(sqlite3 *db, const char *schema, const char *path, char *err, size_t errlen)
 {
 	char q[512];
 	sqlite3_stmt *st;
@@ -46,9 +45,10 @@ static int check_rocpd(sqlite3 *db, const char *schema, const char *path, char *
 	snprintf(q, sizeof(q), "SELECT value FROM %s.rocpd_metadata WHERE tag = 'schema_version'",
 		 schema);
 	if (sqlite3_prepare_v2(db, q, -1, &st, NULL) != SQLITE_OK) {
-		snprintf(err, errlen,
-			 "%s is an SQLite database but not a rocpd one (it has no rocpd_metadata: %s)",
-			 path, sqlite3_errmsg(db));
+		snprintf(
+			err, errlen,
+			"%s is an SQLite database but not a rocpd one (it has no rocpd_metadata: %s)",
+			path, sqlite3_errmsg(db));
 		return -1;
 	}
 	if (sqlite3_step(st) == SQLITE_ROW)
@@ -111,8 +111,7 @@ static int union_views(struct sc_rocpd_set *set, char *err, size_t errlen)
 	return 0;
 }
 
-int sc_rocpd_open(struct sc_rocpd_set *set, char *const *paths, size_t n, char *err,
-		  size_t errlen)
+int sc_rocpd_open(struct sc_rocpd_set *set, char *const *paths, size_t n, char *err, size_t errlen)
 {
 	memset(set, 0, sizeof(*set));
 	if (sqlite3_open_v2(":memory:", &set->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_URI, NULL) !=

@@ -18,8 +18,7 @@ struct sc_rocpd_set {
 };
 
 /* Open `paths`. Returns 0, or -1 with `err` naming the file and the problem. */
-int sc_rocpd_open(struct sc_rocpd_set *set, char *const *paths, size_t n, char *err,
-		  size_t errlen);
+int sc_rocpd_open(struct sc_rocpd_set *set, char *const *paths, size_t n, char *err, size_t errlen);
 void sc_rocpd_close(struct sc_rocpd_set *set);
 /* True when `path` starts like an SQLite database. */
 int sc_is_sqlite_file(const char *path);

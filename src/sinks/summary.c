@@ -152,6 +152,26 @@ static void print_top(FILE *f, struct sc_output *out, unsigned kind, unsigned to
 	free(e);
 }
 
+static void print_gpu(FILE *f, const struct sc_model *m)
+{
+	uint64_t ops[SC_GPU_OP_KINDS] = { 0 }, busy = 0, agents = 0;
+
+	for (size_t i = 0; i < m->images.n; i++) {
+		for (int k = 0; k < SC_GPU_OP_KINDS; k++)
+			ops[k] += m->images.v[i]->gpu_ops[k];
+		busy += m->images.v[i]->gpu_busy_ns;
+		agents += m->images.v[i]->agents.n;
+	}
+	if (!agents)
+		return;
+	fprintf(f,
+		"syscope: GPU: %llu kernels, %llu copies, %llu sets, %llu allocations, %llu frees; "
+		"%.3f ms of device work\n",
+		(unsigned long long)ops[SC_GPU_KERNEL], (unsigned long long)ops[SC_GPU_COPY],
+		(unsigned long long)ops[SC_GPU_SET], (unsigned long long)ops[SC_GPU_ALLOC],
+		(unsigned long long)ops[SC_GPU_FREE], (double)busy * 1e-6);
+}
+
 static void print_losses(FILE *f, const struct sc_model *m)
 {
 	uint64_t records = 0, bytes = 0, samples = 0, truncated = 0;
@@ -232,6 +252,7 @@ void sc_summary_print(FILE *f, struct sc_output *out, unsigned top)
 	if (!any && m->processes.n)
 		fprintf(f, "syscope: no samples were recorded (the program ran too briefly, or "
 			   "sampling could not start: see the notes)\n");
+	print_gpu(f, m);
 	print_losses(f, m);
 	print_notes(f, m);
 	if (s->empty_files)

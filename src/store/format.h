@@ -129,6 +129,10 @@ enum sc_record_type {
 	SC_REC_MARK = 18,	/* struct sc_rec_region + name, category, args: an instant */
 	SC_REC_COUNTER_TRACK = 19, /* struct sc_rec_counter_track + name, unit */
 	SC_REC_COUNTER = 20,	   /* struct sc_rec_counter: one value of a counter track */
+	SC_REC_STRING = 21,	   /* struct sc_rec_string + text: a name later records refer to */
+	SC_REC_GPU_AGENT = 22,	   /* struct sc_rec_gpu_agent + name, vendor */
+	SC_REC_GPU_STREAM = 23,	   /* struct sc_rec_gpu_stream + name */
+	SC_REC_GPU_OP = 24,	   /* struct sc_rec_gpu_op: kernel, copy, set, allocation */
 	SC_REC_TYPE_COUNT
 };
 
@@ -282,6 +286,7 @@ struct sc_rec_region {
 	uint32_t cat_len;
 	uint32_t args_len;
 	uint32_t nargs;
+	uint64_t corr_id; /* links a host call to the device work it caused (sc_rec_gpu_op); 0 */
 };
 
 enum sc_arg_type {
@@ -315,6 +320,97 @@ struct sc_rec_counter {
 	uint32_t track;
 	uint32_t reserved;
 	double value;
+};
+
+/*
+ * A string of this process image, named by `id` (> 0) in later records of any thread, so that
+ * long names (kernel names) are stored once. A reader keeps the last text given for an id.
+ */
+struct sc_rec_string {
+	struct sc_record hdr;
+	uint64_t ts;
+	uint32_t id;
+	uint32_t len; /* incl. NUL */
+};
+
+enum sc_agent_type {
+	SC_AGENT_CPU = 1,
+	SC_AGENT_GPU = 2,
+};
+
+/* A device the process used. `id` is the runtime's device ordinal, used by GPU records. */
+struct sc_rec_gpu_agent {
+	struct sc_record hdr;
+	uint64_t ts;
+	uint32_t id;
+	uint32_t type; /* enum sc_agent_type */
+	uint8_t uuid[16];
+	uint64_t memory_bytes;
+	uint32_t multiprocessors;
+	uint32_t compute_major, compute_minor;
+	uint32_t pci_domain, pci_bus, pci_device;
+	uint32_t name_len; /* name then vendor, NUL-terminated, after the struct */
+	uint32_t vendor_len;
+};
+
+/* A stream (queue) of a device; `stream` is the id GPU records use. */
+struct sc_rec_gpu_stream {
+	struct sc_record hdr;
+	uint64_t ts;
+	uint64_t stream;
+	uint32_t agent;
+	uint32_t name_len; /* name, NUL-terminated, after the struct */
+};
+
+enum sc_gpu_op_kind {
+	SC_GPU_KERNEL = 1,
+	SC_GPU_COPY = 2,
+	SC_GPU_SET = 3,	  /* memset */
+	SC_GPU_ALLOC = 4, /* start = end = when */
+	SC_GPU_FREE = 5,
+	SC_GPU_OP_KINDS
+};
+
+enum sc_gpu_copy_kind {
+	SC_COPY_UNKNOWN = 0,
+	SC_COPY_HTOD = 1,
+	SC_COPY_DTOH = 2,
+	SC_COPY_DTOD = 3,
+	SC_COPY_HTOH = 4,
+	SC_COPY_PTOP = 5, /* between two devices */
+	SC_COPY_KINDS
+};
+
+enum sc_gpu_mem_level {
+	SC_MEM_REAL = 0,
+	SC_MEM_VIRTUAL = 1,
+	SC_MEM_SCRATCH = 2,
+};
+
+#define SC_AGENT_HOST UINT32_MAX /* src/dst agent of a copy: host memory */
+
+/*
+ * Work a device did, in the recording clock (the source converts device timestamps). Written
+ * by whichever thread collects device activity; `tid` names the host thread that issued it.
+ */
+struct sc_rec_gpu_op {
+	struct sc_record hdr;
+	uint64_t start;
+	uint64_t end;
+	uint64_t corr_id; /* the host call's sc_rec_region.corr_id, 0 if unknown */
+	uint64_t stream;
+	uint64_t bytes;	  /* copy, set, allocation size */
+	uint64_t address; /* allocation address; set destination */
+	int32_t tid;	  /* issuing host thread, 0 if unknown */
+	uint32_t agent;
+	uint16_t kind;	    /* enum sc_gpu_op_kind */
+	uint16_t copy_kind; /* enum sc_gpu_copy_kind; allocations: enum sc_gpu_mem_level */
+	uint32_t name_id;   /* sc_rec_string id of the kernel or operation name, 0 = none */
+	uint32_t src_agent, dst_agent; /* copies: device ids or SC_AGENT_HOST */
+	uint32_t grid[3], block[3];
+	uint32_t shared_static, shared_dynamic; /* bytes per block */
+	uint32_t local_per_thread;		/* bytes */
+	uint32_t registers;			/* per thread */
 };
 
 static inline uint32_t sc_record_align(uint32_t n)

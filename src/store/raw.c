@@ -32,6 +32,10 @@ static const char *const type_names[SC_REC_TYPE_COUNT] = {
 	[SC_REC_MARK] = "mark",
 	[SC_REC_COUNTER_TRACK] = "counter-track",
 	[SC_REC_COUNTER] = "counter",
+	[SC_REC_STRING] = "string",
+	[SC_REC_GPU_AGENT] = "gpu-agent",
+	[SC_REC_GPU_STREAM] = "gpu-stream",
+	[SC_REC_GPU_OP] = "gpu-op",
 };
 
 /* Smallest size of each known record type (its fixed part). */
@@ -56,6 +60,10 @@ static const uint32_t min_size[SC_REC_TYPE_COUNT] = {
 	[SC_REC_MARK] = sizeof(struct sc_rec_region),
 	[SC_REC_COUNTER_TRACK] = sizeof(struct sc_rec_counter_track),
 	[SC_REC_COUNTER] = sizeof(struct sc_rec_counter),
+	[SC_REC_STRING] = sizeof(struct sc_rec_string),
+	[SC_REC_GPU_AGENT] = sizeof(struct sc_rec_gpu_agent),
+	[SC_REC_GPU_STREAM] = sizeof(struct sc_rec_gpu_stream),
+	[SC_REC_GPU_OP] = sizeof(struct sc_rec_gpu_op),
 };
 
 const char *sc_record_type_name(unsigned type)
@@ -75,6 +83,12 @@ uint64_t sc_record_ts(const struct sc_record *rec)
 			return 0;
 		return *(const uint64_t *)(rec + 1);
 	}
+}
+
+/* `len` bytes (at least one, at most `room`) of text ending in its only required NUL. */
+static bool text_ok(const char *t, uint32_t len, uint64_t room)
+{
+	return len >= 1 && len <= room && t[len - 1] == '\0';
 }
 
 bool sc_record_well_formed(const struct sc_record *rec)
@@ -133,6 +147,29 @@ bool sc_record_well_formed(const struct sc_record *rec)
 		return c->name_len && c->unit_len &&
 		       (uint64_t)c->name_len + c->unit_len <= size - sizeof(*c) &&
 		       !t[c->name_len - 1] && !t[c->name_len + c->unit_len - 1];
+	}
+	case SC_REC_STRING: {
+		const struct sc_rec_string *r = (const void *)rec;
+
+		return r->id && text_ok((const char *)(r + 1), r->len, size - sizeof(*r));
+	}
+	case SC_REC_GPU_AGENT: {
+		const struct sc_rec_gpu_agent *a = (const void *)rec;
+		const char *t = (const char *)(a + 1);
+
+		return (uint64_t)a->name_len + a->vendor_len <= size - sizeof(*a) &&
+		       text_ok(t, a->name_len, a->name_len) &&
+		       text_ok(t + a->name_len, a->vendor_len, a->vendor_len);
+	}
+	case SC_REC_GPU_STREAM: {
+		const struct sc_rec_gpu_stream *g = (const void *)rec;
+
+		return text_ok((const char *)(g + 1), g->name_len, size - sizeof(*g));
+	}
+	case SC_REC_GPU_OP: {
+		const struct sc_rec_gpu_op *o = (const void *)rec;
+
+		return o->kind && o->kind < SC_GPU_OP_KINDS && o->end >= o->start;
 	}
 	default:
 		(void)body;

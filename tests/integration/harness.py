@@ -139,6 +139,18 @@ class Result:
 
 
 _workdirs = []
+GEN_SESSION = os.path.join(BUILD, "bin", "gen_session")
+
+
+def gen_session(*args, workdir=None):
+    """Write a synthetic session with tests/tools/gen_session (see its usage) into a fresh
+    folder, or into `workdir`; returns the session folder."""
+    workdir = workdir or tempfile.mkdtemp(prefix="syscope-gen-")
+    if workdir not in _workdirs:
+        _workdirs.append(workdir)
+    session = os.path.join(workdir, "session-%d" % len(os.listdir(workdir)))
+    subprocess.run([GEN_SESSION, session] + [str(a) for a in args], check=True)
+    return session
 
 
 def syscope(*args, input=None, env=None, timeout=300, cwd=None):

@@ -10,6 +10,8 @@ writer. It checks what trace_processor would reject or drop:
     mappings) resolve on their sequence, and only after SEQ_INCREMENTAL_STATE_CLEARED
   - slices nest properly per track (after sorting by timestamp, file order breaking ties)
   - counter events go to counter tracks only
+  - every parent track is defined
+  - flows: no id 0, a terminating flow id was started earlier (flow_end_without_start)
 
 Usage: pftrace.py FILE.pftrace  (prints a summary; exit status 1 when invalid)
 """
@@ -80,7 +82,7 @@ class Trace:
         self.instants = []      # (track, name, category, ts)
         self.counters = []      # (track, ts, value)
         self.samples = []       # (pid, tid, ts, [frames outermost first as (func, file, line, mapping)])
-        self.flows = []
+        self.flows = []         # (flow id, source slice name, destination slice name)
         self.decode()
 
     def error(self, msg):
@@ -119,6 +121,9 @@ class Trace:
                 if uuid in self.tracks:
                     self.error(f"track {uuid:#x} described twice")
                 self.tracks[uuid] = info
+        for uuid, info in self.tracks.items():
+            if info["parent"] and info["parent"] not in self.tracks:
+                self.error(f"track {uuid:#x} has an undefined parent {info['parent']:#x}")
         state = {}  # sequence -> interning tables, or None before CLEARED
         open_events = []
         for index, p in enumerate(self.packets):
@@ -203,13 +208,24 @@ class Trace:
             return
         if kind == "counter":
             self.error(f"packet {index}: slice or instant on a counter track")
-        open_events.append((ts, index, etype, track, name, cat, args))
+        flows = (ev.get(47, []), ev.get(48, []))
+        open_events.append((ts, index, etype, track, name, cat, args, flows))
 
     def close_slices(self, events):
         # trace_processor sorts by timestamp; ties keep file order.
         events.sort(key=lambda e: (e[0], e[1]))
         stacks = {}
-        for ts, index, etype, track, name, cat, args in events:
+        active = {}  # flow id -> name of the slice that has it now
+        for ts, index, etype, track, name, cat, args, (starts, ends) in events:
+            for f in starts:
+                if f == 0:
+                    self.error(f"packet {index}: flow id 0")
+                active[f] = name
+            for f in ends:
+                if f not in active:
+                    self.error(f"packet {index}: flow {f:#x} ends without a start")
+                else:
+                    self.flows.append((f, active.pop(f), name))
             st = stacks.setdefault(track, [])
             if etype == 1:
                 st.append([track, name, cat, ts, None, args])
@@ -261,7 +277,7 @@ def main():
     t = Trace(open(sys.argv[1], "rb").read())
     print(f"{len(t.packets)} packets, {len(t.tracks)} tracks, {len(t.slices)} slices, "
           f"{len(t.instants)} instants, {len(t.counters)} counter values, "
-          f"{len(t.samples)} samples")
+          f"{len(t.samples)} samples, {len(t.flows)} flows")
     for e in t.errors[:50]:
         print("ERROR:", e)
     sys.exit(1 if t.errors else 0)

@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Inside the rocpd writer: the state of one database being written and the helpers its
+ * parts share (rocpd.c: process, threads, regions, samples, counters; rocpd_gpu.c: agents,
+ * streams, kernels, copies, allocations).
+ */
+#ifndef SYSCOPE_SINKS_ROCPD_WRITER_H
+#define SYSCOPE_SINKS_ROCPD_WRITER_H
+
+#include <sqlite3.h>
+#include <stdint.h>
+
+#include "../model/timeline.h"
+#include "rocpd.h"
+#include "sink.h"
+
+/* Prepared inserts, for the tables that get a row per event. */
+enum {
+	INS_STRING,
+	INS_EVENT,
+	INS_ARG,
+	INS_REGION,
+	INS_TRACK,
+	INS_SAMPLE,
+	INS_PMC_EVENT,
+	INS_DISPATCH,
+	INS_COPY,
+	INS_ALLOC,
+	INS_COUNT
+};
+
+/* Per-thread state of the sample-frames-as-regions view. */
+struct frame_run {
+	int32_t tid;
+	unsigned kind;
+	int64_t track;
+	uint64_t first_ts, last_ts, last_weight_ns;
+	VEC(uint32_t) funcs;  /* the frames open now, outermost first */
+	VEC(uint64_t) starts; /* when each opened */
+};
+
+struct rp {
+	struct sc_output *out;
+	struct sc_process *proc;
+	sqlite3 *db;
+	sqlite3_stmt *ins[INS_COUNT];
+	char guid[40], uuid[48];
+	int64_t nid;
+	int64_t next_string, next_event, next_region, next_track, next_pmc;
+	struct sc_hashmap strings;    /* interned pointer -> string id */
+	struct sc_hashmap tracks;     /* hash of (kind, tid, name) -> track id */
+	struct sc_hashmap counters;   /* interned counter name ^ unit -> track id << 32 | pmc id */
+	struct sc_hashmap stack_json; /* stack index + 1 -> index in json */
+	VEC(char *) json;	      /* call_stack and line_info JSON pairs of stacks */
+	VEC(struct frame_run *) runs;
+	struct sc_hashmap run_index; /* (tid, kind) -> index in runs + 1 */
+	/* GPU rows (rocpd_gpu.c) */
+	struct sc_hashmap gpu_ids; /* agent, stream or kernel name -> row id */
+	int64_t next_stream, next_symbol, next_dispatch, code_object;
+	uint64_t rows;
+	int error;
+	char errmsg[512];
+};
+
+/* Run SQL; the first failure is kept in rp->errmsg and later calls do nothing. */
+void rp_exec(struct rp *rp, const char *sql);
+/* Bind and step prepared insert `which`; `types` gives the arguments: 'i' int64, 'd'
+ * double, 't' text, 'n' NULL. */
+void rp_run(struct rp *rp, int which, const char *types, ...);
+/* The rocpd_string id of an interned string, or of any string. */
+int64_t rp_string_id(struct rp *rp, const char *interned);
+int64_t rp_string_of(struct rp *rp, const char *s);
+/* A new rocpd_event row; returns its id. */
+int64_t rp_event(struct rp *rp, const char *category, int64_t stack_id, const char *call_stack,
+		 const char *line_info, const char *extdata);
+
+/* rocpd_gpu.c */
+void rp_gpu_describe(struct rp *rp); /* agents and streams of every image of the process */
+void rp_gpu_op(void *ctx, struct sc_image *img, struct sc_thread *t, const struct sc_gpu_op_ev *op);
+void rp_gpu_free(struct rp *rp);
+
+#endif /* SYSCOPE_SINKS_ROCPD_WRITER_H */

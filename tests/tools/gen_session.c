@@ -1,0 +1,504 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * gen_session: write a synthetic syscope session, for tests and benchmarks that need data
+ * no CPU-only machine can record (GPU agents, streams, kernels, copies, allocations with
+ * their host calls) or more of it than a test run would take time to make (10 million
+ * events). The raw file follows src/store/format.h exactly, as the runtime writes it; the
+ * counts are exact, so a test can compare every output with what was generated.
+ *
+ *   gen_session DIR [--pid N] [--ppid N] [--threads N] [--regions N] [--samples N]
+ *               [--counters N] [--marks N] [--kernels N] [--copies N] [--allocs N]
+ *               [--kernel-ns NS] [--rank R] [--hostname NAME] [--start NS]
+ *
+ * Per thread: --regions pairs of nested regions ("outer" holding "inner" with two
+ * arguments), --samples call-stack samples of this program's own functions
+ * (gen_leaf_a/gen_leaf_b under gen_middle under gen_root; 1 ms of CPU each), --counters
+ * values of a "queue depth" counter, --marks marks. On the main thread: --kernels
+ * cudaLaunchKernel calls each followed by its kernel on GPU 0 ("_Z9vectorAddPKfS0_Pfi",
+ * grid 256x1x1, block 128x1x1, --kernel-ns long, 50 us by default, one launch every 65 us),
+ * --copies cudaMemcpy calls each with a 1 MiB host-to-device
+ * copy, --allocs cudaMalloc/cudaFree pairs of 4 MiB.
+ */
+#include <elf.h>
+#include <errno.h>
+#include <limits.h>
+#include <link.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../../src/store/format.h"
+
+#define CHUNK_SIZE (256u * 1024)
+
+struct writer {
+	FILE *f;
+	uint32_t chunks;
+	int32_t tid;
+	uint8_t chunk[CHUNK_SIZE];
+	uint32_t used;
+	uint64_t ts;
+};
+
+struct options {
+	const char *dir;
+	int32_t pid, ppid;
+	unsigned threads;
+	uint64_t regions, samples, counters, marks, kernels, copies, allocs, kernel_ns;
+	int rank;
+	const char *hostname;
+	uint64_t start;
+};
+
+static void die(const char *msg)
+{
+	fprintf(stderr, "gen_session: %s\n", msg);
+	exit(2);
+}
+
+static void flush_chunk(struct writer *w)
+{
+	struct sc_chunk_header *h = (void *)w->chunk;
+
+	if (w->used <= sizeof(*h))
+		return;
+	memset(w->chunk + w->used, 0, CHUNK_SIZE - w->used);
+	h->magic = SC_CHUNK_MAGIC;
+	h->index = w->chunks++;
+	h->tid = w->tid;
+	h->state = SC_CHUNK_CLOSED;
+	h->used = w->used;
+	if (fwrite(w->chunk, CHUNK_SIZE, 1, w->f) != 1)
+		die("write failed");
+	w->used = 0;
+}
+
+static void begin_chunk(struct writer *w)
+{
+	memset(w->chunk, 0, sizeof(struct sc_chunk_header));
+	((struct sc_chunk_header *)w->chunk)->first_ns = w->ts;
+	w->used = sizeof(struct sc_chunk_header);
+}
+
+/* Append a record: `fixed` is the whole struct (header filled here), then `tail`. */
+static void put(struct writer *w, uint16_t type, void *fixed, uint32_t fixed_len, const void *tail,
+		uint32_t tail_len)
+{
+	uint32_t size = sc_record_align(fixed_len + tail_len);
+	struct sc_record *hdr = fixed;
+
+	if (w->used + size > CHUNK_SIZE) {
+		flush_chunk(w);
+		begin_chunk(w);
+	}
+	hdr->size = size;
+	hdr->type = type;
+	memcpy(w->chunk + w->used, fixed, fixed_len);
+	memcpy(w->chunk + w->used + fixed_len, tail, tail_len);
+	memset(w->chunk + w->used + fixed_len + tail_len, 0, size - fixed_len - tail_len);
+	w->used += size;
+}
+
+static void switch_thread(struct writer *w, int32_t tid)
+{
+	flush_chunk(w);
+	w->tid = tid;
+	begin_chunk(w);
+}
+
+/* The functions whose addresses the samples carry. */
+__attribute__((noinline)) static uint64_t gen_leaf_a(uint64_t x)
+{
+	return x * 3 + 1;
+}
+
+__attribute__((noinline)) static uint64_t gen_leaf_b(uint64_t x)
+{
+	return x * 5 + 2;
+}
+
+__attribute__((noinline)) static uint64_t gen_middle(uint64_t x)
+{
+	return gen_leaf_a(x) + gen_leaf_b(x);
+}
+
+__attribute__((noinline)) static uint64_t gen_root(uint64_t x)
+{
+	return gen_middle(x) + 1;
+}
+
+struct self_module {
+	struct sc_rec_module rec;
+	char path[PATH_MAX];
+};
+
+static int find_main(struct dl_phdr_info *info, size_t size, void *ctx)
+{
+	struct self_module *m = ctx;
+
+	(void)size;
+	if (info->dlpi_name && info->dlpi_name[0])
+		return 0; /* the main program comes first, with an empty name */
+	m->rec.base = info->dlpi_addr;
+	for (int i = 0; i < info->dlpi_phnum && m->rec.nsegments < SC_MAX_SEGMENTS; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		struct sc_rec_module_segment *s = &m->rec.seg[m->rec.nsegments];
+
+		if (ph->p_type != PT_LOAD)
+			continue;
+		s->vaddr = ph->p_vaddr;
+		s->memsz = ph->p_memsz;
+		s->offset = ph->p_offset;
+		s->flags = ph->p_flags;
+		m->rec.nsegments++;
+	}
+	return 1;
+}
+
+static void write_module(struct writer *w)
+{
+	static struct self_module m;
+	ssize_t n = readlink("/proc/self/exe", m.path, sizeof(m.path) - 1);
+
+	if (n <= 0)
+		die("cannot read /proc/self/exe");
+	m.path[n] = '\0';
+	dl_iterate_phdr(find_main, &m);
+	m.rec.ts = w->ts;
+	m.rec.path_len = (uint32_t)n + 1;
+	m.rec.hdr.flags = SC_MODULE_AT_START | SC_MODULE_MAIN;
+	put(w, SC_REC_MODULE_LOAD, &m.rec, sizeof(m.rec), m.path, m.rec.path_len);
+}
+
+static void write_string(struct writer *w, uint32_t id, const char *text)
+{
+	struct sc_rec_string r = { .ts = w->ts, .id = id, .len = (uint32_t)strlen(text) + 1 };
+
+	put(w, SC_REC_STRING, &r, sizeof(r), text, r.len);
+}
+
+/* A region or mark: name, category, then (type, name, value) argument triples. */
+static void write_region(struct writer *w, uint16_t type, const char *name, const char *cat,
+			 const char *args, uint32_t args_len, uint32_t nargs, uint64_t corr)
+{
+	char buf[512];
+	struct sc_rec_region r = { .ts = w->ts, .nargs = nargs, .corr_id = corr };
+
+	r.name_len = (uint32_t)strlen(name) + 1;
+	r.cat_len = (uint32_t)strlen(cat) + 1;
+	r.args_len = args_len;
+	memcpy(buf, name, r.name_len);
+	memcpy(buf + r.name_len, cat, r.cat_len);
+	memcpy(buf + r.name_len + r.cat_len, args, args_len);
+	put(w, type, &r, sizeof(r), buf, r.name_len + r.cat_len + args_len);
+}
+
+static void write_end(struct writer *w)
+{
+	struct sc_rec_region_end e = { .ts = w->ts };
+
+	put(w, SC_REC_REGION_END, &e, sizeof(e), NULL, 0);
+}
+
+static void write_sample(struct writer *w, uint64_t cpu_ns, uint64_t i)
+{
+	struct {
+		struct sc_rec_sample s;
+		uint64_t frames[3];
+	} r = { .s = { .ts = w->ts, .cpu_ns = cpu_ns, .kind = SC_SAMPLE_CPUTIME, .nframes = 3 } };
+
+	/* Exact PC inside a leaf, then return addresses inside its callers. */
+	r.frames[0] = (uint64_t)(uintptr_t)(i % 4 == 3 ? gen_leaf_b : gen_leaf_a) + 4;
+	r.frames[1] = (uint64_t)(uintptr_t)gen_middle + 8;
+	r.frames[2] = (uint64_t)(uintptr_t)gen_root + 8;
+	put(w, SC_REC_SAMPLE, &r, sizeof(r), NULL, 0);
+}
+
+static void write_gpu_op(struct writer *w, struct sc_rec_gpu_op *op)
+{
+	put(w, SC_REC_GPU_OP, op, sizeof(*op), NULL, 0);
+}
+
+static void write_gpu(struct writer *w, const struct options *o, int32_t tid)
+{
+	struct sc_rec_gpu_agent a = { .ts = w->ts, .id = 0, .type = SC_AGENT_GPU };
+	struct sc_rec_gpu_stream s = { .ts = w->ts, .stream = 7, .agent = 0 };
+	static const char names[] = "NVIDIA H200\0NVIDIA";
+	uint64_t corr = 0;
+
+	if (!o->kernels && !o->copies && !o->allocs)
+		return;
+	memset(a.uuid, 0xab, sizeof(a.uuid));
+	a.memory_bytes = 143771ull << 20;
+	a.multiprocessors = 132;
+	a.compute_major = 9;
+	a.pci_bus = 0x19;
+	a.name_len = 12;
+	a.vendor_len = 7;
+	put(w, SC_REC_GPU_AGENT, &a, sizeof(a), names, sizeof(names));
+	s.name_len = 9;
+	put(w, SC_REC_GPU_STREAM, &s, sizeof(s), "Stream 7", 9);
+	write_string(w, 1, "_Z9vectorAddPKfS0_Pfi");
+	for (uint64_t i = 0; i < o->kernels; i++) {
+		struct sc_rec_gpu_op k = { .kind = SC_GPU_KERNEL,
+					   .corr_id = ++corr,
+					   .stream = 7,
+					   .tid = tid,
+					   .name_id = 1,
+					   .grid = { 256, 1, 1 },
+					   .block = { 128, 1, 1 },
+					   .shared_dynamic = 1024,
+					   .registers = 32 };
+
+		write_region(w, SC_REC_REGION_BEGIN, "cudaLaunchKernel", "CUDA_RUNTIME_API", "", 0,
+			     0, corr);
+		k.start = w->ts + 2000;
+		k.end = k.start + o->kernel_ns;
+		w->ts += 5000;
+		write_end(w);
+		write_gpu_op(w, &k);
+		w->ts += 60000;
+	}
+	for (uint64_t i = 0; i < o->copies; i++) {
+		struct sc_rec_gpu_op c = { .kind = SC_GPU_COPY,
+					   .copy_kind = SC_COPY_HTOD,
+					   .corr_id = ++corr,
+					   .stream = 7,
+					   .tid = tid,
+					   .bytes = 1 << 20,
+					   .src_agent = SC_AGENT_HOST,
+					   .dst_agent = 0 };
+
+		write_region(w, SC_REC_REGION_BEGIN, "cudaMemcpy", "CUDA_RUNTIME_API", "", 0, 0,
+			     corr);
+		c.start = w->ts + 1000;
+		c.end = c.start + 30000;
+		w->ts += 40000;
+		write_end(w);
+		write_gpu_op(w, &c);
+		w->ts += 1000;
+	}
+	for (uint64_t i = 0; i < o->allocs; i++) {
+		struct sc_rec_gpu_op m = { .kind = SC_GPU_ALLOC,
+					   .tid = tid,
+					   .bytes = 4 << 20,
+					   .address = 0x7f0000000000ull + (i << 24) };
+
+		write_region(w, SC_REC_REGION_BEGIN, "cudaMalloc", "CUDA_RUNTIME_API", "", 0, 0,
+			     ++corr);
+		m.corr_id = corr;
+		m.start = m.end = w->ts + 500;
+		w->ts += 1000;
+		write_end(w);
+		write_gpu_op(w, &m);
+		write_region(w, SC_REC_REGION_BEGIN, "cudaFree", "CUDA_RUNTIME_API", "", 0, 0,
+			     ++corr);
+		m.kind = SC_GPU_FREE;
+		m.corr_id = corr;
+		m.start = m.end = w->ts + 500;
+		w->ts += 1000;
+		write_end(w);
+		write_gpu_op(w, &m);
+	}
+}
+
+static void write_thread(struct writer *w, const struct options *o, unsigned index)
+{
+	int32_t tid = o->pid + (int32_t)index;
+	struct sc_rec_thread tb = { .ts = w->ts, .tid = tid, .index = index };
+	struct sc_rec_thread_name tn = { .ts = w->ts };
+	struct sc_rec_sampler sm = { .ts = w->ts,
+				     .period_ns = 1000000,
+				     .kind = SC_SAMPLE_CPUTIME,
+				     .mechanism = SC_SAMPLER_PERF_TASK_CLOCK };
+	struct sc_rec_counter_track ct = { .ts = w->ts, .id = 1, .name_len = 12, .unit_len = 6 };
+	static const char inner_args[] = "i\0iteration\0"
+					 "0\0s\0phase\0compute";
+	uint64_t cpu = 0;
+
+	switch_thread(w, tid);
+	put(w, SC_REC_THREAD_BEGIN, &tb, sizeof(tb), NULL, 0);
+	snprintf(tn.name, sizeof(tn.name), index ? "worker-%u" : "gen-main", index % 1000);
+	put(w, SC_REC_THREAD_NAME, &tn, sizeof(tn), NULL, 0);
+	if (o->samples)
+		put(w, SC_REC_SAMPLER, &sm, sizeof(sm), NULL, 0);
+	if (!index) {
+		if (o->counters)
+			put(w, SC_REC_COUNTER_TRACK, &ct, sizeof(ct), "queue depth\0items", 18);
+		write_gpu(w, o, tid);
+	}
+	for (uint64_t i = 0; i < o->regions; i++) {
+		write_region(w, SC_REC_REGION_BEGIN, "outer", "user", "", 0, 0, 0);
+		w->ts += 1000;
+		write_region(w, SC_REC_REGION_BEGIN, "inner", "user", inner_args,
+			     sizeof(inner_args), 2, 0);
+		w->ts += 3000;
+		write_end(w);
+		w->ts += 1000;
+		write_end(w);
+		w->ts += 500;
+	}
+	for (uint64_t i = 0; i < o->marks; i++) {
+		write_region(w, SC_REC_MARK, "checkpoint", "user", "", 0, 0, 0);
+		w->ts += 700;
+	}
+	for (uint64_t i = 0; i < o->counters; i++) {
+		struct sc_rec_counter c = { .ts = w->ts, .track = 1, .value = (double)(i % 17) };
+
+		put(w, SC_REC_COUNTER, &c, sizeof(c), NULL, 0);
+		w->ts += 900;
+	}
+	for (uint64_t i = 0; i < o->samples; i++) {
+		cpu += 1000000;
+		w->ts += 1000000;
+		write_sample(w, cpu, i);
+	}
+	w->ts += 1000;
+	tb.ts = w->ts;
+	tb.cpu_ns = cpu;
+	put(w, SC_REC_THREAD_END, &tb, sizeof(tb), NULL, 0);
+}
+
+static void write_process(struct writer *w, const struct options *o, char *exe)
+{
+	struct sc_rec_process p = { .ts = w->ts, .pid = o->pid, .ppid = o->ppid, .uid = getuid() };
+	char tail[PATH_MAX + 64], env[128];
+	char cwd[] = "/";
+	uint32_t n = 0, envlen;
+	struct sc_record hdr = { 0 };
+	static const char settings[] = "SYSCOPE_SAMPLING_FREQ=1000";
+
+	p.exe_len = (uint32_t)strlen(exe) + 1;
+	memcpy(tail, exe, p.exe_len);
+	n = p.exe_len;
+	memcpy(tail + n, exe, p.exe_len); /* argv: the program alone */
+	memcpy(tail + n + p.exe_len, "--synthetic", 12);
+	p.cmdline_len = p.exe_len + 12;
+	n += p.cmdline_len;
+	memcpy(tail + n, cwd, sizeof(cwd));
+	p.cwd_len = sizeof(cwd);
+	n += p.cwd_len;
+	put(w, SC_REC_PROCESS, &p, sizeof(p), tail, n);
+	envlen = (uint32_t)snprintf(env, sizeof(env), "PATH=/usr/bin") + 1;
+	if (o->rank >= 0)
+		envlen += (uint32_t)snprintf(env + envlen, sizeof(env) - envlen,
+					     "OMPI_COMM_WORLD_RANK=%d", o->rank) +
+			  1;
+	put(w, SC_REC_ENVIRON, &hdr, sizeof(hdr), env, envlen);
+	put(w, SC_REC_SETTINGS, &hdr, sizeof(hdr), settings, sizeof(settings));
+}
+
+static uint64_t number(const char *flag, const char *s)
+{
+	char *end;
+	unsigned long long v = strtoull(s ? s : "", &end, 10);
+
+	if (!s || !*s || *end) {
+		fprintf(stderr, "gen_session: %s wants a number\n", flag);
+		exit(2);
+	}
+	return v;
+}
+
+int main(int argc, char **argv)
+{
+	struct options o = { .pid = 4242,
+			     .ppid = 1,
+			     .threads = 1,
+			     .rank = -1,
+			     .hostname = "synthetic-node",
+			     .kernel_ns = 50000 };
+	static struct writer w;
+	struct sc_file_header h = { .magic = SC_FILE_MAGIC };
+	char path[PATH_MAX], exe[PATH_MAX];
+	struct timespec now;
+	ssize_t n;
+
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i], *v = argv[i + 1];
+
+		if (a[0] != '-') {
+			o.dir = a;
+			continue;
+		}
+		i++;
+		if (!strcmp(a, "--pid"))
+			o.pid = (int32_t)number(a, v);
+		else if (!strcmp(a, "--ppid"))
+			o.ppid = (int32_t)number(a, v);
+		else if (!strcmp(a, "--threads"))
+			o.threads = (unsigned)number(a, v);
+		else if (!strcmp(a, "--regions"))
+			o.regions = number(a, v);
+		else if (!strcmp(a, "--samples"))
+			o.samples = number(a, v);
+		else if (!strcmp(a, "--counters"))
+			o.counters = number(a, v);
+		else if (!strcmp(a, "--marks"))
+			o.marks = number(a, v);
+		else if (!strcmp(a, "--kernels"))
+			o.kernels = number(a, v);
+		else if (!strcmp(a, "--copies"))
+			o.copies = number(a, v);
+		else if (!strcmp(a, "--allocs"))
+			o.allocs = number(a, v);
+		else if (!strcmp(a, "--kernel-ns"))
+			o.kernel_ns = number(a, v);
+		else if (!strcmp(a, "--rank"))
+			o.rank = (int)number(a, v);
+		else if (!strcmp(a, "--start"))
+			o.start = number(a, v);
+		else if (!strcmp(a, "--hostname") && v)
+			o.hostname = v;
+		else
+			die("unknown option (see the comment at the top of gen_session.c)");
+	}
+	if (!o.dir || !o.threads)
+		die("usage: gen_session DIR [options]");
+	snprintf(path, sizeof(path), "%s", o.dir);
+	mkdir(path, 0755);
+	snprintf(path, sizeof(path), "%s/raw", o.dir);
+	if (mkdir(path, 0755) && errno != EEXIST)
+		die("cannot create the session folder");
+	snprintf(path, sizeof(path), "%s/raw/%d.sraw", o.dir, (int)o.pid);
+	w.f = fopen(path, "wb");
+	if (!w.f)
+		die("cannot create the raw file");
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	exe[n > 0 ? n : 0] = '\0';
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	w.ts = o.start ? o.start : (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec;
+
+	h.version = SC_FORMAT_VERSION;
+	h.header_size = SC_FILE_HEADER_SIZE;
+	h.byte_order = SC_BYTE_ORDER_MARK;
+	h.chunk_size = CHUNK_SIZE;
+	h.clock_id = CLOCK_MONOTONIC;
+	h.features = SC_FEATURE_FRAMES_ARE_RETURN_ADDRS;
+	h.pid = o.pid;
+	h.ppid = o.ppid;
+	h.start_ns = w.ts;
+	clock_gettime(CLOCK_REALTIME, &now);
+	h.start_realtime_ns = (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec;
+	snprintf(h.hostname, sizeof(h.hostname), "%s", o.hostname);
+	if (fwrite(&h, sizeof(h), 1, w.f) != 1)
+		die("write failed");
+
+	switch_thread(&w, o.pid);
+	write_process(&w, &o, exe);
+	write_module(&w);
+	for (unsigned t = 0; t < o.threads; t++)
+		write_thread(&w, &o, t);
+	flush_chunk(&w);
+
+	h.chunks_claimed = w.chunks;
+	h.end_ns = w.ts + 1000;
+	h.end_reason = SC_END_EXIT;
+	h.threads_seen = o.threads;
+	if (fseek(w.f, 0, SEEK_SET) || fwrite(&h, sizeof(h), 1, w.f) != 1 || fclose(w.f))
+		die("write failed");
+	return 0;
+}
