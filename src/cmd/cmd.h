@@ -80,5 +80,8 @@ int sc_launch(struct sc_cli *cli, struct sc_launch_result *res);
  * the outputs were written, 1 otherwise. */
 int sc_convert_session(const char *dir, const char *out_dir, const struct sc_settings *s,
 		       bool summary);
+/* The same from rocpd databases (their formats but rocpd: the input is rocpd already). */
+int sc_convert_databases(char *const *paths, size_t n, const char *out_dir,
+			 const struct sc_settings *s, bool summary);
 
 #endif /* SYSCOPE_CMD_CMD_H */

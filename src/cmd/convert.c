@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * syscope convert SESSION: read every raw file of a session folder, build the model and the
- * profiles, and write the output formats asked for, then the summary. Runs after every
- * profiling verb, and by hand on a session whose program was killed or whose conversion was
- * interrupted. Damaged data is converted as far as it is valid, and every problem is named.
+ * syscope convert SESSION | FILE.db...: read every raw file of a session folder (or import
+ * rocpd databases, syscope's or another producer's), build the model and the profiles, and
+ * write the output formats asked for, then the summary. Runs after every profiling verb,
+ * and by hand on a session whose program was killed or whose conversion was interrupted.
+ * Damaged data is converted as far as it is valid, and every problem is named.
  */
 #define PR_FMT "convert: "
 #include <errno.h>
@@ -14,6 +15,7 @@
 #include <sys/stat.h>
 
 #include "../common/log.h"
+#include "../model/import.h"
 #include "../model/model.h"
 #include "../model/profile.h"
 #include "../sinks/sink.h"
@@ -21,31 +23,16 @@
 #include "../store/session.h"
 #include "cmd.h"
 
-int sc_convert_session(const char *dir, const char *out_dir, const struct sc_settings *s,
-		       bool summary)
+/* Write the outputs of a built model and report. */
+static int write_outputs(struct sc_model *model, const char *out_dir, const struct sc_settings *s,
+			 bool summary, bool from_database)
 {
-	struct sc_session session;
-	struct sc_model model;
 	struct sc_profile_set profiles;
-	struct sc_output out = { .settings = s, .dir = out_dir };
-	char err[1024];
+	struct sc_output out = { .settings = s, .dir = out_dir, .from_database = from_database };
 	int failed;
 
-	if (sc_session_open(&session, dir, err, sizeof(err))) {
-		pr_err("%s", err);
-		return 1;
-	}
-	if (!session.files.n) {
-		pr_err("%s holds no recorded data%s", dir,
-		       session.problems.n ? " that could be read:" : " (did the program start?)");
-		for (size_t i = 0; i < session.problems.n; i++)
-			pr_err("  %s", session.problems.v[i]);
-		sc_session_close(&session);
-		return 1;
-	}
-	sc_model_build(&model, &session, sc_bool(s, SC_SET_INCLUDE_INLINES));
-	sc_profiles_build(&profiles, &model);
-	out.model = &model;
+	sc_profiles_build(&profiles, model);
+	out.model = model;
 	out.profiles = &profiles;
 	failed = sc_sinks_write_all(&out);
 	if (summary)
@@ -60,36 +47,171 @@ int sc_convert_session(const char *dir, const char *out_dir, const struct sc_set
 	VEC_FREE(&out.written);
 	VEC_FREE(&out.errors);
 	sc_profiles_free(&profiles);
+	return failed ? 1 : 0;
+}
+
+int sc_convert_session(const char *dir, const char *out_dir, const struct sc_settings *s,
+		       bool summary)
+{
+	struct sc_session session;
+	struct sc_model model;
+	char err[1024];
+	int rc;
+
+	if (sc_session_open(&session, dir, err, sizeof(err))) {
+		pr_err("%s", err);
+		return 1;
+	}
+	if (!session.files.n) {
+		pr_err("%s holds no recorded data%s", dir,
+		       session.problems.n ? " that could be read:" : " (did the program start?)");
+		for (size_t i = 0; i < session.problems.n; i++)
+			pr_err("  %s", session.problems.v[i]);
+		sc_session_close(&session);
+		return 1;
+	}
+	sc_model_build(&model, &session, sc_bool(s, SC_SET_INCLUDE_INLINES));
+	rc = write_outputs(&model, out_dir, s, summary, false);
 	sc_model_free(&model);
 	sc_session_close(&session);
-	return failed ? 1 : 0;
+	return rc;
+}
+
+int sc_convert_databases(char *const *paths, size_t n, const char *out_dir,
+			 const struct sc_settings *s, bool summary)
+{
+	struct sc_session session = { .dir = sc_xstrdup(out_dir) };
+	struct sc_model model;
+	char err[1024];
+	int rc = 1;
+
+	if (!sc_model_import_rocpd(&model, &session, paths, n, sc_bool(s, SC_SET_INCLUDE_INLINES),
+				   err, sizeof(err)))
+		rc = write_outputs(&model, out_dir, s, summary, true);
+	else
+		pr_err("%s", err);
+	sc_model_free(&model);
+	sc_session_close(&session);
+	return rc;
+}
+
+/* From a database, rocpd is the input: convert to the other formats (pftrace by default). */
+static void database_formats(struct sc_settings *set)
+{
+	struct sc_setting_value *v = &set->v[SC_SET_OUTPUT_FORMAT];
+	char err[SC_ERRMSG_MAX], buf[256] = "";
+	char *copy, *save = NULL;
+
+	if (v->source < SC_SRC_ENV) {
+		sc_settings_set(set, SC_SET_OUTPUT_FORMAT, "pftrace", SC_SRC_CLI, err);
+		return;
+	}
+	if (!sc_list_has(set, SC_SET_OUTPUT_FORMAT, "rocpd"))
+		return;
+	if (v->source == SC_SRC_CLI)
+		sc_die(SC_EXIT_USAGE,
+		       "convert: the input is a rocpd database already; choose other formats (%s), "
+		       "or combine databases with 'syscope merge'",
+		       "pftrace, csv, json, text, folded");
+	copy = sc_xstrdup(v->text);
+	for (char *t = strtok_r(copy, " ,", &save); t; t = strtok_r(NULL, " ,", &save))
+		if (strcmp(t, "rocpd"))
+			snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf), "%s%s",
+				 buf[0] ? " " : "", t);
+	free(copy);
+	sc_settings_set(set, SC_SET_OUTPUT_FORMAT, buf[0] ? buf : "pftrace", SC_SRC_CLI, err);
+}
+
+/* `-f pftrace csv FILE.db`: the words after -f that are format names (and not files) are
+ * formats too, as rocprof's tools take them. Rewrites argv in place; returns the new argc. */
+static int gather_formats(int argc, char **argv, char **joined)
+{
+	int out = 0;
+
+	*joined = NULL;
+	for (int i = 0; i < argc; i++) {
+		bool flag = !strcmp(argv[i], "-f") || !strcmp(argv[i], "--format");
+		struct stat st;
+
+		argv[out++] = argv[i];
+		if (!flag || i + 1 >= argc)
+			continue;
+		free(*joined);
+		*joined = sc_xstrdup(argv[++i]);
+		while (i + 1 < argc && sc_sink_find(argv[i + 1]) && stat(argv[i + 1], &st)) {
+			char *more = sc_xasprintf("%s %s", *joined, argv[++i]);
+
+			free(*joined);
+			*joined = more;
+		}
+		argv[out++] = *joined;
+	}
+	return out;
+}
+
+static char *dir_of(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash ? sc_xstrndup(path, (size_t)(slash - path) + (slash == path))
+		     : sc_xstrdup(".");
 }
 
 int cmd_convert(int argc, char **argv)
 {
 	const struct sc_verb *verb = sc_verb_find("convert");
+	const char *formats = NULL;
+	struct sc_extra_opt extras[] = {
+		{ "format", 'f', true, "FORMAT...",
+		  "Output formats, as --output-format: pftrace, csv, json, text, folded (and "
+		  "rocpd from a session)",
+		  &formats },
+		{ 0 },
+	};
 	struct sc_cli cli;
-	const char *out_dir;
+	char *out_dir, *joined, err[SC_ERRMSG_MAX];
 	struct stat st;
 	int rc;
 
-	sc_cli_parse(&cli, verb, argc, argv, NULL, false);
-	if (sc_cli_answered(&cli, NULL))
+	argc = gather_formats(argc, argv, &joined);
+	sc_cli_parse(&cli, verb, argc, argv, extras, false);
+	if (sc_cli_answered(&cli, extras)) {
+		free(joined);
 		return 0;
-	if (cli.nrest != 1)
-		sc_die(SC_EXIT_USAGE, "convert: give one session folder (usage: %s)", verb->usage);
-	if (stat(cli.rest[0], &st))
-		sc_die(SC_EXIT_FAILURE, "%s: %s", cli.rest[0], strerror(errno));
-	if (!S_ISDIR(st.st_mode))
-		sc_die(SC_EXIT_FAILURE, "%s: not a session folder (give the folder syscope wrote)",
-		       cli.rest[0]);
+	}
+	if (formats &&
+	    sc_settings_set(&cli.settings, SC_SET_OUTPUT_FORMAT, formats, SC_SRC_CLI, err))
+		sc_die(SC_EXIT_USAGE, "convert: -f: %s", err);
+	if (cli.nrest < 1)
+		sc_die(SC_EXIT_USAGE,
+		       "convert: give a session folder or rocpd databases (usage: %s)",
+		       verb->usage);
+	for (int i = 0; i < cli.nrest; i++)
+		if (stat(cli.rest[i], &st))
+			sc_die(SC_EXIT_FAILURE, "%s: %s", cli.rest[i], strerror(errno));
+	if (S_ISDIR(st.st_mode) && cli.nrest > 1)
+		sc_die(SC_EXIT_USAGE, "convert: give one session folder at a time");
 	out_dir = cli.settings.v[SC_SET_OUTPUT_PATH].source == SC_SRC_CLI
-			  ? sc_str(&cli.settings, SC_SET_OUTPUT_PATH)
-			  : cli.rest[0];
-	if (out_dir != cli.rest[0] && mkdir(out_dir, 0755) && errno != EEXIST)
+			  ? sc_xstrdup(sc_str(&cli.settings, SC_SET_OUTPUT_PATH))
+		  : S_ISDIR(st.st_mode) ? sc_xstrdup(cli.rest[0])
+					: dir_of(cli.rest[0]);
+	if (mkdir(out_dir, 0755) && errno != EEXIST)
 		sc_die(SC_EXIT_FAILURE, "cannot create %s: %s", out_dir, strerror(errno));
-	rc = sc_convert_session(cli.rest[0], out_dir, &cli.settings,
-				sc_bool(&cli.settings, SC_SET_SUMMARY));
+	if (S_ISDIR(st.st_mode)) {
+		if (!sc_session_is_dir(cli.rest[0]))
+			sc_die(SC_EXIT_FAILURE,
+			       "%s: not a session folder (no raw/ inside); give the folder syscope "
+			       "wrote, or a rocpd database",
+			       cli.rest[0]);
+		rc = sc_convert_session(cli.rest[0], out_dir, &cli.settings,
+					sc_bool(&cli.settings, SC_SET_SUMMARY));
+	} else {
+		database_formats(&cli.settings);
+		rc = sc_convert_databases(cli.rest, (size_t)cli.nrest, out_dir, &cli.settings,
+					  sc_bool(&cli.settings, SC_SET_SUMMARY));
+	}
+	free(out_dir);
+	free(joined);
 	sc_cli_free(&cli);
 	return rc;
 }

@@ -16,9 +16,9 @@ const struct sc_verb sc_verbs[] = {
 	  "Profile a program by sampling the call stacks of all its threads and processes.",
 	  "syscope sample [options] [--] program [args...]" },
 	{ "convert", cmd_convert, SC_VERB_CONVERT,
-	  "Build the outputs of a session folder again, e.g. one left by a program that was "
-	  "killed.",
-	  "syscope convert [options] SESSION-FOLDER" },
+	  "Build outputs from a session folder (e.g. one left by a killed program) or from rocpd "
+	  "databases.",
+	  "syscope convert [-f FORMAT...] [-o PATH] SESSION-FOLDER | FILE.db..." },
 	{ "summary", cmd_summary, SC_VERB_SUMMARY,
 	  "Print the top functions, regions, kernels, copies and GPU busy time of sessions or "
 	  "rocpd databases.",

@@ -15,7 +15,7 @@
 
 #include "../common/log.h"
 #include "../common/vec.h"
-#include "../sinks/rocpd_read.h"
+#include "../store/rocpd_read.h"
 #include "../sinks/table.h"
 #include "../store/session.h"
 #include "cmd.h"

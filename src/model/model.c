@@ -240,15 +240,17 @@ static void gpu_record(struct sc_model *m, struct sc_image *img, const struct sc
 	}
 }
 
-static struct sc_process *process_for(struct sc_model *m, int32_t pid)
+/* Processes are told apart by host and pid (a merged database holds several hosts). */
+static struct sc_process *process_for(struct sc_model *m, int32_t pid, const char *host)
 {
 	for (size_t i = 0; i < m->processes.n; i++)
-		if (m->processes.v[i]->pid == pid)
+		if (m->processes.v[i]->pid == pid && m->processes.v[i]->hostname == host)
 			return m->processes.v[i];
 
 	struct sc_process *p = sc_xcalloc(1, sizeof(*p));
 
 	p->pid = pid;
+	p->hostname = host;
 	sc_hashmap_init(&p->thread_index);
 	*VEC_PUSH(&m->processes) = p;
 	return p;
@@ -619,7 +621,7 @@ static int proc_by_start(const void *a, const void *b)
 	return by_start(&x->images.v[0], &y->images.v[0]);
 }
 
-int sc_model_build(struct sc_model *m, struct sc_session *s, bool inlines)
+void sc_model_init(struct sc_model *m, struct sc_session *s, bool inlines)
 {
 	memset(m, 0, sizeof(*m));
 	m->session = s;
@@ -627,32 +629,35 @@ int sc_model_build(struct sc_model *m, struct sc_session *s, bool inlines)
 	sc_symbolizer_init(&m->sym, &m->strings, inlines);
 	sc_hashmap_init(&m->stack_index);
 	m->first_ts = UINT64_MAX;
+}
 
-	for (size_t i = 0; i < s->files.n; i++) {
-		struct sc_raw *raw = &s->files.v[i];
-		struct sc_image *img = sc_xcalloc(1, sizeof(*img));
-		const struct sc_file_header *h = (const void *)raw->data;
+struct sc_image *sc_model_add_image(struct sc_model *m, int32_t pid, const char *hostname)
+{
+	struct sc_image *img = sc_xcalloc(1, sizeof(*img));
 
-		img->raw = raw;
-		img->pid = raw->hdr.pid;
-		img->ppid = raw->hdr.ppid;
-		img->start_ns = raw->hdr.start_ns;
-		img->start_realtime_ns = raw->hdr.start_realtime_ns;
-		img->hostname = sc_strtab_intern(&m->strings, raw->hdr.hostname);
-		/* Live counters: read from the file, the writer may have updated them last. */
-		img->end_ns = h->end_ns;
-		img->end_reason = h->end_reason;
-		img->end_status = h->end_status;
-		img->lost_records = h->lost_records;
-		img->lost_bytes = h->lost_bytes;
-		img->lost_samples = h->lost_samples;
-		img->crash_stack = -1;
-		sc_hashmap_init(&img->names);
-		sc_hashmap_init(&img->corr);
-		img->proc = process_for(m, img->pid);
-		*VEC_PUSH(&img->proc->images) = img;
-		*VEC_PUSH(&m->images) = img;
-	}
+	img->pid = pid;
+	img->hostname = sc_strtab_intern(&m->strings, hostname ? hostname : "");
+	img->crash_stack = -1;
+	sc_hashmap_init(&img->names);
+	sc_hashmap_init(&img->corr);
+	img->proc = process_for(m, pid, img->hostname);
+	*VEC_PUSH(&img->proc->images) = img;
+	*VEC_PUSH(&m->images) = img;
+	return img;
+}
+
+int sc_image_foreach(const struct sc_image *img, sc_raw_record_fn cb, void *ctx,
+		     struct sc_raw_stats *stats, sc_raw_diag_fn diag, void *diag_ctx)
+{
+	struct sc_raw_stats ignored = { 0 };
+
+	if (img->raw)
+		return sc_raw_foreach(img->raw, cb, ctx, stats ? stats : &ignored, diag, diag_ctx);
+	return img->source.foreach (img->source.src, img, cb, ctx);
+}
+
+void sc_model_finish(struct sc_model *m)
+{
 	for (size_t pass_no = 0; pass_no < 2; pass_no++) {
 		for (size_t i = 0; i < m->images.n; i++) {
 			struct pass ps = { .m = m,
@@ -661,14 +666,10 @@ int sc_model_build(struct sc_model *m, struct sc_session *s, bool inlines)
 
 			/* Problems are reported by the first pass only. */
 			if (!pass_no)
-				sc_raw_foreach(ps.img->raw, metadata_record, &ps, &m->stats,
-					       diag_to_session, s);
-			else {
-				struct sc_raw_stats ignored = { 0 };
-
-				sc_raw_foreach(ps.img->raw, sample_record, &ps, &ignored, NULL,
-					       NULL);
-			}
+				sc_image_foreach(ps.img, metadata_record, &ps, &m->stats,
+						 diag_to_session, m->session);
+			else
+				sc_image_foreach(ps.img, sample_record, &ps, NULL, NULL, NULL);
 		}
 	}
 	for (size_t i = 0; i < m->processes.n; i++) {
@@ -690,6 +691,29 @@ int sc_model_build(struct sc_model *m, struct sc_session *s, bool inlines)
 	}
 	if (m->first_ts == UINT64_MAX)
 		m->first_ts = 0;
+}
+
+int sc_model_build(struct sc_model *m, struct sc_session *s, bool inlines)
+{
+	sc_model_init(m, s, inlines);
+	for (size_t i = 0; i < s->files.n; i++) {
+		struct sc_raw *raw = &s->files.v[i];
+		struct sc_image *img = sc_model_add_image(m, raw->hdr.pid, raw->hdr.hostname);
+		const struct sc_file_header *h = (const void *)raw->data;
+
+		img->raw = raw;
+		img->ppid = raw->hdr.ppid;
+		img->start_ns = raw->hdr.start_ns;
+		img->start_realtime_ns = raw->hdr.start_realtime_ns;
+		/* Live counters: read from the file, the writer may have updated them last. */
+		img->end_ns = h->end_ns;
+		img->end_reason = h->end_reason;
+		img->end_status = h->end_status;
+		img->lost_records = h->lost_records;
+		img->lost_bytes = h->lost_bytes;
+		img->lost_samples = h->lost_samples;
+	}
+	sc_model_finish(m);
 	return 0;
 }
 
@@ -726,6 +750,9 @@ void sc_model_free(struct sc_model *m)
 		free(m->frame_blocks.v[i]);
 	VEC_FREE(&m->frame_blocks);
 	VEC_FREE(&m->notes);
+	VEC_FREE(&m->symframes);
+	if (m->importer_free)
+		m->importer_free(m->importer);
 	sc_symbolizer_free(&m->sym);
 	sc_strtab_free(&m->strings);
 }

@@ -98,8 +98,19 @@ struct sc_gpu_stream {
 
 struct sc_process;
 
+struct sc_image;
+
+/* The records of an image that has no raw file (an importer made it), produced anew on each
+ * call in the order a raw file would hold them. */
+struct sc_record_source {
+	int (*foreach)(void *src, const struct sc_image *img, sc_raw_record_fn cb, void *ctx);
+	void *src;
+	const char *origin; /* the file they come from */
+};
+
 struct sc_image {
-	struct sc_raw *raw;
+	struct sc_raw *raw;		/* NULL for an imported image */
+	struct sc_record_source source; /* for an imported image */
 	struct sc_process *proc;
 	int32_t pid, ppid;
 	uint32_t uid;
@@ -127,11 +138,16 @@ struct sc_image {
 
 struct sc_process {
 	int32_t pid, ppid;
+	const char *hostname;	       /* interned */
 	VEC(struct sc_image *) images; /* by start time; more than one when it exec'd */
 	VEC(struct sc_thread) threads;
 	struct sc_hashmap thread_index; /* tid -> index + 1 */
 	uint64_t samples[SC_KINDS];
 };
+
+/* Stack flag (beside enum sc_sample_flags), set by importers only: the frames are indices in
+ * sc_model.symframes, symbolized already, instead of addresses. */
+#define SC_STACK_SYMBOLIC 0x8000u
 
 /* One distinct stack: the same image, thread, kind, flags and frames. */
 struct sc_stack {
@@ -158,6 +174,9 @@ struct sc_model {
 	uint64_t *frame_free;
 	size_t frame_left;
 	VEC(struct sc_note) notes;
+	VEC(struct sc_symframe) symframes; /* frames of imported stacks (SC_STACK_SYMBOLIC) */
+	void *importer;			   /* what made imported images, and frees them */
+	void (*importer_free)(void *importer);
 	struct sc_raw_stats stats;
 	uint64_t samples[SC_KINDS];
 	uint64_t first_ts, last_ts; /* over every image */
@@ -170,6 +189,16 @@ struct sc_model {
  */
 int sc_model_build(struct sc_model *m, struct sc_session *s, bool inlines);
 void sc_model_free(struct sc_model *m);
+
+/* The same in steps, for importers: init, add images (with a record source), finish (reads
+ * every image's records: metadata, then samples). */
+void sc_model_init(struct sc_model *m, struct sc_session *s, bool inlines);
+struct sc_image *sc_model_add_image(struct sc_model *m, int32_t pid, const char *hostname);
+void sc_model_finish(struct sc_model *m);
+
+/* Every record of an image, from its raw file or its source. */
+int sc_image_foreach(const struct sc_image *img, sc_raw_record_fn cb, void *ctx,
+		     struct sc_raw_stats *stats, sc_raw_diag_fn diag, void *diag_ctx);
 
 struct sc_thread *sc_process_thread(struct sc_process *p, int32_t tid);
 /* The agent or stream of an image, or NULL. */

@@ -139,7 +139,13 @@ size_t sc_stack_path(struct sc_profile_set *set, const struct sc_stack *st, uint
 	if (st->flags & SC_SAMPLE_TRUNCATED)
 		push_frame(set, sc_strtab_intern(&m->strings, "[truncated]"), empty, empty, 0,
 			   false, false, false);
-	for (uint32_t i = st->nframes; i-- > 0;) {
+	for (uint32_t i = st->nframes; i-- > 0 && (st->flags & SC_STACK_SYMBOLIC);) {
+		const struct sc_symframe *f = &m->symframes.v[st->frames[i]];
+
+		push_frame(set, f->func, f->module ? f->module : empty, f->file, f->line, false,
+			   false, false);
+	}
+	for (uint32_t i = st->nframes; i-- > 0 && !(st->flags & SC_STACK_SYMBOLIC);) {
 		/* Return addresses point after the call; look up the call itself. */
 		uint64_t addr = i ? st->frames[i] - 1 : st->frames[i];
 		struct sc_module *mod = sc_image_module_at(st->img, addr, st->first_ts);

@@ -24,6 +24,7 @@ struct sc_symframe {
 	uint32_t line;	  /* 0 when unknown */
 	bool inlined;	  /* this level was inlined into the one before it */
 	bool exported; /* outermost level: its ELF symbol is global (another object can call it) */
+	const char *module; /* interned; set in imported frames only (the file is not at hand) */
 };
 
 struct sc_elf; /* one opened ELF file */

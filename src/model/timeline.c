@@ -216,7 +216,7 @@ static int replay_record(void *ctx, int32_t tid, const struct sc_record *rec, ui
 			break;
 		r->stats->samples++;
 		if (r->ops->sample && s->nframes)
-			r->ops->sample(r->ctx, r->img, thread_of(r, tid), s->ts,
+			r->ops->sample(r->ctx, r->img, thread_of(r, tid), s->ts, s->cpu_ns,
 				       sc_model_stack_of(r->m, r->img, tid, rec));
 		break;
 	}
@@ -238,11 +238,10 @@ int sc_timeline_replay(struct sc_model *m, struct sc_image *img, const struct sc
 		       void *ctx, struct sc_timeline_stats *stats)
 {
 	struct replay r = { .m = m, .img = img, .ops = ops, .ctx = ctx, .stats = stats };
-	struct sc_raw_stats ignored = { 0 };
 	uint64_t end = img->end_ns ? img->end_ns : img->last_ts;
 
 	sc_hashmap_init(&r.open_index);
-	sc_raw_foreach(img->raw, replay_record, &r, &ignored, NULL, NULL);
+	sc_image_foreach(img, replay_record, &r, NULL, NULL, NULL);
 	for (size_t i = 0; i < r.open.n; i++) {
 		close_all(&r, r.open.v[i], end); /* threads that never recorded their end */
 		VEC_FREE(&r.open.v[i]->stack);

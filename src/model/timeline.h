@@ -46,7 +46,7 @@ struct sc_timeline_ops {
 	void (*counter)(void *ctx, struct sc_image *img, struct sc_thread *t,
 			const struct sc_counter_track *track, uint64_t ts, double value);
 	void (*sample)(void *ctx, struct sc_image *img, struct sc_thread *t, uint64_t ts,
-		       uint32_t stack);
+		       uint64_t cpu_ns, uint32_t stack);
 	void (*gpu_op)(void *ctx, struct sc_image *img, struct sc_thread *t,
 		       const struct sc_gpu_op_ev *op);
 };

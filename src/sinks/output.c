@@ -9,7 +9,8 @@
 #include "sink.h"
 
 static const struct sc_sink *const sinks[] = {
-	&sc_sink_rocpd, &sc_sink_pftrace, &sc_sink_text, &sc_sink_json, &sc_sink_folded,
+	&sc_sink_rocpd, &sc_sink_pftrace, &sc_sink_text,
+	&sc_sink_json,	&sc_sink_folded,  &sc_sink_csv,
 };
 
 const struct sc_sink *sc_sink_find(const char *token)
@@ -39,7 +40,7 @@ int sc_sinks_write_all(struct sc_output *out)
 		if (sc_list_has(out->settings, SC_SET_OUTPUT_FORMAT, sinks[i]->token) &&
 		    sinks[i]->write(out))
 			failed++;
-	if (sc_sink_metadata.write(out))
+	if (!out->from_database && sc_sink_metadata.write(out))
 		failed++;
 	return failed;
 }

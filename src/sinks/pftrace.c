@@ -475,13 +475,14 @@ static uint64_t callstack_iid(struct pf *pf, uint32_t stack)
 }
 
 static void on_sample(void *ctx, struct sc_image *img, struct sc_thread *t, uint64_t ts,
-		      uint32_t stack)
+		      uint64_t cpu_ns, uint32_t stack)
 {
 	struct pf *pf = ctx;
 	uint64_t cs = callstack_iid(pf, stack);
 	size_t s = pb_begin(&pf->ev, PKT_PERF_SAMPLE);
 
 	(void)img;
+	(void)cpu_ns;
 	pb_varint(&pf->ev, 2, (uint32_t)pf->pid);
 	pb_varint(&pf->ev, 3, (uint32_t)t->tid);
 	pb_varint(&pf->ev, 4, cs);

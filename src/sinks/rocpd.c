@@ -359,17 +359,21 @@ static void close_frames(struct rp *rp, struct frame_run *fr, size_t keep, uint6
 }
 
 static void on_sample(void *ctx, struct sc_image *img, struct sc_thread *t, uint64_t ts,
-		      uint32_t stack)
+		      uint64_t cpu_ns, uint32_t stack)
 {
 	struct rp *rp = ctx;
 	const struct sc_stack *st = &rp->out->model->stacks.v[stack];
 	struct frame_run *fr = run_of(rp, t, st->kind);
 	uint32_t *funcs, *lines;
 	size_t n, same = 0;
-	int64_t ev = rp_event(rp, sampling_category(st->kind), (int64_t)stack + 1,
-			      stack_json(rp, stack, false), stack_json(rp, stack, true), "{}");
+	char ext[48];
+	int64_t ev;
 
 	(void)img;
+	/* The thread's CPU time lets a reader weigh samples as the session's own profiles do. */
+	snprintf(ext, sizeof(ext), "{\"cpu_ns\":%llu}", (unsigned long long)cpu_ns);
+	ev = rp_event(rp, sampling_category(st->kind), (int64_t)stack + 1,
+		      stack_json(rp, stack, false), stack_json(rp, stack, true), ext);
 	rp_run(rp, INS_SAMPLE, "tiii", rp->guid, fr->track, (int64_t)ts, ev);
 	n = sc_stack_path(rp->out->profiles, st, &funcs, &lines);
 	while (same < n && same < fr->funcs.n && fr->funcs.v[same] == funcs[same])
@@ -453,24 +457,74 @@ static void create_schema(struct rp *rp)
 	}
 }
 
-static char *environment_json(const struct sc_image *img)
+/* "KEY=value" strings as a JSON object. */
+static json_t *key_values(const char *const *v, size_t n)
 {
 	json_t *o = json_object();
-	char *s;
 
-	for (size_t i = 0; i < img->env.n; i++) {
-		const char *eq = strchr(img->env.v[i], '=');
+	for (size_t i = 0; i < n; i++) {
+		const char *eq = strchr(v[i], '=');
 		char *key;
 
 		if (!eq)
 			continue;
-		key = sc_xstrndup(img->env.v[i], (size_t)(eq - img->env.v[i]));
+		key = sc_xstrndup(v[i], (size_t)(eq - v[i]));
 		json_object_set_new(o, key, json_string(eq + 1));
 		free(key);
 	}
-	s = json_dumps(o, JSON_COMPACT);
+	return o;
+}
+
+static char *dump(json_t *o)
+{
+	char *s = json_dumps(o, JSON_COMPACT);
+
 	json_decref(o);
 	return s;
+}
+
+/* What rocpd has no column for, kept for syscope's readers (convert from a database):
+ * executable, cwd, exact argv, wall-clock start, how it ended, losses, settings. */
+static char *process_extdata(const struct sc_process *p)
+{
+	const struct sc_image *first = p->images.v[0], *last = p->images.v[p->images.n - 1];
+	json_t *argv = json_array();
+	uint64_t lost[3] = { 0 };
+
+	for (size_t i = 0; i < last->argv.n; i++)
+		json_array_append_new(argv, json_string(last->argv.v[i]));
+	for (size_t i = 0; i < p->images.n; i++) {
+		lost[0] += p->images.v[i]->lost_records;
+		lost[1] += p->images.v[i]->lost_bytes;
+		lost[2] += p->images.v[i]->lost_samples;
+	}
+	return dump(json_pack("{s:{s:s, s:s?, s:s?, s:o, s:I, s:s, s:i, s:I, s:I, s:I, s:o}}",
+			      "syscope", "version", SYSCOPE_VERSION, "exe", last->exe, "cwd",
+			      last->cwd, "argv", argv, "start_realtime_ns",
+			      (json_int_t)first->start_realtime_ns, "end_reason",
+			      sc_end_reason_text(last->end_reason), "end_status", last->end_status,
+			      "lost_records", (json_int_t)lost[0], "lost_bytes",
+			      (json_int_t)lost[1], "lost_samples", (json_int_t)lost[2], "settings",
+			      key_values(first->settings.v, first->settings.n)));
+}
+
+static char *thread_extdata(const struct sc_thread *t)
+{
+	json_t *samplers = json_array();
+
+	for (unsigned k = 0; k < SC_KINDS; k++)
+		if (t->period_ns[k] || t->mechanism[k] || t->sampler_error[k])
+			json_array_append_new(samplers,
+					      json_pack("{s:i, s:I, s:i, s:I, s:i}", "kind", (int)k,
+							"period_ns", (json_int_t)t->period_ns[k],
+							"mechanism", (int)t->mechanism[k],
+							"throttled_period_ns",
+							(json_int_t)t->throttled_period_ns[k],
+							"error", (int)t->sampler_error[k]));
+	return dump(json_pack("{s:i, s:i, s:I, s:I, s:o}", "index",
+			      t->index == UINT32_MAX ? -1 : (int)t->index, "creator",
+			      (int)t->creator, "begin_cpu_ns", (json_int_t)t->begin_cpu,
+			      "end_cpu_ns", (json_int_t)t->end_cpu, "samplers", samplers));
 }
 
 static void describe_process(struct rp *rp)
@@ -479,7 +533,7 @@ static void describe_process(struct rp *rp)
 	const struct sc_image *first = p->images.v[0], *last = p->images.v[p->images.n - 1];
 	uint64_t end = last->end_ns ? last->end_ns : last->last_ts;
 	VEC(char) cmd = { 0 };
-	char *env = environment_json(last), *sql;
+	char *env = dump(key_values(last->env.v, last->env.n)), *ext = process_extdata(p), *sql;
 
 	for (size_t i = 0; i < last->argv.n; i++) {
 		if (i)
@@ -497,29 +551,32 @@ static void describe_process(struct rp *rp)
 	rp_exec(rp, sql);
 	sqlite3_free(sql);
 	sql = sqlite3_mprintf("INSERT INTO \"rocpd_info_process%s\" (id, guid, nid, ppid, pid, "
-			      "init, fini, start, end, command, environment) VALUES (%d, %Q, %lld, "
-			      "%d, %d, %lld, %lld, %lld, %lld, %Q, %Q)",
+			      "init, fini, start, end, command, environment, extdata) VALUES (%d, "
+			      "%Q, %lld, %d, %d, %lld, %lld, %lld, %lld, %Q, %Q, %Q)",
 			      rp->uuid, (int)p->pid, rp->guid, (long long)rp->nid, (int)p->ppid,
 			      (int)p->pid, (long long)first->start_ns, (long long)end,
 			      (long long)first->start_ns, (long long)end,
-			      cmd.v[0] ? cmd.v : (last->exe ? last->exe : "?"), env);
+			      cmd.v[0] ? cmd.v : (last->exe ? last->exe : "?"), env, ext);
 	rp_exec(rp, sql);
 	sqlite3_free(sql);
 	free(env);
+	free(ext);
 	VEC_FREE(&cmd);
 	for (size_t i = 0; i < p->threads.n; i++) {
 		const struct sc_thread *t = &p->threads.v[i];
+		char *text = thread_extdata(t);
 
 		sql = sqlite3_mprintf(
 			"INSERT INTO \"rocpd_info_thread%s\" (id, guid, nid, ppid, "
-			"pid, tid, name, start, end) VALUES (%d, %Q, %lld, %d, %d, %d, "
-			"%Q, %lld, %lld)",
+			"pid, tid, name, start, end, extdata) VALUES (%d, %Q, %lld, %d, %d, %d, "
+			"%Q, %lld, %lld, %Q)",
 			rp->uuid, (int)t->tid, rp->guid, (long long)rp->nid, (int)p->ppid,
 			(int)p->pid, (int)t->tid, t->name,
 			(long long)(t->begin_ts ? t->begin_ts : first->start_ns),
-			(long long)(t->end_ts ? t->end_ts : end));
+			(long long)(t->end_ts ? t->end_ts : end), text);
 		rp_exec(rp, sql);
 		sqlite3_free(sql);
+		free(text);
 	}
 	/* The host as agent 1 (absolute index 0), and the default queue and stream. */
 	sql = sqlite3_mprintf(

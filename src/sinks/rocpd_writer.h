@@ -11,7 +11,7 @@
 #include <stdint.h>
 
 #include "../model/timeline.h"
-#include "rocpd.h"
+#include "../store/rocpd.h"
 #include "sink.h"
 
 /* Prepared inserts, for the tables that get a row per event. */

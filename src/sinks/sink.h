@@ -21,6 +21,7 @@ struct sc_output {
 	const char *dir;     /* where outputs go */
 	VEC(char *) written; /* file names relative to dir, in the order written */
 	VEC(char *) errors;
+	bool from_database; /* the model was imported from rocpd: no metadata file is written */
 };
 
 struct sc_sink {
@@ -31,13 +32,13 @@ struct sc_sink {
 };
 
 extern const struct sc_sink sc_sink_text, sc_sink_json, sc_sink_folded, sc_sink_metadata,
-	sc_sink_pftrace, sc_sink_rocpd;
+	sc_sink_pftrace, sc_sink_rocpd, sc_sink_csv;
 
 /* The sink for an --output-format token, or NULL. */
 const struct sc_sink *sc_sink_find(const char *token);
 /* Comma-separated list of tokens, for error messages and help. */
 const char *sc_sink_tokens(void);
-/* Run every sink named in OUTPUT_FORMAT, then the metadata. Returns the number of sinks that
+/* Run every sink named in OUTPUT_FORMAT, then the metadata (of a recorded session). Returns the number of sinks that
  * failed. */
 int sc_sinks_write_all(struct sc_output *out);
 

@@ -3,6 +3,7 @@ the program's stdin, stdout, stderr, environment and exit status are its own; si
 syscope reach it."""
 import os
 import signal
+import sqlite3
 import subprocess
 import time
 
@@ -54,7 +55,7 @@ def test_bad_sampling_values_name_the_valid_range():
     # written with a comma, which makes it part of the option.
     r = syscope("sample", "--output-format=json,pftace", "--", fixture("hot"), "0.1")
     check_eq(r.rc, 2, r.describe())
-    check("--output-format 'pftace' is not valid (valid: rocpd, pftrace, text, json, folded)"
+    check("--output-format 'pftace' is not valid (valid: rocpd, pftrace, text, json, folded, csv)"
           in r.err,
           r.err)
 
@@ -124,10 +125,24 @@ def test_signals_sent_to_syscope_reach_the_program():
 def test_convert_rejects_what_is_not_a_session():
     r = syscope("convert", "/tmp")
     check_eq(r.rc, 1, r.describe())
-    check("/tmp is not a syscope session folder" in r.err, r.err)
+    check("/tmp: not a session folder (no raw/ inside)" in r.err, r.err)
     r = syscope("convert", "/no/such/dir")
     check_eq(r.rc, 1, r.describe())
     check("No such file or directory" in r.err, r.err)
+    text = os.path.join(r.workdir, "notes.txt")
+    with open(text, "w") as f:
+        f.write("hello\n")
+    r = syscope("convert", "-f", "pftrace", text)
+    check_eq(r.rc, 1, r.describe())
+    check(f"{text} is not an SQLite database" in r.err, r.err)
+    other = os.path.join(r.workdir, "other.db")
+    db = sqlite3.connect(other)
+    db.execute("CREATE TABLE t (x)")
+    db.commit()
+    db.close()
+    r = syscope("convert", "-f", "pftrace", other)
+    check_eq(r.rc, 1, r.describe())
+    check("is an SQLite database but not a rocpd one" in r.err, r.err)
 
 
 harness.main(globals())

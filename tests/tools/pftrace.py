@@ -273,6 +273,24 @@ class Trace:
         return t.get("tid")
 
 
+def content(trace):
+    """What a trace shows, independent of ids and file order: tracks, slices, instants,
+    counter values, samples and flows, each sorted; tracks named by (kind, tid, name)."""
+    def track(u):
+        i = trace.tracks[u]
+        return (i["kind"], i.get("tid"), i["name"])
+    return {
+        "tracks": sorted((i["kind"], i.get("pid") or 0, i.get("tid") or 0, i["name"],
+                          i.get("unit") or "") for i in trace.tracks.values()),
+        "slices": sorted((track(s[0]), s[1], s[2], s[3], s[4], sorted(s[5].items()))
+                         for s in trace.slices),
+        "instants": sorted((track(i[0]),) + tuple(i[1:]) for i in trace.instants),
+        "counters": sorted((track(c[0]), c[1], c[2]) for c in trace.counters),
+        "samples": sorted((s[0], s[1], s[2], tuple(s[3])) for s in trace.samples),
+        "flows": sorted((f[1], f[2]) for f in trace.flows),
+    }
+
+
 def main():
     t = Trace(open(sys.argv[1], "rb").read())
     print(f"{len(t.packets)} packets, {len(t.tracks)} tracks, {len(t.slices)} slices, "

@@ -98,7 +98,7 @@ static void test_bad_values(void)
 	CHECK_CONTAINS(err, "on, off");
 	CHECK(sc_settings_set(&s, SC_SET_OUTPUT_FORMAT, "json pftace", SC_SRC_CLI, err) == -EINVAL);
 	CHECK_CONTAINS(err, "'pftace'");
-	CHECK_CONTAINS(err, "(valid: rocpd, pftrace, text, json, folded)");
+	CHECK_CONTAINS(err, "(valid: rocpd, pftrace, text, json, folded, csv)");
 	CHECK(sc_settings_set(&s, SC_SET_SAMPLING_UNWINDER, "dwarf", SC_SRC_CLI, err) == -EINVAL);
 	CHECK(sc_settings_set(&s, SC_SET_SAMPLING_MAX_DEPTH, "12x", SC_SRC_CLI, err) == -EINVAL);
 	CHECK(sc_settings_set(&s, SC_SET_SAMPLING_MAX_DEPTH, "5000", SC_SRC_CLI, err) == -EINVAL);

@@ -6,8 +6,8 @@
  * A file that is not a rocpd database (no metadata, unknown schema version, missing base
  * views) is refused with a message saying which and why.
  */
-#ifndef SYSCOPE_SINKS_ROCPD_READ_H
-#define SYSCOPE_SINKS_ROCPD_READ_H
+#ifndef SYSCOPE_STORE_ROCPD_READ_H
+#define SYSCOPE_STORE_ROCPD_READ_H
 
 #include <sqlite3.h>
 #include <stddef.h>

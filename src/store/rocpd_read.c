@@ -111,6 +111,26 @@ static int union_views(struct sc_rocpd_set *set, char *err, size_t errlen)
 	return 0;
 }
 
+/* After a failure reading the files together: name the ones SQLite finds damaged. */
+static void name_damaged(struct sc_rocpd_set *set, char *const *paths, char *err, size_t errlen)
+{
+	char why[256];
+
+	snprintf(why, sizeof(why), "%s", err);
+	for (size_t i = 0; i < set->nfiles; i++) {
+		char q[64], *msg = NULL;
+
+		snprintf(q, sizeof(q), "PRAGMA db%zu.quick_check(1)", i);
+		if (sqlite3_exec(set->db, q, NULL, NULL, &msg) != SQLITE_OK) {
+			snprintf(err, errlen, "%s is damaged: %s", paths[i], msg ? msg : why);
+			sqlite3_free(msg);
+			return;
+		}
+	}
+	if (set->nfiles == 1)
+		snprintf(err, errlen, "%s: %s", paths[0], why);
+}
+
 int sc_rocpd_open(struct sc_rocpd_set *set, char *const *paths, size_t n, char *err, size_t errlen)
 {
 	memset(set, 0, sizeof(*set));
@@ -131,16 +151,25 @@ int sc_rocpd_open(struct sc_rocpd_set *set, char *const *paths, size_t n, char *
 		q = sqlite3_mprintf("ATTACH DATABASE %Q AS db%d", uri, (int)i);
 		sqlite3_free(uri);
 		snprintf(schema, sizeof(schema), "db%zu", i);
-		if (sql(set->db, q, err, errlen) ||
-		    check_rocpd(set->db, schema, paths[i], err, errlen)) {
+		if (sql(set->db, q, err, errlen)) {
+			char why[256];
+
+			snprintf(why, sizeof(why), "%s", err);
+			snprintf(err, errlen, "%s: cannot open it: %s", paths[i], why);
+			sqlite3_free(q);
+			goto fail;
+		}
+		if (check_rocpd(set->db, schema, paths[i], err, errlen)) {
 			sqlite3_free(q);
 			goto fail;
 		}
 		sqlite3_free(q);
 		set->nfiles++;
 	}
-	if (union_views(set, err, errlen))
+	if (union_views(set, err, errlen)) {
+		name_damaged(set, paths, err, errlen);
 		goto fail;
+	}
 	return 0;
 fail:
 	sc_rocpd_close(set);

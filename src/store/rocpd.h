@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* The rocpd database: its schema (rocpd_schema.c) and the writer (rocpd.c). */
-#ifndef SYSCOPE_SINKS_ROCPD_H
-#define SYSCOPE_SINKS_ROCPD_H
+/* The rocpd database format: its schema (rocpd_schema.c); the reader is rocpd_read.c and
+ * the writer src/sinks/rocpd.c. */
+#ifndef SYSCOPE_STORE_ROCPD_H
+#define SYSCOPE_STORE_ROCPD_H
 
 #define SC_ROCPD_SCHEMA_VERSION "3"
 
