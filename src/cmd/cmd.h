@@ -68,6 +68,7 @@ void sc_cli_help(const struct sc_verb *verb, const struct sc_extra_opt *extras, 
 int cmd_sample(int argc, char **argv);
 int cmd_convert(int argc, char **argv);
 int cmd_summary(int argc, char **argv);
+int cmd_merge(int argc, char **argv);
 
 /* launch.c: run a program under libsyscope.so and wait for its whole process tree. */
 struct sc_launch_result {
@@ -80,8 +81,17 @@ int sc_launch(struct sc_cli *cli, struct sc_launch_result *res);
  * the outputs were written, 1 otherwise. */
 int sc_convert_session(const char *dir, const char *out_dir, const struct sc_settings *s,
 		       bool summary);
-/* The same from rocpd databases (their formats but rocpd: the input is rocpd already). */
+/* The same from rocpd databases (their formats but rocpd: the input is rocpd already); with
+ * `merged_trace`, one Perfetto trace of that name holds every process. */
 int sc_convert_databases(char *const *paths, size_t n, const char *out_dir,
-			 const struct sc_settings *s, bool summary);
+			 const struct sc_settings *s, bool summary, const char *merged_trace);
+
+/* `-f pftrace csv ...`: join the format names after -f into one argument. Returns the new
+ * argc; *joined is to be freed. */
+int sc_gather_formats(int argc, char **argv, char **joined);
+
+/* inputs.c: add to `vec` (a VEC(char *)) the rocpd databases of `arg`: a database, a session
+ * folder (converted to rocpd first if need be) or a folder of sessions. Exits on error. */
+void sc_rocpd_inputs(const char *arg, void *vec);
 
 #endif /* SYSCOPE_CMD_CMD_H */

@@ -25,10 +25,13 @@
 
 /* Write the outputs of a built model and report. */
 static int write_outputs(struct sc_model *model, const char *out_dir, const struct sc_settings *s,
-			 bool summary, bool from_database)
+			 bool summary, bool from_database, const char *merged_trace)
 {
 	struct sc_profile_set profiles;
-	struct sc_output out = { .settings = s, .dir = out_dir, .from_database = from_database };
+	struct sc_output out = { .settings = s,
+				 .dir = out_dir,
+				 .from_database = from_database,
+				 .merged_trace = merged_trace };
 	int failed;
 
 	sc_profiles_build(&profiles, model);
@@ -71,14 +74,14 @@ int sc_convert_session(const char *dir, const char *out_dir, const struct sc_set
 		return 1;
 	}
 	sc_model_build(&model, &session, sc_bool(s, SC_SET_INCLUDE_INLINES));
-	rc = write_outputs(&model, out_dir, s, summary, false);
+	rc = write_outputs(&model, out_dir, s, summary, false, NULL);
 	sc_model_free(&model);
 	sc_session_close(&session);
 	return rc;
 }
 
 int sc_convert_databases(char *const *paths, size_t n, const char *out_dir,
-			 const struct sc_settings *s, bool summary)
+			 const struct sc_settings *s, bool summary, const char *merged_trace)
 {
 	struct sc_session session = { .dir = sc_xstrdup(out_dir) };
 	struct sc_model model;
@@ -87,7 +90,7 @@ int sc_convert_databases(char *const *paths, size_t n, const char *out_dir,
 
 	if (!sc_model_import_rocpd(&model, &session, paths, n, sc_bool(s, SC_SET_INCLUDE_INLINES),
 				   err, sizeof(err)))
-		rc = write_outputs(&model, out_dir, s, summary, true);
+		rc = write_outputs(&model, out_dir, s, summary, true, merged_trace);
 	else
 		pr_err("%s", err);
 	sc_model_free(&model);
@@ -123,8 +126,8 @@ static void database_formats(struct sc_settings *set)
 }
 
 /* `-f pftrace csv FILE.db`: the words after -f that are format names (and not files) are
- * formats too, as rocprof's tools take them. Rewrites argv in place; returns the new argc. */
-static int gather_formats(int argc, char **argv, char **joined)
+ * formats too, as rocprof's tools take them. */
+int sc_gather_formats(int argc, char **argv, char **joined)
 {
 	int out = 0;
 
@@ -173,7 +176,7 @@ int cmd_convert(int argc, char **argv)
 	struct stat st;
 	int rc;
 
-	argc = gather_formats(argc, argv, &joined);
+	argc = sc_gather_formats(argc, argv, &joined);
 	sc_cli_parse(&cli, verb, argc, argv, extras, false);
 	if (sc_cli_answered(&cli, extras)) {
 		free(joined);
@@ -208,7 +211,7 @@ int cmd_convert(int argc, char **argv)
 	} else {
 		database_formats(&cli.settings);
 		rc = sc_convert_databases(cli.rest, (size_t)cli.nrest, out_dir, &cli.settings,
-					  sc_bool(&cli.settings, SC_SET_SUMMARY));
+					  sc_bool(&cli.settings, SC_SET_SUMMARY), NULL);
 	}
 	free(out_dir);
 	free(joined);

@@ -23,6 +23,9 @@ const struct sc_verb sc_verbs[] = {
 	  "Print the top functions, regions, kernels, copies and GPU busy time of sessions or "
 	  "rocpd databases.",
 	  "syscope summary [--format table|csv|json|md] [--top N] SESSION|FILE.db..." },
+	{ "merge", cmd_merge, SC_VERB_MERGE,
+	  "Merge processes, MPI ranks or nodes into one rocpd database and one Perfetto trace.",
+	  "syscope merge [-o OUT[.db]] [-f FORMAT...] SESSION|FILE.db|FOLDER..." },
 };
 const unsigned sc_nverbs = sizeof(sc_verbs) / sizeof(sc_verbs[0]);
 

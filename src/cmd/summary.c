@@ -205,48 +205,6 @@ static json_t *to_json(const struct result *r)
 	return arr;
 }
 
-/* The rocpd files of a session folder, converting the session first if it has none. */
-static void inputs_of(const char *arg, const struct sc_settings *s, void *vec_)
-{
-	VEC(char *) *vec = vec_;
-	struct stat st;
-	DIR *d;
-	struct dirent *de;
-	size_t before = vec->n;
-
-	if (stat(arg, &st))
-		sc_die(SC_EXIT_FAILURE, "%s: %s", arg, strerror(errno));
-	if (!S_ISDIR(st.st_mode)) {
-		*VEC_PUSH(vec) = sc_xstrdup(arg);
-		return;
-	}
-	if (!sc_session_is_dir(arg))
-		sc_die(SC_EXIT_FAILURE, "%s is neither a rocpd database nor a session folder", arg);
-	for (int attempt = 0; attempt < 2 && vec->n == before; attempt++) {
-		if (attempt) {
-			struct sc_settings only_rocpd;
-			char err[SC_ERRMSG_MAX];
-
-			pr_info("%s has no rocpd databases yet: writing them", arg);
-			if (sc_settings_init(&only_rocpd) ||
-			    sc_settings_set(&only_rocpd, SC_SET_OUTPUT_FORMAT, "rocpd", SC_SRC_CLI,
-					    err))
-				sc_die(SC_EXIT_FAILURE, "out of memory");
-			(void)s;
-			if (sc_convert_session(arg, arg, &only_rocpd, false))
-				sc_die(SC_EXIT_FAILURE, "%s could not be converted", arg);
-			sc_settings_free(&only_rocpd);
-		}
-		d = opendir(arg);
-		while (d && (de = readdir(d)))
-			if (!strncmp(de->d_name, "rocpd-", 6) && strstr(de->d_name, ".db") &&
-			    !strstr(de->d_name, ".tmp"))
-				*VEC_PUSH(vec) = sc_xasprintf("%s/%s", arg, de->d_name);
-		if (d)
-			closedir(d);
-	}
-}
-
 int cmd_summary(int argc, char **argv)
 {
 	const struct sc_verb *verb = sc_verb_find("summary");
@@ -290,7 +248,7 @@ int cmd_summary(int argc, char **argv)
 		       "(usage: %s)",
 		       verb->usage);
 	for (int i = 0; i < cli.nrest; i++)
-		inputs_of(cli.rest[i], &cli.settings, &files);
+		sc_rocpd_inputs(cli.rest[i], &files);
 	if (!files.n)
 		sc_die(SC_EXIT_FAILURE, "no rocpd databases in %s", cli.rest[0]);
 	if (sc_rocpd_open(&set, files.v, files.n, err, sizeof(err)))

@@ -140,6 +140,18 @@ bool sc_image_corr_linked(const struct sc_image *img, uint64_t corr)
 	return slot && *slot == (SC_CORR_HOST | SC_CORR_DEVICE);
 }
 
+int sc_image_rank(const struct sc_image *img)
+{
+	static const char *const vars[] = { "OMPI_COMM_WORLD_RANK=", "PMI_RANK=", "PMIX_RANK=",
+					    "MV2_COMM_WORLD_RANK=", "SLURM_PROCID=" };
+
+	for (size_t v = 0; v < sizeof(vars) / sizeof(vars[0]); v++)
+		for (size_t i = 0; i < img->env.n; i++)
+			if (!strncmp(img->env.v[i], vars[v], strlen(vars[v])))
+				return atoi(img->env.v[i] + strlen(vars[v]));
+	return -1;
+}
+
 const char *sc_image_name(const struct sc_image *img, uint32_t id)
 {
 	const uint64_t *slot = id ? sc_hashmap_get((struct sc_hashmap *)&img->names, id) : NULL;

@@ -207,6 +207,8 @@ const struct sc_gpu_stream *sc_image_stream(const struct sc_image *img, uint32_t
 					    uint64_t stream);
 /* Both a host call and device work carry correlation id `corr` (a flow links them). */
 bool sc_image_corr_linked(const struct sc_image *img, uint64_t corr);
+/* The MPI rank (or launcher task id) from the image's environment, or -1. */
+int sc_image_rank(const struct sc_image *img);
 /* The text of string `id` of an image, or NULL. */
 const char *sc_image_name(const struct sc_image *img, uint32_t id);
 /* The index of a sample's stack in m->stacks (adding it if it is new). */

@@ -44,7 +44,6 @@ enum {
 	CPU_MODE_USER = 2,
 };
 
-#define SEQUENCE 1
 #define UUID_PROCESS (1ull << 60)
 #define UUID_THREAD (2ull << 60)
 #define UUID_COUNTER (3ull << 60)
@@ -65,11 +64,16 @@ struct lane_set {
 struct pf {
 	struct sc_output *out;
 	struct sc_profile_set *set;
-	struct sc_outfile of;
+	FILE *f;
 	struct pb_buf pkt, ev, interned;
 	size_t interned_token; /* open InternedData message in `interned`, 0 = none */
-	int32_t pid;
-	uint64_t iids; /* last iid handed out (shared by all kinds) */
+	int32_t pid;   /* as written: the real one, unless a merged trace had to tell two apart */
+	uint64_t key;  /* what track uuids are made from: pid, and the process's place in a
+			 * merged trace */
+	uint32_t seq;  /* packet sequence of this process */
+	int64_t shift; /* added to every timestamp (merged traces of several hosts) */
+	const char *label; /* process name */
+	uint64_t iids;	   /* last iid handed out (shared by all kinds) */
 	struct sc_hashmap names, categories, arg_names; /* interned string -> iid */
 	struct sc_hashmap func_names, mapping_paths, source_paths, mappings, frames, callstacks;
 	struct sc_hashmap lanes; /* (agent, stream) -> index in lane_ends + 1 */
@@ -77,10 +81,21 @@ struct pf {
 	struct sc_hashmap gpu_memory; /* agent + 1 -> bytes allocated now */
 };
 
-static uint64_t thread_uuid(int32_t pid, int32_t tid)
+static uint64_t process_uuid(const struct pf *pf)
 {
-	return UUID_THREAD |
-	       (sc_hash_u64((uint64_t)(uint32_t)pid << 32 | (uint32_t)tid) & UUID_MASK);
+	return UUID_PROCESS | (pf->key & UUID_MASK);
+}
+
+static uint64_t thread_uuid(const struct pf *pf, int32_t tid)
+{
+	return UUID_THREAD | (sc_hash_bytes(&pf->key, sizeof(pf->key), (uint32_t)tid) & UUID_MASK);
+}
+
+static uint64_t shifted(const struct pf *pf, uint64_t ts)
+{
+	int64_t t = (int64_t)ts + pf->shift;
+
+	return t > 0 ? (uint64_t)t : 0;
 }
 
 static void emit(struct pf *pf, struct pb_buf *packet)
@@ -90,7 +105,7 @@ static void emit(struct pf *pf, struct pb_buf *packet)
 
 	pb_raw(&wrap, packet->data, packet->len);
 	pb_end(&wrap, t);
-	fwrite(wrap.data, 1, wrap.len, pf->of.f); /* a failure shows in sc_out_close (ferror) */
+	fwrite(wrap.data, 1, wrap.len, pf->f); /* a failure shows in sc_out_close (ferror) */
 	pb_free(&wrap);
 }
 
@@ -124,8 +139,8 @@ static uint64_t intern_string(struct pf *pf, struct sc_hashmap *map, uint32_t fi
 static void send_event(struct pf *pf, uint64_t ts)
 {
 	pb_reset(&pf->pkt);
-	pb_varint(&pf->pkt, PKT_TIMESTAMP, ts);
-	pb_varint(&pf->pkt, PKT_SEQUENCE_ID, SEQUENCE);
+	pb_varint(&pf->pkt, PKT_TIMESTAMP, shifted(pf, ts));
+	pb_varint(&pf->pkt, PKT_SEQUENCE_ID, pf->seq);
 	pb_varint(&pf->pkt, PKT_FLAGS, SEQ_NEEDS_STATE);
 	if (pf->interned_token) {
 		pb_end(&pf->interned, pf->interned_token);
@@ -138,6 +153,7 @@ static void send_event(struct pf *pf, uint64_t ts)
 	emit(pf, &pf->pkt);
 }
 
+/* The trace's clocks: MONOTONIC, the clock of every timestamp, and REALTIME with it. */
 static void clock_snapshot(struct pf *pf, const struct sc_image *img)
 {
 	size_t snap, c;
@@ -155,25 +171,30 @@ static void clock_snapshot(struct pf *pf, const struct sc_image *img)
 	pb_varint(&pf->pkt, 2, CLOCK_MONOTONIC_ID); /* primary_trace_clock */
 	pb_end(&pf->pkt, snap);
 	emit(pf, &pf->pkt);
+}
 
-	/* The sequence starts: incremental state cleared, timestamps in MONOTONIC by default. */
+/* A process's sequence starts: incremental state cleared, timestamps in MONOTONIC. */
+static void start_sequence(struct pf *pf, uint64_t ts)
+{
+	size_t d;
+
 	pb_reset(&pf->pkt);
-	pb_varint(&pf->pkt, PKT_TIMESTAMP, img->start_ns);
+	pb_varint(&pf->pkt, PKT_TIMESTAMP, shifted(pf, ts));
 	pb_varint(&pf->pkt, PKT_CLOCK_ID, CLOCK_MONOTONIC_ID);
-	pb_varint(&pf->pkt, PKT_SEQUENCE_ID, SEQUENCE);
+	pb_varint(&pf->pkt, PKT_SEQUENCE_ID, pf->seq);
 	pb_varint(&pf->pkt, PKT_FLAGS, SEQ_CLEARED | SEQ_NEEDS_STATE);
 	pb_varint(&pf->pkt, PKT_FIRST_ON_SEQUENCE, 1);
-	snap = pb_begin(&pf->pkt, PKT_DEFAULTS);
+	d = pb_begin(&pf->pkt, PKT_DEFAULTS);
 	pb_varint(&pf->pkt, 58, CLOCK_MONOTONIC_ID);
-	pb_end(&pf->pkt, snap);
+	pb_end(&pf->pkt, d);
 	emit(pf, &pf->pkt);
 }
 
 static void descriptor_packet(struct pf *pf, uint64_t ts)
 {
 	pb_reset(&pf->pkt);
-	pb_varint(&pf->pkt, PKT_TIMESTAMP, ts);
-	pb_varint(&pf->pkt, PKT_SEQUENCE_ID, SEQUENCE);
+	pb_varint(&pf->pkt, PKT_TIMESTAMP, shifted(pf, ts));
+	pb_varint(&pf->pkt, PKT_SEQUENCE_ID, pf->seq);
 	pb_varint(&pf->pkt, PKT_FLAGS, SEQ_NEEDS_STATE);
 	pb_raw(&pf->pkt, pf->ev.data, pf->ev.len);
 	pb_reset(&pf->ev);
@@ -186,12 +207,12 @@ static void describe_process(struct pf *pf, const struct sc_process *p)
 	const char *exe = img->exe ? img->exe : "?", *base = strrchr(exe, '/');
 	size_t d = pb_begin(&pf->ev, PKT_TRACK_DESCRIPTOR), pd;
 
-	pb_varint(&pf->ev, 1, UUID_PROCESS | (uint32_t)p->pid);
+	pb_varint(&pf->ev, 1, process_uuid(pf));
 	pd = pb_begin(&pf->ev, 3);
-	pb_int(&pf->ev, 1, p->pid);
+	pb_int(&pf->ev, 1, pf->pid);
 	for (size_t i = 0; i < img->argv.n; i++)
 		pb_string(&pf->ev, 2, img->argv.v[i]);
-	pb_string(&pf->ev, 6, base ? base + 1 : exe);
+	pb_string(&pf->ev, 6, pf->label ? pf->label : base ? base + 1 : exe);
 	pb_end(&pf->ev, pd);
 	pb_end(&pf->ev, d);
 	descriptor_packet(pf, p->images.v[0]->start_ns);
@@ -205,10 +226,10 @@ static void describe_process(struct pf *pf, const struct sc_process *p)
 		else
 			snprintf(name, sizeof(name), "thread %d", (int)t->tid);
 		d = pb_begin(&pf->ev, PKT_TRACK_DESCRIPTOR);
-		pb_varint(&pf->ev, 1, thread_uuid(p->pid, t->tid));
-		pb_varint(&pf->ev, 5, UUID_PROCESS | (uint32_t)p->pid);
+		pb_varint(&pf->ev, 1, thread_uuid(pf, t->tid));
+		pb_varint(&pf->ev, 5, process_uuid(pf));
 		pd = pb_begin(&pf->ev, 4);
-		pb_int(&pf->ev, 1, p->pid);
+		pb_int(&pf->ev, 1, pf->pid);
 		pb_int(&pf->ev, 2, t->tid);
 		pb_string(&pf->ev, 5, name);
 		pb_end(&pf->ev, pd);
@@ -217,13 +238,12 @@ static void describe_process(struct pf *pf, const struct sc_process *p)
 	}
 }
 
-static uint64_t counter_uuid(int32_t pid, const struct sc_counter_track *c)
+static uint64_t counter_uuid(const struct pf *pf, const struct sc_counter_track *c)
 {
 	/* By name and unit, so the same counter in two images of a process is one track. */
-	return UUID_COUNTER |
-	       (sc_hash_bytes(c->name, strlen(c->name),
-			      sc_hash_bytes(c->unit, strlen(c->unit), (uint64_t)(uint32_t)pid)) &
-		UUID_MASK);
+	return UUID_COUNTER | (sc_hash_bytes(c->name, strlen(c->name),
+					     sc_hash_bytes(c->unit, strlen(c->unit), pf->key)) &
+			       UUID_MASK);
 }
 
 static void describe_counters(struct pf *pf, const struct sc_process *p)
@@ -236,7 +256,7 @@ static void describe_counters(struct pf *pf, const struct sc_process *p)
 
 		for (size_t c = 0; c < img->counter_tracks.n; c++) {
 			const struct sc_counter_track *ct = &img->counter_tracks.v[c];
-			uint64_t uuid = counter_uuid(p->pid, ct);
+			uint64_t uuid = counter_uuid(pf, ct);
 			bool inserted;
 			size_t d, cd;
 
@@ -245,7 +265,7 @@ static void describe_counters(struct pf *pf, const struct sc_process *p)
 				continue;
 			d = pb_begin(&pf->ev, PKT_TRACK_DESCRIPTOR);
 			pb_varint(&pf->ev, 1, uuid);
-			pb_varint(&pf->ev, 5, UUID_PROCESS | (uint32_t)p->pid);
+			pb_varint(&pf->ev, 5, process_uuid(pf));
 			pb_string(&pf->ev, 2, ct->name);
 			cd = pb_begin(&pf->ev, 8);
 			if (ct->unit[0])
@@ -334,10 +354,10 @@ static size_t begin_track_event(struct pf *pf, int type, uint64_t track, const c
 }
 
 /* The flow from a host call to the device work with correlation id `corr`: unique in the
- * trace as long as pids fit in 24 bits (Linux's limit is 2^22). */
+ * trace (one sequence per process, fewer than 2^24 of them). */
 static uint64_t flow_id(const struct pf *pf, uint64_t corr)
 {
-	return FLOW_GPU | (uint64_t)(uint32_t)pf->pid << 36 | (corr & ((1ull << 36) - 1));
+	return FLOW_GPU | (uint64_t)pf->seq << 36 | (corr & ((1ull << 36) - 1));
 }
 
 static void track_event(struct pf *pf, int type, uint64_t track, const struct sc_region_ev *r,
@@ -357,7 +377,7 @@ static void on_region_begin(void *ctx, struct sc_image *img, struct sc_thread *t
 {
 	struct pf *pf = ctx;
 
-	track_event(pf, EV_SLICE_BEGIN, thread_uuid(pf->pid, t->tid), r,
+	track_event(pf, EV_SLICE_BEGIN, thread_uuid(pf, t->tid), r,
 		    sc_image_corr_linked(img, r->corr_id) ? flow_id(pf, r->corr_id) : 0);
 	send_event(pf, r->start);
 }
@@ -368,7 +388,7 @@ static void on_region_end(void *ctx, struct sc_image *img, struct sc_thread *t,
 	struct pf *pf = ctx;
 
 	(void)img;
-	track_event(pf, EV_SLICE_END, thread_uuid(pf->pid, t->tid), NULL, 0);
+	track_event(pf, EV_SLICE_END, thread_uuid(pf, t->tid), NULL, 0);
 	send_event(pf, r->end);
 }
 
@@ -378,7 +398,7 @@ static void on_mark(void *ctx, struct sc_image *img, struct sc_thread *t,
 	struct pf *pf = ctx;
 
 	(void)img;
-	track_event(pf, EV_INSTANT, thread_uuid(pf->pid, t->tid), r, 0);
+	track_event(pf, EV_INSTANT, thread_uuid(pf, t->tid), r, 0);
 	send_event(pf, r->start);
 }
 
@@ -391,7 +411,7 @@ static void on_counter(void *ctx, struct sc_image *img, struct sc_thread *t,
 	(void)img;
 	(void)t;
 	pb_varint(&pf->ev, 9, EV_COUNTER);
-	pb_varint(&pf->ev, 11, counter_uuid(pf->pid, track));
+	pb_varint(&pf->ev, 11, counter_uuid(pf, track));
 	pb_double(&pf->ev, 44, value);
 	pb_end(&pf->ev, e);
 	send_event(pf, ts);
@@ -493,18 +513,18 @@ static void on_sample(void *ctx, struct sc_image *img, struct sc_thread *t, uint
 
 static uint64_t gpu_uuid(const struct pf *pf, uint32_t agent)
 {
-	return UUID_GPU | (sc_hash_u64((uint64_t)(uint32_t)pf->pid << 32 | agent) & UUID_MASK);
+	return UUID_GPU | (sc_hash_u64(pf->key ^ (uint64_t)agent << 40) & UUID_MASK);
 }
 
 static uint64_t gpu_memory_uuid(const struct pf *pf, uint32_t agent)
 {
 	return UUID_GPU_MEMORY |
-	       (sc_hash_u64((uint64_t)(uint32_t)pf->pid << 32 | agent) & UUID_MASK);
+	       (sc_hash_u64(pf->key ^ (uint64_t)agent << 40 ^ 0x6d656dull) & UUID_MASK);
 }
 
 static uint64_t lane_uuid(const struct pf *pf, const struct lane_set *ls, size_t lane)
 {
-	uint64_t seed = sc_hash_u64((uint64_t)(uint32_t)pf->pid << 32 | ls->agent) ^ lane;
+	uint64_t seed = sc_hash_u64(pf->key ^ (uint64_t)ls->agent << 40) ^ lane;
 
 	return UUID_LANE | (sc_hash_bytes(&ls->stream, sizeof(ls->stream), seed) & UUID_MASK);
 }
@@ -567,8 +587,7 @@ static void describe_gpus(struct pf *pf, const struct sc_process *p)
 			if (!inserted)
 				continue;
 			snprintf(name, sizeof(name), "GPU %u: %s", ag->id, ag->name);
-			describe_named_track(pf, gpu_uuid(pf, ag->id),
-					     UUID_PROCESS | (uint32_t)pf->pid, name, NULL,
+			describe_named_track(pf, gpu_uuid(pf, ag->id), process_uuid(pf), name, NULL,
 					     img->start_ns);
 			if (!allocs)
 				continue;
@@ -714,45 +733,120 @@ static const struct sc_timeline_ops pf_ops = {
 	.gpu_op = on_gpu_op,
 };
 
-static int write_process(struct sc_output *out, struct sc_process *p)
+/* One process as one packet sequence of the trace being written to `pf->f`. */
+static void write_sequence(struct pf *pf, struct sc_process *p)
 {
-	struct pf pf = { .out = out, .set = out->profiles, .pid = p->pid };
 	struct sc_timeline_stats stats = { 0 };
-	struct sc_hashmap *maps[] = { &pf.names,      &pf.categories,	 &pf.arg_names,
-				      &pf.func_names, &pf.mapping_paths, &pf.source_paths,
-				      &pf.mappings,   &pf.frames,	 &pf.callstacks,
-				      &pf.lanes,      &pf.gpu_memory };
-	int rc = sc_out_open(out, &pf.of, "perfetto-trace-%d.pftrace", (int)p->pid);
+	struct sc_hashmap *maps[] = { &pf->names,      &pf->categories,	   &pf->arg_names,
+				      &pf->func_names, &pf->mapping_paths, &pf->source_paths,
+				      &pf->mappings,   &pf->frames,	   &pf->callstacks,
+				      &pf->lanes,      &pf->gpu_memory };
 
-	if (rc)
-		return rc;
 	for (size_t i = 0; i < sizeof(maps) / sizeof(maps[0]); i++)
 		sc_hashmap_init(maps[i]);
-	clock_snapshot(&pf, p->images.v[0]);
-	describe_process(&pf, p);
-	describe_counters(&pf, p);
-	describe_gpus(&pf, p);
+	start_sequence(pf, p->images.v[0]->start_ns);
+	describe_process(pf, p);
+	describe_counters(pf, p);
+	describe_gpus(pf, p);
 	for (size_t i = 0; i < p->images.n; i++)
-		sc_timeline_replay(out->model, p->images.v[i], &pf_ops, &pf, &stats);
+		sc_timeline_replay(pf->out->model, p->images.v[i], &pf_ops, pf, &stats);
 	for (size_t i = 0; i < sizeof(maps) / sizeof(maps[0]); i++)
 		sc_hashmap_free(maps[i]);
-	for (size_t i = 0; i < pf.lane_sets.n; i++)
-		VEC_FREE(&pf.lane_sets.v[i].ends);
-	VEC_FREE(&pf.lane_sets);
-	pb_free(&pf.pkt);
-	pb_free(&pf.ev);
-	pb_free(&pf.interned);
-	return sc_out_close(out, &pf.of);
+	for (size_t i = 0; i < pf->lane_sets.n; i++)
+		VEC_FREE(&pf->lane_sets.v[i].ends);
+	VEC_FREE(&pf->lane_sets);
+	pb_free(&pf->pkt);
+	pb_free(&pf->ev);
+	pb_free(&pf->interned);
+}
+
+/* "rank 3: app", or "app", with the host when the trace holds several. */
+static char *process_label(const struct sc_process *p, bool with_host)
+{
+	const struct sc_image *img = p->images.v[p->images.n - 1];
+	const char *exe = img->exe ? img->exe : "?", *base = strrchr(exe, '/');
+	int rank = sc_image_rank(p->images.v[0]);
+	char r[32] = "";
+
+	if (rank >= 0)
+		snprintf(r, sizeof(r), "rank %d: ", rank);
+	return sc_xasprintf("%s%s%s%s%s", r, base ? base + 1 : exe, with_host ? " (" : "",
+			    with_host ? p->hostname : "", with_host ? ")" : "");
+}
+
+/* Each process in its own file. */
+static int write_per_process(struct sc_output *out)
+{
+	int rc = 0;
+
+	for (size_t i = 0; i < out->model->processes.n; i++) {
+		struct sc_process *p = out->model->processes.v[i];
+		struct pf pf = { .out = out, .set = out->profiles, .pid = p->pid, .seq = 1 };
+		struct sc_outfile of;
+
+		if (sc_out_open(out, &of, "perfetto-trace-%d.pftrace", (int)p->pid)) {
+			rc = -1;
+			continue;
+		}
+		pf.f = of.f;
+		pf.key = (uint32_t)p->pid;
+		pf.label = process_label(p, false);
+		clock_snapshot(&pf, p->images.v[0]);
+		write_sequence(&pf, p);
+		free((char *)pf.label);
+		if (sc_out_close(out, &of))
+			rc = -1;
+	}
+	return rc;
+}
+
+/*
+ * Every process in one file (syscope merge): a sequence each, named with its rank. The
+ * timestamps of each host are moved onto the first process's clock through the wall-clock
+ * time both recorded at their start; a pid seen before (another host) is written moved past
+ * Linux's pid range, so that trace_processor keeps the two processes apart.
+ */
+static int write_merged(struct sc_output *out)
+{
+	struct sc_model *m = out->model;
+	const struct sc_image *first = m->processes.v[0]->images.v[0];
+	bool hosts = false;
+	struct sc_outfile of;
+	struct pf pf0 = { .out = out, .set = out->profiles, .seq = 1 };
+
+	for (size_t i = 1; i < m->processes.n; i++)
+		hosts |= m->processes.v[i]->hostname != m->processes.v[0]->hostname;
+	if (sc_out_open(out, &of, "%s", out->merged_trace))
+		return -1;
+	pf0.f = of.f;
+	clock_snapshot(&pf0, first);
+	for (size_t i = 0; i < m->processes.n; i++) {
+		struct sc_process *p = m->processes.v[i];
+		const struct sc_image *img = p->images.v[0];
+		struct pf pf = { .out = out, .set = out->profiles, .f = of.f, .pid = p->pid };
+		unsigned same_pid = 0;
+
+		for (size_t j = 0; j < i; j++)
+			same_pid += m->processes.v[j]->pid == p->pid;
+		pf.pid = p->pid + (int32_t)(same_pid << 22);
+		pf.seq = (uint32_t)i + 1;
+		pf.key = (uint64_t)(i + 1) << 32 | (uint32_t)p->pid;
+		if (p->hostname != first->hostname && img->start_realtime_ns &&
+		    first->start_realtime_ns)
+			pf.shift = ((int64_t)img->start_realtime_ns - (int64_t)img->start_ns) -
+				   ((int64_t)first->start_realtime_ns - (int64_t)first->start_ns);
+		pf.label = process_label(p, hosts);
+		write_sequence(&pf, p);
+		free((char *)pf.label);
+	}
+	return sc_out_close(out, &of);
 }
 
 static int write_pftrace(struct sc_output *out)
 {
-	int rc = 0;
-
-	for (size_t i = 0; i < out->model->processes.n; i++)
-		if (write_process(out, out->model->processes.v[i]))
-			rc = -1;
-	return rc;
+	if (!out->model->processes.n)
+		return 0;
+	return out->merged_trace ? write_merged(out) : write_per_process(out);
 }
 
 const struct sc_sink sc_sink_pftrace = {

@@ -62,30 +62,6 @@ static const char *const insert_sql[INS_COUNT] = {
 		      "event_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 };
 
-/* Replace {{uuid}} and {{guid}} in a template. Caller frees. */
-static char *substitute(const struct rp *rp, const char *tmpl)
-{
-	VEC(char) out = { 0 };
-
-	for (const char *p = tmpl; *p;) {
-		const char *val = NULL;
-
-		if (!strncmp(p, "{{uuid}}", 8))
-			val = rp->uuid;
-		else if (!strncmp(p, "{{guid}}", 8))
-			val = rp->guid;
-		if (val) {
-			for (; *val; val++)
-				*VEC_PUSH(&out) = *val;
-			p += 8;
-		} else {
-			*VEC_PUSH(&out) = *p++;
-		}
-	}
-	*VEC_PUSH(&out) = '\0';
-	return out.v;
-}
-
 static void fail(struct rp *rp, const char *what)
 {
 	if (!rp->error) {
@@ -105,14 +81,6 @@ void rp_exec(struct rp *rp, const char *sql)
 		snprintf(rp->errmsg, sizeof(rp->errmsg), "%s (in: %.120s)", err ? err : "?", sql);
 	}
 	sqlite3_free(err);
-}
-
-static void exec_template(struct rp *rp, const char *tmpl)
-{
-	char *sql = substitute(rp, tmpl);
-
-	rp_exec(rp, sql);
-	free(sql);
 }
 
 /* Bind and step a prepared statement; values are given as a printf-like type string:
@@ -413,44 +381,28 @@ static const struct sc_timeline_ops rp_ops = {
 	.gpu_op = rp_gpu_op,
 };
 
-/* A UUIDv7-shaped id, unique per (host, pid, start time): time first, then a hash. */
+/* A guid unique per (host, pid, start time). */
 static void make_guid(struct rp *rp, const struct sc_image *img)
 {
-	uint64_t ms = img->start_realtime_ns / 1000000;
 	uint64_t h = sc_hash_bytes(img->hostname, strlen(img->hostname),
 				   (uint64_t)(uint32_t)img->pid << 32 ^ img->start_ns);
 
-	snprintf(rp->guid, sizeof(rp->guid), "%08llx-%04llx-7%03llx-%04llx-%012llx",
-		 (unsigned long long)(ms >> 16), (unsigned long long)(ms & 0xffff),
-		 (unsigned long long)(h >> 52), (unsigned long long)(0x8000 | ((h >> 36) & 0x3fff)),
-		 (unsigned long long)(h & 0xffffffffffffull));
-	snprintf(rp->uuid, sizeof(rp->uuid), "_%s", rp->guid);
-	for (char *c = rp->uuid; *c; c++)
-		if (*c == '-')
-			*c = '_';
+	sc_rocpd_make_guid(img->start_realtime_ns, h, rp->guid, sizeof(rp->guid));
+	sc_rocpd_uuid(rp->guid, rp->uuid, sizeof(rp->uuid));
 }
 
 static void create_schema(struct rp *rp)
 {
-	char *sql;
+	char err[512];
 
-	for (size_t i = 0; sc_rocpd_tables[i]; i++)
-		exec_template(rp, sc_rocpd_tables[i]);
-	sql = sqlite3_mprintf("INSERT INTO \"rocpd_metadata%s\" (tag, value) VALUES "
-			      "('schema_version', %Q), ('uuid', %Q), ('guid', %Q)",
-			      rp->uuid, SC_ROCPD_SCHEMA_VERSION, rp->uuid, rp->guid);
-	rp_exec(rp, sql);
-	sqlite3_free(sql);
-	for (size_t i = 0; sc_rocpd_base_names[i]; i++) {
-		sql = sqlite3_mprintf("CREATE VIEW \"rocpd_%s\" AS SELECT * FROM \"rocpd_%s%s\"",
-				      sc_rocpd_base_names[i], sc_rocpd_base_names[i], rp->uuid);
-		rp_exec(rp, sql);
-		sqlite3_free(sql);
+	if (sc_rocpd_create(rp->db, rp->guid, err, sizeof(err))) {
+		rp->error = 1;
+		snprintf(rp->errmsg, sizeof(rp->errmsg), "%s", err);
+		return;
 	}
-	for (size_t i = 0; sc_rocpd_views[i]; i++)
-		exec_template(rp, sc_rocpd_views[i]);
 	for (int i = 0; i < INS_COUNT && !rp->error; i++) {
-		sql = substitute(rp, insert_sql[i]);
+		char *sql = sc_rocpd_substitute(insert_sql[i], rp->uuid, rp->guid);
+
 		if (sqlite3_prepare_v2(rp->db, sql, -1, &rp->ins[i], NULL) != SQLITE_OK)
 			fail(rp, sql);
 		free(sql);

@@ -22,6 +22,7 @@ struct sc_output {
 	VEC(char *) written; /* file names relative to dir, in the order written */
 	VEC(char *) errors;
 	bool from_database; /* the model was imported from rocpd: no metadata file is written */
+	const char *merged_trace; /* pftrace: every process in this one file (syscope merge) */
 };
 
 struct sc_sink {

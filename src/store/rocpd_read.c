@@ -35,7 +35,7 @@ static int sql(sqlite3 *db, const char *q, char *err, size_t errlen)
 
 /* Check that attached file `schema` is rocpd: its metadata says schema version 3 and every
  * base view exists. */
-static int check_rocpd(sqlite3 *db, const char *schema, const char *path, char *err, size_t errlen)
+int sc_rocpd_check(sqlite3 *db, const char *schema, const char *path, char *err, size_t errlen)
 {
 	char q[512];
 	sqlite3_stmt *st;
@@ -159,7 +159,7 @@ int sc_rocpd_open(struct sc_rocpd_set *set, char *const *paths, size_t n, char *
 			sqlite3_free(q);
 			goto fail;
 		}
-		if (check_rocpd(set->db, schema, paths[i], err, errlen)) {
+		if (sc_rocpd_check(set->db, schema, paths[i], err, errlen)) {
 			sqlite3_free(q);
 			goto fail;
 		}

@@ -7,7 +7,11 @@
  * `{{uuid}}` and `{{guid}}` are replaced when the schema is created.
  */
 #include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
+#include "../common/vec.h"
 #include "rocpd.h"
 
 #define ID "\"id\" INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT, "
@@ -341,3 +345,91 @@ const char *const sc_rocpd_views[] = {
 	"name, duration FROM regions) GROUP BY name ORDER BY total_duration DESC",
 	NULL,
 };
+
+void sc_rocpd_make_guid(uint64_t realtime_ns, uint64_t h, char *guid, size_t n)
+{
+	uint64_t ms = realtime_ns / 1000000;
+
+	snprintf(guid, n, "%08llx-%04llx-7%03llx-%04llx-%012llx", (unsigned long long)(ms >> 16),
+		 (unsigned long long)(ms & 0xffff), (unsigned long long)(h >> 52),
+		 (unsigned long long)(0x8000 | ((h >> 36) & 0x3fff)),
+		 (unsigned long long)(h & 0xffffffffffffull));
+}
+
+void sc_rocpd_uuid(const char *guid, char *uuid, size_t n)
+{
+	snprintf(uuid, n, "_%s", guid);
+	for (char *c = uuid; *c; c++)
+		if (*c == '-')
+			*c = '_';
+}
+
+char *sc_rocpd_substitute(const char *tmpl, const char *uuid, const char *guid)
+{
+	VEC(char) out = { 0 };
+
+	for (const char *p = tmpl; *p;) {
+		const char *val = NULL;
+
+		if (!strncmp(p, "{{uuid}}", 8))
+			val = uuid;
+		else if (!strncmp(p, "{{guid}}", 8))
+			val = guid;
+		if (val) {
+			for (; *val; val++)
+				*VEC_PUSH(&out) = *val;
+			p += 8;
+		} else {
+			*VEC_PUSH(&out) = *p++;
+		}
+	}
+	*VEC_PUSH(&out) = '\0';
+	return out.v;
+}
+
+static int exec_sql(sqlite3 *db, const char *sql, char *err, size_t errlen)
+{
+	char *msg = NULL;
+
+	if (sqlite3_exec(db, sql, NULL, NULL, &msg) == SQLITE_OK)
+		return 0;
+	snprintf(err, errlen, "%s (in: %.120s)", msg ? msg : "?", sql);
+	sqlite3_free(msg);
+	return -1;
+}
+
+static int exec_template(sqlite3 *db, const char *tmpl, const char *uuid, const char *guid,
+			 char *err, size_t errlen)
+{
+	char *sql = sc_rocpd_substitute(tmpl, uuid, guid);
+	int rc = exec_sql(db, sql, err, errlen);
+
+	free(sql);
+	return rc;
+}
+
+int sc_rocpd_create(sqlite3 *db, const char *guid, char *err, size_t errlen)
+{
+	char uuid[64], *sql;
+	int rc = 0;
+
+	sc_rocpd_uuid(guid, uuid, sizeof(uuid));
+	for (size_t i = 0; !rc && sc_rocpd_tables[i]; i++)
+		rc = exec_template(db, sc_rocpd_tables[i], uuid, guid, err, errlen);
+	if (rc)
+		return rc;
+	sql = sqlite3_mprintf("INSERT INTO \"rocpd_metadata%s\" (tag, value) VALUES "
+			      "('schema_version', %Q), ('uuid', %Q), ('guid', %Q)",
+			      uuid, SC_ROCPD_SCHEMA_VERSION, uuid, guid);
+	rc = exec_sql(db, sql, err, errlen);
+	sqlite3_free(sql);
+	for (size_t i = 0; !rc && sc_rocpd_base_names[i]; i++) {
+		sql = sqlite3_mprintf("CREATE VIEW \"rocpd_%s\" AS SELECT * FROM \"rocpd_%s%s\"",
+				      sc_rocpd_base_names[i], sc_rocpd_base_names[i], uuid);
+		rc = exec_sql(db, sql, err, errlen);
+		sqlite3_free(sql);
+	}
+	for (size_t i = 0; !rc && sc_rocpd_views[i]; i++)
+		rc = exec_template(db, sc_rocpd_views[i], uuid, guid, err, errlen);
+	return rc;
+}

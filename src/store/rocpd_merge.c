@@ -1,0 +1,343 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Merging rocpd databases into one, so that its views show every process of every input
+ * (reference/rocpd.md: one guid per file, ids unique per guid).
+ *
+ * The output gets a new guid. Each (input file, guid) is copied table by table with
+ * INSERT ... SELECT: ids move up past the rows already there (the first input keeps its
+ * own), and every column that refers to another table moves with that table. Strings are
+ * shared by value and nodes by machine id, both through a temporary map. A column only one
+ * side has is left out (another producer's newer or older schema); `pid` of
+ * rocpd_info_process and `tid` of rocpd_info_thread are the OS ids, not references.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../common/hashmap.h"
+#include "../common/vec.h"
+#include "rocpd.h"
+#include "rocpd_read.h"
+
+/* Tables in the order they are copied; string and info_node are shared by value. */
+static const char *const tables[] = {
+	"info_process",
+	"info_thread",
+	"info_agent",
+	"info_queue",
+	"info_stream",
+	"info_pmc",
+	"info_code_object",
+	"info_kernel_symbol",
+	"track",
+	"event",
+	"arg",
+	"pmc_event",
+	"region",
+	"sample",
+	"kernel_dispatch",
+	"memory_copy",
+	"memory_allocate",
+};
+#define NTABLES (sizeof(tables) / sizeof(tables[0]))
+
+struct merge {
+	sqlite3 *db;
+	char guid[48], uuid[64];
+	int64_t offset[NTABLES];
+	char *err;
+	size_t errlen;
+};
+
+static int fail(struct merge *mg, const char *what)
+{
+	snprintf(mg->err, mg->errlen, "%s: %s", what, sqlite3_errmsg(mg->db));
+	return -1;
+}
+
+static int exec(struct merge *mg, const char *sql)
+{
+	char *msg = NULL;
+
+	if (sqlite3_exec(mg->db, sql, NULL, NULL, &msg) == SQLITE_OK)
+		return 0;
+	snprintf(mg->err, mg->errlen, "%s (in: %.160s)", msg ? msg : "?", sql);
+	sqlite3_free(msg);
+	return -1;
+}
+
+static int64_t scalar(struct merge *mg, const char *sql, const char *guid)
+{
+	sqlite3_stmt *st;
+	int64_t v = 0;
+
+	if (sqlite3_prepare_v2(mg->db, sql, -1, &st, NULL) != SQLITE_OK)
+		return 0;
+	if (guid)
+		sqlite3_bind_text(st, 1, guid, -1, SQLITE_STATIC);
+	if (sqlite3_step(st) == SQLITE_ROW)
+		v = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return v;
+}
+
+static int table_index(const char *name)
+{
+	for (size_t i = 0; i < NTABLES; i++)
+		if (!strcmp(tables[i], name))
+			return (int)i;
+	return -1;
+}
+
+/* What a column of `table` refers to: a table name, "string", "info_node", or NULL for a
+ * plain value. */
+static const char *reference_of(const char *table, const char *col)
+{
+	static const struct {
+		const char *col, *target;
+	} refs[] = {
+		{ "nid", "info_node" },
+		{ "pid", "info_process" },
+		{ "tid", "info_thread" },
+		{ "agent_id", "info_agent" },
+		{ "dst_agent_id", "info_agent" },
+		{ "src_agent_id", "info_agent" },
+		{ "queue_id", "info_queue" },
+		{ "stream_id", "info_stream" },
+		{ "name_id", "string" },
+		{ "category_id", "string" },
+		{ "region_name_id", "string" },
+		{ "event_id", "event" },
+		{ "track_id", "track" },
+		{ "pmc_id", "info_pmc" },
+		{ "kernel_id", "info_kernel_symbol" },
+		{ "code_object_id", "info_code_object" },
+	};
+
+	if ((!strcmp(table, "info_process") && !strcmp(col, "pid")) ||
+	    (!strcmp(table, "info_thread") && !strcmp(col, "tid")))
+		return NULL;
+	for (size_t i = 0; i < sizeof(refs) / sizeof(refs[0]); i++)
+		if (!strcmp(refs[i].col, col))
+			return refs[i].target;
+	return NULL;
+}
+
+/* Columns of the output table `table` that the input's view has too. */
+static int common_columns(struct merge *mg, const char *table, void *cols_)
+{
+	VEC(char *) *cols = cols_;
+	char *sql = sqlite3_mprintf("SELECT * FROM src.\"rocpd_%s\" LIMIT 0", table);
+	sqlite3_stmt *in, *out;
+	int rc = 0;
+
+	if (sqlite3_prepare_v2(mg->db, sql, -1, &in, NULL) != SQLITE_OK) {
+		sqlite3_free(sql);
+		return fail(mg, table);
+	}
+	sqlite3_free(sql);
+	sql = sqlite3_mprintf("PRAGMA main.table_info(\"rocpd_%s%s\")", table, mg->uuid);
+	if (sqlite3_prepare_v2(mg->db, sql, -1, &out, NULL) != SQLITE_OK) {
+		rc = fail(mg, table);
+		out = NULL;
+	}
+	sqlite3_free(sql);
+	while (out && sqlite3_step(out) == SQLITE_ROW) {
+		const char *name = (const char *)sqlite3_column_text(out, 1);
+
+		for (int c = 0; c < sqlite3_column_count(in); c++)
+			if (!strcmp(sqlite3_column_name(in, c), name))
+				*VEC_PUSH(cols) = sc_xstrdup(name);
+	}
+	sqlite3_finalize(out);
+	sqlite3_finalize(in);
+	return rc;
+}
+
+/* Strings and nodes: add those not there yet, and map the input's ids to the output's. */
+static int share_by_value(struct merge *mg, const char *guid)
+{
+	char *sql = sqlite3_mprintf(
+		"DELETE FROM temp.smap; DELETE FROM temp.nmap; "
+		"INSERT OR IGNORE INTO \"rocpd_string%s\" (guid, string) SELECT %Q, string FROM "
+		"src.rocpd_string WHERE guid = %Q; "
+		"INSERT INTO temp.smap SELECT S.id, M.id FROM src.rocpd_string S JOIN "
+		"\"rocpd_string%s\" M ON M.string = S.string WHERE S.guid = %Q; "
+		"INSERT OR IGNORE INTO \"rocpd_info_node%s\" (guid, hash, machine_id, system_name, "
+		"hostname, release, version, hardware_name, domain_name) SELECT %Q, hash, "
+		"machine_id, system_name, hostname, release, version, hardware_name, domain_name "
+		"FROM src.rocpd_info_node WHERE guid = %Q; "
+		"INSERT INTO temp.nmap SELECT S.id, M.id FROM src.rocpd_info_node S JOIN "
+		"\"rocpd_info_node%s\" M ON M.machine_id = S.machine_id WHERE S.guid = %Q",
+		mg->uuid, mg->guid, guid, mg->uuid, guid, mg->uuid, mg->guid, guid, mg->uuid, guid);
+	int rc = exec(mg, sql);
+
+	sqlite3_free(sql);
+	return rc;
+}
+
+/* Id offsets of every table: the first input keeps its ids, later ones go above. */
+static void compute_offsets(struct merge *mg, const char *guid)
+{
+	for (size_t t = 0; t < NTABLES; t++) {
+		char *max =
+			sqlite3_mprintf("SELECT MAX(id) FROM \"rocpd_%s%s\"", tables[t], mg->uuid);
+		char *any = sqlite3_mprintf("SELECT COUNT(*) > 0 FROM \"rocpd_%s%s\"", tables[t],
+					    mg->uuid);
+		char *min = sqlite3_mprintf("SELECT MIN(id) FROM src.\"rocpd_%s\" WHERE guid = ?1",
+					    tables[t]);
+
+		mg->offset[t] = scalar(mg, any, NULL)
+					? scalar(mg, max, NULL) + 1 - scalar(mg, min, guid)
+					: 0;
+		sqlite3_free(max);
+		sqlite3_free(any);
+		sqlite3_free(min);
+	}
+}
+
+static int copy_table(struct merge *mg, size_t t, const char *guid)
+{
+	VEC(char *) cols = { 0 };
+	VEC(char) into = { 0 }, select = { 0 };
+	char *sql;
+	int rc = common_columns(mg, tables[t], &cols);
+
+	for (size_t c = 0; !rc && c < cols.n; c++) {
+		const char *col = cols.v[c], *ref = reference_of(tables[t], col);
+		char *expr;
+
+		if (!strcmp(col, "id"))
+			expr = sqlite3_mprintf("X.id + %lld", (long long)mg->offset[t]);
+		else if (!strcmp(col, "guid"))
+			expr = sqlite3_mprintf("%Q", mg->guid);
+		else if (ref && !strcmp(ref, "string"))
+			expr = sqlite3_mprintf("(SELECT new FROM temp.smap WHERE old = X.\"%w\")",
+					       col);
+		else if (ref && !strcmp(ref, "info_node"))
+			expr = sqlite3_mprintf("(SELECT new FROM temp.nmap WHERE old = X.\"%w\")",
+					       col);
+		else if (ref)
+			expr = sqlite3_mprintf("X.\"%w\" + %lld", col,
+					       (long long)mg->offset[table_index(ref)]);
+		else
+			expr = sqlite3_mprintf("X.\"%w\"", col);
+		for (const char *p = c ? ", " : ""; *p; p++)
+			*VEC_PUSH(&into) = *p, *VEC_PUSH(&select) = *p;
+		for (const char *p = col; *p; p++)
+			*VEC_PUSH(&into) = *p;
+		for (const char *p = expr; *p; p++)
+			*VEC_PUSH(&select) = *p;
+		sqlite3_free(expr);
+	}
+	*VEC_PUSH(&into) = '\0';
+	*VEC_PUSH(&select) = '\0';
+	if (!rc) {
+		sql = sqlite3_mprintf("INSERT INTO \"rocpd_%s%s\" (%s) SELECT %s FROM "
+				      "src.\"rocpd_%s\" X WHERE X.guid = %Q",
+				      tables[t], mg->uuid, into.v, select.v, tables[t], guid);
+		rc = exec(mg, sql);
+		sqlite3_free(sql);
+	}
+	for (size_t c = 0; c < cols.n; c++)
+		free(cols.v[c]);
+	VEC_FREE(&cols);
+	VEC_FREE(&into);
+	VEC_FREE(&select);
+	return rc;
+}
+
+static int merge_file(struct merge *mg, const char *path)
+{
+	char *uri = sqlite3_mprintf("file:%s?mode=ro", path);
+	char *sql = sqlite3_mprintf("ATTACH DATABASE %Q AS src", uri);
+	VEC(char *) guids = { 0 };
+	sqlite3_stmt *st;
+	int rc = exec(mg, sql);
+
+	sqlite3_free(uri);
+	sqlite3_free(sql);
+	if (rc) {
+		char why[256];
+
+		snprintf(why, sizeof(why), "%s", mg->err);
+		snprintf(mg->err, mg->errlen, "%s: cannot open it: %s", path, why);
+		return -1;
+	}
+	if (sc_rocpd_check(mg->db, "src", path, mg->err, mg->errlen)) {
+		exec(mg, "DETACH DATABASE src");
+		return -1;
+	}
+	if (sqlite3_prepare_v2(mg->db, "SELECT DISTINCT guid FROM src.rocpd_info_process", -1, &st,
+			       NULL) == SQLITE_OK) {
+		while (sqlite3_step(st) == SQLITE_ROW)
+			*VEC_PUSH(&guids) = sc_xstrdup((const char *)sqlite3_column_text(st, 0));
+		sqlite3_finalize(st);
+	}
+	rc = exec(mg, "BEGIN");
+	for (size_t g = 0; !rc && g < guids.n; g++) {
+		rc = share_by_value(mg, guids.v[g]);
+		compute_offsets(mg, guids.v[g]);
+		for (size_t t = 0; !rc && t < NTABLES; t++)
+			rc = copy_table(mg, t, guids.v[g]);
+	}
+	if (rc) {
+		char why[512];
+
+		snprintf(why, sizeof(why), "%s", mg->err);
+		snprintf(mg->err, mg->errlen, "%s: %s", path, why);
+	}
+	for (size_t g = 0; g < guids.n; g++)
+		free(guids.v[g]);
+	VEC_FREE(&guids);
+	exec(mg, rc ? "ROLLBACK" : "COMMIT"); /* a database is detached outside a transaction */
+	exec(mg, "DETACH DATABASE src");
+	return rc;
+}
+
+int sc_rocpd_merge(char *const *inputs, size_t n, const char *out, char *err, size_t errlen)
+{
+	struct merge mg = { .err = err, .errlen = errlen };
+	char *tmp = sc_xasprintf("%s.tmp%d", out, (int)getpid());
+	struct timespec now;
+	uint64_t h = 0x6d65726765ull;
+	int rc;
+
+	for (size_t i = 0; i < n; i++)
+		h = sc_hash_bytes(inputs[i], strlen(inputs[i]), h);
+	clock_gettime(CLOCK_REALTIME, &now);
+	sc_rocpd_make_guid((uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec,
+			   h ^ (uint64_t)now.tv_nsec, mg.guid, sizeof(mg.guid));
+	sc_rocpd_uuid(mg.guid, mg.uuid, sizeof(mg.uuid));
+	unlink(tmp);
+	if (sqlite3_open(tmp, &mg.db) != SQLITE_OK) {
+		snprintf(err, errlen, "cannot create %s: %s", tmp, sqlite3_errmsg(mg.db));
+		sqlite3_close(mg.db);
+		free(tmp);
+		return -1;
+	}
+	rc = exec(&mg, "PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; "
+		       "CREATE TEMP TABLE smap (old INTEGER PRIMARY KEY, new INTEGER); "
+		       "CREATE TEMP TABLE nmap (old INTEGER PRIMARY KEY, new INTEGER); BEGIN");
+	if (!rc)
+		rc = sc_rocpd_create(mg.db, mg.guid, err, errlen);
+	if (!rc)
+		rc = exec(&mg, "COMMIT");
+	for (size_t i = 0; !rc && i < n; i++)
+		rc = merge_file(&mg, inputs[i]);
+	if (sqlite3_close(mg.db) != SQLITE_OK && !rc) {
+		snprintf(err, errlen, "cannot write %s: closing it failed", tmp);
+		rc = -1;
+	}
+	if (!rc && rename(tmp, out)) {
+		snprintf(err, errlen, "cannot write %s: %s", out, strerror(errno));
+		rc = -1;
+	}
+	if (rc)
+		unlink(tmp);
+	free(tmp);
+	return rc;
+}
