@@ -35,7 +35,8 @@ static void list_dir(const char *dir, bool (*want)(const char *dir, const char *
 			*VEC_PUSH(vec) = sc_xasprintf("%s/%s", dir, de->d_name);
 	if (d)
 		closedir(d);
-	qsort(vec->v + before, vec->n - before, sizeof(*vec->v), by_name);
+	if (vec->n > before)
+		qsort(vec->v + before, vec->n - before, sizeof(*vec->v), by_name);
 }
 
 static bool is_database(const char *dir, const char *name)

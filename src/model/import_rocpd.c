@@ -741,7 +741,7 @@ static void emit_samples(struct source *s)
 	sqlite3_stmt *st = query(
 		s,
 		"SELECT T.tid, S.timestamp, C.string, E.call_stack, E.line_info, CASE WHEN "
-		"json_valid(E.extdata) THEN json_extract(E.extdata, '$.cpu_ns') END FROM "
+		"json_valid(S.extdata) THEN json_extract(S.extdata, '$.cpu_ns') END FROM "
 		"rocpd_sample S JOIN rocpd_track T ON T.id = S.track_id AND T.guid = S.guid JOIN "
 		"rocpd_event E ON E.id = S.event_id AND E.guid = S.guid JOIN rocpd_string C ON "
 		"C.id = E.category_id AND C.guid = E.guid WHERE S.guid = ?1 AND T.pid = ?2 AND "

@@ -820,6 +820,7 @@ static int write_merged(struct sc_output *out)
 		return -1;
 	pf0.f = of.f;
 	clock_snapshot(&pf0, first);
+	pb_free(&pf0.pkt);
 	for (size_t i = 0; i < m->processes.n; i++) {
 		struct sc_process *p = m->processes.v[i];
 		const struct sc_image *img = p->images.v[0];

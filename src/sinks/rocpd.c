@@ -43,7 +43,7 @@ static const char *const insert_sql[INS_COUNT] = {
 	[INS_TRACK] = "INSERT INTO \"rocpd_track{{uuid}}\" (id, guid, nid, pid, tid, name_id) "
 		      "VALUES (?, ?, ?, ?, ?, ?)",
 	[INS_SAMPLE] = "INSERT INTO \"rocpd_sample{{uuid}}\" (guid, track_id, timestamp, "
-		       "event_id) VALUES (?, ?, ?, ?)",
+		       "event_id, extdata) VALUES (?, ?, ?, ?, ?)",
 	[INS_PMC_EVENT] = "INSERT INTO \"rocpd_pmc_event{{uuid}}\" (guid, event_id, pmc_id, value) "
 			  "VALUES (?, ?, ?, ?)",
 	[INS_DISPATCH] =
@@ -83,38 +83,104 @@ void rp_exec(struct rp *rp, const char *sql)
 	sqlite3_free(err);
 }
 
-/* Bind and step a prepared statement; values are given as a printf-like type string:
- * 'i' int64, 'n' NULL, 't' text, 'd' double. */
-void rp_run(struct rp *rp, int which, const char *types, ...)
+static void bind_row(struct rp *rp, int which, sqlite3_stmt *st, size_t first, int col)
 {
-	sqlite3_stmt *st = rp->ins[which];
-	va_list ap;
-	int col = 1;
+	struct rp_batch *b = &rp->ins[which];
+	size_t ncols = b->values.n / b->rows;
 
-	if (rp->error)
-		return;
-	va_start(ap, types);
-	for (const char *t = types; *t; t++, col++) {
-		switch (*t) {
+	for (size_t i = first; i < first + ncols; i++, col++) {
+		const struct rp_value *v = &b->values.v[i];
+
+		switch (v->type) {
 		case 'i':
-			sqlite3_bind_int64(st, col, va_arg(ap, int64_t));
+			sqlite3_bind_int64(st, col, v->i);
 			break;
 		case 'd':
-			sqlite3_bind_double(st, col, va_arg(ap, double));
+			sqlite3_bind_double(st, col, v->d);
 			break;
 		case 't':
-			sqlite3_bind_text(st, col, va_arg(ap, const char *), -1, SQLITE_STATIC);
+			sqlite3_bind_text(st, col, b->text.v + v->text, -1, SQLITE_STATIC);
 			break;
 		default:
 			sqlite3_bind_null(st, col);
 			break;
 		}
 	}
-	va_end(ap);
+}
+
+static void step(struct rp *rp, int which, sqlite3_stmt *st)
+{
 	if (sqlite3_step(st) != SQLITE_DONE)
 		fail(rp, insert_sql[which]);
 	sqlite3_reset(st);
+}
+
+static void flush_batch(struct rp *rp, int which)
+{
+	struct rp_batch *b = &rp->ins[which];
+	size_t ncols;
+
+	if (!b->rows)
+		return;
+	ncols = b->values.n / b->rows;
+	if (b->rows == RP_BATCH) {
+		for (unsigned r = 0; r < b->rows; r++)
+			bind_row(rp, which, b->multi, r * ncols, (int)(r * ncols) + 1);
+		step(rp, which, b->multi);
+	} else {
+		for (unsigned r = 0; r < b->rows && !rp->error; r++) {
+			bind_row(rp, which, b->one, r * ncols, 1);
+			step(rp, which, b->one);
+		}
+	}
+	b->rows = 0;
+	b->values.n = 0;
+	b->text.n = 0;
+}
+
+void rp_flush(struct rp *rp)
+{
+	for (int i = 0; i < INS_COUNT; i++)
+		flush_batch(rp, i);
+}
+
+void rp_run(struct rp *rp, int which, const char *types, ...)
+{
+	struct rp_batch *b = &rp->ins[which];
+	va_list ap;
+
+	if (rp->error)
+		return;
+	va_start(ap, types);
+	for (const char *t = types; *t; t++) {
+		struct rp_value *v = VEC_PUSH(&b->values);
+
+		v->type = *t;
+		switch (*t) {
+		case 'i':
+			v->i = va_arg(ap, int64_t);
+			break;
+		case 'd':
+			v->d = va_arg(ap, double);
+			break;
+		case 't': {
+			const char *text = va_arg(ap, const char *);
+			size_t n = strlen(text) + 1;
+
+			v->text = b->text.n;
+			VEC_RESERVE(&b->text, b->text.n + n);
+			memcpy(b->text.v + b->text.n, text, n);
+			b->text.n += n;
+			break;
+		}
+		default:
+			break;
+		}
+	}
+	va_end(ap);
 	rp->rows++;
+	if (++b->rows == RP_BATCH)
+		flush_batch(rp, which);
 }
 
 /* The id of an interned string in rocpd_string. */
@@ -191,12 +257,28 @@ static const char *arg_type(char t)
 	}
 }
 
+/* One event shared by every row of `category` that needs nothing of its own (no arguments,
+ * correlation or extdata): rocpd rows only reach their category through the event. */
+static int64_t shared_event(struct rp *rp, const char *category)
+{
+	const char *icat = sc_strtab_intern(&rp->out->model->strings, category);
+	bool inserted;
+	uint64_t *slot =
+		sc_hashmap_upsert(&rp->shared_events, (uint64_t)(uintptr_t)icat, 0, &inserted);
+
+	if (inserted)
+		*slot = (uint64_t)rp_event(rp, icat, 0, "{}", "{}", "{}");
+	return (int64_t)*slot;
+}
+
 static void on_region_end(void *ctx, struct sc_image *img, struct sc_thread *t,
 			  const struct sc_region_ev *r)
 {
 	struct rp *rp = ctx;
-	int64_t ev = rp_event(rp, r->category, (int64_t)r->corr_id, "{}", "{}",
-			      r->unterminated ? "{\"unterminated\":true}" : "{}");
+	int64_t ev = !r->nargs && !r->corr_id && !r->unterminated
+			     ? shared_event(rp, r->category)
+			     : rp_event(rp, r->category, (int64_t)r->corr_id, "{}", "{}",
+					r->unterminated ? "{\"unterminated\":true}" : "{}");
 	const char *p = r->args, *end = r->args + r->args_len, *name, *value;
 	int64_t position = 0;
 	char type;
@@ -217,8 +299,8 @@ static void on_mark(void *ctx, struct sc_image *img, struct sc_thread *t,
 	int64_t ev = rp_event(rp, r->category, 0, "{}", "{}", text);
 
 	(void)img;
-	rp_run(rp, INS_SAMPLE, "tiii", rp->guid, track(rp, 1, t->tid, r->category),
-	       (int64_t)r->start, ev);
+	rp_run(rp, INS_SAMPLE, "tiiit", rp->guid, track(rp, 1, t->tid, r->category),
+	       (int64_t)r->start, ev, "{}");
 	free(text);
 	json_decref(ext);
 }
@@ -251,7 +333,7 @@ static void on_counter(void *ctx, struct sc_image *img, struct sc_thread *t,
 	}
 	ev = rp_event(rp, "user_counter", 0, "{}", "{}", "{}");
 	rp_run(rp, INS_PMC_EVENT, "tiid", rp->guid, ev, (int64_t)(*slot & 0xffffffff), value);
-	rp_run(rp, INS_SAMPLE, "tiii", rp->guid, (int64_t)(*slot >> 32), (int64_t)ts, ev);
+	rp_run(rp, INS_SAMPLE, "tiiit", rp->guid, (int64_t)(*slot >> 32), (int64_t)ts, ev, "{}");
 }
 
 /* call_stack and line_info of a stack as JSON: frames outermost first. */
@@ -290,6 +372,20 @@ static const char *sampling_category(unsigned kind)
 	return kind == SC_SAMPLE_REALTIME ? "wall_clock_sampling" : "timer_sampling";
 }
 
+/* The event of a stack, shared by all its samples: category, call_stack and line_info. */
+static int64_t stack_event(struct rp *rp, uint32_t stack)
+{
+	bool inserted;
+	uint64_t *slot = sc_hashmap_upsert(&rp->stack_events, (uint64_t)stack + 1, 0, &inserted);
+	const struct sc_stack *st = &rp->out->model->stacks.v[stack];
+
+	if (inserted)
+		*slot = (uint64_t)rp_event(rp, sampling_category(st->kind), (int64_t)stack + 1,
+					   stack_json(rp, stack, false),
+					   stack_json(rp, stack, true), "{}");
+	return (int64_t)*slot;
+}
+
 static struct frame_run *run_of(struct rp *rp, struct sc_thread *t, unsigned kind)
 {
 	uint64_t key = ((uint64_t)(uint32_t)t->tid << 8 | kind) + 1;
@@ -320,8 +416,7 @@ static void close_frames(struct rp *rp, struct frame_run *fr, size_t keep, uint6
 		size_t i = --fr->funcs.n;
 		const struct sc_func *f = sc_func_of(rp->out->profiles, fr->funcs.v[i]);
 
-		region_row(rp, fr->tid, fr->starts.v[i], ts, f->name,
-			   rp_event(rp, cat, 0, "{}", "{}", "{}"));
+		region_row(rp, fr->tid, fr->starts.v[i], ts, f->name, shared_event(rp, cat));
 	}
 	fr->starts.n = fr->funcs.n;
 }
@@ -335,14 +430,12 @@ static void on_sample(void *ctx, struct sc_image *img, struct sc_thread *t, uint
 	uint32_t *funcs, *lines;
 	size_t n, same = 0;
 	char ext[48];
-	int64_t ev;
 
 	(void)img;
 	/* The thread's CPU time lets a reader weigh samples as the session's own profiles do. */
 	snprintf(ext, sizeof(ext), "{\"cpu_ns\":%llu}", (unsigned long long)cpu_ns);
-	ev = rp_event(rp, sampling_category(st->kind), (int64_t)stack + 1,
-		      stack_json(rp, stack, false), stack_json(rp, stack, true), ext);
-	rp_run(rp, INS_SAMPLE, "tiii", rp->guid, fr->track, (int64_t)ts, ev);
+	rp_run(rp, INS_SAMPLE, "tiiit", rp->guid, fr->track, (int64_t)ts, stack_event(rp, stack),
+	       ext);
 	n = sc_stack_path(rp->out->profiles, st, &funcs, &lines);
 	while (same < n && same < fr->funcs.n && fr->funcs.v[same] == funcs[same])
 		same++;
@@ -365,7 +458,7 @@ static void finish_runs(struct rp *rp)
 
 		close_frames(rp, fr, 0, end);
 		region_row(rp, fr->tid, fr->first_ts, end, "samples [syscope]",
-			   rp_event(rp, sampling_category(fr->kind), 0, "{}", "{}", "{}"));
+			   shared_event(rp, sampling_category(fr->kind)));
 		VEC_FREE(&fr->funcs);
 		VEC_FREE(&fr->starts);
 		free(fr);
@@ -401,11 +494,24 @@ static void create_schema(struct rp *rp)
 		return;
 	}
 	for (int i = 0; i < INS_COUNT && !rp->error; i++) {
-		char *sql = sc_rocpd_substitute(insert_sql[i], rp->uuid, rp->guid);
+		char *one = sc_rocpd_substitute(insert_sql[i], rp->uuid, rp->guid);
+		const char *tuple = strstr(one, "VALUES ") + 7;
+		VEC(char) multi = { 0 };
 
-		if (sqlite3_prepare_v2(rp->db, sql, -1, &rp->ins[i], NULL) != SQLITE_OK)
-			fail(rp, sql);
-		free(sql);
+		/* "INSERT ... VALUES (?, ...)" becomes "INSERT ... VALUES (?, ...), (?, ...), ..." */
+		for (const char *c = one; *c; c++)
+			*VEC_PUSH(&multi) = *c;
+		for (int r = 1; r < RP_BATCH; r++) {
+			*VEC_PUSH(&multi) = ',';
+			for (const char *c = tuple; *c; c++)
+				*VEC_PUSH(&multi) = *c;
+		}
+		*VEC_PUSH(&multi) = '\0';
+		if (sqlite3_prepare_v2(rp->db, one, -1, &rp->ins[i].one, NULL) != SQLITE_OK ||
+		    sqlite3_prepare_v2(rp->db, multi.v, -1, &rp->ins[i].multi, NULL) != SQLITE_OK)
+			fail(rp, one);
+		free(one);
+		VEC_FREE(&multi);
 	}
 }
 
@@ -560,7 +666,10 @@ static int write_process(struct sc_output *out, struct sc_process *p)
 	int rc = 0;
 
 	unlink(tmp);
-	if (sqlite3_open(tmp, &rp.db) != SQLITE_OK) {
+	/* One connection in one thread: no locking inside SQLite. */
+	if (sqlite3_open_v2(tmp, &rp.db,
+			    SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+			    NULL) != SQLITE_OK) {
 		*VEC_PUSH(&out->errors) =
 			sc_xasprintf("cannot create %s: %s", tmp, sqlite3_errmsg(rp.db));
 		sqlite3_close(rp.db);
@@ -574,6 +683,8 @@ static int write_process(struct sc_output *out, struct sc_process *p)
 	sc_hashmap_init(&rp.stack_json);
 	sc_hashmap_init(&rp.run_index);
 	sc_hashmap_init(&rp.gpu_ids);
+	sc_hashmap_init(&rp.shared_events);
+	sc_hashmap_init(&rp.stack_events);
 	make_guid(&rp, p->images.v[0]);
 	rp_exec(&rp, "PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; BEGIN");
 	create_schema(&rp);
@@ -581,9 +692,14 @@ static int write_process(struct sc_output *out, struct sc_process *p)
 	for (size_t i = 0; i < p->images.n && !rp.error; i++)
 		sc_timeline_replay(out->model, p->images.v[i], &rp_ops, &rp, &stats);
 	finish_runs(&rp);
+	rp_flush(&rp);
 	rp_exec(&rp, "COMMIT");
-	for (int i = 0; i < INS_COUNT; i++)
-		sqlite3_finalize(rp.ins[i]);
+	for (int i = 0; i < INS_COUNT; i++) {
+		sqlite3_finalize(rp.ins[i].one);
+		sqlite3_finalize(rp.ins[i].multi);
+		VEC_FREE(&rp.ins[i].values);
+		VEC_FREE(&rp.ins[i].text);
+	}
 	if (sqlite3_close(rp.db) != SQLITE_OK && !rp.error) {
 		rp.error = 1;
 		snprintf(rp.errmsg, sizeof(rp.errmsg), "closing the database failed");
@@ -608,6 +724,8 @@ static int write_process(struct sc_output *out, struct sc_process *p)
 	sc_hashmap_free(&rp.stack_json);
 	sc_hashmap_free(&rp.run_index);
 	rp_gpu_free(&rp);
+	sc_hashmap_free(&rp.shared_events);
+	sc_hashmap_free(&rp.stack_events);
 	free(path);
 	free(tmp);
 	return rc;

@@ -39,11 +39,33 @@ struct frame_run {
 	VEC(uint64_t) starts; /* when each opened */
 };
 
+/*
+ * Rows of one insert, gathered RP_BATCH at a time into one multi-row INSERT: the tables are
+ * AUTOINCREMENT (as the schema says), whose bookkeeping costs a write per statement, so a
+ * statement per row would halve the speed. Text is copied, so callers may pass buffers.
+ */
+#define RP_BATCH 64
+
+struct rp_value {
+	char type; /* 'i', 'd', 't' or 'n' */
+	int64_t i;
+	double d;
+	size_t text; /* offset in rp_batch.text */
+};
+
+struct rp_batch {
+	sqlite3_stmt *multi; /* RP_BATCH rows */
+	sqlite3_stmt *one;   /* one row, for what is left at the end */
+	unsigned rows;
+	VEC(struct rp_value) values;
+	VEC(char) text;
+};
+
 struct rp {
 	struct sc_output *out;
 	struct sc_process *proc;
 	sqlite3 *db;
-	sqlite3_stmt *ins[INS_COUNT];
+	struct rp_batch ins[INS_COUNT];
 	char guid[40], uuid[48];
 	int64_t nid;
 	int64_t next_string, next_event, next_region, next_track, next_pmc;
@@ -53,7 +75,9 @@ struct rp {
 	struct sc_hashmap stack_json; /* stack index + 1 -> index in json */
 	VEC(char *) json;	      /* call_stack and line_info JSON pairs of stacks */
 	VEC(struct frame_run *) runs;
-	struct sc_hashmap run_index; /* (tid, kind) -> index in runs + 1 */
+	struct sc_hashmap run_index;	 /* (tid, kind) -> index in runs + 1 */
+	struct sc_hashmap shared_events; /* interned category -> its shared event */
+	struct sc_hashmap stack_events;	 /* stack index + 1 -> its event */
 	/* GPU rows (rocpd_gpu.c) */
 	struct sc_hashmap gpu_ids; /* agent, stream or kernel name -> row id */
 	int64_t next_stream, next_symbol, next_dispatch, code_object;
@@ -64,9 +88,11 @@ struct rp {
 
 /* Run SQL; the first failure is kept in rp->errmsg and later calls do nothing. */
 void rp_exec(struct rp *rp, const char *sql);
-/* Bind and step prepared insert `which`; `types` gives the arguments: 'i' int64, 'd'
- * double, 't' text, 'n' NULL. */
+/* A row for insert `which`; `types` gives the arguments: 'i' int64, 'd' double, 't' text,
+ * 'n' NULL. Written with the next batch of its table, or by rp_flush. */
 void rp_run(struct rp *rp, int which, const char *types, ...);
+/* Write every row still gathered. */
+void rp_flush(struct rp *rp);
 /* The rocpd_string id of an interned string, or of any string. */
 int64_t rp_string_id(struct rp *rp, const char *interned);
 int64_t rp_string_of(struct rp *rp, const char *s);
