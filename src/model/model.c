@@ -550,8 +550,17 @@ uint32_t sc_model_stack_of(struct sc_model *m, struct sc_image *img, int32_t tid
 			   const struct sc_record *sample)
 {
 	const struct sc_rec_sample *s = (const void *)sample;
+	const struct sc_stack *last =
+		m->stacks.n > m->last_stack ? &m->stacks.v[m->last_stack] : NULL;
 
-	return stack_lookup(m, img, tid, s->kind, sample->flags, s->frames, s->nframes, s->ts);
+	/* A thread sampled in a loop repeats its stack: compare before hashing. */
+	if (last && last->img == img && last->tid == tid && last->kind == s->kind &&
+	    last->flags == sample->flags && last->nframes == s->nframes &&
+	    !memcmp(last->frames, s->frames, (size_t)s->nframes * 8))
+		return m->last_stack;
+	m->last_stack =
+		stack_lookup(m, img, tid, s->kind, sample->flags, s->frames, s->nframes, s->ts);
+	return m->last_stack;
 }
 
 /*
@@ -608,7 +617,7 @@ static int sample_record(void *ctx, int32_t tid, const struct sc_record *rec, ui
 	t->last_cpu[s->kind] = s->cpu_ns;
 	ps->proc->samples[s->kind]++;
 	ps->m->samples[s->kind]++;
-	idx = stack_lookup(ps->m, ps->img, tid, s->kind, rec->flags, s->frames, s->nframes, s->ts);
+	idx = sc_model_stack_of(ps->m, ps->img, tid, rec);
 	sc_stats_add(&ps->m->stacks.v[idx].w, w);
 	return 0;
 }

@@ -61,19 +61,34 @@ struct lane_set {
 	VEC(uint64_t) ends; /* end of the last op of each lane */
 };
 
+#define RECENT 8
+
+struct recent {
+	const struct sc_hashmap *map;
+	const char *text; /* interned */
+	uint64_t iid;
+};
+
 struct pf {
 	struct sc_output *out;
 	struct sc_profile_set *set;
 	FILE *f;
+	struct pb_buf file; /* packets not written yet */
 	struct pb_buf pkt, ev, interned;
 	size_t interned_token; /* open InternedData message in `interned`, 0 = none */
-	int32_t pid;   /* as written: the real one, unless a merged trace had to tell two apart */
-	uint64_t key;  /* what track uuids are made from: pid, and the process's place in a
-			 * merged trace */
-	uint32_t seq;  /* packet sequence of this process */
-	int64_t shift; /* added to every timestamp (merged traces of several hosts) */
+	int32_t pid; /* as written: the real one, unless a merged trace had to tell two apart */
+	uint64_t *next_uuid;	 /* the last track uuid handed out in the file */
+	struct sc_hashmap uuids; /* what a track is -> its uuid */
+	int32_t last_tid;
+	uint64_t last_thread_uuid;
+	uint32_t seq;	   /* packet sequence of this process */
+	int64_t shift;	   /* added to every timestamp (merged traces of several hosts) */
 	const char *label; /* process name */
 	uint64_t iids;	   /* last iid handed out (shared by all kinds) */
+	struct recent recent[RECENT];
+	unsigned recent_next;
+	const struct sc_counter_track *last_counter;
+	uint64_t last_counter_uuid;
 	struct sc_hashmap names, categories, arg_names; /* interned string -> iid */
 	struct sc_hashmap func_names, mapping_paths, source_paths, mappings, frames, callstacks;
 	struct sc_hashmap lanes; /* (agent, stream) -> index in lane_ends + 1 */
@@ -81,14 +96,30 @@ struct pf {
 	struct sc_hashmap gpu_memory; /* agent + 1 -> bytes allocated now */
 };
 
-static uint64_t process_uuid(const struct pf *pf)
+/* Track uuids are small numbers handed out in order (a varint of a byte or two per
+ * event), looked up by what the track is: kind in the top bits, then its identity. */
+static uint64_t uuid_of(struct pf *pf, uint64_t kind, uint64_t what)
 {
-	return UUID_PROCESS | (pf->key & UUID_MASK);
+	bool inserted;
+	uint64_t *slot = sc_hashmap_upsert(&pf->uuids, kind | (what & UUID_MASK), 0, &inserted);
+
+	if (inserted)
+		*slot = ++*pf->next_uuid;
+	return *slot;
 }
 
-static uint64_t thread_uuid(const struct pf *pf, int32_t tid)
+static uint64_t process_uuid(struct pf *pf)
 {
-	return UUID_THREAD | (sc_hash_bytes(&pf->key, sizeof(pf->key), (uint32_t)tid) & UUID_MASK);
+	return uuid_of(pf, UUID_PROCESS, 0);
+}
+
+static uint64_t thread_uuid(struct pf *pf, int32_t tid)
+{
+	if (pf->last_tid != tid || !pf->last_thread_uuid) {
+		pf->last_tid = tid;
+		pf->last_thread_uuid = uuid_of(pf, UUID_THREAD, (uint32_t)tid);
+	}
+	return pf->last_thread_uuid;
 }
 
 static uint64_t shifted(const struct pf *pf, uint64_t ts)
@@ -98,15 +129,22 @@ static uint64_t shifted(const struct pf *pf, uint64_t ts)
 	return t > 0 ? (uint64_t)t : 0;
 }
 
+/* Write what is buffered. */
+static void flush(struct pf *pf)
+{
+	fwrite(pf->file.data, 1, pf->file.len, pf->f); /* a failure shows in sc_out_close */
+	pb_reset(&pf->file);
+}
+
+/* A packet as one `packet` field of the Trace message, buffered. */
 static void emit(struct pf *pf, struct pb_buf *packet)
 {
-	struct pb_buf wrap = { 0 };
-	size_t t = pb_begin(&wrap, 1);
+	size_t t = pb_begin(&pf->file, 1);
 
-	pb_raw(&wrap, packet->data, packet->len);
-	pb_end(&wrap, t);
-	fwrite(wrap.data, 1, wrap.len, pf->f); /* a failure shows in sc_out_close (ferror) */
-	pb_free(&wrap);
+	pb_raw(&pf->file, packet->data, packet->len);
+	pb_end(&pf->file, t);
+	if (pf->file.len >= 1u << 20)
+		flush(pf);
 }
 
 /* The InternedData message of the packet being built, opened on first use. */
@@ -238,12 +276,12 @@ static void describe_process(struct pf *pf, const struct sc_process *p)
 	}
 }
 
-static uint64_t counter_uuid(const struct pf *pf, const struct sc_counter_track *c)
+static uint64_t counter_uuid(struct pf *pf, const struct sc_counter_track *c)
 {
 	/* By name and unit, so the same counter in two images of a process is one track. */
-	return UUID_COUNTER | (sc_hash_bytes(c->name, strlen(c->name),
-					     sc_hash_bytes(c->unit, strlen(c->unit), pf->key)) &
-			       UUID_MASK);
+	return uuid_of(pf, UUID_COUNTER,
+		       sc_hash_bytes(c->name, strlen(c->name),
+				     sc_hash_bytes(c->unit, strlen(c->unit), 0)));
 }
 
 static void describe_counters(struct pf *pf, const struct sc_process *p)
@@ -333,6 +371,26 @@ static void debug_annotations(struct pf *pf, const struct sc_region_ev *r)
 	}
 }
 
+/*
+ * The iid of an event name or category given as text that is not interned (it points into
+ * the record): the few most recent ones are compared first, which spares hashing for the
+ * names a program uses over and over.
+ */
+static uint64_t recent_iid(struct pf *pf, struct sc_hashmap *map, uint32_t field, const char *s)
+{
+	struct recent *c = pf->recent;
+	unsigned slot;
+
+	for (unsigned i = 0; i < RECENT; i++)
+		if (c[i].map == map && !strcmp(c[i].text, s))
+			return c[i].iid;
+	slot = pf->recent_next++ % RECENT;
+	c[slot].map = map;
+	c[slot].text = sc_strtab_intern(&pf->set->model->strings, s);
+	c[slot].iid = intern_string(pf, map, field, c[slot].text);
+	return c[slot].iid;
+}
+
 /* Open a TrackEvent of `type` on `track`, named (when `name`) in `category`; the caller
  * adds fields and closes it with pb_end. */
 static size_t begin_track_event(struct pf *pf, int type, uint64_t track, const char *category,
@@ -343,12 +401,8 @@ static size_t begin_track_event(struct pf *pf, int type, uint64_t track, const c
 	pb_varint(&pf->ev, 9, (uint64_t)type);
 	pb_varint(&pf->ev, 11, track);
 	if (name) {
-		struct sc_strtab *st = &pf->set->model->strings;
-
-		pb_varint(&pf->ev, 3,
-			  intern_string(pf, &pf->categories, 1, sc_strtab_intern(st, category)));
-		pb_varint(&pf->ev, 10,
-			  intern_string(pf, &pf->names, 2, sc_strtab_intern(st, name)));
+		pb_varint(&pf->ev, 3, recent_iid(pf, &pf->categories, 1, category));
+		pb_varint(&pf->ev, 10, recent_iid(pf, &pf->names, 2, name));
 	}
 	return e;
 }
@@ -411,7 +465,11 @@ static void on_counter(void *ctx, struct sc_image *img, struct sc_thread *t,
 	(void)img;
 	(void)t;
 	pb_varint(&pf->ev, 9, EV_COUNTER);
-	pb_varint(&pf->ev, 11, counter_uuid(pf, track));
+	if (track != pf->last_counter) {
+		pf->last_counter = track;
+		pf->last_counter_uuid = counter_uuid(pf, track);
+	}
+	pb_varint(&pf->ev, 11, pf->last_counter_uuid);
 	pb_double(&pf->ev, 44, value);
 	pb_end(&pf->ev, e);
 	send_event(pf, ts);
@@ -511,22 +569,21 @@ static void on_sample(void *ctx, struct sc_image *img, struct sc_thread *t, uint
 	send_event(pf, ts);
 }
 
-static uint64_t gpu_uuid(const struct pf *pf, uint32_t agent)
+static uint64_t gpu_uuid(struct pf *pf, uint32_t agent)
 {
-	return UUID_GPU | (sc_hash_u64(pf->key ^ (uint64_t)agent << 40) & UUID_MASK);
+	return uuid_of(pf, UUID_GPU, agent);
 }
 
-static uint64_t gpu_memory_uuid(const struct pf *pf, uint32_t agent)
+static uint64_t gpu_memory_uuid(struct pf *pf, uint32_t agent)
 {
-	return UUID_GPU_MEMORY |
-	       (sc_hash_u64(pf->key ^ (uint64_t)agent << 40 ^ 0x6d656dull) & UUID_MASK);
+	return uuid_of(pf, UUID_GPU_MEMORY, agent);
 }
 
-static uint64_t lane_uuid(const struct pf *pf, const struct lane_set *ls, size_t lane)
+static uint64_t lane_uuid(struct pf *pf, const struct lane_set *ls, size_t lane)
 {
-	uint64_t seed = sc_hash_u64(pf->key ^ (uint64_t)ls->agent << 40) ^ lane;
-
-	return UUID_LANE | (sc_hash_bytes(&ls->stream, sizeof(ls->stream), seed) & UUID_MASK);
+	return uuid_of(pf, UUID_LANE,
+		       sc_hash_bytes(&ls->stream, sizeof(ls->stream),
+				     (uint64_t)ls->agent << 32 ^ (uint64_t)lane));
 }
 
 static uint64_t lane_key(uint32_t agent, uint64_t stream)
@@ -740,7 +797,7 @@ static void write_sequence(struct pf *pf, struct sc_process *p)
 	struct sc_hashmap *maps[] = { &pf->names,      &pf->categories,	   &pf->arg_names,
 				      &pf->func_names, &pf->mapping_paths, &pf->source_paths,
 				      &pf->mappings,   &pf->frames,	   &pf->callstacks,
-				      &pf->lanes,      &pf->gpu_memory };
+				      &pf->lanes,      &pf->gpu_memory,	   &pf->uuids };
 
 	for (size_t i = 0; i < sizeof(maps) / sizeof(maps[0]); i++)
 		sc_hashmap_init(maps[i]);
@@ -758,6 +815,8 @@ static void write_sequence(struct pf *pf, struct sc_process *p)
 	pb_free(&pf->pkt);
 	pb_free(&pf->ev);
 	pb_free(&pf->interned);
+	flush(pf);
+	pb_free(&pf->file);
 }
 
 /* "rank 3: app", or "app", with the host when the trace holds several. */
@@ -782,6 +841,7 @@ static int write_per_process(struct sc_output *out)
 	for (size_t i = 0; i < out->model->processes.n; i++) {
 		struct sc_process *p = out->model->processes.v[i];
 		struct pf pf = { .out = out, .set = out->profiles, .pid = p->pid, .seq = 1 };
+		uint64_t uuids = 0;
 		struct sc_outfile of;
 
 		if (sc_out_open(out, &of, "perfetto-trace-%d.pftrace", (int)p->pid)) {
@@ -789,7 +849,7 @@ static int write_per_process(struct sc_output *out)
 			continue;
 		}
 		pf.f = of.f;
-		pf.key = (uint32_t)p->pid;
+		pf.next_uuid = &uuids;
 		pf.label = process_label(p, false);
 		clock_snapshot(&pf, p->images.v[0]);
 		write_sequence(&pf, p);
@@ -813,6 +873,7 @@ static int write_merged(struct sc_output *out)
 	bool hosts = false;
 	struct sc_outfile of;
 	struct pf pf0 = { .out = out, .set = out->profiles, .seq = 1 };
+	uint64_t uuids = 0;
 
 	for (size_t i = 1; i < m->processes.n; i++)
 		hosts |= m->processes.v[i]->hostname != m->processes.v[0]->hostname;
@@ -820,7 +881,9 @@ static int write_merged(struct sc_output *out)
 		return -1;
 	pf0.f = of.f;
 	clock_snapshot(&pf0, first);
+	flush(&pf0);
 	pb_free(&pf0.pkt);
+	pb_free(&pf0.file);
 	for (size_t i = 0; i < m->processes.n; i++) {
 		struct sc_process *p = m->processes.v[i];
 		const struct sc_image *img = p->images.v[0];
@@ -831,7 +894,7 @@ static int write_merged(struct sc_output *out)
 			same_pid += m->processes.v[j]->pid == p->pid;
 		pf.pid = p->pid + (int32_t)(same_pid << 22);
 		pf.seq = (uint32_t)i + 1;
-		pf.key = (uint64_t)(i + 1) << 32 | (uint32_t)p->pid;
+		pf.next_uuid = &uuids;
 		if (p->hostname != first->hostname && img->start_realtime_ns &&
 		    first->start_realtime_ns)
 			pf.shift = ((int64_t)img->start_realtime_ns - (int64_t)img->start_ns) -

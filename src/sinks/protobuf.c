@@ -91,12 +91,17 @@ size_t pb_begin(struct pb_buf *b, uint32_t field)
 
 void pb_end(struct pb_buf *b, size_t token)
 {
-	size_t n = b->len - token;
+	size_t n = b->len - token, k = 1;
 	uint8_t *p = b->data + token - 4;
 
-	/* Four bytes always, the first three flagged "more": a valid, redundant varint. */
-	p[0] = (uint8_t)(n | 0x80);
-	p[1] = (uint8_t)((n >> 7) | 0x80);
-	p[2] = (uint8_t)((n >> 14) | 0x80);
-	p[3] = (uint8_t)(n >> 21);
+	/* The length took four bytes while the message was written; most messages are short,
+	 * so move them down onto the bytes their length really needs. */
+	while (k < 4 && n >> (7 * k))
+		k++;
+	for (size_t i = 0; i < k; i++)
+		p[i] = (uint8_t)((n >> (7 * i)) & 0x7f) | (i + 1 < k ? 0x80 : 0);
+	if (k < 4) {
+		memmove(p + k, p + 4, n);
+		b->len -= 4 - k;
+	}
 }

@@ -11,6 +11,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../common/vec.h"
+
 static const char *const type_names[SC_REC_TYPE_COUNT] = {
 	[SC_REC_OWNER] = "owner",
 	[SC_REC_PROCESS] = "process",
@@ -264,6 +266,7 @@ int sc_raw_open(struct sc_raw *r, const char *path, char *err, size_t errlen)
 			     ? (uint32_t)((r->size - r->hdr.header_size + r->hdr.chunk_size - 1) /
 					  r->hdr.chunk_size)
 			     : 0;
+	r->checked = sc_xcalloc(r->nchunks ? r->nchunks : 1, sizeof(*r->checked));
 	return 0;
 
 invalid:
@@ -276,6 +279,7 @@ void sc_raw_close(struct sc_raw *r)
 	if (r->data)
 		munmap((void *)r->data, r->size);
 	free(r->path);
+	free(r->checked);
 	memset(r, 0, sizeof(*r));
 }
 
@@ -298,6 +302,8 @@ static int walk_chunk(const struct sc_raw *r, uint32_t i, uint64_t start, uint64
 		      struct sc_raw_stats *stats, sc_raw_diag_fn diag_fn, void *diag_ctx)
 {
 	const uint64_t cs = r->hdr.chunk_size;
+	const uint64_t checked = start + r->checked[i];
+	bool clean = true;
 
 	while (pos + sizeof(struct sc_record) <= end) {
 		const struct sc_record *rec = (const void *)(r->data + pos);
@@ -309,6 +315,7 @@ static int walk_chunk(const struct sc_raw *r, uint32_t i, uint64_t start, uint64
 			break; /* the record the file's end cut: already reported */
 		if (rec->size < sizeof(*rec) || rec->size % SC_RECORD_ALIGN ||
 		    pos + rec->size > end || rec->type == 0) {
+			clean = false;
 			stats->damaged_chunks++;
 			diag(diag_fn, diag_ctx,
 			     "%s: offset %llu: damaged record (type %u, size %u); rest of chunk "
@@ -318,7 +325,8 @@ static int walk_chunk(const struct sc_raw *r, uint32_t i, uint64_t start, uint64
 		}
 		if (rec->type >= SC_REC_TYPE_COUNT) {
 			stats->unknown_types++;
-		} else if (!sc_record_well_formed(rec)) {
+		} else if (pos + rec->size > checked && !sc_record_well_formed(rec)) {
+			clean = false;
 			stats->malformed++;
 			diag(diag_fn, diag_ctx,
 			     "%s: offset %llu: %s record of %u bytes is malformed; skipped",
@@ -334,6 +342,8 @@ static int walk_chunk(const struct sc_raw *r, uint32_t i, uint64_t start, uint64
 		}
 		pos += rec->size;
 	}
+	if (clean && pos - start > r->checked[i])
+		r->checked[i] = (uint32_t)(pos - start);
 	return 0;
 }
 

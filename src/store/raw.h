@@ -19,6 +19,8 @@ struct sc_raw {
 	size_t size;
 	struct sc_file_header hdr; /* a copy, validated */
 	uint32_t nchunks;	   /* chunks that start inside the file */
+	uint32_t *checked;	   /* per chunk: bytes whose records a walk found well formed, which
+			    * later walks need not check again */
 };
 
 /* Problems found while reading, for the end-of-conversion report. */
