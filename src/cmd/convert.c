@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 
 #include "../common/log.h"
+#include "../common/progress.h"
 #include "../model/import.h"
 #include "../model/model.h"
 #include "../model/profile.h"
@@ -38,6 +39,7 @@ static int write_outputs(struct sc_model *model, const char *out_dir, const stru
 	out.model = model;
 	out.profiles = &profiles;
 	failed = sc_sinks_write_all(&out);
+	sc_progress_end();
 	if (summary)
 		sc_summary_print(stderr, &out, (unsigned)sc_int(s, SC_SET_SUMMARY_TOP));
 	else
@@ -51,6 +53,19 @@ static int write_outputs(struct sc_model *model, const char *out_dir, const stru
 	VEC_FREE(&out.errors);
 	sc_profiles_free(&profiles);
 	return failed ? 1 : 0;
+}
+
+/* Work to do in bytes of raw data read: the model's two passes, then one per timeline sink. */
+static uint64_t progress_total(const struct sc_session *session, const struct sc_settings *s)
+{
+	static const char *const replaying[] = { "rocpd", "pftrace", "csv" };
+	uint64_t bytes = 0, passes = 2;
+
+	for (size_t i = 0; i < session->files.n; i++)
+		bytes += session->files.v[i].size;
+	for (size_t i = 0; i < sizeof(replaying) / sizeof(replaying[0]); i++)
+		passes += sc_list_has(s, SC_SET_OUTPUT_FORMAT, replaying[i]);
+	return bytes * passes;
 }
 
 int sc_convert_session(const char *dir, const char *out_dir, const struct sc_settings *s,
@@ -73,6 +88,7 @@ int sc_convert_session(const char *dir, const char *out_dir, const struct sc_set
 		sc_session_close(&session);
 		return 1;
 	}
+	sc_progress_begin("converting", progress_total(&session, s));
 	sc_model_build(&model, &session, sc_bool(s, SC_SET_INCLUDE_INLINES));
 	rc = write_outputs(&model, out_dir, s, summary, false, NULL);
 	sc_model_free(&model);

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../common/progress.h"
 #include "../common/vec.h"
 
 static const char *const type_names[SC_REC_TYPE_COUNT] = {
@@ -384,6 +385,7 @@ int sc_raw_foreach(const struct sc_raw *r, sc_raw_record_fn cb, void *ctx,
 			end = r->size;
 		}
 		rc = walk_chunk(r, i, start, end, pos, ch->tid, cb, ctx, stats, diag_fn, diag_ctx);
+		sc_progress_add(end - start);
 		/* Done with this chunk: let its pages go, so reading a session of any size
 		 * takes memory for the model only. */
 		madvise((void *)(r->data + page), end - page, MADV_DONTNEED);

@@ -1,0 +1,18 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A progress line on stderr for long conversions: shown only when stderr is a terminal and
+ * the work has run for a second, redrawn at most ten times a second, erased at the end.
+ */
+#ifndef SYSCOPE_COMMON_PROGRESS_H
+#define SYSCOPE_COMMON_PROGRESS_H
+
+#include <stdint.h>
+
+/* Start counting towards `total` units (bytes read, say) of work named `what`. */
+void sc_progress_begin(const char *what, uint64_t total);
+/* `n` more units done. Cheap when nothing is to be drawn. */
+void sc_progress_add(uint64_t n);
+/* Erase the line, if one was drawn. */
+void sc_progress_end(void);
+
+#endif /* SYSCOPE_COMMON_PROGRESS_H */
