@@ -86,6 +86,10 @@ int sc_convert_session(const char *dir, const char *out_dir, const struct sc_set
 int sc_convert_databases(char *const *paths, size_t n, const char *out_dir,
 			 const struct sc_settings *s, bool summary, const char *merged_trace);
 
+/* The output formats to make from a rocpd database: those asked for, rocpd left out
+ * (pftrace when none was asked for). True when rocpd was asked for on the command line. */
+bool sc_formats_besides_rocpd(struct sc_settings *set);
+
 /* `-f pftrace csv ...`: join the format names after -f into one argument. Returns the new
  * argc; *joined is to be freed. */
 int sc_gather_formats(int argc, char **argv, char **joined);

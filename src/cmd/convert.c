@@ -114,31 +114,25 @@ int sc_convert_databases(char *const *paths, size_t n, const char *out_dir,
 	return rc;
 }
 
-/* From a database, rocpd is the input: convert to the other formats (pftrace by default). */
-static void database_formats(struct sc_settings *set)
+bool sc_formats_besides_rocpd(struct sc_settings *set)
 {
 	struct sc_setting_value *v = &set->v[SC_SET_OUTPUT_FORMAT];
 	char err[SC_ERRMSG_MAX], buf[256] = "";
 	char *copy, *save = NULL;
+	bool asked = v->source == SC_SRC_CLI && sc_list_has(set, SC_SET_OUTPUT_FORMAT, "rocpd");
 
 	if (v->source < SC_SRC_ENV) {
 		sc_settings_set(set, SC_SET_OUTPUT_FORMAT, "pftrace", SC_SRC_CLI, err);
-		return;
+		return false;
 	}
-	if (!sc_list_has(set, SC_SET_OUTPUT_FORMAT, "rocpd"))
-		return;
-	if (v->source == SC_SRC_CLI)
-		sc_die(SC_EXIT_USAGE,
-		       "convert: the input is a rocpd database already; choose other formats (%s), "
-		       "or combine databases with 'syscope merge'",
-		       "pftrace, csv, json, text, folded");
 	copy = sc_xstrdup(v->text);
 	for (char *t = strtok_r(copy, " ,", &save); t; t = strtok_r(NULL, " ,", &save))
 		if (strcmp(t, "rocpd"))
 			snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf), "%s%s",
 				 buf[0] ? " " : "", t);
 	free(copy);
-	sc_settings_set(set, SC_SET_OUTPUT_FORMAT, buf[0] ? buf : "pftrace", SC_SRC_CLI, err);
+	sc_settings_set(set, SC_SET_OUTPUT_FORMAT, buf, SC_SRC_CLI, err);
+	return asked;
 }
 
 /* `-f pftrace csv FILE.db`: the words after -f that are format names (and not files) are
@@ -225,7 +219,14 @@ int cmd_convert(int argc, char **argv)
 		rc = sc_convert_session(cli.rest[0], out_dir, &cli.settings,
 					sc_bool(&cli.settings, SC_SET_SUMMARY));
 	} else {
-		database_formats(&cli.settings);
+		if (sc_formats_besides_rocpd(&cli.settings))
+			sc_die(SC_EXIT_USAGE,
+			       "convert: the input is a rocpd database already; choose other formats "
+			       "(pftrace, csv, json, text, folded), or combine databases with "
+			       "'syscope merge'");
+		if (!sc_str(&cli.settings, SC_SET_OUTPUT_FORMAT)[0])
+			sc_settings_set(&cli.settings, SC_SET_OUTPUT_FORMAT, "pftrace", SC_SRC_CLI,
+					err);
 		rc = sc_convert_databases(cli.rest, (size_t)cli.nrest, out_dir, &cli.settings,
 					  sc_bool(&cli.settings, SC_SET_SUMMARY), NULL);
 	}

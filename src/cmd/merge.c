@@ -44,27 +44,6 @@ static void target_of(const char *out, struct target *t)
 	}
 }
 
-/* The formats besides the merged database (always written: it is what the rest is made
- * from). Default: the Perfetto trace. */
-static void other_formats(struct sc_settings *set)
-{
-	struct sc_setting_value *v = &set->v[SC_SET_OUTPUT_FORMAT];
-	char err[SC_ERRMSG_MAX], buf[256] = "";
-	char *copy, *save = NULL;
-
-	if (v->source < SC_SRC_ENV) {
-		sc_settings_set(set, SC_SET_OUTPUT_FORMAT, "pftrace", SC_SRC_CLI, err);
-		return;
-	}
-	copy = sc_xstrdup(v->text);
-	for (char *t = strtok_r(copy, " ,", &save); t; t = strtok_r(NULL, " ,", &save))
-		if (strcmp(t, "rocpd"))
-			snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf), "%s%s",
-				 buf[0] ? " " : "", t);
-	free(copy);
-	sc_settings_set(set, SC_SET_OUTPUT_FORMAT, buf, SC_SRC_CLI, err);
-}
-
 int cmd_merge(int argc, char **argv)
 {
 	const struct sc_verb *verb = sc_verb_find("merge");
@@ -112,7 +91,7 @@ int cmd_merge(int argc, char **argv)
 	}
 	if (mkdir(t.dir, 0755) && errno != EEXIST)
 		sc_die(SC_EXIT_FAILURE, "cannot create %s: %s", t.dir, strerror(errno));
-	other_formats(&cli.settings);
+	sc_formats_besides_rocpd(&cli.settings); /* the merged database is always written */
 	if (sc_rocpd_merge(files.v, files.n, t.db, err, sizeof(err))) {
 		pr_err("%s", err);
 		rc = 1;

@@ -22,27 +22,10 @@
 #include "rocpd.h"
 #include "rocpd_read.h"
 
-/* Tables in the order they are copied; string and info_node are shared by value. */
-static const char *const tables[] = {
-	"info_process",
-	"info_thread",
-	"info_agent",
-	"info_queue",
-	"info_stream",
-	"info_pmc",
-	"info_code_object",
-	"info_kernel_symbol",
-	"track",
-	"event",
-	"arg",
-	"pmc_event",
-	"region",
-	"sample",
-	"kernel_dispatch",
-	"memory_copy",
-	"memory_allocate",
-};
-#define NTABLES (sizeof(tables) / sizeof(tables[0]))
+/* Tables are copied in the order of the schema's list (sc_rocpd_base_names), from the first
+ * after these three: metadata is the output's own, strings and nodes are shared by value. */
+#define FIRST_COPIED 3
+#define NTABLES 32 /* more than the schema has */
 
 struct merge {
 	sqlite3 *db;
@@ -84,9 +67,11 @@ static int64_t scalar(struct merge *mg, const char *sql, const char *guid)
 	return v;
 }
 
+static const char *const *const tables = sc_rocpd_base_names;
+
 static int table_index(const char *name)
 {
-	for (size_t i = 0; i < NTABLES; i++)
+	for (size_t i = 0; tables[i]; i++)
 		if (!strcmp(tables[i], name))
 			return (int)i;
 	return -1;
@@ -182,7 +167,7 @@ static int share_by_value(struct merge *mg, const char *guid)
 /* Id offsets of every table: the first input keeps its ids, later ones go above. */
 static void compute_offsets(struct merge *mg, const char *guid)
 {
-	for (size_t t = 0; t < NTABLES; t++) {
+	for (size_t t = FIRST_COPIED; tables[t]; t++) {
 		char *max =
 			sqlite3_mprintf("SELECT MAX(id) FROM \"rocpd_%s%s\"", tables[t], mg->uuid);
 		char *any = sqlite3_mprintf("SELECT COUNT(*) > 0 FROM \"rocpd_%s%s\"", tables[t],
@@ -281,7 +266,7 @@ static int merge_file(struct merge *mg, const char *path)
 	for (size_t g = 0; !rc && g < guids.n; g++) {
 		rc = share_by_value(mg, guids.v[g]);
 		compute_offsets(mg, guids.v[g]);
-		for (size_t t = 0; !rc && t < NTABLES; t++)
+		for (size_t t = FIRST_COPIED; !rc && tables[t]; t++)
 			rc = copy_table(mg, t, guids.v[g]);
 	}
 	if (rc) {
