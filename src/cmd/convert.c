@@ -55,11 +55,11 @@ static int write_outputs(struct sc_model *model, const char *out_dir, const stru
 	return failed ? 1 : 0;
 }
 
-/* Work to do in bytes of raw data read: the model's two passes, then one per timeline sink. */
+/* Work to do in bytes of raw data read: the model's pass, then one per timeline sink. */
 static uint64_t progress_total(const struct sc_session *session, const struct sc_settings *s)
 {
 	static const char *const replaying[] = { "rocpd", "pftrace", "csv" };
-	uint64_t bytes = 0, passes = 2;
+	uint64_t bytes = 0, passes = 1;
 
 	for (size_t i = 0; i < session->files.n; i++)
 		bytes += session->files.v[i].size;

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Building the model in two passes over each raw file: first everything but samples
- * (process, threads, modules, notes: small), then the samples, which only need the threads
- * for their weights and are folded into the stack table as they stream by.
+ * Building the model in one pass over each raw file: the process, threads, modules, notes
+ * and GPU metadata are kept; samples are folded into the stack table as they stream by
+ * (their weights need only their thread's earlier records).
  */
 #define PR_FMT "model: "
 #include "model.h"
@@ -622,6 +622,18 @@ static int sample_record(void *ctx, int32_t tid, const struct sc_record *rec, ui
 	return 0;
 }
 
+/*
+ * One pass: a thread's records come in the order it wrote them, and it writes its begin
+ * and its sampler's period before its first sample, which is all a sample's weight needs.
+ */
+static int build_record(void *ctx, int32_t tid, const struct sc_record *rec, uint64_t off)
+{
+	if (rec->type != SC_REC_SAMPLE)
+		return metadata_record(ctx, tid, rec, off);
+	note_ts(ctx, sc_record_ts(rec));
+	return sample_record(ctx, tid, rec, off);
+}
+
 static void diag_to_session(void *ctx, const char *msg)
 {
 	sc_session_problem(ctx, "%s", msg);
@@ -679,19 +691,10 @@ int sc_image_foreach(const struct sc_image *img, sc_raw_record_fn cb, void *ctx,
 
 void sc_model_finish(struct sc_model *m)
 {
-	for (size_t pass_no = 0; pass_no < 2; pass_no++) {
-		for (size_t i = 0; i < m->images.n; i++) {
-			struct pass ps = { .m = m,
-					   .img = m->images.v[i],
-					   .proc = m->images.v[i]->proc };
+	for (size_t i = 0; i < m->images.n; i++) {
+		struct pass ps = { .m = m, .img = m->images.v[i], .proc = m->images.v[i]->proc };
 
-			/* Problems are reported by the first pass only. */
-			if (!pass_no)
-				sc_image_foreach(ps.img, metadata_record, &ps, &m->stats,
-						 diag_to_session, m->session);
-			else
-				sc_image_foreach(ps.img, sample_record, &ps, NULL, NULL, NULL);
-		}
+		sc_image_foreach(ps.img, build_record, &ps, &m->stats, diag_to_session, m->session);
 	}
 	for (size_t i = 0; i < m->processes.n; i++) {
 		struct sc_process *p = m->processes.v[i];

@@ -32,25 +32,30 @@ void pb_raw(struct pb_buf *b, const void *p, size_t n)
 	b->len += n;
 }
 
-static void put_varint(struct pb_buf *b, uint64_t v)
+/* Append a varint; room for it was reserved. */
+static inline uint8_t *varint_at(uint8_t *p, uint64_t v)
 {
-	reserve(b, 10);
 	while (v >= 0x80) {
-		b->data[b->len++] = (uint8_t)(v | 0x80);
+		*p++ = (uint8_t)(v | 0x80);
 		v >>= 7;
 	}
-	b->data[b->len++] = (uint8_t)v;
+	*p++ = (uint8_t)v;
+	return p;
 }
 
 static void put_tag(struct pb_buf *b, uint32_t field, unsigned wire)
 {
-	put_varint(b, (uint64_t)field << 3 | wire);
+	reserve(b, 10);
+	b->len = (size_t)(varint_at(b->data + b->len, (uint64_t)field << 3 | wire) - b->data);
 }
 
 void pb_varint(struct pb_buf *b, uint32_t field, uint64_t v)
 {
-	put_tag(b, field, 0);
-	put_varint(b, v);
+	uint8_t *p;
+
+	reserve(b, 20);
+	p = varint_at(b->data + b->len, (uint64_t)field << 3);
+	b->len = (size_t)(varint_at(p, v) - b->data);
 }
 
 void pb_fixed64(struct pb_buf *b, uint32_t field, uint64_t v)
@@ -72,7 +77,8 @@ void pb_double(struct pb_buf *b, uint32_t field, double v)
 void pb_bytes(struct pb_buf *b, uint32_t field, const void *p, size_t n)
 {
 	put_tag(b, field, 2);
-	put_varint(b, n);
+	reserve(b, 10);
+	b->len = (size_t)(varint_at(b->data + b->len, n) - b->data);
 	pb_raw(b, p, n);
 }
 

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * A small streaming protobuf encoder, enough for Perfetto traces: fields appended to a
- * growable buffer; nested messages reserve four bytes for their length and fill them in at
- * the end as a redundant varint (as protozero does), so nothing is encoded twice.
+ * growable buffer; a nested message reserves four bytes for its length, and at its end the
+ * length is written in the bytes it needs, the message moved down onto them.
  */
 #ifndef SYSCOPE_SINKS_PROTOBUF_H
 #define SYSCOPE_SINKS_PROTOBUF_H
