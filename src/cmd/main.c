@@ -25,7 +25,8 @@ const struct sc_verb sc_verbs[] = {
 	  "syscope summary [--format table|csv|json|md] [--top N] SESSION|FILE.db..." },
 	{ "merge", cmd_merge, SC_VERB_MERGE,
 	  "Merge processes, MPI ranks or nodes into one rocpd database and one Perfetto trace.",
-	  "syscope merge [-o OUT[.db]] [-f FORMAT...] SESSION|FILE.db|FOLDER..." },
+	  "syscope merge [-o OUT[.db] (default syscope-merged/)] [-f FORMAT...] "
+	  "SESSION|FILE.db|FOLDER..." },
 };
 const unsigned sc_nverbs = sizeof(sc_verbs) / sizeof(sc_verbs[0]);
 
