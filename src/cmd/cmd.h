@@ -90,9 +90,13 @@ int sc_convert_databases(char *const *paths, size_t n, const char *out_dir,
  * (pftrace when none was asked for). True when rocpd was asked for on the command line. */
 bool sc_formats_besides_rocpd(struct sc_settings *set);
 
-/* `-f pftrace csv ...`: join the format names after -f into one argument. Returns the new
- * argc; *joined is to be freed. */
-int sc_gather_formats(int argc, char **argv, char **joined);
+/* Parse the command line of a verb whose -f/--format FORMAT... sets OUTPUT_FORMAT (the words
+ * after -f that are format names count too: `-f pftrace csv`). Returns false when --help or
+ * --version was answered (and `cli` freed). */
+bool sc_cli_parse_formats(struct sc_cli *cli, const struct sc_verb *verb, int argc, char **argv,
+			  const char *format_help);
+/* The folder part of a path ("." when there is none). Caller frees. */
+char *sc_dir_of(const char *path);
 
 /* inputs.c: add to `vec` (a VEC(char *)) the rocpd databases of `arg`: a database, a session
  * folder (converted to rocpd first if need be) or a folder of sessions. Exits on error. */

@@ -136,8 +136,9 @@ bool sc_formats_besides_rocpd(struct sc_settings *set)
 }
 
 /* `-f pftrace csv FILE.db`: the words after -f that are format names (and not files) are
- * formats too, as rocprof's tools take them. */
-int sc_gather_formats(int argc, char **argv, char **joined)
+ * formats too, as rocprof's tools take them. Rewrites argv in place; returns the new argc;
+ * *joined is to be freed. */
+static int gather_formats(int argc, char **argv, char **joined)
 {
 	int out = 0;
 
@@ -162,7 +163,28 @@ int sc_gather_formats(int argc, char **argv, char **joined)
 	return out;
 }
 
-static char *dir_of(const char *path)
+bool sc_cli_parse_formats(struct sc_cli *cli, const struct sc_verb *verb, int argc, char **argv,
+			  const char *format_help)
+{
+	const char *formats = NULL;
+	struct sc_extra_opt extras[] = {
+		{ "format", 'f', true, "FORMAT...", format_help, &formats },
+		{ 0 },
+	};
+	char *joined, err[SC_ERRMSG_MAX];
+	bool answered;
+
+	argc = gather_formats(argc, argv, &joined);
+	sc_cli_parse(cli, verb, argc, argv, extras, false);
+	answered = sc_cli_answered(cli, extras);
+	if (!answered && formats &&
+	    sc_settings_set(&cli->settings, SC_SET_OUTPUT_FORMAT, formats, SC_SRC_CLI, err))
+		sc_die(SC_EXIT_USAGE, "%s: -f: %s", verb->name, err);
+	free(joined); /* the setting keeps its own copy */
+	return !answered;
+}
+
+char *sc_dir_of(const char *path)
 {
 	const char *slash = strrchr(path, '/');
 
@@ -173,28 +195,15 @@ static char *dir_of(const char *path)
 int cmd_convert(int argc, char **argv)
 {
 	const struct sc_verb *verb = sc_verb_find("convert");
-	const char *formats = NULL;
-	struct sc_extra_opt extras[] = {
-		{ "format", 'f', true, "FORMAT...",
-		  "Output formats, as --output-format: pftrace, csv, json, text, folded (and "
-		  "rocpd from a session)",
-		  &formats },
-		{ 0 },
-	};
 	struct sc_cli cli;
-	char *out_dir, *joined, err[SC_ERRMSG_MAX];
+	char *out_dir, err[SC_ERRMSG_MAX];
 	struct stat st;
 	int rc;
 
-	argc = sc_gather_formats(argc, argv, &joined);
-	sc_cli_parse(&cli, verb, argc, argv, extras, false);
-	if (sc_cli_answered(&cli, extras)) {
-		free(joined);
+	if (!sc_cli_parse_formats(&cli, verb, argc, argv,
+				  "Output formats, as --output-format: pftrace, csv, json, text, "
+				  "folded (and rocpd from a session)"))
 		return 0;
-	}
-	if (formats &&
-	    sc_settings_set(&cli.settings, SC_SET_OUTPUT_FORMAT, formats, SC_SRC_CLI, err))
-		sc_die(SC_EXIT_USAGE, "convert: -f: %s", err);
 	if (cli.nrest < 1)
 		sc_die(SC_EXIT_USAGE,
 		       "convert: give a session folder or rocpd databases (usage: %s)",
@@ -207,7 +216,7 @@ int cmd_convert(int argc, char **argv)
 	out_dir = cli.settings.v[SC_SET_OUTPUT_PATH].source == SC_SRC_CLI
 			  ? sc_xstrdup(sc_str(&cli.settings, SC_SET_OUTPUT_PATH))
 		  : S_ISDIR(st.st_mode) ? sc_xstrdup(cli.rest[0])
-					: dir_of(cli.rest[0]);
+					: sc_dir_of(cli.rest[0]);
 	if (mkdir(out_dir, 0755) && errno != EEXIST)
 		sc_die(SC_EXIT_FAILURE, "cannot create %s: %s", out_dir, strerror(errno));
 	if (S_ISDIR(st.st_mode)) {
@@ -231,7 +240,6 @@ int cmd_convert(int argc, char **argv)
 					  sc_bool(&cli.settings, SC_SET_SUMMARY), NULL);
 	}
 	free(out_dir);
-	free(joined);
 	sc_cli_free(&cli);
 	return rc;
 }

@@ -33,8 +33,7 @@ static void target_of(const char *out, struct target *t)
 		const char *slash = strrchr(out, '/');
 		const char *base = slash ? slash + 1 : out;
 
-		t->dir = slash ? sc_xstrndup(out, (size_t)(slash - out) + (slash == out))
-			       : sc_xstrdup(".");
+		t->dir = sc_dir_of(out);
 		t->db = sc_xstrdup(out);
 		t->trace = sc_xasprintf("%.*s.pftrace", (int)(strlen(base) - 3), base);
 	} else {
@@ -47,29 +46,17 @@ static void target_of(const char *out, struct target *t)
 int cmd_merge(int argc, char **argv)
 {
 	const struct sc_verb *verb = sc_verb_find("merge");
-	const char *formats = NULL;
-	struct sc_extra_opt extras[] = {
-		{ "format", 'f', true, "FORMAT...",
-		  "Formats besides the merged rocpd database: pftrace (the default), csv, json, "
-		  "text, folded",
-		  &formats },
-		{ 0 },
-	};
 	VEC(char *) files = { 0 };
 	struct sc_cli cli;
 	struct target t;
-	char err[1024], *joined;
+	char err[1024];
 	int rc = 0;
 
-	argc = sc_gather_formats(argc, argv, &joined);
-	sc_cli_parse(&cli, verb, argc, argv, extras, false);
-	if (sc_cli_answered(&cli, extras)) {
-		free(joined);
+	if (!sc_cli_parse_formats(
+		    &cli, verb, argc, argv,
+		    "Formats besides the merged rocpd database: pftrace (the default), "
+		    "csv, json, text, folded"))
 		return 0;
-	}
-	if (formats &&
-	    sc_settings_set(&cli.settings, SC_SET_OUTPUT_FORMAT, formats, SC_SRC_CLI, err))
-		sc_die(SC_EXIT_USAGE, "merge: -f: %s", err);
 	if (!cli.nrest)
 		sc_die(SC_EXIT_USAGE,
 		       "merge: give the sessions or rocpd databases to merge (usage: %s)",
@@ -108,7 +95,6 @@ int cmd_merge(int argc, char **argv)
 	free(t.dir);
 	free(t.db);
 	free(t.trace);
-	free(joined);
 	sc_cli_free(&cli);
 	return rc;
 }
