@@ -30,6 +30,7 @@
 #include <string.h>
 
 #include "../store/rocpd_read.h"
+#include "timeline.h"
 
 #define SC_MAX_IMPORT_FRAMES 1024 /* deeper stacks lose their outermost frames */
 #define SAMPLING_CATEGORIES "('timer_sampling', 'wall_clock_sampling', 'overflow_sampling')"
@@ -512,9 +513,9 @@ static void emit_allocations(struct source *s)
 
 		o.kind = !strcmp(type, "FREE") || !strcmp(type, "RECLAIM") ? SC_GPU_FREE
 									   : SC_GPU_ALLOC;
-		o.copy_kind = !strcmp(level, "VIRTUAL")	  ? SC_MEM_VIRTUAL
-			      : !strcmp(level, "SCRATCH") ? SC_MEM_SCRATCH
-							  : SC_MEM_REAL;
+		for (uint16_t l = SC_MEM_REAL; l <= SC_MEM_SCRATCH; l++)
+			if (!strcmp(level, sc_gpu_mem_level(l)))
+				o.copy_kind = l;
 		o.tid = tid_of(s, st, 0);
 		o.agent = agent_of(s, st, 1);
 		if (o.agent == SC_AGENT_HOST)

@@ -152,6 +152,11 @@ int sc_image_rank(const struct sc_image *img)
 	return -1;
 }
 
+uint64_t sc_stream_key(uint32_t agent, uint64_t stream)
+{
+	return sc_hash_u64(stream ^ ((uint64_t)agent << 48)) | 1;
+}
+
 const char *sc_image_name(const struct sc_image *img, uint32_t id)
 {
 	const uint64_t *slot = id ? sc_hashmap_get((struct sc_hashmap *)&img->names, id) : NULL;

@@ -206,6 +206,8 @@ struct sc_thread *sc_process_thread(struct sc_process *p, int32_t tid);
 const struct sc_gpu_agent *sc_image_agent(const struct sc_image *img, uint32_t id);
 const struct sc_gpu_stream *sc_image_stream(const struct sc_image *img, uint32_t agent,
 					    uint64_t stream);
+/* A non-zero key for maps of (agent, stream). */
+uint64_t sc_stream_key(uint32_t agent, uint64_t stream);
 /* Both a host call and device work carry correlation id `corr` (a flow links them). */
 bool sc_image_corr_linked(const struct sc_image *img, uint64_t corr);
 /* The MPI rank (or launcher task id) from the image's environment, or -1. */

@@ -121,6 +121,29 @@ const char *sc_copy_kind_short(uint16_t copy_kind)
 	return names[copy_kind < SC_COPY_KINDS ? copy_kind : 0];
 }
 
+const char *sc_gpu_op_category(uint16_t kind)
+{
+	switch (kind) {
+	case SC_GPU_KERNEL:
+		return "KERNEL_DISPATCH";
+	case SC_GPU_COPY:
+	case SC_GPU_SET:
+		return "MEMORY_COPY";
+	default:
+		return "MEMORY_ALLOCATION";
+	}
+}
+
+const char *sc_gpu_alloc_type(uint16_t kind)
+{
+	return kind == SC_GPU_ALLOC ? "ALLOC" : "FREE";
+}
+
+const char *sc_gpu_mem_level(uint16_t level)
+{
+	return level == SC_MEM_VIRTUAL ? "VIRTUAL" : level == SC_MEM_SCRATCH ? "SCRATCH" : "REAL";
+}
+
 static void replay_gpu_op(struct replay *r, const struct sc_rec_gpu_op *o)
 {
 	struct sc_gpu_op_ev ev = { .rec = o };

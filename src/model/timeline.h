@@ -70,6 +70,12 @@ const char *sc_region_arg_next(const char *p, const char *end, char *type, const
 const char *sc_gpu_op_default_name(uint16_t kind, uint16_t copy_kind);
 /* "HtoD", "DtoH", ...: the short form of a copy direction. */
 const char *sc_copy_kind_short(uint16_t copy_kind);
+/* rocpd's names: the category of an op's kind (KERNEL_DISPATCH, MEMORY_COPY,
+ * MEMORY_ALLOCATION), an allocation's type (ALLOC, FREE) and level (REAL, VIRTUAL,
+ * SCRATCH; enum sc_gpu_mem_level). */
+const char *sc_gpu_op_category(uint16_t kind);
+const char *sc_gpu_alloc_type(uint16_t kind);
+const char *sc_gpu_mem_level(uint16_t level);
 
 /* The counter track `id` of an image, or NULL. */
 const struct sc_counter_track *sc_image_counter_track(const struct sc_image *img, uint32_t id);

@@ -197,10 +197,7 @@ static void on_gpu_op(void *ctx, struct sc_image *img, struct sc_thread *t,
 	default:
 		if (!(f = table(c, T_ALLOCS)))
 			return;
-		fprintf(f, "%s,%s,", o->kind == SC_GPU_ALLOC ? "ALLOC" : "FREE",
-			o->copy_kind == SC_MEM_VIRTUAL	 ? "VIRTUAL"
-			: o->copy_kind == SC_MEM_SCRATCH ? "SCRATCH"
-							 : "REAL");
+		fprintf(f, "%s,%s,", sc_gpu_alloc_type(o->kind), sc_gpu_mem_level(o->copy_kind));
 		field(f, dev, false);
 		fprintf(f, "%d,%d,%llu,%llu,0x%llx,%llu\n", (int)c->proc->pid, tid,
 			(unsigned long long)o->corr_id, (unsigned long long)o->start,

@@ -586,11 +586,6 @@ static uint64_t lane_uuid(struct pf *pf, const struct lane_set *ls, size_t lane)
 				     (uint64_t)ls->agent << 32 ^ (uint64_t)lane));
 }
 
-static uint64_t lane_key(uint32_t agent, uint64_t stream)
-{
-	return sc_hash_u64(stream ^ ((uint64_t)agent << 48)) | 1;
-}
-
 static void describe_lane(struct pf *pf, struct lane_set *ls, size_t lane, uint64_t ts)
 {
 	size_t d = pb_begin(&pf->ev, PKT_TRACK_DESCRIPTOR);
@@ -656,7 +651,7 @@ static void describe_gpus(struct pf *pf, const struct sc_process *p)
 			const struct sc_gpu_stream *st = &img->streams.v[g];
 			bool inserted;
 			uint64_t *slot = sc_hashmap_upsert(
-				&pf->lanes, lane_key(st->agent, st->stream), 0, &inserted);
+				&pf->lanes, sc_stream_key(st->agent, st->stream), 0, &inserted);
 			struct lane_set *ls;
 
 			if (!inserted)
@@ -676,7 +671,7 @@ static void describe_gpus(struct pf *pf, const struct sc_process *p)
 /* The lane of `stream` free at `start` (a new one when all are busy), now busy until `end`. */
 static uint64_t lane_for(struct pf *pf, const struct sc_rec_gpu_op *o)
 {
-	const uint64_t *slot = sc_hashmap_get(&pf->lanes, lane_key(o->agent, o->stream));
+	const uint64_t *slot = sc_hashmap_get(&pf->lanes, sc_stream_key(o->agent, o->stream));
 	struct lane_set *ls;
 	size_t lane = 0;
 
@@ -693,25 +688,12 @@ static uint64_t lane_for(struct pf *pf, const struct sc_rec_gpu_op *o)
 	return lane_uuid(pf, ls, lane);
 }
 
-static const char *gpu_category(uint16_t kind)
-{
-	switch (kind) {
-	case SC_GPU_KERNEL:
-		return "KERNEL_DISPATCH";
-	case SC_GPU_COPY:
-	case SC_GPU_SET:
-		return "MEMORY_COPY";
-	default:
-		return "MEMORY_ALLOCATION";
-	}
-}
-
 static void gpu_allocation(struct pf *pf, struct sc_image *img, const struct sc_gpu_op_ev *op)
 {
 	const struct sc_rec_gpu_op *o = op->rec;
 	uint64_t *now = sc_hashmap_upsert(&pf->gpu_memory, (uint64_t)o->agent + 1, 0, NULL);
-	size_t e = begin_track_event(pf, EV_INSTANT, gpu_uuid(pf, o->agent), gpu_category(o->kind),
-				     op->name);
+	size_t e = begin_track_event(pf, EV_INSTANT, gpu_uuid(pf, o->agent),
+				     sc_gpu_op_category(o->kind), op->name);
 	char addr[32];
 
 	annotate_uint(pf, "bytes", o->bytes);
@@ -749,7 +731,7 @@ static void on_gpu_op(void *ctx, struct sc_image *img, struct sc_thread *t,
 	lane = lane_for(pf, o);
 	if (!lane)
 		return;
-	e = begin_track_event(pf, EV_SLICE_BEGIN, lane, gpu_category(o->kind), op->name);
+	e = begin_track_event(pf, EV_SLICE_BEGIN, lane, sc_gpu_op_category(o->kind), op->name);
 	if (o->kind == SC_GPU_KERNEL) {
 		snprintf(text, sizeof(text), "%u x %u x %u", o->grid[0], o->grid[1], o->grid[2]);
 		annotate_string(pf, "grid", text);

@@ -29,11 +29,6 @@ static int64_t agent_row(uint32_t agent)
 	return agent == SC_AGENT_HOST ? HOST_AGENT_ROW : (int64_t)agent + 2;
 }
 
-static uint64_t stream_key(uint32_t agent, uint64_t stream)
-{
-	return sc_hash_u64(stream ^ ((uint64_t)agent << 48)) | 1; /* never 0 */
-}
-
 static void describe_agent(struct rp *rp, const struct sc_gpu_agent *a)
 {
 	bool inserted;
@@ -58,7 +53,7 @@ static void describe_stream(struct rp *rp, const struct sc_gpu_stream *g)
 {
 	bool inserted;
 	uint64_t *slot =
-		sc_hashmap_upsert(&rp->gpu_ids, stream_key(g->agent, g->stream), 0, &inserted);
+		sc_hashmap_upsert(&rp->gpu_ids, sc_stream_key(g->agent, g->stream), 0, &inserted);
 	char *sql;
 
 	if (!inserted)
@@ -93,7 +88,7 @@ static int64_t stream_row(struct rp *rp, const struct sc_gpu_op_ev *op)
 {
 	const uint64_t *slot =
 		op->stream ? sc_hashmap_get(&rp->gpu_ids,
-					    stream_key(op->stream->agent, op->stream->stream))
+					    sc_stream_key(op->stream->agent, op->stream->stream))
 			   : NULL;
 
 	return slot ? (int64_t)*slot : 0; /* 0: the default queue and stream */
@@ -165,18 +160,17 @@ void rp_gpu_op(void *ctx, struct sc_image *img, struct sc_thread *t, const struc
 	struct rp *rp = ctx;
 	const struct sc_rec_gpu_op *o = op->rec;
 	int32_t tid = t ? t->tid : rp->proc->pid; /* views need a thread: the main one */
-	int64_t corr = (int64_t)o->corr_id, stream, ev;
+	int64_t stream, ev = rp_event(rp, sc_gpu_op_category(o->kind), (int64_t)o->corr_id, "{}",
+				      "{}", "{}");
 	uint32_t src, dst;
 
 	(void)img;
 	switch (o->kind) {
 	case SC_GPU_KERNEL:
-		ev = rp_event(rp, "KERNEL_DISPATCH", corr, "{}", "{}", "{}");
 		kernel_row(rp, tid, op, ev);
 		break;
 	case SC_GPU_COPY:
 	case SC_GPU_SET:
-		ev = rp_event(rp, "MEMORY_COPY", corr, "{}", "{}", "{}");
 		stream = stream_row(rp, op);
 		src = o->kind == SC_GPU_SET ? o->agent : o->src_agent;
 		dst = o->kind == SC_GPU_SET ? o->agent : o->dst_agent;
@@ -187,15 +181,10 @@ void rp_gpu_op(void *ctx, struct sc_image *img, struct sc_thread *t, const struc
 		       rp_string_of(rp, ""), ev);
 		break;
 	default:
-		ev = rp_event(rp, "MEMORY_ALLOCATION", corr, "{}", "{}", "{}");
 		rp_run(rp, INS_ALLOC, "tiiiittiiiinni", rp->guid, rp->nid, (int64_t)rp->proc->pid,
-		       (int64_t)tid, agent_row(o->agent),
-		       o->kind == SC_GPU_ALLOC ? "ALLOC" : "FREE",
-		       o->copy_kind == SC_MEM_VIRTUAL	? "VIRTUAL"
-		       : o->copy_kind == SC_MEM_SCRATCH ? "SCRATCH"
-							: "REAL",
-		       (int64_t)o->start, (int64_t)o->end, (int64_t)o->address, (int64_t)o->bytes,
-		       ev);
+		       (int64_t)tid, agent_row(o->agent), sc_gpu_alloc_type(o->kind),
+		       sc_gpu_mem_level(o->copy_kind), (int64_t)o->start, (int64_t)o->end,
+		       (int64_t)o->address, (int64_t)o->bytes, ev);
 		break;
 	}
 }
