@@ -58,14 +58,11 @@ static int write_outputs(struct sc_model *model, const char *out_dir, const stru
 /* Work to do in bytes of raw data read: the model's pass, then one per timeline sink. */
 static uint64_t progress_total(const struct sc_session *session, const struct sc_settings *s)
 {
-	static const char *const replaying[] = { "rocpd", "pftrace", "csv" };
-	uint64_t bytes = 0, passes = 1;
+	uint64_t bytes = 0;
 
 	for (size_t i = 0; i < session->files.n; i++)
 		bytes += session->files.v[i].size;
-	for (size_t i = 0; i < sizeof(replaying) / sizeof(replaying[0]); i++)
-		passes += sc_list_has(s, SC_SET_OUTPUT_FORMAT, replaying[i]);
-	return bytes * passes;
+	return bytes * (1 + sc_sinks_replaying(s));
 }
 
 int sc_convert_session(const char *dir, const char *out_dir, const struct sc_settings *s,

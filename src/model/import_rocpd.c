@@ -148,13 +148,15 @@ static void emit(struct source *s, int32_t tid, uint16_t type, uint16_t flags, c
 		s->stop = s->cb(s->ctx, tid, rec, 0);
 }
 
-static void strings_add(struct strings *b, const char *str)
+/* Returns the bytes added (the length a record's *_len field wants). */
+static uint32_t strings_add(struct strings *b, const char *str)
 {
 	size_t n = strlen(str) + 1;
 
 	VEC_RESERVE(&b->v, b->v.n + n);
 	memcpy(b->v.v + b->v.n, str, n);
 	b->v.n += n;
+	return (uint32_t)n;
 }
 
 static json_t *ext_get(const struct source *s, const char *key)
@@ -192,10 +194,8 @@ static void emit_process(struct source *s, sqlite3_stmt *p)
 		free(copy);
 	}
 	r.cmdline_len = (uint32_t)b.v.n - r.exe_len;
-	if (json_string_value(ext_get(s, "cwd"))) {
-		strings_add(&b, json_string_value(ext_get(s, "cwd")));
-		r.cwd_len = (uint32_t)b.v.n - r.exe_len - r.cmdline_len;
-	}
+	if (json_string_value(ext_get(s, "cwd")))
+		r.cwd_len = strings_add(&b, json_string_value(ext_get(s, "cwd")));
 	emit(s, s->main_tid, SC_REC_PROCESS, 0, &r, sizeof(r), b.v.v, b.v.n);
 	VEC_FREE(&b.v);
 }
@@ -299,10 +299,8 @@ static void emit_counter_tracks(struct source *s)
 		struct strings b = { 0 };
 
 		r.id = (uint32_t)sqlite3_column_int64(st, 0);
-		strings_add(&b, text(st, 1));
-		r.name_len = (uint32_t)b.v.n;
-		strings_add(&b, text(st, 2));
-		r.unit_len = (uint32_t)b.v.n - r.name_len;
+		r.name_len = strings_add(&b, text(st, 1));
+		r.unit_len = strings_add(&b, text(st, 2));
 		emit(s, s->main_tid, SC_REC_COUNTER_TRACK, 0, &r, sizeof(r), b.v.v, b.v.n);
 		VEC_FREE(&b.v);
 	}
@@ -339,10 +337,8 @@ static void emit_agents(struct source *s)
 		r.id = (uint32_t)sqlite3_column_int64(st, 2);
 		*sc_hashmap_upsert(&s->agents, (uint64_t)sqlite3_column_int64(st, 0) + 1, 0, NULL) =
 			r.id;
-		strings_add(&b, text(st, 3));
-		r.name_len = (uint32_t)b.v.n;
-		strings_add(&b, text(st, 4));
-		r.vendor_len = (uint32_t)b.v.n - r.name_len;
+		r.name_len = strings_add(&b, text(st, 3));
+		r.vendor_len = strings_add(&b, text(st, 4));
 		emit(s, s->main_tid, SC_REC_GPU_AGENT, 0, &r, sizeof(r), b.v.v, b.v.n);
 		VEC_FREE(&b.v);
 	}
@@ -584,10 +580,8 @@ static void emit_begin(struct source *s, int32_t tid, sqlite3_stmt *r)
 	struct strings b = { 0 };
 	const uint64_t *args = sc_hashmap_get(&s->args, (uint64_t)sqlite3_column_int64(r, 6) + 1);
 
-	strings_add(&b, *text(r, 3) ? text(r, 3) : "(unnamed)");
-	g.name_len = (uint32_t)b.v.n;
-	strings_add(&b, *text(r, 4) ? text(r, 4) : "user");
-	g.cat_len = (uint32_t)b.v.n - g.name_len;
+	g.name_len = strings_add(&b, *text(r, 3) ? text(r, 3) : "(unnamed)");
+	g.cat_len = strings_add(&b, *text(r, 4) ? text(r, 4) : "user");
 	if (args) {
 		const char *p = s->argbuf.v.v + (*args >> 16);
 
@@ -667,10 +661,8 @@ static void emit_marks(struct source *s)
 		struct sc_rec_region g = { .ts = u64(st, 1) };
 		struct strings b = { 0 };
 
-		strings_add(&b, text(st, 3));
-		g.name_len = (uint32_t)b.v.n;
-		strings_add(&b, *text(st, 2) ? text(st, 2) : "user");
-		g.cat_len = (uint32_t)b.v.n - g.name_len;
+		g.name_len = strings_add(&b, text(st, 3));
+		g.cat_len = strings_add(&b, *text(st, 2) ? text(st, 2) : "user");
 		emit(s, tid_of(s, st, 0), SC_REC_MARK, 0, &g, sizeof(g), b.v.v, b.v.n);
 		VEC_FREE(&b.v);
 	}

@@ -270,4 +270,5 @@ const struct sc_sink sc_sink_csv = {
 	.description = "tables of functions, regions, counters, kernels, copies, allocations "
 		       "(<table>-<pid>.csv)",
 	.write = write_csv,
+	.replays = true,
 };

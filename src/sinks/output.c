@@ -32,6 +32,15 @@ const char *sc_sink_tokens(void)
 	return buf;
 }
 
+unsigned sc_sinks_replaying(const struct sc_settings *s)
+{
+	unsigned n = 0;
+
+	for (size_t i = 0; i < sizeof(sinks) / sizeof(sinks[0]); i++)
+		n += sinks[i]->replays && sc_list_has(s, SC_SET_OUTPUT_FORMAT, sinks[i]->token);
+	return n;
+}
+
 int sc_sinks_write_all(struct sc_output *out)
 {
 	int failed = 0;

@@ -899,4 +899,5 @@ const struct sc_sink sc_sink_pftrace = {
 	.token = "pftrace",
 	.description = "Perfetto timeline for ui.perfetto.dev (perfetto-trace-<pid>.pftrace)",
 	.write = write_pftrace,
+	.replays = true,
 };

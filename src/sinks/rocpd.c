@@ -661,6 +661,9 @@ static int write_process(struct sc_output *out, struct sc_process *p)
 {
 	struct rp rp = { .out = out, .proc = p };
 	struct sc_timeline_stats stats = { 0 };
+	struct sc_hashmap *maps[] = { &rp.strings,	 &rp.tracks,	  &rp.counters,
+				      &rp.stack_json,	 &rp.run_index,	  &rp.gpu_ids,
+				      &rp.shared_events, &rp.stack_events };
 	char *path = sc_xasprintf("%s/rocpd-%d.db", out->dir, (int)p->pid);
 	char *tmp = sc_xasprintf("%s/.rocpd-%d.db.tmp%d", out->dir, (int)p->pid, (int)getpid());
 	int rc = 0;
@@ -677,14 +680,8 @@ static int write_process(struct sc_output *out, struct sc_process *p)
 		free(tmp);
 		return -EIO;
 	}
-	sc_hashmap_init(&rp.strings);
-	sc_hashmap_init(&rp.tracks);
-	sc_hashmap_init(&rp.counters);
-	sc_hashmap_init(&rp.stack_json);
-	sc_hashmap_init(&rp.run_index);
-	sc_hashmap_init(&rp.gpu_ids);
-	sc_hashmap_init(&rp.shared_events);
-	sc_hashmap_init(&rp.stack_events);
+	for (size_t i = 0; i < sizeof(maps) / sizeof(maps[0]); i++)
+		sc_hashmap_init(maps[i]);
 	make_guid(&rp, p->images.v[0]);
 	rp_exec(&rp, "PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; BEGIN");
 	create_schema(&rp);
@@ -718,14 +715,8 @@ static int write_process(struct sc_output *out, struct sc_process *p)
 	for (size_t i = 0; i < rp.json.n; i++)
 		free(rp.json.v[i]);
 	VEC_FREE(&rp.json);
-	sc_hashmap_free(&rp.strings);
-	sc_hashmap_free(&rp.tracks);
-	sc_hashmap_free(&rp.counters);
-	sc_hashmap_free(&rp.stack_json);
-	sc_hashmap_free(&rp.run_index);
-	rp_gpu_free(&rp);
-	sc_hashmap_free(&rp.shared_events);
-	sc_hashmap_free(&rp.stack_events);
+	for (size_t i = 0; i < sizeof(maps) / sizeof(maps[0]); i++)
+		sc_hashmap_free(maps[i]);
 	free(path);
 	free(tmp);
 	return rc;
@@ -745,4 +736,5 @@ const struct sc_sink sc_sink_rocpd = {
 	.token = "rocpd",
 	.description = "rocpd SQLite database, schema version 3 (rocpd-<pid>.db)",
 	.write = write_rocpd,
+	.replays = true,
 };

@@ -188,8 +188,3 @@ void rp_gpu_op(void *ctx, struct sc_image *img, struct sc_thread *t, const struc
 		break;
 	}
 }
-
-void rp_gpu_free(struct rp *rp)
-{
-	sc_hashmap_free(&rp->gpu_ids);
-}

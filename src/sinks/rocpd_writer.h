@@ -103,6 +103,5 @@ int64_t rp_event(struct rp *rp, const char *category, int64_t stack_id, const ch
 /* rocpd_gpu.c */
 void rp_gpu_describe(struct rp *rp); /* agents and streams of every image of the process */
 void rp_gpu_op(void *ctx, struct sc_image *img, struct sc_thread *t, const struct sc_gpu_op_ev *op);
-void rp_gpu_free(struct rp *rp);
 
 #endif /* SYSCOPE_SINKS_ROCPD_WRITER_H */

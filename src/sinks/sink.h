@@ -30,6 +30,7 @@ struct sc_sink {
 	const char *description;
 	/* Write this format's files. Returns 0, or a negative errno after adding to errors. */
 	int (*write)(struct sc_output *out);
+	bool replays; /* reads every record again (sc_timeline_replay) */
 };
 
 extern const struct sc_sink sc_sink_text, sc_sink_json, sc_sink_folded, sc_sink_metadata,
@@ -39,6 +40,8 @@ extern const struct sc_sink sc_sink_text, sc_sink_json, sc_sink_folded, sc_sink_
 const struct sc_sink *sc_sink_find(const char *token);
 /* Comma-separated list of tokens, for error messages and help. */
 const char *sc_sink_tokens(void);
+/* How many of the sinks named in OUTPUT_FORMAT read the records again. */
+unsigned sc_sinks_replaying(const struct sc_settings *s);
 /* Run every sink named in OUTPUT_FORMAT, then the metadata (of a recorded session). Returns the number of sinks that
  * failed. */
 int sc_sinks_write_all(struct sc_output *out);

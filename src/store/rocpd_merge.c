@@ -237,25 +237,12 @@ static int copy_table(struct merge *mg, size_t t, const char *guid)
 
 static int merge_file(struct merge *mg, const char *path)
 {
-	char *uri = sqlite3_mprintf("file:%s?mode=ro", path);
-	char *sql = sqlite3_mprintf("ATTACH DATABASE %Q AS src", uri);
 	VEC(char *) guids = { 0 };
 	sqlite3_stmt *st;
-	int rc = exec(mg, sql);
+	int rc = 0;
 
-	sqlite3_free(uri);
-	sqlite3_free(sql);
-	if (rc) {
-		char why[256];
-
-		snprintf(why, sizeof(why), "%s", mg->err);
-		snprintf(mg->err, mg->errlen, "%s: cannot open it: %s", path, why);
+	if (sc_rocpd_attach(mg->db, path, "src", mg->err, mg->errlen))
 		return -1;
-	}
-	if (sc_rocpd_check(mg->db, "src", path, mg->err, mg->errlen)) {
-		exec(mg, "DETACH DATABASE src");
-		return -1;
-	}
 	if (sqlite3_prepare_v2(mg->db, "SELECT DISTINCT guid FROM src.rocpd_info_process", -1, &st,
 			       NULL) == SQLITE_OK) {
 		while (sqlite3_step(st) == SQLITE_ROW)

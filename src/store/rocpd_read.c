@@ -35,7 +35,7 @@ static int sql(sqlite3 *db, const char *q, char *err, size_t errlen)
 
 /* Check that attached file `schema` is rocpd: its metadata says schema version 3 and every
  * base view exists. */
-int sc_rocpd_check(sqlite3 *db, const char *schema, const char *path, char *err, size_t errlen)
+static int check_rocpd(sqlite3 *db, const char *schema, const char *path, char *err, size_t errlen)
 {
 	char q[512];
 	sqlite3_stmt *st;
@@ -111,6 +111,36 @@ static int union_views(struct sc_rocpd_set *set, char *err, size_t errlen)
 	return 0;
 }
 
+int sc_rocpd_attach(sqlite3 *db, const char *path, const char *schema, char *err, size_t errlen)
+{
+	char *uri, *q;
+	int rc;
+
+	if (!sc_is_sqlite_file(path)) {
+		snprintf(err, errlen, "%s is not an SQLite database", path);
+		return -1;
+	}
+	uri = sqlite3_mprintf("file:%s?mode=ro", path);
+	q = sqlite3_mprintf("ATTACH DATABASE %Q AS %s", uri, schema);
+	rc = sql(db, q, err, errlen);
+	sqlite3_free(uri);
+	sqlite3_free(q);
+	if (rc) {
+		char why[256];
+
+		snprintf(why, sizeof(why), "%s", err);
+		snprintf(err, errlen, "%s: cannot open it: %s", path, why);
+		return -1;
+	}
+	if (check_rocpd(db, schema, path, err, errlen)) {
+		q = sqlite3_mprintf("DETACH DATABASE %s", schema);
+		sqlite3_exec(db, q, NULL, NULL, NULL);
+		sqlite3_free(q);
+		return -1;
+	}
+	return 0;
+}
+
 /* After a failure reading the files together: name the ones SQLite finds damaged. */
 static void name_damaged(struct sc_rocpd_set *set, char *const *paths, char *err, size_t errlen)
 {
@@ -141,29 +171,11 @@ int sc_rocpd_open(struct sc_rocpd_set *set, char *const *paths, size_t n, char *
 	}
 	sqlite3_limit(set->db, SQLITE_LIMIT_ATTACHED, 125);
 	for (size_t i = 0; i < n; i++) {
-		char *q, *uri, schema[32];
+		char schema[32];
 
-		if (!sc_is_sqlite_file(paths[i])) {
-			snprintf(err, errlen, "%s is not an SQLite database", paths[i]);
-			goto fail;
-		}
-		uri = sqlite3_mprintf("file:%s?mode=ro", paths[i]);
-		q = sqlite3_mprintf("ATTACH DATABASE %Q AS db%d", uri, (int)i);
-		sqlite3_free(uri);
 		snprintf(schema, sizeof(schema), "db%zu", i);
-		if (sql(set->db, q, err, errlen)) {
-			char why[256];
-
-			snprintf(why, sizeof(why), "%s", err);
-			snprintf(err, errlen, "%s: cannot open it: %s", paths[i], why);
-			sqlite3_free(q);
+		if (sc_rocpd_attach(set->db, paths[i], schema, err, errlen))
 			goto fail;
-		}
-		if (sc_rocpd_check(set->db, schema, paths[i], err, errlen)) {
-			sqlite3_free(q);
-			goto fail;
-		}
-		sqlite3_free(q);
 		set->nfiles++;
 	}
 	if (union_views(set, err, errlen)) {

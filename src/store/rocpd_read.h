@@ -20,9 +20,10 @@ struct sc_rocpd_set {
 /* Open `paths`. Returns 0, or -1 with `err` naming the file and the problem. */
 int sc_rocpd_open(struct sc_rocpd_set *set, char *const *paths, size_t n, char *err, size_t errlen);
 void sc_rocpd_close(struct sc_rocpd_set *set);
-/* Check that the database attached as `schema` (from `path`) is rocpd: metadata with schema
- * version 3 and every base view. Returns 0, or -1 with `err` saying why not. */
-int sc_rocpd_check(sqlite3 *db, const char *schema, const char *path, char *err, size_t errlen);
+/* Attach `path` read-only to `db` as `schema`, and check that it is rocpd: SQLite, metadata
+ * with schema version 3, every base view. Returns 0, or -1 with `err` naming the file and
+ * what is wrong (and nothing attached). */
+int sc_rocpd_attach(sqlite3 *db, const char *path, const char *schema, char *err, size_t errlen);
 /* True when `path` starts like an SQLite database. */
 int sc_is_sqlite_file(const char *path);
 
