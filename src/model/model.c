@@ -157,9 +157,19 @@ uint64_t sc_stream_key(uint32_t agent, uint64_t stream)
 	return sc_hash_u64(stream ^ ((uint64_t)agent << 48)) | 1;
 }
 
+const char *sc_model_demangle(struct sc_model *m, const char *name)
+{
+	bool inserted;
+	uint64_t *slot = sc_hashmap_upsert(&m->demangled, (uint64_t)(uintptr_t)name, 0, &inserted);
+
+	if (inserted)
+		*slot = (uint64_t)(uintptr_t)sc_demangle(&m->strings, name);
+	return (const char *)(uintptr_t)*slot;
+}
+
 const char *sc_image_name(const struct sc_image *img, uint32_t id)
 {
-	const uint64_t *slot = id ? sc_hashmap_get((struct sc_hashmap *)&img->names, id) : NULL;
+	const uint64_t *slot = id ? sc_hashmap_get(&img->names, id) : NULL;
 
 	return slot ? (const char *)(uintptr_t)*slot : NULL;
 }
@@ -666,6 +676,7 @@ void sc_model_init(struct sc_model *m, struct sc_session *s, bool inlines)
 	sc_strtab_init(&m->strings);
 	sc_symbolizer_init(&m->sym, &m->strings, inlines);
 	sc_hashmap_init(&m->stack_index);
+	sc_hashmap_init(&m->demangled);
 	m->first_ts = UINT64_MAX;
 }
 
@@ -775,6 +786,7 @@ void sc_model_free(struct sc_model *m)
 	VEC_FREE(&m->processes);
 	VEC_FREE(&m->stacks);
 	sc_hashmap_free(&m->stack_index);
+	sc_hashmap_free(&m->demangled);
 	for (size_t i = 0; i < m->frame_blocks.n; i++)
 		free(m->frame_blocks.v[i]);
 	VEC_FREE(&m->frame_blocks);

@@ -171,6 +171,7 @@ struct sc_model {
 	VEC(struct sc_stack) stacks;
 	struct sc_hashmap stack_index; /* hash -> stack index + 1 (chained) */
 	uint32_t last_stack;	       /* the stack sc_model_stack_of found last */
+	struct sc_hashmap demangled;   /* interned name -> its interned demangled form */
 	VEC(uint64_t *) frame_blocks;
 	uint64_t *frame_free;
 	size_t frame_left;
@@ -212,6 +213,8 @@ uint64_t sc_stream_key(uint32_t agent, uint64_t stream);
 bool sc_image_corr_linked(const struct sc_image *img, uint64_t corr);
 /* The MPI rank (or launcher task id) from the image's environment, or -1. */
 int sc_image_rank(const struct sc_image *img);
+/* `name` (interned) demangled, once per name (kernel names come with every launch). */
+const char *sc_model_demangle(struct sc_model *m, const char *name);
 /* The text of string `id` of an image, or NULL. */
 const char *sc_image_name(const struct sc_image *img, uint32_t id);
 /* The index of a sample's stack in m->stacks (adding it if it is new). */

@@ -155,7 +155,7 @@ static void replay_gpu_op(struct replay *r, const struct sc_rec_gpu_op *o)
 	ev.mangled = name ? name
 			  : sc_strtab_intern(&r->m->strings,
 					     sc_gpu_op_default_name(o->kind, o->copy_kind));
-	ev.name = o->kind == SC_GPU_KERNEL ? sc_demangle(&r->m->strings, ev.mangled) : ev.mangled;
+	ev.name = o->kind == SC_GPU_KERNEL ? sc_model_demangle(r->m, ev.mangled) : ev.mangled;
 	ev.agent = sc_image_agent(r->img, o->agent);
 	if (o->kind != SC_GPU_ALLOC && o->kind != SC_GPU_FREE)
 		ev.stream = sc_image_stream(r->img, o->agent, o->stream);
