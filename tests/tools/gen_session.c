@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "../../src/store/format.h"
+#include "../unit/rawfile.h"
 
 #define CHUNK_SIZE (256u * 1024)
 
@@ -412,7 +413,7 @@ int main(int argc, char **argv)
 			     .hostname = "synthetic-node",
 			     .kernel_ns = 50000 };
 	static struct writer w;
-	struct sc_file_header h = { .magic = SC_FILE_MAGIC };
+	struct sc_file_header h;
 	char path[PATH_MAX], exe[PATH_MAX];
 	struct timespec now;
 	ssize_t n;
@@ -472,13 +473,9 @@ int main(int argc, char **argv)
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	w.ts = o.start ? o.start : (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec;
 
-	h.version = SC_FORMAT_VERSION;
-	h.header_size = SC_FILE_HEADER_SIZE;
-	h.byte_order = SC_BYTE_ORDER_MARK;
-	h.chunk_size = CHUNK_SIZE;
+	test_file_header(&h, SC_FORMAT_VERSION, CHUNK_SIZE, o.pid);
 	h.clock_id = CLOCK_MONOTONIC;
 	h.features = SC_FEATURE_FRAMES_ARE_RETURN_ADDRS;
-	h.pid = o.pid;
 	h.ppid = o.ppid;
 	h.start_ns = w.ts;
 	clock_gettime(CLOCK_REALTIME, &now);

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "rawfile.h"
 #include "model/model.h"
 #include "model/profile.h"
 #include "store/session.h"
@@ -76,12 +77,7 @@ static void build_base(void)
 	struct sc_rec_sample *s = (void *)sample;
 
 	memset(base, 0, sizeof(base));
-	memcpy(h->magic, SC_FILE_MAGIC, 8);
-	h->version = SC_FORMAT_VERSION;
-	h->header_size = SC_FILE_HEADER_SIZE;
-	h->byte_order = SC_BYTE_ORDER_MARK;
-	h->chunk_size = CHUNK;
-	h->pid = 77;
+	test_file_header(h, SC_FORMAT_VERSION, CHUNK, 77);
 	h->start_ns = 1;
 	for (uint32_t i = 0; i < NCHUNKS; i++) {
 		c = (void *)(base + SC_FILE_HEADER_SIZE + i * CHUNK);

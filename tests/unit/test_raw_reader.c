@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "rawfile.h"
 #include "store/raw.h"
 
 #define CHUNK 4096u
@@ -23,12 +24,7 @@ static void put_header(uint32_t version)
 	struct sc_file_header *h = (void *)file;
 
 	memset(file, 0, sizeof(file));
-	memcpy(h->magic, SC_FILE_MAGIC, 8);
-	h->version = version;
-	h->header_size = SC_FILE_HEADER_SIZE;
-	h->byte_order = SC_BYTE_ORDER_MARK;
-	h->chunk_size = CHUNK;
-	h->pid = 4242;
+	test_file_header(h, version, CHUNK, 4242);
 }
 
 static uint8_t *chunk(uint32_t i, int32_t tid)
