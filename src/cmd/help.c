@@ -14,6 +14,7 @@ static const struct {
 	{ SC_CAT_OUTPUT, "output", "Output" },
 	{ SC_CAT_PROCESS, "process", "Processes" },
 	{ SC_CAT_BUFFER, "buffer", "Recording buffers" },
+	{ SC_CAT_GPU, "gpu", "GPU tracing" },
 	{ SC_CAT_GENERAL | SC_CAT_DEBUG, "general", "General" },
 };
 

@@ -373,6 +373,33 @@ static void session_info_write(struct launch *l)
 	free(tmp);
 }
 
+/*
+ * CUDA tracing: the CUDA driver loads libsyscope-cuda.so during cuInit when
+ * CUDA_INJECTION64_PATH names it, and NVTX hands its calls to the same library (which passes
+ * them to CUPTI) when NVTX_INJECTION64_PATH names it. It lives beside libsyscope.so.
+ */
+static void cuda_environment(struct launch *l)
+{
+	char *dir = sc_dir_of(l->lib);
+	char *plugin = sc_xasprintf("%s/libsyscope-cuda.so", dir);
+	const char *theirs = getenv("CUDA_INJECTION64_PATH");
+
+	if (access(plugin, R_OK)) {
+		pr_info("CUDA tracing not available: this syscope was built without CUPTI");
+	} else if (theirs && *theirs && strcmp(theirs, plugin)) {
+		pr_warn("CUDA tracing off: CUDA_INJECTION64_PATH is already set (to %s), and the "
+			"CUDA driver loads only one injection library",
+			theirs);
+	} else {
+		setenv("CUDA_INJECTION64_PATH", plugin, 1);
+		if (sc_list_has(l->s, SC_SET_CUDA_DOMAINS, "nvtx") &&
+		    !getenv("NVTX_INJECTION64_PATH"))
+			setenv("NVTX_INJECTION64_PATH", plugin, 1);
+	}
+	free(dir);
+	free(plugin);
+}
+
 /* In the child: the settings the runtime reads, and libsyscope.so in LD_PRELOAD. */
 static void child_environment(struct launch *l)
 {
@@ -388,6 +415,8 @@ static void child_environment(struct launch *l)
 		setenv(name, l->s->v[id].text, 1);
 	}
 	setenv(SC_SETTING_ENV_PREFIX "SESSION_DIR", l->session, 1);
+	if (l->preload && sc_bool(l->s, SC_SET_USE_CUDA))
+		cuda_environment(l);
 	if (l->preload) {
 		char *v = old && *old ? sc_xasprintf("%s:%s", l->lib, old) : sc_xstrdup(l->lib);
 

@@ -34,6 +34,7 @@ enum sc_setting_type {
 #define SC_CAT_BUFFER 0x8u
 #define SC_CAT_PROCESS 0x10u
 #define SC_CAT_DEBUG 0x20u
+#define SC_CAT_GPU 0x40u
 
 /* Verbs whose command line carries a setting's flag (VERBS column). */
 #define SC_VERB_SAMPLE 0x1u

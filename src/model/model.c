@@ -129,15 +129,28 @@ const struct sc_gpu_stream *sc_image_stream(const struct sc_image *img, uint32_t
 
 static void note_corr(struct sc_image *img, uint64_t corr, unsigned who)
 {
-	if (corr)
-		*sc_hashmap_upsert(&img->corr, corr, 0, NULL) |= who;
+	uint64_t *slot;
+
+	if (!corr)
+		return;
+	slot = sc_hashmap_upsert(&img->corr, corr, 0, NULL);
+	*slot |= who;
+	if (who == SC_CORR_DEVICE)
+		*slot += 1ull << SC_CORR_OP_SHIFT;
 }
 
 bool sc_image_corr_linked(const struct sc_image *img, uint64_t corr)
 {
 	const uint64_t *slot = corr ? sc_hashmap_get(&img->corr, corr) : NULL;
 
-	return slot && *slot == (SC_CORR_HOST | SC_CORR_DEVICE);
+	return slot && (*slot & (SC_CORR_HOST | SC_CORR_DEVICE)) == (SC_CORR_HOST | SC_CORR_DEVICE);
+}
+
+uint64_t sc_image_corr_ops(const struct sc_image *img, uint64_t corr)
+{
+	const uint64_t *slot = corr ? sc_hashmap_get(&img->corr, corr) : NULL;
+
+	return slot ? *slot >> SC_CORR_OP_SHIFT : 0;
 }
 
 int sc_image_rank(const struct sc_image *img)

@@ -95,6 +95,7 @@ struct sc_gpu_stream {
 
 #define SC_CORR_HOST 0x1u   /* a host region carries the correlation id */
 #define SC_CORR_DEVICE 0x2u /* a GPU op carries it */
+#define SC_CORR_OP_SHIFT 2  /* above the two flags: how many GPU ops carry it */
 
 struct sc_process;
 
@@ -127,8 +128,8 @@ struct sc_image {
 	VEC(struct sc_gpu_agent) agents;   /* every agent a GPU op names, recorded or not */
 	VEC(struct sc_gpu_stream) streams; /* every (agent, stream) a GPU op names */
 	struct sc_hashmap names;	   /* sc_rec_string id -> interned text */
-	struct sc_hashmap corr; /* correlation id -> SC_CORR_HOST | SC_CORR_DEVICE: who had it */
-	VEC(int32_t) children;	/* fork/spawn records */
+	struct sc_hashmap corr;		   /* correlation id -> SC_CORR_* flags and GPU op count */
+	VEC(int32_t) children;		   /* fork/spawn records */
 	uint64_t regions, marks, counter_values; /* counts, for the summary */
 	uint64_t gpu_ops[SC_GPU_OP_KINDS];	 /* by enum sc_gpu_op_kind */
 	uint64_t gpu_busy_ns;			 /* kernels, copies and sets, summed */
@@ -211,6 +212,8 @@ const struct sc_gpu_stream *sc_image_stream(const struct sc_image *img, uint32_t
 uint64_t sc_stream_key(uint32_t agent, uint64_t stream);
 /* Both a host call and device work carry correlation id `corr` (a flow links them). */
 bool sc_image_corr_linked(const struct sc_image *img, uint64_t corr);
+/* How many GPU ops carry `corr` (a graph launch or a split copy causes several). */
+uint64_t sc_image_corr_ops(const struct sc_image *img, uint64_t corr);
 /* The MPI rank (or launcher task id) from the image's environment, or -1. */
 int sc_image_rank(const struct sc_image *img);
 /* `name` (interned) demangled, once per name (kernel names come with every launch). */

@@ -209,6 +209,9 @@ void rt_exec_env_init(void);
 /* ---- lifecycle.c ---- */
 void rt_finalize(enum sc_end_reason reason, int status);
 
+/* ---- plugin.c: run the stop hooks plugins registered (plugin.h) ---- */
+void rt_plugins_stop(void);
+
 /* ---- sources: see sources/source.h ---- */
 
 #endif /* SYSCOPE_RUNTIME_RT_H */

@@ -51,6 +51,7 @@ enum {
 #define UUID_LANE (5ull << 60)
 #define UUID_GPU_MEMORY (6ull << 60)
 #define FLOW_GPU (1ull << 60)
+#define FLOW_GPU_FAN (2ull << 60) /* the second and later GPU ops of one host call */
 #define UUID_MASK ((1ull << 60) - 1)
 
 /* The slice tracks of one stream: work that overlaps goes to the next free lane. */
@@ -94,6 +95,10 @@ struct pf {
 	struct sc_hashmap lanes; /* (agent, stream) -> index in lane_ends + 1 */
 	VEC(struct lane_set) lane_sets;
 	struct sc_hashmap gpu_memory; /* agent + 1 -> bytes allocated now */
+	/* Host calls that caused several GPU ops: corr -> first fan flow << 16 | ops seen. */
+	struct sc_hashmap fans;
+	uint64_t fan_next;
+	const struct sc_image *img; /* being replayed */
 };
 
 /* Track uuids are small numbers handed out in order (a varint of a byte or two per
@@ -407,11 +412,32 @@ static size_t begin_track_event(struct pf *pf, int type, uint64_t track, const c
 	return e;
 }
 
-/* The flow from a host call to the device work with correlation id `corr`: unique in the
- * trace (one sequence per process, fewer than 2^24 of them). */
+/*
+ * The flows from a host call to the device work with correlation id `corr`, unique in the
+ * trace (one sequence per process, fewer than 2^24 of them). A call that caused several ops
+ * (a graph launch) starts one flow per op: the first is named by `corr`, the others take
+ * consecutive numbers of the sequence.
+ */
 static uint64_t flow_id(const struct pf *pf, uint64_t corr)
 {
 	return FLOW_GPU | (uint64_t)pf->seq << 36 | (corr & ((1ull << 36) - 1));
+}
+
+static uint64_t fan_flow_id(const struct pf *pf, uint64_t n)
+{
+	return FLOW_GPU_FAN | (uint64_t)pf->seq << 36 | (n & ((1ull << 36) - 1));
+}
+
+/* The flow the next op of `corr` ends. */
+static uint64_t op_flow_id(struct pf *pf, uint64_t corr)
+{
+	uint64_t *fan = sc_hashmap_get(&pf->fans, corr);
+	uint64_t seen;
+
+	if (!fan)
+		return flow_id(pf, corr);
+	seen = (*fan)++ & 0xffff;
+	return seen ? fan_flow_id(pf, (*fan >> 16) + seen - 1) : flow_id(pf, corr);
 }
 
 static void track_event(struct pf *pf, int type, uint64_t track, const struct sc_region_ev *r,
@@ -421,8 +447,16 @@ static void track_event(struct pf *pf, int type, uint64_t track, const struct sc
 
 	if (r)
 		debug_annotations(pf, r);
-	if (flow)
+	if (flow) {
+		uint64_t ops = sc_image_corr_ops(pf->img, r->corr_id);
+
 		pb_fixed64(&pf->ev, 47, flow);
+		if (ops > 1 && ops <= 0xffff) {
+			*sc_hashmap_upsert(&pf->fans, r->corr_id, 0, NULL) = pf->fan_next << 16;
+			for (uint64_t i = 1; i < ops; i++)
+				pb_fixed64(&pf->ev, 47, fan_flow_id(pf, pf->fan_next++));
+		}
+	}
 	pb_end(&pf->ev, e);
 }
 
@@ -700,7 +734,7 @@ static void gpu_allocation(struct pf *pf, struct sc_image *img, const struct sc_
 	snprintf(addr, sizeof(addr), "0x%llx", (unsigned long long)o->address);
 	annotate_string(pf, "address", addr);
 	if (sc_image_corr_linked(img, o->corr_id))
-		pb_fixed64(&pf->ev, 48, flow_id(pf, o->corr_id));
+		pb_fixed64(&pf->ev, 48, op_flow_id(pf, o->corr_id));
 	pb_end(&pf->ev, e);
 	send_event(pf, o->start);
 
@@ -755,7 +789,7 @@ static void on_gpu_op(void *ctx, struct sc_image *img, struct sc_thread *t,
 	if (o->corr_id)
 		annotate_uint(pf, "correlation id", o->corr_id);
 	if (sc_image_corr_linked(img, o->corr_id))
-		pb_fixed64(&pf->ev, 48, flow_id(pf, o->corr_id));
+		pb_fixed64(&pf->ev, 48, op_flow_id(pf, o->corr_id));
 	pb_end(&pf->ev, e);
 	send_event(pf, o->start);
 	e = begin_track_event(pf, EV_SLICE_END, lane, NULL, NULL);
@@ -779,7 +813,8 @@ static void write_sequence(struct pf *pf, struct sc_process *p)
 	struct sc_hashmap *maps[] = { &pf->names,      &pf->categories,	   &pf->arg_names,
 				      &pf->func_names, &pf->mapping_paths, &pf->source_paths,
 				      &pf->mappings,   &pf->frames,	   &pf->callstacks,
-				      &pf->lanes,      &pf->gpu_memory,	   &pf->uuids };
+				      &pf->lanes,      &pf->gpu_memory,	   &pf->uuids,
+				      &pf->fans };
 
 	for (size_t i = 0; i < sizeof(maps) / sizeof(maps[0]); i++)
 		sc_hashmap_init(maps[i]);
@@ -787,8 +822,10 @@ static void write_sequence(struct pf *pf, struct sc_process *p)
 	describe_process(pf, p);
 	describe_counters(pf, p);
 	describe_gpus(pf, p);
-	for (size_t i = 0; i < p->images.n; i++)
+	for (size_t i = 0; i < p->images.n; i++) {
+		pf->img = p->images.v[i];
 		sc_timeline_replay(pf->out->model, p->images.v[i], &pf_ops, pf, &stats);
+	}
 	for (size_t i = 0; i < sizeof(maps) / sizeof(maps[0]); i++)
 		sc_hashmap_free(maps[i]);
 	for (size_t i = 0; i < pf->lane_sets.n; i++)

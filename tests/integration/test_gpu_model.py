@@ -85,6 +85,19 @@ def test_pftrace_gpu_tracks_and_flows():
                             ("cudaFree", "MEMORY_ALLOCATION_FREE")]), "host -> device flows")
 
 
+def test_one_call_several_ops_flows():
+    # A graph launch causes two kernels with its correlation id: one flow from the call to
+    # each kernel, both valid (no flow ends twice or without a start).
+    s = gen_session("--pid", 5005, "--graphs", 3, "--kernels", 1)
+    convert(s, "pftrace")
+    t = pftrace.Trace(open(os.path.join(s, "perfetto-trace-5005.pftrace"), "rb").read())
+    check_eq(t.errors, [], "valid trace")
+    flows = sorted((src, dst) for _, src, dst in t.flows)
+    check_eq(flows, sorted([("cudaGraphLaunch", KERNEL)] * 6 + [("cudaLaunchKernel", KERNEL)]),
+             "one flow per kernel")
+    check_eq(len({f for f, _, _ in t.flows}), 7, "distinct flow ids")
+
+
 def test_overlapping_ops_get_lanes():
     # Kernels of 200 us launched every 65 us on one stream overlap (as they would with
     # concurrent kernels reported on one stream): slices on one track must nest, so the

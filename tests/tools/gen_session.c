@@ -8,7 +8,7 @@
  *
  *   gen_session DIR [--pid N] [--ppid N] [--threads N] [--regions N] [--samples N]
  *               [--counters N] [--marks N] [--kernels N] [--copies N] [--allocs N]
- *               [--kernel-ns NS] [--rank R] [--hostname NAME] [--start NS]
+ *               [--graphs N] [--kernel-ns NS] [--rank R] [--hostname NAME] [--start NS]
  *
  * Per thread: --regions pairs of nested regions ("outer" holding "inner" with two
  * arguments), --samples call-stack samples of this program's own functions
@@ -17,7 +17,8 @@
  * cudaLaunchKernel calls each followed by its kernel on GPU 0 ("_Z9vectorAddPKfS0_Pfi",
  * grid 256x1x1, block 128x1x1, --kernel-ns long, 50 us by default, one launch every 65 us),
  * --copies cudaMemcpy calls each with a 1 MiB host-to-device
- * copy, --allocs cudaMalloc/cudaFree pairs of 4 MiB.
+ * copy, --allocs cudaMalloc/cudaFree pairs of 4 MiB, --graphs cudaGraphLaunch calls each
+ * followed by two kernels carrying its correlation id.
  */
 #include <elf.h>
 #include <errno.h>
@@ -48,7 +49,7 @@ struct options {
 	const char *dir;
 	int32_t pid, ppid;
 	unsigned threads;
-	uint64_t regions, samples, counters, marks, kernels, copies, allocs, kernel_ns;
+	uint64_t regions, samples, counters, marks, kernels, copies, allocs, graphs, kernel_ns;
 	int rank;
 	const char *hostname;
 	uint64_t start;
@@ -230,7 +231,7 @@ static void write_gpu(struct writer *w, const struct options *o, int32_t tid)
 	static const char names[] = "NVIDIA H200\0NVIDIA";
 	uint64_t corr = 0;
 
-	if (!o->kernels && !o->copies && !o->allocs)
+	if (!o->kernels && !o->copies && !o->allocs && !o->graphs)
 		return;
 	memset(a.uuid, 0xab, sizeof(a.uuid));
 	a.memory_bytes = 143771ull << 20;
@@ -262,6 +263,26 @@ static void write_gpu(struct writer *w, const struct options *o, int32_t tid)
 		write_end(w);
 		write_gpu_op(w, &k);
 		w->ts += 60000;
+	}
+	for (uint64_t i = 0; i < o->graphs; i++) {
+		struct sc_rec_gpu_op k = { .kind = SC_GPU_KERNEL,
+					   .corr_id = ++corr,
+					   .stream = 7,
+					   .tid = tid,
+					   .name_id = 1,
+					   .grid = { 256, 1, 1 },
+					   .block = { 128, 1, 1 } };
+
+		write_region(w, SC_REC_REGION_BEGIN, "cudaGraphLaunch", "CUDA_RUNTIME_API", "", 0,
+			     0, corr);
+		w->ts += 5000;
+		write_end(w);
+		for (int node = 0; node < 2; node++) {
+			k.start = w->ts + 2000 + (uint64_t)node * (o->kernel_ns + 1000);
+			k.end = k.start + o->kernel_ns;
+			write_gpu_op(w, &k);
+		}
+		w->ts += 2 * o->kernel_ns + 10000;
 	}
 	for (uint64_t i = 0; i < o->copies; i++) {
 		struct sc_rec_gpu_op c = { .kind = SC_GPU_COPY,
@@ -442,6 +463,8 @@ int main(int argc, char **argv)
 			o.marks = number(a, v);
 		else if (!strcmp(a, "--kernels"))
 			o.kernels = number(a, v);
+		else if (!strcmp(a, "--graphs"))
+			o.graphs = number(a, v);
 		else if (!strcmp(a, "--copies"))
 			o.copies = number(a, v);
 		else if (!strcmp(a, "--allocs"))

@@ -1,0 +1,359 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * CUPTI activity records -> syscope GPU ops. CUPTI fills buffers we hand it and gives them
+ * back, completed, on its worker thread (or on the thread that forces a flush); each record
+ * becomes one SC_REC_GPU_OP in that thread's stream. Kernel names are written once each as
+ * SC_REC_STRING and referred to by id.
+ *
+ * Timestamps are already on syscope's clock: inject.c makes syscope's clock CUPTI's
+ * timestamp source before any activity kind is enabled.
+ */
+#include "cuda_trace.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define BUFFER_ALIGN 8
+
+static size_t buffer_bytes = 4u << 20;
+static atomic_uint_least64_t dropped_records;
+static atomic_uint_least64_t untimed_records;
+
+/* Buffers come back on CUPTI's thread and on flushing threads: one at a time. */
+static pthread_mutex_t buffer_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* ---- host thread of a correlation id: written at the API call, read with its activity ---- */
+
+#define CORR_SLOTS 65536u /* calls in flight between the call and its activity buffer */
+static _Atomic uint64_t corr_tid[CORR_SLOTS];
+
+void cuda_corr_note_thread(uint32_t corr, int32_t tid)
+{
+	atomic_store_explicit(&corr_tid[corr & (CORR_SLOTS - 1)],
+			      (uint64_t)corr << 32 | (uint32_t)tid, memory_order_relaxed);
+}
+
+int32_t cuda_corr_thread(uint32_t corr)
+{
+	uint64_t v = atomic_load_explicit(&corr_tid[corr & (CORR_SLOTS - 1)], memory_order_relaxed);
+
+	return corr && (uint32_t)(v >> 32) == corr ? (int32_t)(uint32_t)v : 0;
+}
+
+/* ---- kernel names, each written once as a string record (under buffer_lock) ---- */
+
+struct name_entry {
+	uint64_t hash;
+	char *text;
+	uint32_t id;
+};
+
+static struct {
+	struct name_entry *slot;
+	size_t cap, used;
+	uint32_t next_id;
+} names;
+
+static uint64_t hash_text(const char *s)
+{
+	uint64_t h = 1469598103934665603ull; /* FNV-1a */
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ull;
+	return h ? h : 1;
+}
+
+static bool names_grow(void)
+{
+	size_t cap = names.cap ? names.cap * 2 : 256;
+	struct name_entry *slot = calloc(cap, sizeof(*slot));
+
+	if (!slot)
+		return false;
+	for (size_t i = 0; i < names.cap; i++) {
+		size_t j;
+
+		if (!names.slot[i].hash)
+			continue;
+		for (j = names.slot[i].hash & (cap - 1); slot[j].hash; j = (j + 1) & (cap - 1))
+			;
+		slot[j] = names.slot[i];
+	}
+	free(names.slot);
+	names.slot = slot;
+	names.cap = cap;
+	return true;
+}
+
+static void write_string(uint32_t id, const char *text, size_t len)
+{
+	struct sc_rec_string r = { .ts = cuda_api->now_ns(), .id = id, .len = (uint32_t)len + 1 };
+
+	cuda_api->record(SC_REC_STRING, 0, &r.ts, sizeof(r) - sizeof(r.hdr), text, r.len);
+}
+
+static uint32_t name_id(const char *text)
+{
+	uint64_t h;
+	size_t i, len;
+
+	if (!text || !*text)
+		return 0;
+	if (names.used * 2 >= names.cap && !names_grow())
+		return 0;
+	h = hash_text(text);
+	for (i = h & (names.cap - 1); names.slot[i].hash; i = (i + 1) & (names.cap - 1))
+		if (names.slot[i].hash == h && !strcmp(names.slot[i].text, text))
+			return names.slot[i].id;
+	len = strlen(text);
+	names.slot[i].text = malloc(len + 1);
+	if (!names.slot[i].text)
+		return 0;
+	memcpy(names.slot[i].text, text, len + 1);
+	names.slot[i].hash = h;
+	names.slot[i].id = ++names.next_id;
+	names.used++;
+	write_string(names.slot[i].id, text, len);
+	return names.slot[i].id;
+}
+
+/* ---- translation ---- */
+
+static void emit(struct sc_rec_gpu_op *op)
+{
+	if (!op->start && !op->end) {
+		atomic_fetch_add(&untimed_records, 1); /* CUPTI could not time it */
+		return;
+	}
+	if (!op->tid)
+		op->tid = cuda_corr_thread((uint32_t)op->corr_id);
+	cuda_api->record(SC_REC_GPU_OP, 0, &op->start, sizeof(*op) - sizeof(op->hdr), NULL, 0);
+}
+
+static void kernel(const CUpti_ActivityKernel10 *k)
+{
+	struct sc_rec_gpu_op op = {
+		.kind = SC_GPU_KERNEL,
+		.start = k->start,
+		.end = k->end,
+		.corr_id = k->correlationId,
+		.stream = k->streamId,
+		.agent = k->deviceId,
+		.name_id = name_id(k->name),
+		.grid = { (uint32_t)k->gridX, (uint32_t)k->gridY, (uint32_t)k->gridZ },
+		.block = { (uint32_t)k->blockX, (uint32_t)k->blockY, (uint32_t)k->blockZ },
+		.shared_static = (uint32_t)k->staticSharedMemory,
+		.shared_dynamic = (uint32_t)k->dynamicSharedMemory,
+		.local_per_thread = k->localMemoryPerThread,
+		.registers = k->registersPerThread,
+	};
+
+	emit(&op);
+}
+
+/* CUPTI's copy kinds (CUpti_ActivityMemcpyKind) folded into syscope's four directions. */
+static uint16_t copy_kind(uint8_t cupti_kind)
+{
+	switch (cupti_kind) {
+	case CUPTI_ACTIVITY_MEMCPY_KIND_HTOD:
+	case CUPTI_ACTIVITY_MEMCPY_KIND_HTOA:
+		return SC_COPY_HTOD;
+	case CUPTI_ACTIVITY_MEMCPY_KIND_DTOH:
+	case CUPTI_ACTIVITY_MEMCPY_KIND_ATOH:
+		return SC_COPY_DTOH;
+	case CUPTI_ACTIVITY_MEMCPY_KIND_DTOD:
+	case CUPTI_ACTIVITY_MEMCPY_KIND_ATOA:
+	case CUPTI_ACTIVITY_MEMCPY_KIND_ATOD:
+	case CUPTI_ACTIVITY_MEMCPY_KIND_DTOA:
+		return SC_COPY_DTOD;
+	case CUPTI_ACTIVITY_MEMCPY_KIND_HTOH:
+		return SC_COPY_HTOH;
+	case CUPTI_ACTIVITY_MEMCPY_KIND_PTOP:
+		return SC_COPY_PTOP;
+	default:
+		return SC_COPY_UNKNOWN;
+	}
+}
+
+static void copy_endpoints(struct sc_rec_gpu_op *op, uint32_t device)
+{
+	op->src_agent = op->copy_kind == SC_COPY_HTOD || op->copy_kind == SC_COPY_HTOH
+				? SC_AGENT_HOST
+				: device;
+	op->dst_agent = op->copy_kind == SC_COPY_DTOH || op->copy_kind == SC_COPY_HTOH
+				? SC_AGENT_HOST
+				: device;
+}
+
+static void memcpy_op(const CUpti_ActivityMemcpy6 *m)
+{
+	struct sc_rec_gpu_op op = {
+		.kind = SC_GPU_COPY,
+		.start = m->start,
+		.end = m->end,
+		.corr_id = m->correlationId,
+		.stream = m->streamId,
+		.agent = m->deviceId,
+		.bytes = m->bytes,
+		.copy_kind = copy_kind(m->copyKind),
+	};
+
+	copy_endpoints(&op, m->deviceId);
+	emit(&op);
+}
+
+static void peer_copy(const CUpti_ActivityMemcpyPtoP4 *m)
+{
+	struct sc_rec_gpu_op op = {
+		.kind = SC_GPU_COPY,
+		.start = m->start,
+		.end = m->end,
+		.corr_id = m->correlationId,
+		.stream = m->streamId,
+		.agent = m->deviceId,
+		.bytes = m->bytes,
+		.copy_kind = SC_COPY_PTOP,
+		.src_agent = m->srcDeviceId,
+		.dst_agent = m->dstDeviceId,
+	};
+
+	emit(&op);
+}
+
+static void memset_op(const CUpti_ActivityMemset4 *m)
+{
+	struct sc_rec_gpu_op op = {
+		.kind = SC_GPU_SET,
+		.start = m->start,
+		.end = m->end,
+		.corr_id = m->correlationId,
+		.stream = m->streamId,
+		.agent = m->deviceId,
+		.bytes = m->bytes,
+	};
+
+	emit(&op);
+}
+
+static void memory_op(const CUpti_ActivityMemory4 *m)
+{
+	struct sc_rec_gpu_op op = {
+		.kind = m->memoryOperationType == CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE
+				? SC_GPU_FREE
+				: SC_GPU_ALLOC,
+		.start = m->timestamp,
+		.end = m->timestamp,
+		.corr_id = m->correlationId,
+		.stream = m->streamId,
+		.agent = m->deviceId,
+		.bytes = m->bytes,
+		.address = m->address,
+		.copy_kind = m->memoryKind == CUPTI_ACTIVITY_MEMORY_KIND_MANAGED ? SC_MEM_VIRTUAL
+										 : SC_MEM_REAL,
+	};
+
+	if (m->memoryOperationType != CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION &&
+	    m->memoryOperationType != CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE)
+		return;
+	emit(&op);
+}
+
+void cuda_activity_translate(const CUpti_Activity *rec)
+{
+	switch (rec->kind) {
+	case CUPTI_ACTIVITY_KIND_KERNEL:
+	case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
+		kernel((const CUpti_ActivityKernel10 *)rec);
+		break;
+	case CUPTI_ACTIVITY_KIND_MEMCPY:
+		memcpy_op((const CUpti_ActivityMemcpy6 *)rec);
+		break;
+	case CUPTI_ACTIVITY_KIND_MEMCPY2:
+		peer_copy((const CUpti_ActivityMemcpyPtoP4 *)rec);
+		break;
+	case CUPTI_ACTIVITY_KIND_MEMSET:
+		memset_op((const CUpti_ActivityMemset4 *)rec);
+		break;
+	case CUPTI_ACTIVITY_KIND_MEMORY2:
+		memory_op((const CUpti_ActivityMemory4 *)rec);
+		break;
+	default:
+		break;
+	}
+}
+
+/* ---- buffers ---- */
+
+void cuda_activity_buffer(uint8_t *buffer, size_t valid)
+{
+	CUpti_Activity *rec = NULL;
+
+	pthread_mutex_lock(&buffer_lock);
+	if (cuda_api->active())
+		while (cuptiActivityGetNextRecord(buffer, valid, &rec) == CUPTI_SUCCESS)
+			cuda_activity_translate(rec);
+	pthread_mutex_unlock(&buffer_lock);
+}
+
+static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records)
+{
+	*buffer = aligned_alloc(BUFFER_ALIGN, buffer_bytes);
+	*size = *buffer ? buffer_bytes : 0;
+	*max_records = 0; /* as many as fit */
+}
+
+static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *buffer, size_t size,
+				      size_t valid)
+{
+	size_t dropped = 0;
+
+	(void)size;
+	if (valid)
+		cuda_activity_buffer(buffer, valid);
+	if (cuptiActivityGetNumDroppedRecords(ctx, stream, &dropped) == CUPTI_SUCCESS && dropped) {
+		struct sc_rec_lost lost = { .ts = cuda_api->now_ns(), .records = dropped };
+
+		atomic_fetch_add(&dropped_records, dropped);
+		cuda_api->record(SC_REC_LOST, 0, &lost.ts, sizeof(lost) - sizeof(lost.hdr), NULL,
+				 0);
+	}
+	free(buffer);
+}
+
+uint64_t cuda_activity_dropped(void)
+{
+	return atomic_load(&dropped_records);
+}
+
+static CUptiResult enable(CUpti_ActivityKind kind, CUptiResult first)
+{
+	CUptiResult rc = cuptiActivityEnable(kind);
+
+	return first != CUPTI_SUCCESS ? first : rc;
+}
+
+CUptiResult cuda_activity_start(unsigned domains, size_t bytes)
+{
+	CUptiResult rc = CUPTI_SUCCESS;
+
+	buffer_bytes = bytes & ~(size_t)(BUFFER_ALIGN - 1);
+	rc = cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed);
+	if (rc != CUPTI_SUCCESS)
+		return rc;
+	if (domains & CUDA_DOM_KERNEL)
+		rc = enable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, rc);
+	if (domains & CUDA_DOM_MEMORY) {
+		rc = enable(CUPTI_ACTIVITY_KIND_MEMCPY, rc);
+		rc = enable(CUPTI_ACTIVITY_KIND_MEMCPY2, rc);
+		rc = enable(CUPTI_ACTIVITY_KIND_MEMSET, rc);
+		rc = enable(CUPTI_ACTIVITY_KIND_MEMORY2, rc);
+	}
+	return rc;
+}
+
+uint64_t cuda_activity_untimed(void)
+{
+	return atomic_load(&untimed_records);
+}

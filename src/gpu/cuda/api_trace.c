@@ -1,0 +1,450 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * CUPTI callbacks, on the thread that calls CUDA:
+ *   - runtime and driver API calls become regions (category CUDA_RUNTIME_API or
+ *     CUDA_DRIVER_API) carrying CUPTI's correlation id, which the device work they cause
+ *     carries too; driver calls made inside a runtime call are left out unless the driver
+ *     domain is on, so a runtime program shows its runtime calls and a driver-only program
+ *     its driver calls;
+ *   - NVTX push/pop ranges and marks become regions and marks (MARKER_CORE_API);
+ *   - a new context records its device as an agent; a context about to be destroyed has its
+ *     activity flushed first.
+ */
+#include "cuda_trace.h"
+
+#include <cuda.h>
+#include <dlfcn.h>
+#include <execinfo.h>
+#include <link.h>
+#include <generated_nvtx_meta.h> /* not included by cupti.h */
+#include <regex.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#define CATEGORY_RUNTIME "CUDA_RUNTIME_API"
+#define CATEGORY_DRIVER "CUDA_DRIVER_API"
+#define CATEGORY_NVTX "MARKER_CORE_API"
+#define MAX_TEXT 2048 /* name, category and arguments of one region */
+#define MAX_DEVICES 1024
+
+struct api_table {
+	CUpti_CallbackDomain domain;
+	const char *category;
+	unsigned size;
+	char **names; /* without CUPTI's _vNNNN suffix */
+	bool *traced;
+};
+
+static CUpti_SubscriberHandle subscriber;
+static unsigned domains;
+/* The CUDA runtime drives the driver in this process: driver calls made outside runtime
+ * calls (the runtime's own start-up) are left out unless the driver domain is on. */
+static atomic_bool runtime_in_use;
+static struct api_table runtime_table = { .domain = CUPTI_CB_DOMAIN_RUNTIME_API,
+					  .category = CATEGORY_RUNTIME,
+					  .size = CUPTI_RUNTIME_TRACE_CBID_SIZE };
+static struct api_table driver_table = { .domain = CUPTI_CB_DOMAIN_DRIVER_API,
+					 .category = CATEGORY_DRIVER,
+					 .size = CUPTI_DRIVER_TRACE_CBID_SIZE };
+static _Atomic unsigned char agent_seen[MAX_DEVICES];
+
+static __thread int runtime_depth; /* runtime calls in progress on this thread */
+static __thread int in_tool;	   /* our own CUDA calls: not traced */
+static __thread int32_t thread_id;
+
+static int32_t tid(void)
+{
+	if (!thread_id)
+		thread_id = (int32_t)syscall(SYS_gettid);
+	return thread_id;
+}
+
+/* ---- region records ---- */
+
+struct text {
+	char buf[MAX_TEXT];
+	uint32_t len;
+};
+
+static void put(struct text *t, const char *s)
+{
+	size_t n = strlen(s) + 1;
+
+	if (t->len + n > sizeof(t->buf)) /* cut long names, keep the record */
+		n = sizeof(t->buf) - t->len;
+	if (!n)
+		return;
+	memcpy(t->buf + t->len, s, n);
+	t->len += (uint32_t)n;
+	t->buf[t->len - 1] = '\0';
+}
+
+static void region(uint16_t type, const char *name, const char *category, uint64_t corr,
+		   const char *arg_type, const char *arg_name, const char *arg_value)
+{
+	struct sc_rec_region r = { .ts = cuda_api->now_ns(), .corr_id = corr };
+	struct text t = { .len = 0 };
+
+	put(&t, name && *name ? name : "(unnamed)");
+	r.name_len = t.len;
+	put(&t, category);
+	r.cat_len = t.len - r.name_len;
+	if (arg_value) {
+		put(&t, arg_type);
+		put(&t, arg_name);
+		put(&t, arg_value);
+		r.nargs = 1;
+	}
+	r.args_len = t.len - r.name_len - r.cat_len;
+	cuda_api->record(type, 0, &r.ts, sizeof(r) - sizeof(r.hdr), t.buf, t.len);
+}
+
+static void region_end(void)
+{
+	struct sc_rec_region_end r = { .ts = cuda_api->now_ns() };
+
+	cuda_api->record(SC_REC_REGION_END, 0, &r.ts, sizeof(r) - sizeof(r.hdr), NULL, 0);
+}
+
+/* ---- API calls ---- */
+
+/* The runtime drives the driver: unless asked for, stop the driver callbacks, which would
+ * cost every driver call the runtime makes only to be left out. */
+static void runtime_found(void)
+{
+	if (atomic_exchange(&runtime_in_use, true) || (domains & CUDA_DOM_DRIVER))
+		return;
+	cuptiEnableDomain(0, subscriber, CUPTI_CB_DOMAIN_DRIVER_API);
+}
+
+/* The one argument worth showing for a few calls: the bytes moved or allocated. */
+static const char *call_argument(const CUpti_CallbackData *cb, CUpti_CallbackDomain domain,
+				 CUpti_CallbackId cbid, const char **arg_type,
+				 const char **arg_name, char *buf, size_t n)
+{
+	size_t bytes = 0;
+
+	/* Not the kernel's name (cb->symbolName): its flow names it, and C++ kernel names of
+	 * hundreds of bytes would be copied at every launch. */
+	if (domain != CUPTI_CB_DOMAIN_RUNTIME_API || !cb->functionParams)
+		return NULL;
+	switch (cbid) {
+	case CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020:
+		bytes = ((const cudaMemcpy_v3020_params *)cb->functionParams)->count;
+		break;
+	case CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020:
+		bytes = ((const cudaMemcpyAsync_v3020_params *)cb->functionParams)->count;
+		break;
+	case CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020:
+		bytes = ((const cudaMalloc_v3020_params *)cb->functionParams)->size;
+		break;
+	default:
+		return NULL;
+	}
+	*arg_type = "u";
+	*arg_name = "bytes";
+	snprintf(buf, n, "%zu", bytes);
+	return buf;
+}
+
+static void api_call(const struct api_table *tab, CUpti_CallbackId cbid,
+		     const CUpti_CallbackData *cb)
+{
+	bool enter = cb->callbackSite == CUPTI_API_ENTER;
+	const char *arg_type = NULL, *arg_name = NULL, *arg;
+	char buf[32];
+
+	if (tab == &runtime_table) {
+		runtime_depth += enter ? 1 : -1;
+		if (runtime_depth < 0) { /* the exit of the call during which tracing started */
+			runtime_depth = 0;
+			runtime_found();
+			return;
+		}
+	} else if (!(domains & CUDA_DOM_DRIVER) &&
+		   (runtime_depth > 0 ||
+		    atomic_load_explicit(&runtime_in_use, memory_order_relaxed))) {
+		return; /* a driver call made by the runtime */
+	}
+	if (!enter) {
+		if (*cb->correlationData)
+			region_end();
+		return;
+	}
+	*cb->correlationData = 0;
+	if (cbid >= tab->size || !tab->traced[cbid] || !cuda_api->active())
+		return;
+	arg = call_argument(cb, tab->domain, cbid, &arg_type, &arg_name, buf, sizeof(buf));
+	cuda_corr_note_thread(cb->correlationId, tid());
+	region(SC_REC_REGION_BEGIN, tab->names[cbid], tab->category, cb->correlationId, arg_type,
+	       arg_name, arg);
+	*cb->correlationData = 1;
+}
+
+/* ---- NVTX ---- */
+
+static const char *attr_message(const nvtxEventAttributes_t *a)
+{
+	if (!a)
+		return NULL;
+	if (a->messageType == NVTX_MESSAGE_TYPE_ASCII)
+		return a->message.ascii;
+	return "(unnamed)"; /* wide or registered strings are not decoded yet */
+}
+
+static void nvtx(CUpti_CallbackId cbid, const CUpti_NvtxData *d)
+{
+	const void *p = d->functionParams;
+
+	if (!p || !cuda_api->active())
+		return;
+	switch (cbid) {
+	case CUPTI_CBID_NVTX_nvtxMarkA:
+		region(SC_REC_MARK, ((const nvtxMarkA_params *)p)->message, CATEGORY_NVTX, 0, NULL,
+		       NULL, NULL);
+		break;
+	case CUPTI_CBID_NVTX_nvtxMarkEx:
+		region(SC_REC_MARK, attr_message(((const nvtxMarkEx_params *)p)->eventAttrib),
+		       CATEGORY_NVTX, 0, NULL, NULL, NULL);
+		break;
+	case CUPTI_CBID_NVTX_nvtxDomainMarkEx:
+		region(SC_REC_MARK,
+		       attr_message(((const nvtxDomainMarkEx_params *)p)->core.eventAttrib),
+		       CATEGORY_NVTX, 0, NULL, NULL, NULL);
+		break;
+	case CUPTI_CBID_NVTX_nvtxRangePushA:
+		region(SC_REC_REGION_BEGIN, ((const nvtxRangePushA_params *)p)->message,
+		       CATEGORY_NVTX, 0, NULL, NULL, NULL);
+		break;
+	case CUPTI_CBID_NVTX_nvtxRangePushEx:
+		region(SC_REC_REGION_BEGIN,
+		       attr_message(((const nvtxRangePushEx_params *)p)->eventAttrib),
+		       CATEGORY_NVTX, 0, NULL, NULL, NULL);
+		break;
+	case CUPTI_CBID_NVTX_nvtxDomainRangePushEx:
+		region(SC_REC_REGION_BEGIN,
+		       attr_message(((const nvtxDomainRangePushEx_params *)p)->core.eventAttrib),
+		       CATEGORY_NVTX, 0, NULL, NULL, NULL);
+		break;
+	case CUPTI_CBID_NVTX_nvtxRangePop:
+	case CUPTI_CBID_NVTX_nvtxDomainRangePop:
+		region_end();
+		break;
+	default:
+		break;
+	}
+}
+
+/* ---- devices ---- */
+
+static void record_agent(CUcontext ctx)
+{
+	struct sc_rec_gpu_agent a = { .ts = cuda_api->now_ns(), .type = SC_AGENT_GPU };
+	char text[300];
+	uint32_t id = 0;
+	CUdevice dev;
+	CUuuid uuid;
+	size_t mem = 0;
+	int v = 0;
+
+	if (cuptiGetDeviceId(ctx, &id) != CUPTI_SUCCESS || id >= MAX_DEVICES ||
+	    atomic_exchange(&agent_seen[id], 1))
+		return;
+	in_tool++;
+	if (cuDeviceGet(&dev, (int)id) == CUDA_SUCCESS) {
+		a.id = id;
+		if (cuDeviceGetName(text, 256, dev) != CUDA_SUCCESS)
+			snprintf(text, 256, "CUDA device %u", id);
+		text[255] = '\0';
+		if (cuDeviceGetUuid(&uuid, dev) == CUDA_SUCCESS)
+			memcpy(a.uuid, uuid.bytes, sizeof(a.uuid));
+		if (cuDeviceTotalMem(&mem, dev) == CUDA_SUCCESS)
+			a.memory_bytes = mem;
+#define ATTR(field, attr)                                                  \
+	if (cuDeviceGetAttribute(&v, attr, dev) == CUDA_SUCCESS && v >= 0) \
+		a.field = (uint32_t)v;
+		ATTR(multiprocessors, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
+		ATTR(compute_major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)
+		ATTR(compute_minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)
+		ATTR(pci_domain, CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID)
+		ATTR(pci_bus, CU_DEVICE_ATTRIBUTE_PCI_BUS_ID)
+		ATTR(pci_device, CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID)
+#undef ATTR
+		a.name_len = (uint32_t)strlen(text) + 1;
+		memcpy(text + a.name_len, "NVIDIA", 7);
+		a.vendor_len = 7;
+		cuda_api->record(SC_REC_GPU_AGENT, 0, &a.ts, sizeof(a) - sizeof(a.hdr), text,
+				 a.name_len + a.vendor_len);
+	}
+	in_tool--;
+}
+
+static void resource(CUpti_CallbackId cbid, const CUpti_ResourceData *d)
+{
+	switch (cbid) {
+	case CUPTI_CBID_RESOURCE_CONTEXT_CREATED:
+		if (cuda_api->active())
+			record_agent(d->context);
+		break;
+	case CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING:
+		in_tool++;
+		cuda_flush(true); /* its records must be out before the context goes */
+		in_tool--;
+		break;
+	default:
+		break;
+	}
+}
+
+static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+				 const void *data)
+{
+	(void)userdata;
+	if (in_tool)
+		return;
+	switch (domain) {
+	case CUPTI_CB_DOMAIN_RUNTIME_API:
+		api_call(&runtime_table, cbid, data);
+		break;
+	case CUPTI_CB_DOMAIN_DRIVER_API:
+		api_call(&driver_table, cbid, data);
+		break;
+	case CUPTI_CB_DOMAIN_NVTX:
+		nvtx(cbid, data);
+		break;
+	case CUPTI_CB_DOMAIN_RESOURCE:
+		resource(cbid, data);
+		break;
+	default:
+		break;
+	}
+}
+
+/* ---- set-up ---- */
+
+/* "cudaLaunchKernel_v7000" -> "cudaLaunchKernel"; "cuMemAlloc_v2" stays (a real name). */
+static char *display_name(const char *name)
+{
+	const char *v = strrchr(name, '_');
+	size_t len = strlen(name);
+
+	if (v && v[1] == 'v' && strlen(v + 2) >= 4 && strspn(v + 2, "0123456789") == strlen(v + 2))
+		len = (size_t)(v - name);
+	return strndup(name, len);
+}
+
+static bool compile(regex_t *re, const char *pattern, const char *setting)
+{
+	char err[200];
+	int rc;
+
+	if (!pattern || !*pattern)
+		return false;
+	rc = regcomp(re, pattern, REG_EXTENDED | REG_NOSUB);
+	if (!rc)
+		return true;
+	regerror(rc, re, err, sizeof(err));
+	cuda_note(SC_NOTE_WARN, "SYSCOPE_%s '%s' is not a valid regular expression (%s): ignored",
+		  setting, pattern, err);
+	return false;
+}
+
+static bool table_init(struct api_table *tab, regex_t *inc, regex_t *exc)
+{
+	tab->names = calloc(tab->size, sizeof(*tab->names));
+	tab->traced = calloc(tab->size, sizeof(*tab->traced));
+	if (!tab->names || !tab->traced)
+		return false;
+	for (unsigned id = 1; id < tab->size; id++) {
+		const char *name = NULL;
+
+		if (cuptiGetCallbackName(tab->domain, id, &name) != CUPTI_SUCCESS || !name)
+			continue;
+		tab->names[id] = display_name(name);
+		if (!tab->names[id])
+			continue;
+		tab->traced[id] = (!inc || !regexec(inc, tab->names[id], 0, NULL, 0)) &&
+				  (!exc || regexec(exc, tab->names[id], 0, NULL, 0));
+	}
+	return true;
+}
+
+static int find_runtime_library(struct dl_phdr_info *info, size_t size, void *found)
+{
+	(void)size;
+	if (info->dlpi_name && strstr(info->dlpi_name, "libcudart")) {
+		*(bool *)found = true;
+		return 1;
+	}
+	return 0;
+}
+
+/*
+ * Is the CUDA runtime initializing CUDA (we run inside cuInit)? It is when libcudart is
+ * loaded, or when cuInit was reached through the driver entry points the runtime uses to find
+ * the driver (a statically linked runtime). Otherwise this is a driver-API program, and its
+ * driver calls are what it calls.
+ */
+static bool runtime_starts_cuda(void)
+{
+	void *pcs[64];
+	bool found = false;
+	int n;
+
+	dl_iterate_phdr(find_runtime_library, &found);
+	n = found ? 0 : backtrace(pcs, 64);
+	for (int i = 0; i < n && !found; i++) {
+		Dl_info di;
+
+		if (dladdr(pcs[i], &di) && di.dli_sname &&
+		    (!strcmp(di.dli_sname, "cuGetExportTable") ||
+		     !strncmp(di.dli_sname, "cuGetProcAddress", 16)))
+			found = true;
+	}
+	return found;
+}
+
+CUptiResult cuda_api_start(unsigned want, const char *include_re, const char *exclude_re)
+{
+	regex_t inc, exc;
+	bool has_inc = compile(&inc, include_re, "CUDA_API_INCLUDE");
+	bool has_exc = compile(&exc, exclude_re, "CUDA_API_EXCLUDE");
+	CUptiResult rc;
+	bool api = want & (CUDA_DOM_RUNTIME | CUDA_DOM_DRIVER);
+
+	domains = want;
+	if (api && (!table_init(&runtime_table, has_inc ? &inc : NULL, has_exc ? &exc : NULL) ||
+		    !table_init(&driver_table, has_inc ? &inc : NULL, has_exc ? &exc : NULL)))
+		return CUPTI_ERROR_OUT_OF_MEMORY;
+	if (has_inc)
+		regfree(&inc);
+	if (has_exc)
+		regfree(&exc);
+	if (api && !(want & CUDA_DOM_RUNTIME)) /* the driver domain alone: every driver call */
+		memset(runtime_table.traced, 0, runtime_table.size * sizeof(bool));
+
+	rc = cuptiSubscribe(&subscriber, on_callback, NULL);
+	if (rc != CUPTI_SUCCESS)
+		return rc;
+	cuptiEnableDomain(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE);
+	if (api) {
+		/* The runtime domain is also needed to leave out the driver calls it makes. */
+		cuptiEnableDomain(1, subscriber, CUPTI_CB_DOMAIN_RUNTIME_API);
+		cuptiEnableDomain(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API);
+		if (runtime_starts_cuda())
+			runtime_found();
+	}
+	if (want & CUDA_DOM_NVTX)
+		cuptiEnableDomain(1, subscriber, CUPTI_CB_DOMAIN_NVTX);
+	return CUPTI_SUCCESS;
+}
+
+void cuda_api_stop(void)
+{
+	if (subscriber)
+		cuptiEnableAllDomains(0, subscriber);
+}

@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * libsyscope-cuda.so: CUDA tracing through CUPTI, loaded by the CUDA driver during cuInit
+ * (CUDA_INJECTION64_PATH, set by the launcher) into programs that libsyscope.so records.
+ *
+ *   inject.c     InitializeInjection: settings, CUPTI set-up, the stop hook
+ *   api_trace.c  CUPTI callbacks on the calling thread: CUDA runtime/driver API calls and
+ *                NVTX ranges as regions, devices as agents, flushes at context teardown
+ *   activity.c   CUPTI activity buffers: kernels, copies, sets, allocations as GPU ops
+ *
+ * Everything is written through libsyscope.so's plugin table (runtime/plugin.h) in the
+ * records of store/format.h, stamped with syscope's clock (CUPTI is given it as its
+ * timestamp source).
+ */
+#ifndef SYSCOPE_GPU_CUDA_TRACE_H
+#define SYSCOPE_GPU_CUDA_TRACE_H
+
+#include <cupti.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "../../runtime/plugin.h"
+
+/* What to trace: the tokens of SYSCOPE_CUDA_DOMAINS. */
+enum cuda_domain {
+	CUDA_DOM_RUNTIME = 1u << 0,
+	CUDA_DOM_DRIVER = 1u << 1,
+	CUDA_DOM_KERNEL = 1u << 2,
+	CUDA_DOM_MEMORY = 1u << 3,
+	CUDA_DOM_NVTX = 1u << 4,
+	CUDA_DOM_SYNC = 1u << 5,
+	CUDA_DOM_UVM = 1u << 6,
+	CUDA_DOM_GRAPH = 1u << 7,
+	CUDA_DOM_OVERHEAD = 1u << 8,
+};
+
+extern const struct sc_plugin_api *cuda_api; /* set once by InitializeInjection */
+
+/* ---- activity.c ---- */
+/* Register the buffer callbacks and enable the activity kinds of `domains`. Returns 0 or the
+ * CUPTI error of the first kind that could not be enabled (the others stay on). */
+CUptiResult cuda_activity_start(unsigned domains, size_t buffer_bytes);
+/* Translate one activity record into syscope records (exposed for the unit test). */
+void cuda_activity_translate(const CUpti_Activity *rec);
+/* Process a completed buffer of `valid` bytes (exposed for the unit test). */
+void cuda_activity_buffer(uint8_t *buffer, size_t valid);
+/* Records CUPTI dropped, and records it could not time (left out). */
+uint64_t cuda_activity_dropped(void);
+uint64_t cuda_activity_untimed(void);
+
+/* The host thread that made the call with this correlation id, 0 if unknown. */
+int32_t cuda_corr_thread(uint32_t corr);
+void cuda_corr_note_thread(uint32_t corr, int32_t tid);
+
+/* ---- api_trace.c ---- */
+/* Subscribe to the callback domains `domains` needs. Returns a CUPTI result. */
+CUptiResult cuda_api_start(unsigned domains, const char *include_re, const char *exclude_re);
+void cuda_api_stop(void);
+
+/* ---- inject.c ---- */
+/* A note through the runtime, printf-style. */
+__attribute__((format(printf, 2, 3))) void cuda_note(enum sc_note_level level, const char *fmt,
+						     ...);
+/* CUPTI's text for an error. */
+const char *cuda_error(CUptiResult rc);
+/* Flush every activity buffer CUPTI holds (forced: also incomplete ones). */
+void cuda_flush(bool forced);
+
+#endif /* SYSCOPE_GPU_CUDA_TRACE_H */

@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The interface libsyscope.so offers to the libraries that extend it inside the profiled
+ * process (the CUDA tracer, libsyscope-cuda.so, loaded by the CUDA driver). A plugin looks up
+ * `syscope_plugin_api` with dlsym(RTLD_DEFAULT) and gets NULL when no syscope runtime is
+ * recording in this process, or when the runtime speaks another ABI version.
+ *
+ * A plugin reads its settings from the environment itself (the same SYSCOPE_* variables);
+ * through this table it only records, stamps time, leaves notes and asks to be stopped.
+ * Everything here may be called from any thread, including threads the plugin's host
+ * library created; nothing may be called from a signal handler.
+ */
+#ifndef SYSCOPE_RUNTIME_PLUGIN_H
+#define SYSCOPE_RUNTIME_PLUGIN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "../store/format.h"
+
+#define SC_PLUGIN_ABI 1
+#define SC_PLUGIN_MAX_STOP_HOOKS 4
+
+struct sc_plugin_api {
+	uint32_t abi;  /* SC_PLUGIN_ABI */
+	uint32_t size; /* sizeof(struct sc_plugin_api) */
+	/* Recording now; false before start, when passive and once finalization began. */
+	bool (*active)(void);
+	/* The recording clock (CLOCK_MONOTONIC, ns). */
+	uint64_t (*now_ns)(void);
+	/* Record into the calling thread's stream: see rt_record() in rt.h. */
+	int (*record)(uint16_t type, uint16_t flags, const void *body, uint32_t body_size,
+		      const void *tail, uint32_t tail_size);
+	/* A note for the end-of-run summary and the metadata (one line, no newline). */
+	void (*note)(enum sc_note_level level, const char *text);
+	/* Run `fn` when the process finishes, before recording stops (flush buffers there).
+	 * Returns 0, or -1 when the table of hooks is full. */
+	int (*at_stop)(void (*fn)(void));
+};
+
+typedef const struct sc_plugin_api *(*sc_plugin_api_fn)(uint32_t abi);
+#define SC_PLUGIN_API_SYMBOL "syscope_plugin_api"
+
+#endif /* SYSCOPE_RUNTIME_PLUGIN_H */

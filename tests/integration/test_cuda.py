@@ -1,0 +1,181 @@
+"""CUDA tracing on a real GPU: the fixtures of tests/programs/cuda run under syscope, and the
+kernels, copies, sets, allocations, API calls, NVTX ranges and their links are checked
+exactly against what the fixtures do. Skipped, with the reason, where there is no NVIDIA GPU
+or the CUDA fixtures were not built (no nvcc)."""
+import os
+import shutil
+import sqlite3
+import subprocess
+
+import harness
+from harness import Skip, check, check_eq, fixture, syscope
+
+import pftrace
+from rocpd_checks import check_conventions, rows
+
+MiB = 1 << 20
+
+
+def need_gpu(name):
+    if not os.path.exists(fixture(name)):
+        raise Skip(f"{name} not built: no CUDA compiler (nvcc) or CUPTI at build time")
+    if not os.path.exists(os.path.join(harness.BUILD, "lib", "syscope", "libsyscope-cuda.so")):
+        raise Skip("syscope was built without CUDA tracing (no CUPTI)")
+    smi = shutil.which("nvidia-smi")
+    if not smi or subprocess.run([smi, "-L"], capture_output=True).returncode != 0:
+        raise Skip("no NVIDIA GPU or driver on this machine")
+
+
+def database(r):
+    dbs = [f for f in r.files() if f.startswith("rocpd-") and f.endswith(".db")]
+    check_eq(len(dbs), 1, f"one database in {r.files()}\n{r.describe()}")
+    db = sqlite3.connect(r.path(dbs[0]))
+    check_conventions(db)
+    return db
+
+
+def trace(r):
+    names = [f for f in r.files() if f.endswith(".pftrace")]
+    check_eq(len(names), 1, "one trace")
+    t = pftrace.Trace(open(r.path(names[0]), "rb").read())
+    check_eq(t.errors, [], "valid trace")
+    return t
+
+
+def test_runtime_program():
+    need_gpu("cuda_workload")
+    r = syscope("sample", "--output-format", "rocpd pftrace", "--", fixture("cuda_workload"))
+    check_eq(r.rc, 0, r.describe())
+    check("cuda_workload ok" in r.out, r.describe())
+    db = database(r)
+    pid = r.main_pid()
+
+    kernels = rows(db, "SELECT name, COUNT(*), grid_x, grid_y, grid_z, workgroup_x, "
+                       "workgroup_y, workgroup_z, MIN(duration) > 0, tid "
+                       "FROM kernels GROUP BY name, grid_x ORDER BY name")
+    check_eq(kernels, [
+        ("bump(float*)", 6, 16 * 64, 1, 1, 64, 1, 1, 1, pid),
+        ("saxpy(int, float, float const*, float*)", 10, 4096 * 256, 1, 1, 256, 1, 1, 1, pid),
+        ("scale(float*, float)", 5, 64 * 128, 4 * 2, 1, 128, 2, 1, 1, pid),
+    ], "kernels: names demangled, grids in work-items, on the launching thread")
+    check_eq(rows(db, "SELECT DISTINCT lds_size FROM kernels WHERE name LIKE 'scale%'"),
+             [(1024,)], "dynamic shared memory")
+    streams = rows(db, "SELECT name, COUNT(DISTINCT stream_id) FROM kernels GROUP BY name "
+                       "ORDER BY name")
+    check_eq([n for _, n in streams], [1, 1, 1], "each kernel on one stream")
+    check(len({s for (s,) in rows(db, "SELECT DISTINCT stream_id FROM kernels")}) == 2,
+          "saxpy and scale on two different streams")
+
+    copies = rows(db, "SELECT name, size, COUNT(*) FROM memory_copies GROUP BY name, size "
+                      "ORDER BY name")
+    check_eq(copies, [("MEMORY_COPY_DEVICE_TO_HOST", 4 * MiB, 1),
+                      ("MEMORY_COPY_HOST_TO_DEVICE", 4 * MiB, 2),
+                      ("MEMORY_SET", MiB, 1)], "copies and the set, with their bytes")
+    allocs = rows(db, "SELECT type, size, COUNT(*) FROM memory_allocations "
+                      "WHERE agent_type = 'GPU' GROUP BY type, size ORDER BY type, size")
+    check_eq(allocs, [("ALLOC", MiB, 1), ("ALLOC", 4 * MiB, 2), ("FREE", MiB, 1),
+                      ("FREE", 4 * MiB, 2)], "three allocations and three frees")
+
+    # Every kernel links to the call that launched it; graph kernels to cudaGraphLaunch.
+    links = rows(db, "SELECT R.name, K.name, COUNT(*) FROM kernels K JOIN regions R "
+                     "ON R.stack_id = K.stack_id AND R.category = 'CUDA_RUNTIME_API' "
+                     "GROUP BY R.name, K.name ORDER BY K.name")
+    check_eq(links, [("cudaGraphLaunch", "bump(float*)", 6),
+                     ("cudaLaunchKernel", "saxpy(int, float, float const*, float*)", 10),
+                     ("cudaLaunchKernel", "scale(float*, float)", 5)], "launch -> kernel")
+    calls = dict(rows(db, "SELECT name, COUNT(*) FROM regions "
+                          "WHERE category = 'CUDA_RUNTIME_API' GROUP BY name"))
+    # 17 launches: 15 run directly, 2 captured into the graph.
+    check_eq((calls.get("cudaMalloc"), calls.get("cudaMemcpy"), calls.get("cudaFree"),
+              calls.get("cudaStreamCreate"), calls.get("cudaLaunchKernel"),
+              calls.get("cudaGraphLaunch")), (3, 3, 3, 2, 17, 3), "runtime calls")
+    check_eq(rows(db, "SELECT COUNT(*) FROM regions WHERE category = 'CUDA_DRIVER_API'"),
+             [(0,)], "driver calls made by the runtime (its start-up too) left out by default")
+
+    # Kernels run after their launch call began, on the GPU's clock brought onto ours.
+    late = rows(db, "SELECT COUNT(*) FROM kernels K JOIN regions R ON R.stack_id = K.stack_id "
+                    "WHERE K.start < R.start")
+    check_eq(late, [(0,)], "no kernel starts before its launch")
+
+    nvtx = rows(db, "SELECT name, COUNT(*) FROM regions WHERE category = 'MARKER_CORE_API' "
+                    "GROUP BY name ORDER BY name")
+    check_eq([n for n in nvtx if n[0] != "checkpoint"], [("compute", 1), ("scale phase", 1)],
+             "NVTX ranges")
+    inside = rows(db, "SELECT COUNT(*) FROM regions R, regions N WHERE N.name = 'compute' "
+                      "AND R.name = 'cudaLaunchKernel' AND R.start >= N.start "
+                      "AND R.end <= N.end")
+    check_eq(inside, [(10,)], "the ten saxpy launches inside the compute range")
+    agents = rows(db, "SELECT name FROM rocpd_info_agent WHERE type = 'GPU'")
+    check(agents and all("NVIDIA" in a or "H" in a for (a,) in agents), f"GPU agent {agents}")
+    check_eq(rows(db, "SELECT COUNT(*) FROM top_kernels"), [(3,)], "top_kernels")
+    check(rows(db, "SELECT busy_time FROM busy WHERE agent_type = 'GPU'")[0][0] > 0, "busy")
+
+    t = trace(r)
+    kslices = [sl for sl in t.slices if sl[2] == "KERNEL_DISPATCH"]
+    check_eq(len(kslices), 21, "every kernel on the GPU tracks")
+    flows = [(src, dst) for _, src, dst in t.flows]
+    check_eq(sum(1 for f in flows if f[0] == "cudaLaunchKernel"), 15, "launch flows")
+    check_eq(sum(1 for f in flows if f[0] == "cudaGraphLaunch"), 6, "graph flows")
+    marks = [i for i in t.instants if i[1] == "checkpoint"]
+    check_eq(len(marks), 1, "the NVTX mark")
+    check("CUDA tracing through CUPTI" in open(r.path(f"metadata-{pid}.json")).read(),
+          "the run says CUDA tracing was on")
+
+
+def test_driver_only_program():
+    need_gpu("cuda_driver_only")
+    r = syscope("sample", "--output-format", "rocpd", "--", fixture("cuda_driver_only"),
+                fixture("driver_kernels.fatbin"))
+    check_eq(r.rc, 0, r.describe())
+    db = database(r)
+    check_eq(rows(db, "SELECT name, COUNT(*), grid_x, workgroup_x FROM kernels GROUP BY name"),
+             [("triple", 4, 64 * 256, 256)], "kernels")
+    links = rows(db, "SELECT R.name, COUNT(*) FROM kernels K JOIN regions R "
+                     "ON R.stack_id = K.stack_id WHERE R.category = 'CUDA_DRIVER_API' "
+                     "GROUP BY R.name")
+    check_eq(links, [("cuLaunchKernel", 4)], "driver launches linked to their kernels")
+    check_eq(rows(db, "SELECT name, size FROM memory_copies ORDER BY start"),
+             [("MEMORY_COPY_HOST_TO_DEVICE", 65536), ("MEMORY_COPY_DEVICE_TO_HOST", 65536)],
+             "copies")
+
+
+def test_domains_and_switch():
+    need_gpu("cuda_workload")
+    r = syscope("sample", "--output-format", "rocpd", "--cuda-domains", "kernel", "--",
+                fixture("cuda_workload"))
+    check_eq(r.rc, 0, r.describe())
+    db = database(r)
+    check_eq(rows(db, "SELECT COUNT(*) FROM kernels"), [(21,)], "kernels only")
+    check_eq(rows(db, "SELECT COUNT(*) FROM memory_copies"), [(0,)], "no copies")
+    check_eq(rows(db, "SELECT COUNT(*) FROM regions WHERE category LIKE 'CUDA%'"), [(0,)],
+             "no API calls")
+    r = syscope("sample", "--output-format", "rocpd", "--no-cuda", "--",
+                fixture("cuda_workload"))
+    check_eq(r.rc, 0, r.describe())
+    check_eq(rows(database(r), "SELECT COUNT(*) FROM kernels"), [(0,)], "--no-cuda")
+
+
+def test_pytorch_loop():
+    need_gpu("cuda_workload")
+    script = os.path.join(harness.SOURCE, "tests", "programs", "cuda", "torch_loop.py")
+    probe = subprocess.run(["python3", "-c", "import torch; assert torch.cuda.is_available()"],
+                           capture_output=True)
+    if probe.returncode:
+        raise Skip("PyTorch with CUDA not installed")
+    r = syscope("sample", "--output-format", "rocpd", "--", "python3", script, "20")
+    check_eq(r.rc, 0, r.describe())
+    dbs = [f for f in r.files() if f.startswith("rocpd-") and f.endswith(".db")]
+    db = sqlite3.connect(r.path(dbs[0]))
+    steps = rows(db, "SELECT COUNT(*) FROM regions WHERE category = 'MARKER_CORE_API' "
+                     "AND name = 'train step'")
+    check_eq(steps, [(20,)], "one NVTX range per step")
+    n = rows(db, "SELECT COUNT(*) FROM kernels")[0][0]
+    check(n >= 20 * 3, f"kernels of forward, backward and optimizer ({n})")
+    inside = rows(db, "SELECT COUNT(*) FROM kernels K JOIN regions L ON L.stack_id = K.stack_id "
+                      "JOIN regions S ON S.name = 'train step' AND L.start >= S.start "
+                      "AND L.end <= S.end")
+    check(inside[0][0] >= 20 * 3, f"kernels launched inside the steps ({inside})")
+
+
+if __name__ == "__main__":
+    harness.main(globals())

@@ -1,0 +1,237 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * CUPTI activity records -> syscope records, without a GPU: records laid out as CUPTI 13.0
+ * delivers them go through the translation of libsyscope-cuda.so, and the records it writes
+ * (captured by a stand-in for libsyscope.so's plugin table) are checked field by field.
+ */
+#include <stdlib.h>
+
+#include "check.h"
+#include "gpu/cuda/cuda_trace.h"
+
+const struct sc_plugin_api *cuda_api;
+
+/* Every record written, as (type, body) in order. */
+static struct written {
+	uint16_t type;
+	char body[512];
+	uint32_t size;
+} out[64];
+static unsigned nout;
+static uint64_t clock_ns = 1000;
+
+static bool fake_active(void)
+{
+	return true;
+}
+static uint64_t fake_now(void)
+{
+	return clock_ns++;
+}
+static int fake_record(uint16_t type, uint16_t flags, const void *body, uint32_t body_size,
+		       const void *tail, uint32_t tail_size)
+{
+	struct written *w = &out[nout++];
+
+	(void)flags;
+	w->type = type;
+	w->size = body_size + tail_size;
+	memcpy(w->body, body, body_size);
+	if (tail_size)
+		memcpy(w->body + body_size, tail, tail_size);
+	return 0;
+}
+static void fake_note(enum sc_note_level level, const char *text)
+{
+	(void)level;
+	(void)text;
+}
+static int fake_at_stop(void (*fn)(void))
+{
+	(void)fn;
+	return 0;
+}
+
+static const struct sc_plugin_api fake = {
+	.abi = SC_PLUGIN_ABI,
+	.size = sizeof(struct sc_plugin_api),
+	.active = fake_active,
+	.now_ns = fake_now,
+	.record = fake_record,
+	.note = fake_note,
+	.at_stop = fake_at_stop,
+};
+
+/* Written record i as a record struct of `size` bytes (its body starts after the header). */
+static void record_at(unsigned i, uint16_t type, void *rec, size_t size)
+{
+	CHECK(i < nout && out[i].type == type);
+	memset(rec, 0, size);
+	memcpy((char *)rec + sizeof(struct sc_record), out[i].body,
+	       size - sizeof(struct sc_record));
+}
+
+static const struct sc_rec_gpu_op *op_at(unsigned i)
+{
+	static struct sc_rec_gpu_op op;
+
+	record_at(i, SC_REC_GPU_OP, &op, sizeof(op));
+	return &op;
+}
+
+static void test_kernels(void)
+{
+	CUpti_ActivityKernel10 k = { .kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL };
+	const struct sc_rec_gpu_op *op;
+	struct sc_rec_string str;
+
+	k.start = 5000;
+	k.end = 7500;
+	k.deviceId = 1;
+	k.streamId = 13;
+	k.gridX = 1024, k.gridY = 2, k.gridZ = 1;
+	k.blockX = 256, k.blockY = 1, k.blockZ = 1;
+	k.registersPerThread = 40;
+	k.staticSharedMemory = 4096;
+	k.dynamicSharedMemory = 512;
+	k.localMemoryPerThread = 16;
+	k.correlationId = 77;
+	k.name = "_Z6saxpyifPfS_";
+	cuda_corr_note_thread(77, 4242);
+
+	nout = 0;
+	cuda_activity_translate((const CUpti_Activity *)&k);
+	CHECK(nout == 2); /* the kernel's name, then the kernel */
+	CHECK(out[0].type == SC_REC_STRING);
+	record_at(0, SC_REC_STRING, &str, sizeof(str));
+	CHECK(str.id == 1 && str.len == sizeof("_Z6saxpyifPfS_"));
+	CHECK_STR(out[0].body + sizeof(str) - sizeof(struct sc_record), "_Z6saxpyifPfS_");
+	op = op_at(1);
+	CHECK(op->kind == SC_GPU_KERNEL);
+	CHECK(op->start == 5000 && op->end == 7500);
+	CHECK(op->agent == 1 && op->stream == 13);
+	CHECK(op->grid[0] == 1024 && op->grid[1] == 2 && op->grid[2] == 1);
+	CHECK(op->block[0] == 256 && op->block[1] == 1 && op->block[2] == 1);
+	CHECK(op->registers == 40 && op->shared_static == 4096 && op->shared_dynamic == 512);
+	CHECK(op->local_per_thread == 16);
+	CHECK(op->corr_id == 77 && op->tid == 4242);
+	CHECK(op->name_id == 1);
+
+	/* The same name again: no second string record. Another name: id 2. */
+	nout = 0;
+	k.correlationId = 78; /* no call noted: thread unknown */
+	cuda_activity_translate((const CUpti_Activity *)&k);
+	CHECK(nout == 1 && op_at(0)->name_id == 1 && op_at(0)->tid == 0);
+	k.name = "_Z4halvePf";
+	nout = 0;
+	cuda_activity_translate((const CUpti_Activity *)&k);
+	CHECK(nout == 2 && out[0].type == SC_REC_STRING && op_at(1)->name_id == 2);
+
+	/* No timestamps: left out and counted. */
+	k.start = k.end = 0;
+	nout = 0;
+	cuda_activity_translate((const CUpti_Activity *)&k);
+	CHECK(nout == 0);
+	CHECK(cuda_activity_untimed() == 1);
+}
+
+static void test_copies(void)
+{
+	CUpti_ActivityMemcpy6 m = { .kind = CUPTI_ACTIVITY_KIND_MEMCPY };
+	CUpti_ActivityMemcpyPtoP4 p = { .kind = CUPTI_ACTIVITY_KIND_MEMCPY2 };
+	CUpti_ActivityMemset4 s = { .kind = CUPTI_ACTIVITY_KIND_MEMSET };
+	const struct sc_rec_gpu_op *op;
+
+	m.copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_HTOD;
+	m.bytes = 1 << 20;
+	m.start = 100, m.end = 200;
+	m.deviceId = 0, m.streamId = 7, m.correlationId = 90;
+	nout = 0;
+	cuda_activity_translate((const CUpti_Activity *)&m);
+	op = op_at(0);
+	CHECK(op->kind == SC_GPU_COPY && op->copy_kind == SC_COPY_HTOD);
+	CHECK(op->bytes == 1 << 20 && op->src_agent == SC_AGENT_HOST && op->dst_agent == 0);
+
+	m.copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_DTOH;
+	m.deviceId = 2;
+	nout = 0;
+	cuda_activity_translate((const CUpti_Activity *)&m);
+	op = op_at(0);
+	CHECK(op->copy_kind == SC_COPY_DTOH && op->src_agent == 2 &&
+	      op->dst_agent == SC_AGENT_HOST);
+
+	m.copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_ATOD; /* array to device: device to device */
+	nout = 0;
+	cuda_activity_translate((const CUpti_Activity *)&m);
+	op = op_at(0);
+	CHECK(op->copy_kind == SC_COPY_DTOD && op->src_agent == 2 && op->dst_agent == 2);
+
+	p.bytes = 4096;
+	p.start = 300, p.end = 400;
+	p.deviceId = 0, p.srcDeviceId = 0, p.dstDeviceId = 1, p.streamId = 3;
+	nout = 0;
+	cuda_activity_translate((const CUpti_Activity *)&p);
+	op = op_at(0);
+	CHECK(op->copy_kind == SC_COPY_PTOP && op->src_agent == 0 && op->dst_agent == 1);
+	CHECK(op->bytes == 4096);
+
+	s.bytes = 8192;
+	s.start = 500, s.end = 510, s.deviceId = 0, s.streamId = 7, s.correlationId = 91;
+	nout = 0;
+	cuda_activity_translate((const CUpti_Activity *)&s);
+	op = op_at(0);
+	CHECK(op->kind == SC_GPU_SET && op->bytes == 8192 && op->corr_id == 91);
+}
+
+static void test_allocations(void)
+{
+	CUpti_ActivityMemory4 a = { .kind = CUPTI_ACTIVITY_KIND_MEMORY2 };
+	const struct sc_rec_gpu_op *op;
+
+	a.memoryOperationType = CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION;
+	a.memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+	a.address = 0x7f0000000000;
+	a.bytes = 3 << 20;
+	a.timestamp = 900;
+	a.deviceId = 0;
+	a.correlationId = 95;
+	nout = 0;
+	cuda_activity_translate((const CUpti_Activity *)&a);
+	op = op_at(0);
+	CHECK(op->kind == SC_GPU_ALLOC && op->start == 900 && op->end == 900);
+	CHECK(op->address == 0x7f0000000000 && op->bytes == 3 << 20);
+	CHECK(op->copy_kind == SC_MEM_REAL);
+
+	a.memoryOperationType = CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE;
+	a.memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_MANAGED;
+	nout = 0;
+	cuda_activity_translate((const CUpti_Activity *)&a);
+	op = op_at(0);
+	CHECK(op->kind == SC_GPU_FREE && op->copy_kind == SC_MEM_VIRTUAL);
+
+	/* Kinds syscope does not show are skipped, not misread. */
+	a.kind = CUPTI_ACTIVITY_KIND_ENVIRONMENT;
+	nout = 0;
+	cuda_activity_translate((const CUpti_Activity *)&a);
+	CHECK(nout == 0);
+}
+
+static void test_correlation_table(void)
+{
+	cuda_corr_note_thread(5, 11);
+	CHECK(cuda_corr_thread(5) == 11);
+	cuda_corr_note_thread(5 + 65536, 12); /* same slot, newer call */
+	CHECK(cuda_corr_thread(5) == 0);      /* the older one is forgotten, not misattributed */
+	CHECK(cuda_corr_thread(5 + 65536) == 12);
+	CHECK(cuda_corr_thread(0) == 0);
+}
+
+int main(void)
+{
+	cuda_api = &fake;
+	test_kernels();
+	test_copies();
+	test_allocations();
+	test_correlation_table();
+	return check_report("test_cuda_activity");
+}
