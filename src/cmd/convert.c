@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "../common/log.h"
 #include "../common/progress.h"
@@ -65,12 +66,21 @@ static uint64_t progress_total(const struct sc_session *session, const struct sc
 	return bytes * (1 + sc_sinks_replaying(s));
 }
 
+static double seconds_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
 int sc_convert_session(const char *dir, const char *out_dir, const struct sc_settings *s,
 		       bool summary)
 {
 	struct sc_session session;
 	struct sc_model model;
 	char err[1024];
+	double t0, t1;
 	int rc;
 
 	if (sc_session_open(&session, dir, err, sizeof(err))) {
@@ -86,8 +96,12 @@ int sc_convert_session(const char *dir, const char *out_dir, const struct sc_set
 		return 1;
 	}
 	sc_progress_begin("converting", progress_total(&session, s));
+	t0 = seconds_now();
 	sc_model_build(&model, &session, sc_bool(s, SC_SET_INCLUDE_INLINES));
+	t1 = seconds_now();
 	rc = write_outputs(&model, out_dir, s, summary, false, NULL);
+	pr_info("read the session and resolved symbols in %.2f s, wrote the outputs in %.2f s",
+		t1 - t0, seconds_now() - t1);
 	sc_model_free(&model);
 	sc_session_close(&session);
 	return rc;
