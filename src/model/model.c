@@ -127,7 +127,8 @@ const struct sc_gpu_stream *sc_image_stream(const struct sc_image *img, uint32_t
 	return NULL;
 }
 
-static void note_corr(struct sc_image *img, uint64_t corr, unsigned who)
+/* `tid`: the host call's thread (who = SC_CORR_HOST). */
+static void note_corr(struct sc_image *img, uint64_t corr, unsigned who, int32_t tid)
 {
 	uint64_t *slot;
 
@@ -135,8 +136,11 @@ static void note_corr(struct sc_image *img, uint64_t corr, unsigned who)
 		return;
 	slot = sc_hashmap_upsert(&img->corr, corr, 0, NULL);
 	*slot |= who;
-	if (who == SC_CORR_DEVICE)
+	if (who == SC_CORR_DEVICE && ((*slot >> SC_CORR_OP_SHIFT) & 0x3fffffff) != 0x3fffffff)
 		*slot += 1ull << SC_CORR_OP_SHIFT;
+	if (who == SC_CORR_HOST)
+		*slot = (*slot & ((1ull << SC_CORR_TID_SHIFT) - 1)) | (uint64_t)(uint32_t)tid
+									      << SC_CORR_TID_SHIFT;
 }
 
 bool sc_image_corr_linked(const struct sc_image *img, uint64_t corr)
@@ -150,7 +154,14 @@ uint64_t sc_image_corr_ops(const struct sc_image *img, uint64_t corr)
 {
 	const uint64_t *slot = corr ? sc_hashmap_get(&img->corr, corr) : NULL;
 
-	return slot ? *slot >> SC_CORR_OP_SHIFT : 0;
+	return slot ? (*slot >> SC_CORR_OP_SHIFT) & 0x3fffffff : 0;
+}
+
+int32_t sc_image_corr_tid(const struct sc_image *img, uint64_t corr)
+{
+	const uint64_t *slot = corr ? sc_hashmap_get(&img->corr, corr) : NULL;
+
+	return slot ? (int32_t)(uint32_t)(*slot >> SC_CORR_TID_SHIFT) : 0;
 }
 
 int sc_image_rank(const struct sc_image *img)
@@ -260,7 +271,7 @@ static void gpu_record(struct sc_model *m, struct sc_image *img, const struct sc
 		const struct sc_rec_gpu_op *r = (const void *)rec;
 
 		img->gpu_ops[r->kind]++;
-		note_corr(img, r->corr_id, SC_CORR_DEVICE);
+		note_corr(img, r->corr_id, SC_CORR_DEVICE, 0);
 		if (r->kind == SC_GPU_ALLOC || r->kind == SC_GPU_FREE) {
 			agent_for(m, img, r->agent);
 			break;
@@ -483,8 +494,16 @@ static int metadata_record(void *ctx, int32_t tid, const struct sc_record *rec, 
 	}
 	case SC_REC_REGION_BEGIN:
 		img->regions++;
-		note_corr(img, ((const struct sc_rec_region *)rec)->corr_id, SC_CORR_HOST);
+		note_corr(img, ((const struct sc_rec_region *)rec)->corr_id, SC_CORR_HOST, tid);
 		break;
+	case SC_REC_REGION_SPAN: {
+		const struct sc_rec_region_span *sp = (const void *)rec;
+
+		img->regions++;
+		note_corr(img, sp->r.corr_id, SC_CORR_HOST, sp->tid);
+		thread_of(ps, sp->tid); /* its thread gets a track even if it recorded nothing */
+		break;
+	}
 	case SC_REC_MARK:
 		img->marks++;
 		break;

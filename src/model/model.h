@@ -93,9 +93,10 @@ struct sc_gpu_stream {
 	const char *name; /* interned */
 };
 
-#define SC_CORR_HOST 0x1u   /* a host region carries the correlation id */
-#define SC_CORR_DEVICE 0x2u /* a GPU op carries it */
-#define SC_CORR_OP_SHIFT 2  /* above the two flags: how many GPU ops carry it */
+#define SC_CORR_HOST 0x1u    /* a host region carries the correlation id */
+#define SC_CORR_DEVICE 0x2u  /* a GPU op carries it */
+#define SC_CORR_OP_SHIFT 2   /* above the two flags: how many GPU ops carry it (30 bits) */
+#define SC_CORR_TID_SHIFT 32 /* above those: the host call's thread */
 
 struct sc_process;
 
@@ -214,6 +215,8 @@ uint64_t sc_stream_key(uint32_t agent, uint64_t stream);
 bool sc_image_corr_linked(const struct sc_image *img, uint64_t corr);
 /* How many GPU ops carry `corr` (a graph launch or a split copy causes several). */
 uint64_t sc_image_corr_ops(const struct sc_image *img, uint64_t corr);
+/* The thread of the host call with correlation id `corr`, 0 if unknown. */
+int32_t sc_image_corr_tid(const struct sc_image *img, uint64_t corr);
 /* The MPI rank (or launcher task id) from the image's environment, or -1. */
 int sc_image_rank(const struct sc_image *img);
 /* `name` (interned) demangled, once per name (kernel names come with every launch). */

@@ -74,10 +74,9 @@ static struct open_regions *open_of(struct replay *r, int32_t tid, bool create)
 	return r->last_open = o;
 }
 
-static void region_from(struct sc_region_ev *ev, const struct sc_rec_region *g)
+/* `t`: the name, category and arguments, after the record's fixed part. */
+static void region_from(struct sc_region_ev *ev, const struct sc_rec_region *g, const char *t)
 {
-	const char *t = (const char *)(g + 1);
-
 	memset(ev, 0, sizeof(*ev));
 	ev->start = g->ts;
 	ev->name = t;
@@ -148,6 +147,7 @@ static void replay_gpu_op(struct replay *r, const struct sc_rec_gpu_op *o)
 {
 	struct sc_gpu_op_ev ev = { .rec = o };
 	const char *name = sc_image_name(r->img, o->name_id);
+	int32_t tid;
 
 	r->stats->gpu_ops++;
 	if (!r->ops->gpu_op)
@@ -159,7 +159,8 @@ static void replay_gpu_op(struct replay *r, const struct sc_rec_gpu_op *o)
 	ev.agent = sc_image_agent(r->img, o->agent);
 	if (o->kind != SC_GPU_ALLOC && o->kind != SC_GPU_FREE)
 		ev.stream = sc_image_stream(r->img, o->agent, o->stream);
-	r->ops->gpu_op(r->ctx, r->img, o->tid ? thread_of(r, o->tid) : NULL, &ev);
+	tid = o->tid ? o->tid : sc_image_corr_tid(r->img, o->corr_id);
+	r->ops->gpu_op(r->ctx, r->img, tid ? thread_of(r, tid) : NULL, &ev);
 }
 
 /* Close every region still open on thread `o` at time `ts`. */
@@ -193,7 +194,8 @@ static int replay_record(void *ctx, int32_t tid, const struct sc_record *rec, ui
 			break;
 		VEC_RESERVE(&o->stack, o->depth + 1);
 		o->stack.n = o->depth + 1;
-		region_from(&o->stack.v[o->depth], (const void *)rec);
+		region_from(&o->stack.v[o->depth], (const void *)rec,
+			    (const char *)rec + sizeof(struct sc_rec_region));
 		o->stack.v[o->depth].depth = o->depth;
 		if (r->ops->region_begin)
 			r->ops->region_begin(r->ctx, r->img, thread_of(r, tid),
@@ -214,9 +216,25 @@ static int replay_record(void *ctx, int32_t tid, const struct sc_record *rec, ui
 			r->ops->region_end(r->ctx, r->img, thread_of(r, tid),
 					   &o->stack.v[o->depth]);
 		break;
+	case SC_REC_REGION_SPAN: {
+		const struct sc_rec_region_span *sp = (const void *)rec;
+		struct sc_thread *t = thread_of(r, sp->tid);
+
+		r->stats->regions++;
+		region_from(&ev, &sp->r, (const char *)(sp + 1));
+		ev.end = sp->end;
+		o = open_of(r, sp->tid, false);
+		ev.depth = o ? o->depth : 0; /* as far as the thread's own records tell */
+		if (r->ops->region_begin)
+			r->ops->region_begin(r->ctx, r->img, t, &ev);
+		if (r->ops->region_end)
+			r->ops->region_end(r->ctx, r->img, t, &ev);
+		break;
+	}
 	case SC_REC_MARK:
 		r->stats->marks++;
-		region_from(&ev, (const void *)rec);
+		region_from(&ev, (const void *)rec,
+			    (const char *)rec + sizeof(struct sc_rec_region));
 		ev.end = ev.start;
 		o = open_of(r, tid, false);
 		ev.depth = o ? o->depth : 0;

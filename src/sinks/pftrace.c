@@ -95,7 +95,7 @@ struct pf {
 	struct sc_hashmap lanes; /* (agent, stream) -> index in lane_ends + 1 */
 	VEC(struct lane_set) lane_sets;
 	struct sc_hashmap gpu_memory; /* agent + 1 -> bytes allocated now */
-	/* Host calls that caused several GPU ops: corr -> first fan flow << 16 | ops seen. */
+	/* Host calls that caused several GPU ops: corr -> first fan flow << 16 | ops seen */
 	struct sc_hashmap fans;
 	uint64_t fan_next;
 	const struct sc_image *img; /* being replayed */
@@ -428,16 +428,33 @@ static uint64_t fan_flow_id(const struct pf *pf, uint64_t n)
 	return FLOW_GPU_FAN | (uint64_t)pf->seq << 36 | (n & ((1ull << 36) - 1));
 }
 
+/*
+ * The fan flows of `corr` (a call with `ops` > 1 GPU ops): their first number, handed out by
+ * whichever comes first in the replay, the call or one of its ops (CUPTI may deliver the
+ * ops before the call), and how many ops took theirs. Slot: first << 16 | ops seen.
+ */
+static uint64_t *fan_slot(struct pf *pf, uint64_t corr, uint64_t ops)
+{
+	bool inserted;
+	uint64_t *slot = sc_hashmap_upsert(&pf->fans, corr, 0, &inserted);
+
+	if (inserted) {
+		*slot = pf->fan_next << 16;
+		pf->fan_next += ops - 1;
+	}
+	return slot;
+}
+
 /* The flow the next op of `corr` ends. */
 static uint64_t op_flow_id(struct pf *pf, uint64_t corr)
 {
-	uint64_t *fan = sc_hashmap_get(&pf->fans, corr);
-	uint64_t seen;
+	uint64_t ops = sc_image_corr_ops(pf->img, corr), *slot, seen;
 
-	if (!fan)
+	if (ops < 2 || ops > 0xffff)
 		return flow_id(pf, corr);
-	seen = (*fan)++ & 0xffff;
-	return seen ? fan_flow_id(pf, (*fan >> 16) + seen - 1) : flow_id(pf, corr);
+	slot = fan_slot(pf, corr, ops);
+	seen = (*slot)++ & 0xffff;
+	return seen ? fan_flow_id(pf, (*slot >> 16) + seen - 1) : flow_id(pf, corr);
 }
 
 static void track_event(struct pf *pf, int type, uint64_t track, const struct sc_region_ev *r,
@@ -452,9 +469,10 @@ static void track_event(struct pf *pf, int type, uint64_t track, const struct sc
 
 		pb_fixed64(&pf->ev, 47, flow);
 		if (ops > 1 && ops <= 0xffff) {
-			*sc_hashmap_upsert(&pf->fans, r->corr_id, 0, NULL) = pf->fan_next << 16;
-			for (uint64_t i = 1; i < ops; i++)
-				pb_fixed64(&pf->ev, 47, fan_flow_id(pf, pf->fan_next++));
+			uint64_t first = *fan_slot(pf, r->corr_id, ops) >> 16;
+
+			for (uint64_t i = 0; i + 1 < ops; i++)
+				pb_fixed64(&pf->ev, 47, fan_flow_id(pf, first + i));
 		}
 	}
 	pb_end(&pf->ev, e);

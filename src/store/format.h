@@ -133,6 +133,7 @@ enum sc_record_type {
 	SC_REC_GPU_AGENT = 22,	   /* struct sc_rec_gpu_agent + name, vendor */
 	SC_REC_GPU_STREAM = 23,	   /* struct sc_rec_gpu_stream + name */
 	SC_REC_GPU_OP = 24,	   /* struct sc_rec_gpu_op: kernel, copy, set, allocation */
+	SC_REC_REGION_SPAN = 25,   /* struct sc_rec_region_span + as REGION_BEGIN: a whole region */
 	SC_REC_TYPE_COUNT
 };
 
@@ -295,6 +296,19 @@ enum sc_arg_type {
 	SC_ARG_DOUBLE = 'd',
 	SC_ARG_STRING = 's',
 	SC_ARG_POINTER = 'p',
+};
+
+/*
+ * A region recorded whole, after it ended, by a thread other than the one it belongs to (the
+ * CUDA tracer writes the API calls of CUPTI's activity records so). `r.ts` is its start;
+ * name, category and arguments follow this struct as they follow sc_rec_region. Readers
+ * place it on thread `tid` by its times.
+ */
+struct sc_rec_region_span {
+	struct sc_rec_region r;
+	uint64_t end;
+	int32_t tid;
+	uint32_t reserved;
 };
 
 struct sc_rec_region_end {

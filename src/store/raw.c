@@ -32,6 +32,7 @@ static const char *const type_names[SC_REC_TYPE_COUNT] = {
 	[SC_REC_SAMPLER] = "sampler",
 	[SC_REC_REGION_BEGIN] = "region-begin",
 	[SC_REC_REGION_END] = "region-end",
+	[SC_REC_REGION_SPAN] = "region-span",
 	[SC_REC_MARK] = "mark",
 	[SC_REC_COUNTER_TRACK] = "counter-track",
 	[SC_REC_COUNTER] = "counter",
@@ -60,6 +61,7 @@ static const uint32_t min_size[SC_REC_TYPE_COUNT] = {
 	[SC_REC_SAMPLER] = sizeof(struct sc_rec_sampler),
 	[SC_REC_REGION_BEGIN] = sizeof(struct sc_rec_region),
 	[SC_REC_REGION_END] = sizeof(struct sc_rec_region_end),
+	[SC_REC_REGION_SPAN] = sizeof(struct sc_rec_region_span),
 	[SC_REC_MARK] = sizeof(struct sc_rec_region),
 	[SC_REC_COUNTER_TRACK] = sizeof(struct sc_rec_counter_track),
 	[SC_REC_COUNTER] = sizeof(struct sc_rec_counter),
@@ -92,6 +94,18 @@ uint64_t sc_record_ts(const struct sc_record *rec)
 static bool text_ok(const char *t, uint32_t len, uint64_t room)
 {
 	return len >= 1 && len <= room && t[len - 1] == '\0';
+}
+
+/* Name, category and arguments of a region record whose fixed part is `fixed` bytes. */
+static bool region_tail_valid(const struct sc_rec_region *g, size_t fixed, uint32_t size)
+{
+	const char *t = (const char *)g + fixed;
+	uint64_t tail = (uint64_t)g->name_len + g->cat_len + g->args_len;
+
+	if (!g->name_len || !g->cat_len || tail > size - fixed || t[g->name_len - 1] ||
+	    t[g->name_len + g->cat_len - 1])
+		return false;
+	return sc_region_args_valid(t + g->name_len + g->cat_len, g->args_len, g->nargs);
 }
 
 bool sc_record_well_formed(const struct sc_record *rec)
@@ -133,15 +147,13 @@ bool sc_record_well_formed(const struct sc_record *rec)
 		       ((const char *)(n + 1))[n->text_len - 1] == '\0';
 	}
 	case SC_REC_REGION_BEGIN:
-	case SC_REC_MARK: {
-		const struct sc_rec_region *g = (const void *)rec;
-		const char *t = (const char *)(g + 1);
-		uint64_t tail = (uint64_t)g->name_len + g->cat_len + g->args_len;
+	case SC_REC_MARK:
+		return region_tail_valid((const void *)rec, sizeof(struct sc_rec_region), size);
+	case SC_REC_REGION_SPAN: {
+		const struct sc_rec_region_span *sp = (const void *)rec;
 
-		if (!g->name_len || !g->cat_len || tail > size - sizeof(*g) || t[g->name_len - 1] ||
-		    t[g->name_len + g->cat_len - 1])
-			return false;
-		return sc_region_args_valid(t + g->name_len + g->cat_len, g->args_len, g->nargs);
+		return sp->tid && sp->end >= sp->r.ts &&
+		       region_tail_valid(&sp->r, sizeof(*sp), size);
 	}
 	case SC_REC_COUNTER_TRACK: {
 		const struct sc_rec_counter_track *c = (const void *)rec;

@@ -88,14 +88,37 @@ def test_pftrace_gpu_tracks_and_flows():
 def test_one_call_several_ops_flows():
     # A graph launch causes two kernels with its correlation id: one flow from the call to
     # each kernel, both valid (no flow ends twice or without a start).
-    s = gen_session("--pid", 5005, "--graphs", 3, "--kernels", 1)
-    convert(s, "pftrace")
-    t = pftrace.Trace(open(os.path.join(s, "perfetto-trace-5005.pftrace"), "rb").read())
+    # With --api-spans the call comes after its kernels in the file, as CUPTI may deliver it.
+    for spans in ([], ["--api-spans"]):
+        s = gen_session("--pid", 5005, "--graphs", 3, "--kernels", 1, *spans)
+        convert(s, "pftrace")
+        t = pftrace.Trace(open(os.path.join(s, "perfetto-trace-5005.pftrace"), "rb").read())
+        check_eq(t.errors, [], f"valid trace {spans}")
+        flows = sorted((src, dst) for _, src, dst in t.flows)
+        check_eq(flows, sorted([("cudaGraphLaunch", KERNEL)] * 6 +
+                               [("cudaLaunchKernel", KERNEL)]), f"one flow per kernel {spans}")
+        check_eq(len({f for f, _, _ in t.flows}), 7, "distinct flow ids")
+
+
+def test_api_calls_as_spans():
+    # The CUDA tracer writes API calls whole (REGION_SPAN, from CUPTI's thread) and kernels
+    # without their thread: the calls land on their own thread, the kernels find it through
+    # the correlation id, in rocpd and in Perfetto alike.
+    s = gen_session("--pid", 5006, "--kernels", 3, "--api-spans")
+    convert(s, "rocpd pftrace")
+    db = sqlite3.connect(os.path.join(s, "rocpd-5006.db"))
+    check_conventions(db)
+    check_eq(rows(db, "SELECT name, category, tid, duration FROM regions ORDER BY start"),
+             [("cudaLaunchKernel", "CUDA_RUNTIME_API", 5006, 5000)] * 3, "calls")
+    check_eq(rows(db, "SELECT tid FROM kernels"), [(5006,)] * 3, "kernels on the caller")
+    links = rows(db, "SELECT COUNT(*) FROM kernels K JOIN regions R ON R.stack_id = K.stack_id")
+    check_eq(links, [(3,)], "linked")
+    t = pftrace.Trace(open(os.path.join(s, "perfetto-trace-5006.pftrace"), "rb").read())
     check_eq(t.errors, [], "valid trace")
-    flows = sorted((src, dst) for _, src, dst in t.flows)
-    check_eq(flows, sorted([("cudaGraphLaunch", KERNEL)] * 6 + [("cudaLaunchKernel", KERNEL)]),
-             "one flow per kernel")
-    check_eq(len({f for f, _, _ in t.flows}), 7, "distinct flow ids")
+    calls = [sl for sl in t.slices if sl[1] == "cudaLaunchKernel"]
+    check_eq(len(calls), 3, "call slices")
+    check(all(t.thread_of(sl[0]) == 5006 for sl in calls), "on the calling thread's track")
+    check_eq(sorted((a, b) for _, a, b in t.flows), [("cudaLaunchKernel", KERNEL)] * 3, "flows")
 
 
 def test_overlapping_ops_get_lanes():

@@ -8,7 +8,8 @@
  *
  *   gen_session DIR [--pid N] [--ppid N] [--threads N] [--regions N] [--samples N]
  *               [--counters N] [--marks N] [--kernels N] [--copies N] [--allocs N]
- *               [--graphs N] [--kernel-ns NS] [--rank R] [--hostname NAME] [--start NS]
+ *               [--graphs N] [--api-spans] [--kernel-ns NS] [--rank R] [--hostname NAME]
+ *               [--start NS]
  *
  * Per thread: --regions pairs of nested regions ("outer" holding "inner" with two
  * arguments), --samples call-stack samples of this program's own functions
@@ -18,7 +19,10 @@
  * grid 256x1x1, block 128x1x1, --kernel-ns long, 50 us by default, one launch every 65 us),
  * --copies cudaMemcpy calls each with a 1 MiB host-to-device
  * copy, --allocs cudaMalloc/cudaFree pairs of 4 MiB, --graphs cudaGraphLaunch calls each
- * followed by two kernels carrying its correlation id.
+ * followed by two kernels carrying its correlation id. With --api-spans the cudaLaunchKernel
+ * and cudaGraphLaunch calls are whole-region records (REGION_SPAN, as the CUDA tracer writes
+ * them; a graph launch's after its kernels), and launched kernels do not name their thread
+ * (readers find it through the correlation id).
  */
 #include <elf.h>
 #include <errno.h>
@@ -50,6 +54,7 @@ struct options {
 	int32_t pid, ppid;
 	unsigned threads;
 	uint64_t regions, samples, counters, marks, kernels, copies, allocs, graphs, kernel_ns;
+	int api_spans;
 	int rank;
 	const char *hostname;
 	uint64_t start;
@@ -205,6 +210,22 @@ static void write_end(struct writer *w)
 	put(w, SC_REC_REGION_END, &e, sizeof(e), NULL, 0);
 }
 
+/* A whole region of thread `tid`, from `w->ts` to `end`, without arguments. */
+static void write_span(struct writer *w, const char *name, const char *cat, uint64_t corr,
+		       uint64_t end, int32_t tid)
+{
+	char buf[256];
+	struct sc_rec_region_span sp = { .r = { .ts = w->ts, .corr_id = corr },
+					 .end = end,
+					 .tid = tid };
+
+	sp.r.name_len = (uint32_t)strlen(name) + 1;
+	sp.r.cat_len = (uint32_t)strlen(cat) + 1;
+	memcpy(buf, name, sp.r.name_len);
+	memcpy(buf + sp.r.name_len, cat, sp.r.cat_len);
+	put(w, SC_REC_REGION_SPAN, &sp, sizeof(sp), buf, sp.r.name_len + sp.r.cat_len);
+}
+
 static void write_sample(struct writer *w, uint64_t cpu_ns, uint64_t i)
 {
 	struct {
@@ -255,12 +276,19 @@ static void write_gpu(struct writer *w, const struct options *o, int32_t tid)
 					   .shared_dynamic = 1024,
 					   .registers = 32 };
 
-		write_region(w, SC_REC_REGION_BEGIN, "cudaLaunchKernel", "CUDA_RUNTIME_API", "", 0,
-			     0, corr);
 		k.start = w->ts + 2000;
 		k.end = k.start + o->kernel_ns;
-		w->ts += 5000;
-		write_end(w);
+		if (o->api_spans) {
+			write_span(w, "cudaLaunchKernel", "CUDA_RUNTIME_API", corr, w->ts + 5000,
+				   tid);
+			k.tid = 0;
+			w->ts += 5000;
+		} else {
+			write_region(w, SC_REC_REGION_BEGIN, "cudaLaunchKernel", "CUDA_RUNTIME_API",
+				     "", 0, 0, corr);
+			w->ts += 5000;
+			write_end(w);
+		}
 		write_gpu_op(w, &k);
 		w->ts += 60000;
 	}
@@ -273,14 +301,28 @@ static void write_gpu(struct writer *w, const struct options *o, int32_t tid)
 					   .grid = { 256, 1, 1 },
 					   .block = { 128, 1, 1 } };
 
-		write_region(w, SC_REC_REGION_BEGIN, "cudaGraphLaunch", "CUDA_RUNTIME_API", "", 0,
-			     0, corr);
-		w->ts += 5000;
-		write_end(w);
+		uint64_t call = w->ts;
+
+		if (!o->api_spans) {
+			write_region(w, SC_REC_REGION_BEGIN, "cudaGraphLaunch", "CUDA_RUNTIME_API",
+				     "", 0, 0, corr);
+			w->ts += 5000;
+			write_end(w);
+		} else {
+			w->ts += 5000;
+		}
 		for (int node = 0; node < 2; node++) {
 			k.start = w->ts + 2000 + (uint64_t)node * (o->kernel_ns + 1000);
 			k.end = k.start + o->kernel_ns;
 			write_gpu_op(w, &k);
+		}
+		if (o->api_spans) { /* as CUPTI may deliver them: the work before the call */
+			uint64_t now = w->ts;
+
+			w->ts = call;
+			write_span(w, "cudaGraphLaunch", "CUDA_RUNTIME_API", corr, call + 5000,
+				   tid);
+			w->ts = now;
 		}
 		w->ts += 2 * o->kernel_ns + 10000;
 	}
@@ -444,6 +486,10 @@ int main(int argc, char **argv)
 
 		if (a[0] != '-') {
 			o.dir = a;
+			continue;
+		}
+		if (!strcmp(a, "--api-spans")) { /* the one option without a value */
+			o.api_spans = 1;
 			continue;
 		}
 		i++;

@@ -11,6 +11,17 @@
 
 const struct sc_plugin_api *cuda_api;
 
+/* Stands in for api_trace.c's tables: cudaLaunchKernel is traced, cudaGetLastError is
+ * excluded, the driver's cuLaunchKernel is traced. */
+const char *cuda_api_traced_name(bool runtime, uint32_t cbid)
+{
+	if (runtime && cbid == CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000)
+		return "cudaLaunchKernel";
+	if (!runtime && cbid == CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel)
+		return "cuLaunchKernel";
+	return NULL;
+}
+
 /* Every record written, as (type, body) in order. */
 static struct written {
 	uint16_t type;
@@ -216,6 +227,49 @@ static void test_allocations(void)
 	CHECK(nout == 0);
 }
 
+static void test_api_calls(void)
+{
+	CUpti_ActivityAPI a = { .kind = CUPTI_ACTIVITY_KIND_RUNTIME };
+	struct sc_rec_region_span sp;
+	const char *text;
+
+	a.cbid = CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000;
+	a.start = 1000;
+	a.end = 3500;
+	a.threadId = 5151;
+	a.correlationId = 300;
+	nout = 0;
+	cuda_activity_translate((const CUpti_Activity *)&a);
+	record_at(0, SC_REC_REGION_SPAN, &sp, sizeof(sp));
+	CHECK(sp.r.ts == 1000 && sp.end == 3500 && sp.tid == 5151 && sp.r.corr_id == 300);
+	CHECK(sp.r.name_len == sizeof("cudaLaunchKernel") && sp.r.nargs == 0);
+	text = out[0].body + sizeof(sp) - sizeof(struct sc_record);
+	CHECK_STR(text, "cudaLaunchKernel");
+	CHECK_STR(text + sp.r.name_len, "CUDA_RUNTIME_API");
+	CHECK(out[0].size == sizeof(sp) - sizeof(struct sc_record) + sp.r.name_len + sp.r.cat_len);
+	/* The call's thread is known to the device work it caused. */
+	CHECK(cuda_corr_thread(300) == 5151);
+
+	a.kind = CUPTI_ACTIVITY_KIND_DRIVER;
+	a.cbid = CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel;
+	nout = 0;
+	cuda_activity_translate((const CUpti_Activity *)&a);
+	record_at(0, SC_REC_REGION_SPAN, &sp, sizeof(sp));
+	CHECK_STR(out[0].body + sizeof(sp) - sizeof(struct sc_record) + sp.r.name_len,
+		  "CUDA_DRIVER_API");
+
+	/* Excluded functions and calls of no known thread write nothing. */
+	a.kind = CUPTI_ACTIVITY_KIND_RUNTIME;
+	a.cbid = CUPTI_RUNTIME_TRACE_CBID_cudaGetLastError_v3020;
+	nout = 0;
+	cuda_activity_translate((const CUpti_Activity *)&a);
+	CHECK(nout == 0);
+	a.cbid = CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000;
+	a.threadId = 0;
+	cuda_activity_translate((const CUpti_Activity *)&a);
+	CHECK(nout == 0);
+}
+
 static void test_correlation_table(void)
 {
 	cuda_corr_note_thread(5, 11);
@@ -232,6 +286,7 @@ int main(void)
 	test_kernels();
 	test_copies();
 	test_allocations();
+	test_api_calls();
 	test_correlation_table();
 	return check_report("test_cuda_activity");
 }

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * CUPTI activity records -> syscope GPU ops. CUPTI fills buffers we hand it and gives them
- * back, completed, on its worker thread (or on the thread that forces a flush); each record
- * becomes one SC_REC_GPU_OP in that thread's stream. Kernel names are written once each as
- * SC_REC_STRING and referred to by id.
+ * CUPTI activity records -> syscope records. CUPTI fills buffers we hand it and gives them
+ * back, completed, on its worker thread (or on the thread that forces a flush); each kernel,
+ * copy, set or allocation becomes one SC_REC_GPU_OP, each runtime or driver API call one
+ * SC_REC_REGION_SPAN of the thread that made it, in the stream of the thread processing the
+ * buffer. Kernel names are written once each as SC_REC_STRING and referred to by id.
  *
  * Timestamps are already on syscope's clock: inject.c makes syscope's clock CUPTI's
  * timestamp source before any activity kind is enabled.
@@ -260,9 +261,45 @@ static void memory_op(const CUpti_ActivityMemory4 *m)
 	emit(&op);
 }
 
+/* An API call, whole, as a region of the thread that made it. */
+static void api_call(const CUpti_ActivityAPI *a, bool runtime)
+{
+	const char *name = cuda_api_traced_name(runtime, a->cbid);
+	const char *category = runtime ? CUDA_CATEGORY_RUNTIME : CUDA_CATEGORY_DRIVER;
+	struct sc_rec_region_span sp = {
+		.r = { .ts = a->start, .corr_id = a->correlationId },
+		.end = a->end >= a->start ? a->end : a->start,
+		.tid = (int32_t)a->threadId,
+	};
+	char text[256];
+	size_t n, c = strlen(category) + 1;
+
+	if (!name || !a->threadId)
+		return;
+	if (!a->start) {
+		atomic_fetch_add(&untimed_records, 1);
+		return;
+	}
+	cuda_corr_note_thread(a->correlationId, sp.tid);
+	n = strlen(name) + 1;
+	if (n + c > sizeof(text))
+		n = sizeof(text) - c;
+	memcpy(text, name, n);
+	text[n - 1] = '\0';
+	memcpy(text + n, category, c);
+	sp.r.name_len = (uint32_t)n;
+	sp.r.cat_len = (uint32_t)c;
+	cuda_api->record(SC_REC_REGION_SPAN, 0, &sp.r.ts, sizeof(sp) - sizeof(sp.r.hdr), text,
+			 (uint32_t)(n + c));
+}
+
 void cuda_activity_translate(const CUpti_Activity *rec)
 {
 	switch (rec->kind) {
+	case CUPTI_ACTIVITY_KIND_RUNTIME:
+	case CUPTI_ACTIVITY_KIND_DRIVER:
+		api_call((const CUpti_ActivityAPI *)rec, rec->kind == CUPTI_ACTIVITY_KIND_RUNTIME);
+		break;
 	case CUPTI_ACTIVITY_KIND_KERNEL:
 	case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
 		kernel((const CUpti_ActivityKernel10 *)rec);
@@ -342,6 +379,11 @@ CUptiResult cuda_activity_start(unsigned domains, size_t bytes)
 	rc = cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed);
 	if (rc != CUPTI_SUCCESS)
 		return rc;
+	/* Before the kinds that refer to them: a buffer holds a call before its work. */
+	if (domains & CUDA_DOM_RUNTIME)
+		rc = enable(CUPTI_ACTIVITY_KIND_RUNTIME, rc);
+	if (domains & CUDA_DOM_DRIVER)
+		rc = enable(CUPTI_ACTIVITY_KIND_DRIVER, rc);
 	if (domains & CUDA_DOM_KERNEL)
 		rc = enable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, rc);
 	if (domains & CUDA_DOM_MEMORY) {

@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * CUPTI callbacks, on the thread that calls CUDA:
- *   - runtime and driver API calls become regions (category CUDA_RUNTIME_API or
- *     CUDA_DRIVER_API) carrying CUPTI's correlation id, which the device work they cause
- *     carries too; driver calls made inside a runtime call are left out unless the driver
- *     domain is on, so a runtime program shows its runtime calls and a driver-only program
- *     its driver calls;
- *   - NVTX push/pop ranges and marks become regions and marks (MARKER_CORE_API);
+ * CUDA API calls and CUPTI callbacks:
+ *   - the names of the runtime and driver API functions, and which of them are traced
+ *     (include/exclude regexes); the calls themselves come as CUPTI activity records
+ *     (activity.c writes them as regions of their thread), which costs the calling thread
+ *     far less than a callback at each entry and exit;
+ *   - the driver's calls are traced when asked for, or when the program drives CUDA through
+ *     the driver API only (a program that uses the runtime would show its every driver call);
+ *   - NVTX push/pop ranges and marks become regions and marks (MARKER_CORE_API) on the
+ *     calling thread, through callbacks;
  *   - a new context records its device as an agent; a context about to be destroyed has its
  *     activity flushed first.
  */
@@ -22,12 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
-#define CATEGORY_RUNTIME "CUDA_RUNTIME_API"
-#define CATEGORY_DRIVER "CUDA_DRIVER_API"
-#define CATEGORY_NVTX "MARKER_CORE_API"
 #define MAX_TEXT 2048 /* name, category and arguments of one region */
 #define MAX_DEVICES 1024
 
@@ -40,28 +37,15 @@ struct api_table {
 };
 
 static CUpti_SubscriberHandle subscriber;
-static unsigned domains;
-/* The CUDA runtime drives the driver in this process: driver calls made outside runtime
- * calls (the runtime's own start-up) are left out unless the driver domain is on. */
-static atomic_bool runtime_in_use;
 static struct api_table runtime_table = { .domain = CUPTI_CB_DOMAIN_RUNTIME_API,
-					  .category = CATEGORY_RUNTIME,
+					  .category = CUDA_CATEGORY_RUNTIME,
 					  .size = CUPTI_RUNTIME_TRACE_CBID_SIZE };
 static struct api_table driver_table = { .domain = CUPTI_CB_DOMAIN_DRIVER_API,
-					 .category = CATEGORY_DRIVER,
+					 .category = CUDA_CATEGORY_DRIVER,
 					 .size = CUPTI_DRIVER_TRACE_CBID_SIZE };
 static _Atomic unsigned char agent_seen[MAX_DEVICES];
 
-static __thread int runtime_depth; /* runtime calls in progress on this thread */
-static __thread int in_tool;	   /* our own CUDA calls: not traced */
-static __thread int32_t thread_id;
-
-static int32_t tid(void)
-{
-	if (!thread_id)
-		thread_id = (int32_t)syscall(SYS_gettid);
-	return thread_id;
-}
+static __thread int in_tool; /* our own CUDA calls: not traced */
 
 /* ---- region records ---- */
 
@@ -83,23 +67,16 @@ static void put(struct text *t, const char *s)
 	t->buf[t->len - 1] = '\0';
 }
 
-static void region(uint16_t type, const char *name, const char *category, uint64_t corr,
-		   const char *arg_type, const char *arg_name, const char *arg_value)
+/* An NVTX range's begin, or a mark, on the calling thread. */
+static void nvtx_record(uint16_t type, const char *name)
 {
-	struct sc_rec_region r = { .ts = cuda_api->now_ns(), .corr_id = corr };
+	struct sc_rec_region r = { .ts = cuda_api->now_ns() };
 	struct text t = { .len = 0 };
 
 	put(&t, name && *name ? name : "(unnamed)");
 	r.name_len = t.len;
-	put(&t, category);
+	put(&t, CUDA_CATEGORY_NVTX);
 	r.cat_len = t.len - r.name_len;
-	if (arg_value) {
-		put(&t, arg_type);
-		put(&t, arg_name);
-		put(&t, arg_value);
-		r.nargs = 1;
-	}
-	r.args_len = t.len - r.name_len - r.cat_len;
 	cuda_api->record(type, 0, &r.ts, sizeof(r) - sizeof(r.hdr), t.buf, t.len);
 }
 
@@ -110,79 +87,13 @@ static void region_end(void)
 	cuda_api->record(SC_REC_REGION_END, 0, &r.ts, sizeof(r) - sizeof(r.hdr), NULL, 0);
 }
 
-/* ---- API calls ---- */
+/* ---- API function names ---- */
 
-/* The runtime drives the driver: unless asked for, stop the driver callbacks, which would
- * cost every driver call the runtime makes only to be left out. */
-static void runtime_found(void)
+const char *cuda_api_traced_name(bool runtime, uint32_t cbid)
 {
-	if (atomic_exchange(&runtime_in_use, true) || (domains & CUDA_DOM_DRIVER))
-		return;
-	cuptiEnableDomain(0, subscriber, CUPTI_CB_DOMAIN_DRIVER_API);
-}
+	const struct api_table *tab = runtime ? &runtime_table : &driver_table;
 
-/* The one argument worth showing for a few calls: the bytes moved or allocated. */
-static const char *call_argument(const CUpti_CallbackData *cb, CUpti_CallbackDomain domain,
-				 CUpti_CallbackId cbid, const char **arg_type,
-				 const char **arg_name, char *buf, size_t n)
-{
-	size_t bytes = 0;
-
-	/* Not the kernel's name (cb->symbolName): its flow names it, and C++ kernel names of
-	 * hundreds of bytes would be copied at every launch. */
-	if (domain != CUPTI_CB_DOMAIN_RUNTIME_API || !cb->functionParams)
-		return NULL;
-	switch (cbid) {
-	case CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020:
-		bytes = ((const cudaMemcpy_v3020_params *)cb->functionParams)->count;
-		break;
-	case CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020:
-		bytes = ((const cudaMemcpyAsync_v3020_params *)cb->functionParams)->count;
-		break;
-	case CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020:
-		bytes = ((const cudaMalloc_v3020_params *)cb->functionParams)->size;
-		break;
-	default:
-		return NULL;
-	}
-	*arg_type = "u";
-	*arg_name = "bytes";
-	snprintf(buf, n, "%zu", bytes);
-	return buf;
-}
-
-static void api_call(const struct api_table *tab, CUpti_CallbackId cbid,
-		     const CUpti_CallbackData *cb)
-{
-	bool enter = cb->callbackSite == CUPTI_API_ENTER;
-	const char *arg_type = NULL, *arg_name = NULL, *arg;
-	char buf[32];
-
-	if (tab == &runtime_table) {
-		runtime_depth += enter ? 1 : -1;
-		if (runtime_depth < 0) { /* the exit of the call during which tracing started */
-			runtime_depth = 0;
-			runtime_found();
-			return;
-		}
-	} else if (!(domains & CUDA_DOM_DRIVER) &&
-		   (runtime_depth > 0 ||
-		    atomic_load_explicit(&runtime_in_use, memory_order_relaxed))) {
-		return; /* a driver call made by the runtime */
-	}
-	if (!enter) {
-		if (*cb->correlationData)
-			region_end();
-		return;
-	}
-	*cb->correlationData = 0;
-	if (cbid >= tab->size || !tab->traced[cbid] || !cuda_api->active())
-		return;
-	arg = call_argument(cb, tab->domain, cbid, &arg_type, &arg_name, buf, sizeof(buf));
-	cuda_corr_note_thread(cb->correlationId, tid());
-	region(SC_REC_REGION_BEGIN, tab->names[cbid], tab->category, cb->correlationId, arg_type,
-	       arg_name, arg);
-	*cb->correlationData = 1;
+	return tab->traced && cbid < tab->size && tab->traced[cbid] ? tab->names[cbid] : NULL;
 }
 
 /* ---- NVTX ---- */
@@ -204,31 +115,26 @@ static void nvtx(CUpti_CallbackId cbid, const CUpti_NvtxData *d)
 		return;
 	switch (cbid) {
 	case CUPTI_CBID_NVTX_nvtxMarkA:
-		region(SC_REC_MARK, ((const nvtxMarkA_params *)p)->message, CATEGORY_NVTX, 0, NULL,
-		       NULL, NULL);
+		nvtx_record(SC_REC_MARK, ((const nvtxMarkA_params *)p)->message);
 		break;
 	case CUPTI_CBID_NVTX_nvtxMarkEx:
-		region(SC_REC_MARK, attr_message(((const nvtxMarkEx_params *)p)->eventAttrib),
-		       CATEGORY_NVTX, 0, NULL, NULL, NULL);
+		nvtx_record(SC_REC_MARK, attr_message(((const nvtxMarkEx_params *)p)->eventAttrib));
 		break;
 	case CUPTI_CBID_NVTX_nvtxDomainMarkEx:
-		region(SC_REC_MARK,
-		       attr_message(((const nvtxDomainMarkEx_params *)p)->core.eventAttrib),
-		       CATEGORY_NVTX, 0, NULL, NULL, NULL);
+		nvtx_record(SC_REC_MARK,
+			    attr_message(((const nvtxDomainMarkEx_params *)p)->core.eventAttrib));
 		break;
 	case CUPTI_CBID_NVTX_nvtxRangePushA:
-		region(SC_REC_REGION_BEGIN, ((const nvtxRangePushA_params *)p)->message,
-		       CATEGORY_NVTX, 0, NULL, NULL, NULL);
+		nvtx_record(SC_REC_REGION_BEGIN, ((const nvtxRangePushA_params *)p)->message);
 		break;
 	case CUPTI_CBID_NVTX_nvtxRangePushEx:
-		region(SC_REC_REGION_BEGIN,
-		       attr_message(((const nvtxRangePushEx_params *)p)->eventAttrib),
-		       CATEGORY_NVTX, 0, NULL, NULL, NULL);
+		nvtx_record(SC_REC_REGION_BEGIN,
+			    attr_message(((const nvtxRangePushEx_params *)p)->eventAttrib));
 		break;
 	case CUPTI_CBID_NVTX_nvtxDomainRangePushEx:
-		region(SC_REC_REGION_BEGIN,
-		       attr_message(((const nvtxDomainRangePushEx_params *)p)->core.eventAttrib),
-		       CATEGORY_NVTX, 0, NULL, NULL, NULL);
+		nvtx_record(
+			SC_REC_REGION_BEGIN,
+			attr_message(((const nvtxDomainRangePushEx_params *)p)->core.eventAttrib));
 		break;
 	case CUPTI_CBID_NVTX_nvtxRangePop:
 	case CUPTI_CBID_NVTX_nvtxDomainRangePop:
@@ -307,12 +213,6 @@ static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain, CU
 	if (in_tool)
 		return;
 	switch (domain) {
-	case CUPTI_CB_DOMAIN_RUNTIME_API:
-		api_call(&runtime_table, cbid, data);
-		break;
-	case CUPTI_CB_DOMAIN_DRIVER_API:
-		api_call(&driver_table, cbid, data);
-		break;
 	case CUPTI_CB_DOMAIN_NVTX:
 		nvtx(cbid, data);
 		break;
@@ -408,37 +308,29 @@ static bool runtime_starts_cuda(void)
 	return found;
 }
 
-CUptiResult cuda_api_start(unsigned want, const char *include_re, const char *exclude_re)
+CUptiResult cuda_api_start(unsigned *want, const char *include_re, const char *exclude_re)
 {
 	regex_t inc, exc;
 	bool has_inc = compile(&inc, include_re, "CUDA_API_INCLUDE");
 	bool has_exc = compile(&exc, exclude_re, "CUDA_API_EXCLUDE");
+	bool ok = table_init(&runtime_table, has_inc ? &inc : NULL, has_exc ? &exc : NULL) &&
+		  table_init(&driver_table, has_inc ? &inc : NULL, has_exc ? &exc : NULL);
 	CUptiResult rc;
-	bool api = want & (CUDA_DOM_RUNTIME | CUDA_DOM_DRIVER);
 
-	domains = want;
-	if (api && (!table_init(&runtime_table, has_inc ? &inc : NULL, has_exc ? &exc : NULL) ||
-		    !table_init(&driver_table, has_inc ? &inc : NULL, has_exc ? &exc : NULL)))
-		return CUPTI_ERROR_OUT_OF_MEMORY;
 	if (has_inc)
 		regfree(&inc);
 	if (has_exc)
 		regfree(&exc);
-	if (api && !(want & CUDA_DOM_RUNTIME)) /* the driver domain alone: every driver call */
-		memset(runtime_table.traced, 0, runtime_table.size * sizeof(bool));
-
+	if (!ok)
+		return CUPTI_ERROR_OUT_OF_MEMORY;
+	/* A driver-API program: what the runtime domain means for it is its driver calls. */
+	if ((*want & CUDA_DOM_RUNTIME) && !runtime_starts_cuda())
+		*want |= CUDA_DOM_DRIVER;
 	rc = cuptiSubscribe(&subscriber, on_callback, NULL);
 	if (rc != CUPTI_SUCCESS)
 		return rc;
 	cuptiEnableDomain(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE);
-	if (api) {
-		/* The runtime domain is also needed to leave out the driver calls it makes. */
-		cuptiEnableDomain(1, subscriber, CUPTI_CB_DOMAIN_RUNTIME_API);
-		cuptiEnableDomain(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API);
-		if (runtime_starts_cuda())
-			runtime_found();
-	}
-	if (want & CUDA_DOM_NVTX)
+	if (*want & CUDA_DOM_NVTX)
 		cuptiEnableDomain(1, subscriber, CUPTI_CB_DOMAIN_NVTX);
 	return CUPTI_SUCCESS;
 }

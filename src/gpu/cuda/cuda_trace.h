@@ -53,9 +53,17 @@ int32_t cuda_corr_thread(uint32_t corr);
 void cuda_corr_note_thread(uint32_t corr, int32_t tid);
 
 /* ---- api_trace.c ---- */
-/* Subscribe to the callback domains `domains` needs. Returns a CUPTI result. */
-CUptiResult cuda_api_start(unsigned domains, const char *include_re, const char *exclude_re);
+#define CUDA_CATEGORY_RUNTIME "CUDA_RUNTIME_API"
+#define CUDA_CATEGORY_DRIVER "CUDA_DRIVER_API"
+#define CUDA_CATEGORY_NVTX "MARKER_CORE_API"
+
+/* Build the API name tables and subscribe to the callbacks `*domains` needs; adds
+ * CUDA_DOM_DRIVER to it for a program that uses the driver API only. Returns a CUPTI
+ * result. */
+CUptiResult cuda_api_start(unsigned *domains, const char *include_re, const char *exclude_re);
 void cuda_api_stop(void);
+/* The name of runtime (or driver) API function `cbid` when it is traced, else NULL. */
+const char *cuda_api_traced_name(bool runtime, uint32_t cbid);
 
 /* ---- inject.c ---- */
 /* A note through the runtime, printf-style. */

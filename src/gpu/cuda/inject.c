@@ -122,7 +122,7 @@ static void start(const struct sc_settings *s)
 	if (rc != CUPTI_SUCCESS)
 		cuda_note(SC_NOTE_WARN, "CUPTI keeps its own clock (%s): GPU times may be offset",
 			  cuda_error(rc));
-	rc = cuda_api_start(domains, sc_str(s, SC_SET_CUDA_API_INCLUDE),
+	rc = cuda_api_start(&domains, sc_str(s, SC_SET_CUDA_API_INCLUDE),
 			    sc_str(s, SC_SET_CUDA_API_EXCLUDE));
 	if (rc == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
 		cuda_note(SC_NOTE_WARN, "CUDA tracing off: another CUPTI client (a profiler or "
