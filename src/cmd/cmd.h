@@ -66,9 +66,20 @@ bool sc_cli_answered(struct sc_cli *cli, const struct sc_extra_opt *extras);
 void sc_cli_help(const struct sc_verb *verb, const struct sc_extra_opt *extras, const char *topic);
 
 int cmd_sample(int argc, char **argv);
+int cmd_run(int argc, char **argv);
 int cmd_convert(int argc, char **argv);
 int cmd_summary(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
+
+/* profiling.c: the command line of sample and run, with configuration files, the preset
+ * (`default_preset` when none is named; NULL for none) and domain flags applied. Returns
+ * false when it was answered without running anything (help, --list-presets, --explain,
+ * --export-config), and `cli` is freed then. */
+bool sc_profiling_cli(struct sc_cli *cli, const struct sc_verb *verb, int argc, char **argv,
+		      const char *default_preset);
+/* Launch the program, write the outputs and the summary; frees `cli`; returns the exit code
+ * syscope should end with. */
+int sc_profile_program(struct sc_cli *cli);
 
 /* launch.c: run a program under libsyscope.so and wait for its whole process tree. */
 struct sc_launch_result {

@@ -82,8 +82,12 @@ void sc_cli_help(const struct sc_verb *verb, const struct sc_extra_opt *extras, 
 			const struct sc_setting_def *d = &sc_setting_defs[id];
 			unsigned first_cat = d->categories & -d->categories;
 
+			bool extra = false;
+
+			for (size_t i = 0; extras && extras[i].long_flag && d->long_flag; i++)
+				extra = extra || !strcmp(extras[i].long_flag, d->long_flag);
 			if (!(d->verbs & verb->mask) || !d->long_flag ||
-			    !(first_cat & topics[t].cat))
+			    !(first_cat & topics[t].cat) || extra)
 				continue;
 			if (!header) {
 				printf("\n%s:\n", topics[t].title);
@@ -99,13 +103,18 @@ void sc_cli_help(const struct sc_verb *verb, const struct sc_extra_opt *extras, 
 
 			if (extras[i].short_flag)
 				snprintf(shrt, sizeof(shrt), "-%c", extras[i].short_flag);
-			snprintf(lng, sizeof(lng), "--%s%s%s", extras[i].long_flag,
-				 extras[i].takes_value ? "=" : "",
-				 extras[i].takes_value ? extras[i].metavar : "");
+			const char *mv = extras[i].metavar ? extras[i].metavar : "";
+
+			snprintf(lng, sizeof(lng), "--%s%s%s%s", extras[i].long_flag,
+				 extras[i].takes_value ? "="
+				 : *mv		       ? "[="
+						       : "",
+				 mv, !extras[i].takes_value && *mv ? "]" : "");
 			print_option(shrt, lng, extras[i].help, "");
 		}
 		print_option("-h", "--help[=TOPIC]",
-			     "This help, or one topic: sampling, output, process, buffer, general",
+			     "This help, or one topic: sampling, output, process, buffer, gpu, "
+			     "general",
 			     "");
 		print_option("", "--version", "Print the version and exit", "");
 		printf("\nEvery option is also an environment variable SYSCOPE_<NAME>, e.g.\n"
@@ -113,7 +122,7 @@ void sc_cli_help(const struct sc_verb *verb, const struct sc_extra_opt *extras, 
 		       "Booleans take on/off, yes/no, true/false, 1/0; --no-NAME turns one off.\n");
 	}
 	if (!matched)
-		printf("\nNo help topic '%s'; topics: sampling, output, process, buffer, general, "
-		       "all\n",
+		printf("\nNo help topic '%s'; topics: sampling, output, process, buffer, gpu, "
+		       "general, all\n",
 		       topic);
 }

@@ -15,6 +15,11 @@ const struct sc_verb sc_verbs[] = {
 	{ "sample", cmd_sample, SC_VERB_SAMPLE,
 	  "Profile a program by sampling the call stacks of all its threads and processes.",
 	  "syscope sample [options] [--] program [args...]" },
+	{ "run", cmd_run, SC_VERB_RUN,
+	  "Profile a program with a preset ('balanced' by default) refined by domain flags: "
+	  "sampling, CUDA tracing, outputs.",
+	  "syscope run [--preset=NAME|FILE] [--cuda[=...]] [--cpu[=HZ]] [options] [--] program "
+	  "[args...]" },
 	{ "convert", cmd_convert, SC_VERB_CONVERT,
 	  "Build outputs from a session folder (e.g. one left by a killed program) or from rocpd "
 	  "databases.",
@@ -38,7 +43,8 @@ static void usage(FILE *f)
 	for (unsigned i = 0; i < sc_nverbs; i++)
 		fprintf(f, "  %-10s %s\n", sc_verbs[i].name, sc_verbs[i].summary);
 	fprintf(f, "\n'syscope VERB --help' describes a verb's options.\n"
-		   "Example: syscope sample -f 1000 -- ./app arg1 arg2\n");
+		   "Examples: syscope sample -f 1000 -- ./app arg1 arg2\n"
+		   "          syscope run --preset=trace-gpu -- python3 train.py\n");
 }
 
 const struct sc_verb *sc_verb_find(const char *name)

@@ -1,0 +1,360 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The command line of the profiling verbs (sample, run): flags and environment
+ * (sc_cli_parse), then configuration files, then the preset, then the domain flags that
+ * refine it; and the options that answer without running anything (--list-presets,
+ * --explain, --export-config, --preset-schema).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../common/log.h"
+#include "../common/strutil.h"
+#include "../common/vec.h"
+#include "../config/config.h"
+#include "cmd.h"
+
+/* A domain flag's tokens: canonical names, and the spellings users reach for. */
+struct alias {
+	const char *spelling, *token;
+};
+
+static const struct alias cuda_aliases[] = {
+	{ "runtime", "runtime" },      { "api", "runtime" },	{ "cudart", "runtime" },
+	{ "rt", "runtime" },	       { "driver", "driver" },	{ "drv", "driver" },
+	{ "kernel", "kernel" },	       { "kernels", "kernel" }, { "kernel_dispatch", "kernel" },
+	{ "memory", "memory" },	       { "mem", "memory" },	{ "memcpy", "memory" },
+	{ "memory_copy", "memory" },   { "copies", "memory" },	{ "nvtx", "nvtx" },
+	{ "marker", "nvtx" },	       { "markers", "nvtx" },	{ "sync", "sync" },
+	{ "synchronization", "sync" }, { "uvm", "uvm" },	{ "unified_memory", "uvm" },
+	{ "managed", "uvm" },	       { "graph", "graph" },	{ "graphs", "graph" },
+	{ "overhead", "overhead" },    { NULL, NULL },
+};
+
+static const struct alias gpu_aliases[] = {
+	{ "temp", "temp" },
+	{ "temperature", "temp" },
+	{ "power", "power" },
+	{ "busy", "busy" },
+	{ "usage", "busy" },
+	{ "utilization", "busy" },
+	{ "util", "busy" },
+	{ "mem_usage", "mem_usage" },
+	{ "memory", "mem_usage" },
+	{ "mem", "mem_usage" },
+	{ "clocks", "clocks" },
+	{ "clock", "clocks" },
+	{ "pcie", "pcie" },
+	{ "nvlink", "nvlink" },
+	{ "encoder", "encoder" },
+	{ "decoder", "decoder" },
+	{ NULL, NULL },
+};
+
+static const struct alias parallel_aliases[] = {
+	{ "mpi", "mpi" },    { "mpip", "mpi" },	       { "openmp", "openmp" },
+	{ "omp", "openmp" }, { "ompt", "openmp" },     { "nccl", "nccl" },
+	{ "rccl", "nccl" },  { "pthread", "pthread" }, { "pthreads", "pthread" },
+	{ NULL, NULL },
+};
+
+/* `tok` is one of the space-separated words of `list`. */
+static bool has_token(const char *list, const char *tok)
+{
+	size_t n = strlen(tok);
+
+	for (const char *p = strstr(list, tok); p; p = strstr(p + 1, tok))
+		if ((p == list || p[-1] == ' ') && (p[n] == ' ' || !p[n]))
+			return true;
+	return false;
+}
+
+/* Canonical space-separated tokens of a comma list; "" or "all" = every token. Exits on an
+ * unknown one, naming the valid ones and the closest. */
+static char *domain_tokens(const char *flag, const char *value, const struct alias *al)
+{
+	char *out = sc_xstrdup(""), *copy = sc_xstrdup(value), *save = NULL;
+
+	if (!*value || !strcmp(value, "all")) { /* every canonical token */
+		for (size_t i = 0; al[i].spelling; i++)
+			if (!strcmp(al[i].spelling, al[i].token)) {
+				char *next =
+					sc_xasprintf("%s%s%s", out, *out ? " " : "", al[i].token);
+
+				free(out);
+				out = next;
+			}
+		free(copy);
+		return out;
+	}
+	for (char *w = strtok_r(copy, ", ", &save); w; w = strtok_r(NULL, ", ", &save)) {
+		const char *tok = NULL;
+
+		for (size_t i = 0; al[i].spelling && !tok; i++)
+			if (!strcmp(al[i].spelling, w))
+				tok = al[i].token;
+		if (!tok) {
+			const char *names[64];
+			size_t n = 0;
+			char valid[512] = "";
+			const char *near;
+
+			for (size_t i = 0; al[i].spelling && n < 64; i++)
+				names[n++] = al[i].spelling;
+			near = sc_nearest(w, names, n);
+			for (size_t i = 0; al[i].spelling; i++)
+				if (!strcmp(al[i].spelling, al[i].token))
+					snprintf(valid + strlen(valid),
+						 sizeof(valid) - strlen(valid), "%s%s",
+						 valid[0] ? ", " : "", al[i].token);
+			sc_die(SC_EXIT_USAGE, "--%s: unknown domain '%s'%s%s%s; valid: %s, all",
+			       flag, w, near ? " (did you mean " : "", near ? near : "",
+			       near ? "?)" : "", valid);
+		}
+		if (!has_token(out, tok)) {
+			char *next = sc_xasprintf("%s%s%s", out, *out ? " " : "", tok);
+
+			free(out);
+			out = next;
+		}
+	}
+	free(copy);
+	return out;
+}
+
+static void set_cli(struct sc_cli *cli, int id, const char *value, const char *flag)
+{
+	char err[SC_ERRMSG_MAX];
+
+	if (sc_settings_set(&cli->settings, (enum sc_setting_id)id, value, SC_SRC_CLI, err))
+		sc_die(SC_EXIT_USAGE, "--%s: %s", flag, err);
+}
+
+/* Two command-line flags that set one thing differently: an error naming both. */
+static void contradiction(const struct sc_cli *cli, int id, const char *flag, const char *value)
+{
+	const struct sc_setting_def *d = &sc_setting_defs[id];
+
+	if (cli->settings.v[id].source == SC_SRC_CLI && strcmp(cli->settings.v[id].text, value))
+		sc_die(SC_EXIT_USAGE, "--%s and --%s%s%s contradict each other; give one", flag,
+		       d->type == SC_T_BOOL && !strcmp(cli->settings.v[id].text, "false") ? "no-"
+											  : "",
+		       d->long_flag,
+		       d->type == SC_T_BOOL ? "" : sc_xasprintf("=%s", cli->settings.v[id].text));
+}
+
+struct domain_flags {
+	const char *cuda, *cpu, *gpu, *parallel;
+};
+
+static void apply_domains(struct sc_cli *cli, const struct domain_flags *df, bool preset_sampled)
+{
+	if (df->cuda) {
+		contradiction(cli, SC_SET_USE_CUDA, "cuda", "true");
+		set_cli(cli, SC_SET_USE_CUDA, "true", "cuda");
+		if (*df->cuda) {
+			char *tokens = domain_tokens("cuda", df->cuda, cuda_aliases);
+
+			contradiction(cli, SC_SET_CUDA_DOMAINS, "cuda", tokens);
+			set_cli(cli, SC_SET_CUDA_DOMAINS, tokens, "cuda");
+			free(tokens);
+		}
+	}
+	if (df->cpu) {
+		if (!preset_sampled && !sc_bool(&cli->settings, SC_SET_USE_SAMPLING))
+			pr_info("--cpu turns on the sampling the preset leaves off");
+		contradiction(cli, SC_SET_USE_SAMPLING, "cpu", "true");
+		set_cli(cli, SC_SET_USE_SAMPLING, "true", "cpu");
+		if (*df->cpu) {
+			struct sc_settings probe;
+			char err[SC_ERRMSG_MAX];
+
+			if (sc_settings_init(&probe))
+				sc_die(70, "out of memory");
+			if (sc_settings_set(&probe, SC_SET_SAMPLING_FREQ, df->cpu, SC_SRC_CLI, err))
+				sc_die(SC_EXIT_USAGE, "--cpu=%s:%s", df->cpu,
+				       err + strlen("SAMPLING_FREQ"));
+			contradiction(cli, SC_SET_SAMPLING_FREQ, "cpu",
+				      probe.v[SC_SET_SAMPLING_FREQ].text);
+			sc_settings_free(&probe);
+			set_cli(cli, SC_SET_SAMPLING_FREQ, df->cpu, "cpu");
+		}
+	}
+	if (df->gpu) {
+		free(domain_tokens("gpu", df->gpu, gpu_aliases));
+		pr_warn("--gpu: GPU telemetry (NVML) is not in this version of syscope yet; "
+			"GPU activity is traced with --cuda");
+	}
+	if (df->parallel) {
+		free(domain_tokens("parallel", df->parallel, parallel_aliases));
+		pr_warn("--parallel: MPI, OpenMP, NCCL and pthread tracing are not in this version "
+			"of syscope yet; their threads and processes are still profiled");
+	}
+	if (df->gpu && !df->cuda && !sc_bool(&cli->settings, SC_SET_USE_CUDA))
+		pr_info("hint: --gpu without CUDA tracing shows telemetry but not the kernels; "
+			"add --cuda");
+}
+
+/* Configuration files: SYSCOPE_CONFIG_FILE / --config (colon-separated), else ~/.syscope.cfg
+ * when it exists. */
+static void load_config_files(struct sc_cli *cli)
+{
+	const char *list = sc_str(&cli->settings, SC_SET_CONFIG_FILE);
+	char *copy, *save = NULL, err[SC_CONFIG_ERR];
+	const char *home = getenv("HOME");
+
+	if (!*list) {
+		char *dflt = home ? sc_xasprintf("%s/.syscope.cfg", home) : NULL;
+
+		if (dflt && !access(dflt, R_OK) && sc_config_file_load(dflt, &cli->settings, err))
+			sc_die(SC_EXIT_USAGE, "%s", err);
+		free(dflt);
+		return;
+	}
+	copy = sc_xstrdup(list);
+	for (char *p = strtok_r(copy, ":", &save); p; p = strtok_r(NULL, ":", &save))
+		if (sc_config_file_load(p, &cli->settings, err))
+			sc_die(SC_EXIT_USAGE, "%s", err);
+	free(copy);
+}
+
+static void export_config(const struct sc_cli *cli, const char *file)
+{
+	json_t *doc = sc_config_export(&cli->settings);
+	int rc;
+
+	if (*file) {
+		char *tmp = sc_xasprintf("%s.tmp", file);
+
+		rc = json_dump_file(doc, tmp, JSON_INDENT(2)) || rename(tmp, file);
+		if (rc)
+			sc_die(SC_EXIT_FAILURE, "cannot write %s: %s", file, strerror(errno));
+		free(tmp);
+		fprintf(stderr,
+			"syscope: wrote the configuration to %s (use it with --preset=%s)\n", file,
+			file);
+	} else {
+		json_dumpf(doc, stdout, JSON_INDENT(2));
+		putchar('\n');
+	}
+	json_decref(doc);
+}
+
+bool sc_profiling_cli(struct sc_cli *cli, const struct sc_verb *verb, int argc, char **argv,
+		      const char *default_preset)
+{
+	struct domain_flags df = { 0 };
+	const char *list = NULL, *explain = NULL, *export = NULL, *schema = NULL;
+	struct sc_extra_opt extras[] = {
+		{ "cuda", 0, false, "DOMAINS",
+		  "CUDA tracing on; =LIST chooses what: runtime, driver, kernel, memory, nvtx, "
+		  "sync, uvm, graph, overhead, or all (--no-cuda: off)",
+		  &df.cuda },
+		{ "cpu", 0, false, "HZ", "CPU call-stack sampling on; =HZ sets its rate", &df.cpu },
+		{ "gpu", 0, false, "METRICS",
+		  "GPU telemetry: temp, power, busy, mem_usage, clocks, pcie, nvlink, encoder, "
+		  "decoder (not in this version yet)",
+		  &df.gpu },
+		{ "parallel", 0, false, "RUNTIMES",
+		  "Parallel runtimes: mpi, openmp, nccl, pthread (not in this version yet)",
+		  &df.parallel },
+		{ "list-presets", 0, false, "", "List the presets, by category, and exit", &list },
+		{ "explain", 0, true, "NAME", "Describe a preset and every setting it changes",
+		  &explain },
+		{ "export-config", 0, false, "FILE",
+		  "Print (or write to =FILE) the resolved configuration as a preset, and exit",
+		  &export },
+		{ "preset-schema", 0, false, "", "Print the JSON Schema of preset files, and exit",
+		  &schema },
+		{ NULL, 0, false, NULL, NULL, NULL },
+	};
+	const char *preset_dir;
+	char err[SC_CONFIG_ERR];
+	struct sc_preset p;
+	const char *name;
+	bool preset_sampled = true;
+
+	sc_cli_parse(cli, verb, argc, argv, extras, true);
+	if (sc_cli_answered(cli, extras))
+		return false;
+	preset_dir = sc_str(&cli->settings, SC_SET_PRESET_DIR);
+	if (schema) {
+		json_t *doc = sc_preset_schema();
+
+		json_dumpf(doc, stdout, JSON_INDENT(2));
+		putchar('\n');
+		json_decref(doc);
+		sc_cli_free(cli);
+		return false;
+	}
+	if (list) {
+		sc_preset_list(stdout, preset_dir);
+		sc_cli_free(cli);
+		return false;
+	}
+	if (explain) {
+		if (sc_preset_load(explain, preset_dir, &p, err))
+			sc_die(SC_EXIT_USAGE, "%s", err);
+		sc_preset_explain(stdout, &p);
+		sc_preset_free(&p);
+		sc_cli_free(cli);
+		return false;
+	}
+	load_config_files(cli);
+	name = sc_is_set(&cli->settings, SC_SET_PRESET) ? sc_str(&cli->settings, SC_SET_PRESET)
+							: default_preset;
+	if (name) {
+		if (sc_preset_load(name, preset_dir, &p, err))
+			sc_die(SC_EXIT_USAGE, "%s", err);
+		if (sc_preset_apply(&p, &cli->settings, err))
+			sc_die(SC_EXIT_USAGE, "%s", err);
+		if (sc_settings_set(&cli->settings, SC_SET_PRESET, p.name,
+				    cli->settings.v[SC_SET_PRESET].source == SC_SRC_DEFAULT
+					    ? SC_SRC_PRESET
+					    : cli->settings.v[SC_SET_PRESET].source,
+				    err))
+			sc_die(SC_EXIT_FAILURE, "%s", err);
+		preset_sampled = sc_bool(&cli->settings, SC_SET_USE_SAMPLING);
+		if (json_array_size(p.not_yet)) {
+			size_t i;
+			json_t *v;
+			char what[512] = "";
+
+			json_array_foreach(p.not_yet, i, v)
+				snprintf(what + strlen(what), sizeof(what) - strlen(what), "%s%s",
+					 i ? ", " : "", json_string_value(v));
+			pr_info("preset %s: not in this version yet: %s", p.name, what);
+		}
+		sc_preset_free(&p);
+	}
+	apply_domains(cli, &df, preset_sampled);
+	if (export) {
+		export_config(cli, export);
+		sc_cli_free(cli);
+		return false;
+	}
+	if (!cli->nrest)
+		sc_die(SC_EXIT_USAGE, "%s: no program given (usage: %s)", verb->name, verb->usage);
+	return true;
+}
+
+int sc_profile_program(struct sc_cli *cli)
+{
+	struct sc_launch_result res = { 0 };
+	int rc;
+
+	sc_launch(cli, &res);
+	rc = sc_convert_session(res.session_dir, res.session_dir, &cli->settings,
+				sc_bool(&cli->settings, SC_SET_SUMMARY));
+	if (rc)
+		fprintf(stderr,
+			"syscope: the raw data is kept in %s/raw; 'syscope convert %s' "
+			"retries\n",
+			res.session_dir, res.session_dir);
+	free(res.session_dir);
+	sc_cli_free(cli);
+	return res.exit_code;
+}

@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The configuration layers below the command line, used by the profiling verbs:
+ *
+ *   default < preset < configuration file < SYSCOPE_* environment < command line
+ *
+ * Each layer writes with its own source (enum sc_setting_source), and a value never replaces
+ * one from a higher layer, so layers may be applied in any order.
+ *
+ *   preset.c       presets: built-in (compiled in from the JSON files of presets/), a preset folder
+ *                  (SYSCOPE_PRESET_DIR, ~/.config/syscope/presets, the installed ones) or a
+ *                  file; listing, explaining, exporting the resolved configuration
+ *   config_file.c  KEY = value text files and JSON files
+ *   schema.c       the JSON Schema of presets, generated from the settings table, and the
+ *                  validator presets and JSON files go through
+ *
+ * Errors are returned as one line naming the file, where in it, and what would be valid;
+ * warnings (unknown keys, with the nearest known one) are printed and do not stop a run.
+ */
+#ifndef SYSCOPE_CONFIG_CONFIG_H
+#define SYSCOPE_CONFIG_CONFIG_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "../common/settings.h"
+
+#define SC_CONFIG_ERR 1024
+
+struct sc_preset {
+	char *name;
+	char *category; /* general, gpu, hpc, tracing, custom */
+	char *description;
+	char *use_case;
+	char *origin;	  /* "built-in" or the file it came from */
+	json_t *not_yet;  /* array of what the preset will turn on once syscope has it */
+	json_t *settings; /* object: setting name -> value (validated) */
+};
+
+/* ---- preset.c ---- */
+/* Load a preset by name (built-in or in a preset folder) or path (has a '/' or ends in
+ * .json). `preset_dir` is SYSCOPE_PRESET_DIR's value ("" if unset). Returns 0 or -1 with
+ * `err` set (an unknown name lists the valid ones and the closest). */
+int sc_preset_load(const char *name_or_path, const char *preset_dir, struct sc_preset *p,
+		   char err[SC_CONFIG_ERR]);
+void sc_preset_free(struct sc_preset *p);
+/* Apply a preset's settings with source SC_SRC_PRESET. Returns 0 or -1 with `err` set. */
+int sc_preset_apply(const struct sc_preset *p, struct sc_settings *s, char err[SC_CONFIG_ERR]);
+/* Every preset that can be named, grouped by category, with its description. */
+void sc_preset_list(FILE *f, const char *preset_dir);
+/* A preset's description, use case and every setting it changes (value, default). */
+void sc_preset_explain(FILE *f, const struct sc_preset *p);
+/* The resolved configuration as a preset document (settings not at their default). */
+json_t *sc_config_export(const struct sc_settings *s);
+
+/* Parse JSON `v` as the value of setting `id` and store it with `source`. */
+int sc_setting_from_json(struct sc_settings *s, int id, json_t *v, enum sc_setting_source source,
+			 char err[SC_ERRMSG_MAX]);
+
+/* Settings a preset or configuration file may set: every one but the command line's own
+ * plumbing (which preset, which files) and hidden ones. */
+bool sc_setting_configurable(int id);
+
+/* ---- config_file.c ---- */
+/* Read one configuration file, text or JSON (by content), with source SC_SRC_CONFIG.
+ * Returns 0 or -1 with `err` set ("file:line:column: what"). */
+int sc_config_file_load(const char *path, struct sc_settings *s, char err[SC_CONFIG_ERR]);
+
+/* ---- schema.c ---- */
+/* The JSON Schema (draft 2020-12) of preset files. Caller owns the reference. */
+json_t *sc_preset_schema(void);
+/*
+ * Check `doc` against `schema` (the subset of JSON Schema that sc_preset_schema uses: type,
+ * properties, required, additionalProperties, enum, items, minimum, maximum,
+ * exclusiveMinimum). Unknown properties are warnings (printed, with the nearest known name);
+ * anything else is an error: returns -1 with `err` = "ORIGIN: PATH: what, and what is valid".
+ */
+int sc_schema_validate(const json_t *schema, const json_t *doc, const char *origin,
+		       char err[SC_CONFIG_ERR]);
+
+#endif /* SYSCOPE_CONFIG_CONFIG_H */

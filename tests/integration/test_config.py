@@ -1,0 +1,201 @@
+"""Configuration: syscope run and its presets, domain flags, configuration files and the
+precedence of every layer (CLI > environment > configuration file > preset > default)."""
+import json
+import os
+import tempfile
+
+import harness
+from harness import check, check_eq, fixture, syscope
+
+BUILTINS = ["balanced", "profile-only", "detailed", "trace-gpu", "workload-trace",
+            "trace-hw-counters", "trace-hpc", "trace-openmp", "profile-mpi", "sys-trace",
+            "runtime-trace", "trace-unified-memory"]
+
+
+def exported(*args, env=None):
+    """The resolved configuration of `syscope run ARGS --export-config`: {name: value}."""
+    r = syscope("run", *args, "--export-config", env=env)
+    check_eq(r.rc, 0, r.describe())
+    return json.loads(r.out)["settings"]
+
+
+def scratch(name, text):
+    d = tempfile.mkdtemp(prefix="syscope-cfg-")
+    harness._workdirs.append(d)
+    path = os.path.join(d, name)
+    with open(path, "w") as f:
+        f.write(text)
+    return path
+
+
+def test_list_presets_by_category():
+    r = syscope("run", "--list-presets")
+    check_eq(r.rc, 0, r.describe())
+    for name in BUILTINS:
+        check(f"  {name} " in r.out, f"{name} listed\n{r.out}")
+    cats = [line[:-1] for line in r.out.splitlines() if line and not line.startswith(" ")
+            and line.endswith(":")]
+    check_eq(cats, ["general", "gpu", "hpc", "tracing"], "grouped by category")
+    check(r.out.index("  trace-gpu ") > r.out.index("gpu:") > r.out.index("  balanced "),
+          "each under its category")
+
+
+def test_every_builtin_explains_what_it_sets():
+    for name in BUILTINS:
+        r = syscope("run", "--explain=" + name)
+        check_eq(r.rc, 0, r.describe())
+        explained = {}
+        for line in r.out.splitlines():
+            if line.strip().startswith("SYSCOPE_") and "=" in line:
+                key, rest = line.strip()[len("SYSCOPE_"):].split("=", 1)
+                explained[key.strip()] = rest.split("(default:")[0].strip()
+        check(explained, f"{name}: no settings explained\n{r.out}")
+        settings = exported("--preset=" + name)
+        for key, value in explained.items():
+            got = settings[key]
+            got = " ".join(got) if isinstance(got, list) else got
+            got = {True: "true", False: "false"}.get(got, got)
+            if isinstance(got, float):
+                got = f"{got:g}"
+            check_eq(str(got), value, f"{name}: {key} as explained")
+
+
+def test_schema_is_the_settings_table():
+    r = syscope("run", "--preset-schema")
+    check_eq(r.rc, 0, r.describe())
+    schema = json.loads(r.out)
+    props = schema["properties"]["settings"]["properties"]
+    check_eq(props["SAMPLING_FREQ"]["type"], "number", "typed")
+    check_eq(props["SAMPLING_FREQ"]["exclusiveMinimum"], 0, "range")
+    check_eq(props["CUDA_DOMAINS"]["items"]["enum"],
+             ["runtime", "driver", "kernel", "memory", "nvtx", "sync", "uvm", "graph",
+              "overhead"], "list choices")
+    for internal in ("SESSION_DIR", "PRESET", "CONFIG_FILE", "PRESET_DIR"):
+        check(internal not in props, f"{internal} is not a preset setting")
+    installed = os.path.join(harness.BUILD, "share", "syscope", "presets", "schema.json")
+    check_eq(json.load(open(installed)), schema, "the installed schema is the same")
+
+
+def test_precedence_cli_env_config_preset_default():
+    cfg = scratch("a.cfg", "SYSCOPE_SAMPLING_FREQ = 77\n")
+    env = {"SYSCOPE_SAMPLING_FREQ": "88"}
+    check_eq(exported("-c", cfg, "-f", "99", env=env)["SAMPLING_FREQ"], 99, "CLI")
+    check_eq(exported("-c", cfg, env=env)["SAMPLING_FREQ"], 88, "environment")
+    check_eq(exported("-c", cfg)["SAMPLING_FREQ"], 77, "configuration file")
+    check_eq(exported()["SAMPLING_FREQ"], 50, "preset (balanced, run's default)")
+    r = syscope("sample", "--export-config")
+    check("SAMPLING_FREQ" not in json.loads(r.out)["settings"], "sample: no preset, default")
+    # A preset named in the environment or a configuration file... is a preset.
+    check_eq(exported(env={"SYSCOPE_PRESET": "profile-only"})["OUTPUT_FORMAT"],
+             ["text", "json", "folded"], "SYSCOPE_PRESET")
+
+
+def test_domain_flags_and_aliases():
+    s = exported("--cuda=kernels,memcpy,markers")
+    check_eq((s["USE_CUDA"], s["CUDA_DOMAINS"]), (True, ["kernel", "memory", "nvtx"]),
+             "aliases")
+    check_eq(exported("--cuda=all")["CUDA_DOMAINS"],
+             ["runtime", "driver", "kernel", "memory", "nvtx", "sync", "uvm", "graph",
+              "overhead"], "all")
+    s = exported("--preset=trace-gpu", "--cpu=250")
+    check_eq((s["USE_SAMPLING"], s["SAMPLING_FREQ"]), (True, 250), "--cpu refines a preset")
+    check_eq(exported("--preset=trace-gpu")["USE_SAMPLING"], False, "the preset alone")
+    r = syscope("run", "--gpu=temperature,power", "--export-config")
+    check_eq(r.rc, 0, r.describe())
+    check("GPU telemetry (NVML) is not in this version" in r.err, r.err)
+
+
+def test_bad_input_is_named():
+    r = syscope("run", "--preset=balancd", "--", fixture("hot"), "0.1")
+    check_eq(r.rc, 2, r.describe())
+    check("unknown preset 'balancd' (did you mean balanced?)" in r.err, r.err)
+    check("trace-unified-memory" in r.err, "the valid names are listed")
+    r = syscope("run", "--cuda=kernal", "--", fixture("hot"))
+    check("unknown domain 'kernal' (did you mean kernel?)" in r.err, r.err)
+    r = syscope("run", "--cpu=100", "-f", "200", "--", fixture("hot"))
+    check_eq(r.rc, 2, r.describe())
+    check("--cpu and --sampling-freq=200 contradict" in r.err, r.err)
+    r = syscope("run", "--cuda", "--no-cuda", "--", fixture("hot"))
+    check("--cuda and --no-cuda contradict" in r.err, r.err)
+
+    bad = scratch("broken.json", '{"metadata": {"name": "x", "description": "y"},\n'
+                                 ' "settings": {"SAMPLING_FREQ": 10,}}')
+    r = syscope("run", "--preset=" + bad, "--", fixture("hot"))
+    check_eq(r.rc, 2, r.describe())
+    check(f"{bad}:2:" in r.err, f"file:line:column\n{r.err}")
+    typed = scratch("typed.json", '{"metadata": {"name": "x", "description": "y"},'
+                                  ' "settings": {"SAMPLING_FREQ": "fast"}}')
+    r = syscope("run", "--preset=" + typed, "--", fixture("hot"))
+    check("settings.SAMPLING_FREQ: a string is not valid here: expected a number above 0 "
+          "to 100000" in r.err, r.err)
+    ranged = scratch("ranged.json", '{"metadata": {"name": "x", "description": "y"},'
+                                    ' "settings": {"BUFFER_CHUNK_KB": 4}}')
+    r = syscope("run", "--preset=" + ranged, "--", fixture("hot"))
+    check("settings.BUFFER_CHUNK_KB: 4 is out of range: expected an integer from 16 to 65536"
+          in r.err, r.err)
+    cfg = scratch("bad.cfg", "# fine\nSAMPLING_FREQ = fast\n")
+    r = syscope("run", "-c", cfg, "--", fixture("hot"))
+    check(f"{cfg}:2:17: SAMPLING_FREQ 'fast' is not valid" in r.err, r.err)
+
+
+def test_unknown_keys_warn_and_the_run_goes_on():
+    typo = scratch("typo.json", '{"metadata": {"name": "typo", "description": "d"},'
+                                ' "settings": {"SAMPLNG_FREQ": 10, "SAMPLING_FREQ": 20}}')
+    r = syscope("run", "--preset=" + typo, "--output-format", "text", "--",
+                fixture("hot"), "0.2")
+    check_eq(r.rc, 0, r.describe())
+    check("unknown key 'settings.SAMPLNG_FREQ' ignored (did you mean SAMPLING_FREQ?)"
+          in r.err, r.err)
+    check("(20 Hz asked" in r.err, "the rest of the preset applies")
+
+
+def test_export_round_trip():
+    out = os.path.join(tempfile.mkdtemp(prefix="syscope-cfg-"), "mine.json")
+    harness._workdirs.append(os.path.dirname(out))
+    r = syscope("run", "--preset=sys-trace", "--cpu=123", "--cuda=kernel",
+                "--sampling-realtime", "--export-config=" + out)
+    check_eq(r.rc, 0, r.describe())
+    first = json.load(open(out))["settings"]
+    again = exported("--preset=" + out)
+    check_eq(again, first, "the exported file, used as a preset, gives the same configuration")
+    check_eq((first["SAMPLING_FREQ"], first["CUDA_DOMAINS"], first["SAMPLING_REALTIME"]),
+             (123, ["kernel"], True), "what was asked")
+
+
+def test_user_preset_folder():
+    d = tempfile.mkdtemp(prefix="syscope-presets-")
+    harness._workdirs.append(d)
+    with open(os.path.join(d, "mine.json"), "w") as f:
+        json.dump({"metadata": {"name": "mine", "description": "my own", "category": "custom"},
+                   "settings": {"SAMPLING_FREQ": 42}}, f)
+    with open(os.path.join(d, "balanced.json"), "w") as f:  # replaces the built-in
+        json.dump({"metadata": {"name": "balanced", "description": "site default"},
+                   "settings": {"SAMPLING_FREQ": 43}}, f)
+    env = {"SYSCOPE_PRESET_DIR": d}
+    r = syscope("run", "--list-presets", env=env)
+    check(r.out.index("  mine ") > r.out.index("custom:"), r.out)
+    check_eq(exported("--preset=mine", env=env)["SAMPLING_FREQ"], 42, "by name")
+    check_eq(exported(env=env)["SAMPLING_FREQ"], 43, "a folder's preset before the built-in")
+
+
+def test_what_explain_says_is_what_the_run_uses():
+    r = syscope("run", "--preset=profile-only", "--", fixture("hot"), "0.3")
+    check_eq(r.rc, 0, r.describe())
+    check_eq(sorted(f.split("-")[0] for f in r.files() if "." in f),
+             ["metadata", "sampling_cpu_clock", "sampling_cpu_clock", "sampling_cpu_clock",
+              "session.json"], "text, json and folded profiles only: no timeline")
+    meta = r.metadata()
+    used = {s["name"]: s["value"] for s in meta["settings"]} if isinstance(
+        meta["settings"], list) else meta["settings"]
+    check_eq((used["USE_SAMPLING"], used["SAMPLING_FREQ"], used["CUDA_DOMAINS"]),
+             ("true", "100", "kernel"), "what the profiled process ran with")
+    check("(100 Hz asked" in r.err, r.err)
+
+    r = syscope("run", "--preset=trace-gpu", "--", fixture("hot"), "0.2")
+    check_eq(r.rc, 0, r.describe())
+    check("CPU-time samples" not in r.err, "no sampling in trace-gpu")
+    check(any(f.startswith("perfetto-trace-") for f in r.files()), "its Perfetto trace")
+
+
+if __name__ == "__main__":
+    harness.main(globals())
