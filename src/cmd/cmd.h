@@ -67,6 +67,7 @@ void sc_cli_help(const struct sc_verb *verb, const struct sc_extra_opt *extras, 
 
 int cmd_sample(int argc, char **argv);
 int cmd_run(int argc, char **argv);
+int cmd_avail(int argc, char **argv);
 int cmd_convert(int argc, char **argv);
 int cmd_summary(int argc, char **argv);
 int cmd_merge(int argc, char **argv);

@@ -20,6 +20,11 @@ const struct sc_verb sc_verbs[] = {
 	  "sampling, CUDA tracing, outputs.",
 	  "syscope run [--preset=NAME|FILE] [--cuda[=...]] [--cpu[=HZ]] [options] [--] program "
 	  "[args...]" },
+	{ "avail", cmd_avail, SC_VERB_AVAIL,
+	  "What this syscope can do here: settings, data sources, CPU events, domains, presets; "
+	  "write a configuration file.",
+	  "syscope avail [-S] [-C] [-H [-c CPU|GPU]] [--list-domains] [--list-presets] "
+	  "[-r REGEX] [-d] [--format table|csv|json|md] [-G FILE]" },
 	{ "convert", cmd_convert, SC_VERB_CONVERT,
 	  "Build outputs from a session folder (e.g. one left by a killed program) or from rocpd "
 	  "databases.",

@@ -16,9 +16,9 @@
 #include "../common/log.h"
 #include "../common/vec.h"
 #include "../store/rocpd_read.h"
-#include "../sinks/table.h"
 #include "../store/session.h"
 #include "cmd.h"
+#include "report.h"
 
 struct section {
 	const char *key, *title, *sql; /* a LIMIT of --top rows is appended */
@@ -59,13 +59,7 @@ static const struct section sections[] = {
 
 #define NSECTIONS (sizeof(sections) / sizeof(sections[0]))
 
-struct result {
-	VEC(char *) cols;
-	VEC(char *) cells; /* row-major */
-	VEC(int) numeric;  /* per cell: the column's SQLite type was numeric */
-};
-
-static int query(sqlite3 *db, const char *sql, struct result *res, char *err, size_t errlen)
+static int query(sqlite3 *db, const char *sql, struct sc_report *res, char *err, size_t errlen)
 {
 	sqlite3_stmt *st;
 	int ncol, rc;
@@ -77,14 +71,14 @@ static int query(sqlite3 *db, const char *sql, struct result *res, char *err, si
 	}
 	ncol = sqlite3_column_count(st);
 	for (int c = 0; c < ncol; c++)
-		*VEC_PUSH(&res->cols) = sc_xstrdup(sqlite3_column_name(st, c));
+		sc_report_column(res, sqlite3_column_name(st, c));
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		for (int c = 0; c < ncol; c++) {
 			const unsigned char *t = sqlite3_column_text(st, c);
 			int type = sqlite3_column_type(st, c);
 
-			*VEC_PUSH(&res->cells) = sc_xstrdup(t ? (const char *)t : "");
-			*VEC_PUSH(&res->numeric) = type == SQLITE_INTEGER || type == SQLITE_FLOAT;
+			sc_report_cell(res, t ? (const char *)t : "",
+				       type == SQLITE_INTEGER || type == SQLITE_FLOAT);
 		}
 	}
 	sqlite3_finalize(st);
@@ -95,120 +89,11 @@ static int query(sqlite3 *db, const char *sql, struct result *res, char *err, si
 	return 0;
 }
 
-static void result_free(struct result *r)
-{
-	for (size_t i = 0; i < r->cols.n; i++)
-		free(r->cols.v[i]);
-	for (size_t i = 0; i < r->cells.n; i++)
-		free(r->cells.v[i]);
-	VEC_FREE(&r->cols);
-	VEC_FREE(&r->cells);
-	VEC_FREE(&r->numeric);
-}
-
-static void print_table(const struct section *s, const struct result *r)
-{
-	struct sc_table t;
-	size_t ncol = r->cols.n, nrow = ncol ? r->cells.n / ncol : 0;
-
-	memset(&t, 0, sizeof(t));
-	t.ncols = (unsigned)(ncol < SC_TABLE_MAX_COLS ? ncol : SC_TABLE_MAX_COLS);
-	t.max_width = 80;
-	for (unsigned c = 0; c < t.ncols; c++) {
-		t.headers[c] = r->cols.v[c];
-		t.right[c] = nrow && r->numeric.v[c];
-	}
-	for (size_t i = 0; i < nrow * ncol; i++)
-		if (i % ncol < t.ncols)
-			*VEC_PUSH(&t.cells) = sc_xstrdup(r->cells.v[i]);
-	sc_table_print(&t, stdout, s->title);
-	sc_table_free(&t);
-	putchar('\n');
-}
-
-static void csv_cell(const char *s)
-{
-	if (!strpbrk(s, ",\"\n")) {
-		fputs(s, stdout);
-		return;
-	}
-	putchar('"');
-	for (; *s; s++) {
-		if (*s == '"')
-			putchar('"');
-		putchar(*s);
-	}
-	putchar('"');
-}
-
-static void print_csv(const struct section *s, const struct result *r)
-{
-	size_t ncol = r->cols.n;
-
-	printf("# %s\n", s->key);
-	for (size_t c = 0; c < ncol; c++) {
-		if (c)
-			putchar(',');
-		csv_cell(r->cols.v[c]);
-	}
-	putchar('\n');
-	for (size_t i = 0; i < r->cells.n; i++) {
-		csv_cell(r->cells.v[i]);
-		putchar(i % ncol == ncol - 1 ? '\n' : ',');
-	}
-	putchar('\n');
-}
-
-static void print_md(const struct section *s, const struct result *r)
-{
-	size_t ncol = r->cols.n;
-
-	printf("### %s\n\n|", s->title);
-	for (size_t c = 0; c < ncol; c++)
-		printf(" %s |", r->cols.v[c]);
-	printf("\n|");
-	for (size_t c = 0; c < ncol; c++)
-		printf("---|");
-	putchar('\n');
-	for (size_t i = 0; i < r->cells.n; i++) {
-		if (i % ncol == 0)
-			putchar('|');
-		printf(" %s |", r->cells.v[i]);
-		if (i % ncol == ncol - 1)
-			putchar('\n');
-	}
-	putchar('\n');
-}
-
-static json_t *to_json(const struct result *r)
-{
-	json_t *arr = json_array();
-	size_t ncol = r->cols.n;
-
-	for (size_t i = 0; ncol && i < r->cells.n; i += ncol) {
-		json_t *row = json_object();
-
-		for (size_t c = 0; c < ncol; c++) {
-			const char *v = r->cells.v[i + c];
-			json_t *val = json_string(v);
-
-			if (r->numeric.v[i + c]) {
-				json_decref(val);
-				val = strchr(v, '.') || strchr(v, 'e')
-					      ? json_real(strtod(v, NULL))
-					      : json_integer(strtoll(v, NULL, 10));
-			}
-			json_object_set_new(row, r->cols.v[c], val);
-		}
-		json_array_append_new(arr, row);
-	}
-	return arr;
-}
-
 int cmd_summary(int argc, char **argv)
 {
 	const struct sc_verb *verb = sc_verb_find("summary");
 	const char *format = NULL, *top = NULL;
+	enum sc_report_format fmt;
 	struct sc_extra_opt extras[] = {
 		{ "format", 'F', true, "table|csv|json|md",
 		  "Output: terminal tables (default), "
@@ -228,10 +113,7 @@ int cmd_summary(int argc, char **argv)
 	sc_cli_parse(&cli, verb, argc, argv, extras, false);
 	if (sc_cli_answered(&cli, extras))
 		return 0;
-	if (!format)
-		format = "table";
-	if (strcmp(format, "table") && strcmp(format, "csv") && strcmp(format, "json") &&
-	    strcmp(format, "md"))
+	if (sc_report_format_parse(format ? format : "table", &fmt))
 		sc_die(SC_EXIT_USAGE,
 		       "summary: --format '%s' unknown (valid: table, csv, json, md)", format);
 	if (top) {
@@ -253,26 +135,21 @@ int cmd_summary(int argc, char **argv)
 		sc_die(SC_EXIT_FAILURE, "no rocpd databases in %s", cli.rest[0]);
 	if (sc_rocpd_open(&set, files.v, files.n, err, sizeof(err)))
 		sc_die(SC_EXIT_FAILURE, "%s", err);
-	if (!strcmp(format, "json"))
+	if (fmt == SC_REPORT_JSON)
 		doc = json_object();
 	for (size_t i = 0; i < NSECTIONS; i++) {
 		char *q = sc_xasprintf("%s LIMIT %ld", sections[i].sql, limit);
-		struct result r;
+		struct sc_report r;
 
 		if (query(set.db, q, &r, err, sizeof(err))) {
 			pr_err("summary: %s: %s", sections[i].key, err);
 			rc = 1;
 		} else if (doc) {
-			json_object_set_new(doc, sections[i].key, to_json(&r));
-		} else if (r.cells.n) { /* empty sections are left out of the text forms */
-			if (!strcmp(format, "csv"))
-				print_csv(&sections[i], &r);
-			else if (!strcmp(format, "md"))
-				print_md(&sections[i], &r);
-			else
-				print_table(&sections[i], &r);
+			json_object_set_new(doc, sections[i].key, sc_report_json(&r));
+		} else { /* empty sections are left out of the text forms */
+			sc_report_print(&r, fmt, sections[i].key, sections[i].title, 80);
 		}
-		result_free(&r);
+		sc_report_free(&r);
 		free(q);
 	}
 	if (doc) {

@@ -42,8 +42,9 @@ enum sc_setting_type {
 #define SC_VERB_CONVERT 0x4u
 #define SC_VERB_SUMMARY 0x8u
 #define SC_VERB_MERGE 0x10u
+#define SC_VERB_AVAIL 0x20u
 #define SC_VERB_PROFILING (SC_VERB_SAMPLE | SC_VERB_RUN)
-#define SC_VERB_READERS (SC_VERB_CONVERT | SC_VERB_SUMMARY | SC_VERB_MERGE)
+#define SC_VERB_READERS (SC_VERB_CONVERT | SC_VERB_SUMMARY | SC_VERB_MERGE | SC_VERB_AVAIL)
 
 enum sc_setting_id {
 #define SC_SETTING(name, ...) SC_SET_##name,

@@ -58,6 +58,9 @@ json_t *sc_config_export(const struct sc_settings *s);
 int sc_setting_from_json(struct sc_settings *s, int id, json_t *v, enum sc_setting_source source,
 			 char err[SC_ERRMSG_MAX]);
 
+/* A setting's value as typed JSON (lists as arrays of tokens). */
+json_t *sc_setting_json(const struct sc_settings *s, int id);
+
 /* Settings a preset or configuration file may set: every one but the command line's own
  * plumbing (which preset, which files) and hidden ones. */
 bool sc_setting_configurable(int id);

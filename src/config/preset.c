@@ -387,7 +387,7 @@ void sc_preset_explain(FILE *f, const struct sc_preset *p)
 	sc_settings_free(&s);
 }
 
-static json_t *typed_value(const struct sc_settings *s, int id)
+json_t *sc_setting_json(const struct sc_settings *s, int id)
 {
 	const struct sc_setting_value *v = &s->v[id];
 
@@ -428,7 +428,8 @@ json_t *sc_config_export(const struct sc_settings *s)
 	for (int id = 0; id < SC_SETTING_COUNT; id++)
 		if (sc_setting_configurable(id) && s->v[id].source != SC_SRC_DEFAULT &&
 		    s->v[id].set)
-			json_object_set_new(settings, sc_setting_defs[id].name, typed_value(s, id));
+			json_object_set_new(settings, sc_setting_defs[id].name,
+					    sc_setting_json(s, id));
 	return json_pack("{s:s, s:{s:s, s:s, s:s, s:s}, s:o}", "$schema", "schema.json", "metadata",
 			 "name", "exported", "category", "custom", "description", desc, "use_case",
 			 "Repeating a run's configuration: --preset=FILE", "settings", settings);

@@ -1,0 +1,445 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * syscope avail: what this syscope can do on this machine. Settings (-S), data sources and
+ * whether each works here (-C), CPU events perf_event_open accepts here (-H), the domain
+ * flags (--list-domains), the presets (--list-presets); filtered by -r REGEX, as tables,
+ * CSV, Markdown or JSON; -G writes a configuration file of every setting. The model is
+ * rocprof-sys-avail.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <limits.h>
+#include <linux/perf_event.h>
+#include <regex.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "../common/hostinfo.h"
+#include "../common/log.h"
+#include "../config/config.h"
+#include "cmd.h"
+#include "report.h"
+
+struct avail {
+	struct sc_cli cli;
+	enum sc_report_format fmt;
+	regex_t re;
+	bool filtered, descriptions;
+	json_t *doc; /* --format json: every report under its key */
+};
+
+static bool wanted(struct avail *a, const char *name, const char *description)
+{
+	return !a->filtered || !regexec(&a->re, name, 0, NULL, 0) ||
+	       (a->descriptions && description && !regexec(&a->re, description, 0, NULL, 0));
+}
+
+static void emit(struct avail *a, struct sc_report *r, const char *key, const char *title)
+{
+	if (a->doc)
+		json_object_set_new(a->doc, key, sc_report_json(r));
+	else
+		sc_report_print(r, a->fmt, key, title, a->descriptions ? 100 : 60);
+	sc_report_free(r);
+}
+
+/* ---- settings ---- */
+
+static void settings(struct avail *a)
+{
+	struct sc_report r = { 0 };
+	char cats[128];
+
+	sc_report_column(&r, "environment");
+	sc_report_column(&r, "value");
+	sc_report_column(&r, "source");
+	sc_report_column(&r, "default");
+	sc_report_column(&r, "type");
+	sc_report_column(&r, "category");
+	if (a->descriptions)
+		sc_report_column(&r, "description");
+	for (int id = 0; id < SC_SETTING_COUNT; id++) {
+		const struct sc_setting_def *d = &sc_setting_defs[id];
+		char env[160], type[300];
+
+		if ((d->flags & SC_SF_HIDDEN) || !wanted(a, d->name, d->help))
+			continue;
+		snprintf(env, sizeof(env), SC_SETTING_ENV_PREFIX "%s", d->name);
+		snprintf(type, sizeof(type), "%s%s%s%s", sc_setting_type_name(d->type),
+			 d->choices ? " (" : "", d->choices ? d->choices : "",
+			 d->choices ? ")" : "");
+		sc_report_cell(&r, env, false);
+		sc_report_cell(&r, a->cli.settings.v[id].text, false);
+		sc_report_cell(&r, sc_setting_source_name(a->cli.settings.v[id].source), false);
+		sc_report_cell(&r, d->defval, false);
+		sc_report_cell(&r, type, false);
+		sc_report_cell(&r, sc_setting_categories(d->categories, cats, sizeof(cats)), false);
+		if (a->descriptions)
+			sc_report_cell(&r, d->help, false);
+	}
+	emit(a, &r, "settings", "SETTINGS");
+}
+
+/* ---- data sources ---- */
+
+static int open_event(uint32_t type, uint64_t config)
+{
+	struct perf_event_attr pa = { .size = sizeof(pa), .type = type, .config = config };
+	long fd;
+
+	pa.disabled = 1;
+	pa.exclude_kernel = 1;
+	pa.exclude_hv = 1;
+	fd = syscall(SYS_perf_event_open, &pa, 0, -1, -1, 0);
+	if (fd < 0)
+		return -errno;
+	close((int)fd);
+	return 0;
+}
+
+static const char *event_error(int err, char *buf, size_t n)
+{
+	struct sc_hostinfo h;
+
+	switch (-err) {
+	case 0:
+		return "";
+	case ENOENT:
+	case EOPNOTSUPP:
+		return "no hardware PMU on this machine (a virtual machine without counters?)";
+	case EACCES:
+	case EPERM:
+		sc_hostinfo_get(&h);
+		snprintf(buf, n, "not permitted (perf_event_paranoid is %d; 2 or less is needed)",
+			 h.perf_event_paranoid);
+		return buf;
+	case ENOSYS:
+		return "perf_event_open is not available (kernel or container)";
+	default:
+		snprintf(buf, n, "perf_event_open: %s", strerror(-err));
+		return buf;
+	}
+}
+
+static char *libdir(void)
+{
+	char self[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	char *slash;
+
+	if (n <= 0)
+		return sc_xstrdup(".");
+	self[n] = '\0';
+	slash = strrchr(self, '/');
+	if (slash)
+		*slash = '\0';
+	return sc_xasprintf("%s/../lib/syscope", self);
+}
+
+static void component(struct avail *a, struct sc_report *r, const char *name, bool ok,
+		      const char *state, const char *description)
+{
+	if (!wanted(a, name, description))
+		return;
+	sc_report_cell(r, name, false);
+	sc_report_cell(r, ok ? "yes" : "no", false);
+	sc_report_cell(r, state, false);
+	if (a->descriptions)
+		sc_report_cell(r, description, false);
+}
+
+static void components(struct avail *a)
+{
+	struct sc_report r = { 0 };
+	char buf[512], why[256], *dir = libdir(), *path;
+	int err = open_event(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK);
+	void *h;
+	bool cuda_built, driver;
+
+	sc_report_column(&r, "source");
+	sc_report_column(&r, "available");
+	sc_report_column(&r, "state");
+	if (a->descriptions)
+		sc_report_column(&r, "description");
+	snprintf(buf, sizeof(buf), "%s",
+		 err ? "POSIX CPU-time timers (perf task-clock unavailable)" : "perf task-clock");
+	component(a, &r, "sampling-cputime", true, buf,
+		  "Call-stack sampling on each thread's CPU time (--sampling-cputime)");
+	component(a, &r, "sampling-realtime", true, "POSIX monotonic timers",
+		  "Call-stack sampling on wall-clock time (--sampling-realtime)");
+	h = dlopen("libunwind.so.8", RTLD_NOW | RTLD_LOCAL);
+	path = sc_xasprintf("%s/libunwind.so.8", dir);
+	if (!h)
+		h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	component(a, &r, "unwinder-libunwind", h != NULL,
+		  h ? "libunwind found" : "libunwind.so.8 not found: frame pointers only",
+		  "DWARF unwinding of sampled stacks (--sampling-unwinder)");
+	if (h)
+		dlclose(h);
+	free(path);
+	path = sc_xasprintf("%s/libsyscope-cuda.so", dir);
+	cuda_built = !access(path, R_OK);
+	h = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+	driver = h != NULL;
+	if (h)
+		dlclose(h);
+	component(a, &r, "cuda", cuda_built && driver,
+		  !cuda_built ? "not built (no CUPTI at build time)"
+		  : driver    ? "CUPTI tracing ready; starts when a program initializes CUDA"
+			      : "built; no NVIDIA driver (libcuda.so.1) on this machine",
+		  "CUDA API, kernels, copies, allocations, NVTX (--cuda, --cuda-domains)");
+	free(path);
+	err = open_event(PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS);
+	component(a, &r, "cpu-counters", false,
+		  err ? event_error(err, why, sizeof(why))
+		      : "counters present; reading them is not in this version yet",
+		  "Hardware counters per thread and function (-H lists them)");
+	component(a, &r, "gpu-telemetry", false, "not in this version yet (NVML)",
+		  "GPU temperature, power, utilization, memory, clocks (--gpu)");
+	component(a, &r, "host-telemetry", false, "not in this version yet",
+		  "CPU frequency, memory, I/O and network of the process (--process-freq)");
+	component(a, &r, "parallel", false, "not in this version yet",
+		  "MPI, OpenMP, NCCL and pthread tracing (--parallel)");
+	component(a, &r, "outputs", true, "rocpd, pftrace, text, json, folded, csv",
+		  "Output formats (--output-format)");
+	emit(a, &r, "components", "DATA SOURCES");
+	free(dir);
+}
+
+/* ---- hardware counters ---- */
+
+static void cpu_events(struct avail *a)
+{
+	static const struct {
+		const char *name;
+		uint32_t type;
+		uint64_t config;
+		const char *description;
+	} events[] = {
+		{ "task-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK, "CPU time (ns)" },
+		{ "cpu-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK, "CPU clock (ns)" },
+		{ "page-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS, "Page faults" },
+		{ "minor-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS_MIN,
+		  "Minor page faults" },
+		{ "major-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS_MAJ,
+		  "Major page faults (I/O)" },
+		{ "context-switches", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CONTEXT_SWITCHES,
+		  "Context switches" },
+		{ "cpu-migrations", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_MIGRATIONS,
+		  "Migrations to another CPU" },
+		{ "cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES, "CPU cycles" },
+		{ "instructions", PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS,
+		  "Instructions retired" },
+		{ "cache-references", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_REFERENCES,
+		  "Last-level cache accesses" },
+		{ "cache-misses", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_MISSES,
+		  "Last-level cache misses" },
+		{ "branches", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_INSTRUCTIONS,
+		  "Branch instructions" },
+		{ "branch-misses", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_MISSES,
+		  "Mispredicted branches" },
+		{ "ref-cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_REF_CPU_CYCLES,
+		  "Reference cycles (not scaled by frequency)" },
+	};
+	struct sc_report r = { 0 };
+
+	sc_report_column(&r, "event");
+	sc_report_column(&r, "kind");
+	sc_report_column(&r, "available");
+	sc_report_column(&r, "why not");
+	if (a->descriptions)
+		sc_report_column(&r, "description");
+	for (size_t i = 0; i < sizeof(events) / sizeof(events[0]); i++) {
+		char why[256];
+		int err;
+
+		if (!wanted(a, events[i].name, events[i].description))
+			continue;
+		err = open_event(events[i].type, events[i].config);
+		sc_report_cell(&r, events[i].name, false);
+		sc_report_cell(&r, events[i].type == PERF_TYPE_SOFTWARE ? "software" : "hardware",
+			       false);
+		sc_report_cell(&r, err ? "no" : "yes", false);
+		sc_report_cell(&r, event_error(err, why, sizeof(why)), false);
+		if (a->descriptions)
+			sc_report_cell(&r, events[i].description, false);
+	}
+	emit(a, &r, "cpu_events", "CPU EVENTS (perf_event_open on this machine)");
+}
+
+/* ---- domains ---- */
+
+static void domains(struct avail *a)
+{
+	static const struct {
+		const char *flag, *tokens, *state, *description;
+	} rows[] = {
+		{ "--cuda", "runtime driver kernel memory nvtx sync uvm graph overhead all",
+		  "sync, uvm, graph, overhead not recorded yet", "CUDA tracing through CUPTI" },
+		{ "--cpu", "HZ", "", "CPU call-stack sampling, at HZ" },
+		{ "--gpu", "temp power busy mem_usage clocks pcie nvlink encoder decoder",
+		  "not in this version yet", "GPU telemetry through NVML" },
+		{ "--parallel", "mpi openmp nccl pthread", "not in this version yet",
+		  "Parallel runtimes" },
+	};
+	struct sc_report r = { 0 };
+
+	sc_report_column(&r, "flag");
+	sc_report_column(&r, "values");
+	sc_report_column(&r, "state");
+	if (a->descriptions)
+		sc_report_column(&r, "description");
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		if (!wanted(a, rows[i].flag, rows[i].description))
+			continue;
+		sc_report_cell(&r, rows[i].flag, false);
+		sc_report_cell(&r, rows[i].tokens, false);
+		sc_report_cell(&r, rows[i].state, false);
+		if (a->descriptions)
+			sc_report_cell(&r, rows[i].description, false);
+	}
+	emit(a, &r, "domains", "DOMAIN FLAGS (run, sample)");
+}
+
+/* ---- -G: a configuration file of every setting ---- */
+
+static void generate_config(struct avail *a, const char *path)
+{
+	bool as_json = strlen(path) > 5 && !strcmp(path + strlen(path) - 5, ".json");
+	char *tmp = sc_xasprintf("%s.tmp", path);
+	FILE *f = fopen(tmp, "w");
+	json_t *doc = json_object();
+	bool at_default;
+
+	if (!f)
+		sc_die(SC_EXIT_FAILURE, "cannot write %s: %s", path, strerror(errno));
+	if (!as_json)
+		fprintf(f,
+			"# syscope %s configuration: KEY = value; read with --config=%s\n"
+			"# or SYSCOPE_CONFIG_FILE. '#' starts a comment; settings at their default\n"
+			"# are commented out, so that presets still apply to them.\n",
+			SYSCOPE_VERSION, path);
+	for (int id = 0; id < SC_SETTING_COUNT; id++) {
+		const struct sc_setting_def *d = &sc_setting_defs[id];
+
+		if (!sc_setting_configurable(id) || !wanted(a, d->name, d->help))
+			continue;
+		/* Values at their default stay commented out: active, they would override any
+		 * preset (configuration files rank above presets). */
+		at_default = a->cli.settings.v[id].source == SC_SRC_DEFAULT;
+		if (as_json) {
+			if (a->cli.settings.v[id].set && !at_default)
+				json_object_set_new(doc, d->name,
+						    sc_setting_json(&a->cli.settings, id));
+			continue;
+		}
+		fprintf(f, "\n# %s\n# %s%s%s%s\n%s%s = %s\n", d->help,
+			sc_setting_type_name(d->type), d->choices ? ": " : "",
+			d->choices ? d->choices : "", d->defval[0] ? "" : " (unset by default)",
+			a->cli.settings.v[id].text[0] && !at_default ? "" : "# ", d->name,
+			a->cli.settings.v[id].text);
+	}
+	if (as_json)
+		json_dumpf(doc, f, JSON_INDENT(2));
+	json_decref(doc);
+	if (fclose(f) || rename(tmp, path))
+		sc_die(SC_EXIT_FAILURE, "cannot write %s: %s", path, strerror(errno));
+	free(tmp);
+	fprintf(stderr, "syscope: wrote %s\n", path);
+}
+
+int cmd_avail(int argc, char **argv)
+{
+	const struct sc_verb *verb = sc_verb_find("avail");
+	const char *s = NULL, *c = NULL, *hw = NULL, *dev = NULL, *dom = NULL, *pre = NULL;
+	const char *regex = NULL, *desc = NULL, *format = NULL, *gen = NULL;
+	const char *md = NULL, *csv = NULL, *json = NULL;
+	struct sc_extra_opt extras[] = {
+		{ "settings", 'S', false, "", "Settings: variable, value, source, default, type",
+		  &s },
+		{ "components", 'C', false, "", "Data sources and whether each works here", &c },
+		{ "hardware-counters", 'H', false, "", "CPU events perf_event_open accepts here",
+		  &hw },
+		{ "device", 'c', true, "CPU|GPU", "With -H: the device (GPU: not in this version)",
+		  &dev },
+		{ "list-domains", 0, false, "", "The domain flags of run and sample", &dom },
+		{ "list-presets", 0, false, "", "The presets, by category", &pre },
+		{ "filter", 'r', true, "REGEX",
+		  "Only rows whose name matches (with -d: or "
+		  "description)",
+		  &regex },
+		{ "description", 'd', false, "", "Show descriptions", &desc },
+		{ "format", 0, true, "table|csv|json|md", "Output format (default: table)",
+		  &format },
+		{ "markdown", 0, false, "", "Same as --format md", &md },
+		{ "csv", 0, false, "", "Same as --format csv", &csv },
+		{ "json", 0, false, "", "Same as --format json", &json },
+		{ "generate-config", 'G', true, "FILE",
+		  "Write a configuration file of every setting (JSON if FILE ends in .json)",
+		  &gen },
+		{ NULL, 0, false, NULL, NULL, NULL },
+	};
+	struct avail a = { .fmt = SC_REPORT_TABLE };
+	bool any;
+
+	sc_cli_parse(&a.cli, verb, argc, argv, extras, false);
+	if (sc_cli_answered(&a.cli, extras))
+		return 0;
+	if (a.cli.nrest)
+		sc_die(SC_EXIT_USAGE, "avail: unexpected argument '%s' (usage: %s)", a.cli.rest[0],
+		       verb->usage);
+	format = md ? "md" : csv ? "csv" : json ? "json" : format;
+	if (format && sc_report_format_parse(format, &a.fmt))
+		sc_die(SC_EXIT_USAGE, "avail: --format '%s' unknown (valid: table, csv, json, md)",
+		       format);
+	if (regex) {
+		int rc = regcomp(&a.re, regex, REG_EXTENDED | REG_NOSUB | REG_ICASE);
+		char err[256];
+
+		if (rc) {
+			regerror(rc, &a.re, err, sizeof(err));
+			sc_die(SC_EXIT_USAGE,
+			       "avail: -r '%s' is not a valid regular expression: %s", regex, err);
+		}
+		a.filtered = true;
+	}
+	if (dev && strcasecmp(dev, "cpu") && strcasecmp(dev, "gpu"))
+		sc_die(SC_EXIT_USAGE, "avail: -c '%s' is not a device (valid: CPU, GPU)", dev);
+	a.descriptions = desc != NULL;
+	if (gen) {
+		generate_config(&a, gen);
+		goto out;
+	}
+	if (a.fmt == SC_REPORT_JSON)
+		a.doc = json_object();
+	any = s || c || hw || dom || pre;
+	if (!any || c)
+		components(&a);
+	if (!any || s)
+		settings(&a);
+	if (hw) {
+		if (dev && !strcasecmp(dev, "gpu"))
+			pr_warn("avail: GPU hardware counters (CUPTI) are not in this version yet");
+		else
+			cpu_events(&a);
+	}
+	if (dom)
+		domains(&a);
+	if (pre)
+		sc_preset_list(stdout, sc_str(&a.cli.settings, SC_SET_PRESET_DIR));
+	if (a.doc) {
+		json_dumpf(a.doc, stdout, JSON_INDENT(1));
+		putchar('\n');
+		json_decref(a.doc);
+	}
+out:
+	if (a.filtered)
+		regfree(&a.re);
+	sc_cli_free(&a.cli);
+	return 0;
+}
