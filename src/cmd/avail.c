@@ -358,7 +358,7 @@ int cmd_avail(int argc, char **argv)
 	const struct sc_verb *verb = sc_verb_find("avail");
 	const char *s = NULL, *c = NULL, *hw = NULL, *dev = NULL, *dom = NULL, *pre = NULL;
 	const char *regex = NULL, *desc = NULL, *format = NULL, *gen = NULL;
-	const char *md = NULL, *csv = NULL, *json = NULL;
+	const char *md = NULL, *csv = NULL, *json = NULL, *man = NULL, *completion = NULL;
 	struct sc_extra_opt extras[] = {
 		{ "settings", 'S', false, "", "Settings: variable, value, source, default, type",
 		  &s },
@@ -382,6 +382,8 @@ int cmd_avail(int argc, char **argv)
 		{ "generate-config", 'G', true, "FILE",
 		  "Write a configuration file of every setting (JSON if FILE ends in .json)",
 		  &gen },
+		{ "man", 0, false, "", "Print syscope's man page (roff)", &man },
+		{ "completion", 0, true, "bash", "Print the bash completion script", &completion },
 		{ NULL, 0, false, NULL, NULL, NULL },
 	};
 	struct avail a = { .fmt = SC_REPORT_TABLE };
@@ -411,6 +413,17 @@ int cmd_avail(int argc, char **argv)
 	if (dev && strcasecmp(dev, "cpu") && strcasecmp(dev, "gpu"))
 		sc_die(SC_EXIT_USAGE, "avail: -c '%s' is not a device (valid: CPU, GPU)", dev);
 	a.descriptions = desc != NULL;
+	if (man) {
+		sc_write_man_page(stdout);
+		goto out;
+	}
+	if (completion) {
+		if (strcmp(completion, "bash"))
+			sc_die(SC_EXIT_USAGE, "avail: --completion='%s': only bash is supported",
+			       completion);
+		sc_write_bash_completion(stdout);
+		goto out;
+	}
 	if (gen) {
 		generate_config(&a, gen);
 		goto out;

@@ -8,6 +8,7 @@
 #define SYSCOPE_CMD_CMD_H
 
 #include <stdbool.h>
+#include <stdio.h>
 
 #include "../common/settings.h"
 
@@ -109,6 +110,11 @@ bool sc_cli_parse_formats(struct sc_cli *cli, const struct sc_verb *verb, int ar
 			  const char *format_help);
 /* The folder part of a path ("." when there is none). Caller frees. */
 char *sc_dir_of(const char *path);
+
+/* docgen.c: the man page (roff) and the bash completion script, from the verbs' help and
+ * the settings table. */
+void sc_write_man_page(FILE *f);
+void sc_write_bash_completion(FILE *f);
 
 /* inputs.c: add to `vec` (a VEC(char *)) the rocpd databases of `arg`: a database, a session
  * folder (converted to rocpd first if need be) or a folder of sessions. Exits on error. */

@@ -9,14 +9,42 @@
 static const struct {
 	unsigned cat;
 	const char *name, *title;
+	const char *aliases; /* other topic names users try, space-separated */
 } topics[] = {
-	{ SC_CAT_SAMPLING, "sampling", "Sampling" },
-	{ SC_CAT_OUTPUT, "output", "Output" },
-	{ SC_CAT_PROCESS, "process", "Processes" },
-	{ SC_CAT_BUFFER, "buffer", "Recording buffers" },
-	{ SC_CAT_GPU, "gpu", "GPU tracing" },
-	{ SC_CAT_GENERAL | SC_CAT_DEBUG, "general", "General" },
+	{ SC_CAT_SAMPLING, "sampling", "Sampling", "cpu" },
+	{ SC_CAT_OUTPUT, "output", "Output", "tracing profiling" },
+	{ SC_CAT_PROCESS, "process", "Processes", "" },
+	{ SC_CAT_BUFFER, "buffer", "Recording buffers", "" },
+	{ SC_CAT_GPU, "gpu", "GPU tracing", "cuda" },
+	{ SC_CAT_GENERAL | SC_CAT_DEBUG, "general", "General", "" },
 };
+
+#define TOPIC_LIST                                                                     \
+	"sampling (cpu), output (tracing, profiling), process, buffer, gpu, general, " \
+	"preset, counters, parallel, all"
+
+/* Topics of things not in this version yet: named, so that --help=X is not a dead end. */
+static const struct {
+	const char *name, *text;
+} pending[] = {
+	{ "counters", "CPU and GPU hardware counters are not in this version of syscope yet; "
+		      "'syscope avail -H' lists the CPU events this machine has." },
+	{ "parallel", "MPI, OpenMP, NCCL and pthread tracing are not in this version of syscope "
+		      "yet (--parallel is accepted and checked)." },
+};
+
+static bool topic_is(size_t t, const char *topic)
+{
+	const char *a = topics[t].aliases;
+	size_t n = strlen(topic);
+
+	if (!strcasecmp(topic, topics[t].name))
+		return true;
+	for (const char *p = strstr(a, topic); p; p = strstr(p + 1, topic))
+		if ((p == a || p[-1] == ' ') && (p[n] == ' ' || !p[n]))
+			return true;
+	return false;
+}
 
 static const char *metavar(const struct sc_setting_def *d)
 {
@@ -75,7 +103,7 @@ void sc_cli_help(const struct sc_verb *verb, const struct sc_extra_opt *extras, 
 	for (size_t t = 0; t < sizeof(topics) / sizeof(topics[0]); t++) {
 		bool header = false;
 
-		if (!all && strcasecmp(topic, topics[t].name))
+		if (!all && !topic_is(t, topic))
 			continue;
 		matched = true;
 		for (int id = 0; id < SC_SETTING_COUNT; id++) {
@@ -96,7 +124,13 @@ void sc_cli_help(const struct sc_verb *verb, const struct sc_extra_opt *extras, 
 			print_setting(id);
 		}
 	}
-	if (all) {
+	for (size_t i = 0; !all && i < sizeof(pending) / sizeof(pending[0]); i++)
+		if (!strcasecmp(topic, pending[i].name)) {
+			printf("\n%s\n", pending[i].text);
+			matched = true;
+		}
+	if (all || !strcasecmp(topic, "preset")) {
+		matched = true;
 		printf("\n%s options:\n", verb->name);
 		for (size_t i = 0; extras && extras[i].long_flag; i++) {
 			char shrt[4] = "", lng[96];
@@ -112,17 +146,12 @@ void sc_cli_help(const struct sc_verb *verb, const struct sc_extra_opt *extras, 
 				 mv, !extras[i].takes_value && *mv ? "]" : "");
 			print_option(shrt, lng, extras[i].help, "");
 		}
-		print_option("-h", "--help[=TOPIC]",
-			     "This help, or one topic: sampling, output, process, buffer, gpu, "
-			     "general",
-			     "");
+		print_option("-h", "--help[=TOPIC]", "This help, or one topic: " TOPIC_LIST, "");
 		print_option("", "--version", "Print the version and exit", "");
 		printf("\nEvery option is also an environment variable SYSCOPE_<NAME>, e.g.\n"
 		       "SYSCOPE_SAMPLING_FREQ=1000; the command line wins over the environment.\n"
 		       "Booleans take on/off, yes/no, true/false, 1/0; --no-NAME turns one off.\n");
 	}
 	if (!matched)
-		printf("\nNo help topic '%s'; topics: sampling, output, process, buffer, gpu, "
-		       "general, all\n",
-		       topic);
+		printf("\nNo help topic '%s'; topics: " TOPIC_LIST "\n", topic);
 }

@@ -4,6 +4,7 @@ import csv
 import io
 import json
 import os
+import subprocess
 import tempfile
 
 import harness
@@ -94,6 +95,38 @@ def test_bad_input():
     check("--format 'yaml' unknown (valid: table, csv, json, md)" in r.err, r.err)
     r = syscope("avail", "-r", "(")
     check("-r '(' is not a valid regular expression" in r.err, r.err)
+
+
+def test_man_page_and_completion_follow_the_settings_table():
+    man = open(os.path.join(harness.BUILD, "share", "man", "man1", "syscope.1")).read()
+    check(man.startswith(".TH SYSCOPE 1"), "a man page")
+    doc = avail_json("-S")
+    for row in doc["settings"]:
+        check(f".B {row['environment']}\n" in man, f"{row['environment']} in the man page")
+    for verb in ("sample", "run", "avail", "convert", "summary", "merge"):
+        check(f".SS {verb}\n" in man, f"{verb} in the man page")
+    check("\\-\\-sampling\\-freq=HZ" in man, "the flags, escaped for roff")
+
+    script = os.path.join(harness.BUILD, "share", "bash-completion", "completions", "syscope")
+
+    def complete(*words):
+        line = " ".join(words)
+        cmd = (f'source "{script}"; COMP_WORDS=({line}); COMP_CWORD={len(words) - 1}; '
+               f'_syscope; printf "%s\\n" "${{COMPREPLY[@]}}"')
+        env = dict(os.environ, PATH=os.path.join(harness.BUILD, "bin") + ":" +
+                   os.environ.get("PATH", ""))
+        out = subprocess.run(["bash", "-c", cmd], capture_output=True, text=True, env=env)
+        check_eq(out.returncode, 0, out.stderr)
+        return sorted(w for w in out.stdout.split("\n") if w)
+
+    check_eq(complete("syscope", "ru"), ["run"], "verbs")
+    got = complete("syscope", "run", "--cud")
+    check("--cuda" in got and "--cuda-domains" in got and "--cuda-api-include" in got, got)
+    check("--no-cuda" in complete("syscope", "sample", "--no-cu"), "--no- forms")
+    check_eq(complete("syscope", "run", "--sampling-unwinder=f"), ["--sampling-unwinder=fp"],
+             "choices")
+    check_eq(complete("syscope", "run", "--preset=trace-g"), ["--preset=trace-gpu"], "presets")
+    check_eq(complete("syscope", "avail", "--list-d"), ["--list-domains"], "avail's own")
 
 
 if __name__ == "__main__":
