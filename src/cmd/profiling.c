@@ -11,6 +11,8 @@
 #include <string.h>
 #include <unistd.h>
 
+extern char **environ;
+
 #include "../common/log.h"
 #include "../common/strutil.h"
 #include "../common/vec.h"
@@ -221,6 +223,18 @@ static void load_config_files(struct sc_cli *cli)
 	free(copy);
 }
 
+/* ROCPROFSYS_* variables of a rocprof-sys user's environment, below SYSCOPE_* ones. */
+static void migrate_environment(struct sc_cli *cli)
+{
+	struct sc_migration m = { .n = 0 };
+	char err[SC_CONFIG_ERR];
+
+	sc_migration_from_environment(&m, environ);
+	if (m.n && sc_migration_apply(&m, &cli->settings, SC_SRC_ENV, "environment", err))
+		sc_die(SC_EXIT_USAGE, "%s", err);
+	sc_migration_free(&m);
+}
+
 static void export_config(const struct sc_cli *cli, const char *file)
 {
 	json_t *doc = sc_config_export(&cli->settings);
@@ -303,6 +317,7 @@ bool sc_profiling_cli(struct sc_cli *cli, const struct sc_verb *verb, int argc, 
 		sc_cli_free(cli);
 		return false;
 	}
+	migrate_environment(cli);
 	load_config_files(cli);
 	name = sc_is_set(&cli->settings, SC_SET_PRESET) ? sc_str(&cli->settings, SC_SET_PRESET)
 							: default_preset;
@@ -323,7 +338,7 @@ bool sc_profiling_cli(struct sc_cli *cli, const struct sc_verb *verb, int argc, 
 			json_t *v;
 			char what[512] = "";
 
-			json_array_foreach(p.not_yet, i, v)
+			json_array_foreach (p.not_yet, i, v)
 				snprintf(what + strlen(what), sizeof(what) - strlen(what), "%s%s",
 					 i ? ", " : "", json_string_value(v));
 			pr_info("preset %s: not in this version yet: %s", p.name, what);

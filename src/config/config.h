@@ -70,6 +70,29 @@ bool sc_setting_configurable(int id);
  * Returns 0 or -1 with `err` set ("file:line:column: what"). */
 int sc_config_file_load(const char *path, struct sc_settings *s, char err[SC_CONFIG_ERR]);
 
+/* ---- migrate.c: rocprof-sys's settings and presets ---- */
+#define SC_MIGRATION_MAX 256
+
+/* Their settings (names without ROCPROFSYS_) and values, collected from one source. */
+struct sc_migration {
+	char *name[SC_MIGRATION_MAX];
+	char *value[SC_MIGRATION_MAX];
+	size_t n;
+};
+
+void sc_migration_add(struct sc_migration *m, const char *name, const char *value);
+void sc_migration_free(struct sc_migration *m);
+/* Apply what has an equivalent with `source` (never over a value of that source or above);
+ * one warning from `origin` names the rest. Returns 0 or -1 with `err` set. */
+int sc_migration_apply(const struct sc_migration *m, struct sc_settings *s,
+		       enum sc_setting_source source, const char *origin, char err[SC_CONFIG_ERR]);
+/* "ROCPROFSYS_SAMPLING_FREQ" (any case) -> "SAMPLING_FREQ"; false for other keys. */
+bool sc_migration_key(const char *key, char *name, size_t n);
+void sc_migration_from_environment(struct sc_migration *m, char *const *env);
+/* A rocprof-sys preset document (its nested format), and its settings. */
+bool sc_migration_is_their_preset(const json_t *doc);
+void sc_migration_from_preset(struct sc_migration *m, const json_t *doc);
+
 /* ---- schema.c ---- */
 /* The JSON Schema (draft 2020-12) of preset files. Caller owns the reference. */
 json_t *sc_preset_schema(void);

@@ -117,6 +117,8 @@ static size_t expand(const struct variables *vars, const char *in, char *out, si
 static int load_text(const char *path, FILE *f, struct sc_settings *s, char err[SC_CONFIG_ERR])
 {
 	struct variables vars = { .n = 0 };
+	struct sc_migration theirs = { .n = 0 };
+	char their_name[160];
 	char line[MAX_LINE], value[MAX_LINE];
 	int lineno = 0, rc = 0;
 
@@ -163,6 +165,10 @@ static int load_text(const char *path, FILE *f, struct sc_settings *s, char err[
 			vars.value[vars.n++] = sc_xstrdup(value);
 			continue;
 		}
+		if (sc_migration_key(key, their_name, sizeof(their_name))) {
+			sc_migration_add(&theirs, their_name, value);
+			continue;
+		}
 		id = setting_of_key(key);
 		if (!sc_setting_configurable(id)) {
 			warn_unknown_key(where, key);
@@ -178,6 +184,9 @@ static int load_text(const char *path, FILE *f, struct sc_settings *s, char err[
 		free(vars.name[i]);
 		free(vars.value[i]);
 	}
+	if (!rc && theirs.n)
+		rc = sc_migration_apply(&theirs, s, SC_SRC_CONFIG, path, err);
+	sc_migration_free(&theirs);
 	return rc;
 }
 
@@ -185,6 +194,7 @@ static int load_json(const char *path, FILE *f, struct sc_settings *s, char err[
 {
 	json_error_t je;
 	json_t *doc = json_loadf(f, JSON_REJECT_DUPLICATES, &je);
+	struct sc_migration theirs = { .n = 0 };
 	json_t *settings;
 	const char *key;
 	json_t *v;
@@ -212,11 +222,18 @@ static int load_json(const char *path, FILE *f, struct sc_settings *s, char err[
 	} else {
 		settings = doc;
 	}
-	json_object_foreach(rc ? NULL : settings, key, v)
-	{
+	json_object_foreach (rc ? NULL : settings, key, v) {
 		int id = setting_of_key(key);
-		char e[SC_ERRMSG_MAX];
+		char e[SC_ERRMSG_MAX], name[160];
 
+		if (sc_migration_key(key, name, sizeof(name))) {
+			char *text = json_is_string(v) ? sc_xstrdup(json_string_value(v))
+						       : json_dumps(v, JSON_ENCODE_ANY);
+
+			sc_migration_add(&theirs, name, text ? text : "");
+			free(text);
+			continue;
+		}
 		if (!sc_setting_configurable(id)) {
 			if (settings == doc && strcmp(key, "$schema"))
 				warn_unknown_key(path, key);
@@ -228,6 +245,9 @@ static int load_json(const char *path, FILE *f, struct sc_settings *s, char err[
 			break;
 		}
 	}
+	if (!rc && theirs.n)
+		rc = sc_migration_apply(&theirs, s, SC_SRC_CONFIG, path, err);
+	sc_migration_free(&theirs);
 	json_decref(doc);
 	return rc;
 }

@@ -57,8 +57,7 @@ int sc_setting_from_json(struct sc_settings *s, int id, json_t *v, enum sc_setti
 		break;
 	case JSON_ARRAY:
 		buf[0] = '\0';
-		json_array_foreach(v, i, e)
-		{
+		json_array_foreach (v, i, e) {
 			if (!json_is_string(e)) {
 				snprintf(err, SC_ERRMSG_MAX, "%s: list items must be strings",
 					 sc_setting_defs[id].name);
@@ -181,11 +180,58 @@ static char *dup_string(const json_t *o, const char *key)
 	return sc_xstrdup(s ? s : "");
 }
 
+/* A rocprof-sys preset as one of ours: its metadata, and the settings that have an
+ * equivalent (the others named in a warning). */
+static int convert_theirs(json_t *doc, const char *origin, char err[SC_CONFIG_ERR])
+{
+	struct sc_migration m = { .n = 0 };
+	json_t *theirs = json_object_get(doc, "metadata"), *meta = json_object(), *settings;
+	static const char *const keys[] = { "name", "description", "use_case", "category" };
+	char where[PATH_MAX + 40];
+	struct sc_settings s;
+	int rc;
+
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		json_t *v = json_object_get(theirs, keys[i]);
+
+		if (json_is_string(v))
+			json_object_set(meta, keys[i], v);
+	}
+	if (!json_object_get(meta, "name"))
+		json_object_set_new(meta, "name", json_string(origin));
+	if (!json_object_get(meta, "description"))
+		json_object_set_new(meta, "description", json_string("a rocprof-sys preset"));
+	if (sc_settings_init(&s)) {
+		json_decref(meta);
+		return -1;
+	}
+	snprintf(where, sizeof(where), "rocprof-sys preset %s", origin);
+	sc_migration_from_preset(&m, doc);
+	rc = sc_migration_apply(&m, &s, SC_SRC_PRESET, where, err);
+	settings = json_object();
+	for (int id = 0; !rc && id < SC_SETTING_COUNT; id++)
+		if (s.v[id].source == SC_SRC_PRESET && sc_setting_configurable(id))
+			json_object_set_new(settings, sc_setting_defs[id].name,
+					    sc_setting_json(&s, id));
+	json_object_clear(doc);
+	json_object_set_new(doc, "metadata", meta);
+	json_object_set_new(doc, "settings", settings);
+	sc_migration_free(&m);
+	sc_settings_free(&s);
+	return rc;
+}
+
 static int parse(json_t *doc, const char *origin, struct sc_preset *p, char err[SC_CONFIG_ERR])
 {
-	json_t *schema = sc_preset_schema();
-	json_t *meta;
-	int rc = sc_schema_validate(schema, doc, origin, err);
+	json_t *schema, *meta;
+	int rc;
+
+	if (sc_migration_is_their_preset(doc) && convert_theirs(doc, origin, err)) {
+		json_decref(doc);
+		return -1;
+	}
+	schema = sc_preset_schema();
+	rc = sc_schema_validate(schema, doc, origin, err);
 
 	json_decref(schema);
 	if (rc) {
@@ -294,8 +340,7 @@ int sc_preset_apply(const struct sc_preset *p, struct sc_settings *s, char err[S
 	const char *key;
 	json_t *v;
 
-	json_object_foreach(p->settings, key, v)
-	{
+	json_object_foreach (p->settings, key, v) {
 		int id = sc_setting_by_name(key);
 		char e[SC_ERRMSG_MAX];
 
@@ -364,7 +409,7 @@ void sc_preset_explain(FILE *f, const struct sc_preset *p)
 		fprintf(f, "  Use it for: %s\n", p->use_case);
 	if (json_array_size(p->not_yet)) {
 		fprintf(f, "  Not available in this version yet:");
-		json_array_foreach(p->not_yet, i, v)
+		json_array_foreach (p->not_yet, i, v)
 			fprintf(f, "%s %s", i ? "," : "", json_string_value(v));
 		fputc('\n', f);
 	}
@@ -372,8 +417,7 @@ void sc_preset_explain(FILE *f, const struct sc_preset *p)
 		"  Settings (command line, environment and configuration files override them):\n");
 	if (sc_settings_init(&s))
 		return;
-	json_object_foreach(p->settings, key, v)
-	{
+	json_object_foreach (p->settings, key, v) {
 		int id = sc_setting_by_name(key);
 		char err[SC_ERRMSG_MAX];
 

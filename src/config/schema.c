@@ -161,8 +161,10 @@ static void expected(const json_t *schema, char *buf, size_t n)
 		json_t *e;
 
 		used += (size_t)snprintf(buf, n, "one of:");
-		json_array_foreach(en, i, e) if (used < n) used += (size_t)snprintf(
-			buf + used, n - used, "%s %s", i ? "," : "", json_string_value(e));
+		json_array_foreach (en, i, e)
+			if (used < n)
+				used += (size_t)snprintf(buf + used, n - used, "%s %s",
+							 i ? "," : "", json_string_value(e));
 		return;
 	}
 	if (json_is_array(type)) {
@@ -204,15 +206,13 @@ static void check_object(struct validation *v, const json_t *schema, const json_
 	json_t *val;
 	size_t i;
 
-	json_array_foreach(req, i,
-			   val) if (!json_object_get(doc, json_string_value(val)) && !v->failed)
-	{
-		v->failed = true;
-		snprintf(v->err, SC_CONFIG_ERR, "%s: %s%s'%s' is missing", v->origin, path,
-			 *path ? ": " : "", json_string_value(val));
-	}
-	json_object_foreach((json_t *)doc, key, val)
-	{
+	json_array_foreach (req, i, val)
+		if (!json_object_get(doc, json_string_value(val)) && !v->failed) {
+			v->failed = true;
+			snprintf(v->err, SC_CONFIG_ERR, "%s: %s%s'%s' is missing", v->origin, path,
+				 *path ? ": " : "", json_string_value(val));
+		}
+	json_object_foreach ((json_t *)doc, key, val) {
 		const json_t *sub = json_object_get(props, key);
 		char child[256];
 
@@ -226,8 +226,9 @@ static void check_object(struct validation *v, const json_t *schema, const json_
 			json_t *unused;
 			const char *near;
 
-			json_object_foreach((json_t *)props, k2, unused) if (n < 1024) names[n++] =
-				k2;
+			json_object_foreach ((json_t *)props, k2, unused)
+				if (n < 1024)
+					names[n++] = k2;
 			near = sc_nearest(key, names, n);
 			pr_warn("%s: unknown key '%s' ignored%s%s%s", v->origin, child,
 				near ? " (did you mean " : "", near ? near : "", near ? "?)" : "");
@@ -253,7 +254,8 @@ static void check(struct validation *v, const json_t *schema, const json_t *doc,
 		json_t *e;
 		bool found = false;
 
-		json_array_foreach(en, i, e) found = found || json_equal(e, (json_t *)doc);
+		json_array_foreach (en, i, e)
+			found = found || json_equal(e, (json_t *)doc);
 		if (!found) {
 			char what[200];
 
@@ -281,8 +283,7 @@ static void check(struct validation *v, const json_t *schema, const json_t *doc,
 		size_t i;
 		json_t *e;
 
-		json_array_foreach(doc, i, e)
-		{
+		json_array_foreach (doc, i, e) {
 			char child[256];
 
 			snprintf(child, sizeof(child), "%s[%zu]", path, i);

@@ -184,7 +184,7 @@ static void emit_process(struct source *s, sqlite3_stmt *p)
 	}
 	r.exe_len = (uint32_t)b.v.n;
 	if (json_is_array(argv)) {
-		json_array_foreach(argv, i, v)
+		json_array_foreach (argv, i, v)
 			strings_add(&b, json_string_value(v) ? json_string_value(v) : "");
 	} else {
 		char *copy = sc_xstrdup(command), *save = NULL;
@@ -210,8 +210,7 @@ static void emit_key_values(struct source *s, uint16_t type, json_t *obj)
 
 	if (!json_is_object(obj))
 		return;
-	json_object_foreach(obj, key, v)
-	{
+	json_object_foreach (obj, key, v) {
 		char *kv = sc_xasprintf("%s=%s", key,
 					json_string_value(v) ? json_string_value(v) : "");
 
@@ -258,8 +257,7 @@ static void emit_threads(struct source *s, bool end)
 			emit(s, tid, SC_REC_THREAD_NAME, 0, &n, sizeof(n), NULL, 0);
 		}
 		samplers = json_object_get(ext, "samplers");
-		json_array_foreach(samplers, i, e)
-		{
+		json_array_foreach (samplers, i, e) {
 			struct sc_rec_sampler sm = { .ts = r.ts };
 			uint16_t flags = 0;
 

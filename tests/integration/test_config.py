@@ -197,5 +197,47 @@ def test_what_explain_says_is_what_the_run_uses():
     check(any(f.startswith("perfetto-trace-") for f in r.files()), "its Perfetto trace")
 
 
+def test_rocprof_sys_settings_and_presets_are_mapped():
+    env = {"ROCPROFSYS_SAMPLING_FREQ": "111", "ROCPROFSYS_USE_MPIP": "true",
+           "ROCPROFSYS_ROCM_DOMAINS": "hip_runtime_api,kernel_dispatch,scratch_memory",
+           "ROCPROFSYS_TRACE": "true", "ROCPROFSYS_PROFILE": "false",
+           "ROCPROFSYS_USE_ROCPD": "true"}
+    r = syscope("run", "--export-config", env=env)
+    check_eq(r.rc, 0, r.describe())
+    s = json.loads(r.out)["settings"]
+    check_eq((s["SAMPLING_FREQ"], s["CUDA_DOMAINS"], s["OUTPUT_FORMAT"]),
+             (111, ["runtime", "kernel"], ["rocpd", "pftrace"]), "their environment")
+    check("without a syscope equivalent (ignored): USE_MPIP scratch_memory" in r.err, r.err)
+    env["SYSCOPE_SAMPLING_FREQ"] = "222"
+    check_eq(exported(env=env)["SAMPLING_FREQ"], 222, "SYSCOPE_* wins over ROCPROFSYS_*")
+
+    cfg = scratch("old.cfg", "ROCPROFSYS_SAMPLING_FREQ = 55\nrocprofsys_use_kokkosp = on\n")
+    r = syscope("run", "-c", cfg, "--export-config")
+    check_eq(json.loads(r.out)["settings"]["SAMPLING_FREQ"], 55, "their config file")
+    check("(ignored): USE_KOKKOSP" in r.err, r.err)
+
+    theirs = scratch("theirs.json", json.dumps({
+        "metadata": {"name": "old-ai", "description": "from rocprof-sys", "category": "gpu"},
+        "tracing": {"enabled": True},
+        "profiling": {"enabled": True, "flat_profile": {"enabled": False}},
+        "sampling": {"enabled": True, "frequency_hz": {"value": 75}},
+        "domains": {"gpu": {"enabled": True},
+                    "rocm": {"enabled": True, "api_domains": {
+                        "hip_runtime_api": {"enabled": True},
+                        "kernel_dispatch": {"enabled": True},
+                        "memory_copy": {"enabled": True},
+                        "hsa_api": {"enabled": False}}}},
+        "output": {"rocpd_output": {"enabled": True}}}))
+    r = syscope("run", "--preset=" + theirs, "--export-config")
+    check_eq(r.rc, 0, r.describe())
+    s = json.loads(r.out)["settings"]
+    check_eq((s["SAMPLING_FREQ"], s["CUDA_DOMAINS"], s["OUTPUT_FORMAT"]),
+             (75, ["runtime", "kernel", "memory"], ["rocpd", "pftrace", "text", "json"]),
+             "their preset")
+    check("(ignored): FLAT_PROFILE USE_AMD_SMI" in r.err, r.err)
+    r = syscope("run", "--explain=" + theirs)
+    check(r.out.startswith("old-ai (gpu;"), r.out)
+
+
 if __name__ == "__main__":
     harness.main(globals())
