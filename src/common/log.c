@@ -27,6 +27,8 @@ void sc_log(enum sc_log_level level, const char *fmt, ...)
 
 	if (level > SC_LOG_WARN && (int)level - 1 > sc_log_verbosity)
 		return;
+	if (level == SC_LOG_WARN && sc_log_verbosity < 0) /* errors only */
+		return;
 	va_start(ap, fmt);
 	vlog(level, fmt, ap);
 	va_end(ap);

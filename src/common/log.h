@@ -24,7 +24,7 @@ enum sc_log_level {
 	SC_LOG_TRACE = 4, /* -vvv */
 };
 
-extern int sc_log_verbosity; /* 0 = errors, warnings and the summary only */
+extern int sc_log_verbosity; /* 0 = errors, warnings and the summary only; < 0: errors */
 
 __attribute__((format(printf, 2, 3))) void sc_log(enum sc_log_level level, const char *fmt, ...);
 /* Print "syscope: error: ..." and exit with `status`. CLI only. */
