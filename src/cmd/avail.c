@@ -19,6 +19,10 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#ifdef SYSCOPE_HAVE_LIBPFM
+#include <perfmon/pfmlib_perf_event.h>
+#endif
+
 #include "../common/hostinfo.h"
 #include "../common/log.h"
 #include "../config/config.h"
@@ -87,19 +91,13 @@ static void settings(struct avail *a)
 
 /* ---- data sources ---- */
 
+static int open_attr(struct perf_event_attr *pa);
+
 static int open_event(uint32_t type, uint64_t config)
 {
-	struct perf_event_attr pa = { .size = sizeof(pa), .type = type, .config = config };
-	long fd;
+	struct perf_event_attr pa = { .type = type, .config = config };
 
-	pa.disabled = 1;
-	pa.exclude_kernel = 1;
-	pa.exclude_hv = 1;
-	fd = syscall(SYS_perf_event_open, &pa, 0, -1, -1, 0);
-	if (fd < 0)
-		return -errno;
-	close((int)fd);
-	return 0;
+	return open_attr(&pa);
 }
 
 static const char *event_error(int err, char *buf, size_t n)
@@ -213,6 +211,67 @@ static void components(struct avail *a)
 
 /* ---- hardware counters ---- */
 
+static int open_attr(struct perf_event_attr *pa)
+{
+	long fd;
+
+	pa->size = sizeof(*pa);
+	pa->disabled = 1;
+	pa->exclude_kernel = 1;
+	pa->exclude_hv = 1;
+	fd = syscall(SYS_perf_event_open, pa, 0, -1, -1, 0);
+	if (fd < 0)
+		return -errno;
+	close((int)fd);
+	return 0;
+}
+
+#ifdef SYSCOPE_HAVE_LIBPFM
+/* Every event libpfm4 knows for the PMUs present here, tried with perf_event_open. */
+static bool pfm_events(struct avail *a, struct sc_report *r)
+{
+	pfm_pmu_t pmu;
+
+	if (pfm_initialize() != PFM_SUCCESS)
+		return false;
+	pfm_for_all_pmus(pmu)
+	{
+		pfm_pmu_info_t pinfo = { .size = sizeof(pinfo) };
+
+		if (pfm_get_pmu_info(pmu, &pinfo) != PFM_SUCCESS || !pinfo.is_present)
+			continue;
+		for (int i = pinfo.first_event; i != -1; i = pfm_get_event_next(i)) {
+			pfm_event_info_t info = { .size = sizeof(info) };
+			struct perf_event_attr pa = { 0 };
+			pfm_perf_encode_arg_t arg = { .attr = &pa, .size = sizeof(arg) };
+			char name[256], why[256];
+			int err;
+
+			if (pfm_get_event_info(i, PFM_OS_PERF_EVENT, &info) != PFM_SUCCESS)
+				continue;
+			snprintf(name, sizeof(name), "%s::%s", pinfo.name, info.name);
+			if (!wanted(a, name, info.desc))
+				continue;
+			err = pfm_get_os_event_encoding(name, PFM_PLM3, PFM_OS_PERF_EVENT, &arg) ==
+					      PFM_SUCCESS
+				      ? open_attr(&pa)
+				      : -EINVAL;
+			sc_report_cell(r, name, false);
+			sc_report_cell(r, pinfo.desc ? pinfo.desc : pinfo.name, false);
+			sc_report_cell(r, err ? "no" : "yes", false);
+			sc_report_cell(r,
+				       err == -EINVAL ? "libpfm4 cannot encode it for perf"
+						      : event_error(err, why, sizeof(why)),
+				       false);
+			if (a->descriptions)
+				sc_report_cell(r, info.desc ? info.desc : "", false);
+		}
+	}
+	pfm_terminate();
+	return true;
+}
+#endif
+
 static void cpu_events(struct avail *a)
 {
 	static const struct {
@@ -254,6 +313,12 @@ static void cpu_events(struct avail *a)
 	sc_report_column(&r, "why not");
 	if (a->descriptions)
 		sc_report_column(&r, "description");
+#ifdef SYSCOPE_HAVE_LIBPFM
+	if (pfm_events(a, &r)) {
+		emit(a, &r, "cpu_events", "CPU EVENTS (libpfm4, tried with perf_event_open here)");
+		return;
+	}
+#endif
 	for (size_t i = 0; i < sizeof(events) / sizeof(events[0]); i++) {
 		char why[256];
 		int err;

@@ -150,7 +150,26 @@ static void contradiction(const struct sc_cli *cli, int id, const char *flag, co
 
 struct domain_flags {
 	const char *cuda, *cpu, *gpu, *parallel;
+	const char *trace, *profile, *wait, *duration; /* rocprof-sys-run's shorthands */
 };
+
+/* Add `formats` to the output formats the layers below the command line chose. */
+static void add_formats(struct sc_cli *cli, const char *formats, const char *flag)
+{
+	char *list = sc_xstrdup(sc_str(&cli->settings, SC_SET_OUTPUT_FORMAT));
+	char *copy = sc_xstrdup(formats), *save = NULL;
+
+	for (char *w = strtok_r(copy, " ", &save); w; w = strtok_r(NULL, " ", &save))
+		if (!has_token(list, w)) {
+			char *next = sc_xasprintf("%s%s%s", list, *list ? " " : "", w);
+
+			free(list);
+			list = next;
+		}
+	set_cli(cli, SC_SET_OUTPUT_FORMAT, list, flag);
+	free(list);
+	free(copy);
+}
 
 static void apply_domains(struct sc_cli *cli, const struct domain_flags *df, bool preset_sampled)
 {
@@ -184,6 +203,18 @@ static void apply_domains(struct sc_cli *cli, const struct domain_flags *df, boo
 			sc_settings_free(&probe);
 			set_cli(cli, SC_SET_SAMPLING_FREQ, df->cpu, "cpu");
 		}
+	}
+	if (df->trace)
+		add_formats(cli, "pftrace", "trace");
+	if (df->profile)
+		add_formats(cli, "text json", "profile");
+	if (df->wait) {
+		contradiction(cli, SC_SET_SAMPLING_DELAY, "wait", df->wait);
+		set_cli(cli, SC_SET_SAMPLING_DELAY, df->wait, "wait");
+	}
+	if (df->duration) {
+		contradiction(cli, SC_SET_SAMPLING_DURATION, "duration", df->duration);
+		set_cli(cli, SC_SET_SAMPLING_DURATION, df->duration, "duration");
 	}
 	if (df->gpu) {
 		free(domain_tokens("gpu", df->gpu, gpu_aliases));
@@ -275,6 +306,14 @@ bool sc_profiling_cli(struct sc_cli *cli, const struct sc_verb *verb, int argc, 
 		{ "parallel", 0, false, "RUNTIMES",
 		  "Parallel runtimes: mpi, openmp, nccl, pthread (not in this version yet)",
 		  &df.parallel },
+		{ "trace", 'T', false, "",
+		  "Add the Perfetto trace to the outputs (as rocprof-sys -T)", &df.trace },
+		{ "profile", 'P', false, "",
+		  "Add the text and JSON profiles to the outputs (as rocprof-sys -P)",
+		  &df.profile },
+		{ "wait", 'w', true, "SECONDS", "Start recording samples after SECONDS", &df.wait },
+		{ "duration", 'd', true, "SECONDS", "Record samples for SECONDS, then stop",
+		  &df.duration },
 		{ "list-presets", 0, false, "", "List the presets, by category, and exit", &list },
 		{ "explain", 0, true, "NAME", "Describe a preset and every setting it changes",
 		  &explain },

@@ -100,6 +100,11 @@ def test_domain_flags_and_aliases():
     s = exported("--preset=trace-gpu", "--cpu=250")
     check_eq((s["USE_SAMPLING"], s["SAMPLING_FREQ"]), (True, 250), "--cpu refines a preset")
     check_eq(exported("--preset=trace-gpu")["USE_SAMPLING"], False, "the preset alone")
+    s = exported("--preset=trace-gpu", "-P", "-w", "2", "-d", "5s")
+    check_eq((s["OUTPUT_FORMAT"], s["SAMPLING_DELAY"], s["SAMPLING_DURATION"]),
+             (["rocpd", "pftrace", "text", "json"], 2, 5), "rocprof-sys-run's -P -w -d")
+    check_eq(exported("--preset=profile-only", "-T")["OUTPUT_FORMAT"],
+             ["text", "json", "folded", "pftrace"], "-T adds the Perfetto trace")
     r = syscope("run", "--gpu=temperature,power", "--export-config")
     check_eq(r.rc, 0, r.describe())
     check("GPU telemetry (NVML) is not in this version" in r.err, r.err)
