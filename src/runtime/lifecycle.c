@@ -199,6 +199,7 @@ static void fork_child(void)
 	record_strings(SC_REC_ENVIRON, environ);
 	record_settings();
 	rt_modules_init(true);
+	rt_counters_fork_child();
 	rt_sources_fork_child();
 	rt_thread_setup(&rt_self);
 	RT_REAL(pthread_sigmask)(SIG_SETMASK, &fork_saved_mask, NULL);

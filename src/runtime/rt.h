@@ -152,6 +152,12 @@ void rt_modules_init(bool fork_child);
  * Async-signal-safe in the sense libunwind relies on (dl_iterate_phdr). */
 void rt_modules_check(void);
 
+/* ---- user_api.c: counter tracks of the process, shared with the runtime's sources ---- */
+/* The id of the track (name, unit), defined on first use; -1 when the table is full. */
+int rt_counter_track(const char *name, const char *unit);
+void rt_counter_value(int track, uint64_t ts, double value);
+void rt_counters_fork_child(void);
+
 /* ---- notes.c ---- */
 __attribute__((format(printf, 2, 3))) void rt_note(enum sc_note_level level, const char *fmt, ...);
 

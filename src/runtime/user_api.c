@@ -126,7 +126,8 @@ RT_EXPORT void syscope_mark_args(const char *category, const char *name,
 	record_region(SC_REC_MARK, category, name, args, nargs);
 }
 
-/* Counter tracks of this process, by (name, unit); defined once in the stream each. */
+/* Counter tracks of this process, by (name, unit); defined once in the stream each. The
+ * host telemetry source shares them (rt.h). */
 static struct {
 	pthread_mutex_t lock;
 	unsigned n;
@@ -134,7 +135,7 @@ static struct {
 	char units[MAX_COUNTER_TRACKS][16];
 } tracks = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
-static int counter_track(const char *name, const char *unit)
+int rt_counter_track(const char *name, const char *unit)
 {
 	int id = -1;
 
@@ -171,9 +172,24 @@ RT_EXPORT void syscope_counter(const char *name, const char *unit, double value)
 
 	if (!rt_active())
 		return;
-	id = counter_track(name && *name ? name : "(unnamed)", unit ? unit : "");
+	id = rt_counter_track(name && *name ? name : "(unnamed)", unit ? unit : "");
 	if (id < 0)
 		return;
 	r.track = (uint32_t)id;
 	rt_record(SC_REC_COUNTER, 0, &r.ts, sizeof(r) - sizeof(r.hdr), NULL, 0);
+}
+
+void rt_counter_value(int track, uint64_t ts, double value)
+{
+	struct sc_rec_counter r = { .ts = ts, .track = (uint32_t)track, .value = value };
+
+	if (track >= 0 && rt_active())
+		rt_record(SC_REC_COUNTER, 0, &r.ts, sizeof(r) - sizeof(r.hdr), NULL, 0);
+}
+
+/* A fork child records into a file of its own: its tracks must be defined there again. */
+void rt_counters_fork_child(void)
+{
+	tracks.n = 0;
+	pthread_mutex_init(&tracks.lock, NULL); /* the parent may have held it */
 }

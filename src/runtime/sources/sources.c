@@ -4,6 +4,7 @@
 
 static const struct rt_source *const table[] = {
 	&rt_source_sampling,
+	&rt_source_telemetry,
 };
 
 #define NSOURCES (sizeof(table) / sizeof(table[0]))

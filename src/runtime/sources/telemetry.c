@@ -1,0 +1,631 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Host telemetry (--host): one background thread samples, at --process-freq, what the
+ * process and the machine are doing, as counter tracks of the process:
+ *
+ *   process   CPU user and system time (% of one CPU), RSS, virtual size, peak RSS, minor
+ *             and major page faults, voluntary and involuntary context switches, threads,
+ *             open files (every tenth tick), bytes read and written (storage, /proc/self/io)
+ *   machine   CPU utilization (all CPUs; per CPU and its frequency with --cpus), bytes,
+ *             packets, errors and drops in and out per network interface, bytes read and
+ *             written per disk
+ *
+ * Counts that only grow (faults, switches, bytes) are recorded as totals since telemetry
+ * started. /proc files are opened once and read with pread each tick. The thread records
+ * into its own stream, is named "syscope-host", takes no signals, and is never sampled.
+ */
+#include "source.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_CPUS 1024
+#define MAX_NETS 32
+#define MAX_DISKS 64
+#define SLOW_EVERY 10 /* ticks between slow readings */
+#define BUF_SIZE 65536
+
+enum {
+	NET_RX_BYTES,
+	NET_RX_PACKETS,
+	NET_RX_ERRS,
+	NET_RX_DROP,
+	NET_TX_BYTES,
+	NET_TX_PACKETS,
+	NET_TX_ERRS,
+	NET_TX_DROP,
+	NET_FIELDS
+};
+
+struct net {
+	char name[32];
+	unsigned long long base[NET_FIELDS];
+	int track[NET_FIELDS];
+};
+
+struct disk {
+	char name[32];
+	unsigned long long base_read, base_written;
+	int track_read, track_written;
+};
+
+struct cpu_times {
+	unsigned long long busy, total;
+};
+
+static struct {
+	pthread_t thread;
+	bool running;
+	atomic_int stop;
+	uint64_t period_ns, delay_ns, duration_ns;
+	int fd_stat, fd_status, fd_io, fd_sysstat, fd_netdev, fd_disks;
+	char *buf;
+	long ticks_per_s, page_size;
+	uint64_t last_ns;
+	unsigned long long last_utime, last_stime;
+	unsigned long long base_minflt, base_majflt, base_vcsw, base_ivcsw;
+	unsigned long long base_read, base_written;
+	struct cpu_times last_all, last_cpu[MAX_CPUS];
+	unsigned long cpu_mask[MAX_CPUS / (8 * sizeof(unsigned long))];
+	bool per_cpu;
+	struct net nets[MAX_NETS];
+	unsigned nnets;
+	struct disk disks[MAX_DISKS];
+	unsigned ndisks;
+	int t_user, t_sys, t_rss, t_vm, t_hwm, t_minflt, t_majflt, t_vcsw, t_ivcsw, t_threads,
+		t_files, t_read, t_written, t_cpu_all;
+	int t_cpu_util[MAX_CPUS], t_cpu_freq[MAX_CPUS];
+} tel;
+
+/* ---- reading /proc ---- */
+
+static int open_proc(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	return fd >= 0 ? rt_fd_adopt(fd) : -1;
+}
+
+/* The whole file into tel.buf, NUL-terminated; its length, or -1. */
+static ssize_t read_proc(int fd)
+{
+	ssize_t n, len = 0;
+
+	if (fd < 0)
+		return -1;
+	while ((n = pread(fd, tel.buf + len, BUF_SIZE - 1 - (size_t)len, len)) > 0 &&
+	       len + n < BUF_SIZE - 1)
+		len += n;
+	if (n > 0)
+		len += n;
+	if (len <= 0)
+		return -1;
+	tel.buf[len] = '\0';
+	return len;
+}
+
+/* The number after "key" (e.g. "VmRSS:") in a status-like text; 0 if absent. */
+static unsigned long long field(const char *text, const char *key)
+{
+	const char *p = strstr(text, key);
+
+	return p ? strtoull(p + strlen(key), NULL, 10) : 0;
+}
+
+static bool cpu_line(const char *line, struct cpu_times *t)
+{
+	unsigned long long v[8] = { 0 };
+
+	if (sscanf(line, "%*s %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3],
+		   &v[4], &v[5], &v[6], &v[7]) < 4)
+		return false;
+	t->total = v[0] + v[1] + v[2] + v[3] + v[4] + v[5] + v[6] + v[7];
+	t->busy = t->total - v[3] - v[4]; /* idle and iowait are not busy */
+	return true;
+}
+
+static double utilization(const struct cpu_times *now, const struct cpu_times *before)
+{
+	unsigned long long total = now->total - before->total;
+
+	return total ? 100.0 * (double)(now->busy - before->busy) / (double)total : 0;
+}
+
+/* ---- tracks ---- */
+
+static int track(const char *name, const char *unit)
+{
+	return rt_counter_track(name, unit);
+}
+
+static bool cpu_selected(unsigned cpu)
+{
+	return tel.per_cpu && cpu < MAX_CPUS &&
+	       (tel.cpu_mask[cpu / (8 * sizeof(unsigned long))] >>
+		(cpu % (8 * sizeof(unsigned long)))) &
+		       1;
+}
+
+static bool interface_selected(const char *list, const char *name)
+{
+	size_t n = strlen(name);
+
+	if (!*list)
+		return true;
+	for (const char *p = list; (p = strstr(p, name)); p++)
+		if ((p == list || p[-1] == ',' || p[-1] == ' ') &&
+		    (p[n] == ',' || p[n] == ' ' || !p[n]))
+			return true;
+	return false;
+}
+
+static void setup_nets(const char *list)
+{
+	char *line, *save = NULL;
+
+	if (read_proc(tel.fd_netdev) < 0)
+		return;
+	for (line = strtok_r(tel.buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		static const char *const names[NET_FIELDS] = {
+			"bytes in",  "packets in",  "errors in",  "drops in",
+			"bytes out", "packets out", "errors out", "drops out",
+		};
+		static const char *const units[NET_FIELDS] = { "bytes",	  "packets", "errors",
+							       "packets", "bytes",   "packets",
+							       "errors",  "packets" };
+		char *colon = strchr(line, ':'), *name = line;
+		struct net *n;
+
+		if (!colon || tel.nnets == MAX_NETS)
+			continue;
+		*colon = '\0';
+		while (isspace((unsigned char)*name))
+			name++;
+		if (!interface_selected(list, name))
+			continue;
+		n = &tel.nets[tel.nnets++];
+		snprintf(n->name, sizeof(n->name), "%s", name);
+		for (int f = 0; f < NET_FIELDS; f++) {
+			char t[64];
+
+			snprintf(t, sizeof(t), "net %s %s", n->name, names[f]);
+			n->track[f] = track(t, units[f]);
+		}
+	}
+	if (*list) { /* name what was asked for and is not there */
+		char *copy = strdup(list), *w, *s2 = NULL;
+
+		for (w = copy ? strtok_r(copy, ", ", &s2) : NULL; w;
+		     w = strtok_r(NULL, ", ", &s2)) {
+			bool found = false;
+
+			for (unsigned i = 0; i < tel.nnets; i++)
+				found = found || !strcmp(tel.nets[i].name, w);
+			if (!found)
+				rt_note(SC_NOTE_WARN,
+					"host telemetry: network interface '%s' not found; it is not "
+					"recorded",
+					w);
+		}
+		free(copy);
+	}
+}
+
+static void setup_disks(void)
+{
+	char *line, *save = NULL;
+
+	if (read_proc(tel.fd_disks) < 0)
+		return;
+	for (line = strtok_r(tel.buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char name[32], path[96], t[64];
+		struct disk *d;
+
+		if (sscanf(line, "%*u %*u %31s", name) != 1 || tel.ndisks == MAX_DISKS)
+			continue;
+		/* Whole devices only (a partition has a "partition" file), no loop/ram disks. */
+		snprintf(path, sizeof(path), "/sys/class/block/%s/partition", name);
+		if (!access(path, F_OK) || !strncmp(name, "loop", 4) || !strncmp(name, "ram", 3))
+			continue;
+		d = &tel.disks[tel.ndisks++];
+		snprintf(d->name, sizeof(d->name), "%s", name);
+		snprintf(t, sizeof(t), "disk %s bytes read", name);
+		d->track_read = track(t, "bytes");
+		snprintf(t, sizeof(t), "disk %s bytes written", name);
+		d->track_written = track(t, "bytes");
+	}
+}
+
+/* ---- one tick ---- */
+
+static void sample_process(uint64_t now, bool slow)
+{
+	unsigned long long utime, stime, minflt, majflt, threads, vsize, rss;
+	double dt = (double)(now - tel.last_ns) * 1e-9;
+	const char *p;
+
+	if (read_proc(tel.fd_stat) > 0 && (p = strrchr(tel.buf, ')')) &&
+	    sscanf(p + 2,
+		   "%*c %*d %*d %*d %*d %*d %*u %llu %*u %llu %*u %llu %llu %*d %*d %*d %*d %llu "
+		   "%*d %*s %llu %llu",
+		   &minflt, &majflt, &utime, &stime, &threads, &vsize, &rss) == 7) {
+		if (tel.last_ns && dt > 0) {
+			rt_counter_value(tel.t_user, now,
+					 100.0 * (double)(utime - tel.last_utime) /
+						 (double)tel.ticks_per_s / dt);
+			rt_counter_value(tel.t_sys, now,
+					 100.0 * (double)(stime - tel.last_stime) /
+						 (double)tel.ticks_per_s / dt);
+		}
+		tel.last_utime = utime;
+		tel.last_stime = stime;
+		if (!tel.last_ns) {
+			tel.base_minflt = minflt;
+			tel.base_majflt = majflt;
+		}
+		rt_counter_value(tel.t_rss, now, (double)rss * (double)tel.page_size);
+		rt_counter_value(tel.t_vm, now, (double)vsize);
+		rt_counter_value(tel.t_minflt, now, (double)(minflt - tel.base_minflt));
+		rt_counter_value(tel.t_majflt, now, (double)(majflt - tel.base_majflt));
+		rt_counter_value(tel.t_threads, now, (double)threads - 1); /* not this thread */
+	}
+	if (read_proc(tel.fd_status) > 0) {
+		unsigned long long v = field(tel.buf, "voluntary_ctxt_switches:");
+		unsigned long long iv = field(tel.buf, "nonvoluntary_ctxt_switches:");
+
+		if (!tel.last_ns) {
+			tel.base_vcsw = v;
+			tel.base_ivcsw = iv;
+		}
+		rt_counter_value(tel.t_hwm, now, (double)field(tel.buf, "VmHWM:") * 1024);
+		rt_counter_value(tel.t_vcsw, now, (double)(v - tel.base_vcsw));
+		rt_counter_value(tel.t_ivcsw, now, (double)(iv - tel.base_ivcsw));
+	}
+	if (read_proc(tel.fd_io) > 0) {
+		unsigned long long r = field(tel.buf, "\nread_bytes:");
+		unsigned long long w = field(tel.buf, "\nwrite_bytes:");
+
+		if (!tel.last_ns) {
+			tel.base_read = r;
+			tel.base_written = w;
+		}
+		rt_counter_value(tel.t_read, now, (double)(r - tel.base_read));
+		rt_counter_value(tel.t_written, now, (double)(w - tel.base_written));
+	}
+	if (slow) {
+		DIR *d = opendir("/proc/self/fd");
+		struct dirent *e;
+		long n = 0;
+
+		while (d && (e = readdir(d)))
+			n += e->d_name[0] != '.';
+		if (d) {
+			closedir(d);
+			rt_counter_value(tel.t_files, now, (double)(n - 1)); /* the listing's own */
+		}
+	}
+}
+
+static void sample_cpus(uint64_t now, bool first)
+{
+	char *line, *save = NULL;
+
+	if (read_proc(tel.fd_sysstat) < 0)
+		return;
+	for (line = strtok_r(tel.buf, "\n", &save); line && !strncmp(line, "cpu", 3);
+	     line = strtok_r(NULL, "\n", &save)) {
+		struct cpu_times t;
+		unsigned cpu;
+
+		if (!cpu_line(line, &t))
+			continue;
+		if (line[3] == ' ') {
+			if (!first)
+				rt_counter_value(tel.t_cpu_all, now,
+						 utilization(&t, &tel.last_all));
+			tel.last_all = t;
+		} else if (sscanf(line + 3, "%u", &cpu) == 1 && cpu_selected(cpu)) {
+			if (!first)
+				rt_counter_value(tel.t_cpu_util[cpu], now,
+						 utilization(&t, &tel.last_cpu[cpu]));
+			tel.last_cpu[cpu] = t;
+		}
+	}
+}
+
+static void sample_frequencies(uint64_t now)
+{
+	for (unsigned cpu = 0; tel.per_cpu && cpu < MAX_CPUS; cpu++) {
+		char path[96];
+		int fd;
+		ssize_t n;
+		char b[32];
+
+		if (!cpu_selected(cpu) || tel.t_cpu_freq[cpu] < 0)
+			continue;
+		snprintf(path, sizeof(path),
+			 "/sys/devices/system/cpu/cpu%u/cpufreq/scaling_cur_freq", cpu);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0) {
+			tel.t_cpu_freq[cpu] = -1; /* no cpufreq here (virtual machines) */
+			continue;
+		}
+		n = read(fd, b, sizeof(b) - 1);
+		RT_REAL(close)(fd);
+		if (n > 0) {
+			b[n] = '\0';
+			rt_counter_value(tel.t_cpu_freq[cpu], now, strtod(b, NULL) / 1000.0);
+		}
+	}
+}
+
+static void sample_nets(uint64_t now, bool first)
+{
+	char *line, *save = NULL;
+
+	if (!tel.nnets || read_proc(tel.fd_netdev) < 0)
+		return;
+	for (line = strtok_r(tel.buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *colon = strchr(line, ':'), *name = line;
+		unsigned long long v[16] = { 0 };
+
+		if (!colon)
+			continue;
+		*colon = '\0';
+		while (isspace((unsigned char)*name))
+			name++;
+		if (sscanf(colon + 1,
+			   "%llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu "
+			   "%llu %llu",
+			   &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7], &v[8], &v[9],
+			   &v[10], &v[11], &v[12], &v[13], &v[14], &v[15]) < 12)
+			continue;
+		for (unsigned i = 0; i < tel.nnets; i++) {
+			struct net *n = &tel.nets[i];
+			/* /proc/net/dev: rx bytes packets errs drop (4 more), tx bytes ... */
+			const unsigned long long now_v[NET_FIELDS] = { v[0], v[1], v[2],  v[3],
+								       v[8], v[9], v[10], v[11] };
+
+			if (strcmp(n->name, name))
+				continue;
+			for (int f = 0; f < NET_FIELDS; f++) {
+				if (first)
+					n->base[f] = now_v[f];
+				rt_counter_value(n->track[f], now, (double)(now_v[f] - n->base[f]));
+			}
+		}
+	}
+}
+
+static void sample_disks(uint64_t now, bool first)
+{
+	char *line, *save = NULL;
+
+	if (!tel.ndisks || read_proc(tel.fd_disks) < 0)
+		return;
+	for (line = strtok_r(tel.buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		unsigned long long sread, swritten;
+		char name[32];
+
+		if (sscanf(line, "%*u %*u %31s %*u %*u %llu %*u %*u %*u %llu", name, &sread,
+			   &swritten) != 3)
+			continue;
+		for (unsigned i = 0; i < tel.ndisks; i++) {
+			struct disk *d = &tel.disks[i];
+
+			if (strcmp(d->name, name))
+				continue;
+			if (first) {
+				d->base_read = sread;
+				d->base_written = swritten;
+			}
+			/* diskstats counts 512-byte sectors whatever the device's sector size */
+			rt_counter_value(d->track_read, now, (double)(sread - d->base_read) * 512);
+			rt_counter_value(d->track_written, now,
+					 (double)(swritten - d->base_written) * 512);
+		}
+	}
+}
+
+static void tick(unsigned n)
+{
+	uint64_t now = rt_now_ns();
+	bool first = n == 0, slow = n % SLOW_EVERY == 0;
+
+	sample_process(now, slow);
+	sample_cpus(now, first);
+	if (slow)
+		sample_frequencies(now);
+	sample_nets(now, first);
+	sample_disks(now, first);
+	tel.last_ns = now;
+}
+
+/* ---- the thread ---- */
+
+static void sleep_until(uint64_t deadline)
+{
+	while (!atomic_load(&tel.stop)) {
+		uint64_t now = rt_now_ns();
+		struct timespec ts;
+
+		if (now >= deadline)
+			return;
+		/* Short naps, so that a stop is seen within 20 ms. */
+		if (deadline - now > 20000000)
+			deadline = now + 20000000 < deadline ? now + 20000000 : deadline;
+		ts.tv_sec = (time_t)((deadline - now) / 1000000000u);
+		ts.tv_nsec = (long)((deadline - now) % 1000000000u);
+		nanosleep(&ts, NULL);
+	}
+}
+
+static void *telemetry_main(void *arg)
+{
+	uint64_t start = rt_now_ns() + tel.delay_ns, next;
+	unsigned n = 0;
+
+	(void)arg;
+	pthread_setname_np(pthread_self(), "syscope-host");
+	while (!atomic_load(&tel.stop) && rt_now_ns() < start)
+		sleep_until(start);
+	next = rt_now_ns();
+	while (!atomic_load(&tel.stop) && rt_active()) {
+		if (tel.duration_ns && next - start > tel.duration_ns)
+			break;
+		tick(n++);
+		next += tel.period_ns;
+		if (rt_now_ns() > next) /* fell behind: skip, do not burst */
+			next = rt_now_ns() + tel.period_ns;
+		while (!atomic_load(&tel.stop) && rt_now_ns() < next)
+			sleep_until(next);
+	}
+	return NULL;
+}
+
+static void parse_cpus(const char *list)
+{
+	unsigned long bitmap[MAX_CPUS / (8 * sizeof(unsigned long))];
+
+	memset(tel.cpu_mask, 0, sizeof(tel.cpu_mask));
+	tel.per_cpu = false;
+	if (!*list)
+		return;
+	tel.per_cpu = true;
+	if (!strcmp(list, "all")) {
+		memset(tel.cpu_mask, 0xff, sizeof(tel.cpu_mask));
+		return;
+	}
+	if (sc_parse_id_list(list, bitmap, MAX_CPUS)) {
+		rt_note(SC_NOTE_WARN,
+			"host telemetry: SYSCOPE_PROCESS_CPUS '%s' is not a list of CPU ids or "
+			"ranges (e.g. 0,2-5) or 'all'; per-CPU tracks are left out",
+			list);
+		tel.per_cpu = false;
+		return;
+	}
+	memcpy(tel.cpu_mask, bitmap, sizeof(bitmap));
+}
+
+static bool enabled(const struct sc_settings *s)
+{
+	return sc_bool(s, SC_SET_USE_PROCESS_SAMPLING);
+}
+
+static void define_tracks(void)
+{
+	long ncpu = sysconf(_SC_NPROCESSORS_CONF);
+
+	tel.t_user = track("CPU user time", "%");
+	tel.t_sys = track("CPU system time", "%");
+	tel.t_rss = track("RSS", "bytes");
+	tel.t_vm = track("Virtual memory", "bytes");
+	tel.t_hwm = track("Peak RSS", "bytes");
+	tel.t_minflt = track("Minor page faults", "faults");
+	tel.t_majflt = track("Major page faults", "faults");
+	tel.t_vcsw = track("Voluntary context switches", "switches");
+	tel.t_ivcsw = track("Involuntary context switches", "switches");
+	tel.t_threads = track("Threads", "threads");
+	tel.t_files = track("Open files", "files");
+	tel.t_read = track("Storage bytes read", "bytes");
+	tel.t_written = track("Storage bytes written", "bytes");
+	tel.t_cpu_all = track("CPU utilization (all CPUs)", "%");
+	for (long cpu = 0; cpu < ncpu && cpu < MAX_CPUS; cpu++) {
+		char name[64];
+
+		if (!cpu_selected((unsigned)cpu))
+			continue;
+		snprintf(name, sizeof(name), "CPU %ld utilization", cpu);
+		tel.t_cpu_util[cpu] = track(name, "%");
+		snprintf(name, sizeof(name), "CPU %ld frequency", cpu);
+		tel.t_cpu_freq[cpu] = track(name, "MHz");
+	}
+}
+
+static int start_thread(void)
+{
+	sigset_t all, old;
+	int rc;
+
+	atomic_store(&tel.stop, 0);
+	sigfillset(&all);
+	RT_REAL(pthread_sigmask)(SIG_SETMASK, &all, &old); /* the thread inherits: no signals */
+	rc = RT_REAL(pthread_create)(&tel.thread, NULL, telemetry_main, NULL);
+	RT_REAL(pthread_sigmask)(SIG_SETMASK, &old, NULL);
+	tel.running = rc == 0;
+	return -rc;
+}
+
+static int process_start(void)
+{
+	const struct sc_settings *s = &rt_proc.settings;
+	double duration =
+		sc_is_set(s, SC_SET_PROCESS_DURATION) ? sc_double(s, SC_SET_PROCESS_DURATION) : 0;
+
+	tel.buf = malloc(BUF_SIZE);
+	if (!tel.buf)
+		return -12;
+	tel.period_ns = (uint64_t)(1e9 / sc_double(s, SC_SET_PROCESS_FREQ));
+	tel.delay_ns = (uint64_t)(sc_double(s, SC_SET_PROCESS_DELAY) * 1e9);
+	tel.duration_ns = (uint64_t)(duration * 1e9);
+	tel.ticks_per_s = sysconf(_SC_CLK_TCK);
+	tel.page_size = sysconf(_SC_PAGESIZE);
+	tel.fd_stat = open_proc("/proc/self/stat");
+	tel.fd_status = open_proc("/proc/self/status");
+	tel.fd_io = open_proc("/proc/self/io"); /* may be refused in containers */
+	tel.fd_sysstat = open_proc("/proc/stat");
+	tel.fd_netdev = open_proc("/proc/net/dev");
+	tel.fd_disks = open_proc("/proc/diskstats");
+	parse_cpus(sc_str(s, SC_SET_PROCESS_CPUS));
+	define_tracks();
+	setup_nets(sc_str(s, SC_SET_PROCESS_INTERFACES));
+	setup_disks();
+	return start_thread();
+}
+
+static void stop_thread(void)
+{
+	if (!tel.running)
+		return;
+	atomic_store(&tel.stop, 1);
+	pthread_join(tel.thread, NULL);
+	tel.running = false;
+}
+
+static void process_stop(void)
+{
+	stop_thread();
+	tick(1); /* the values at the end */
+}
+
+static void fork_child(void)
+{
+	/* The thread did not survive fork: start one for the child, on its own totals. */
+	tel.running = false;
+	tel.last_ns = 0;
+	tel.nnets = tel.ndisks = 0;
+	tel.fd_stat = open_proc("/proc/self/stat");
+	tel.fd_status = open_proc("/proc/self/status");
+	tel.fd_io = open_proc("/proc/self/io");
+	tel.fd_sysstat = open_proc("/proc/stat");
+	tel.fd_netdev = open_proc("/proc/net/dev");
+	tel.fd_disks = open_proc("/proc/diskstats");
+	define_tracks();
+	setup_nets(sc_str(&rt_proc.settings, SC_SET_PROCESS_INTERFACES));
+	setup_disks();
+	start_thread();
+}
+
+const struct rt_source rt_source_telemetry = {
+	.name = "host telemetry",
+	.enabled = enabled,
+	.process_start = process_start,
+	.fork_child = fork_child,
+	.process_stop = process_stop,
+};

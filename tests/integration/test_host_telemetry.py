@@ -1,0 +1,81 @@
+"""Host telemetry (--host): the background sampler's counter tracks against a fixture with
+known activity: memory touched, bytes sent over loopback, sleeps."""
+import os
+import sqlite3
+
+import harness
+from harness import check, check_eq, fixture, syscope
+
+import pftrace
+
+MiB = 1 << 20
+
+
+def counters(r):
+    """{track name: [values in time order]} from the run's rocpd database."""
+    dbs = [f for f in r.files() if f.startswith("rocpd-")]
+    check_eq(len(dbs), 1, r.describe())
+    db = sqlite3.connect(r.path(dbs[0]))
+    out = {}
+    for name, value in db.execute(
+            "SELECT T.name, P.value FROM rocpd_pmc_event P JOIN rocpd_info_pmc T "
+            "ON P.pmc_id = T.id JOIN rocpd_event E ON P.event_id = E.id "
+            "JOIN rocpd_sample S ON S.event_id = E.id ORDER BY S.timestamp"):
+        out.setdefault(name, []).append(value)
+    return out
+
+
+def test_memory_network_and_sleeps_are_seen():
+    r = syscope("sample", "--host", "--process-freq", "100", "--output-format", "rocpd",
+                "--", fixture("host_load"), "128", "32", "0.2")
+    check_eq(r.rc, 0, r.describe())
+    c = counters(r)
+    rss = c["RSS"]
+    check(max(rss) - min(rss) >= 120 * MiB, f"RSS rose by the 128 MiB touched: {rss}")
+    check(max(c["Peak RSS"]) >= 128 * MiB, "peak RSS")
+    check(c["Minor page faults"][-1] >= 0.9 * 128 * MiB / 4096, "a fault per page touched")
+    lo = c.get("net lo bytes in")
+    check(lo and lo[-1] >= 32 * MiB, f"loopback carried the 32 MiB: {lo and lo[-1]}")
+    check(c["net lo bytes out"][-1] >= 32 * MiB, "both directions")
+    check(c["Voluntary context switches"][-1] >= 200, c["Voluntary context switches"][-1])
+    check(max(c["Threads"]) == 1, f"the program's one thread: {c['Threads']}")
+    check(len(rss) >= 10, f"about 100 values a second: {len(rss)}")
+    check(all(0 <= v <= 100.5 for v in c["CPU utilization (all CPUs)"]), "a percentage")
+
+
+def test_tracks_in_perfetto_with_units_and_filters():
+    r = syscope("sample", "--host", "--process-freq", "50", "--interfaces", "lo,nosuch0",
+                "--cpus", "0", "--output-format", "pftrace", "--",
+                fixture("host_load"), "16", "1", "0.1")
+    check_eq(r.rc, 0, r.describe())
+    pid = r.main_pid()
+    t = pftrace.Trace(open(r.path(f"perfetto-trace-{pid}.pftrace"), "rb").read())
+    check_eq(t.errors, [], "valid trace")
+    names = {i["name"] for i in t.tracks.values()}
+    for track in ("RSS", "net lo bytes in", "CPU 0 utilization", "Voluntary context switches"):
+        check(track in names, f"{track} in {sorted(names)}")
+    check(not any(n.startswith("net eth") for n in names), "--interfaces keeps lo only")
+    check(not any(n.startswith("CPU 1 ") for n in names), "--cpus keeps CPU 0 only")
+    check("network interface 'nosuch0' not found" in r.err, r.err)
+    units = {i["name"]: i.get("unit") for i in t.tracks.values()}
+    check_eq(units.get("RSS"), "bytes", "units")
+
+
+def test_off_by_default_in_sample_and_on_in_balanced():
+    r = syscope("sample", "--output-format", "rocpd", "--", fixture("hot"), "0.2")
+    check("RSS" not in counters(r), "sample alone records no host telemetry")
+    r = syscope("run", "--output-format", "rocpd", "--", fixture("hot"), "0.3")
+    check_eq(r.rc, 0, r.describe())
+    check("RSS" in counters(r), "the balanced preset turns it on")
+
+
+def test_bad_cpu_list_is_named_and_the_run_goes_on():
+    r = syscope("sample", "--host", "--cpus", "zero", "--output-format", "rocpd", "--",
+                fixture("hot"), "0.2")
+    check_eq(r.rc, 0, r.describe())
+    check("SYSCOPE_PROCESS_CPUS 'zero' is not a list" in r.err, r.err)
+    check("RSS" in counters(r), "the rest is recorded")
+
+
+if __name__ == "__main__":
+    harness.main(globals())
