@@ -168,7 +168,7 @@ def test_no_sample_lands_inside_syscope():
     r = syscope("sample", "-f", "10000", "--", fixture("hot"), "0.8")
     check_eq(r.rc, 0, r.describe())
     p = r.profile()
-    check(p.total > 2000, f"{p.total} samples")
+    check(p.total > 500, f"{p.total} samples: enough for the check below to mean something")
     ours = [f["name"] for f in p.meta["functions"] if f["module"] == "libsyscope.so"]
     check_eq(ours, [], "frames of syscope's own code")
     check(p.self_samples("hot_loop") > 0.95 * p.total, p.function_names()[:5])

@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #define MAX_CPUS 1024
@@ -63,10 +64,12 @@ static struct {
 	pthread_t thread;
 	bool running;
 	atomic_int stop;
+	uint64_t cpu_ns; /* the thread's own CPU time, when it ended */
+	unsigned samples;
 	uint64_t period_ns, delay_ns, duration_ns;
-	int fd_stat, fd_status, fd_io, fd_sysstat, fd_netdev, fd_disks;
+	int fd_statm, fd_status, fd_io, fd_sysstat, fd_netdev, fd_disks;
 	char *buf;
-	long ticks_per_s, page_size;
+	long page_size;
 	uint64_t last_ns;
 	unsigned long long last_utime, last_stime;
 	unsigned long long base_minflt, base_majflt, base_vcsw, base_ivcsw;
@@ -110,6 +113,17 @@ static ssize_t read_proc(int fd)
 	return len;
 }
 
+/* The first `n` bytes of a file into tel.buf (a whole line at least), NUL-terminated. */
+static ssize_t read_head(int fd, size_t n)
+{
+	ssize_t len = fd >= 0 ? pread(fd, tel.buf, n, 0) : -1;
+
+	if (len <= 0)
+		return -1;
+	tel.buf[len] = '\0';
+	return len;
+}
+
 /* The number after "key" (e.g. "VmRSS:") in a status-like text; 0 if absent. */
 static unsigned long long field(const char *text, const char *key)
 {
@@ -139,9 +153,30 @@ static double utilization(const struct cpu_times *now, const struct cpu_times *b
 
 /* ---- tracks ---- */
 
+#define MAX_TRACKS 1024 /* as many as the process's counter table holds */
+
+static struct {
+	double value[MAX_TRACKS];
+	bool written[MAX_TRACKS];
+	bool force; /* write every value (the first and the last tick) */
+} last;
+
 static int track(const char *name, const char *unit)
 {
 	return rt_counter_track(name, unit);
+}
+
+/* A value of a track, written when it changed: counters are steps, so an unchanged value
+ * says nothing new (the first and last ticks write every value). */
+static void put(int track, uint64_t ts, double value)
+{
+	if (track < 0 || track >= MAX_TRACKS)
+		return;
+	if (!last.force && last.written[track] && last.value[track] == value)
+		return;
+	last.value[track] = value;
+	last.written[track] = true;
+	rt_counter_value(track, ts, value);
 }
 
 static bool cpu_selected(unsigned cpu)
@@ -246,46 +281,40 @@ static void setup_disks(void)
 
 static void sample_process(uint64_t now, bool slow)
 {
-	unsigned long long utime, stime, minflt, majflt, threads, vsize, rss;
 	double dt = (double)(now - tel.last_ns) * 1e-9;
-	const char *p;
+	unsigned long long size, resident;
+	struct rusage ru;
 
-	if (read_proc(tel.fd_stat) > 0 && (p = strrchr(tel.buf, ')')) &&
-	    sscanf(p + 2,
-		   "%*c %*d %*d %*d %*d %*d %*u %llu %*u %llu %*u %llu %llu %*d %*d %*d %*d %llu "
-		   "%*d %*s %llu %llu",
-		   &minflt, &majflt, &utime, &stime, &threads, &vsize, &rss) == 7) {
+	/* One system call for CPU times, faults, context switches and peak RSS. */
+	if (!getrusage(RUSAGE_SELF, &ru)) {
+		unsigned long long utime = (unsigned long long)ru.ru_utime.tv_sec * 1000000 +
+					   (unsigned long long)ru.ru_utime.tv_usec;
+		unsigned long long stime = (unsigned long long)ru.ru_stime.tv_sec * 1000000 +
+					   (unsigned long long)ru.ru_stime.tv_usec;
+
 		if (tel.last_ns && dt > 0) {
-			rt_counter_value(tel.t_user, now,
-					 100.0 * (double)(utime - tel.last_utime) /
-						 (double)tel.ticks_per_s / dt);
-			rt_counter_value(tel.t_sys, now,
-					 100.0 * (double)(stime - tel.last_stime) /
-						 (double)tel.ticks_per_s / dt);
+			put(tel.t_user, now, (double)(utime - tel.last_utime) * 1e-4 / dt);
+			put(tel.t_sys, now, (double)(stime - tel.last_stime) * 1e-4 / dt);
+		}
+		if (!tel.last_ns) {
+			tel.base_minflt = (unsigned long long)ru.ru_minflt;
+			tel.base_majflt = (unsigned long long)ru.ru_majflt;
+			tel.base_vcsw = (unsigned long long)ru.ru_nvcsw;
+			tel.base_ivcsw = (unsigned long long)ru.ru_nivcsw;
 		}
 		tel.last_utime = utime;
 		tel.last_stime = stime;
-		if (!tel.last_ns) {
-			tel.base_minflt = minflt;
-			tel.base_majflt = majflt;
-		}
-		rt_counter_value(tel.t_rss, now, (double)rss * (double)tel.page_size);
-		rt_counter_value(tel.t_vm, now, (double)vsize);
-		rt_counter_value(tel.t_minflt, now, (double)(minflt - tel.base_minflt));
-		rt_counter_value(tel.t_majflt, now, (double)(majflt - tel.base_majflt));
-		rt_counter_value(tel.t_threads, now, (double)threads - 1); /* not this thread */
+		put(tel.t_hwm, now, (double)ru.ru_maxrss * 1024);
+		put(tel.t_minflt, now,
+		    (double)((unsigned long long)ru.ru_minflt - tel.base_minflt));
+		put(tel.t_majflt, now,
+		    (double)((unsigned long long)ru.ru_majflt - tel.base_majflt));
+		put(tel.t_vcsw, now, (double)((unsigned long long)ru.ru_nvcsw - tel.base_vcsw));
+		put(tel.t_ivcsw, now, (double)((unsigned long long)ru.ru_nivcsw - tel.base_ivcsw));
 	}
-	if (read_proc(tel.fd_status) > 0) {
-		unsigned long long v = field(tel.buf, "voluntary_ctxt_switches:");
-		unsigned long long iv = field(tel.buf, "nonvoluntary_ctxt_switches:");
-
-		if (!tel.last_ns) {
-			tel.base_vcsw = v;
-			tel.base_ivcsw = iv;
-		}
-		rt_counter_value(tel.t_hwm, now, (double)field(tel.buf, "VmHWM:") * 1024);
-		rt_counter_value(tel.t_vcsw, now, (double)(v - tel.base_vcsw));
-		rt_counter_value(tel.t_ivcsw, now, (double)(iv - tel.base_ivcsw));
+	if (read_proc(tel.fd_statm) > 0 && sscanf(tel.buf, "%llu %llu", &size, &resident) == 2) {
+		put(tel.t_rss, now, (double)resident * (double)tel.page_size);
+		put(tel.t_vm, now, (double)size * (double)tel.page_size);
 	}
 	if (read_proc(tel.fd_io) > 0) {
 		unsigned long long r = field(tel.buf, "\nread_bytes:");
@@ -295,8 +324,8 @@ static void sample_process(uint64_t now, bool slow)
 			tel.base_read = r;
 			tel.base_written = w;
 		}
-		rt_counter_value(tel.t_read, now, (double)(r - tel.base_read));
-		rt_counter_value(tel.t_written, now, (double)(w - tel.base_written));
+		put(tel.t_read, now, (double)(r - tel.base_read));
+		put(tel.t_written, now, (double)(w - tel.base_written));
 	}
 	if (slow) {
 		DIR *d = opendir("/proc/self/fd");
@@ -307,8 +336,11 @@ static void sample_process(uint64_t now, bool slow)
 			n += e->d_name[0] != '.';
 		if (d) {
 			closedir(d);
-			rt_counter_value(tel.t_files, now, (double)(n - 1)); /* the listing's own */
+			put(tel.t_files, now, (double)(n - 1)); /* the listing's own */
 		}
+		if (read_proc(tel.fd_status) > 0)
+			put(tel.t_threads, now,
+			    (double)field(tel.buf, "Threads:") - 1); /* not us */
 	}
 }
 
@@ -316,7 +348,8 @@ static void sample_cpus(uint64_t now, bool first)
 {
 	char *line, *save = NULL;
 
-	if (read_proc(tel.fd_sysstat) < 0)
+	/* The cpu lines come first; the interrupt counts after them can be long. */
+	if (read_head(tel.fd_sysstat, tel.per_cpu ? BUF_SIZE - 1 : 256) < 0)
 		return;
 	for (line = strtok_r(tel.buf, "\n", &save); line && !strncmp(line, "cpu", 3);
 	     line = strtok_r(NULL, "\n", &save)) {
@@ -327,13 +360,11 @@ static void sample_cpus(uint64_t now, bool first)
 			continue;
 		if (line[3] == ' ') {
 			if (!first)
-				rt_counter_value(tel.t_cpu_all, now,
-						 utilization(&t, &tel.last_all));
+				put(tel.t_cpu_all, now, utilization(&t, &tel.last_all));
 			tel.last_all = t;
 		} else if (sscanf(line + 3, "%u", &cpu) == 1 && cpu_selected(cpu)) {
 			if (!first)
-				rt_counter_value(tel.t_cpu_util[cpu], now,
-						 utilization(&t, &tel.last_cpu[cpu]));
+				put(tel.t_cpu_util[cpu], now, utilization(&t, &tel.last_cpu[cpu]));
 			tel.last_cpu[cpu] = t;
 		}
 	}
@@ -360,7 +391,7 @@ static void sample_frequencies(uint64_t now)
 		RT_REAL(close)(fd);
 		if (n > 0) {
 			b[n] = '\0';
-			rt_counter_value(tel.t_cpu_freq[cpu], now, strtod(b, NULL) / 1000.0);
+			put(tel.t_cpu_freq[cpu], now, strtod(b, NULL) / 1000.0);
 		}
 	}
 }
@@ -397,7 +428,7 @@ static void sample_nets(uint64_t now, bool first)
 			for (int f = 0; f < NET_FIELDS; f++) {
 				if (first)
 					n->base[f] = now_v[f];
-				rt_counter_value(n->track[f], now, (double)(now_v[f] - n->base[f]));
+				put(n->track[f], now, (double)(now_v[f] - n->base[f]));
 			}
 		}
 	}
@@ -426,24 +457,26 @@ static void sample_disks(uint64_t now, bool first)
 				d->base_written = swritten;
 			}
 			/* diskstats counts 512-byte sectors whatever the device's sector size */
-			rt_counter_value(d->track_read, now, (double)(sread - d->base_read) * 512);
-			rt_counter_value(d->track_written, now,
-					 (double)(swritten - d->base_written) * 512);
+			put(d->track_read, now, (double)(sread - d->base_read) * 512);
+			put(d->track_written, now, (double)(swritten - d->base_written) * 512);
 		}
 	}
 }
 
-static void tick(unsigned n)
+static void tick(unsigned n, bool final)
 {
 	uint64_t now = rt_now_ns();
-	bool first = n == 0, slow = n % SLOW_EVERY == 0;
+	bool first = n == 0, slow = n % SLOW_EVERY == 0 || final;
 
+	last.force = first || final;
 	sample_process(now, slow);
 	sample_cpus(now, first);
 	if (slow)
 		sample_frequencies(now);
-	sample_nets(now, first);
-	sample_disks(now, first);
+	if (slow) { /* /proc/net/dev and /proc/diskstats are long texts: a tenth as often */
+		sample_nets(now, first);
+		sample_disks(now, first);
+	}
 	tel.last_ns = now;
 }
 
@@ -479,13 +512,15 @@ static void *telemetry_main(void *arg)
 	while (!atomic_load(&tel.stop) && rt_active()) {
 		if (tel.duration_ns && next - start > tel.duration_ns)
 			break;
-		tick(n++);
+		tick(n++, false);
 		next += tel.period_ns;
 		if (rt_now_ns() > next) /* fell behind: skip, do not burst */
 			next = rt_now_ns() + tel.period_ns;
 		while (!atomic_load(&tel.stop) && rt_now_ns() < next)
 			sleep_until(next);
 	}
+	tel.samples = n;
+	tel.cpu_ns = rt_thread_cpu_ns();
 	return NULL;
 }
 
@@ -574,9 +609,8 @@ static int process_start(void)
 	tel.period_ns = (uint64_t)(1e9 / sc_double(s, SC_SET_PROCESS_FREQ));
 	tel.delay_ns = (uint64_t)(sc_double(s, SC_SET_PROCESS_DELAY) * 1e9);
 	tel.duration_ns = (uint64_t)(duration * 1e9);
-	tel.ticks_per_s = sysconf(_SC_CLK_TCK);
 	tel.page_size = sysconf(_SC_PAGESIZE);
-	tel.fd_stat = open_proc("/proc/self/stat");
+	tel.fd_statm = open_proc("/proc/self/statm");
 	tel.fd_status = open_proc("/proc/self/status");
 	tel.fd_io = open_proc("/proc/self/io"); /* may be refused in containers */
 	tel.fd_sysstat = open_proc("/proc/stat");
@@ -600,8 +634,15 @@ static void stop_thread(void)
 
 static void process_stop(void)
 {
+	uint64_t wall = rt_now_ns() - rt_proc.start_ns;
+
 	stop_thread();
-	tick(1); /* the values at the end */
+	tick(1, true); /* every value at the end */
+	if (tel.samples && wall)
+		rt_note(SC_NOTE_INFO,
+			"host telemetry: %u samples, %.1f ms of CPU time (%.2f%% of one CPU)",
+			tel.samples, (double)tel.cpu_ns * 1e-6,
+			100.0 * (double)tel.cpu_ns / (double)wall);
 }
 
 static void fork_child(void)
@@ -609,8 +650,9 @@ static void fork_child(void)
 	/* The thread did not survive fork: start one for the child, on its own totals. */
 	tel.running = false;
 	tel.last_ns = 0;
+	memset(&last, 0, sizeof(last)); /* its tracks are defined anew */
 	tel.nnets = tel.ndisks = 0;
-	tel.fd_stat = open_proc("/proc/self/stat");
+	tel.fd_statm = open_proc("/proc/self/statm");
 	tel.fd_status = open_proc("/proc/self/status");
 	tel.fd_io = open_proc("/proc/self/io");
 	tel.fd_sysstat = open_proc("/proc/stat");
