@@ -400,6 +400,36 @@ static void note_ts(struct pass *ps, uint64_t ts)
 		ps->img->last_ts = ts;
 }
 
+static void counter_value(struct sc_image *img, const struct sc_rec_counter *r)
+{
+	struct sc_counter_track *c = NULL;
+
+	if (r->track < img->counter_tracks.n && img->counter_tracks.v[r->track].id == r->track)
+		c = &img->counter_tracks.v[r->track]; /* ids are handed out in order */
+	for (size_t i = 0; !c && i < img->counter_tracks.n; i++)
+		if (img->counter_tracks.v[i].id == r->track)
+			c = &img->counter_tracks.v[i];
+	if (!c)
+		return;
+	if (!c->values.count)
+		c->first_ts = r->ts;
+	else if (r->ts >= c->last_ts)
+		c->area += c->last * (double)(r->ts - c->last_ts);
+	else
+		c->unordered = true; /* values of several threads on one track */
+	sc_stats_add(&c->values, r->value);
+	c->last = r->value;
+	if (r->ts >= c->last_ts)
+		c->last_ts = r->ts;
+}
+
+double sc_counter_mean(const struct sc_counter_track *c)
+{
+	if (!c->unordered && c->last_ts > c->first_ts)
+		return c->area / (double)(c->last_ts - c->first_ts);
+	return sc_stats_mean(&c->values);
+}
+
 static int metadata_record(void *ctx, int32_t tid, const struct sc_record *rec, uint64_t off)
 {
 	struct pass *ps = ctx;
@@ -509,6 +539,7 @@ static int metadata_record(void *ctx, int32_t tid, const struct sc_record *rec, 
 		break;
 	case SC_REC_COUNTER:
 		img->counter_values++;
+		counter_value(img, (const struct sc_rec_counter *)rec);
 		break;
 	case SC_REC_STRING:
 	case SC_REC_GPU_AGENT:

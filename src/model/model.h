@@ -74,7 +74,16 @@ struct sc_counter_track {
 	uint32_t id;
 	const char *name; /* interned */
 	const char *unit; /* interned */
+	/* Its values: count, min, max; the mean weighted by how long each value held (a
+	 * counter is a step function) while values came in time order, else the plain mean. */
+	struct sc_stats values;
+	double area, last; /* sum of value x ns held; the last value */
+	uint64_t first_ts, last_ts;
+	bool unordered;
 };
+
+/* The summary of a counter track's values (see struct sc_counter_track). */
+double sc_counter_mean(const struct sc_counter_track *c);
 
 /* A device of a process image (sc_rec_gpu_agent). */
 struct sc_gpu_agent {

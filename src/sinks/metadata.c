@@ -152,6 +152,26 @@ static json_t *images_json(const struct sc_process *p)
 	return arr;
 }
 
+json_t *sc_counters_json(const struct sc_process *p)
+{
+	json_t *arr = json_array();
+
+	for (size_t i = 0; i < p->images.n; i++)
+		for (size_t k = 0; k < p->images.v[i]->counter_tracks.n; k++) {
+			const struct sc_counter_track *c = &p->images.v[i]->counter_tracks.v[k];
+
+			if (!c->values.count)
+				continue;
+			json_array_append_new(
+				arr, json_pack("{s:s, s:s, s:I, s:f, s:f, s:f, s:f, s:b}", "name",
+					       c->name, "unit", c->unit, "values",
+					       (json_int_t)c->values.count, "min", c->values.min,
+					       "mean", sc_counter_mean(c), "max", c->values.max,
+					       "last", c->last, "time_weighted", !c->unordered));
+		}
+	return arr;
+}
+
 static json_t *gpu_json(const struct sc_process *p)
 {
 	json_t *agents = json_array();
@@ -248,6 +268,7 @@ static int write_metadata(struct sc_output *out)
 			environment(first), "images", images_json(p), "threads", threads_json(p),
 			"notes", notes_json(out->model, p->pid), "gpu", gpu_json(p), "files",
 			files);
+		json_object_set_new(doc, "counters", sc_counters_json(p));
 		if (session) {
 			json_t *launcher = json_deep_copy(session);
 

@@ -193,6 +193,7 @@ static int write_profile(struct sc_output *out, const struct sc_profile *p)
 			(json_int_t)p->total.count, "seconds", p->total.sum, "truncated_samples",
 			(json_int_t)p->truncated, "threads", threads_json(p), "functions",
 			flat_functions(p), "lines", flat_lines(p));
+	json_object_set_new(json_object_get(doc, "syscope"), "counters", sc_counters_json(p->proc));
 	rc = sc_out_open(out, &of, "%s-%d.json", p->metric, (int)p->proc->pid);
 	if (!rc) {
 		json_dumpf(doc, of.f, JSON_INDENT(1) | JSON_REAL_PRECISION(9));

@@ -122,6 +122,37 @@ static void print_flat(FILE *f, const struct sc_profile *p, bool lines, unsigned
 	free(hot);
 }
 
+/* Counter tracks (host telemetry, user counters): what each did over the run. */
+static void print_counters(FILE *f, const struct sc_process *proc, unsigned width)
+{
+	struct sc_table table;
+	bool any = false;
+
+	sc_table_init(&table, width, "COUNTER", "UNITS", "-VALUES", "-MIN", "-MEAN", "-MAX",
+		      "-LAST", NULL);
+	for (size_t i = 0; i < proc->images.n; i++)
+		for (size_t k = 0; k < proc->images.v[i]->counter_tracks.n; k++) {
+			const struct sc_counter_track *c = &proc->images.v[i]->counter_tracks.v[k];
+			char v[5][64];
+
+			if (!c->values.count)
+				continue;
+			any = true;
+			sc_table_row(
+				&table, c->name, c->unit,
+				sc_table_fmt(v[0], "%llu", (unsigned long long)c->values.count),
+				sc_table_fmt(v[1], "%.6g", c->values.min),
+				sc_table_fmt(v[2], "%.6g", sc_counter_mean(c)),
+				sc_table_fmt(v[3], "%.6g", c->values.max),
+				sc_table_fmt(v[4], "%.6g", c->last));
+		}
+	if (any) {
+		sc_table_print(&table, f, "COUNTERS (MEAN WEIGHTED BY TIME)");
+		fputc('\n', f);
+	}
+	sc_table_free(&table);
+}
+
 static int write_profile(struct sc_output *out, const struct sc_profile *p)
 {
 	unsigned width = (unsigned)sc_int(out->settings, SC_SET_PROFILE_MAX_WIDTH);
@@ -157,6 +188,7 @@ static int write_profile(struct sc_output *out, const struct sc_profile *p)
 	}
 	print_flat(of.f, p, false, width);
 	print_flat(of.f, p, true, width);
+	print_counters(of.f, proc, width);
 	return sc_out_close(out, &of);
 }
 

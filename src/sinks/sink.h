@@ -8,6 +8,7 @@
 #ifndef SYSCOPE_SINKS_SINK_H
 #define SYSCOPE_SINKS_SINK_H
 
+#include <jansson.h>
 #include <stdio.h>
 
 #include "../common/settings.h"
@@ -64,5 +65,9 @@ int sc_out_close(struct sc_output *out, struct sc_outfile *of);
 /* Strings for outputs: "<metric>-<pid>" style file stem of a profile. */
 const char *sc_thread_label(const struct sc_process *p, const struct sc_thread *t, char *buf,
 			    size_t n);
+
+/* metadata.c: each counter track of a process with its values' count, min, mean (weighted by
+ * how long each held), max and last; shared by the JSON profile. */
+json_t *sc_counters_json(const struct sc_process *p);
 
 #endif /* SYSCOPE_SINKS_SINK_H */

@@ -61,6 +61,22 @@ def test_tracks_in_perfetto_with_units_and_filters():
     check_eq(units.get("RSS"), "bytes", "units")
 
 
+def test_profiles_and_metadata_summarize_the_counters():
+    r = syscope("sample", "--host", "--output-format", "text", "json", "--",
+                fixture("host_load"), "64", "1", "0.1")
+    check_eq(r.rc, 0, r.describe())
+    meta = {c["name"]: c for c in r.metadata()["counters"]}
+    rss = meta["RSS"]
+    check(rss["max"] >= 64 * MiB and rss["min"] < rss["mean"] < rss["max"], rss)
+    check(rss["time_weighted"] and rss["values"] >= 3, rss)
+    check_eq(meta["Minor page faults"]["last"], meta["Minor page faults"]["max"],
+             "a total only grows")
+    prof = r.profile()
+    check_eq({c["name"] for c in prof.meta["counters"]}, set(meta), "the JSON profile too")
+    text = open(r.path(f"sampling_cpu_clock-{r.main_pid()}.txt")).read()
+    check("COUNTERS (MEAN WEIGHTED BY TIME)" in text and "| RSS " in text, text[-2000:])
+
+
 def test_off_by_default_in_sample_and_on_in_balanced():
     r = syscope("sample", "--output-format", "rocpd", "--", fixture("hot"), "0.2")
     check("RSS" not in counters(r), "sample alone records no host telemetry")

@@ -8,7 +8,11 @@ def test_two_threads_each_with_its_own_hot_function():
     check_eq(r.rc, 0, r.describe())
     p = r.profile()
     trees = p.thread_trees()
-    check_eq(sorted(trees), [1, 2], "threads with samples (main only waits)")
+    check(1 in trees and 2 in trees, f"both workers have samples: {sorted(trees)}")
+    # The main thread only waits; its start-up and exit may cost a sample's worth of CPU
+    # time (2 ms at 500 Hz) on a loaded machine, never more than a few.
+    main = {t["index"]: t["samples"] for t in p.threads()}.get(0, 0)
+    check(main <= 3, f"main thread: {main} samples, it only waits")
 
     def hot_leaf(root):
         best = (0, None)
