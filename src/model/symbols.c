@@ -7,6 +7,8 @@
 #define PR_FMT "symbols: "
 #include "symbols.h"
 
+#include "scopes.h"
+
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
@@ -27,6 +29,8 @@ struct sc_elf {
 	Dwfl_Module *mod;
 	bool usable;
 	struct sc_hashmap cache; /* vaddr + 1 -> (first frame index << 8 | count) + 1 */
+	struct sc_hashmap units; /* compilation unit offset + 1 -> index in scope_indexes + 1 */
+	VEC(struct sc_scope_index *) scope_indexes;
 };
 
 static const Dwfl_Callbacks offline_callbacks = {
@@ -51,6 +55,10 @@ void sc_symbolizer_free(struct sc_symbolizer *sym)
 		if (e->dwfl)
 			dwfl_end(e->dwfl);
 		sc_hashmap_free(&e->cache);
+		sc_hashmap_free(&e->units);
+		for (size_t k = 0; k < e->scope_indexes.n; k++)
+			sc_scope_index_free(e->scope_indexes.v[k]);
+		VEC_FREE(&e->scope_indexes);
 		free(e);
 	}
 	VEC_FREE(&sym->elfs);
@@ -121,6 +129,7 @@ struct sc_elf *sc_symbolizer_file(struct sc_symbolizer *sym, const char *path,
 	e = sc_xcalloc(1, sizeof(*e));
 	e->name = sc_strtab_intern(sym->strings, base ? base + 1 : path);
 	sc_hashmap_init(&e->cache);
+	sc_hashmap_init(&e->units);
 	open_elf(sym, e, path, open_path, build_id, build_id_len);
 	*VEC_PUSH(&sym->elfs) = e;
 	*slot = sym->elfs.n;
@@ -178,6 +187,19 @@ static const char *call_file(struct sc_symbolizer *sym, Dwarf_Die *cu, Dwarf_Die
 	return f ? sc_strtab_intern(sym->strings, f) : NULL;
 }
 
+/* The scope index of compilation unit `cu`, built on its first use. */
+static struct sc_scope_index *unit_index(struct sc_elf *e, Dwarf_Die *cu)
+{
+	bool inserted;
+	uint64_t *slot = sc_hashmap_upsert(&e->units, dwarf_dieoffset(cu) + 1, 0, &inserted);
+
+	if (inserted) {
+		*VEC_PUSH(&e->scope_indexes) = sc_scope_index_build(cu);
+		*slot = e->scope_indexes.n;
+	}
+	return e->scope_indexes.v[*slot - 1];
+}
+
 /* Push the chain for `vaddr`, innermost first, onto sym->frames; returns the count. */
 static unsigned resolve_dwarf(struct sc_symbolizer *sym, struct sc_elf *e, uint64_t vaddr)
 {
@@ -199,17 +221,8 @@ static unsigned resolve_dwarf(struct sc_symbolizer *sym, struct sc_elf *e, uint6
 	}
 	if (!cu)
 		goto out;
-	nscopes = dwarf_getscopes(cu, vaddr - bias, &scopes);
-	if (nscopes > 0) {
-		/* dwarf_getscopes continues past an inlined instance into the inline function's
-		 * abstract definition; the physical nesting (inlined into what) comes from the
-		 * innermost DIE's own containers. */
-		Dwarf_Die innermost = scopes[0];
-
-		free(scopes);
-		scopes = NULL;
-		nscopes = dwarf_getscopes_die(&innermost, &scopes);
-	}
+	nscopes = sc_scope_index_lookup(unit_index(e, cu), dwarf_cu_getdwarf(cu->cu), vaddr - bias,
+					&scopes);
 	for (int i = 0; i < nscopes; i++) {
 		int tag = dwarf_tag(&scopes[i]);
 
