@@ -51,6 +51,15 @@ static const struct section sections[] = {
 	  "SELECT name, COUNT(*) AS copies, SUM(size) AS bytes, ROUND(SUM(duration) / 1e6, 3) AS "
 	  "total_ms, ROUND(SUM(size) / NULLIF(SUM(duration), 0), 3) AS gb_per_s FROM "
 	  "memory_copies GROUP BY name ORDER BY SUM(duration) DESC" },
+	{ "counters", "COUNTERS (MEAN WEIGHTED BY TIME)",
+	  "WITH V AS (SELECT I.name, I.units, P.value, S.timestamp AS ts, LEAD(S.timestamp) OVER "
+	  "(PARTITION BY I.guid, I.id ORDER BY S.timestamp) AS next FROM rocpd_pmc_event P JOIN "
+	  "rocpd_info_pmc I ON P.pmc_id = I.id AND P.guid = I.guid JOIN rocpd_sample S ON "
+	  "S.event_id = P.event_id AND S.guid = P.guid) SELECT name AS counter, units AS unit, "
+	  "COUNT(*) AS \"values\", ROUND(MIN(value), 3) AS min, ROUND(COALESCE(SUM(value * (next - ts)) / "
+	  "NULLIF(SUM(next - ts), 0), AVG(value)), 3) AS mean, ROUND(MAX(value), 3) AS max FROM V "
+	  "GROUP BY "
+	  "name, units ORDER BY name" },
 	{ "gpu_busy", "GPU BUSY",
 	  "SELECT agent_abs_index AS gpu, agent_name AS name, ROUND(busy_time / 1e6, 3) AS "
 	  "busy_ms, ROUND(wall_time / 1e6, 3) AS wall_ms, ROUND(busy_percent, 1) AS percent FROM "

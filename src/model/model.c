@@ -628,17 +628,23 @@ uint32_t sc_model_stack_of(struct sc_model *m, struct sc_image *img, int32_t tid
 			   const struct sc_record *sample)
 {
 	const struct sc_rec_sample *s = (const void *)sample;
-	const struct sc_stack *last =
-		m->stacks.n > m->last_stack ? &m->stacks.v[m->last_stack] : NULL;
+	const unsigned n = sizeof(m->recent_stacks) / sizeof(m->recent_stacks[0]);
+	uint32_t found;
 
-	/* A thread sampled in a loop repeats its stack: compare before hashing. */
-	if (last && last->img == img && last->tid == tid && last->kind == s->kind &&
-	    last->flags == sample->flags && last->nframes == s->nframes &&
-	    !memcmp(last->frames, s->frames, (size_t)s->nframes * 8))
-		return m->last_stack;
-	m->last_stack =
-		stack_lookup(m, img, tid, s->kind, sample->flags, s->frames, s->nframes, s->ts);
-	return m->last_stack;
+	/* A thread sampled in a loop repeats a few stacks (a thread's samples come together):
+	 * compare with the last ones found before hashing. */
+	for (unsigned i = 0; i < n; i++) { /* the most recent first */
+		uint32_t k = m->recent_stacks[(m->recent_next - 1 - i) % n];
+		const struct sc_stack *st = k && k <= m->stacks.n ? &m->stacks.v[k - 1] : NULL;
+
+		if (st && st->img == img && st->tid == tid && st->kind == s->kind &&
+		    st->flags == sample->flags && st->nframes == s->nframes &&
+		    !memcmp(st->frames, s->frames, (size_t)s->nframes * 8))
+			return k - 1;
+	}
+	found = stack_lookup(m, img, tid, s->kind, sample->flags, s->frames, s->nframes, s->ts);
+	m->recent_stacks[m->recent_next++ % n] = found + 1;
+	return found;
 }
 
 /*

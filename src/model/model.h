@@ -181,8 +181,9 @@ struct sc_model {
 	VEC(struct sc_process *) processes; /* by first start time */
 	VEC(struct sc_stack) stacks;
 	struct sc_hashmap stack_index; /* hash -> stack index + 1 (chained) */
-	uint32_t last_stack;	       /* the stack sc_model_stack_of found last */
-	struct sc_hashmap demangled;   /* interned name -> its interned demangled form */
+	uint32_t recent_stacks[4];     /* the stacks sc_model_stack_of found last, + 1 (0: none) */
+	unsigned recent_next;
+	struct sc_hashmap demangled; /* interned name -> its interned demangled form */
 	VEC(uint64_t *) frame_blocks;
 	uint64_t *frame_free;
 	size_t frame_left;

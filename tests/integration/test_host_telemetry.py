@@ -1,5 +1,6 @@
 """Host telemetry (--host): the background sampler's counter tracks against a fixture with
 known activity: memory touched, bytes sent over loopback, sleeps."""
+import json
 import os
 import sqlite3
 
@@ -75,6 +76,15 @@ def test_profiles_and_metadata_summarize_the_counters():
     check_eq({c["name"] for c in prof.meta["counters"]}, set(meta), "the JSON profile too")
     text = open(r.path(f"sampling_cpu_clock-{r.main_pid()}.txt")).read()
     check("COUNTERS (MEAN WEIGHTED BY TIME)" in text and "| RSS " in text, text[-2000:])
+
+    # syscope summary computes the same from the rocpd database, in SQL.
+    r = syscope("sample", "--host", "--output-format", "rocpd", "--",
+                fixture("host_load"), "64", "1", "0.1")
+    s = syscope("summary", "--format", "json", r.session)
+    check_eq(s.rc, 0, s.describe())
+    rows = {c["counter"]: c for c in json.loads(s.out)["counters"]}
+    check(rows["RSS"]["max"] >= 64 * MiB and rows["RSS"]["unit"] == "bytes", rows["RSS"])
+    check(rows["RSS"]["min"] < rows["RSS"]["mean"] < rows["RSS"]["max"], rows["RSS"])
 
 
 def test_off_by_default_in_sample_and_on_in_balanced():
