@@ -356,6 +356,17 @@ int sc_preset_apply(const struct sc_preset *p, struct sc_settings *s, char err[S
 
 /* ---- listing, explaining, exporting ---- */
 
+/* A preset of the installed folder (shipped with syscope, like the built-ins). */
+static bool installed(const char *origin, const char *preset_dir)
+{
+	char dirs[MAX_DIRS][PATH_MAX];
+	unsigned n = preset_dirs(preset_dir, dirs);
+	size_t len = n ? strlen(dirs[n - 1]) : 0;
+
+	return n && !strncmp(origin, dirs[n - 1], len) && origin[len] == '/' &&
+	       strstr(dirs[n - 1], "/share/syscope/presets");
+}
+
 void sc_preset_list(FILE *f, const char *preset_dir)
 {
 	static const char *const order[] = { "general", "gpu", "hpc", "tracing", "custom" };
@@ -386,7 +397,8 @@ void sc_preset_list(FILE *f, const char *preset_dir)
 				fprintf(f, "%s%s:\n", c ? "\n" : "", order[c]);
 			header = true;
 			fprintf(f, "  %-22s %s\n", names.v[i], ps[i].description);
-			if (strcmp(ps[i].origin, "built-in"))
+			if (strcmp(ps[i].origin, "built-in") &&
+			    !installed(ps[i].origin, preset_dir))
 				fprintf(f, "  %-22s (%s)\n", "", ps[i].origin);
 		}
 	}
