@@ -322,12 +322,13 @@ static void describe_counters(struct pf *pf, const struct sc_process *p)
 }
 
 /* A DebugAnnotation of the event being built: its interned name, then the value. */
+static uint64_t recent_iid(struct pf *pf, struct sc_hashmap *map, uint32_t field, const char *s);
+
 static size_t annotation(struct pf *pf, const char *name)
 {
-	const char *iname = sc_strtab_intern(&pf->set->model->strings, name);
 	size_t a = pb_begin(&pf->ev, 4);
 
-	pb_varint(&pf->ev, 1, intern_string(pf, &pf->arg_names, 3, iname));
+	pb_varint(&pf->ev, 1, recent_iid(pf, &pf->arg_names, 3, name));
 	return a;
 }
 
