@@ -25,6 +25,7 @@
 
 #include "../common/hostinfo.h"
 #include "../common/log.h"
+#include "../common/strutil.h"
 #include "../config/config.h"
 #include "cmd.h"
 #include "report.h"
@@ -375,7 +376,7 @@ static void domains(struct avail *a)
 
 static void generate_config(struct avail *a, const char *path)
 {
-	bool as_json = strlen(path) > 5 && !strcmp(path + strlen(path) - 5, ".json");
+	bool as_json = sc_ends_with(path, ".json");
 	char *tmp = sc_xasprintf("%s.tmp", path);
 	FILE *f = fopen(tmp, "w");
 	json_t *doc = json_object();

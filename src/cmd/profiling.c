@@ -63,15 +63,16 @@ static const struct alias parallel_aliases[] = {
 	{ NULL, NULL },
 };
 
-/* `tok` is one of the space-separated words of `list`. */
-static bool has_token(const char *list, const char *tok)
+/* `list` (freed) with `word` appended unless it is there already. */
+static char *with_word(char *list, const char *word)
 {
-	size_t n = strlen(tok);
+	char *next;
 
-	for (const char *p = strstr(list, tok); p; p = strstr(p + 1, tok))
-		if ((p == list || p[-1] == ' ') && (p[n] == ' ' || !p[n]))
-			return true;
-	return false;
+	if (sc_has_word(list, word, " "))
+		return list;
+	next = sc_xasprintf("%s%s%s", list, *list ? " " : "", word);
+	free(list);
+	return next;
 }
 
 /* Canonical space-separated tokens of a comma list; "" or "all" = every token. Exits on an
@@ -82,13 +83,8 @@ static char *domain_tokens(const char *flag, const char *value, const struct ali
 
 	if (!*value || !strcmp(value, "all")) { /* every canonical token */
 		for (size_t i = 0; al[i].spelling; i++)
-			if (!strcmp(al[i].spelling, al[i].token)) {
-				char *next =
-					sc_xasprintf("%s%s%s", out, *out ? " " : "", al[i].token);
-
-				free(out);
-				out = next;
-			}
+			if (!strcmp(al[i].spelling, al[i].token))
+				out = with_word(out, al[i].token);
 		free(copy);
 		return out;
 	}
@@ -116,12 +112,7 @@ static char *domain_tokens(const char *flag, const char *value, const struct ali
 			       flag, w, near ? " (did you mean " : "", near ? near : "",
 			       near ? "?)" : "", valid);
 		}
-		if (!has_token(out, tok)) {
-			char *next = sc_xasprintf("%s%s%s", out, *out ? " " : "", tok);
-
-			free(out);
-			out = next;
-		}
+		out = with_word(out, tok);
 	}
 	free(copy);
 	return out;
@@ -160,12 +151,7 @@ static void add_formats(struct sc_cli *cli, const char *formats, const char *fla
 	char *copy = sc_xstrdup(formats), *save = NULL;
 
 	for (char *w = strtok_r(copy, " ", &save); w; w = strtok_r(NULL, " ", &save))
-		if (!has_token(list, w)) {
-			char *next = sc_xasprintf("%s%s%s", list, *list ? " " : "", w);
-
-			free(list);
-			list = next;
-		}
+		list = with_word(list, w);
 	set_cli(cli, SC_SET_OUTPUT_FORMAT, list, flag);
 	free(list);
 	free(copy);

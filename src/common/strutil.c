@@ -56,3 +56,22 @@ const char *sc_nearest(const char *word, const char *const *candidates, size_t n
 	}
 	return best <= limit ? pick : NULL;
 }
+
+bool sc_has_word(const char *list, const char *word, const char *seps)
+{
+	size_t n = strlen(word);
+
+	if (!n)
+		return false;
+	for (const char *p = strstr(list, word); p; p = strstr(p + 1, word))
+		if ((p == list || strchr(seps, p[-1])) && (!p[n] || strchr(seps, p[n])))
+			return true;
+	return false;
+}
+
+bool sc_ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), k = strlen(suffix);
+
+	return n >= k && !strcmp(s + n - k, suffix);
+}

@@ -2,6 +2,7 @@
 #ifndef SYSCOPE_COMMON_STRUTIL_H
 #define SYSCOPE_COMMON_STRUTIL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /* Levenshtein distance between two strings (case-sensitive). */
@@ -13,5 +14,11 @@ size_t sc_edit_distance(const char *a, const char *b);
  * candidate that `word` is a prefix of.
  */
 const char *sc_nearest(const char *word, const char *const *candidates, size_t n);
+
+/* `word` is one of the words of `list`, words being separated by any of `seps`. */
+bool sc_has_word(const char *list, const char *word, const char *seps);
+
+/* `s` ends with `suffix`. */
+bool sc_ends_with(const char *s, const char *suffix);
 
 #endif

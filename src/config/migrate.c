@@ -10,6 +10,7 @@
 #include <strings.h>
 
 #include "../common/log.h"
+#include "../common/strutil.h"
 #include "../common/vec.h"
 #include "config.h"
 
@@ -97,7 +98,7 @@ static bool truthy(const char *v)
 
 static void append(char *buf, size_t n, const char *word)
 {
-	if (!strstr(buf, word))
+	if (!sc_has_word(buf, word, " "))
 		snprintf(buf + strlen(buf), n - strlen(buf), "%s%s", *buf ? " " : "", word);
 }
 

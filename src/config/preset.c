@@ -114,13 +114,6 @@ static const struct sc_embedded *builtin(const char *name)
 	return NULL;
 }
 
-static bool ends_with(const char *s, const char *suffix)
-{
-	size_t n = strlen(s), k = strlen(suffix);
-
-	return n >= k && !strcmp(s + n - k, suffix);
-}
-
 /* Every preset name, first occurrence first (caller frees the VEC and its strings). */
 typedef VEC(char *) name_vec;
 
@@ -144,7 +137,7 @@ static void all_names(const char *preset_dir, name_vec *names)
 		for (int i = 0; i < n; i++) {
 			const char *f = list[i]->d_name;
 
-			if (ends_with(f, SUFFIX) && strcmp(f, "schema.json")) {
+			if (sc_ends_with(f, SUFFIX) && strcmp(f, "schema.json")) {
 				char name[256];
 
 				snprintf(name, sizeof(name), "%.*s",
@@ -278,7 +271,7 @@ int sc_preset_load(const char *name_or_path, const char *preset_dir, struct sc_p
 	unsigned nd;
 
 	memset(p, 0, sizeof(*p));
-	if (strchr(name_or_path, '/') || ends_with(name_or_path, SUFFIX)) {
+	if (strchr(name_or_path, '/') || sc_ends_with(name_or_path, SUFFIX)) {
 		if (strstr(name_or_path, "..") && !strchr(name_or_path, '/')) {
 			snprintf(err, SC_CONFIG_ERR, "preset '%s' is not a valid name or path",
 				 name_or_path);

@@ -16,6 +16,8 @@
  */
 #include "source.h"
 
+#include "../../common/strutil.h"
+
 #include <ctype.h>
 #include <dirent.h>
 #include <fcntl.h>
@@ -187,19 +189,6 @@ static bool cpu_selected(unsigned cpu)
 		       1;
 }
 
-static bool interface_selected(const char *list, const char *name)
-{
-	size_t n = strlen(name);
-
-	if (!*list)
-		return true;
-	for (const char *p = list; (p = strstr(p, name)); p++)
-		if ((p == list || p[-1] == ',' || p[-1] == ' ') &&
-		    (p[n] == ',' || p[n] == ' ' || !p[n]))
-			return true;
-	return false;
-}
-
 static void setup_nets(const char *list)
 {
 	char *line, *save = NULL;
@@ -222,7 +211,7 @@ static void setup_nets(const char *list)
 		*colon = '\0';
 		while (isspace((unsigned char)*name))
 			name++;
-		if (!interface_selected(list, name))
+		if (*list && !sc_has_word(list, name, ", "))
 			continue;
 		n = &tel.nets[tel.nnets++];
 		snprintf(n->name, sizeof(n->name), "%s", name);
