@@ -163,11 +163,6 @@ static struct {
 	bool force; /* write every value (the first and the last tick) */
 } last;
 
-static int track(const char *name, const char *unit)
-{
-	return rt_counter_track(name, unit);
-}
-
 /* A value of a track, written when it changed: counters are steps, so an unchanged value
  * says nothing new (the first and last ticks write every value). */
 static void put(int track, uint64_t ts, double value)
@@ -219,7 +214,7 @@ static void setup_nets(const char *list)
 			char t[64];
 
 			snprintf(t, sizeof(t), "net %s %s", n->name, names[f]);
-			n->track[f] = track(t, units[f]);
+			n->track[f] = rt_counter_track(t, units[f]);
 		}
 	}
 	if (*list) { /* name what was asked for and is not there */
@@ -260,9 +255,9 @@ static void setup_disks(void)
 		d = &tel.disks[tel.ndisks++];
 		snprintf(d->name, sizeof(d->name), "%s", name);
 		snprintf(t, sizeof(t), "disk %s bytes read", name);
-		d->track_read = track(t, "bytes");
+		d->track_read = rt_counter_track(t, "bytes");
 		snprintf(t, sizeof(t), "disk %s bytes written", name);
-		d->track_written = track(t, "bytes");
+		d->track_written = rt_counter_track(t, "bytes");
 	}
 }
 
@@ -546,29 +541,29 @@ static void define_tracks(void)
 {
 	long ncpu = sysconf(_SC_NPROCESSORS_CONF);
 
-	tel.t_user = track("CPU user time", "%");
-	tel.t_sys = track("CPU system time", "%");
-	tel.t_rss = track("RSS", "bytes");
-	tel.t_vm = track("Virtual memory", "bytes");
-	tel.t_hwm = track("Peak RSS", "bytes");
-	tel.t_minflt = track("Minor page faults", "faults");
-	tel.t_majflt = track("Major page faults", "faults");
-	tel.t_vcsw = track("Voluntary context switches", "switches");
-	tel.t_ivcsw = track("Involuntary context switches", "switches");
-	tel.t_threads = track("Threads", "threads");
-	tel.t_files = track("Open files", "files");
-	tel.t_read = track("Storage bytes read", "bytes");
-	tel.t_written = track("Storage bytes written", "bytes");
-	tel.t_cpu_all = track("CPU utilization (all CPUs)", "%");
+	tel.t_user = rt_counter_track("CPU user time", "%");
+	tel.t_sys = rt_counter_track("CPU system time", "%");
+	tel.t_rss = rt_counter_track("RSS", "bytes");
+	tel.t_vm = rt_counter_track("Virtual memory", "bytes");
+	tel.t_hwm = rt_counter_track("Peak RSS", "bytes");
+	tel.t_minflt = rt_counter_track("Minor page faults", "faults");
+	tel.t_majflt = rt_counter_track("Major page faults", "faults");
+	tel.t_vcsw = rt_counter_track("Voluntary context switches", "switches");
+	tel.t_ivcsw = rt_counter_track("Involuntary context switches", "switches");
+	tel.t_threads = rt_counter_track("Threads", "threads");
+	tel.t_files = rt_counter_track("Open files", "files");
+	tel.t_read = rt_counter_track("Storage bytes read", "bytes");
+	tel.t_written = rt_counter_track("Storage bytes written", "bytes");
+	tel.t_cpu_all = rt_counter_track("CPU utilization (all CPUs)", "%");
 	for (long cpu = 0; cpu < ncpu && cpu < MAX_CPUS; cpu++) {
 		char name[64];
 
 		if (!cpu_selected((unsigned)cpu))
 			continue;
 		snprintf(name, sizeof(name), "CPU %ld utilization", cpu);
-		tel.t_cpu_util[cpu] = track(name, "%");
+		tel.t_cpu_util[cpu] = rt_counter_track(name, "%");
 		snprintf(name, sizeof(name), "CPU %ld frequency", cpu);
-		tel.t_cpu_freq[cpu] = track(name, "MHz");
+		tel.t_cpu_freq[cpu] = rt_counter_track(name, "MHz");
 	}
 }
 
@@ -586,6 +581,22 @@ static int start_thread(void)
 	return -rc;
 }
 
+/* Open what is read, define the tracks, start the thread: at start and in a fork child
+ * (whose descriptors of ours were closed and whose tracks go into a file of its own). */
+static int begin(void)
+{
+	tel.fd_statm = open_proc("/proc/self/statm");
+	tel.fd_status = open_proc("/proc/self/status");
+	tel.fd_io = open_proc("/proc/self/io"); /* may be refused in containers */
+	tel.fd_sysstat = open_proc("/proc/stat");
+	tel.fd_netdev = open_proc("/proc/net/dev");
+	tel.fd_disks = open_proc("/proc/diskstats");
+	define_tracks();
+	setup_nets(sc_str(&rt_proc.settings, SC_SET_PROCESS_INTERFACES));
+	setup_disks();
+	return start_thread();
+}
+
 static int process_start(void)
 {
 	const struct sc_settings *s = &rt_proc.settings;
@@ -599,17 +610,8 @@ static int process_start(void)
 	tel.delay_ns = (uint64_t)(sc_double(s, SC_SET_PROCESS_DELAY) * 1e9);
 	tel.duration_ns = (uint64_t)(duration * 1e9);
 	tel.page_size = sysconf(_SC_PAGESIZE);
-	tel.fd_statm = open_proc("/proc/self/statm");
-	tel.fd_status = open_proc("/proc/self/status");
-	tel.fd_io = open_proc("/proc/self/io"); /* may be refused in containers */
-	tel.fd_sysstat = open_proc("/proc/stat");
-	tel.fd_netdev = open_proc("/proc/net/dev");
-	tel.fd_disks = open_proc("/proc/diskstats");
 	parse_cpus(sc_str(s, SC_SET_PROCESS_CPUS));
-	define_tracks();
-	setup_nets(sc_str(s, SC_SET_PROCESS_INTERFACES));
-	setup_disks();
-	return start_thread();
+	return begin();
 }
 
 static void stop_thread(void)
@@ -641,16 +643,7 @@ static void fork_child(void)
 	tel.last_ns = 0;
 	memset(&last, 0, sizeof(last)); /* its tracks are defined anew */
 	tel.nnets = tel.ndisks = 0;
-	tel.fd_statm = open_proc("/proc/self/statm");
-	tel.fd_status = open_proc("/proc/self/status");
-	tel.fd_io = open_proc("/proc/self/io");
-	tel.fd_sysstat = open_proc("/proc/stat");
-	tel.fd_netdev = open_proc("/proc/net/dev");
-	tel.fd_disks = open_proc("/proc/diskstats");
-	define_tracks();
-	setup_nets(sc_str(&rt_proc.settings, SC_SET_PROCESS_INTERFACES));
-	setup_disks();
-	start_thread();
+	begin();
 }
 
 const struct rt_source rt_source_telemetry = {
