@@ -270,6 +270,22 @@ static void test_api_calls(void)
 	CHECK(nout == 0);
 }
 
+static void test_region_text_keeps_the_category(void)
+{
+	static char name[3000], buf[CUDA_REGION_TEXT_MAX];
+	struct sc_rec_region r = { 0 };
+	uint32_t len;
+
+	memset(name, 'n', sizeof(name) - 1); /* an NVTX message longer than a record's text */
+	len = cuda_region_text(buf, sizeof(buf), name, "MARKER_CORE_API", &r);
+	CHECK(len == sizeof(buf) && r.name_len + r.cat_len == len);
+	CHECK(r.cat_len == sizeof("MARKER_CORE_API") && buf[r.name_len - 1] == '\0');
+	CHECK_STR(buf + r.name_len, "MARKER_CORE_API");
+	len = cuda_region_text(buf, sizeof(buf), NULL, "CUDA_RUNTIME_API", &r);
+	CHECK_STR(buf, "(unnamed)");
+	CHECK(len == sizeof("(unnamed)") + sizeof("CUDA_RUNTIME_API"));
+}
+
 static void test_correlation_table(void)
 {
 	cuda_corr_note_thread(5, 11);
@@ -287,6 +303,7 @@ int main(void)
 	test_copies();
 	test_allocations();
 	test_api_calls();
+	test_region_text_keeps_the_category();
 	test_correlation_table();
 	return check_report("test_cuda_activity");
 }

@@ -261,6 +261,24 @@ static void memory_op(const CUpti_ActivityMemory4 *m)
 	emit(&op);
 }
 
+uint32_t cuda_region_text(char *buf, size_t cap, const char *name, const char *category,
+			  struct sc_rec_region *r)
+{
+	size_t c = strlen(category) + 1, n;
+
+	if (!name || !*name)
+		name = "(unnamed)";
+	n = strlen(name) + 1;
+	if (n + c > cap) /* cut a long name, keep the record */
+		n = cap - c;
+	memcpy(buf, name, n - 1);
+	buf[n - 1] = '\0';
+	memcpy(buf + n, category, c);
+	r->name_len = (uint32_t)n;
+	r->cat_len = (uint32_t)c;
+	return (uint32_t)(n + c);
+}
+
 /* An API call, whole, as a region of the thread that made it. */
 static void api_call(const CUpti_ActivityAPI *a, bool runtime)
 {
@@ -271,8 +289,8 @@ static void api_call(const CUpti_ActivityAPI *a, bool runtime)
 		.end = a->end >= a->start ? a->end : a->start,
 		.tid = (int32_t)a->threadId,
 	};
-	char text[256];
-	size_t n, c = strlen(category) + 1;
+	char text[CUDA_REGION_TEXT_MAX];
+	uint32_t len;
 
 	if (!name || !a->threadId)
 		return;
@@ -281,16 +299,8 @@ static void api_call(const CUpti_ActivityAPI *a, bool runtime)
 		return;
 	}
 	cuda_corr_note_thread(a->correlationId, sp.tid);
-	n = strlen(name) + 1;
-	if (n + c > sizeof(text))
-		n = sizeof(text) - c;
-	memcpy(text, name, n);
-	text[n - 1] = '\0';
-	memcpy(text + n, category, c);
-	sp.r.name_len = (uint32_t)n;
-	sp.r.cat_len = (uint32_t)c;
-	cuda_api->record(SC_REC_REGION_SPAN, 0, &sp.r.ts, sizeof(sp) - sizeof(sp.r.hdr), text,
-			 (uint32_t)(n + c));
+	len = cuda_region_text(text, sizeof(text), name, category, &sp.r);
+	cuda_api->record(SC_REC_REGION_SPAN, 0, &sp.r.ts, sizeof(sp) - sizeof(sp.r.hdr), text, len);
 }
 
 void cuda_activity_translate(const CUpti_Activity *rec)

@@ -25,12 +25,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_TEXT 2048 /* name, category and arguments of one region */
 #define MAX_DEVICES 1024
 
 struct api_table {
 	CUpti_CallbackDomain domain;
-	const char *category;
 	unsigned size;
 	char **names; /* without CUPTI's _vNNNN suffix */
 	bool *traced;
@@ -38,10 +36,8 @@ struct api_table {
 
 static CUpti_SubscriberHandle subscriber;
 static struct api_table runtime_table = { .domain = CUPTI_CB_DOMAIN_RUNTIME_API,
-					  .category = CUDA_CATEGORY_RUNTIME,
 					  .size = CUPTI_RUNTIME_TRACE_CBID_SIZE };
 static struct api_table driver_table = { .domain = CUPTI_CB_DOMAIN_DRIVER_API,
-					 .category = CUDA_CATEGORY_DRIVER,
 					 .size = CUPTI_DRIVER_TRACE_CBID_SIZE };
 static _Atomic unsigned char agent_seen[MAX_DEVICES];
 
@@ -49,35 +45,14 @@ static __thread int in_tool; /* our own CUDA calls: not traced */
 
 /* ---- region records ---- */
 
-struct text {
-	char buf[MAX_TEXT];
-	uint32_t len;
-};
-
-static void put(struct text *t, const char *s)
-{
-	size_t n = strlen(s) + 1;
-
-	if (t->len + n > sizeof(t->buf)) /* cut long names, keep the record */
-		n = sizeof(t->buf) - t->len;
-	if (!n)
-		return;
-	memcpy(t->buf + t->len, s, n);
-	t->len += (uint32_t)n;
-	t->buf[t->len - 1] = '\0';
-}
-
 /* An NVTX range's begin, or a mark, on the calling thread. */
 static void nvtx_record(uint16_t type, const char *name)
 {
 	struct sc_rec_region r = { .ts = cuda_api->now_ns() };
-	struct text t = { .len = 0 };
+	char text[CUDA_REGION_TEXT_MAX];
+	uint32_t len = cuda_region_text(text, sizeof(text), name, CUDA_CATEGORY_NVTX, &r);
 
-	put(&t, name && *name ? name : "(unnamed)");
-	r.name_len = t.len;
-	put(&t, CUDA_CATEGORY_NVTX);
-	r.cat_len = t.len - r.name_len;
-	cuda_api->record(type, 0, &r.ts, sizeof(r) - sizeof(r.hdr), t.buf, t.len);
+	cuda_api->record(type, 0, &r.ts, sizeof(r) - sizeof(r.hdr), text, len);
 }
 
 static void region_end(void)

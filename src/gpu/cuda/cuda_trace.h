@@ -3,10 +3,12 @@
  * libsyscope-cuda.so: CUDA tracing through CUPTI, loaded by the CUDA driver during cuInit
  * (CUDA_INJECTION64_PATH, set by the launcher) into programs that libsyscope.so records.
  *
- *   inject.c     InitializeInjection: settings, CUPTI set-up, the stop hook
- *   api_trace.c  CUPTI callbacks on the calling thread: CUDA runtime/driver API calls and
- *                NVTX ranges as regions, devices as agents, flushes at context teardown
- *   activity.c   CUPTI activity buffers: kernels, copies, sets, allocations as GPU ops
+ *   inject.c     InitializeInjection (and NVTX's): settings, CUPTI set-up, the stop hook
+ *   api_trace.c  API function names and filters; CUPTI callbacks on the calling thread:
+ *                NVTX ranges and marks as regions, devices as agents, flushes at context
+ *                teardown
+ *   activity.c   CUPTI activity buffers: API calls as whole regions of their thread;
+ *                kernels, copies, sets, allocations as GPU ops
  *
  * Everything is written through libsyscope.so's plugin table (runtime/plugin.h) in the
  * records of store/format.h, stamped with syscope's clock (CUPTI is given it as its
@@ -44,6 +46,11 @@ CUptiResult cuda_activity_start(unsigned domains, size_t buffer_bytes);
 void cuda_activity_translate(const CUpti_Activity *rec);
 /* Process a completed buffer of `valid` bytes (exposed for the unit test). */
 void cuda_activity_buffer(uint8_t *buffer, size_t valid);
+/* The name and category of a region record into `buf` (`cap` bytes, a long name cut so
+ * that both fit); sets r->name_len and r->cat_len, returns the bytes used. */
+#define CUDA_REGION_TEXT_MAX 2048
+uint32_t cuda_region_text(char *buf, size_t cap, const char *name, const char *category,
+			  struct sc_rec_region *r);
 /* Records CUPTI dropped, and records it could not time (left out). */
 uint64_t cuda_activity_dropped(void);
 uint64_t cuda_activity_untimed(void);
