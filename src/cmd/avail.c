@@ -24,6 +24,7 @@
 #endif
 
 #include "../common/hostinfo.h"
+#include "../common/install.h"
 #include "../common/log.h"
 #include "../common/strutil.h"
 #include "../config/config.h"
@@ -127,17 +128,9 @@ static const char *event_error(int err, char *buf, size_t n)
 
 static char *libdir(void)
 {
-	char self[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	char *slash;
+	char *dir = sc_install_path("lib/syscope");
 
-	if (n <= 0)
-		return sc_xstrdup(".");
-	self[n] = '\0';
-	slash = strrchr(self, '/');
-	if (slash)
-		*slash = '\0';
-	return sc_xasprintf("%s/../lib/syscope", self);
+	return dir ? dir : sc_xstrdup(".");
 }
 
 static void component(struct avail *a, struct sc_report *r, const char *name, bool ok,

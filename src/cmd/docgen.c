@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../common/install.h"
 #include "../common/log.h"
 #include "../common/vec.h"
 #include "../config/config.h"
@@ -23,15 +24,13 @@ typedef VEC(char *) lines_t;
 /* The lines `syscope VERB --help` prints (run as a child of this very executable). */
 static void verb_help(const char *verb, lines_t *out)
 {
-	char self[PATH_MAX], line[4096];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	char *cmd;
+	char line[4096], *self = sc_self_exe(), *cmd;
 	FILE *p;
 
-	if (n <= 0)
+	if (!self)
 		sc_die(SC_EXIT_FAILURE, "cannot find this executable");
-	self[n] = '\0';
 	cmd = sc_xasprintf("'%s' %s --help", self, verb);
+	free(self);
 	p = popen(cmd, "r");
 	if (!p)
 		sc_die(SC_EXIT_FAILURE, "cannot run %s", cmd);

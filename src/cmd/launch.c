@@ -23,6 +23,7 @@
 #include <elf.h>
 
 #include "../common/hostinfo.h"
+#include "../common/install.h"
 #include "../common/log.h"
 #include "../common/vec.h"
 #include "../store/session.h"
@@ -151,23 +152,18 @@ static void check_binary(struct launch *l)
 
 static char *find_library(void)
 {
-	char self[PATH_MAX], *lib, *slash;
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	char *lib = sc_install_path("lib/syscope/libsyscope.so"), *real;
 
-	if (n <= 0)
+	if (!lib)
 		sc_die(SC_EXIT_FAILURE, "cannot find where syscope is installed: %s",
 		       strerror(errno));
-	self[n] = '\0';
-	slash = strrchr(self, '/');
-	*slash = '\0';
-	lib = sc_xasprintf("%s/../lib/syscope/libsyscope.so", self);
 	if (access(lib, R_OK))
 		sc_die(SC_EXIT_FAILURE,
 		       "cannot find the runtime library %s (%s); reinstall syscope", lib,
 		       strerror(errno));
-	slash = realpath(lib, NULL);
+	real = realpath(lib, NULL);
 	free(lib);
-	return slash;
+	return real;
 }
 
 /* Expand %tag% %pid% %host% %launch_time% %env{NAME}% in an output path. */

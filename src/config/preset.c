@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../common/install.h"
 #include "../common/log.h"
 #include "../common/strutil.h"
 #include "../common/vec.h"
@@ -82,26 +83,16 @@ int sc_setting_from_json(struct sc_settings *s, int id, json_t *v, enum sc_setti
 static unsigned preset_dirs(const char *preset_dir, char dirs[MAX_DIRS][PATH_MAX])
 {
 	const char *home = getenv("HOME");
-	char exe[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	char *installed = sc_install_path("share/syscope/presets");
 	unsigned k = 0;
 
 	if (preset_dir && *preset_dir)
 		snprintf(dirs[k++], PATH_MAX, "%s", preset_dir);
 	if (home && *home)
 		snprintf(dirs[k++], PATH_MAX, "%s/.config/syscope/presets", home);
-	if (n > 0) { /* <prefix>/bin/syscope -> <prefix>/share/syscope/presets */
-		char *slash;
-
-		exe[n] = '\0';
-		slash = strrchr(exe, '/');
-		if (slash) {
-			*slash = '\0';
-			if (snprintf(dirs[k], PATH_MAX, "%s/../share/syscope/presets", exe) <
-			    PATH_MAX)
-				k++;
-		}
-	}
+	if (installed && strlen(installed) < PATH_MAX)
+		snprintf(dirs[k++], PATH_MAX, "%s", installed);
+	free(installed);
 	return k;
 }
 
