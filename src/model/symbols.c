@@ -23,6 +23,16 @@
 /* From the C++ runtime (libstdc++); C linkage. */
 extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
 
+/* One function symbol of an ELF file; the name points into libelf's copy of the file. */
+struct elf_symbol {
+	uint64_t addr;
+	uint64_t end; /* size-less symbols: the end of their section */
+	const char *name;
+	bool sizeless;
+	int index;   /* in the symbol table */
+	bool global; /* STB_GLOBAL or STB_WEAK: another object can call it */
+};
+
 struct sc_elf {
 	const char *name; /* basename, interned */
 	Dwfl *dwfl;
@@ -31,6 +41,8 @@ struct sc_elf {
 	struct sc_hashmap cache; /* vaddr + 1 -> (first frame index << 8 | count) + 1 */
 	struct sc_hashmap units; /* compilation unit offset + 1 -> index in scope_indexes + 1 */
 	VEC(struct sc_scope_index *) scope_indexes;
+	VEC(struct elf_symbol) symbols; /* function symbols by address; built on first use */
+	bool symbols_loaded;
 };
 
 static const Dwfl_Callbacks offline_callbacks = {
@@ -59,6 +71,7 @@ void sc_symbolizer_free(struct sc_symbolizer *sym)
 		for (size_t k = 0; k < e->scope_indexes.n; k++)
 			sc_scope_index_free(e->scope_indexes.v[k]);
 		VEC_FREE(&e->scope_indexes);
+		VEC_FREE(&e->symbols);
 		free(e);
 	}
 	VEC_FREE(&sym->elfs);
@@ -285,6 +298,96 @@ static uint64_t function_start(struct sc_elf *e, uint64_t vaddr)
 	return result;
 }
 
+static int symbol_order(const void *a, const void *b)
+{
+	const struct elf_symbol *x = a, *y = b;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	/* At one address the lookup takes the last: a global name before a local one, then
+	 * the longest, then the first in the table (as libdw's own lookup chooses). */
+	if (x->global != y->global)
+		return x->global ? 1 : -1;
+	if (x->end != y->end)
+		return x->end < y->end ? -1 : 1;
+	return y->index - x->index;
+}
+
+/*
+ * The file's function symbols (.symtab, else .dynsym, plus any MiniDebugInfo), sorted by
+ * address, for a binary search per address. libdw's own lookup (dwfl_module_addrinfo) scans
+ * the whole table on every call, which took 15 s for the few thousand addresses of a PyTorch
+ * run (libtorch_cuda.so has hundreds of thousands of symbols).
+ */
+static void load_symbols(struct sc_elf *e)
+{
+	int n = dwfl_module_getsymtab(e->mod);
+
+	e->symbols_loaded = true;
+	for (int i = 1; i < n; i++) {
+		GElf_Sym s;
+		GElf_Addr addr;
+		GElf_Word shndx;
+		GElf_Addr bias;
+		Elf *elf;
+		const char *name =
+			dwfl_module_getsym_info(e->mod, i, &s, &addr, &shndx, &elf, &bias);
+		int type = GELF_ST_TYPE(s.st_info);
+		uint64_t end = addr + s.st_size;
+
+		if (!name || !*name || shndx == SHN_UNDEF || shndx == SHN_ABS ||
+		    (type != STT_FUNC && type != STT_GNU_IFUNC))
+			continue;
+		if (!s.st_size) {
+			GElf_Shdr shdr;
+			Elf_Scn *scn = elf_getscn(elf, shndx);
+
+			end = scn && gelf_getshdr(scn, &shdr) ? shdr.sh_addr + shdr.sh_size + bias
+							      : addr;
+		}
+		*VEC_PUSH(&e->symbols) = (struct elf_symbol){
+			.addr = addr,
+			.end = end,
+			.sizeless = !s.st_size,
+			.index = i,
+			.name = name,
+			.global = GELF_ST_BIND(s.st_info) == STB_GLOBAL ||
+				  GELF_ST_BIND(s.st_info) == STB_WEAK,
+		};
+	}
+	if (e->symbols.n)
+		qsort(e->symbols.v, e->symbols.n, sizeof(*e->symbols.v), symbol_order);
+}
+
+/*
+ * The function symbol containing `vaddr`: the nearest one at or below it whose size covers
+ * it, looking a few back for symbols nested in others; a size-less symbol (such as _init)
+ * only when it is the nearest and in the same section.
+ */
+static const struct elf_symbol *symbol_at(struct sc_elf *e, uint64_t vaddr)
+{
+	size_t lo = 0, hi;
+
+	if (!e->symbols_loaded)
+		load_symbols(e);
+	hi = e->symbols.n;
+	while (lo < hi) { /* first symbol above vaddr */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (e->symbols.v[mid].addr <= vaddr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t i = lo, tries = 0; i > 0 && tries < 8; i--, tries++) {
+		const struct elf_symbol *s = &e->symbols.v[i - 1];
+
+		if (vaddr < s->end && (!s->sizeless || i == lo))
+			return s;
+	}
+	return NULL;
+}
+
 unsigned sc_symbolize(struct sc_symbolizer *sym, struct sc_elf *e, uint64_t vaddr,
 		      const struct sc_symframe **out)
 {
@@ -298,14 +401,12 @@ unsigned sc_symbolize(struct sc_symbolizer *sym, struct sc_elf *e, uint64_t vadd
 		return (unsigned)(*slot & 0xff);
 	}
 	if (e->usable) {
-		const char *symname;
-		GElf_Off off;
-		GElf_Sym s;
+		const struct elf_symbol *s = symbol_at(e, vaddr);
+		const char *symname = s ? s->name : NULL;
 
 		count = resolve_dwarf(sym, e, vaddr);
 		if (count > 255)
 			count = 255;
-		symname = dwfl_module_addrinfo(e->mod, vaddr, &off, &s, NULL, NULL, NULL);
 		if (count) {
 			/* Outermost frame (the last pushed) falls back to the ELF symbol. */
 			struct sc_symframe *outer = &sym->frames.v[first + count - 1];
@@ -319,10 +420,8 @@ unsigned sc_symbolize(struct sc_symbolizer *sym, struct sc_elf *e, uint64_t vadd
 			f->file = "";
 			count = 1;
 		}
-		if (count && symname)
-			sym->frames.v[first + count - 1].exported =
-				GELF_ST_BIND(s.st_info) == STB_GLOBAL ||
-				GELF_ST_BIND(s.st_info) == STB_WEAK;
+		if (count && s)
+			sym->frames.v[first + count - 1].exported = s->global;
 	}
 	if (!count || !sym->frames.v[first + count - 1].func) {
 		char buf[600];
