@@ -203,9 +203,15 @@ static void apply_domains(struct sc_cli *cli, const struct domain_flags *df, boo
 		set_cli(cli, SC_SET_SAMPLING_DURATION, df->duration, "duration");
 	}
 	if (df->gpu) {
-		free(domain_tokens("gpu", df->gpu, gpu_aliases));
-		pr_warn("--gpu: GPU telemetry (NVML) is not in this version of syscope yet; "
-			"GPU activity is traced with --cuda");
+		contradiction(cli, SC_SET_USE_NVML, "gpu", "true");
+		set_cli(cli, SC_SET_USE_NVML, "true", "gpu");
+		if (*df->gpu) {
+			char *tokens = domain_tokens("gpu", df->gpu, gpu_aliases);
+
+			contradiction(cli, SC_SET_NVML_METRICS, "gpu", tokens);
+			set_cli(cli, SC_SET_NVML_METRICS, tokens, "gpu");
+			free(tokens);
+		}
 	}
 	if (df->parallel) {
 		free(domain_tokens("parallel", df->parallel, parallel_aliases));
@@ -286,8 +292,8 @@ bool sc_profiling_cli(struct sc_cli *cli, const struct sc_verb *verb, int argc, 
 		  &df.cuda },
 		{ "cpu", 0, false, "HZ", "CPU call-stack sampling on; =HZ sets its rate", &df.cpu },
 		{ "gpu", 0, false, "METRICS",
-		  "GPU telemetry: temp, power, busy, mem_usage, clocks, pcie, nvlink, encoder, "
-		  "decoder (not in this version yet)",
+		  "GPU telemetry through NVML on; =LIST chooses the metrics: busy, temp, power, "
+		  "mem_usage, clocks, pcie, nvlink, encoder, decoder, or all (--no-gpu: off)",
 		  &df.gpu },
 		{ "parallel", 0, false, "RUNTIMES",
 		  "Parallel runtimes: mpi, openmp, nccl, pthread (not in this version yet)",

@@ -33,14 +33,21 @@ static const struct {
 	{ "SAMPLING_TIDS", "SAMPLING_TIDS" },
 	{ "SAMPLING_INCLUDE_INLINES", "INCLUDE_INLINES" },
 	{ "USE_ROCM", "USE_CUDA" },
+	{ "USE_PROCESS_SAMPLING", "USE_PROCESS_SAMPLING" },
+	{ "PROCESS_SAMPLING_FREQ", "PROCESS_FREQ" },
+	{ "USE_AMD_SMI", "USE_NVML" },
+	{ "SAMPLING_GPUS", "SAMPLING_GPUS" },
 	{ "CONFIG_FILE", "CONFIG_FILE" },
 	{ "PRESET_DIR", "PRESET_DIR" },
 };
 
+/* A word of one of their lists and ours for the same thing (NULL: no equivalent). */
+struct word_map {
+	const char *theirs, *ours;
+};
+
 /* ROCm tracing domains and the CUDA domain that records the same kind of thing. */
-static const struct {
-	const char *theirs, *ours; /* ours NULL: no equivalent */
-} domains[] = {
+static const struct word_map domains[] = {
 	{ "hip_runtime_api", "runtime" },
 	{ "hip_api", "runtime" },
 	{ "hip_compiler_api", "runtime" },
@@ -56,6 +63,24 @@ static const struct {
 	{ "rccl_api", NULL },
 	{ "rocdecode_api", NULL },
 	{ "rocjpeg_api", NULL },
+	{ NULL, NULL },
+};
+
+/* AMD SMI metrics and the NVML metric that measures the same. */
+static const struct word_map smi_metrics[] = {
+	{ "busy", "busy" },
+	{ "temp", "temp" },
+	{ "power", "power" },
+	{ "mem_usage", "mem_usage" },
+	{ "vcn_activity", "encoder" },
+	{ "vcn_activity", "decoder" },
+	{ "gfx_clock", "clocks" },
+	{ "mem_clock", "clocks" },
+	{ "pcie", "pcie" },
+	{ "xgmi", "nvlink" },
+	{ "jpeg_activity", NULL },
+	{ "sdma_usage", NULL },
+	{ NULL, NULL },
 };
 
 void sc_migration_add(struct sc_migration *m, const char *name, const char *value)
@@ -102,6 +127,29 @@ static void append(char *buf, size_t n, const char *word)
 		snprintf(buf + strlen(buf), n - strlen(buf), "%s%s", *buf ? " " : "", word);
 }
 
+/* Each word of their list `value` as ours, into `out`; words we have no equivalent for
+ * into `unmapped`. */
+static void translate_words(const char *value, const struct word_map *map, char *out, size_t out_n,
+			    char *unmapped, size_t unmapped_n)
+{
+	char *copy = sc_xstrdup(value), *save = NULL;
+
+	for (char *w = strtok_r(copy, ", ", &save); w; w = strtok_r(NULL, ", ", &save)) {
+		bool found = false;
+
+		for (size_t k = 0; map[k].theirs; k++) {
+			if (strcmp(w, map[k].theirs))
+				continue;
+			found = true;
+			append(map[k].ours ? out : unmapped, map[k].ours ? out_n : unmapped_n,
+			       map[k].ours ? map[k].ours : w);
+		}
+		if (!found)
+			append(unmapped, unmapped_n, w);
+	}
+	free(copy);
+}
+
 /* Set `ours` unless a value of `source` or above is there already. */
 static int set_ours(struct sc_settings *s, const char *ours, const char *value,
 		    enum sc_setting_source source, const char *origin, const char *theirs,
@@ -123,7 +171,7 @@ static int set_ours(struct sc_settings *s, const char *ours, const char *value,
 int sc_migration_apply(const struct sc_migration *m, struct sc_settings *s,
 		       enum sc_setting_source source, const char *origin, char err[SC_CONFIG_ERR])
 {
-	char unmapped[1024] = "", formats[64] = "", cuda[128] = "";
+	char unmapped[1024] = "", formats[64] = "", cuda[128] = "", metrics[128] = "";
 	bool output_given = false;
 
 	for (size_t i = 0; i < m->n; i++) {
@@ -143,26 +191,18 @@ int sc_migration_apply(const struct sc_migration *m, struct sc_settings *s,
 				return -1;
 		}
 		if (!strcmp(name, "ROCM_DOMAINS")) {
-			char *copy = sc_xstrdup(value), *save = NULL;
-
 			known = true;
-			for (char *w = strtok_r(copy, ", ", &save); w;
-			     w = strtok_r(NULL, ", ", &save)) {
-				bool found = false;
-
-				for (size_t k = 0; k < sizeof(domains) / sizeof(domains[0]); k++)
-					if (!strcmp(w, domains[k].theirs)) {
-						found = true;
-						if (domains[k].ours)
-							append(cuda, sizeof(cuda), domains[k].ours);
-						else
-							append(unmapped, sizeof(unmapped), w);
-					}
-				if (!found)
-					append(unmapped, sizeof(unmapped), w);
-			}
-			free(copy);
+			translate_words(value, domains, cuda, sizeof(cuda), unmapped,
+					sizeof(unmapped));
 			if (*cuda && set_ours(s, "CUDA_DOMAINS", cuda, source, origin, name, err))
+				return -1;
+		}
+		if (!strcmp(name, "AMD_SMI_METRICS")) {
+			known = true;
+			translate_words(value, smi_metrics, metrics, sizeof(metrics), unmapped,
+					sizeof(unmapped));
+			if (*metrics &&
+			    set_ours(s, "NVML_METRICS", metrics, source, origin, name, err))
 				return -1;
 		}
 		if (!strcmp(name, "TRACE") || !strcmp(name, "PROFILE") ||

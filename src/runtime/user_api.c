@@ -179,11 +179,12 @@ RT_EXPORT void syscope_counter(const char *name, const char *unit, double value)
 	rt_record(SC_REC_COUNTER, 0, &r.ts, sizeof(r) - sizeof(r.hdr), NULL, 0);
 }
 
+/* Also while the process stops: telemetry's last reading is taken then. */
 void rt_counter_value(int track, uint64_t ts, double value)
 {
 	struct sc_rec_counter r = { .ts = ts, .track = (uint32_t)track, .value = value };
 
-	if (track >= 0 && rt_active())
+	if (track >= 0 && atomic_load_explicit(&rt_proc.active, memory_order_relaxed))
 		rt_record(SC_REC_COUNTER, 0, &r.ts, sizeof(r) - sizeof(r.hdr), NULL, 0);
 }
 

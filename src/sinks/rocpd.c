@@ -309,7 +309,11 @@ static void on_counter(void *ctx, struct sc_image *img, struct sc_thread *t,
 		       const struct sc_counter_track *c, uint64_t ts, double value)
 {
 	struct rp *rp = ctx;
-	uint64_t key = ((uint64_t)(uintptr_t)c->name * 31) ^ (uint64_t)(uintptr_t)c->unit;
+	/* One pmc row per (name, unit) of the process, in all its images (exec): both are
+	 * interned, so the pair of pointers names it; hashed whole (64 bits), because a cheap
+	 * mix of the two once gave two tracks one key and lost one of them. */
+	const void *pair[2] = { c->name, c->unit };
+	uint64_t key = sc_hash_bytes(pair, sizeof(pair), 0x636f756e746572);
 	bool inserted;
 	uint64_t *slot = sc_hashmap_upsert(&rp->counters, key ? key : 1, 0, &inserted);
 	int64_t ev;

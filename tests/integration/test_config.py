@@ -105,9 +105,13 @@ def test_domain_flags_and_aliases():
              (["rocpd", "pftrace", "text", "json"], 2, 5), "rocprof-sys-run's -P -w -d")
     check_eq(exported("--preset=profile-only", "-T")["OUTPUT_FORMAT"],
              ["text", "json", "folded", "pftrace"], "-T adds the Perfetto trace")
-    r = syscope("run", "--gpu=temperature,power", "--export-config")
-    check_eq(r.rc, 0, r.describe())
-    check("GPU telemetry (NVML) is not in this version" in r.err, r.err)
+    s = exported("--preset=profile-only", "--gpu=temperature,power,util")
+    check_eq((s["USE_NVML"], s["NVML_METRICS"]), (True, ["temp", "power", "busy"]),
+             "--gpu with aliases")
+    s = exported("--preset=profile-only", "--gpu")
+    check(s["USE_NVML"] and "NVML_METRICS" not in s, f"--gpu alone: default metrics: {s}")
+    r = syscope("run", "--gpu", "--no-gpu", "--", fixture("hot"))
+    check("--gpu and --no-gpu contradict" in r.err, r.err)
 
 
 def test_bad_input_is_named():
@@ -216,6 +220,15 @@ def test_rocprof_sys_settings_and_presets_are_mapped():
     env["SYSCOPE_SAMPLING_FREQ"] = "222"
     check_eq(exported(env=env)["SAMPLING_FREQ"], 222, "SYSCOPE_* wins over ROCPROFSYS_*")
 
+    smi = {"ROCPROFSYS_USE_AMD_SMI": "true", "ROCPROFSYS_SAMPLING_GPUS": "0-1",
+           "ROCPROFSYS_AMD_SMI_METRICS": "busy,temp,vcn_activity,gfx_clock,sdma_usage"}
+    r = syscope("sample", "--export-config", env=smi)
+    s = json.loads(r.out)["settings"]
+    check_eq((s["USE_NVML"], s["SAMPLING_GPUS"], s["NVML_METRICS"]),
+             (True, "0-1", ["busy", "temp", "encoder", "decoder", "clocks"]),
+             "AMD SMI telemetry becomes NVML telemetry")
+    check("(ignored): sdma_usage" in r.err, r.err)
+
     cfg = scratch("old.cfg", "ROCPROFSYS_SAMPLING_FREQ = 55\nrocprofsys_use_kokkosp = on\n")
     r = syscope("run", "-c", cfg, "--export-config")
     check_eq(json.loads(r.out)["settings"]["SAMPLING_FREQ"], 55, "their config file")
@@ -236,10 +249,10 @@ def test_rocprof_sys_settings_and_presets_are_mapped():
     r = syscope("run", "--preset=" + theirs, "--export-config")
     check_eq(r.rc, 0, r.describe())
     s = json.loads(r.out)["settings"]
-    check_eq((s["SAMPLING_FREQ"], s["CUDA_DOMAINS"], s["OUTPUT_FORMAT"]),
-             (75, ["runtime", "kernel", "memory"], ["rocpd", "pftrace", "text", "json"]),
+    check_eq((s["SAMPLING_FREQ"], s["CUDA_DOMAINS"], s["OUTPUT_FORMAT"], s["USE_NVML"]),
+             (75, ["runtime", "kernel", "memory"], ["rocpd", "pftrace", "text", "json"], True),
              "their preset")
-    check("(ignored): FLAT_PROFILE USE_AMD_SMI" in r.err, r.err)
+    check("(ignored): FLAT_PROFILE\n" in r.err, r.err)
     r = syscope("run", "--explain=" + theirs)
     check(r.out.startswith("old-ai (gpu;"), r.out)
 

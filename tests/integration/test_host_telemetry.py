@@ -42,6 +42,9 @@ def test_memory_network_and_sleeps_are_seen():
     check(max(c["Threads"]) == 1, f"the program's one thread: {c['Threads']}")
     check(len(rss) >= 10, f"about 100 values a second: {len(rss)}")
     check(all(0 <= v <= 100.5 for v in c["CPU utilization (all CPUs)"]), "a percentage")
+    meta = {m["name"]: m["values"] for m in r.metadata()["counters"]}
+    check_eq({n: len(v) for n, v in c.items()}, meta,
+             "every track in rocpd, with every value (two tracks once shared one row)")
 
 
 def test_tracks_in_perfetto_with_units_and_filters():

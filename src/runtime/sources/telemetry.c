@@ -14,7 +14,7 @@
  * started. /proc files are opened once and read with pread each tick. The thread records
  * into its own stream, is named "syscope-host", takes no signals, and is never sampled.
  */
-#include "source.h"
+#include "gpu_telemetry.h"
 
 #include "../../common/strutil.h"
 
@@ -65,6 +65,9 @@ struct cpu_times {
 static struct {
 	pthread_t thread;
 	bool running;
+	bool host;	 /* host metrics (--host) */
+	bool gpu_wanted; /* GPU metrics (--gpu) asked for */
+	bool gpu;	 /* ... and being recorded */
 	atomic_int stop;
 	uint64_t cpu_ns; /* the thread's own CPU time, when it ended */
 	unsigned samples;
@@ -165,7 +168,7 @@ static struct {
 
 /* A value of a track, written when it changed: counters are steps, so an unchanged value
  * says nothing new (the first and last ticks write every value). */
-static void put(int track, uint64_t ts, double value)
+void rt_telemetry_put(int track, uint64_t ts, double value)
 {
 	if (track < 0 || track >= MAX_TRACKS)
 		return;
@@ -277,8 +280,10 @@ static void sample_process(uint64_t now, bool slow)
 					   (unsigned long long)ru.ru_stime.tv_usec;
 
 		if (tel.last_ns && dt > 0) {
-			put(tel.t_user, now, (double)(utime - tel.last_utime) * 1e-4 / dt);
-			put(tel.t_sys, now, (double)(stime - tel.last_stime) * 1e-4 / dt);
+			rt_telemetry_put(tel.t_user, now,
+					 (double)(utime - tel.last_utime) * 1e-4 / dt);
+			rt_telemetry_put(tel.t_sys, now,
+					 (double)(stime - tel.last_stime) * 1e-4 / dt);
 		}
 		if (!tel.last_ns) {
 			tel.base_minflt = (unsigned long long)ru.ru_minflt;
@@ -288,17 +293,19 @@ static void sample_process(uint64_t now, bool slow)
 		}
 		tel.last_utime = utime;
 		tel.last_stime = stime;
-		put(tel.t_hwm, now, (double)ru.ru_maxrss * 1024);
-		put(tel.t_minflt, now,
-		    (double)((unsigned long long)ru.ru_minflt - tel.base_minflt));
-		put(tel.t_majflt, now,
-		    (double)((unsigned long long)ru.ru_majflt - tel.base_majflt));
-		put(tel.t_vcsw, now, (double)((unsigned long long)ru.ru_nvcsw - tel.base_vcsw));
-		put(tel.t_ivcsw, now, (double)((unsigned long long)ru.ru_nivcsw - tel.base_ivcsw));
+		rt_telemetry_put(tel.t_hwm, now, (double)ru.ru_maxrss * 1024);
+		rt_telemetry_put(tel.t_minflt, now,
+				 (double)((unsigned long long)ru.ru_minflt - tel.base_minflt));
+		rt_telemetry_put(tel.t_majflt, now,
+				 (double)((unsigned long long)ru.ru_majflt - tel.base_majflt));
+		rt_telemetry_put(tel.t_vcsw, now,
+				 (double)((unsigned long long)ru.ru_nvcsw - tel.base_vcsw));
+		rt_telemetry_put(tel.t_ivcsw, now,
+				 (double)((unsigned long long)ru.ru_nivcsw - tel.base_ivcsw));
 	}
 	if (read_proc(tel.fd_statm) > 0 && sscanf(tel.buf, "%llu %llu", &size, &resident) == 2) {
-		put(tel.t_rss, now, (double)resident * (double)tel.page_size);
-		put(tel.t_vm, now, (double)size * (double)tel.page_size);
+		rt_telemetry_put(tel.t_rss, now, (double)resident * (double)tel.page_size);
+		rt_telemetry_put(tel.t_vm, now, (double)size * (double)tel.page_size);
 	}
 	if (read_proc(tel.fd_io) > 0) {
 		unsigned long long r = field(tel.buf, "\nread_bytes:");
@@ -308,8 +315,8 @@ static void sample_process(uint64_t now, bool slow)
 			tel.base_read = r;
 			tel.base_written = w;
 		}
-		put(tel.t_read, now, (double)(r - tel.base_read));
-		put(tel.t_written, now, (double)(w - tel.base_written));
+		rt_telemetry_put(tel.t_read, now, (double)(r - tel.base_read));
+		rt_telemetry_put(tel.t_written, now, (double)(w - tel.base_written));
 	}
 	if (slow) {
 		DIR *d = opendir("/proc/self/fd");
@@ -320,11 +327,11 @@ static void sample_process(uint64_t now, bool slow)
 			n += e->d_name[0] != '.';
 		if (d) {
 			closedir(d);
-			put(tel.t_files, now, (double)(n - 1)); /* the listing's own */
+			rt_telemetry_put(tel.t_files, now, (double)(n - 1)); /* the listing's own */
 		}
 		if (read_proc(tel.fd_status) > 0)
-			put(tel.t_threads, now,
-			    (double)field(tel.buf, "Threads:") - 1); /* not us */
+			rt_telemetry_put(tel.t_threads, now,
+					 (double)field(tel.buf, "Threads:") - 1); /* not us */
 	}
 }
 
@@ -344,11 +351,13 @@ static void sample_cpus(uint64_t now, bool first)
 			continue;
 		if (line[3] == ' ') {
 			if (!first)
-				put(tel.t_cpu_all, now, utilization(&t, &tel.last_all));
+				rt_telemetry_put(tel.t_cpu_all, now,
+						 utilization(&t, &tel.last_all));
 			tel.last_all = t;
 		} else if (sscanf(line + 3, "%u", &cpu) == 1 && cpu_selected(cpu)) {
 			if (!first)
-				put(tel.t_cpu_util[cpu], now, utilization(&t, &tel.last_cpu[cpu]));
+				rt_telemetry_put(tel.t_cpu_util[cpu], now,
+						 utilization(&t, &tel.last_cpu[cpu]));
 			tel.last_cpu[cpu] = t;
 		}
 	}
@@ -375,7 +384,7 @@ static void sample_frequencies(uint64_t now)
 		RT_REAL(close)(fd);
 		if (n > 0) {
 			b[n] = '\0';
-			put(tel.t_cpu_freq[cpu], now, strtod(b, NULL) / 1000.0);
+			rt_telemetry_put(tel.t_cpu_freq[cpu], now, strtod(b, NULL) / 1000.0);
 		}
 	}
 }
@@ -412,7 +421,7 @@ static void sample_nets(uint64_t now, bool first)
 			for (int f = 0; f < NET_FIELDS; f++) {
 				if (first)
 					n->base[f] = now_v[f];
-				put(n->track[f], now, (double)(now_v[f] - n->base[f]));
+				rt_telemetry_put(n->track[f], now, (double)(now_v[f] - n->base[f]));
 			}
 		}
 	}
@@ -441,8 +450,9 @@ static void sample_disks(uint64_t now, bool first)
 				d->base_written = swritten;
 			}
 			/* diskstats counts 512-byte sectors whatever the device's sector size */
-			put(d->track_read, now, (double)(sread - d->base_read) * 512);
-			put(d->track_written, now, (double)(swritten - d->base_written) * 512);
+			rt_telemetry_put(d->track_read, now, (double)(sread - d->base_read) * 512);
+			rt_telemetry_put(d->track_written, now,
+					 (double)(swritten - d->base_written) * 512);
 		}
 	}
 }
@@ -453,14 +463,18 @@ static void tick(unsigned n, bool final)
 	bool first = n == 0, slow = n % SLOW_EVERY == 0 || final;
 
 	last.force = first || final;
-	sample_process(now, slow);
-	sample_cpus(now, first);
-	if (slow)
-		sample_frequencies(now);
-	if (slow) { /* /proc/net/dev and /proc/diskstats are long texts: a tenth as often */
-		sample_nets(now, first);
-		sample_disks(now, first);
+	if (tel.host) {
+		sample_process(now, slow);
+		sample_cpus(now, first);
+		if (slow)
+			sample_frequencies(now);
+		if (slow) { /* /proc/net/dev and /proc/diskstats are long: a tenth as often */
+			sample_nets(now, first);
+			sample_disks(now, first);
+		}
 	}
+	if (tel.gpu)
+		rt_gpu_telemetry_tick(now, slow);
 	tel.last_ns = now;
 }
 
@@ -490,6 +504,11 @@ static void *telemetry_main(void *arg)
 
 	(void)arg;
 	pthread_setname_np(pthread_self(), "syscope-host");
+	/* Here, not at process start: loading NVML can take a while. */
+	if (tel.gpu_wanted)
+		tel.gpu = rt_gpu_telemetry_begin(&rt_proc.settings);
+	if (!tel.host && !tel.gpu)
+		return NULL;
 	while (!atomic_load(&tel.stop) && rt_now_ns() < start)
 		sleep_until(start);
 	next = rt_now_ns();
@@ -503,7 +522,10 @@ static void *telemetry_main(void *arg)
 		while (!atomic_load(&tel.stop) && rt_now_ns() < next)
 			sleep_until(next);
 	}
-	tel.samples = n;
+	/* Every value at the end, from this thread, so that each track's values come in
+	 * time order from one stream. */
+	tick(n, true);
+	tel.samples = n + 1;
 	tel.cpu_ns = rt_thread_cpu_ns();
 	return NULL;
 }
@@ -534,7 +556,7 @@ static void parse_cpus(const char *list)
 
 static bool enabled(const struct sc_settings *s)
 {
-	return sc_bool(s, SC_SET_USE_PROCESS_SAMPLING);
+	return sc_bool(s, SC_SET_USE_PROCESS_SAMPLING) || sc_bool(s, SC_SET_USE_NVML);
 }
 
 static void define_tracks(void)
@@ -585,6 +607,8 @@ static int start_thread(void)
  * (whose descriptors of ours were closed and whose tracks go into a file of its own). */
 static int begin(void)
 {
+	if (!tel.host)
+		return start_thread();
 	tel.fd_statm = open_proc("/proc/self/statm");
 	tel.fd_status = open_proc("/proc/self/status");
 	tel.fd_io = open_proc("/proc/self/io"); /* may be refused in containers */
@@ -610,6 +634,8 @@ static int process_start(void)
 	tel.delay_ns = (uint64_t)(sc_double(s, SC_SET_PROCESS_DELAY) * 1e9);
 	tel.duration_ns = (uint64_t)(duration * 1e9);
 	tel.page_size = sysconf(_SC_PAGESIZE);
+	tel.host = sc_bool(s, SC_SET_USE_PROCESS_SAMPLING);
+	tel.gpu_wanted = sc_bool(s, SC_SET_USE_NVML);
 	parse_cpus(sc_str(s, SC_SET_PROCESS_CPUS));
 	return begin();
 }
@@ -628,12 +654,16 @@ static void process_stop(void)
 	uint64_t wall = rt_now_ns() - rt_proc.start_ns;
 
 	stop_thread();
-	tick(1, true); /* every value at the end */
 	if (tel.samples && wall)
-		rt_note(SC_NOTE_INFO,
-			"host telemetry: %u samples, %.1f ms of CPU time (%.2f%% of one CPU)",
+		rt_note(SC_NOTE_INFO, "%s: %u samples, %.1f ms of CPU time (%.2f%% of one CPU)",
+			!tel.gpu   ? "host telemetry"
+			: tel.host ? "host and GPU telemetry"
+				   : "GPU telemetry",
 			tel.samples, (double)tel.cpu_ns * 1e-6,
 			100.0 * (double)tel.cpu_ns / (double)wall);
+	if (tel.gpu)
+		rt_gpu_telemetry_end();
+	tel.gpu = false;
 }
 
 static void fork_child(void)
@@ -643,11 +673,16 @@ static void fork_child(void)
 	tel.last_ns = 0;
 	memset(&last, 0, sizeof(last)); /* its tracks are defined anew */
 	tel.nnets = tel.ndisks = 0;
-	begin();
+	if (tel.gpu_wanted)
+		rt_note(SC_NOTE_INFO, "GPU telemetry: recorded by the parent process, not by this "
+				      "child of fork");
+	tel.gpu_wanted = tel.gpu = false; /* the GPUs are the parent's to sample */
+	if (tel.host)
+		begin();
 }
 
 const struct rt_source rt_source_telemetry = {
-	.name = "host telemetry",
+	.name = "telemetry",
 	.enabled = enabled,
 	.process_start = process_start,
 	.fork_child = fork_child,
