@@ -270,6 +270,8 @@ static void gpu_record(struct sc_model *m, struct sc_image *img, const struct sc
 	case SC_REC_GPU_OP: {
 		const struct sc_rec_gpu_op *r = (const void *)rec;
 
+		if (r->kind >= SC_GPU_OP_KINDS)
+			break; /* a kind of a newer syscope */
 		img->gpu_ops[r->kind]++;
 		note_corr(img, r->corr_id, SC_CORR_DEVICE, 0);
 		if (r->kind == SC_GPU_ALLOC || r->kind == SC_GPU_FREE) {

@@ -101,6 +101,8 @@ const char *sc_gpu_op_default_name(uint16_t kind, uint16_t copy_kind)
 	switch (kind) {
 	case SC_GPU_KERNEL:
 		return "[unnamed kernel]";
+	case SC_GPU_GRAPH:
+		return "[CUDA graph]";
 	case SC_GPU_COPY:
 		return copies[copy_kind < SC_COPY_KINDS ? copy_kind : 0];
 	case SC_GPU_SET:
@@ -125,6 +127,8 @@ const char *sc_gpu_op_category(uint16_t kind)
 	switch (kind) {
 	case SC_GPU_KERNEL:
 		return "KERNEL_DISPATCH";
+	case SC_GPU_GRAPH:
+		return "GRAPH_LAUNCH";
 	case SC_GPU_COPY:
 	case SC_GPU_SET:
 		return "MEMORY_COPY";
@@ -150,7 +154,7 @@ static void replay_gpu_op(struct replay *r, const struct sc_rec_gpu_op *o)
 	int32_t tid;
 
 	r->stats->gpu_ops++;
-	if (!r->ops->gpu_op)
+	if (!r->ops->gpu_op || o->kind >= SC_GPU_OP_KINDS)
 		return;
 	ev.mangled = name ? name
 			  : sc_strtab_intern(&r->m->strings,

@@ -56,6 +56,8 @@ static const struct sc_plugin_api api = {
 	.record = rt_record,
 	.note = plugin_note,
 	.at_stop = plugin_at_stop,
+	.counter_track = rt_counter_track,
+	.counter_value = rt_counter_value,
 };
 
 RT_EXPORT const struct sc_plugin_api *syscope_plugin_api(uint32_t abi);

@@ -18,7 +18,7 @@
 
 #include "../store/format.h"
 
-#define SC_PLUGIN_ABI 1
+#define SC_PLUGIN_ABI 2
 #define SC_PLUGIN_MAX_STOP_HOOKS 4
 
 struct sc_plugin_api {
@@ -36,6 +36,11 @@ struct sc_plugin_api {
 	/* Run `fn` when the process finishes, before recording stops (flush buffers there).
 	 * Returns 0, or -1 when the table of hooks is full. */
 	int (*at_stop)(void (*fn)(void));
+	/* A counter track of the process by name and unit (defined once; the same id for the
+	 * same pair), or -1 when the process's table of tracks is full. */
+	int (*counter_track)(const char *name, const char *unit);
+	/* A value of that track at `ts` (the recording clock). */
+	void (*counter_value)(int track, uint64_t ts, double value);
 };
 
 typedef const struct sc_plugin_api *(*sc_plugin_api_fn)(uint32_t abi);

@@ -160,6 +160,7 @@ static void on_gpu_op(void *ctx, struct sc_image *img, struct sc_thread *t,
 	device_name(o->agent, dev, sizeof(dev));
 	switch (o->kind) {
 	case SC_GPU_KERNEL:
+	case SC_GPU_GRAPH: /* grid and block 0: a graph's execution as one row */
 		if (!(f = table(c, T_KERNELS)))
 			return;
 		field(f, op->name, false);

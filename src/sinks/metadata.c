@@ -202,8 +202,9 @@ static json_t *gpu_json(const struct sc_process *p)
 		busy += img->gpu_busy_ns;
 		streams += img->streams.n;
 	}
-	return json_pack("{s:o, s:I, s:I, s:I, s:I, s:I, s:I, s:f}", "agents", agents, "streams",
-			 (json_int_t)streams, "kernels", (json_int_t)ops[SC_GPU_KERNEL], "copies",
+	return json_pack("{s:o, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:f}", "agents", agents,
+			 "streams", (json_int_t)streams, "kernels", (json_int_t)ops[SC_GPU_KERNEL],
+			 "graph_launches", (json_int_t)ops[SC_GPU_GRAPH], "copies",
 			 (json_int_t)ops[SC_GPU_COPY], "sets", (json_int_t)ops[SC_GPU_SET],
 			 "allocations", (json_int_t)ops[SC_GPU_ALLOC], "frees",
 			 (json_int_t)ops[SC_GPU_FREE], "busy_s", (double)busy * 1e-9);

@@ -794,6 +794,8 @@ static void on_gpu_op(void *ctx, struct sc_image *img, struct sc_thread *t,
 		annotate_uint(pf, "shared memory static", o->shared_static);
 		annotate_uint(pf, "shared memory dynamic", o->shared_dynamic);
 		annotate_uint(pf, "local memory per thread", o->local_per_thread);
+	} else if (o->kind == SC_GPU_GRAPH) {
+		annotate_string(pf, "nodes", "not traced one by one (--cuda-domains graph)");
 	} else {
 		double s = (double)(o->end - o->start) * 1e-9;
 

@@ -167,6 +167,7 @@ void rp_gpu_op(void *ctx, struct sc_image *img, struct sc_thread *t, const struc
 	(void)img;
 	switch (o->kind) {
 	case SC_GPU_KERNEL:
+	case SC_GPU_GRAPH: /* a dispatch of the whole graph: GPU time in kernels and busy */
 		kernel_row(rp, tid, op, ev);
 		break;
 	case SC_GPU_COPY:

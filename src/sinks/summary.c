@@ -164,12 +164,13 @@ static void print_gpu(FILE *f, const struct sc_model *m)
 	}
 	if (!agents)
 		return;
-	fprintf(f,
-		"syscope: GPU: %llu kernels, %llu copies, %llu sets, %llu allocations, %llu frees; "
-		"%.3f ms of device work\n",
-		(unsigned long long)ops[SC_GPU_KERNEL], (unsigned long long)ops[SC_GPU_COPY],
-		(unsigned long long)ops[SC_GPU_SET], (unsigned long long)ops[SC_GPU_ALLOC],
-		(unsigned long long)ops[SC_GPU_FREE], (double)busy * 1e-6);
+	fprintf(f, "syscope: GPU: %llu kernels, ", (unsigned long long)ops[SC_GPU_KERNEL]);
+	if (ops[SC_GPU_GRAPH])
+		fprintf(f, "%llu graph launches, ", (unsigned long long)ops[SC_GPU_GRAPH]);
+	fprintf(f, "%llu copies, %llu sets, %llu allocations, %llu frees; %.3f ms of device work\n",
+		(unsigned long long)ops[SC_GPU_COPY], (unsigned long long)ops[SC_GPU_SET],
+		(unsigned long long)ops[SC_GPU_ALLOC], (unsigned long long)ops[SC_GPU_FREE],
+		(double)busy * 1e-6);
 }
 
 static void print_losses(FILE *f, const struct sc_model *m)

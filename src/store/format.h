@@ -382,6 +382,7 @@ enum sc_gpu_op_kind {
 	SC_GPU_SET = 3,	  /* memset */
 	SC_GPU_ALLOC = 4, /* start = end = when */
 	SC_GPU_FREE = 5,
+	SC_GPU_GRAPH = 6, /* a whole CUDA graph's execution, its nodes not shown one by one */
 	SC_GPU_OP_KINDS
 };
 

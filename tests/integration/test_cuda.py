@@ -122,6 +122,56 @@ def test_runtime_program():
           "the run says CUDA tracing was on")
 
 
+def test_unified_memory_waits_and_overhead():
+    need_gpu("cuda_managed")
+    from test_host_telemetry import counters
+    r = syscope("sample", "--output-format", "rocpd pftrace", "--cuda-domains",
+                "runtime,kernel,memory,sync,uvm,overhead", "--", fixture("cuda_managed"))
+    check_eq(r.rc, 0, r.describe())
+    check("cuda_managed ok" in r.out, r.describe())
+    db = database(r)
+    c = counters(r)
+    print("   ", {n: (v[-1], len(v)) for n, v in c.items() if "unified" in n})
+    check(c["GPU 0 unified memory migrated HtoD"][-1] >= 8 * MiB, "the 8 MiB moved to the GPU")
+    check(c["GPU 0 unified memory migrated DtoH"][-1] >= 8 * MiB, "and back to the host")
+    check(c["GPU 0 unified memory page faults"][-1] > 0, "the kernel's page faults")
+    check(c["CPU unified memory page faults"][-1] > 0, "the host's page faults")
+    waits = rows(db, "SELECT W.name, A.name FROM regions W JOIN regions A "
+                     "ON A.category = 'CUDA_RUNTIME_API' AND A.tid = W.tid "
+                     "AND W.start >= A.start AND W.end <= A.end "
+                     "WHERE W.category = 'CUDA_SYNCHRONIZATION' ORDER BY W.start")
+    check_eq(waits, [("Context synchronize", "cudaDeviceSynchronize"),
+                     ("Stream synchronize", "cudaStreamSynchronize"),
+                     ("Event synchronize", "cudaEventSynchronize")],
+             "each wait inside the call that waited")
+    check_eq(rows(db, "SELECT level, size FROM memory_allocations WHERE type = 'ALLOC' "
+                      "AND agent_type = 'GPU'"), [("VIRTUAL", 8 * MiB)], "managed memory")
+    overhead = rows(db, "SELECT name, COUNT(*) FROM regions WHERE category = "
+                        "'PROFILER_OVERHEAD' GROUP BY name")
+    print("    overhead:", overhead)
+    trace(r)  # waits and overhead keep the trace valid (nesting per track)
+
+
+def test_graph_domain_shows_launches_whole():
+    need_gpu("cuda_workload")
+    r = syscope("sample", "--output-format", "rocpd pftrace", "--cuda-domains",
+                "runtime,kernel,graph", "--", fixture("cuda_workload"))
+    check_eq(r.rc, 0, r.describe())
+    db = database(r)
+    kernels = dict(rows(db, "SELECT name, COUNT(*) FROM kernels GROUP BY name"))
+    print("   ", kernels)
+    graphs = {n: c for n, c in kernels.items() if n.startswith("CUDA graph ")}
+    check_eq(list(graphs.values()), [3], "the graph launched three times, as one operation each")
+    check("bump(float*)" not in kernels, "its nodes are not traced one by one")
+    check_eq(kernels.get("saxpy(int, float, float const*, float*)"), 10, "other kernels stay")
+    links = rows(db, "SELECT R.name, COUNT(*) FROM kernels K JOIN regions R "
+                     "ON R.stack_id = K.stack_id AND R.category = 'CUDA_RUNTIME_API' "
+                     "WHERE K.name LIKE 'CUDA graph %' GROUP BY R.name")
+    check_eq(links, [("cudaGraphLaunch", 3)], "each graph execution links to its launch")
+    t = trace(r)
+    check_eq(len([sl for sl in t.slices if sl[2] == "GRAPH_LAUNCH"]), 3, "on the GPU tracks")
+
+
 def test_driver_only_program():
     need_gpu("cuda_driver_only")
     r = syscope("sample", "--output-format", "rocpd", "--", fixture("cuda_driver_only"),
@@ -153,6 +203,25 @@ def test_domains_and_switch():
                 fixture("cuda_workload"))
     check_eq(r.rc, 0, r.describe())
     check_eq(rows(database(r), "SELECT COUNT(*) FROM kernels"), [(0,)], "--no-cuda")
+
+
+def test_gpu_telemetry():
+    need_gpu("cuda_workload")
+    from test_host_telemetry import counters
+    r = syscope("sample", "--gpu=all", "--process-freq", "200", "--output-format", "rocpd",
+                "--", fixture("cuda_workload"))
+    check_eq(r.rc, 0, r.describe())
+    c = counters(r)
+    print("   ", {n: (min(v), max(v), len(v)) for n, v in c.items() if n.startswith("GPU 0")})
+    print("   ", [line for line in r.err.splitlines() if "GPU telemetry" in line])
+    check(all(0 <= v <= 100 for v in c["GPU 0 utilization"]), "a percentage")
+    check(all(20 <= v <= 1500 for v in c["GPU 0 power"]), "watts of a data-centre GPU")
+    check(all(10 <= v <= 110 for v in c["GPU 0 temperature"]), "degrees C")
+    check(max(c["GPU 0 memory used"]) >= 9 * MiB, "at least the 9 MiB the fixture allocates")
+    check(min(c["GPU 0 SM clock"]) > 100, "MHz")
+    pcie = [c.get("GPU 0 PCIe bytes " + d) for d in ("in", "out")]
+    if all(pcie):
+        check(pcie[0][-1] + pcie[1][-1] >= 12 * MiB, f"the 12 MiB copied: {pcie}")
 
 
 def test_pytorch_loop():

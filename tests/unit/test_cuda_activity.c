@@ -4,6 +4,7 @@
  * delivers them go through the translation of libsyscope-cuda.so, and the records it writes
  * (captured by a stand-in for libsyscope.so's plugin table) are checked field by field.
  */
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "check.h"
@@ -63,6 +64,39 @@ static int fake_at_stop(void (*fn)(void))
 	return 0;
 }
 
+/* Counter tracks: names by id, and the last value each got. */
+static char track_names[8][64];
+static int ntracks;
+static double track_value[8];
+static uint64_t track_ts[8];
+
+static int fake_counter_track(const char *name, const char *unit)
+{
+	(void)unit;
+	for (int i = 0; i < ntracks; i++)
+		if (!strcmp(track_names[i], name))
+			return i;
+	snprintf(track_names[ntracks], sizeof(track_names[0]), "%s", name);
+	return ntracks++;
+}
+static void fake_counter_value(int track, uint64_t ts, double value)
+{
+	track_value[track] = value;
+	track_ts[track] = ts;
+}
+
+/* inject.c's, which this test does not link. */
+void cuda_note(enum sc_note_level level, const char *fmt, ...)
+{
+	(void)level;
+	(void)fmt;
+}
+const char *cuda_error(CUptiResult rc)
+{
+	(void)rc;
+	return "error";
+}
+
 static const struct sc_plugin_api fake = {
 	.abi = SC_PLUGIN_ABI,
 	.size = sizeof(struct sc_plugin_api),
@@ -71,6 +105,8 @@ static const struct sc_plugin_api fake = {
 	.record = fake_record,
 	.note = fake_note,
 	.at_stop = fake_at_stop,
+	.counter_track = fake_counter_track,
+	.counter_value = fake_counter_value,
 };
 
 /* Written record i as a record struct of `size` bytes (its body starts after the header). */
@@ -286,6 +322,106 @@ static void test_region_text_keeps_the_category(void)
 	CHECK(len == sizeof("(unnamed)") + sizeof("CUDA_RUNTIME_API"));
 }
 
+/* A span's name and category, and the span itself, from written record i. */
+static const char *span_at(unsigned i, struct sc_rec_region_span *sp)
+{
+	record_at(i, SC_REC_REGION_SPAN, sp, sizeof(*sp));
+	return out[i].body + sizeof(*sp) - sizeof(struct sc_record);
+}
+
+static void test_waits_and_overhead(void)
+{
+	CUpti_ActivitySynchronization2 w = { .kind = CUPTI_ACTIVITY_KIND_SYNCHRONIZATION };
+	CUpti_ActivityOverhead3 o = { .kind = CUPTI_ACTIVITY_KIND_OVERHEAD };
+	struct sc_rec_region_span sp;
+	const char *text;
+
+	w.type = CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE;
+	w.start = 2000;
+	w.end = 9000;
+	w.correlationId = 410;
+	cuda_corr_note_thread(410, 777);
+	nout = 0;
+	cuda_activity_translate((const CUpti_Activity *)&w);
+	text = span_at(0, &sp);
+	CHECK(sp.tid == 777 && sp.r.ts == 2000 && sp.end == 9000 && sp.r.corr_id == 410);
+	CHECK_STR(text, "Stream synchronize");
+	CHECK_STR(text + sp.r.name_len, "CUDA_SYNCHRONIZATION");
+	/* A wait whose call was never seen names no thread: left out and counted. */
+	w.correlationId = 411;
+	nout = 0;
+	cuda_activity_translate((const CUpti_Activity *)&w);
+	CHECK(nout == 0 && cuda_activity_unplaced() == 1);
+
+	o.overheadKind = CUPTI_ACTIVITY_OVERHEAD_CUPTI_BUFFER_FLUSH;
+	o.objectKind = CUPTI_ACTIVITY_OBJECT_THREAD;
+	o.objectId.pt.processId = 1;
+	o.objectId.pt.threadId = 4321;
+	o.start = 100;
+	o.end = 250;
+	nout = 0;
+	cuda_activity_translate((const CUpti_Activity *)&o);
+	text = span_at(0, &sp);
+	CHECK(sp.tid == 4321 && sp.r.ts == 100 && sp.end == 250);
+	CHECK_STR(text, "CUPTI buffer flush");
+	CHECK_STR(text + sp.r.name_len, "PROFILER_OVERHEAD");
+}
+
+static void test_unified_memory_totals(void)
+{
+	CUpti_ActivityUnifiedMemoryCounter3 u = {
+		.kind = CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER
+	};
+
+	u.counterKind = CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_HTOD;
+	u.srcId = 0;
+	u.dstId = 1; /* to GPU 1 */
+	u.value = 65536;
+	u.start = 10;
+	u.end = 20;
+	cuda_activity_translate((const CUpti_Activity *)&u);
+	u.value = 4096;
+	u.start = 30;
+	u.end = 40;
+	cuda_activity_translate((const CUpti_Activity *)&u);
+	u.counterKind = CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_GPU_PAGE_FAULT;
+	u.srcId = 1;
+	u.value = 3;
+	cuda_activity_translate((const CUpti_Activity *)&u);
+	u.counterKind = CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_CPU_PAGE_FAULT_COUNT;
+	u.value = 1;
+	cuda_activity_translate((const CUpti_Activity *)&u);
+	CHECK(ntracks == 3);
+	CHECK_STR(track_names[0], "GPU 1 unified memory migrated HtoD");
+	CHECK(track_value[0] == 65536 + 4096 && track_ts[0] == 40); /* a total, at the end */
+	CHECK_STR(track_names[1], "GPU 1 unified memory page faults");
+	CHECK(track_value[1] == 3);
+	CHECK_STR(track_names[2], "CPU unified memory page faults");
+	CHECK(track_value[2] == 1);
+}
+
+static void test_graph_launch(void)
+{
+	CUpti_ActivityGraphTrace2 g = { .kind = CUPTI_ACTIVITY_KIND_GRAPH_TRACE };
+	const struct sc_rec_gpu_op *op;
+
+	g.correlationId = 88;
+	g.start = 40000;
+	g.end = 41000;
+	g.deviceId = 0;
+	g.graphId = 7;
+	g.streamId = 14;
+	cuda_corr_note_thread(88, 99);
+	nout = 0;
+	cuda_activity_translate((const CUpti_Activity *)&g);
+	CHECK(nout == 2); /* its name, then the operation */
+	CHECK_STR(out[0].body + sizeof(struct sc_rec_string) - sizeof(struct sc_record),
+		  "CUDA graph 7");
+	op = op_at(1);
+	CHECK(op->kind == SC_GPU_GRAPH && op->start == 40000 && op->end == 41000);
+	CHECK(op->stream == 14 && op->corr_id == 88 && op->tid == 99 && op->name_id);
+}
+
 static void test_correlation_table(void)
 {
 	cuda_corr_note_thread(5, 11);
@@ -304,6 +440,9 @@ int main(void)
 	test_allocations();
 	test_api_calls();
 	test_region_text_keeps_the_category();
+	test_waits_and_overhead();
+	test_graph_launch();
+	test_unified_memory_totals();
 	test_correlation_table();
 	return check_report("test_cuda_activity");
 }

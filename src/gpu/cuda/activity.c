@@ -13,6 +13,7 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -154,6 +155,24 @@ static void kernel(const CUpti_ActivityKernel10 *k)
 	emit(&op);
 }
 
+/* A CUDA graph's execution as one operation (the graph domain: its nodes are not traced). */
+static void graph_op(const CUpti_ActivityGraphTrace2 *g)
+{
+	char name[48];
+	struct sc_rec_gpu_op op = {
+		.kind = SC_GPU_GRAPH,
+		.start = g->start,
+		.end = g->end,
+		.corr_id = g->correlationId,
+		.stream = g->streamId,
+		.agent = g->deviceId,
+	};
+
+	snprintf(name, sizeof(name), "CUDA graph %u", g->graphId);
+	op.name_id = name_id(name);
+	emit(&op);
+}
+
 /* CUPTI's copy kinds (CUpti_ActivityMemcpyKind) folded into syscope's four directions. */
 static uint16_t copy_kind(uint8_t cupti_kind)
 {
@@ -279,28 +298,162 @@ uint32_t cuda_region_text(char *buf, size_t cap, const char *name, const char *c
 	return (uint32_t)(n + c);
 }
 
-/* An API call, whole, as a region of the thread that made it. */
-static void api_call(const CUpti_ActivityAPI *a, bool runtime)
+/* The host thread of a correlation id, or of nothing: counted, the record is left out. */
+static atomic_uint_least64_t unplaced_records;
+
+static void span(int32_t tid, uint64_t start, uint64_t end, uint32_t corr, const char *name,
+		 const char *category)
 {
-	const char *name = cuda_api_traced_name(runtime, a->cbid);
-	const char *category = runtime ? CUDA_CATEGORY_RUNTIME : CUDA_CATEGORY_DRIVER;
 	struct sc_rec_region_span sp = {
-		.r = { .ts = a->start, .corr_id = a->correlationId },
-		.end = a->end >= a->start ? a->end : a->start,
-		.tid = (int32_t)a->threadId,
+		.r = { .ts = start, .corr_id = corr },
+		.end = end >= start ? end : start,
+		.tid = tid,
 	};
 	char text[CUDA_REGION_TEXT_MAX];
 	uint32_t len;
 
-	if (!name || !a->threadId)
-		return;
-	if (!a->start) {
+	if (!start) {
 		atomic_fetch_add(&untimed_records, 1);
 		return;
 	}
-	cuda_corr_note_thread(a->correlationId, sp.tid);
+	if (!tid) {
+		atomic_fetch_add(&unplaced_records, 1);
+		return;
+	}
 	len = cuda_region_text(text, sizeof(text), name, category, &sp.r);
 	cuda_api->record(SC_REC_REGION_SPAN, 0, &sp.r.ts, sizeof(sp) - sizeof(sp.r.hdr), text, len);
+}
+
+/* An API call, whole, as a region of the thread that made it. */
+static void api_call(const CUpti_ActivityAPI *a, bool runtime)
+{
+	const char *name = cuda_api_traced_name(runtime, a->cbid);
+
+	if (!name || !a->threadId)
+		return;
+	cuda_corr_note_thread(a->correlationId, (int32_t)a->threadId);
+	span((int32_t)a->threadId, a->start, a->end, a->correlationId, name,
+	     runtime ? CUDA_CATEGORY_RUNTIME : CUDA_CATEGORY_DRIVER);
+}
+
+/* The time a host thread waited for the GPU inside a synchronizing call. */
+static void synchronization(const CUpti_ActivitySynchronization2 *s)
+{
+	static const char *const waits[] = {
+		[CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_UNKNOWN] = "Synchronize",
+		[CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_EVENT_SYNCHRONIZE] = "Event synchronize",
+		[CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_WAIT_EVENT] = "Stream wait event",
+		[CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE] = "Stream synchronize",
+		[CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE] = "Context synchronize",
+	};
+	unsigned type = (unsigned)s->type < sizeof(waits) / sizeof(waits[0]) ? s->type : 0;
+
+	span(cuda_corr_thread(s->correlationId), s->start, s->end, s->correlationId, waits[type],
+	     CUDA_CATEGORY_SYNC);
+}
+
+/* CUPTI's own work (buffer flushes, instrumentation, ...), on the thread it delayed. */
+static void overhead(const CUpti_ActivityOverhead3 *o)
+{
+	const char *name;
+
+	switch (o->overheadKind) {
+	case CUPTI_ACTIVITY_OVERHEAD_DRIVER_COMPILER:
+		name = "CUDA driver compiler";
+		break;
+	case CUPTI_ACTIVITY_OVERHEAD_CUPTI_BUFFER_FLUSH:
+		name = "CUPTI buffer flush";
+		break;
+	case CUPTI_ACTIVITY_OVERHEAD_CUPTI_INSTRUMENTATION:
+		name = "CUPTI instrumentation";
+		break;
+	case CUPTI_ACTIVITY_OVERHEAD_CUPTI_RESOURCE:
+		name = "CUPTI resources";
+		break;
+	case CUPTI_ACTIVITY_OVERHEAD_RUNTIME_TRIGGERED_MODULE_LOADING:
+		name = "CUDA module loading";
+		break;
+	case CUPTI_ACTIVITY_OVERHEAD_LAZY_FUNCTION_LOADING:
+		name = "CUDA lazy function loading";
+		break;
+	case CUPTI_ACTIVITY_OVERHEAD_COMMAND_BUFFER_FULL:
+		name = "CUDA command buffer full";
+		break;
+	case CUPTI_ACTIVITY_OVERHEAD_ACTIVITY_BUFFER_REQUEST:
+		name = "CUPTI activity buffer request";
+		break;
+	case CUPTI_ACTIVITY_OVERHEAD_UVM_ACTIVITY_INIT:
+		name = "CUPTI unified memory set-up";
+		break;
+	default:
+		name = "CUPTI overhead";
+	}
+	span(o->objectKind == CUPTI_ACTIVITY_OBJECT_THREAD ? (int32_t)o->objectId.pt.threadId : 0,
+	     o->start, o->end, o->correlationId, name, CUDA_CATEGORY_OVERHEAD);
+}
+
+/* ---- unified memory: totals since start, a counter track per device and kind ---- */
+
+#define UVM_DEVICES 64
+#define UVM_KINDS CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_COUNT
+
+static struct {
+	int track[UVM_DEVICES + 1][UVM_KINDS]; /* + 1: the CPU's */
+	double total[UVM_DEVICES + 1][UVM_KINDS];
+	bool defined[UVM_DEVICES + 1][UVM_KINDS];
+} uvm;
+
+static void unified_memory(const CUpti_ActivityUnifiedMemoryCounter3 *u)
+{
+	static const struct {
+		const char *name, *unit;
+	} kinds[UVM_KINDS] = {
+		[CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_HTOD] = { "migrated "
+										     "HtoD",
+										     "bytes" },
+		[CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_DTOH] = { "migrated "
+										     "DtoH",
+										     "bytes" },
+		[CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_DTOD] = { "migrated "
+										     "DtoD",
+										     "bytes" },
+		[CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_CPU_PAGE_FAULT_COUNT] = { "page faults",
+										      "faults" },
+		[CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_GPU_PAGE_FAULT] = { "page faults",
+										"faults" },
+		[CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_THRASHING] = { "thrashing", "events" },
+		[CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_THROTTLING] = { "throttling",
+									    "events" },
+		[CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_REMOTE_MAP] = { "remote maps",
+									    "events" },
+	};
+	unsigned kind = (unsigned)u->counterKind;
+	bool cpu = kind == CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_CPU_PAGE_FAULT_COUNT;
+	/* The GPU a transfer goes to (from, for DtoH); the one that faulted or thrashed. */
+	uint32_t device =
+		kind == CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_HTOD ||
+				kind == CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_DTOD
+			? u->dstId
+			: u->srcId;
+	unsigned row = cpu ? UVM_DEVICES : device;
+	uint64_t ts = u->end ? u->end : u->start;
+
+	if (kind >= UVM_KINDS || !kinds[kind].name || row > UVM_DEVICES || !ts)
+		return;
+	if (!uvm.defined[row][kind]) {
+		char name[64];
+
+		if (cpu)
+			snprintf(name, sizeof(name), "CPU unified memory page faults");
+		else
+			snprintf(name, sizeof(name), "GPU %u unified memory %s", device,
+				 kinds[kind].name);
+		uvm.track[row][kind] = cuda_api->counter_track(name, kinds[kind].unit);
+		uvm.defined[row][kind] = true;
+		cuda_api->counter_value(uvm.track[row][kind], u->start ? u->start : ts, 0);
+	}
+	uvm.total[row][kind] += (double)u->value;
+	cuda_api->counter_value(uvm.track[row][kind], ts, uvm.total[row][kind]);
 }
 
 void cuda_activity_translate(const CUpti_Activity *rec)
@@ -326,6 +479,18 @@ void cuda_activity_translate(const CUpti_Activity *rec)
 	case CUPTI_ACTIVITY_KIND_MEMORY2:
 		memory_op((const CUpti_ActivityMemory4 *)rec);
 		break;
+	case CUPTI_ACTIVITY_KIND_GRAPH_TRACE:
+		graph_op((const CUpti_ActivityGraphTrace2 *)rec);
+		break;
+	case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION:
+		synchronization((const CUpti_ActivitySynchronization2 *)rec);
+		break;
+	case CUPTI_ACTIVITY_KIND_OVERHEAD:
+		overhead((const CUpti_ActivityOverhead3 *)rec);
+		break;
+	case CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER:
+		unified_memory((const CUpti_ActivityUnifiedMemoryCounter3 *)rec);
+		break;
 	default:
 		break;
 	}
@@ -338,9 +503,19 @@ void cuda_activity_buffer(uint8_t *buffer, size_t valid)
 	CUpti_Activity *rec = NULL;
 
 	pthread_mutex_lock(&buffer_lock);
-	if (cuda_api->active())
+	/* API calls first: they name the thread of each correlation id, which the work and
+	 * the waits they caused (often earlier in the buffer) are placed by. */
+	if (cuda_api->active()) {
 		while (cuptiActivityGetNextRecord(buffer, valid, &rec) == CUPTI_SUCCESS)
-			cuda_activity_translate(rec);
+			if (rec->kind == CUPTI_ACTIVITY_KIND_RUNTIME ||
+			    rec->kind == CUPTI_ACTIVITY_KIND_DRIVER)
+				cuda_activity_translate(rec);
+		rec = NULL;
+		while (cuptiActivityGetNextRecord(buffer, valid, &rec) == CUPTI_SUCCESS)
+			if (rec->kind != CUPTI_ACTIVITY_KIND_RUNTIME &&
+			    rec->kind != CUPTI_ACTIVITY_KIND_DRIVER)
+				cuda_activity_translate(rec);
+	}
 	pthread_mutex_unlock(&buffer_lock);
 }
 
@@ -381,6 +556,37 @@ static CUptiResult enable(CUpti_ActivityKind kind, CUptiResult first)
 	return first != CUPTI_SUCCESS ? first : rc;
 }
 
+/* Unified-memory counters must be chosen before their activity kind is enabled. */
+static CUptiResult enable_unified_memory(void)
+{
+	static const CUpti_ActivityUnifiedMemoryCounterKind kinds[] = {
+		CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_HTOD,
+		CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_DTOH,
+		CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_DTOD,
+		CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_CPU_PAGE_FAULT_COUNT,
+		CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_GPU_PAGE_FAULT,
+		CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_THRASHING,
+		CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_THROTTLING,
+		CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_REMOTE_MAP,
+	};
+	CUpti_ActivityUnifiedMemoryCounterConfig config[sizeof(kinds) / sizeof(kinds[0])];
+	CUptiResult rc;
+
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+		config[i] = (CUpti_ActivityUnifiedMemoryCounterConfig){
+			.scope = CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_SCOPE_PROCESS_ALL_DEVICES,
+			.kind = kinds[i],
+			.enable = 1,
+		};
+	rc = cuptiActivityConfigureUnifiedMemoryCounter(config, sizeof(kinds) / sizeof(kinds[0]));
+	if (rc != CUPTI_SUCCESS) {
+		cuda_note(SC_NOTE_WARN, "CUDA unified-memory counters not available here (%s)",
+			  cuda_error(rc));
+		return CUPTI_SUCCESS; /* the rest of the tracing is unaffected */
+	}
+	return cuptiActivityEnable(CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER);
+}
+
 CUptiResult cuda_activity_start(unsigned domains, size_t bytes)
 {
 	CUptiResult rc = CUPTI_SUCCESS;
@@ -402,10 +608,26 @@ CUptiResult cuda_activity_start(unsigned domains, size_t bytes)
 		rc = enable(CUPTI_ACTIVITY_KIND_MEMSET, rc);
 		rc = enable(CUPTI_ACTIVITY_KIND_MEMORY2, rc);
 	}
+	if (domains & CUDA_DOM_GRAPH)
+		rc = enable(CUPTI_ACTIVITY_KIND_GRAPH_TRACE, rc);
+	if (domains & CUDA_DOM_SYNC)
+		rc = enable(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, rc);
+	if (domains & CUDA_DOM_OVERHEAD)
+		rc = enable(CUPTI_ACTIVITY_KIND_OVERHEAD, rc);
+	if (domains & CUDA_DOM_UVM) {
+		CUptiResult u = enable_unified_memory();
+
+		rc = rc != CUPTI_SUCCESS ? rc : u;
+	}
 	return rc;
 }
 
 uint64_t cuda_activity_untimed(void)
 {
 	return atomic_load(&untimed_records);
+}
+
+uint64_t cuda_activity_unplaced(void)
+{
+	return atomic_load(&unplaced_records);
 }

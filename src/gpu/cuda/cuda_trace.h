@@ -54,6 +54,8 @@ uint32_t cuda_region_text(char *buf, size_t cap, const char *name, const char *c
 /* Records CUPTI dropped, and records it could not time (left out). */
 uint64_t cuda_activity_dropped(void);
 uint64_t cuda_activity_untimed(void);
+/* Records of a host thread CUPTI did not name (no API call seen for them): left out. */
+uint64_t cuda_activity_unplaced(void);
 
 /* The host thread that made the call with this correlation id, 0 if unknown. */
 int32_t cuda_corr_thread(uint32_t corr);
@@ -63,6 +65,8 @@ void cuda_corr_note_thread(uint32_t corr, int32_t tid);
 #define CUDA_CATEGORY_RUNTIME "CUDA_RUNTIME_API"
 #define CUDA_CATEGORY_DRIVER "CUDA_DRIVER_API"
 #define CUDA_CATEGORY_NVTX "MARKER_CORE_API"
+#define CUDA_CATEGORY_SYNC "CUDA_SYNCHRONIZATION"
+#define CUDA_CATEGORY_OVERHEAD "PROFILER_OVERHEAD"
 
 /* Build the API name tables and subscribe to the callbacks `*domains` needs; adds
  * CUDA_DOM_DRIVER to it for a program that uses the driver API only. Returns a CUPTI

@@ -67,6 +67,11 @@ static void stop(void)
 			  "CUPTI dropped %llu activity records (buffers full); raise "
 			  "SYSCOPE_CUDA_BUFFER_KB or lower SYSCOPE_CUDA_FLUSH_PERIOD",
 			  (unsigned long long)n);
+	if ((n = cuda_activity_unplaced()))
+		cuda_note(SC_NOTE_INFO,
+			  "%llu CUDA waits or overhead records named no host thread and are not "
+			  "shown (trace the runtime or driver domain to place waits)",
+			  (unsigned long long)n);
 	if ((n = cuda_activity_untimed()))
 		cuda_note(SC_NOTE_INFO, "%llu GPU activities had no timestamps and are not shown",
 			  (unsigned long long)n);
@@ -75,30 +80,21 @@ static void stop(void)
 static const struct {
 	const char *token;
 	unsigned bit;
-	bool recorded; /* false: accepted, not recorded yet */
 } domain_tokens[] = {
-	{ "runtime", CUDA_DOM_RUNTIME, true },	  { "driver", CUDA_DOM_DRIVER, true },
-	{ "kernel", CUDA_DOM_KERNEL, true },	  { "memory", CUDA_DOM_MEMORY, true },
-	{ "nvtx", CUDA_DOM_NVTX, true },	  { "sync", CUDA_DOM_SYNC, false },
-	{ "uvm", CUDA_DOM_UVM, false },		  { "graph", CUDA_DOM_GRAPH, false },
-	{ "overhead", CUDA_DOM_OVERHEAD, false },
+	{ "runtime", CUDA_DOM_RUNTIME },   { "driver", CUDA_DOM_DRIVER },
+	{ "kernel", CUDA_DOM_KERNEL },	   { "memory", CUDA_DOM_MEMORY },
+	{ "nvtx", CUDA_DOM_NVTX },	   { "sync", CUDA_DOM_SYNC },
+	{ "uvm", CUDA_DOM_UVM },	   { "graph", CUDA_DOM_GRAPH },
+	{ "overhead", CUDA_DOM_OVERHEAD },
 };
 
 static unsigned read_domains(const struct sc_settings *s)
 {
 	unsigned bits = 0;
-	char later[128] = "";
 
-	for (size_t i = 0; i < sizeof(domain_tokens) / sizeof(domain_tokens[0]); i++) {
-		if (!sc_list_has(s, SC_SET_CUDA_DOMAINS, domain_tokens[i].token))
-			continue;
-		bits |= domain_tokens[i].bit;
-		if (!domain_tokens[i].recorded)
-			snprintf(later + strlen(later), sizeof(later) - strlen(later), " %s",
-				 domain_tokens[i].token);
-	}
-	if (later[0])
-		cuda_note(SC_NOTE_INFO, "CUDA domains not recorded by this version:%s", later);
+	for (size_t i = 0; i < sizeof(domain_tokens) / sizeof(domain_tokens[0]); i++)
+		if (sc_list_has(s, SC_SET_CUDA_DOMAINS, domain_tokens[i].token))
+			bits |= domain_tokens[i].bit;
 	return bits;
 }
 
