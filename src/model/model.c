@@ -19,6 +19,7 @@
 #define FRAME_BLOCK (1u << 20) /* frames per arena block */
 
 static const char *const kind_metrics[SC_KINDS] = {
+	[SC_PROFILE_REGIONS] = "wall_clock",
 	[SC_SAMPLE_CPUTIME] = "sampling_cpu_clock",
 	[SC_SAMPLE_REALTIME] = "sampling_wall_clock",
 	[SC_SAMPLE_CRASH] = "crash",

@@ -21,6 +21,8 @@
 #include "symbols.h"
 
 #define SC_KINDS 4 /* indexed by enum sc_sample_kind */
+/* The profile kind of time in regions (no sample kind uses 0); metric "wall_clock". */
+#define SC_PROFILE_REGIONS 0
 
 /* Count, sum, sum of squares, min and max of sample weights in seconds. */
 struct sc_stats {

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-#include "profile.h"
+#include "profile_build.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -14,7 +14,7 @@ struct path_frame {
 static VEC(struct path_frame) path_buf;
 static VEC(uint32_t) path_funcs, path_lines;
 
-static uint32_t func_id(struct sc_profile_set *set, const char *name, const char *module)
+uint32_t sc_profile_func_id(struct sc_profile_set *set, const char *name, const char *module)
 {
 	uint64_t key = sc_hash_bytes(&name, sizeof(name), (uint64_t)(uintptr_t)module);
 	bool inserted;
@@ -39,7 +39,8 @@ static uint32_t func_id(struct sc_profile_set *set, const char *name, const char
 	return (uint32_t)(set->funcs.n - 1);
 }
 
-static uint32_t line_id(struct sc_profile_set *set, uint32_t func, const char *file, uint32_t line)
+uint32_t sc_profile_line_id(struct sc_profile_set *set, uint32_t func, const char *file,
+			    uint32_t line)
 {
 	uint64_t key = sc_hash_bytes(&file, sizeof(file), ((uint64_t)func << 32) | line);
 	bool inserted;
@@ -69,8 +70,8 @@ static void push_frame(struct sc_profile_set *set, const char *func, const char 
 {
 	struct path_frame *pf = VEC_PUSH(&path_buf);
 
-	pf->func = func_id(set, func, module);
-	pf->line = line_id(set, pf->func, file, line);
+	pf->func = sc_profile_func_id(set, func, module);
+	pf->line = sc_profile_line_id(set, pf->func, file, line);
 	pf->self = self;
 	pf->system = system;
 	pf->exported = exported;
@@ -110,16 +111,16 @@ static void elide_internal(struct sc_profile_set *set)
 			const char *module = set->funcs.v[path_buf.v[below].func].module;
 			const char *none = sc_strtab_intern(&set->model->strings, "");
 
-			path_buf.v[k].func = func_id(set, f->name, module);
-			path_buf.v[k].line = line_id(set, path_buf.v[k].func, none, 0);
+			path_buf.v[k].func = sc_profile_func_id(set, f->name, module);
+			path_buf.v[k].line = sc_profile_line_id(set, path_buf.v[k].func, none, 0);
 		}
 		n = k + 1;
 		if (!path_buf.v[k].exported) {
 			const char *name = sc_strtab_intern(&set->model->strings, "[syscope]");
 			const char *none = sc_strtab_intern(&set->model->strings, "");
 
-			path_buf.v[k].func = func_id(set, name, none);
-			path_buf.v[k].line = line_id(set, path_buf.v[k].func, none, 0);
+			path_buf.v[k].func = sc_profile_func_id(set, name, none);
+			path_buf.v[k].line = sc_profile_line_id(set, path_buf.v[k].func, none, 0);
 		}
 	}
 	for (size_t i = 0; i < n; i++)
@@ -189,7 +190,7 @@ static void tree_init(struct sc_tree *t, int32_t tid)
 	root->first_child = root->next_sibling = NONE;
 }
 
-static uint32_t tree_child(struct sc_tree *t, uint32_t parent, uint32_t func)
+uint32_t sc_tree_child(struct sc_tree *t, uint32_t parent, uint32_t func)
 {
 	bool inserted;
 	uint64_t *slot =
@@ -217,7 +218,7 @@ static void tree_add(struct sc_tree *t, const uint32_t *funcs, size_t n, const s
 
 	sc_stats_merge(&t->nodes.v[0].incl, w);
 	for (size_t i = 0; i < n; i++) {
-		node = tree_child(t, node, funcs[i]);
+		node = sc_tree_child(t, node, funcs[i]);
 		sc_stats_merge(&t->nodes.v[node].incl, w);
 	}
 	sc_stats_merge(&t->nodes.v[node].excl, w);
@@ -229,8 +230,8 @@ static void tree_free(struct sc_tree *t)
 	sc_hashmap_free(&t->children);
 }
 
-static struct sc_profile *profile_for(struct sc_profile_set *set, struct sc_process *proc,
-				      unsigned kind)
+struct sc_profile *sc_profile_for(struct sc_profile_set *set, struct sc_process *proc,
+				  unsigned kind)
 {
 	for (size_t i = 0; i < set->profiles.n; i++)
 		if (set->profiles.v[i]->proc == proc && set->profiles.v[i]->kind == kind)
@@ -254,6 +255,20 @@ static struct sc_profile *profile_for(struct sc_profile_set *set, struct sc_proc
 	}
 	*VEC_PUSH(&set->profiles) = p;
 	return p;
+}
+
+static struct sc_flat *flat_at(void *vec_, size_t id);
+
+struct sc_flat *sc_profile_func_flat(struct sc_profile *p, uint32_t id)
+{
+	return flat_at(&p->funcs, id);
+}
+
+struct sc_tree *sc_profile_thread_tree(struct sc_profile *p, int32_t tid)
+{
+	uint64_t *tt = sc_hashmap_get(&p->thread_tree, (uint64_t)(uint32_t)tid + 1);
+
+	return tt ? &p->threads.v[*tt - 1] : NULL;
 }
 
 static struct sc_flat *flat_at(void *vec_, size_t id)
@@ -305,7 +320,7 @@ void sc_profiles_build(struct sc_profile_set *set, struct sc_model *m)
 	for (size_t i = 0; i < m->processes.n; i++)
 		for (unsigned k = SC_SAMPLE_CPUTIME; k <= SC_SAMPLE_REALTIME; k++)
 			if (m->processes.v[i]->samples[k])
-				profile_for(set, m->processes.v[i], k);
+				sc_profile_for(set, m->processes.v[i], k);
 
 	for (size_t s = 0; s < m->stacks.n; s++) {
 		const struct sc_stack *st = &m->stacks.v[s];
@@ -315,7 +330,7 @@ void sc_profiles_build(struct sc_profile_set *set, struct sc_model *m)
 
 		if (st->kind != SC_SAMPLE_CPUTIME && st->kind != SC_SAMPLE_REALTIME)
 			continue;
-		p = profile_for(set, st->img->proc, st->kind);
+		p = sc_profile_for(set, st->img->proc, st->kind);
 		n = sc_stack_path(set, st, &funcs, &lines);
 		tree_add(&p->merged, funcs, n, &st->w);
 		uint64_t *tt = sc_hashmap_get(&p->thread_tree, (uint64_t)(uint32_t)st->tid + 1);
@@ -333,6 +348,7 @@ void sc_profiles_build(struct sc_profile_set *set, struct sc_model *m)
 		if (st->flags & SC_SAMPLE_TRUNCATED)
 			p->truncated += st->w.count;
 	}
+	sc_region_profiles_build(set, m);
 	for (size_t i = 0; i < set->profiles.n; i++) {
 		struct sc_profile *p = set->profiles.v[i];
 		size_t keep = 0;

@@ -2,7 +2,8 @@
 /*
  * `folded`: <metric>-<pid>.folded, one line per distinct call path of the process (all
  * threads together): "outer;...;inner count", the input of flamegraph.pl, speedscope and
- * inferno. Counts are samples. Characters that would break the format in a frame name
+ * inferno. Counts are samples; for the wall_clock profile of regions, microseconds of
+ * exclusive time (regions have no samples to count). Characters that would break the format in a frame name
  * (';' and line breaks) are replaced.
  */
 #include <stdlib.h>
@@ -29,7 +30,10 @@ static void walk(FILE *f, const struct sc_profile *p, const struct sc_tree *t, u
 				fputc(';', f);
 			put_frame(f, sc_func_of(p->set, t->nodes.v[path[i]].func)->name);
 		}
-		fprintf(f, " %llu\n", (unsigned long long)n->excl.count);
+		fprintf(f, " %llu\n",
+			p->kind == SC_PROFILE_REGIONS
+				? (unsigned long long)(n->excl.sum * 1e6 + 0.5)
+				: (unsigned long long)n->excl.count);
 	}
 	kids = sc_tree_sorted_children(t, node, &nkids);
 	for (size_t i = 0; i < nkids; i++) {

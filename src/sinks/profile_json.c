@@ -98,13 +98,16 @@ static json_t *flat_functions(const struct sc_profile *p)
 		const struct sc_line *ln =
 			hot[ids[i]] != UINT32_MAX ? &set->lines.v[hot[ids[i]]] : NULL;
 
-		json_array_append_new(arr, json_pack("{s:s, s:s, s:s, s:I, s:I, s:I, s:f, s:f}",
-						     "name", fn->name, "module", fn->module, "file",
-						     ln ? ln->file : "", "line",
-						     (json_int_t)(ln ? ln->line : 0), "samples",
-						     (json_int_t)fl->incl.count, "self_samples",
-						     (json_int_t)fl->excl.count, "inclusive",
-						     fl->incl.sum, "exclusive", fl->excl.sum));
+		json_t *o = json_pack("{s:s, s:s, s:s, s:I, s:I, s:I, s:f, s:f}", "name", fn->name,
+				      "module", fn->module, "file", ln ? ln->file : "", "line",
+				      (json_int_t)(ln ? ln->line : 0), "samples",
+				      (json_int_t)fl->incl.count, "self_samples",
+				      (json_int_t)fl->excl.count, "inclusive", fl->incl.sum,
+				      "exclusive", fl->excl.sum);
+
+		if (p->kind == SC_PROFILE_REGIONS) /* every call, recursive ones too */
+			json_object_set_new(o, "calls", json_integer((json_int_t)fl->excl.count));
+		json_array_append_new(arr, o);
 	}
 	free(ids);
 	free(hot);
@@ -175,10 +178,13 @@ static int write_profile(struct sc_output *out, const struct sc_profile *p)
 	metric = json_pack(
 		"{s:{s:I, s:s, s:s, s:[s]}, s:s, s:s, s:I, s:s, s:b, s:I, s:I, s:I, s:I, s:I, s:I}",
 		"properties", "value", (json_int_t)p->kind, "enum",
-		p->kind == SC_SAMPLE_REALTIME ? "SAMPLING_WALL_CLOCK" : "SAMPLING_CPU_CLOCK", "id",
-		p->metric, "ids", p->metric, "type", p->metric, "description",
-		p->kind == SC_SAMPLE_REALTIME ? "Wall-clock time between samples of a thread"
-					      : "Thread CPU time between samples of a thread",
+		p->kind == SC_PROFILE_REGIONS	? "WALL_CLOCK"
+		: p->kind == SC_SAMPLE_REALTIME ? "SAMPLING_WALL_CLOCK"
+						: "SAMPLING_CPU_CLOCK",
+		"id", p->metric, "ids", p->metric, "type", p->metric, "description",
+		p->kind == SC_PROFILE_REGIONS	? "Wall-clock time inside regions"
+		: p->kind == SC_SAMPLE_REALTIME ? "Wall-clock time between samples of a thread"
+						: "Thread CPU time between samples of a thread",
 		"unit_value", (json_int_t)1000000000, "unit_repr", "sec", "thread_scope_only", 0,
 		"thread_count", (json_int_t)p->threads.n, "mpi_size", (json_int_t)1, "upcxx_size",
 		(json_int_t)1, "process_count", (json_int_t)1, "num_ranks", (json_int_t)1,

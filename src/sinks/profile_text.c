@@ -14,8 +14,14 @@
 
 static const char *kind_title(unsigned kind)
 {
-	return kind == SC_SAMPLE_REALTIME ? "WALL-CLOCK SAMPLING (WALL TIME BETWEEN SAMPLES)"
-					  : "CPU-CLOCK SAMPLING (THREAD CPU TIME BETWEEN SAMPLES)";
+	switch (kind) {
+	case SC_PROFILE_REGIONS:
+		return "WALL-CLOCK TIME IN REGIONS (API CALLS, RANGES, USER REGIONS)";
+	case SC_SAMPLE_REALTIME:
+		return "WALL-CLOCK SAMPLING (WALL TIME BETWEEN SAMPLES)";
+	default:
+		return "CPU-CLOCK SAMPLING (THREAD CPU TIME BETWEEN SAMPLES)";
+	}
 }
 
 struct tree_walk {
@@ -122,6 +128,37 @@ static void print_flat(FILE *f, const struct sc_profile *p, bool lines, unsigned
 	free(hot);
 }
 
+/* Flat statistics per region name (API function, range, user region): calls and time per
+ * call, by inclusive time. */
+static void print_region_flat(FILE *f, const struct sc_profile *p, unsigned width)
+{
+	size_t n;
+	uint32_t *ids = sc_profile_sorted_flat(p, false, &n);
+	struct sc_table table;
+	double total = p->total.sum > 0 ? p->total.sum : 1;
+
+	sc_table_init(&table, width, "REGION", "CATEGORY", "-CALLS", "-TOTAL SEC", "-MEAN US",
+		      "-MIN US", "-MAX US", "-SELF SEC", "-% SELF", NULL);
+	for (size_t i = 0; i < n; i++) {
+		const struct sc_flat *fl = &p->funcs.v[ids[i]];
+		const struct sc_func *fn = sc_func_of(p->set, ids[i]);
+		char c[7][32];
+
+		sc_table_row(&table, fn->name, fn->module,
+			     sc_table_fmt(c[0], "%llu", (unsigned long long)fl->excl.count),
+			     sc_table_fmt(c[1], "%.6f", fl->incl.sum),
+			     sc_table_fmt(c[2], "%.3f", sc_stats_mean(&fl->incl) * 1e6),
+			     sc_table_fmt(c[3], "%.3f", fl->incl.min * 1e6),
+			     sc_table_fmt(c[4], "%.3f", fl->incl.max * 1e6),
+			     sc_table_fmt(c[5], "%.6f", fl->excl.sum),
+			     sc_table_fmt(c[6], "%.1f", 100.0 * fl->excl.sum / total));
+	}
+	sc_table_print(&table, f, "REGIONS (ALL THREADS)");
+	sc_table_free(&table);
+	fputc('\n', f);
+	free(ids);
+}
+
 /* Counter tracks (host telemetry, user counters): what each did over the run. */
 static void print_counters(FILE *f, const struct sc_process *proc, unsigned width)
 {
@@ -165,10 +202,16 @@ static int write_profile(struct sc_output *out, const struct sc_profile *p)
 		return rc;
 	fprintf(of.f, "# syscope %s profile of process %d (%s)\n", p->metric, (int)proc->pid,
 		img->exe ? img->exe : "?");
-	fprintf(of.f, "# %llu samples, %.6f s of %s; %zu threads with samples%s\n\n",
-		(unsigned long long)p->total.count, p->total.sum,
-		p->kind == SC_SAMPLE_REALTIME ? "wall time" : "thread CPU time", p->threads.n,
-		p->truncated ? "; deepest stacks truncated at the depth limit" : "");
+	if (p->kind == SC_PROFILE_REGIONS)
+		fprintf(of.f,
+			"# %llu outermost regions, %.6f s in them; %zu threads with regions\n\n",
+			(unsigned long long)p->total.count, p->total.sum, p->threads.n);
+	else
+		fprintf(of.f, "# %llu samples, %.6f s of %s; %zu threads with samples%s\n\n",
+			(unsigned long long)p->total.count, p->total.sum,
+			p->kind == SC_SAMPLE_REALTIME ? "wall time" : "thread CPU time",
+			p->threads.n,
+			p->truncated ? "; deepest stacks truncated at the depth limit" : "");
 	for (size_t i = 0; i < p->threads.n; i++) {
 		const struct sc_tree *t = &p->threads.v[i];
 		const struct sc_thread *th = &proc->threads.v[t->thread_idx];
@@ -186,8 +229,12 @@ static int write_profile(struct sc_output *out, const struct sc_profile *p)
 		snprintf(title, sizeof(title), "%s - ALL THREADS", kind_title(p->kind));
 		print_tree(of.f, p, &p->merged, "|**>>> ", title, width);
 	}
-	print_flat(of.f, p, false, width);
-	print_flat(of.f, p, true, width);
+	if (p->kind == SC_PROFILE_REGIONS) {
+		print_region_flat(of.f, p, width);
+	} else {
+		print_flat(of.f, p, false, width);
+		print_flat(of.f, p, true, width);
+	}
 	print_counters(of.f, proc, width);
 	return sc_out_close(out, &of);
 }

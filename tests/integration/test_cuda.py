@@ -44,9 +44,18 @@ def trace(r):
 
 def test_runtime_program():
     need_gpu("cuda_workload")
-    r = syscope("sample", "--output-format", "rocpd pftrace", "--", fixture("cuda_workload"))
+    r = syscope("sample", "--output-format", "rocpd pftrace json", "--",
+                fixture("cuda_workload"))
     check_eq(r.rc, 0, r.describe())
     check("cuda_workload ok" in r.out, r.describe())
+    # The wall_clock profile: API calls by name with time per call, nested in NVTX ranges.
+    prof = r.profile("wall_clock")
+    flat = {(f["name"], f["module"]): f for f in prof.meta["functions"]}
+    check_eq(flat[("cudaMemcpy", "CUDA_RUNTIME_API")]["calls"], 3, "calls per API function")
+    main = {c["node"]["prefix"]: c for c in prof.thread_trees()[0]["children"]}
+    compute = {c["node"]["prefix"]: c for c in main["compute"]["children"]}
+    check_eq(compute["cudaLaunchKernel"]["node"]["inclusive"]["stats"]["count"], 10,
+             "the ten launches inside the compute range")
     db = database(r)
     pid = r.main_pid()
 

@@ -91,6 +91,36 @@ def test_outputs_agree_with_raw_data():
     check_eq(excl(root), p.total, "exclusive counts add up")
 
 
+def test_region_profile_is_the_nesting_of_regions():
+    # regions: main thread "phase A" holding three "inner", worker thread one "worker".
+    r = syscope("sample", "--output-format", "text json folded", "--", fixture("regions"))
+    check_eq(r.rc, 0, r.describe())
+    p = r.profile("wall_clock")
+    trees = p.thread_trees()
+    check_eq(len(trees), 2, "a tree per thread with regions")
+
+    def children(node):
+        return {c["node"]["prefix"]: c for c in node["children"]}
+    main = children(trees[0])
+    check_eq(list(main), ["phase A"], "the main thread's outermost region")
+    phase = main["phase A"]
+    inner = children(phase)["inner"]
+    check_eq(inner["node"]["inclusive"]["stats"]["count"], 3, "three inner calls")
+    check_eq(children(trees[1])["worker"]["node"]["inclusive"]["stats"]["count"], 1, "worker")
+    incl = phase["node"]["inclusive"]["stats"]["sum"]
+    self_ = phase["node"]["exclusive"]["stats"]["sum"]
+    check(abs(incl - self_ - inner["node"]["inclusive"]["stats"]["sum"]) < 1e-6,
+          "self time is the time not in the regions inside")
+    flat = {f["name"]: f for f in p.meta["functions"]}
+    check_eq(flat["inner"]["module"], "user", "the category of user regions given none")
+    check_eq(flat["inner"]["calls"], 3, "calls in the flat profile")
+    text = open(r.path(f"wall_clock-{r.main_pid()}.txt")).read()
+    row = re.search(r"\| inner +\| user +\| +3 \|", text)
+    check(row, "REGIONS table: inner, 3 calls\n" + text[-1500:])
+    folded = open(r.path(f"wall_clock-{r.main_pid()}.folded")).read().split("\n")
+    check(any(l.startswith("phase A;inner ") for l in folded), folded)
+
+
 def test_frame_pointer_unwinder():
     r = syscope("sample", "--sampling-unwinder", "fp", "-f", "500", "--", fixture("hot_fp"), "0.6")
     check_eq(r.rc, 0, r.describe())

@@ -389,7 +389,8 @@ static void test_unified_memory_totals(void)
 	u.value = 3;
 	cuda_activity_translate((const CUpti_Activity *)&u);
 	u.counterKind = CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_CPU_PAGE_FAULT_COUNT;
-	u.value = 1;
+	u.value = 0x401234; /* the faulting instruction's address: one fault each */
+	cuda_activity_translate((const CUpti_Activity *)&u);
 	cuda_activity_translate((const CUpti_Activity *)&u);
 	CHECK(ntracks == 3);
 	CHECK_STR(track_names[0], "GPU 1 unified memory migrated HtoD");
@@ -397,7 +398,7 @@ static void test_unified_memory_totals(void)
 	CHECK_STR(track_names[1], "GPU 1 unified memory page faults");
 	CHECK(track_value[1] == 3);
 	CHECK_STR(track_names[2], "CPU unified memory page faults");
-	CHECK(track_value[2] == 1);
+	CHECK(track_value[2] == 2);
 }
 
 static void test_graph_launch(void)

@@ -452,7 +452,13 @@ static void unified_memory(const CUpti_ActivityUnifiedMemoryCounter3 *u)
 		uvm.defined[row][kind] = true;
 		cuda_api->counter_value(uvm.track[row][kind], u->start ? u->start : ts, 0);
 	}
-	uvm.total[row][kind] += (double)u->value;
+	/* Bytes for migrations, fault groups for GPU faults; for the other kinds `value` is
+	 * an address or a size, and each record is one event. */
+	uvm.total[row][kind] +=
+		kinds[kind].unit[0] == 'b' ||
+				kind == CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_GPU_PAGE_FAULT
+			? (double)u->value
+			: 1;
 	cuda_api->counter_value(uvm.track[row][kind], ts, uvm.total[row][kind]);
 }
 
@@ -549,15 +555,34 @@ uint64_t cuda_activity_dropped(void)
 	return atomic_load(&dropped_records);
 }
 
-static CUptiResult enable(CUpti_ActivityKind kind, CUptiResult first)
+/* Enable one kind; a kind that cannot be is named in a note, the others carry on. */
+static CUptiResult enable(CUpti_ActivityKind kind, const char *what, CUptiResult first)
 {
 	CUptiResult rc = cuptiActivityEnable(kind);
 
+	if (rc != CUPTI_SUCCESS)
+		cuda_note(SC_NOTE_WARN, "CUDA tracing: %s not recorded (CUPTI: %s)", what,
+			  cuda_error(rc));
 	return first != CUPTI_SUCCESS ? first : rc;
 }
 
-/* Unified-memory counters must be chosen before their activity kind is enabled. */
-static CUptiResult enable_unified_memory(void)
+static bool uvm_wanted;
+static void enable_unified_memory(void);
+
+/*
+ * Unified-memory counters: chosen, then their kind enabled, once the driver has finished
+ * initializing (CUPTI refuses it during cuInit, where the other kinds are enabled), i.e. at
+ * the first context, before any managed memory can exist.
+ */
+void cuda_activity_context_created(void)
+{
+	static atomic_flag once = ATOMIC_FLAG_INIT;
+
+	if (uvm_wanted && !atomic_flag_test_and_set(&once))
+		enable_unified_memory();
+}
+
+static void enable_unified_memory(void)
 {
 	static const CUpti_ActivityUnifiedMemoryCounterKind kinds[] = {
 		CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_HTOD,
@@ -579,12 +604,12 @@ static CUptiResult enable_unified_memory(void)
 			.enable = 1,
 		};
 	rc = cuptiActivityConfigureUnifiedMemoryCounter(config, sizeof(kinds) / sizeof(kinds[0]));
-	if (rc != CUPTI_SUCCESS) {
-		cuda_note(SC_NOTE_WARN, "CUDA unified-memory counters not available here (%s)",
+	if (rc != CUPTI_SUCCESS)
+		cuda_note(SC_NOTE_WARN,
+			  "CUDA tracing: unified-memory counters not available here (CUPTI: %s)",
 			  cuda_error(rc));
-		return CUPTI_SUCCESS; /* the rest of the tracing is unaffected */
-	}
-	return cuptiActivityEnable(CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER);
+	else
+		enable(CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER, "unified-memory counters", rc);
 }
 
 CUptiResult cuda_activity_start(unsigned domains, size_t bytes)
@@ -597,28 +622,24 @@ CUptiResult cuda_activity_start(unsigned domains, size_t bytes)
 		return rc;
 	/* Before the kinds that refer to them: a buffer holds a call before its work. */
 	if (domains & CUDA_DOM_RUNTIME)
-		rc = enable(CUPTI_ACTIVITY_KIND_RUNTIME, rc);
+		rc = enable(CUPTI_ACTIVITY_KIND_RUNTIME, "runtime API calls", rc);
 	if (domains & CUDA_DOM_DRIVER)
-		rc = enable(CUPTI_ACTIVITY_KIND_DRIVER, rc);
+		rc = enable(CUPTI_ACTIVITY_KIND_DRIVER, "driver API calls", rc);
 	if (domains & CUDA_DOM_KERNEL)
-		rc = enable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, rc);
+		rc = enable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, "kernels", rc);
 	if (domains & CUDA_DOM_MEMORY) {
-		rc = enable(CUPTI_ACTIVITY_KIND_MEMCPY, rc);
-		rc = enable(CUPTI_ACTIVITY_KIND_MEMCPY2, rc);
-		rc = enable(CUPTI_ACTIVITY_KIND_MEMSET, rc);
-		rc = enable(CUPTI_ACTIVITY_KIND_MEMORY2, rc);
+		rc = enable(CUPTI_ACTIVITY_KIND_MEMCPY, "copies", rc);
+		rc = enable(CUPTI_ACTIVITY_KIND_MEMCPY2, "peer copies", rc);
+		rc = enable(CUPTI_ACTIVITY_KIND_MEMSET, "memsets", rc);
+		rc = enable(CUPTI_ACTIVITY_KIND_MEMORY2, "allocations", rc);
 	}
 	if (domains & CUDA_DOM_GRAPH)
-		rc = enable(CUPTI_ACTIVITY_KIND_GRAPH_TRACE, rc);
+		rc = enable(CUPTI_ACTIVITY_KIND_GRAPH_TRACE, "graph launches", rc);
 	if (domains & CUDA_DOM_SYNC)
-		rc = enable(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, rc);
+		rc = enable(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, "synchronization waits", rc);
 	if (domains & CUDA_DOM_OVERHEAD)
-		rc = enable(CUPTI_ACTIVITY_KIND_OVERHEAD, rc);
-	if (domains & CUDA_DOM_UVM) {
-		CUptiResult u = enable_unified_memory();
-
-		rc = rc != CUPTI_SUCCESS ? rc : u;
-	}
+		rc = enable(CUPTI_ACTIVITY_KIND_OVERHEAD, "CUPTI overhead", rc);
+	uvm_wanted = domains & CUDA_DOM_UVM; /* enabled at the first context: see below */
 	return rc;
 }
 

@@ -170,6 +170,7 @@ static void resource(CUpti_CallbackId cbid, const CUpti_ResourceData *d)
 	case CUPTI_CBID_RESOURCE_CONTEXT_CREATED:
 		if (cuda_api->active())
 			record_agent(d->context);
+		cuda_activity_context_created();
 		break;
 	case CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING:
 		in_tool++;

@@ -42,6 +42,8 @@ extern const struct sc_plugin_api *cuda_api; /* set once by InitializeInjection 
 /* Register the buffer callbacks and enable the activity kinds of `domains`. Returns 0 or the
  * CUPTI error of the first kind that could not be enabled (the others stay on). */
 CUptiResult cuda_activity_start(unsigned domains, size_t buffer_bytes);
+/* A CUDA context was created (kinds that need an initialized driver are enabled then). */
+void cuda_activity_context_created(void);
 /* Translate one activity record into syscope records (exposed for the unit test). */
 void cuda_activity_translate(const CUpti_Activity *rec);
 /* Process a completed buffer of `valid` bytes (exposed for the unit test). */

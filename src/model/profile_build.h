@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The building blocks of profiles (profile.c), shared by the two builders: sample profiles
+ * (profile.c) and region profiles (region_profile.c). Internal to the model.
+ */
+#ifndef SYSCOPE_MODEL_PROFILE_BUILD_H
+#define SYSCOPE_MODEL_PROFILE_BUILD_H
+
+#include "profile.h"
+
+/* The profile of `proc` and `kind`, created (with an empty tree per thread) on first use. */
+struct sc_profile *sc_profile_for(struct sc_profile_set *set, struct sc_process *proc,
+				  unsigned kind);
+/* Ids of interned (function, module) and (function, file, line), created on first use. */
+uint32_t sc_profile_func_id(struct sc_profile_set *set, const char *name, const char *module);
+uint32_t sc_profile_line_id(struct sc_profile_set *set, uint32_t func, const char *file,
+			    uint32_t line);
+/* The child of `parent` for `func`, created on first use. */
+uint32_t sc_tree_child(struct sc_tree *t, uint32_t parent, uint32_t func);
+/* The flat entry of function id `id` in p->funcs, the table grown to hold it. */
+struct sc_flat *sc_profile_func_flat(struct sc_profile *p, uint32_t id);
+/* The tree of thread `tid` in a profile being built, or NULL. */
+struct sc_tree *sc_profile_thread_tree(struct sc_profile *p, int32_t tid);
+
+/* region_profile.c: the wall-clock profiles of every process's regions. */
+void sc_region_profiles_build(struct sc_profile_set *set, struct sc_model *m);
+
+#endif /* SYSCOPE_MODEL_PROFILE_BUILD_H */

@@ -1,0 +1,152 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Wall-clock profiles of regions (kind SC_PROFILE_REGIONS, metric "wall_clock"): user
+ * regions, NVTX ranges, CUDA API calls, CUPTI waits and, later, instrumented functions. Each
+ * region is one call of a "function" named after the region, in the "module" of its
+ * category; inclusive time is its duration, exclusive time its duration less the regions
+ * directly inside it. The call tree is the nesting of regions on their thread.
+ *
+ * Regions of one thread arrive in several streams (the thread's own begin/end records, and
+ * whole spans written later by the CUDA tracer's thread), so nesting is taken from time, not
+ * from arrival: the regions of a process are sorted by thread, start (and longest first),
+ * and each one is placed inside the innermost open region that contains it.
+ */
+#include "profile_build.h"
+#include "timeline.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct interval {
+	uint64_t start, end;
+	uint32_t func; /* profile function id */
+	int32_t tid;
+	uint64_t seq; /* arrival order: the tie-break that keeps the sort stable */
+};
+
+struct collect {
+	struct sc_profile_set *set;
+	VEC(struct interval) v;
+};
+
+static void on_region_end(void *ctx, struct sc_image *img, struct sc_thread *t,
+			  const struct sc_region_ev *r)
+{
+	struct collect *c = ctx;
+	struct sc_model *m = c->set->model;
+	struct interval *iv;
+
+	(void)img;
+	if (!t)
+		return;
+	iv = VEC_PUSH(&c->v);
+	iv->start = r->start;
+	iv->end = r->end >= r->start ? r->end : r->start;
+	iv->tid = t->tid;
+	iv->seq = c->v.n;
+	iv->func = sc_profile_func_id(c->set, sc_strtab_intern(&m->strings, r->name),
+				      sc_strtab_intern(&m->strings, r->category));
+}
+
+static int by_thread_start(const void *a, const void *b)
+{
+	const struct interval *x = a, *y = b;
+
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	if (x->end != y->end) /* the enclosing one first */
+		return x->end > y->end ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+struct open_region {
+	const struct interval *iv;
+	uint32_t node, merged_node;
+	double children; /* seconds in regions directly inside */
+};
+
+typedef VEC(struct open_region) open_stack;
+
+/* Close the innermost open region: its exclusive time, and its time to its parent. */
+static void close_top(struct sc_profile *p, struct sc_tree *tree, open_stack *open)
+{
+	struct open_region *o = &open->v[--open->n];
+	double dur = (double)(o->iv->end - o->iv->start) * 1e-9;
+	double self = dur > o->children ? dur - o->children : 0;
+
+	sc_stats_add(&tree->nodes.v[o->node].excl, self);
+	sc_stats_add(&p->merged.nodes.v[o->merged_node].excl, self);
+	sc_stats_add(&sc_profile_func_flat(p, o->iv->func)->excl, self);
+	if (open->n)
+		open->v[open->n - 1].children += dur;
+}
+
+static void build_process(struct sc_profile_set *set, struct sc_process *proc, struct collect *c)
+{
+	open_stack open = { 0 };
+	struct sc_profile *p = NULL;
+	struct sc_tree *tree = NULL;
+
+	c->v.n = 0;
+	for (size_t i = 0; i < proc->images.n; i++) {
+		static const struct sc_timeline_ops ops = { .region_end = on_region_end };
+		struct sc_timeline_stats stats = { 0 };
+
+		sc_timeline_replay(set->model, proc->images.v[i], &ops, c, &stats);
+	}
+	if (!c->v.n)
+		return;
+	qsort(c->v.v, c->v.n, sizeof(*c->v.v), by_thread_start);
+	p = sc_profile_for(set, proc, SC_PROFILE_REGIONS);
+	for (size_t i = 0; i < c->v.n; i++) {
+		const struct interval *iv = &c->v.v[i];
+		double dur = (double)(iv->end - iv->start) * 1e-9;
+		struct open_region *top;
+		bool recursive = false;
+
+		if (!tree || tree->tid != iv->tid) {
+			while (open.n)
+				close_top(p, tree, &open);
+			tree = sc_profile_thread_tree(p, iv->tid);
+			if (!tree)
+				continue; /* a thread the process does not list */
+		}
+		/* Regions that ended before this one starts, or that it overlaps without being
+		 * inside, are done. */
+		while (open.n && !(iv->start >= open.v[open.n - 1].iv->start &&
+				   iv->end <= open.v[open.n - 1].iv->end))
+			close_top(p, tree, &open);
+		top = open.n ? &open.v[open.n - 1] : NULL;
+		for (size_t k = 0; k < open.n; k++)
+			recursive = recursive || open.v[k].iv->func == iv->func;
+		struct open_region *o = VEC_PUSH(&open);
+
+		o->iv = iv;
+		o->children = 0;
+		o->node = sc_tree_child(tree, top ? top->node : 0, iv->func);
+		o->merged_node = sc_tree_child(&p->merged, top ? top->merged_node : 0, iv->func);
+		sc_stats_add(&tree->nodes.v[o->node].incl, dur);
+		sc_stats_add(&p->merged.nodes.v[o->merged_node].incl, dur);
+		if (!recursive) /* a function inside itself counts its time once */
+			sc_stats_add(&sc_profile_func_flat(p, iv->func)->incl, dur);
+		if (!top) { /* the roots: the thread's time in regions */
+			sc_stats_add(&tree->nodes.v[0].incl, dur);
+			sc_stats_add(&p->merged.nodes.v[0].incl, dur);
+			sc_stats_add(&p->total, dur);
+		}
+	}
+	while (open.n && tree)
+		close_top(p, tree, &open);
+	VEC_FREE(&open);
+}
+
+void sc_region_profiles_build(struct sc_profile_set *set, struct sc_model *m)
+{
+	struct collect c = { .set = set };
+
+	for (size_t i = 0; i < m->processes.n; i++)
+		build_process(set, m->processes.v[i], &c);
+	VEC_FREE(&c.v);
+}
