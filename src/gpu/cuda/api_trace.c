@@ -284,6 +284,28 @@ static bool runtime_starts_cuda(void)
 	return found;
 }
 
+/*
+ * NVTX callbacks are enabled once the program has NVTX (its first NVTX call loads our NVTX
+ * injection, before or after CUDA starts): an enabled NVTX domain costs every kernel launch
+ * about 0.6 us on an H200 (measured), even in programs that never call NVTX.
+ */
+static atomic_bool nvtx_wanted, nvtx_loaded;
+
+static void enable_nvtx_once(void)
+{
+	static atomic_flag once = ATOMIC_FLAG_INIT;
+
+	if (atomic_load(&nvtx_wanted) && atomic_load(&nvtx_loaded) && subscriber &&
+	    !atomic_flag_test_and_set(&once))
+		cuptiEnableDomain(1, subscriber, CUPTI_CB_DOMAIN_NVTX);
+}
+
+void cuda_api_nvtx_loaded(void)
+{
+	atomic_store(&nvtx_loaded, true);
+	enable_nvtx_once();
+}
+
 CUptiResult cuda_api_start(unsigned *want, const char *include_re, const char *exclude_re)
 {
 	regex_t inc, exc;
@@ -306,8 +328,8 @@ CUptiResult cuda_api_start(unsigned *want, const char *include_re, const char *e
 	if (rc != CUPTI_SUCCESS)
 		return rc;
 	cuptiEnableDomain(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE);
-	if (*want & CUDA_DOM_NVTX)
-		cuptiEnableDomain(1, subscriber, CUPTI_CB_DOMAIN_NVTX);
+	atomic_store(&nvtx_wanted, (*want & CUDA_DOM_NVTX) != 0);
+	enable_nvtx_once();
 	return CUPTI_SUCCESS;
 }
 

@@ -75,6 +75,8 @@ void cuda_corr_note_thread(uint32_t corr, int32_t tid);
  * result. */
 CUptiResult cuda_api_start(unsigned *domains, const char *include_re, const char *exclude_re);
 void cuda_api_stop(void);
+/* The program's first NVTX call loaded our NVTX injection (inject.c). */
+void cuda_api_nvtx_loaded(void);
 /* The name of runtime (or driver) API function `cbid` when it is traced, else NULL. */
 const char *cuda_api_traced_name(bool runtime, uint32_t cbid);
 

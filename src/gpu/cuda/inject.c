@@ -151,6 +151,7 @@ __attribute__((visibility("default"))) int InitializeInjectionNvtx2(void *get_ex
 {
 	int (*cupti_init)(void *) = NULL;
 	Dl_info di;
+	int rc;
 	void *cupti;
 
 	if (!dladdr((void *)cuptiSubscribe, &di) || !di.dli_fname)
@@ -158,7 +159,11 @@ __attribute__((visibility("default"))) int InitializeInjectionNvtx2(void *get_ex
 	cupti = dlopen(di.dli_fname, RTLD_NOW | RTLD_NOLOAD);
 	if (cupti)
 		*(void **)&cupti_init = dlsym(cupti, "InitializeInjectionNvtx2");
-	return cupti_init ? cupti_init(get_export_table) : 0;
+	if (!cupti_init)
+		return 0;
+	rc = cupti_init(get_export_table);
+	cuda_api_nvtx_loaded();
+	return rc;
 }
 
 /* Called by the CUDA driver during cuInit. 1 = success. Exported: the driver looks it up. */
