@@ -181,6 +181,33 @@ def test_graph_domain_shows_launches_whole():
     check_eq(len([sl for sl in t.slices if sl[2] == "GRAPH_LAUNCH"]), 3, "on the GPU tracks")
 
 
+def test_nvtx_strings_domains_start_end_and_names():
+    need_gpu("nvtx_features")
+    r = syscope("sample", "--output-format", "rocpd pftrace", "--", fixture("nvtx_features"))
+    check_eq(r.rc, 0, r.describe())
+    check("nvtx_features ok" in r.out, r.describe())
+    db = database(r)
+    pid = r.main_pid()
+    ranges = {name: (tid, end - start) for name, tid, start, end in rows(
+        db, "SELECT name, tid, start, end FROM regions WHERE category = 'MARKER_CORE_API'")}
+    print("   ", ranges)
+    check_eq(sorted(ranges), ["cross-thread", "registered step", "wide range \u2713"],
+             "registered, wide and start/end ranges by their names")
+    check_eq(ranges["cross-thread"][0], pid, "a start/end range on the thread that started it")
+    check(ranges["cross-thread"][1] >= 20e6, "ended 20 ms later by another thread")
+    args = dict(rows(db, "SELECT A.name, A.value FROM region_args A JOIN regions R ON "
+                         "R.id = A.id AND R.guid = A.guid WHERE R.name = 'registered step'"))
+    check_eq(args, {"domain": "my domain", "payload": "42"}, "domain and payload as arguments")
+    check_eq(rows(db, "SELECT name FROM threads WHERE tid = ?", pid), [("nvtx-main",)],
+             "nvtxNameOsThread names the thread")
+    marks = rows(db, "SELECT json_extract(extdata, '$.message') FROM samples "
+                     "WHERE category = 'MARKER_CORE_API'")
+    check_eq(marks, [("mark with payload",)], "the mark")
+    streams = [n for (n,) in rows(db, "SELECT name FROM rocpd_info_stream")]
+    check("io stream" in streams, f"the named stream: {streams}")
+    trace(r)
+
+
 def test_driver_only_program():
     need_gpu("cuda_driver_only")
     r = syscope("sample", "--output-format", "rocpd", "--", fixture("cuda_driver_only"),

@@ -423,6 +423,29 @@ static void test_graph_launch(void)
 	CHECK(op->stream == 14 && op->corr_id == 88 && op->tid == 99 && op->name_id);
 }
 
+static void test_region_arguments(void)
+{
+	const struct cuda_arg args[] = { { SC_ARG_STRING, "domain", "my domain" },
+					 { SC_ARG_UINT, "payload", "42" } };
+	struct sc_rec_region r = { 0 };
+	char buf[64];
+	uint32_t len =
+		cuda_region_text_args(buf, sizeof(buf), "step", "MARKER_CORE_API", args, 2, &r);
+	const char *p = buf + r.name_len + r.cat_len;
+
+	CHECK(r.nargs == 2 && len == r.name_len + r.cat_len + r.args_len);
+	CHECK_STR(p, "s");
+	CHECK_STR(p + 2, "domain");
+	CHECK_STR(p + 2 + sizeof("domain"), "my domain");
+	p += 2 + sizeof("domain") + sizeof("my domain");
+	CHECK_STR(p, "u");
+	CHECK_STR(p + 2 + sizeof("payload"), "42");
+	/* An argument that does not fit is left out; the name and category stay whole. */
+	len = cuda_region_text_args(buf, 40, "step", "MARKER_CORE_API", args, 2, &r);
+	CHECK(r.nargs == 1 && len <= 40);
+	CHECK_STR(buf, "step");
+}
+
 static void test_correlation_table(void)
 {
 	cuda_corr_note_thread(5, 11);
@@ -443,6 +466,7 @@ int main(void)
 	test_region_text_keeps_the_category();
 	test_waits_and_overhead();
 	test_graph_launch();
+	test_region_arguments();
 	test_unified_memory_totals();
 	test_correlation_table();
 	return check_report("test_cuda_activity");

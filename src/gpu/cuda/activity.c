@@ -280,10 +280,10 @@ static void memory_op(const CUpti_ActivityMemory4 *m)
 	emit(&op);
 }
 
-uint32_t cuda_region_text(char *buf, size_t cap, const char *name, const char *category,
-			  struct sc_rec_region *r)
+uint32_t cuda_region_text_args(char *buf, size_t cap, const char *name, const char *category,
+			       const struct cuda_arg *args, unsigned nargs, struct sc_rec_region *r)
 {
-	size_t c = strlen(category) + 1, n;
+	size_t c = strlen(category) + 1, n, used;
 
 	if (!name || !*name)
 		name = "(unnamed)";
@@ -295,7 +295,28 @@ uint32_t cuda_region_text(char *buf, size_t cap, const char *name, const char *c
 	memcpy(buf + n, category, c);
 	r->name_len = (uint32_t)n;
 	r->cat_len = (uint32_t)c;
-	return (uint32_t)(n + c);
+	r->nargs = r->args_len = 0;
+	used = n + c;
+	for (unsigned i = 0; i < nargs; i++) {
+		size_t an = strlen(args[i].name) + 1, av = strlen(args[i].value) + 1;
+
+		if (used + 2 + an + av > cap)
+			break;
+		buf[used] = args[i].type;
+		buf[used + 1] = '\0';
+		memcpy(buf + used + 2, args[i].name, an);
+		memcpy(buf + used + 2 + an, args[i].value, av);
+		used += 2 + an + av;
+		r->args_len += (uint32_t)(2 + an + av);
+		r->nargs++;
+	}
+	return (uint32_t)used;
+}
+
+uint32_t cuda_region_text(char *buf, size_t cap, const char *name, const char *category,
+			  struct sc_rec_region *r)
+{
+	return cuda_region_text_args(buf, cap, name, category, NULL, 0, r);
 }
 
 /* The host thread of a correlation id, or of nothing: counted, the record is left out. */

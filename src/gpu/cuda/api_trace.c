@@ -7,8 +7,7 @@
  *     far less than a callback at each entry and exit;
  *   - the driver's calls are traced when asked for, or when the program drives CUDA through
  *     the driver API only (a program that uses the runtime would show its every driver call);
- *   - NVTX push/pop ranges and marks become regions and marks (MARKER_CORE_API) on the
- *     calling thread, through callbacks;
+ *   - NVTX callbacks go to nvtx.c;
  *   - a new context records its device as an agent; a context about to be destroyed has its
  *     activity flushed first.
  */
@@ -18,7 +17,6 @@
 #include <dlfcn.h>
 #include <execinfo.h>
 #include <link.h>
-#include <generated_nvtx_meta.h> /* not included by cupti.h */
 #include <regex.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -43,25 +41,6 @@ static _Atomic unsigned char agent_seen[MAX_DEVICES];
 
 static __thread int in_tool; /* our own CUDA calls: not traced */
 
-/* ---- region records ---- */
-
-/* An NVTX range's begin, or a mark, on the calling thread. */
-static void nvtx_record(uint16_t type, const char *name)
-{
-	struct sc_rec_region r = { .ts = cuda_api->now_ns() };
-	char text[CUDA_REGION_TEXT_MAX];
-	uint32_t len = cuda_region_text(text, sizeof(text), name, CUDA_CATEGORY_NVTX, &r);
-
-	cuda_api->record(type, 0, &r.ts, sizeof(r) - sizeof(r.hdr), text, len);
-}
-
-static void region_end(void)
-{
-	struct sc_rec_region_end r = { .ts = cuda_api->now_ns() };
-
-	cuda_api->record(SC_REC_REGION_END, 0, &r.ts, sizeof(r) - sizeof(r.hdr), NULL, 0);
-}
-
 /* ---- API function names ---- */
 
 const char *cuda_api_traced_name(bool runtime, uint32_t cbid)
@@ -69,55 +48,6 @@ const char *cuda_api_traced_name(bool runtime, uint32_t cbid)
 	const struct api_table *tab = runtime ? &runtime_table : &driver_table;
 
 	return tab->traced && cbid < tab->size && tab->traced[cbid] ? tab->names[cbid] : NULL;
-}
-
-/* ---- NVTX ---- */
-
-static const char *attr_message(const nvtxEventAttributes_t *a)
-{
-	if (!a)
-		return NULL;
-	if (a->messageType == NVTX_MESSAGE_TYPE_ASCII)
-		return a->message.ascii;
-	return "(unnamed)"; /* wide or registered strings are not decoded yet */
-}
-
-static void nvtx(CUpti_CallbackId cbid, const CUpti_NvtxData *d)
-{
-	const void *p = d->functionParams;
-
-	if (!p || !cuda_api->active())
-		return;
-	switch (cbid) {
-	case CUPTI_CBID_NVTX_nvtxMarkA:
-		nvtx_record(SC_REC_MARK, ((const nvtxMarkA_params *)p)->message);
-		break;
-	case CUPTI_CBID_NVTX_nvtxMarkEx:
-		nvtx_record(SC_REC_MARK, attr_message(((const nvtxMarkEx_params *)p)->eventAttrib));
-		break;
-	case CUPTI_CBID_NVTX_nvtxDomainMarkEx:
-		nvtx_record(SC_REC_MARK,
-			    attr_message(((const nvtxDomainMarkEx_params *)p)->core.eventAttrib));
-		break;
-	case CUPTI_CBID_NVTX_nvtxRangePushA:
-		nvtx_record(SC_REC_REGION_BEGIN, ((const nvtxRangePushA_params *)p)->message);
-		break;
-	case CUPTI_CBID_NVTX_nvtxRangePushEx:
-		nvtx_record(SC_REC_REGION_BEGIN,
-			    attr_message(((const nvtxRangePushEx_params *)p)->eventAttrib));
-		break;
-	case CUPTI_CBID_NVTX_nvtxDomainRangePushEx:
-		nvtx_record(
-			SC_REC_REGION_BEGIN,
-			attr_message(((const nvtxDomainRangePushEx_params *)p)->core.eventAttrib));
-		break;
-	case CUPTI_CBID_NVTX_nvtxRangePop:
-	case CUPTI_CBID_NVTX_nvtxDomainRangePop:
-		region_end();
-		break;
-	default:
-		break;
-	}
 }
 
 /* ---- devices ---- */
@@ -190,7 +120,7 @@ static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain, CU
 		return;
 	switch (domain) {
 	case CUPTI_CB_DOMAIN_NVTX:
-		nvtx(cbid, data);
+		cuda_nvtx_callback(cbid, data);
 		break;
 	case CUPTI_CB_DOMAIN_RESOURCE:
 		resource(cbid, data);

@@ -5,8 +5,8 @@
  *
  *   inject.c     InitializeInjection (and NVTX's): settings, CUPTI set-up, the stop hook
  *   api_trace.c  API function names and filters; CUPTI callbacks on the calling thread:
- *                NVTX ranges and marks as regions, devices as agents, flushes at context
- *                teardown
+ *                devices as agents, flushes at context teardown
+ *   nvtx.c       NVTX callbacks: ranges, marks, registered strings, domains, names
  *   activity.c   CUPTI activity buffers: API calls as whole regions of their thread;
  *                kernels, copies, sets, allocations as GPU ops
  *
@@ -53,6 +53,15 @@ void cuda_activity_buffer(uint8_t *buffer, size_t valid);
 #define CUDA_REGION_TEXT_MAX 2048
 uint32_t cuda_region_text(char *buf, size_t cap, const char *name, const char *category,
 			  struct sc_rec_region *r);
+/* The same with arguments after the category (sets r->nargs and r->args_len); arguments
+ * that do not fit are left out. */
+struct cuda_arg {
+	char type; /* enum sc_arg_type */
+	const char *name, *value;
+};
+uint32_t cuda_region_text_args(char *buf, size_t cap, const char *name, const char *category,
+			       const struct cuda_arg *args, unsigned nargs,
+			       struct sc_rec_region *r);
 /* Records CUPTI dropped, and records it could not time (left out). */
 uint64_t cuda_activity_dropped(void);
 uint64_t cuda_activity_untimed(void);
@@ -79,6 +88,12 @@ void cuda_api_stop(void);
 void cuda_api_nvtx_loaded(void);
 /* The name of runtime (or driver) API function `cbid` when it is traced, else NULL. */
 const char *cuda_api_traced_name(bool runtime, uint32_t cbid);
+
+/* ---- nvtx.c ---- */
+/* An NVTX callback of CUPTI, on the thread that called NVTX. */
+void cuda_nvtx_callback(CUpti_CallbackId cbid, const CUpti_NvtxData *d);
+/* Start/end ranges left out because too many were open at once. */
+unsigned long long cuda_nvtx_dropped(void);
 
 /* ---- inject.c ---- */
 /* A note through the runtime, printf-style. */

@@ -67,6 +67,10 @@ static void stop(void)
 			  "CUPTI dropped %llu activity records (buffers full); raise "
 			  "SYSCOPE_CUDA_BUFFER_KB or lower SYSCOPE_CUDA_FLUSH_PERIOD",
 			  (unsigned long long)n);
+	if ((n = cuda_nvtx_dropped()))
+		cuda_note(SC_NOTE_WARN,
+			  "%llu NVTX start/end ranges left out: more than 4096 were open at once",
+			  (unsigned long long)n);
 	if ((n = cuda_activity_unplaced()))
 		cuda_note(SC_NOTE_INFO,
 			  "%llu CUDA waits or overhead records named no host thread and are not "
