@@ -29,6 +29,7 @@
 #include "../common/strutil.h"
 #include "../config/config.h"
 #include "cmd.h"
+#include "cpu_events.h"
 #include "report.h"
 
 struct avail {
@@ -93,37 +94,11 @@ static void settings(struct avail *a)
 
 /* ---- data sources ---- */
 
-static int open_attr(struct perf_event_attr *pa);
-
 static int open_event(uint32_t type, uint64_t config)
 {
 	struct perf_event_attr pa = { .type = type, .config = config };
 
-	return open_attr(&pa);
-}
-
-static const char *event_error(int err, char *buf, size_t n)
-{
-	struct sc_hostinfo h;
-
-	switch (-err) {
-	case 0:
-		return "";
-	case ENOENT:
-	case EOPNOTSUPP:
-		return "no hardware PMU on this machine (a virtual machine without counters?)";
-	case EACCES:
-	case EPERM:
-		sc_hostinfo_get(&h);
-		snprintf(buf, n, "not permitted (perf_event_paranoid is %d; 2 or less is needed)",
-			 h.perf_event_paranoid);
-		return buf;
-	case ENOSYS:
-		return "perf_event_open is not available (kernel or container)";
-	default:
-		snprintf(buf, n, "perf_event_open: %s", strerror(-err));
-		return buf;
-	}
+	return sc_cpu_event_try(&pa);
 }
 
 static char *libdir(void)
@@ -187,14 +162,20 @@ static void components(struct avail *a)
 		  "CUDA API, kernels, copies, allocations, NVTX (--cuda, --cuda-domains)");
 	free(path);
 	err = open_event(PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS);
-	component(a, &r, "cpu-counters", false,
-		  err ? event_error(err, why, sizeof(why))
-		      : "counters present; reading them is not in this version yet",
-		  "Hardware counters per thread and function (-H lists them)");
-	component(a, &r, "gpu-telemetry", false, "not in this version yet (NVML)",
-		  "GPU temperature, power, utilization, memory, clocks (--gpu)");
-	component(a, &r, "host-telemetry", false, "not in this version yet",
-		  "CPU frequency, memory, I/O and network of the process (--process-freq)");
+	snprintf(buf, sizeof(buf), "%s%s",
+		 err ? "software events only: hardware ones: " : "hardware and software events",
+		 err ? sc_cpu_event_error(err, why, sizeof(why)) : "");
+	component(a, &r, "cpu-counters", !open_event(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK),
+		  buf, "CPU counters per thread and function (--cpu-events; -H lists them)");
+	h = dlopen("libnvidia-ml.so.1", RTLD_LAZY | RTLD_LOCAL);
+	component(a, &r, "gpu-telemetry", h != NULL,
+		  h ? "NVML found; GPUs are enumerated when telemetry starts"
+		    : "no NVIDIA driver (libnvidia-ml.so.1) on this machine",
+		  "GPU utilization, temperature, power, memory, clocks, PCIe, NVLink (--gpu)");
+	if (h)
+		dlclose(h);
+	component(a, &r, "host-telemetry", true, "/proc and getrusage",
+		  "CPU use, memory, faults, switches, I/O, network and disks (--host)");
 	component(a, &r, "parallel", false, "not in this version yet",
 		  "MPI, OpenMP, NCCL and pthread tracing (--parallel)");
 	component(a, &r, "outputs", true, "rocpd, pftrace, text, json, folded, csv",
@@ -204,21 +185,6 @@ static void components(struct avail *a)
 }
 
 /* ---- hardware counters ---- */
-
-static int open_attr(struct perf_event_attr *pa)
-{
-	long fd;
-
-	pa->size = sizeof(*pa);
-	pa->disabled = 1;
-	pa->exclude_kernel = 1;
-	pa->exclude_hv = 1;
-	fd = syscall(SYS_perf_event_open, pa, 0, -1, -1, 0);
-	if (fd < 0)
-		return -errno;
-	close((int)fd);
-	return 0;
-}
 
 #ifdef SYSCOPE_HAVE_LIBPFM
 /* Every event libpfm4 knows for the PMUs present here, tried with perf_event_open. */
@@ -248,14 +214,14 @@ static bool pfm_events(struct avail *a, struct sc_report *r)
 				continue;
 			err = pfm_get_os_event_encoding(name, PFM_PLM3, PFM_OS_PERF_EVENT, &arg) ==
 					      PFM_SUCCESS
-				      ? open_attr(&pa)
+				      ? sc_cpu_event_try(&pa)
 				      : -EINVAL;
 			sc_report_cell(r, name, false);
 			sc_report_cell(r, pinfo.desc ? pinfo.desc : pinfo.name, false);
 			sc_report_cell(r, err ? "no" : "yes", false);
 			sc_report_cell(r,
 				       err == -EINVAL ? "libpfm4 cannot encode it for perf"
-						      : event_error(err, why, sizeof(why)),
+						      : sc_cpu_event_error(err, why, sizeof(why)),
 				       false);
 			if (a->descriptions)
 				sc_report_cell(r, info.desc ? info.desc : "", false);
@@ -268,37 +234,6 @@ static bool pfm_events(struct avail *a, struct sc_report *r)
 
 static void cpu_events(struct avail *a)
 {
-	static const struct {
-		const char *name;
-		uint32_t type;
-		uint64_t config;
-		const char *description;
-	} events[] = {
-		{ "task-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK, "CPU time (ns)" },
-		{ "cpu-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK, "CPU clock (ns)" },
-		{ "page-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS, "Page faults" },
-		{ "minor-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS_MIN,
-		  "Minor page faults" },
-		{ "major-faults", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS_MAJ,
-		  "Major page faults (I/O)" },
-		{ "context-switches", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CONTEXT_SWITCHES,
-		  "Context switches" },
-		{ "cpu-migrations", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_MIGRATIONS,
-		  "Migrations to another CPU" },
-		{ "cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES, "CPU cycles" },
-		{ "instructions", PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS,
-		  "Instructions retired" },
-		{ "cache-references", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_REFERENCES,
-		  "Last-level cache accesses" },
-		{ "cache-misses", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_MISSES,
-		  "Last-level cache misses" },
-		{ "branches", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_INSTRUCTIONS,
-		  "Branch instructions" },
-		{ "branch-misses", PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_MISSES,
-		  "Mispredicted branches" },
-		{ "ref-cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_REF_CPU_CYCLES,
-		  "Reference cycles (not scaled by frequency)" },
-	};
 	struct sc_report r = { 0 };
 
 	sc_report_column(&r, "event");
@@ -313,20 +248,20 @@ static void cpu_events(struct avail *a)
 		return;
 	}
 #endif
-	for (size_t i = 0; i < sizeof(events) / sizeof(events[0]); i++) {
+	for (size_t i = 0; i < sc_cpu_events_generic_count; i++) {
+		const struct sc_cpu_event *e = &sc_cpu_events_generic[i];
 		char why[256];
 		int err;
 
-		if (!wanted(a, events[i].name, events[i].description))
+		if (!wanted(a, e->name, e->description))
 			continue;
-		err = open_event(events[i].type, events[i].config);
-		sc_report_cell(&r, events[i].name, false);
-		sc_report_cell(&r, events[i].type == PERF_TYPE_SOFTWARE ? "software" : "hardware",
-			       false);
+		err = open_event(e->type, e->config);
+		sc_report_cell(&r, e->name, false);
+		sc_report_cell(&r, e->type == PERF_TYPE_SOFTWARE ? "software" : "hardware", false);
 		sc_report_cell(&r, err ? "no" : "yes", false);
-		sc_report_cell(&r, event_error(err, why, sizeof(why)), false);
+		sc_report_cell(&r, sc_cpu_event_error(err, why, sizeof(why)), false);
 		if (a->descriptions)
-			sc_report_cell(&r, events[i].description, false);
+			sc_report_cell(&r, e->description, false);
 	}
 	emit(a, &r, "cpu_events", "CPU EVENTS (perf_event_open on this machine)");
 }

@@ -16,19 +16,18 @@ static const struct {
 	{ SC_CAT_PROCESS, "process", "Processes", "" },
 	{ SC_CAT_BUFFER, "buffer", "Recording buffers", "" },
 	{ SC_CAT_GPU, "gpu", "GPU tracing", "cuda" },
+	{ SC_CAT_HWCOUNTERS, "counters", "CPU counters", "hwcounters pmc papi" },
 	{ SC_CAT_GENERAL | SC_CAT_DEBUG, "general", "General", "" },
 };
 
-#define TOPIC_LIST                                                                     \
-	"sampling (cpu), output (tracing, profiling), process, buffer, gpu, general, " \
-	"preset, counters, parallel, all"
+#define TOPIC_LIST                                                                               \
+	"sampling (cpu), output (tracing, profiling), process, buffer, gpu, counters, general, " \
+	"preset, parallel, all"
 
 /* Topics of things not in this version yet: named, so that --help=X is not a dead end. */
 static const struct {
 	const char *name, *text;
 } pending[] = {
-	{ "counters", "CPU and GPU hardware counters are not in this version of syscope yet; "
-		      "'syscope avail -H' lists the CPU events this machine has." },
 	{ "parallel", "MPI, OpenMP, NCCL and pthread tracing are not in this version of syscope "
 		      "yet (--parallel is accepted and checked)." },
 };

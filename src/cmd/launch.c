@@ -28,6 +28,7 @@
 #include "../common/vec.h"
 #include "../store/session.h"
 #include "cmd.h"
+#include "cpu_events.h"
 
 extern char **environ;
 
@@ -580,6 +581,7 @@ int sc_launch(struct sc_cli *cli, struct sc_launch_result *res)
 
 	l.prog = find_program(cli->rest[0]);
 	check_binary(&l);
+	sc_cpu_events_prepare(&cli->settings);
 	l.lib = find_library();
 	make_session(&l);
 	clock_gettime(CLOCK_REALTIME, &l.start);

@@ -44,7 +44,7 @@ static const char *const source_names[] = {
 };
 
 static const char *const category_names[] = {
-	"general", "output", "sampling", "buffer", "process", "debug", "gpu",
+	"general", "output", "sampling", "buffer", "process", "debug", "gpu", "counters",
 };
 
 const char *sc_setting_type_name(enum sc_setting_type type)

@@ -35,6 +35,7 @@ enum sc_setting_type {
 #define SC_CAT_PROCESS 0x10u
 #define SC_CAT_DEBUG 0x20u
 #define SC_CAT_GPU 0x40u
+#define SC_CAT_HWCOUNTERS 0x80u
 
 /* Verbs whose command line carries a setting's flag (VERBS column). */
 #define SC_VERB_SAMPLE 0x1u

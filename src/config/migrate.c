@@ -66,6 +66,17 @@ static const struct word_map domains[] = {
 	{ NULL, NULL },
 };
 
+/* PAPI presets and the kernel event that counts the same; libpfm4 names ("pmu::EVENT") are
+ * kept as they are (libpfm4 resolves them). */
+static const struct word_map papi_events[] = {
+	{ "PAPI_TOT_INS", "instructions" },	    { "PAPI_TOT_CYC", "cycles" },
+	{ "PAPI_REF_CYC", "ref-cycles" },	    { "PAPI_BR_INS", "branches" },
+	{ "PAPI_BR_MSP", "branch-misses" },	    { "PAPI_L1_DCM", "L1-dcache-load-misses" },
+	{ "PAPI_L1_ICM", "L1-icache-load-misses" }, { "PAPI_L3_TCM", "cache-misses" },
+	{ "PAPI_L3_TCA", "cache-references" },	    { "PAPI_TLB_DM", "dTLB-load-misses" },
+	{ "PAPI_TLB_IM", "iTLB-load-misses" },	    { NULL, NULL },
+};
+
 /* AMD SMI metrics and the NVML metric that measures the same. */
 static const struct word_map smi_metrics[] = {
 	{ "busy", "busy" },
@@ -195,6 +206,21 @@ int sc_migration_apply(const struct sc_migration *m, struct sc_settings *s,
 			translate_words(value, domains, cuda, sizeof(cuda), unmapped,
 					sizeof(unmapped));
 			if (*cuda && set_ours(s, "CUDA_DOMAINS", cuda, source, origin, name, err))
+				return -1;
+		}
+		if (!strcmp(name, "PAPI_EVENTS")) {
+			char events[512] = "", *copy = sc_xstrdup(value), *save = NULL;
+
+			known = true;
+			for (char *w = strtok_r(copy, ", ", &save); w;
+			     w = strtok_r(NULL, ", ", &save))
+				if (strstr(w, "::"))
+					append(events, sizeof(events), w);
+				else
+					translate_words(w, papi_events, events, sizeof(events),
+							unmapped, sizeof(unmapped));
+			free(copy);
+			if (*events && set_ours(s, "CPU_EVENTS", events, source, origin, name, err))
 				return -1;
 		}
 		if (!strcmp(name, "AMD_SMI_METRICS")) {

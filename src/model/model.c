@@ -403,6 +403,73 @@ static void note_ts(struct pass *ps, uint64_t ts)
 		ps->img->last_ts = ts;
 }
 
+static void counter_value(struct sc_image *img, const struct sc_rec_counter *r);
+
+/* The track of CPU counter `event` of thread `tid`, created on its first value; named when
+ * the image is complete (its event names may come later than another thread's reads). */
+static void pmc_track(struct sc_image *img, int32_t tid, unsigned event)
+{
+	uint32_t id = SC_PMC_TRACK_ID(tid, event);
+
+	for (size_t i = img->counter_tracks.n; i-- > 0;)
+		if (img->counter_tracks.v[i].id == id)
+			return;
+	VEC_PUSH(&img->counter_tracks)->id = id;
+}
+
+static void name_pmc_tracks(struct sc_model *m, struct sc_image *img)
+{
+	for (size_t i = 0; i < img->counter_tracks.n; i++) {
+		struct sc_counter_track *c = &img->counter_tracks.v[i];
+		unsigned event = c->id & 7;
+		const char *name = event < img->pmc_n ? img->pmc_names[event] : NULL;
+		char text[160];
+
+		if (!(c->id & 0x80000000u))
+			continue;
+		if (name)
+			snprintf(text, sizeof(text), "%s [%u]", name, (c->id >> 3) & 0xfffffffu);
+		else
+			snprintf(text, sizeof(text), "CPU event %u [%u]", event + 1,
+				 (c->id >> 3) & 0xfffffffu);
+		c->name = sc_strtab_intern(&m->strings, text);
+		c->unit = sc_strtab_intern(&m->strings, name && (!strcmp(name, "task-clock") ||
+								 !strcmp(name, "cpu-clock"))
+								? "ns"
+								: "events");
+	}
+}
+
+/* What a thread's counters counted since its previous sample: to that sample's stack, and to
+ * the thread's counter tracks. */
+static void pmc_read(struct pass *ps, int32_t tid, const struct sc_rec_pmc_read *r)
+{
+	struct sc_model *m = ps->m;
+	struct sc_thread *t = thread_of(ps, tid);
+
+	if (t->pmc_stack) {
+		size_t need = (size_t)m->stacks.n * SC_PMC_MAX;
+
+		VEC_RESERVE(&m->stack_pmc, need);
+		while (m->stack_pmc.n < need)
+			*VEC_PUSH(&m->stack_pmc) = 0;
+		for (unsigned i = 0; i < SC_PMC_MAX; i++)
+			if (r->valid >> i & 1)
+				m->stack_pmc.v[(size_t)(t->pmc_stack - 1) * SC_PMC_MAX + i] +=
+					(double)r->values[i];
+		t->pmc_stack = 0;
+	}
+	for (unsigned i = 0; i < SC_PMC_MAX; i++) {
+		struct sc_rec_counter c = { .ts = r->ts, .track = SC_PMC_TRACK_ID(tid, i) };
+
+		if (!(r->valid >> i & 1))
+			continue;
+		pmc_track(ps->img, tid, i);
+		c.value = (double)r->values[i];
+		counter_value(ps->img, &c);
+	}
+}
+
 static void counter_value(struct sc_image *img, const struct sc_rec_counter *r)
 {
 	struct sc_counter_track *c = NULL;
@@ -543,6 +610,19 @@ static int metadata_record(void *ctx, int32_t tid, const struct sc_record *rec, 
 	case SC_REC_COUNTER:
 		img->counter_values++;
 		counter_value(img, (const struct sc_rec_counter *)rec);
+		break;
+	case SC_REC_PMC_EVENTS: {
+		const struct sc_rec_pmc_events *r = (const void *)rec;
+
+		tail = (const char *)(r + 1);
+		for (img->pmc_n = 0; img->pmc_n < r->count; img->pmc_n++) {
+			img->pmc_names[img->pmc_n] = sc_strtab_intern(&m->strings, tail);
+			tail += strlen(tail) + 1;
+		}
+		break;
+	}
+	case SC_REC_PMC_READ:
+		pmc_read(ps, tid, (const struct sc_rec_pmc_read *)rec);
 		break;
 	case SC_REC_STRING:
 	case SC_REC_GPU_AGENT:
@@ -706,6 +786,7 @@ static int sample_record(void *ctx, int32_t tid, const struct sc_record *rec, ui
 	ps->m->samples[s->kind]++;
 	idx = sc_model_stack_of(ps->m, ps->img, tid, rec);
 	sc_stats_add(&ps->m->stacks.v[idx].w, w);
+	t->pmc_stack = idx + 1; /* its PMC_READ, if any, comes next */
 	return 0;
 }
 
@@ -783,6 +864,7 @@ void sc_model_finish(struct sc_model *m)
 		struct pass ps = { .m = m, .img = m->images.v[i], .proc = m->images.v[i]->proc };
 
 		sc_image_foreach(ps.img, build_record, &ps, &m->stats, diag_to_session, m->session);
+		name_pmc_tracks(m, ps.img);
 	}
 	for (size_t i = 0; i < m->processes.n; i++) {
 		struct sc_process *p = m->processes.v[i];
@@ -857,6 +939,7 @@ void sc_model_free(struct sc_model *m)
 	}
 	VEC_FREE(&m->processes);
 	VEC_FREE(&m->stacks);
+	VEC_FREE(&m->stack_pmc);
 	sc_hashmap_free(&m->stack_index);
 	sc_hashmap_free(&m->demangled);
 	for (size_t i = 0; i < m->frame_blocks.n; i++)

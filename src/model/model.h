@@ -63,6 +63,7 @@ struct sc_thread {
 	uint64_t throttled_period_ns[SC_KINDS]; /* raised by the runtime to spare the program */
 	uint16_t mechanism[SC_KINDS];		/* enum sc_sampler_mechanism, 0 = none */
 	int32_t sampler_error[SC_KINDS];
+	uint32_t pmc_stack; /* index + 1 of its last sample's stack, until its PMC_READ */
 };
 
 struct sc_note {
@@ -146,8 +147,15 @@ struct sc_image {
 	uint64_t gpu_ops[SC_GPU_OP_KINDS];	 /* by enum sc_gpu_op_kind */
 	uint64_t gpu_busy_ns;			 /* kernels, copies and sets, summed */
 	uint64_t lost_records, lost_bytes, lost_samples;
-	int64_t crash_stack; /* index of the crash stack in sc_model.stacks, or -1 */
+	int64_t crash_stack;		   /* index of the crash stack in sc_model.stacks, or -1 */
+	const char *pmc_names[SC_PMC_MAX]; /* CPU counters (--cpu-events), interned */
+	uint32_t pmc_n;
 };
+
+/* The counter track of CPU counter `event` of thread `tid` (built from PMC_READ records,
+ * named "<event> [tid]"): ids no runtime hands out. */
+#define SC_PMC_TRACK_ID(tid, event) (0x80000000u | ((uint32_t)(tid)&0xfffffff) << 3 | (event))
+/* Its value is what the event counted since the thread's previous sample. */
 
 struct sc_process {
 	int32_t pid, ppid;
@@ -196,7 +204,16 @@ struct sc_model {
 	struct sc_raw_stats stats;
 	uint64_t samples[SC_KINDS];
 	uint64_t first_ts, last_ts; /* over every image */
+	/* CPU counters per stack: SC_PMC_MAX sums per stack (in its image's event order),
+	 * grown with the stacks once any image has counters; empty otherwise. */
+	VEC(double) stack_pmc;
 };
+
+/* The CPU counter sums of stack `idx` (SC_PMC_MAX of them), or NULL when none. */
+static inline const double *sc_stack_pmc(const struct sc_model *m, size_t idx)
+{
+	return (idx + 1) * SC_PMC_MAX <= m->stack_pmc.n ? &m->stack_pmc.v[idx * SC_PMC_MAX] : NULL;
+}
 
 /*
  * Build the model of an opened session. Problems (damaged records, unreadable files) are

@@ -282,13 +282,31 @@ static struct sc_flat *flat_at(void *vec_, size_t id)
 
 /* Add a stack's statistics to the flat tables: exclusive to the leaf, inclusive once to each
  * distinct function or line on the path (recursion counts once). */
+/* The counter sums of function `id`, the table grown to hold it. */
+static double *func_pmc_at(struct sc_profile *p, uint32_t id)
+{
+	size_t need = ((size_t)id + 1) * 2 * SC_PMC_MAX;
+
+	VEC_RESERVE(&p->func_pmc, need);
+	while (p->func_pmc.n < need)
+		*VEC_PUSH(&p->func_pmc) = 0;
+	return &p->func_pmc.v[(size_t)id * 2 * SC_PMC_MAX];
+}
+
 static void flat_add(struct sc_profile *p, const uint32_t *funcs, const uint32_t *lines, size_t n,
-		     const struct sc_stats *w, uint32_t *stamp_f, uint32_t *stamp_l, uint32_t stamp)
+		     const struct sc_stats *w, const double *pmc, uint32_t *stamp_f,
+		     uint32_t *stamp_l, uint32_t stamp)
 {
 	for (size_t i = 0; i < n; i++) {
 		if (stamp_f[funcs[i]] != stamp) {
 			stamp_f[funcs[i]] = stamp;
 			sc_stats_merge(&flat_at(&p->funcs, funcs[i])->incl, w);
+			if (pmc) {
+				double *f = func_pmc_at(p, funcs[i]);
+
+				for (unsigned k = 0; k < p->pmc_n; k++)
+					f[k] += pmc[k];
+			}
 		}
 		if (stamp_l[lines[i]] != stamp) {
 			stamp_l[lines[i]] = stamp;
@@ -298,6 +316,14 @@ static void flat_add(struct sc_profile *p, const uint32_t *funcs, const uint32_t
 	if (n) {
 		sc_stats_merge(&flat_at(&p->funcs, funcs[n - 1])->excl, w);
 		sc_stats_merge(&flat_at(&p->lines, lines[n - 1])->excl, w);
+		if (pmc) {
+			double *f = func_pmc_at(p, funcs[n - 1]);
+
+			for (unsigned k = 0; k < p->pmc_n; k++) {
+				f[SC_PMC_MAX + k] += pmc[k];
+				p->pmc_total[k] += pmc[k];
+			}
+		}
 	}
 }
 
@@ -343,7 +369,12 @@ void sc_profiles_build(struct sc_profile_set *set, struct sc_model *m)
 			*VEC_PUSH(&stamp_f) = NONE;
 		while (stamp_l.n < set->lines.n)
 			*VEC_PUSH(&stamp_l) = NONE;
-		flat_add(p, funcs, lines, n, &st->w, stamp_f.v, stamp_l.v, (uint32_t)s);
+		if (!p->pmc_n && st->img->pmc_n) { /* the process's events, from its image */
+			p->pmc_n = st->img->pmc_n;
+			memcpy(p->pmc_names, st->img->pmc_names, sizeof(p->pmc_names));
+		}
+		flat_add(p, funcs, lines, n, &st->w, sc_stack_pmc(m, s), stamp_f.v, stamp_l.v,
+			 (uint32_t)s);
 		sc_stats_merge(&p->total, &st->w);
 		if (st->flags & SC_SAMPLE_TRUNCATED)
 			p->truncated += st->w.count;
@@ -380,6 +411,7 @@ void sc_profiles_free(struct sc_profile_set *set)
 		VEC_FREE(&p->threads);
 		VEC_FREE(&p->funcs);
 		VEC_FREE(&p->lines);
+		VEC_FREE(&p->func_pmc);
 		free(p);
 	}
 	VEC_FREE(&set->profiles);

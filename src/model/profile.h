@@ -59,7 +59,21 @@ struct sc_profile {
 	VEC(struct sc_flat) lines;     /* indexed by line id */
 	struct sc_stats total;
 	uint64_t truncated; /* samples whose stacks hit the depth limit */
+	/* CPU counters (--cpu-events) attributed to functions: what was counted between a
+	 * thread's previous sample and each sample goes to that sample's functions. */
+	unsigned pmc_n;
+	const char *pmc_names[SC_PMC_MAX];
+	VEC(double) func_pmc; /* per function id: SC_PMC_MAX inclusive, then SC_PMC_MAX self */
+	double pmc_total[SC_PMC_MAX];
 };
+
+/* Function `id`'s counter sums (inclusive[SC_PMC_MAX], then self[SC_PMC_MAX]), or NULL. */
+static inline const double *sc_profile_func_pmc(const struct sc_profile *p, size_t id)
+{
+	return p->pmc_n && (id + 1) * 2 * SC_PMC_MAX <= p->func_pmc.n
+		       ? &p->func_pmc.v[id * 2 * SC_PMC_MAX]
+		       : NULL;
+}
 
 struct sc_profile_set {
 	struct sc_model *model;

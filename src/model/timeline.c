@@ -254,6 +254,23 @@ static int replay_record(void *ctx, int32_t tid, const struct sc_record *rec, ui
 			r->ops->counter(r->ctx, r->img, thread_of(r, tid), track, c->ts, c->value);
 		break;
 	}
+	case SC_REC_PMC_READ: {
+		const struct sc_rec_pmc_read *p = (const void *)rec;
+
+		for (unsigned i = 0; i < SC_PMC_MAX && r->ops->counter; i++) {
+			const struct sc_counter_track *track =
+				p->valid >> i & 1
+					? sc_image_counter_track(r->img, SC_PMC_TRACK_ID(tid, i))
+					: NULL;
+
+			if (track) {
+				r->stats->counters++;
+				r->ops->counter(r->ctx, r->img, thread_of(r, tid), track, p->ts,
+						(double)p->values[i]);
+			}
+		}
+		break;
+	}
 	case SC_REC_SAMPLE: {
 		const struct sc_rec_sample *s = (const void *)rec;
 

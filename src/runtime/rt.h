@@ -79,6 +79,12 @@ struct rt_thread {
 	uint32_t throttled;    /* times the period was changed on this thread */
 	uint64_t sample_cost_ns[2]; /* moving average of what a sample costs */
 	uint32_t cost_probe;	    /* counts samples; every eighth is timed */
+
+	/* CPU counters (sources/counters.c): one perf group per thread. */
+	int pmc_fd[SC_PMC_MAX];	       /* -1: not open; [0] is the group leader */
+	uint8_t pmc_event[SC_PMC_MAX]; /* the event (its index in --cpu-events) of each fd */
+	uint8_t pmc_n;		       /* fds open */
+	uint64_t pmc_last[SC_PMC_MAX]; /* scaled totals at the previous read */
 };
 
 /* Per-process-image state. */

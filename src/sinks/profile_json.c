@@ -105,8 +105,20 @@ static json_t *flat_functions(const struct sc_profile *p)
 				      (json_int_t)fl->excl.count, "inclusive", fl->incl.sum,
 				      "exclusive", fl->excl.sum);
 
+		const double *pmc = sc_profile_func_pmc(p, ids[i]);
+
 		if (p->kind == SC_PROFILE_REGIONS) /* every call, recursive ones too */
 			json_object_set_new(o, "calls", json_integer((json_int_t)fl->excl.count));
+		if (pmc) {
+			json_t *c = json_object();
+
+			for (unsigned k = 0; k < p->pmc_n; k++)
+				json_object_set_new(c, p->pmc_names[k],
+						    json_pack("{s:f, s:f}", "self",
+							      pmc[SC_PMC_MAX + k], "inclusive",
+							      pmc[k]));
+			json_object_set_new(o, "cpu_counters", c);
+		}
 		json_array_append_new(arr, o);
 	}
 	free(ids);
@@ -200,6 +212,14 @@ static int write_profile(struct sc_output *out, const struct sc_profile *p)
 			(json_int_t)p->truncated, "threads", threads_json(p), "functions",
 			flat_functions(p), "lines", flat_lines(p));
 	json_object_set_new(json_object_get(doc, "syscope"), "counters", sc_counters_json(p->proc));
+	if (p->pmc_n) {
+		json_t *ev = json_array();
+
+		for (unsigned k = 0; k < p->pmc_n; k++)
+			json_array_append_new(ev, json_pack("{s:s, s:f}", "name", p->pmc_names[k],
+							    "total", p->pmc_total[k]));
+		json_object_set_new(json_object_get(doc, "syscope"), "cpu_events", ev);
+	}
 	rc = sc_out_open(out, &of, "%s-%d.json", p->metric, (int)p->proc->pid);
 	if (!rc) {
 		json_dumpf(doc, of.f, JSON_INDENT(1) | JSON_REAL_PRECISION(9));

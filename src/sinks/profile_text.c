@@ -159,6 +159,81 @@ static void print_region_flat(FILE *f, const struct sc_profile *p, unsigned widt
 	free(ids);
 }
 
+static const struct sc_profile *sort_pmc_profile;
+
+static int by_first_event_self(const void *a, const void *b)
+{
+	const double *x = sc_profile_func_pmc(sort_pmc_profile, *(const uint32_t *)a);
+	const double *y = sc_profile_func_pmc(sort_pmc_profile, *(const uint32_t *)b);
+
+	return x[SC_PMC_MAX] > y[SC_PMC_MAX] ? -1 : x[SC_PMC_MAX] < y[SC_PMC_MAX];
+}
+
+/* Index of event `name` in the profile's counters, or -1. */
+static int pmc_index(const struct sc_profile *p, const char *name)
+{
+	for (unsigned i = 0; i < p->pmc_n; i++)
+		if (!strcmp(p->pmc_names[i], name))
+			return (int)i;
+	return -1;
+}
+
+/* CPU counters per function (self counts, with the share of each event's total), and IPC
+ * where instructions and cycles were both counted. */
+static void print_pmc(FILE *f, const struct sc_profile *p, unsigned width)
+{
+	int ins = pmc_index(p, "instructions"), cyc = pmc_index(p, "cycles");
+	uint32_t *ids = sc_xcalloc(p->set->funcs.n + 1, sizeof(*ids));
+	char headers[SC_PMC_MAX][136];
+	struct sc_table table;
+	size_t n = 0;
+
+	if (cyc < 0)
+		cyc = pmc_index(p, "cpu-cycles");
+	for (size_t id = 0; id < p->set->funcs.n; id++) {
+		const double *v = sc_profile_func_pmc(p, id);
+		bool any = false;
+
+		for (unsigned k = 0; v && k < p->pmc_n; k++)
+			any = any || v[SC_PMC_MAX + k] > 0;
+		if (any)
+			ids[n++] = (uint32_t)id;
+	}
+	sort_pmc_profile = p;
+	qsort(ids, n, sizeof(*ids), by_first_event_self);
+	sc_table_init(&table, width, "FUNCTION", "MODULE", NULL);
+	for (unsigned k = 0; k < p->pmc_n; k++) {
+		snprintf(headers[k], sizeof(headers[k]), "-%s", p->pmc_names[k]);
+		sc_table_column(&table, headers[k]);
+	}
+	if (ins >= 0 && cyc >= 0)
+		sc_table_column(&table, "-IPC");
+	for (size_t i = 0; i < n; i++) {
+		const double *v = sc_profile_func_pmc(p, ids[i]);
+		const struct sc_func *fn = sc_func_of(p->set, ids[i]);
+		char cell[64];
+
+		sc_table_cell(&table, fn->name);
+		sc_table_cell(&table, fn->module);
+		for (unsigned k = 0; k < p->pmc_n; k++)
+			sc_table_cell(&table,
+				      sc_table_fmt(cell, "%.0f (%.1f%%)", v[SC_PMC_MAX + k],
+						   p->pmc_total[k] > 0 ? 100.0 * v[SC_PMC_MAX + k] /
+										 p->pmc_total[k]
+								       : 0.0));
+		if (ins >= 0 && cyc >= 0)
+			sc_table_cell(&table, v[SC_PMC_MAX + cyc] > 0
+						      ? sc_table_fmt(cell, "%.2f",
+								     v[SC_PMC_MAX + ins] /
+									     v[SC_PMC_MAX + cyc])
+						      : "");
+	}
+	sc_table_print(&table, f, "CPU COUNTERS BY FUNCTION (SELF)");
+	sc_table_free(&table);
+	fputc('\n', f);
+	free(ids);
+}
+
 /* Counter tracks (host telemetry, user counters): what each did over the run. */
 static void print_counters(FILE *f, const struct sc_process *proc, unsigned width)
 {
@@ -234,6 +309,8 @@ static int write_profile(struct sc_output *out, const struct sc_profile *p)
 	} else {
 		print_flat(of.f, p, false, width);
 		print_flat(of.f, p, true, width);
+		if (p->pmc_n)
+			print_pmc(of.f, p, width);
 	}
 	print_counters(of.f, proc, width);
 	return sc_out_close(out, &of);

@@ -13,11 +13,31 @@ void sc_table_init(struct sc_table *t, unsigned max_width, ...)
 	memset(t, 0, sizeof(*t));
 	t->max_width = max_width;
 	va_start(ap, max_width);
-	while ((h = va_arg(ap, const char *)) && t->ncols < SC_TABLE_MAX_COLS) {
-		t->right[t->ncols] = h[0] == '-';
-		t->headers[t->ncols++] = h[0] == '-' ? h + 1 : h;
-	}
+	while ((h = va_arg(ap, const char *)))
+		sc_table_column(t, h);
 	va_end(ap);
+}
+
+void sc_table_column(struct sc_table *t, const char *header)
+{
+	if (t->ncols < SC_TABLE_MAX_COLS) {
+		t->right[t->ncols] = header[0] == '-';
+		t->headers[t->ncols++] = header[0] == '-' ? header + 1 : header;
+	}
+}
+
+void sc_table_cell(struct sc_table *t, const char *s)
+{
+	size_t len = strlen(s);
+
+	if (t->max_width && len > t->max_width) {
+		char *cut = sc_xstrndup(s, t->max_width);
+
+		memcpy(cut + t->max_width - 3, "...", 3);
+		*VEC_PUSH(&t->cells) = cut;
+	} else {
+		*VEC_PUSH(&t->cells) = sc_xstrdup(s);
+	}
 }
 
 void sc_table_row(struct sc_table *t, ...)
@@ -25,19 +45,8 @@ void sc_table_row(struct sc_table *t, ...)
 	va_list ap;
 
 	va_start(ap, t);
-	for (unsigned c = 0; c < t->ncols; c++) {
-		const char *s = va_arg(ap, const char *);
-		size_t len = strlen(s);
-
-		if (t->max_width && len > t->max_width) {
-			char *cut = sc_xstrndup(s, t->max_width);
-
-			memcpy(cut + t->max_width - 3, "...", 3);
-			*VEC_PUSH(&t->cells) = cut;
-		} else {
-			*VEC_PUSH(&t->cells) = sc_xstrdup(s);
-		}
-	}
+	for (unsigned c = 0; c < t->ncols; c++)
+		sc_table_cell(t, va_arg(ap, const char *));
 	va_end(ap);
 }
 

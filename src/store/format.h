@@ -134,6 +134,8 @@ enum sc_record_type {
 	SC_REC_GPU_STREAM = 23,	   /* struct sc_rec_gpu_stream + name */
 	SC_REC_GPU_OP = 24,	   /* struct sc_rec_gpu_op: kernel, copy, set, allocation */
 	SC_REC_REGION_SPAN = 25,   /* struct sc_rec_region_span + as REGION_BEGIN: a whole region */
+	SC_REC_PMC_EVENTS = 26,	   /* struct sc_rec_pmc_events + names: the CPU counters read */
+	SC_REC_PMC_READ = 27,	   /* struct sc_rec_pmc_read: this thread's CPU counters */
 	SC_REC_TYPE_COUNT
 };
 
@@ -324,6 +326,30 @@ struct sc_rec_counter_track {
 	uint32_t flags;	   /* SC_COUNTER_* */
 	uint32_t name_len; /* name then unit, NUL-terminated, after the struct */
 	uint32_t unit_len;
+};
+
+/*
+ * CPU counters (--cpu-events), counted per thread with perf_event_open. The process names
+ * them once (PMC_EVENTS, in the order of the values); each thread writes a PMC_READ right
+ * after each of its samples with what its counters counted since its previous read, which
+ * belongs to the sample's stack.
+ */
+#define SC_PMC_MAX 8
+
+struct sc_rec_pmc_events {
+	struct sc_record hdr;
+	uint64_t ts;
+	uint32_t count;	    /* <= SC_PMC_MAX */
+	uint32_t names_len; /* count NUL-terminated names after the struct */
+};
+
+struct sc_rec_pmc_read {
+	struct sc_record hdr;
+	uint64_t ts;
+	uint32_t valid; /* bit i: event i is counted on this thread */
+	uint32_t reserved;
+	uint64_t values[SC_PMC_MAX]; /* since the thread's previous read (or since its counters
+				       * opened), scaled when multiplexed (x enabled / running) */
 };
 
 #define SC_COUNTER_PER_THREAD 0x1u /* values belong to the recording thread's track */

@@ -40,6 +40,8 @@ static const char *const type_names[SC_REC_TYPE_COUNT] = {
 	[SC_REC_GPU_AGENT] = "gpu-agent",
 	[SC_REC_GPU_STREAM] = "gpu-stream",
 	[SC_REC_GPU_OP] = "gpu-op",
+	[SC_REC_PMC_EVENTS] = "pmc-events",
+	[SC_REC_PMC_READ] = "pmc-read",
 };
 
 /* Smallest size of each known record type (its fixed part). */
@@ -69,6 +71,8 @@ static const uint32_t min_size[SC_REC_TYPE_COUNT] = {
 	[SC_REC_GPU_AGENT] = sizeof(struct sc_rec_gpu_agent),
 	[SC_REC_GPU_STREAM] = sizeof(struct sc_rec_gpu_stream),
 	[SC_REC_GPU_OP] = sizeof(struct sc_rec_gpu_op),
+	[SC_REC_PMC_EVENTS] = sizeof(struct sc_rec_pmc_events),
+	[SC_REC_PMC_READ] = sizeof(struct sc_rec_pmc_read),
 };
 
 const char *sc_record_type_name(unsigned type)
@@ -186,6 +190,20 @@ bool sc_record_well_formed(const struct sc_record *rec)
 
 		return o->kind && o->kind < SC_GPU_OP_KINDS && o->end >= o->start;
 	}
+	case SC_REC_PMC_EVENTS: {
+		const struct sc_rec_pmc_events *e = (const void *)rec;
+		const char *t = (const char *)(e + 1);
+		uint32_t nuls = 0;
+
+		if (!e->count || e->count > SC_PMC_MAX || !e->names_len ||
+		    e->names_len > size - sizeof(*e) || t[e->names_len - 1])
+			return false;
+		for (uint32_t i = 0; i < e->names_len; i++)
+			nuls += !t[i];
+		return nuls == e->count;
+	}
+	case SC_REC_PMC_READ:
+		return ((const struct sc_rec_pmc_read *)rec)->valid < (1u << SC_PMC_MAX);
 	default:
 		(void)body;
 		return true;

@@ -217,6 +217,12 @@ static void on_sample(int sig, siginfo_t *si, void *uc)
 		} else if (now >= smp.start_ns) {
 			uint64_t cpu = record_sample(t, kind, uc, now);
 
+			/* CPU counters go with the CPU-time samples, or with the wall-clock ones
+			 * when the thread has no CPU-time sampler. */
+			if (cpu &&
+			    (kind == SC_SAMPLE_CPUTIME || (!t->has_cpu_timer && t->perf_fd < 0)))
+				rt_counters_read(t, now);
+
 			/* What a sample costs, in this thread's CPU time (wall time would count
 			 * preemption as cost on a busy machine): measured on one sample in
 			 * eight, which is enough for the moving average. */

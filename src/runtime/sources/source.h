@@ -28,6 +28,7 @@ struct rt_source {
 
 extern const struct rt_source rt_source_sampling;
 extern const struct rt_source rt_source_telemetry;
+extern const struct rt_source rt_source_counters;
 
 void rt_sources_process_start(void);
 void rt_sources_thread_start(struct rt_thread *t);
@@ -37,6 +38,10 @@ void rt_sources_process_stop(void);
 
 /* sampling.c: record the stack of a crash (called by the fatal-signal recorder). */
 void rt_sampling_record_crash(void *ucontext);
+
+/* counters.c: after a sample, write what the thread's CPU counters counted since its last
+ * read (async-signal-safe; nothing when it has none). */
+void rt_counters_read(struct rt_thread *t, uint64_t ts);
 
 /* unwind.c: fill `frames` from the signal context; returns the count, sets SC_SAMPLE_* flags. */
 int rt_unwind(void *ucontext, struct rt_thread *t, uint64_t *frames, int max, uint16_t *flags);

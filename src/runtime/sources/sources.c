@@ -3,6 +3,7 @@
 #include "source.h"
 
 static const struct rt_source *const table[] = {
+	&rt_source_counters, /* before sampling: a thread's first sample finds them open */
 	&rt_source_sampling,
 	&rt_source_telemetry,
 };

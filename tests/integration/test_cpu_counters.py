@@ -1,0 +1,92 @@
+"""CPU counters (--cpu-events): perf events counted per thread, read at every sample and
+attributed to the sampled functions; per-thread counter tracks; what happens without a
+hardware PMU (as on the development and CI machines) and with bad names."""
+import json
+import sqlite3
+
+import harness
+from harness import Skip, check, check_eq, fixture, syscope
+
+from test_host_telemetry import counters
+
+PAGES_64MIB = 64 * 1024 * 1024 // 4096
+
+
+def run_counted(events, *program, formats="text json rocpd"):
+    r = syscope("sample", "--cpu-events", events, "--output-format", formats, "--", *program)
+    if "task-clock cannot be counted here" in r.err:
+        raise Skip("perf_event_open refuses software events on this machine: " + r.err[-300:])
+    check_eq(r.rc, 0, r.describe())
+    return r
+
+
+def test_software_events_land_on_the_function_that_caused_them():
+    # host_load 64 1 0.1: touch_memory writes 64 MiB (a page fault per 4 KiB page).
+    r = run_counted("task-clock,page-faults,context-switches", fixture("host_load"), "64", "1",
+                    "0.1")
+    p = r.profile()
+    check_eq([e["name"] for e in p.meta["cpu_events"]],
+             ["task-clock", "page-faults", "context-switches"], "the events, in order")
+    touch = p.function("touch_memory")
+    check(touch and "cpu_counters" in touch, f"counters on touch_memory: {touch}")
+    faults = touch["cpu_counters"]["page-faults"]["self"]
+    check(faults >= 0.9 * PAGES_64MIB, f"a fault per page touched: {faults} of {PAGES_64MIB}")
+    total = next(e["total"] for e in p.meta["cpu_events"] if e["name"] == "page-faults")
+    check(faults >= 0.8 * total, f"most faults in touch_memory: {faults} of {total}")
+    clock = touch["cpu_counters"]["task-clock"]
+    check(clock["self"] > 1e6 and clock["inclusive"] >= clock["self"], f"CPU ns: {clock}")
+    main = p.function("main")["cpu_counters"]["page-faults"]
+    check(main["inclusive"] >= faults, "inclusive counts include the callees")
+    text = open(r.path(f"sampling_cpu_clock-{r.main_pid()}.txt")).read()
+    check("CPU COUNTERS BY FUNCTION (SELF)" in text and "| touch_memory " in text,
+          text[-1500:])
+    # A track per thread and event, whose values add up to what the profile attributes.
+    c = counters(r)
+    tracks = [n for n in c if n.startswith("page-faults [")]
+    check_eq(len(tracks), 1, f"one thread with samples: {sorted(c)}")
+    check(sum(c[tracks[0]]) >= faults, "the track's values are the same counts")
+
+
+def test_hardware_events_without_a_pmu_are_named_and_the_run_goes_on():
+    r = syscope("sample", "--cpu-events", "instructions,cycles,task-clock", "--output-format",
+                "json", "--", fixture("hot"), "0.3")
+    check_eq(r.rc, 0, r.describe())
+    if "no hardware PMU" not in r.err:
+        # A machine with counters: IPC per function.
+        p = r.profile()
+        hot = p.function("hot_loop")["cpu_counters"]
+        check(hot["instructions"]["self"] > 0 and hot["cycles"]["self"] > 0, hot)
+        return
+    check("instructions cannot be counted here: no hardware PMU" in r.err, r.err)
+    check("cycles cannot be counted here" in r.err, r.err)
+    p = r.profile()
+    check_eq([e["name"] for e in p.meta["cpu_events"]],
+             ["instructions", "cycles", "task-clock"], "names kept in the asked order")
+    hot = p.function("hot_loop")["cpu_counters"]
+    check_eq((hot["instructions"]["self"], hot["cycles"]["self"]), (0.0, 0.0),
+             "nothing counted for the missing events")
+    check(hot["task-clock"]["self"] > 1e8, f"task-clock still counted: {hot}")
+
+
+def test_bad_names_are_refused_before_the_program_runs():
+    r = syscope("sample", "--cpu-events", "instrucions", "--", fixture("hot"), "0.1")
+    check_eq(r.rc, 2, r.describe())
+    check("unknown event 'instrucions' (did you mean instructions?)" in r.err, r.err)
+    check(r.session is None or not r.files(), "nothing ran")
+    many = ("task-clock,cpu-clock,page-faults,minor-faults,major-faults,context-switches,"
+            "cpu-migrations,alignment-faults,emulation-faults")
+    r = syscope("sample", "--cpu-events", many, "--", fixture("hot"), "0.1")
+    check_eq(r.rc, 2, r.describe())
+    check("8 events at most" in r.err, r.err)
+
+
+def test_threads_count_their_own():
+    r = run_counted("task-clock", fixture("two_threads"), formats="json")
+    p = r.profile()
+    alpha = p.function("thread_alpha")["cpu_counters"]["task-clock"]["inclusive"]
+    beta = p.function("thread_beta")["cpu_counters"]["task-clock"]["inclusive"]
+    check(alpha > 1e8 and beta > 1e8, f"each thread's CPU time on its function: {alpha} {beta}")
+
+
+if __name__ == "__main__":
+    harness.main(globals())
