@@ -607,6 +607,9 @@ static int metadata_record(void *ctx, int32_t tid, const struct sc_record *rec, 
 	case SC_REC_MARK:
 		img->marks++;
 		break;
+	case SC_REC_FUNC_ENTER:
+		img->regions++;
+		break;
 	case SC_REC_COUNTER:
 		img->counter_values++;
 		counter_value(img, (const struct sc_rec_counter *)rec);

@@ -21,7 +21,8 @@ struct interval {
 	uint64_t start, end;
 	uint32_t func; /* profile function id */
 	int32_t tid;
-	uint64_t seq; /* arrival order: the tie-break that keeps the sort stable */
+	uint32_t depth; /* on its thread, as its own records tell: orders identical intervals */
+	uint64_t seq;	/* arrival order: the tie-break that keeps the sort stable */
 };
 
 struct collect {
@@ -43,6 +44,7 @@ static void on_region_end(void *ctx, struct sc_image *img, struct sc_thread *t,
 	iv->start = r->start;
 	iv->end = r->end >= r->start ? r->end : r->start;
 	iv->tid = t->tid;
+	iv->depth = r->depth;
 	iv->seq = c->v.n;
 	iv->func = sc_profile_func_id(c->set, sc_strtab_intern(&m->strings, r->name),
 				      sc_strtab_intern(&m->strings, r->category));
@@ -58,6 +60,8 @@ static int by_thread_start(const void *a, const void *b)
 		return x->start < y->start ? -1 : 1;
 	if (x->end != y->end) /* the enclosing one first */
 		return x->end > y->end ? -1 : 1;
+	if (x->depth != y->depth) /* same times (a clock tick apart at most): outer first */
+		return x->depth < y->depth ? -1 : 1;
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 

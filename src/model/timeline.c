@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include "timeline.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,6 +24,8 @@ struct replay {
 	struct open_regions *last_open;
 	struct sc_thread *last_thread;
 	int32_t last_tid;
+	struct sc_hashmap func_names; /* instrumented function address + 1 -> interned name */
+	const char *category_instrumented;
 };
 
 const struct sc_counter_track *sc_image_counter_track(const struct sc_image *img, uint32_t id)
@@ -167,6 +170,30 @@ static void replay_gpu_op(struct replay *r, const struct sc_rec_gpu_op *o)
 	r->ops->gpu_op(r->ctx, r->img, tid ? thread_of(r, tid) : NULL, &ev);
 }
 
+/* The name of the instrumented function at `addr`, symbolized once per address. */
+static const char *func_name(struct replay *r, uint64_t addr, uint64_t ts)
+{
+	bool inserted;
+	uint64_t *slot = sc_hashmap_upsert(&r->func_names, addr + 1, 0, &inserted);
+
+	if (inserted) {
+		struct sc_module *mod = sc_image_module_at(r->img, addr, ts);
+		const struct sc_symframe *chain;
+		const char *name = NULL;
+		char buf[32];
+
+		if (mod && sc_symbolize(&r->m->sym, sc_model_module_elf(r->m, r->img, mod),
+					addr - mod->base, &chain))
+			name = chain[0].func;
+		if (!name) {
+			snprintf(buf, sizeof(buf), "0x%llx", (unsigned long long)addr);
+			name = sc_strtab_intern(&r->m->strings, buf);
+		}
+		*slot = (uint64_t)(uintptr_t)name;
+	}
+	return (const char *)(uintptr_t)*slot;
+}
+
 /* Close every region still open on thread `o` at time `ts`. */
 static void close_all(struct replay *r, struct open_regions *o, uint64_t ts)
 {
@@ -233,6 +260,52 @@ static int replay_record(void *ctx, int32_t tid, const struct sc_record *rec, ui
 			r->ops->region_begin(r->ctx, r->img, t, &ev);
 		if (r->ops->region_end)
 			r->ops->region_end(r->ctx, r->img, t, &ev);
+		break;
+	}
+	case SC_REC_FUNC_ENTER: {
+		const struct sc_rec_func *f = (const void *)rec;
+
+		o = open_of(r, tid, true);
+		r->stats->regions++;
+		if (o->depth >= MAX_OPEN)
+			break;
+		VEC_RESERVE(&o->stack, o->depth + 1);
+		o->stack.n = o->depth + 1;
+		memset(&o->stack.v[o->depth], 0, sizeof(o->stack.v[0]));
+		o->stack.v[o->depth].start = f->ts;
+		o->stack.v[o->depth].name = func_name(r, f->addr, f->ts);
+		o->stack.v[o->depth].category = r->category_instrumented;
+		o->stack.v[o->depth].func_addr = f->addr;
+		o->stack.v[o->depth].depth = o->depth;
+		if (r->ops->region_begin)
+			r->ops->region_begin(r->ctx, r->img, thread_of(r, tid),
+					     &o->stack.v[o->depth]);
+		o->depth++;
+		break;
+	}
+	case SC_REC_FUNC_EXIT: {
+		const struct sc_rec_func *f = (const void *)rec;
+		uint32_t at;
+
+		o = open_of(r, tid, false);
+		/* The innermost open entry of this function; entries above it that never
+		 * returned (longjmp past them) end here too. */
+		for (at = o ? o->depth : 0; at > 0 && o->stack.v[at - 1].func_addr != f->addr; at--)
+			;
+		if (!at) {
+			r->stats->unmatched_ends++; /* entered before recording started */
+			break;
+		}
+		while (o->depth >= at) {
+			struct sc_region_ev *done = &o->stack.v[--o->depth];
+
+			done->end = f->ts > done->start ? f->ts : done->start;
+			done->unterminated = o->depth >= at;
+			if (done->unterminated)
+				r->stats->unterminated++;
+			if (r->ops->region_end)
+				r->ops->region_end(r->ctx, r->img, thread_of(r, tid), done);
+		}
 		break;
 	}
 	case SC_REC_MARK:
@@ -303,6 +376,8 @@ int sc_timeline_replay(struct sc_model *m, struct sc_image *img, const struct sc
 	uint64_t end = img->end_ns ? img->end_ns : img->last_ts;
 
 	sc_hashmap_init(&r.open_index);
+	sc_hashmap_init(&r.func_names);
+	r.category_instrumented = sc_strtab_intern(&m->strings, "instrumented");
 	sc_image_foreach(img, replay_record, &r, NULL, NULL, NULL);
 	for (size_t i = 0; i < r.open.n; i++) {
 		close_all(&r, r.open.v[i], end); /* threads that never recorded their end */
@@ -311,5 +386,6 @@ int sc_timeline_replay(struct sc_model *m, struct sc_image *img, const struct sc
 	}
 	VEC_FREE(&r.open);
 	sc_hashmap_free(&r.open_index);
+	sc_hashmap_free(&r.func_names);
 	return 0;
 }

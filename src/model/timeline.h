@@ -20,9 +20,10 @@ struct sc_region_ev {
 	const char *args; /* nargs (type, name, value) string triples */
 	uint32_t args_len;
 	uint32_t nargs;
-	uint64_t corr_id;  /* host call -> device work link, 0 = none */
-	uint32_t depth;	   /* 0 for a thread's outermost region */
-	bool unterminated; /* closed by syscope at the thread's or process's end */
+	uint64_t corr_id;   /* host call -> device work link, 0 = none */
+	uint32_t depth;	    /* 0 for a thread's outermost region */
+	bool unterminated;  /* closed by syscope at the thread's or process's end */
+	uint64_t func_addr; /* an instrumented function's address; 0 for other regions */
 };
 
 /* Device work (sc_rec_gpu_op), with its names resolved. */

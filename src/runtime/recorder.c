@@ -172,6 +172,12 @@ static uint32_t claim_chunk(void)
 		return POOL_NONE;
 	}
 	__atomic_fetch_add(&rec.hdr->chunks_claimed, 1, __ATOMIC_RELAXED);
+#ifdef MADV_POPULATE_WRITE
+	/* Fault the chunk's pages in with one system call, not one fault per page while
+	 * records are written (a quarter of the cost of an instrumented call on a VM). Older
+	 * kernels refuse the advice: the pages then come on first write as before. */
+	madvise(chunk_addr(index), rec.chunk_size, MADV_POPULATE_WRITE);
+#endif
 	return index;
 }
 

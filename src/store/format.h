@@ -136,6 +136,8 @@ enum sc_record_type {
 	SC_REC_REGION_SPAN = 25,   /* struct sc_rec_region_span + as REGION_BEGIN: a whole region */
 	SC_REC_PMC_EVENTS = 26,	   /* struct sc_rec_pmc_events + names: the CPU counters read */
 	SC_REC_PMC_READ = 27,	   /* struct sc_rec_pmc_read: this thread's CPU counters */
+	SC_REC_FUNC_ENTER = 28,	   /* struct sc_rec_func: an instrumented function was entered */
+	SC_REC_FUNC_EXIT = 29,	   /* struct sc_rec_func: ... and left */
 	SC_REC_TYPE_COUNT
 };
 
@@ -350,6 +352,17 @@ struct sc_rec_pmc_read {
 	uint32_t reserved;
 	uint64_t values[SC_PMC_MAX]; /* since the thread's previous read (or since its counters
 				       * opened), scaled when multiplexed (x enabled / running) */
+};
+
+/*
+ * An instrumented function's entry or exit on the recording thread (compiler hooks:
+ * -finstrument-functions): the address of the function's first instruction, which readers
+ * symbolize. Exits pair with the innermost open entry of the same function.
+ */
+struct sc_rec_func {
+	struct sc_record hdr;
+	uint64_t ts;
+	uint64_t addr;
 };
 
 #define SC_COUNTER_PER_THREAD 0x1u /* values belong to the recording thread's track */

@@ -42,6 +42,8 @@ static const char *const type_names[SC_REC_TYPE_COUNT] = {
 	[SC_REC_GPU_OP] = "gpu-op",
 	[SC_REC_PMC_EVENTS] = "pmc-events",
 	[SC_REC_PMC_READ] = "pmc-read",
+	[SC_REC_FUNC_ENTER] = "func-enter",
+	[SC_REC_FUNC_EXIT] = "func-exit",
 };
 
 /* Smallest size of each known record type (its fixed part). */
@@ -73,6 +75,8 @@ static const uint32_t min_size[SC_REC_TYPE_COUNT] = {
 	[SC_REC_GPU_OP] = sizeof(struct sc_rec_gpu_op),
 	[SC_REC_PMC_EVENTS] = sizeof(struct sc_rec_pmc_events),
 	[SC_REC_PMC_READ] = sizeof(struct sc_rec_pmc_read),
+	[SC_REC_FUNC_ENTER] = sizeof(struct sc_rec_func),
+	[SC_REC_FUNC_EXIT] = sizeof(struct sc_rec_func),
 };
 
 const char *sc_record_type_name(unsigned type)

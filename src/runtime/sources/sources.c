@@ -6,6 +6,7 @@ static const struct rt_source *const table[] = {
 	&rt_source_counters, /* before sampling: a thread's first sample finds them open */
 	&rt_source_sampling,
 	&rt_source_telemetry,
+	&rt_source_compiler_hooks,
 };
 
 #define NSOURCES (sizeof(table) / sizeof(table[0]))

@@ -1,0 +1,71 @@
+"""Programs built with -finstrument-functions: every function's entries and exits become
+regions (category 'instrumented'), and the wall_clock profile is the real call tree, count by
+count, at -O2 and at -O0 (tests/programs/instrumented.c)."""
+import harness
+from harness import check, check_eq, fixture, syscope
+
+import pftrace
+from rocpd_checks import rows
+
+import sqlite3
+
+EXPECTED_CALLS = {"main": 1, "run_all": 1, "sum_loop": 1, "add": 1000, "fact": 10,
+                  "jumper": 1, "deep1": 1, "deep2": 1, "thread_main": 1, "work": 5}
+
+
+def children(node):
+    return {c["node"]["prefix"]: c for c in node["children"]}
+
+
+def count(node):
+    return node["node"]["inclusive"]["stats"]["count"]
+
+
+def check_tree(name):
+    r = syscope("sample", "--output-format", "json rocpd pftrace", "--", fixture(name))
+    check_eq(r.rc, 0, r.describe())
+    check("instrumented ok" in r.out, r.describe())
+    p = r.profile("wall_clock")
+    calls = {f["name"]: f["calls"] for f in p.meta["functions"] if f["module"] == "instrumented"}
+    check_eq(calls, EXPECTED_CALLS, f"{name}: calls per function")
+    trees = p.thread_trees()
+    run_all = children(children(trees[0])["main"])["run_all"]
+    below = children(run_all)
+    check_eq(sorted(below), ["fact", "jumper", "sum_loop"], "run_all's callees")
+    check_eq(count(children(below["sum_loop"])["add"]), 1000, "add under sum_loop")
+    depth, node = 0, below["fact"]
+    while "fact" in children(node):
+        node, depth = children(node)["fact"], depth + 1
+    check_eq(depth, 9, "fact nested ten deep")
+    deep1 = children(below["jumper"])["deep1"]
+    check_eq(list(children(deep1)), ["deep2"], "longjmp: deep1 and deep2 end with jumper")
+    worker = children(trees[1])
+    check_eq((count(worker["thread_main"]), count(children(worker["thread_main"])["work"])),
+             (1, 5), "the thread's own tree")
+    db = sqlite3.connect(r.path(f"rocpd-{r.main_pid()}.db"))
+    check_eq(rows(db, "SELECT COUNT(*) FROM regions WHERE category = 'instrumented' "
+                      "AND name = 'add'"), [(1000,)], "each call a region in rocpd")
+    t = pftrace.Trace(open(r.path(f"perfetto-trace-{r.main_pid()}.pftrace"), "rb").read())
+    check_eq(t.errors, [], "valid trace: slices nested per track")
+    check_eq(sum(1 for s in t.slices if s[1] == "fact"), 10, "fact slices in Perfetto")
+
+
+def test_call_tree_at_O2():
+    check_tree("instrumented")
+
+
+def test_call_tree_at_O0():
+    check_tree("instrumented_O0")
+
+
+def test_switched_off():
+    r = syscope("sample", "--no-compiler-hooks", "--output-format", "rocpd", "--",
+                fixture("instrumented"))
+    check_eq(r.rc, 0, r.describe())
+    db = sqlite3.connect(r.path(f"rocpd-{r.main_pid()}.db"))
+    check_eq(rows(db, "SELECT COUNT(*) FROM regions WHERE category = 'instrumented'"), [(0,)],
+             "--no-compiler-hooks records none")
+
+
+if __name__ == "__main__":
+    harness.main(globals())
