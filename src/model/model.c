@@ -555,8 +555,11 @@ static int metadata_record(void *ctx, int32_t tid, const struct sc_record *rec, 
 		const struct sc_rec_thread_name *r = (const void *)rec;
 
 		t = thread_of(ps, tid);
+		if (t->name_given && !(rec->flags & SC_THREAD_NAME_GIVEN))
+			break;
 		memcpy(t->name, r->name, sizeof(r->name));
 		t->name[16] = '\0';
+		t->name_given = rec->flags & SC_THREAD_NAME_GIVEN;
 		break;
 	}
 	case SC_REC_MODULE_LOAD:

@@ -169,11 +169,15 @@ struct sc_rec_thread {
 	uint32_t reserved;
 };
 
+/* hdr.flags: SC_THREAD_NAME_GIVEN for a name the program gave its thread through a tool API
+ * (nvtxNameOsThread), which later OS names of the thread do not replace. */
 struct sc_rec_thread_name {
 	struct sc_record hdr;
 	uint64_t ts;
 	char name[16];
 };
+
+#define SC_THREAD_NAME_GIVEN 0x1u
 
 enum sc_module_flags {
 	SC_MODULE_AT_START = 0x1, /* present when recording started */

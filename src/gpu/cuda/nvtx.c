@@ -310,7 +310,8 @@ static void name_thread(uint32_t tid, const char *name)
 	if ((int32_t)tid != current_tid() || !name)
 		return; /* the record names the thread that writes it */
 	snprintf(r.name, sizeof(r.name), "%s", name);
-	cuda_api->record(SC_REC_THREAD_NAME, 0, &r.ts, sizeof(r) - sizeof(r.hdr), NULL, 0);
+	cuda_api->record(SC_REC_THREAD_NAME, SC_THREAD_NAME_GIVEN, &r.ts, sizeof(r) - sizeof(r.hdr),
+			 NULL, 0);
 }
 
 static void name_stream(CUstream stream, const char *name)

@@ -4,7 +4,7 @@
 //   thread   nvtxNameOsThreadA names the main thread "nvtx-main"
 //   domain   "my domain", with the registered string "registered step": one push/pop range
 //            in that domain with a uint64 payload of 42
-//   wide     one push/pop range named by nvtxRangePushW: "wide range \u2713"
+//   wide     one push/pop range with a wide-character message: "wide range \u2713"
 //   start    "cross-thread": started by the main thread, ended 20 ms later by another thread
 //   mark     "mark with payload", double payload 2.5 (nvtxMarkEx)
 //   stream   a stream named "io stream" (nvtxNameCudaStreamA) running one kernel
@@ -50,7 +50,14 @@ int main(void)
 	usleep(1000);
 	nvtxDomainRangePop(d);
 
-	nvtxRangePushW(L"wide range \u2713");
+	/* CUPTI 13 does not pass on the W functions (nvtxRangePushW); a wide message in the
+	 * attributes of an Ex call it does. */
+	nvtxEventAttributes_t w = {};
+	w.version = NVTX_VERSION;
+	w.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+	w.messageType = NVTX_MESSAGE_TYPE_UNICODE;
+	w.message.unicode = L"wide range \u2713";
+	nvtxRangePushEx(&w);
 	nvtxRangePop();
 
 	nvtxRangeId_t id = nvtxRangeStartA("cross-thread");
