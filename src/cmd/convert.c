@@ -36,7 +36,11 @@ static int write_outputs(struct sc_model *model, const char *out_dir, const stru
 				 .merged_trace = merged_trace };
 	int failed;
 
-	sc_profiles_build(&profiles, model);
+	/* Region profiles are read by the profile outputs only. */
+	sc_profiles_build(&profiles, model,
+			  sc_list_has(s, SC_SET_OUTPUT_FORMAT, "text") ||
+				  sc_list_has(s, SC_SET_OUTPUT_FORMAT, "json") ||
+				  sc_list_has(s, SC_SET_OUTPUT_FORMAT, "folded"));
 	out.model = model;
 	out.profiles = &profiles;
 	failed = sc_sinks_write_all(&out);

@@ -334,7 +334,7 @@ static int by_creation(const void *a, const void *b)
 	return x->thread_idx < y->thread_idx ? -1 : x->thread_idx > y->thread_idx;
 }
 
-void sc_profiles_build(struct sc_profile_set *set, struct sc_model *m)
+void sc_profiles_build(struct sc_profile_set *set, struct sc_model *m, bool regions)
 {
 	VEC(uint32_t) stamp_f = { 0 }, stamp_l = { 0 };
 
@@ -379,7 +379,8 @@ void sc_profiles_build(struct sc_profile_set *set, struct sc_model *m)
 		if (st->flags & SC_SAMPLE_TRUNCATED)
 			p->truncated += st->w.count;
 	}
-	sc_region_profiles_build(set, m);
+	if (regions)
+		sc_region_profiles_build(set, m);
 	for (size_t i = 0; i < set->profiles.n; i++) {
 		struct sc_profile *p = set->profiles.v[i];
 		size_t keep = 0;

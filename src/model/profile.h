@@ -84,8 +84,10 @@ struct sc_profile_set {
 	VEC(struct sc_profile *) profiles; /* per process (model order), then kind */
 };
 
-/* Build the profiles of every process and kind that has samples. */
-void sc_profiles_build(struct sc_profile_set *set, struct sc_model *m);
+/* Build the profiles of every process and kind that has samples, and with `regions` the
+ * wall_clock profiles of regions (their memory grows with the number of regions, so only
+ * when an output shows them). */
+void sc_profiles_build(struct sc_profile_set *set, struct sc_model *m, bool regions);
 void sc_profiles_free(struct sc_profile_set *set);
 
 /*

@@ -22,7 +22,7 @@ struct interval {
 	uint32_t func; /* profile function id */
 	int32_t tid;
 	uint32_t depth; /* on its thread, as its own records tell: orders identical intervals */
-	uint64_t seq;	/* arrival order: the tie-break that keeps the sort stable */
+	uint32_t seq;	/* arrival order: the tie-break that keeps the sort stable */
 };
 
 struct collect {
@@ -45,7 +45,7 @@ static void on_region_end(void *ctx, struct sc_image *img, struct sc_thread *t,
 	iv->end = r->end >= r->start ? r->end : r->start;
 	iv->tid = t->tid;
 	iv->depth = r->depth;
-	iv->seq = c->v.n;
+	iv->seq = (uint32_t)c->v.n;
 	iv->func = sc_profile_func_id(c->set, sc_strtab_intern(&m->strings, r->name),
 				      sc_strtab_intern(&m->strings, r->category));
 }

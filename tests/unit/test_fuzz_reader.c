@@ -150,7 +150,7 @@ static uint64_t read_back(void)
 	if (sc_session_open(&s, dir, err, sizeof(err)))
 		return 0;
 	sc_model_build(&m, &s, true);
-	sc_profiles_build(&set, &m);
+	sc_profiles_build(&set, &m, true);
 	samples = m.samples[SC_SAMPLE_CPUTIME];
 	for (size_t i = 0; i < set.profiles.n; i++) {
 		size_t n;
