@@ -64,6 +64,15 @@ SYSCOPE_API void syscope_mark_args(const char *category, const char *name,
 				   const struct syscope_arg *args, unsigned nargs);
 /* A value of a process-wide counter (a line on the timeline), e.g. ("queue depth", "items"). */
 SYSCOPE_API void syscope_counter(const char *name, const char *unit, double value);
+/* Stop recording what the program does (samples, new regions, marks, counters, GPU activity)
+ * until syscope_resume(), to profile only the part of a run that matters; pairs nest. The
+ * timeline shows "recording paused" and "recording resumed" marks; host and GPU telemetry
+ * go on. */
+SYSCOPE_API void syscope_pause(void);
+SYSCOPE_API void syscope_resume(void);
+/* A progress point: one unit of work done (a request served, a batch finished), a mark of
+ * category "progress" named `name`; throughput is their count over time. */
+SYSCOPE_API void syscope_progress(const char *name);
 
 #ifdef __cplusplus
 }

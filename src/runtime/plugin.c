@@ -12,7 +12,7 @@ static pthread_mutex_t stop_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static bool plugin_active(void)
 {
-	return rt_active();
+	return rt_recording();
 }
 
 static void plugin_note(enum sc_note_level level, const char *text)

@@ -91,6 +91,8 @@ struct rt_thread {
 struct rt_process {
 	atomic_int active;   /* recording; 0 when passive or stopped */
 	atomic_int stopping; /* finalization started: handlers record nothing more */
+	atomic_int paused;   /* syscope_pause() calls not yet resumed: no samples, no new
+			      * regions, no GPU activity (identity records go on) */
 	pid_t pid;
 	uint32_t image_seq;
 	struct sc_settings settings;
@@ -108,6 +110,12 @@ static inline bool rt_active(void)
 {
 	return atomic_load_explicit(&rt_proc.active, memory_order_relaxed) &&
 	       !atomic_load_explicit(&rt_proc.stopping, memory_order_relaxed);
+}
+
+/* Recording what the program does: active and not paused by the program. */
+static inline bool rt_recording(void)
+{
+	return rt_active() && atomic_load_explicit(&rt_proc.paused, memory_order_relaxed) <= 0;
 }
 
 /* ---- clock.c ---- */

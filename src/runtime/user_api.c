@@ -74,7 +74,7 @@ static void record_region(uint16_t type, const char *category, const char *name,
 	struct sc_rec_region r = { .ts = rt_now_ns() };
 	struct text t;
 
-	if (!rt_active())
+	if (!rt_recording())
 		return;
 	t.len = 0;
 	t.full = false;
@@ -170,7 +170,7 @@ RT_EXPORT void syscope_counter(const char *name, const char *unit, double value)
 	struct sc_rec_counter r = { .ts = rt_now_ns(), .value = value };
 	int id;
 
-	if (!rt_active())
+	if (!rt_recording())
 		return;
 	id = rt_counter_track(name && *name ? name : "(unnamed)", unit ? unit : "");
 	if (id < 0)
@@ -193,4 +193,33 @@ void rt_counters_fork_child(void)
 {
 	tracks.n = 0;
 	pthread_mutex_init(&tracks.lock, NULL); /* the parent may have held it */
+}
+
+/* Pause and resume recording: a mark on the timeline at each edge, so the gap is visible. Only
+ * new things stop: a region's end is still recorded (its begin may predate the pause). */
+RT_EXPORT void syscope_pause(void)
+{
+	if (!rt_active())
+		return;
+	if (atomic_load(&rt_proc.paused) <= 0) /* the mark before recording stops */
+		record_region(SC_REC_MARK, "syscope", "recording paused", NULL, 0);
+	atomic_fetch_add(&rt_proc.paused, 1);
+}
+
+RT_EXPORT void syscope_resume(void)
+{
+	int before;
+
+	if (!rt_active())
+		return;
+	before = atomic_fetch_sub(&rt_proc.paused, 1);
+	if (before <= 0) /* resume without pause: undo, nothing to resume */
+		atomic_fetch_add(&rt_proc.paused, 1);
+	else if (before == 1)
+		record_region(SC_REC_MARK, "syscope", "recording resumed", NULL, 0);
+}
+
+RT_EXPORT void syscope_progress(const char *name)
+{
+	record_region(SC_REC_MARK, "progress", name, NULL, 0);
 }

@@ -2,6 +2,7 @@
 their agreement with the raw data, symbolization (stripped, C++, inlines), depth limits."""
 import os
 import re
+import sqlite3
 import struct
 import subprocess
 
@@ -119,6 +120,23 @@ def test_region_profile_is_the_nesting_of_regions():
     check(row, "REGIONS table: inner, 3 calls\n" + text[-1500:])
     folded = open(r.path(f"wall_clock-{r.main_pid()}.folded")).read().split("\n")
     check(any(l.startswith("phase A;inner ") for l in folded), folded)
+
+
+def test_pause_resume_and_progress_points():
+    r = syscope("sample", "--output-format", "json rocpd", "--", fixture("pause_resume"))
+    check_eq(r.rc, 0, r.describe())
+    p = r.profile()
+    check_eq(p.samples("while_paused"), 0, "nothing sampled while paused")
+    check(p.samples("before_pause") >= 20 and p.samples("after_resume") >= 20,
+          f"sampled before and after: {p.samples('before_pause')} {p.samples('after_resume')}")
+    db = sqlite3.connect(r.path(f"rocpd-{r.main_pid()}.db"))
+    marks = db.execute("SELECT category, json_extract(extdata, '$.message'), COUNT(*) "
+                       "FROM samples WHERE category IN ('syscope', 'progress') "
+                       "GROUP BY 1, 2 ORDER BY 1, 2").fetchall()
+    check_eq(marks, [("progress", "item", 3), ("syscope", "recording paused", 1),
+                     ("syscope", "recording resumed", 1)], "the edges and progress points")
+    check_eq(db.execute("SELECT COUNT(*) FROM regions WHERE name = 'hidden'").fetchone(), (0,),
+             "a region opened while paused is not recorded")
 
 
 def test_frame_pointer_unwinder():

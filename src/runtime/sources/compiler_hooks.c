@@ -19,7 +19,8 @@ static inline void record(uint16_t type, void *fn)
 	struct sc_rec_func *r;
 	uint64_t ts;
 
-	if (!hooks_on || !rt_active())
+	/* While paused, entries are not recorded; exits are (theirs may predate the pause). */
+	if (!hooks_on || !(type == SC_REC_FUNC_EXIT ? rt_active() : rt_recording()))
 		return;
 	ts = rt_now_ns();
 	r = rt_reserve(sizeof(*r));

@@ -214,7 +214,7 @@ static void on_sample(int sig, siginfo_t *si, void *uc)
 				disarm_posix(t->cpu_timer);
 			if (t->has_wall_timer)
 				disarm_posix(t->wall_timer);
-		} else if (now >= smp.start_ns) {
+		} else if (now >= smp.start_ns && rt_recording()) {
 			uint64_t cpu = record_sample(t, kind, uc, now);
 
 			/* CPU counters go with the CPU-time samples, or with the wall-clock ones
