@@ -125,17 +125,20 @@ static void build_process(struct sc_profile_set *set, struct sc_process *proc, s
 		top = open.n ? &open.v[open.n - 1] : NULL;
 		for (size_t k = 0; k < open.n; k++)
 			recursive = recursive || open.v[k].iv->func == iv->func;
+		/* The parent's nodes before the push (which may move the stack). */
+		uint32_t parent = top ? top->node : 0, merged_parent = top ? top->merged_node : 0;
+		bool outermost = !top;
 		struct open_region *o = VEC_PUSH(&open);
 
 		o->iv = iv;
 		o->children = 0;
-		o->node = sc_tree_child(tree, top ? top->node : 0, iv->func);
-		o->merged_node = sc_tree_child(&p->merged, top ? top->merged_node : 0, iv->func);
+		o->node = sc_tree_child(tree, parent, iv->func);
+		o->merged_node = sc_tree_child(&p->merged, merged_parent, iv->func);
 		sc_stats_add(&tree->nodes.v[o->node].incl, dur);
 		sc_stats_add(&p->merged.nodes.v[o->merged_node].incl, dur);
 		if (!recursive) /* a function inside itself counts its time once */
 			sc_stats_add(&sc_profile_func_flat(p, iv->func)->incl, dur);
-		if (!top) { /* the roots: the thread's time in regions */
+		if (outermost) { /* the roots: the thread's time in regions */
 			sc_stats_add(&tree->nodes.v[0].incl, dur);
 			sc_stats_add(&p->merged.nodes.v[0].incl, dur);
 			sc_stats_add(&p->total, dur);
