@@ -148,6 +148,7 @@ const char *sc_cpu_event_error(int err, char *buf, size_t n)
 }
 
 /* An unknown name: end with the closest known names. */
+static void unknown(const char *name) __attribute__((__noreturn__));
 static void unknown(const char *name)
 {
 	const char *names[64];
@@ -212,5 +213,44 @@ void sc_cpu_events_prepare(struct sc_settings *s)
 		return;
 	}
 	if (sc_settings_set(s, SC_SET_CPU_EVENTS_RESOLVED, resolved, SC_SRC_CLI, err))
+		sc_die(70, "%s", err);
+}
+
+void sc_overflow_prepare(struct sc_settings *s)
+{
+	const char *value = sc_str(s, SC_SET_SAMPLING_OVERFLOW);
+	char event[256] = "", extra[16] = "", resolved[160], why[256], err[SC_ERRMSG_MAX];
+	unsigned long long period = 0;
+	struct perf_event_attr pa;
+	char *end = NULL;
+	char period_text[64] = "";
+	int rc;
+
+	if (!*value)
+		return;
+	if (sscanf(value, "%255[^, ]%*[, ]%63[^, ]%15s", event, period_text, extra) != 2)
+		sc_die(SC_EXIT_USAGE,
+		       "--sample-overflow: '%s' is not EVENT PERIOD (e.g. --sample-overflow "
+		       "cache-misses 10000)",
+		       value);
+	errno = 0;
+	period = strtoull(period_text, &end, 10);
+	if (errno || *end || !period || period_text[0] == '-')
+		sc_die(SC_EXIT_USAGE,
+		       "--sample-overflow: the period '%s' is not valid (valid: a whole number of "
+		       "events > 0)",
+		       period_text);
+	if (!sc_cpu_event_resolve(event, &pa))
+		unknown(event);
+	rc = sc_cpu_event_try(&pa);
+	if (rc) {
+		pr_warn("--sample-overflow: %s cannot be counted here: %s; no overflow sampling",
+			event, sc_cpu_event_error(rc, why, sizeof(why)));
+		return;
+	}
+	snprintf(resolved, sizeof(resolved), "%x:%llx:%llx:%llx:%llx", pa.type,
+		 (unsigned long long)pa.config, (unsigned long long)pa.config1,
+		 (unsigned long long)pa.config2, period);
+	if (sc_settings_set(s, SC_SET_SAMPLING_OVERFLOW_RESOLVED, resolved, SC_SRC_CLI, err))
 		sc_die(70, "%s", err);
 }

@@ -38,5 +38,7 @@ const char *sc_cpu_event_error(int err, char *buf, size_t n);
  * CPU_EVENTS_RESOLVED for the runtime. Nothing when CPU_EVENTS is empty.
  */
 void sc_cpu_events_prepare(struct sc_settings *s);
+/* The same for --sample-overflow EVENT PERIOD (SAMPLING_OVERFLOW_RESOLVED). */
+void sc_overflow_prepare(struct sc_settings *s);
 
 #endif /* SYSCOPE_CMD_CPU_EVENTS_H */

@@ -582,6 +582,7 @@ int sc_launch(struct sc_cli *cli, struct sc_launch_result *res)
 	l.prog = find_program(cli->rest[0]);
 	check_binary(&l);
 	sc_cpu_events_prepare(&cli->settings);
+	sc_overflow_prepare(&cli->settings);
 	l.lib = find_library();
 	make_session(&l);
 	clock_gettime(CLOCK_REALTIME, &l.start);

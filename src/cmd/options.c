@@ -103,6 +103,15 @@ static int take_list(struct sc_cli *cli, int id, const char *first, char **argv,
 	size_t len = strlen(first) + 1;
 	char *joined = sc_xstrdup(first);
 
+	if ((d->flags & SC_SF_PAIR) && !strchr(first, ' ') && i + 1 < argc) {
+		/* "--sample-overflow EVENT PERIOD": the second word is the flag's, whatever it is. */
+		char *two = sc_xasprintf("%s %s", first, argv[++i]);
+
+		set_or_die(cli, id, two);
+		free(two);
+		free(joined);
+		return i;
+	}
 	while (i + 1 < argc && argv[i + 1][0] != '-' && d->choices) {
 		char err[SC_ERRMSG_MAX];
 		struct sc_settings probe;

@@ -223,6 +223,24 @@ int sc_migration_apply(const struct sc_migration *m, struct sc_settings *s,
 			if (*events && set_ours(s, "CPU_EVENTS", events, source, origin, name, err))
 				return -1;
 		}
+		if (!strcmp(name, "SAMPLING_OVERFLOW") ||
+		    !strcmp(name, "SAMPLING_OVERFLOW_EVENT") ||
+		    !strcmp(name, "SAMPLING_OVERFLOW_FREQ")) {
+			/* Theirs: a switch, an event and its threshold; ours: "EVENT PERIOD". */
+			const char *event = lookup(m, "SAMPLING_OVERFLOW_EVENT");
+			const char *freq = lookup(m, "SAMPLING_OVERFLOW_FREQ");
+			char pair[320];
+
+			known = true;
+			if (!strcmp(name, "SAMPLING_OVERFLOW") && truthy(value)) {
+				snprintf(pair, sizeof(pair), "%s %s",
+					 event ? event : "perf::PERF_COUNT_HW_CACHE_REFERENCES",
+					 freq && strtod(freq, NULL) > 0 ? freq : "1000000");
+				if (set_ours(s, "SAMPLING_OVERFLOW", pair, source, origin, name,
+					     err))
+					return -1;
+			}
+		}
 		if (!strcmp(name, "AMD_SMI_METRICS")) {
 			known = true;
 			translate_words(value, smi_metrics, metrics, sizeof(metrics), unmapped,

@@ -752,6 +752,7 @@ static void emit_samples(struct source *s)
 		rec.r.ts = u64(st, 1);
 		rec.r.cpu_ns = sqlite3_column_type(st, 5) == SQLITE_NULL ? rec.r.ts : u64(st, 5);
 		rec.r.kind = !strcmp(text(st, 2), "wall_clock_sampling") ? SC_SAMPLE_REALTIME
+			     : !strcmp(text(st, 2), "overflow_sampling") ? SC_SAMPLE_OVERFLOW
 									 : SC_SAMPLE_CPUTIME;
 		rec.r.nframes = (uint16_t)n;
 		emit(s, tid_of(s, st, 0), SC_REC_SAMPLE, SC_STACK_SYMBOLIC, &rec,

@@ -19,10 +19,9 @@
 #define FRAME_BLOCK (1u << 20) /* frames per arena block */
 
 static const char *const kind_metrics[SC_KINDS] = {
-	[SC_PROFILE_REGIONS] = "wall_clock",
-	[SC_SAMPLE_CPUTIME] = "sampling_cpu_clock",
-	[SC_SAMPLE_REALTIME] = "sampling_wall_clock",
-	[SC_SAMPLE_CRASH] = "crash",
+	[SC_PROFILE_REGIONS] = "wall_clock",	      [SC_SAMPLE_CPUTIME] = "sampling_cpu_clock",
+	[SC_SAMPLE_REALTIME] = "sampling_wall_clock", [SC_SAMPLE_CRASH] = "crash",
+	[SC_SAMPLE_OVERFLOW] = "sampling_overflow",
 };
 
 const char *sc_kind_metric(unsigned kind)
@@ -746,6 +745,8 @@ static double sample_weight(struct sc_thread *t, const struct sc_rec_sample *s)
 	unsigned k = s->kind;
 	uint64_t period = t->period_ns[k] ? t->period_ns[k] : 0, delta;
 
+	if (k == SC_SAMPLE_OVERFLOW) /* each sample stands for `period` events */
+		return (double)(period ? period : 1);
 	if (k == SC_SAMPLE_CPUTIME) {
 		if (t->samples[k])
 			delta = s->cpu_ns > t->last_cpu[k] ? s->cpu_ns - t->last_cpu[k] : 0;

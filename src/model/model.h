@@ -20,7 +20,7 @@
 #include "strtab.h"
 #include "symbols.h"
 
-#define SC_KINDS 4 /* indexed by enum sc_sample_kind */
+#define SC_KINDS 5 /* indexed by enum sc_sample_kind */
 /* The profile kind of time in regions (no sample kind uses 0); metric "wall_clock". */
 #define SC_PROFILE_REGIONS 0
 
@@ -261,6 +261,17 @@ struct sc_module *sc_image_module_at(struct sc_image *img, uint64_t addr, uint64
 /* Open (once) and return the symbolizer file of a module. */
 struct sc_elf *sc_model_module_elf(struct sc_model *m, struct sc_image *img, struct sc_module *mod);
 const char *sc_kind_metric(unsigned kind); /* "sampling_cpu_clock", ... */
+/* Sample kinds that make profiles and timeline samples (not crash stacks). */
+static inline bool sc_sample_kind_profiled(unsigned kind)
+{
+	return kind == SC_SAMPLE_CPUTIME || kind == SC_SAMPLE_REALTIME ||
+	       kind == SC_SAMPLE_OVERFLOW;
+}
+/* What a sample of `kind` weighs: "sec", or "events" for overflow samples. */
+static inline const char *sc_sample_kind_unit(unsigned kind)
+{
+	return kind == SC_SAMPLE_OVERFLOW ? "events" : "sec";
+}
 /* The rate of a sampling period in Hz, rounded to 1 mHz (periods are whole nanoseconds). */
 double sc_period_hz(uint64_t period_ns);
 /* Samples per second of the time they cover (thread CPU time for CPU-time sampling, wall

@@ -344,8 +344,8 @@ void sc_profiles_build(struct sc_profile_set *set, struct sc_model *m, bool regi
 	sc_hashmap_init(&set->line_index);
 	/* Profiles in process order, so outputs are listed the same way every time. */
 	for (size_t i = 0; i < m->processes.n; i++)
-		for (unsigned k = SC_SAMPLE_CPUTIME; k <= SC_SAMPLE_REALTIME; k++)
-			if (m->processes.v[i]->samples[k])
+		for (unsigned k = 0; k < SC_KINDS; k++)
+			if (sc_sample_kind_profiled(k) && m->processes.v[i]->samples[k])
 				sc_profile_for(set, m->processes.v[i], k);
 
 	for (size_t s = 0; s < m->stacks.n; s++) {
@@ -354,7 +354,7 @@ void sc_profiles_build(struct sc_profile_set *set, struct sc_model *m, bool regi
 		uint32_t *funcs, *lines;
 		size_t n;
 
-		if (st->kind != SC_SAMPLE_CPUTIME && st->kind != SC_SAMPLE_REALTIME)
+		if (!sc_sample_kind_profiled(st->kind))
 			continue;
 		p = sc_profile_for(set, st->img->proc, st->kind);
 		n = sc_stack_path(set, st, &funcs, &lines);

@@ -347,7 +347,7 @@ static int replay_record(void *ctx, int32_t tid, const struct sc_record *rec, ui
 	case SC_REC_SAMPLE: {
 		const struct sc_rec_sample *s = (const void *)rec;
 
-		if (s->kind != SC_SAMPLE_CPUTIME && s->kind != SC_SAMPLE_REALTIME)
+		if (!sc_sample_kind_profiled(s->kind))
 			break;
 		r->stats->samples++;
 		if (r->ops->sample && s->nframes)

@@ -70,6 +70,7 @@ struct rt_thread {
 
 	/* Sampling (sources/sampling.c). */
 	int perf_fd;	   /* task-clock event, -1 if none */
+	int overflow_fd;   /* --sample-overflow event, -1 if none */
 	timer_t cpu_timer; /* POSIX CPU-time timer when perf is unavailable */
 	timer_t wall_timer;
 	bool has_cpu_timer, has_wall_timer;

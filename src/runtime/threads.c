@@ -46,6 +46,7 @@ void rt_thread_begin(struct rt_thread *t, pid_t creator, uint32_t index)
 {
 	t->tid = rt_gettid();
 	t->perf_fd = -1;
+	t->overflow_fd = -1;
 	t->creator_tid = creator;
 	t->index = index != RT_INDEX_NEXT ? index : atomic_fetch_add(&rt_proc.next_thread_index, 1);
 	t->state = RT_THREAD_ACTIVE;
@@ -126,6 +127,7 @@ void rt_threads_fork_child(void)
 	/* The forking thread is the only one in the child; it becomes thread 0 there. */
 	t->state = RT_THREAD_UNKNOWN;
 	t->perf_fd = -1;
+	t->overflow_fd = -1;
 	t->has_cpu_timer = t->has_wall_timer = false;
 	atomic_store(&rt_proc.next_thread_index, 0);
 	atomic_store(&rt_proc.threads_alive, 0);

@@ -99,10 +99,14 @@ static json_t *threads_json(const struct sc_process *p)
 			(json_int_t)(t->end_cpu > t->begin_cpu ? t->end_cpu - t->begin_cpu : 0));
 		json_t *samplers = json_array();
 
-		for (unsigned k = SC_SAMPLE_CPUTIME; k <= SC_SAMPLE_REALTIME; k++) {
+		for (unsigned k = 0; k < SC_KINDS; k++) {
 			static const char *const mech[] = { "none", "perf task-clock",
 							    "POSIX CPU-time timer",
-							    "POSIX monotonic timer" };
+							    "POSIX monotonic timer",
+							    "perf event overflow" };
+
+			if (!sc_sample_kind_profiled(k))
+				continue;
 			if (!t->mechanism[k] && !t->samples[k])
 				continue;
 			json_array_append_new(

@@ -192,25 +192,29 @@ static int write_profile(struct sc_output *out, const struct sc_profile *p)
 		"properties", "value", (json_int_t)p->kind, "enum",
 		p->kind == SC_PROFILE_REGIONS	? "WALL_CLOCK"
 		: p->kind == SC_SAMPLE_REALTIME ? "SAMPLING_WALL_CLOCK"
+		: p->kind == SC_SAMPLE_OVERFLOW ? "SAMPLING_OVERFLOW"
 						: "SAMPLING_CPU_CLOCK",
 		"id", p->metric, "ids", p->metric, "type", p->metric, "description",
 		p->kind == SC_PROFILE_REGIONS	? "Wall-clock time inside regions"
 		: p->kind == SC_SAMPLE_REALTIME ? "Wall-clock time between samples of a thread"
+		: p->kind == SC_SAMPLE_OVERFLOW ? "Events of the overflow event between samples"
 						: "Thread CPU time between samples of a thread",
-		"unit_value", (json_int_t)1000000000, "unit_repr", "sec", "thread_scope_only", 0,
-		"thread_count", (json_int_t)p->threads.n, "mpi_size", (json_int_t)1, "upcxx_size",
-		(json_int_t)1, "process_count", (json_int_t)1, "num_ranks", (json_int_t)1,
-		"concurrency", (json_int_t)p->threads.n);
+		"unit_value", (json_int_t)(p->kind == SC_SAMPLE_OVERFLOW ? 1 : 1000000000),
+		"unit_repr", sc_sample_kind_unit(p->kind), "thread_scope_only", 0, "thread_count",
+		(json_int_t)p->threads.n, "mpi_size", (json_int_t)1, "upcxx_size", (json_int_t)1,
+		"process_count", (json_int_t)1, "num_ranks", (json_int_t)1, "concurrency",
+		(json_int_t)p->threads.n);
 	json_object_set_new(metric, "ranks",
 			    json_pack("[{s:I, s:I, s:o}]", "rank", (json_int_t)0, "graph_size",
 				      (json_int_t)json_array_size(flat), "graph", flat));
 	json_object_set_new(metric, "graph", graph);
 	doc = json_pack("{s:{s:o}, s:{s:s, s:I, s:s, s:s, s:I, s:f, s:I, s:o, s:o, s:o}}",
 			"timemory", p->metric, metric, "syscope", "version", SYSCOPE_VERSION, "pid",
-			(json_int_t)p->proc->pid, "metric", p->metric, "units", "sec", "samples",
-			(json_int_t)p->total.count, "seconds", p->total.sum, "truncated_samples",
-			(json_int_t)p->truncated, "threads", threads_json(p), "functions",
-			flat_functions(p), "lines", flat_lines(p));
+			(json_int_t)p->proc->pid, "metric", p->metric, "units",
+			sc_sample_kind_unit(p->kind), "samples", (json_int_t)p->total.count,
+			"seconds", p->total.sum, "truncated_samples", (json_int_t)p->truncated,
+			"threads", threads_json(p), "functions", flat_functions(p), "lines",
+			flat_lines(p));
 	json_object_set_new(json_object_get(doc, "syscope"), "counters", sc_counters_json(p->proc));
 	if (p->pmc_n) {
 		json_t *ev = json_array();

@@ -19,6 +19,8 @@ static const char *kind_title(unsigned kind)
 		return "WALL-CLOCK TIME IN REGIONS (API CALLS, RANGES, USER REGIONS)";
 	case SC_SAMPLE_REALTIME:
 		return "WALL-CLOCK SAMPLING (WALL TIME BETWEEN SAMPLES)";
+	case SC_SAMPLE_OVERFLOW:
+		return "EVENT-OVERFLOW SAMPLING (EVENTS COUNTED PER SAMPLE)";
 	default:
 		return "CPU-CLOCK SAMPLING (THREAD CPU TIME BETWEEN SAMPLES)";
 	}
@@ -47,7 +49,8 @@ static void tree_rows(struct tree_walk *w, uint32_t node)
 			 f->name);
 		sc_table_row(w->table, label,
 			     sc_table_fmt(c[0], "%llu", (unsigned long long)n->incl.count),
-			     sc_table_fmt(c[1], "%u", n->depth - 1), w->p->metric, "sec",
+			     sc_table_fmt(c[1], "%u", n->depth - 1), w->p->metric,
+			     sc_sample_kind_unit(w->p->kind),
 			     sc_table_fmt(c[2], "%.6f", n->incl.sum),
 			     sc_table_fmt(c[3], "%.6f", sc_stats_mean(&n->incl)),
 			     sc_table_fmt(c[4], "%.6f", n->incl.min),
@@ -281,6 +284,10 @@ static int write_profile(struct sc_output *out, const struct sc_profile *p)
 		fprintf(of.f,
 			"# %llu outermost regions, %.6f s in them; %zu threads with regions\n\n",
 			(unsigned long long)p->total.count, p->total.sum, p->threads.n);
+	else if (p->kind == SC_SAMPLE_OVERFLOW)
+		fprintf(of.f, "# %llu samples, %.0f events counted; %zu threads with samples%s\n\n",
+			(unsigned long long)p->total.count, p->total.sum, p->threads.n,
+			p->truncated ? "; deepest stacks truncated at the depth limit" : "");
 	else
 		fprintf(of.f, "# %llu samples, %.6f s of %s; %zu threads with samples%s\n\n",
 			(unsigned long long)p->total.count, p->total.sum,

@@ -373,7 +373,9 @@ static const char *stack_json(struct rp *rp, uint32_t stack, bool line_info)
 
 static const char *sampling_category(unsigned kind)
 {
-	return kind == SC_SAMPLE_REALTIME ? "wall_clock_sampling" : "timer_sampling";
+	return kind == SC_SAMPLE_REALTIME   ? "wall_clock_sampling"
+	       : kind == SC_SAMPLE_OVERFLOW ? "overflow_sampling"
+					    : "timer_sampling";
 }
 
 /* The event of a stack, shared by all its samples: category, call_stack and line_info. */
@@ -404,7 +406,10 @@ static struct frame_run *run_of(struct rp *rp, struct sc_thread *t, unsigned kin
 	fr->tid = t->tid;
 	fr->kind = kind;
 	snprintf(name, sizeof(name), "Thread %u (S%s) %d", t->index == UINT32_MAX ? 0 : t->index,
-		 kind == SC_SAMPLE_REALTIME ? ", wall" : "", (int)t->tid);
+		 kind == SC_SAMPLE_REALTIME   ? ", wall"
+		 : kind == SC_SAMPLE_OVERFLOW ? ", overflow"
+					      : "",
+		 (int)t->tid);
 	fr->track = track(rp, 3 + kind, t->tid, name);
 	*VEC_PUSH(&rp->runs) = fr;
 	*slot = rp->runs.n;

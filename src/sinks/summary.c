@@ -82,9 +82,11 @@ static void print_sampling(FILE *f, const struct sc_model *m, unsigned kind)
 	}
 	fprintf(f, "syscope: %llu %s samples from %llu thread%s",
 		(unsigned long long)m->samples[kind],
-		kind == SC_SAMPLE_REALTIME ? "wall-clock" : "CPU-time", (unsigned long long)threads,
-		threads == 1 ? "" : "s");
-	if (requested > 0 && seconds > 0)
+		kind == SC_SAMPLE_REALTIME   ? "wall-clock"
+		: kind == SC_SAMPLE_OVERFLOW ? "event-overflow"
+					     : "CPU-time",
+		(unsigned long long)threads, threads == 1 ? "" : "s");
+	if (requested > 0 && seconds > 0 && kind != SC_SAMPLE_OVERFLOW)
 		fprintf(f, " (%.0f Hz asked, %.0f Hz delivered per %s second)", requested,
 			(double)samples / seconds, kind == SC_SAMPLE_REALTIME ? "wall" : "CPU");
 	fputc('\n', f);
@@ -141,7 +143,9 @@ static void print_top(FILE *f, struct sc_output *out, unsigned kind, unsigned to
 	qsort(e, n, sizeof(*e), by_self_desc);
 	if (n)
 		fprintf(f, "syscope: top functions by %s (self):\n",
-			kind == SC_SAMPLE_REALTIME ? "wall time" : "CPU time");
+			kind == SC_SAMPLE_REALTIME   ? "wall time"
+			: kind == SC_SAMPLE_OVERFLOW ? "counted events"
+						     : "CPU time");
 	for (size_t i = 0; i < n && i < top; i++) {
 		fprintf(f, "syscope: %6.1f%% %8llu  %-40s", total > 0 ? 100 * e[i].self / total : 0,
 			(unsigned long long)e[i].samples, e[i].name);
@@ -243,8 +247,8 @@ void sc_summary_print(FILE *f, struct sc_output *out, unsigned top)
 	print_crashes(f, out);
 	fprintf(f, "syscope: %zu process%s, %u thread%s recorded\n", m->processes.n,
 		m->processes.n == 1 ? "" : "es", nthreads, nthreads == 1 ? "" : "s");
-	for (unsigned k = SC_SAMPLE_CPUTIME; k <= SC_SAMPLE_REALTIME; k++) {
-		if (!m->samples[k])
+	for (unsigned k = 0; k < SC_KINDS; k++) {
+		if (!sc_sample_kind_profiled(k) || !m->samples[k])
 			continue;
 		print_sampling(f, m, k);
 		print_top(f, out, k, top);

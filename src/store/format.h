@@ -213,6 +213,7 @@ enum sc_sample_kind {
 	SC_SAMPLE_CPUTIME = 1,	/* thread CPU-time sampler */
 	SC_SAMPLE_REALTIME = 2, /* wall-clock sampler */
 	SC_SAMPLE_CRASH = 3,	/* the stack at a fatal signal */
+	SC_SAMPLE_OVERFLOW = 4, /* every N occurrences of a perf event (--sample-overflow) */
 };
 
 enum sc_sample_flags {
@@ -268,6 +269,7 @@ enum sc_sampler_mechanism {
 	SC_SAMPLER_PERF_TASK_CLOCK = 1, /* perf_event task-clock overflow */
 	SC_SAMPLER_POSIX_CPU = 2,	/* timer_create(CLOCK_THREAD_CPUTIME_ID) */
 	SC_SAMPLER_POSIX_MONO = 3,	/* timer_create(CLOCK_MONOTONIC) */
+	SC_SAMPLER_PERF_OVERFLOW = 4,	/* a perf event's overflow; period_ns is in its events */
 };
 
 /* hdr.flags of a SAMPLER record: the period was raised by throttling; period_ns is the last

@@ -222,7 +222,10 @@ def test_rocprof_sys_settings_and_presets_are_mapped():
 
     smi = {"ROCPROFSYS_USE_AMD_SMI": "true", "ROCPROFSYS_SAMPLING_GPUS": "0-1",
            "ROCPROFSYS_AMD_SMI_METRICS": "busy,temp,vcn_activity,gfx_clock,sdma_usage",
-           "ROCPROFSYS_PAPI_EVENTS": "PAPI_TOT_INS,PAPI_TOT_CYC,perf::PAGE-FAULTS,PAPI_FP_OPS"}
+           "ROCPROFSYS_PAPI_EVENTS": "PAPI_TOT_INS,PAPI_TOT_CYC,perf::PAGE-FAULTS,PAPI_FP_OPS",
+           "ROCPROFSYS_SAMPLING_OVERFLOW": "true",
+           "ROCPROFSYS_SAMPLING_OVERFLOW_EVENT": "perf::PERF_COUNT_HW_CACHE_MISSES",
+           "ROCPROFSYS_SAMPLING_OVERFLOW_FREQ": "5000"}
     r = syscope("sample", "--export-config", env=smi)
     s = json.loads(r.out)["settings"]
     check_eq((s["USE_NVML"], s["SAMPLING_GPUS"], s["NVML_METRICS"]),
@@ -231,6 +234,8 @@ def test_rocprof_sys_settings_and_presets_are_mapped():
     check("(ignored): sdma_usage" in r.err and "PAPI_FP_OPS" in r.err, r.err)
     check_eq(s["CPU_EVENTS"], ["instructions", "cycles", "perf::PAGE-FAULTS"],
              "PAPI presets become the kernel's events; libpfm4 names stay")
+    check_eq(s["SAMPLING_OVERFLOW"], ["perf::PERF_COUNT_HW_CACHE_MISSES", "5000"],
+             "overflow sampling: their event and threshold")
 
     cfg = scratch("old.cfg", "ROCPROFSYS_SAMPLING_FREQ = 55\nrocprofsys_use_kokkosp = on\n")
     r = syscope("run", "-c", cfg, "--export-config")

@@ -80,6 +80,41 @@ def test_bad_names_are_refused_before_the_program_runs():
     check("8 events at most" in r.err, r.err)
 
 
+def test_overflow_sampling_lands_where_the_events_happen():
+    # 64 MiB touched: 16 384 page faults, one sample every 64 of them.
+    r = syscope("sample", "--sample-overflow", "page-faults", "64", "--output-format",
+                "json text", "--", fixture("host_load"), "64", "1", "0.1")
+    if "cannot be counted here" in r.err:
+        raise Skip("perf_event_open refuses software events here: " + r.err[-300:])
+    check_eq(r.rc, 0, r.describe())
+    p = r.profile("sampling_overflow")
+    check_eq(p.meta["units"], "events", "weights are events, not seconds")
+    samples = p.meta["samples"]
+    check(0.9 * PAGES_64MIB / 64 <= samples <= 1.1 * PAGES_64MIB / 64 + 8,
+          f"one sample per 64 faults: {samples}")
+    check(p.self_samples("touch_memory") >= 0.9 * samples, "the faults are touch_memory's")
+    check_eq(p.meta["seconds"], samples * 64.0, "each sample weighs its period")
+    check("event-overflow samples" in r.err and "top functions by counted events" in r.err,
+          r.err)
+    check(not any(f.startswith("sampling_cpu_clock") for f in r.files()),
+          "overflow alone: no CPU-time sampler")
+
+
+def test_overflow_bad_input():
+    r = syscope("sample", "--sample-overflow", "page-faults", "lots", "--", fixture("hot"))
+    check_eq(r.rc, 2, r.describe())
+    check("the period 'lots' is not valid (valid: a whole number of events > 0)" in r.err,
+          r.err)
+    r = syscope("sample", "--sample-overflow", "page-fault", "64", "--", fixture("hot"))
+    check("unknown event 'page-fault' (did you mean page-faults?)" in r.err, r.err)
+    r = syscope("sample", "--sample-overflow", "instructions", "100000", "--",
+                fixture("hot"), "0.1")
+    check_eq(r.rc, 0, r.describe())
+    if "no hardware PMU" in r.err:
+        check("instructions cannot be counted here" in r.err and "no overflow sampling"
+              in r.err, r.err)
+
+
 def test_threads_count_their_own():
     r = run_counted("task-clock", fixture("two_threads"), formats="json")
     p = r.profile()

@@ -17,6 +17,10 @@
  * calls, which then return as they would have without us; the pending sample lands when the
  * call returns, weighted by the time it covered.
  *
+ * Event overflow (--sample-overflow EVENT PERIOD): another perf event per thread, counting
+ * EVENT with that sample period, on the CPU-time sampler's signal; the handler tells the two
+ * apart by the descriptor. Each of its samples stands for PERIOD events.
+ *
  * Each sample's weight is computed by the reader from consecutive timestamps (wall) or
  * thread CPU times (CPU), so a slower delivered rate does not skew the profile.
  */
@@ -25,6 +29,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/perf_event.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
@@ -40,7 +45,8 @@
 #define MAX_TID_FILTER 4096
 
 static struct {
-	bool cpu_on, wall_on;
+	bool cpu_on, wall_on, overflow_on;
+	struct perf_event_attr overflow_attr; /* with its sample period */
 	bool perf_refresh; /* re-arm the perf event after each overflow (real-time signal) */
 	int cpu_sig, wall_sig;
 	int cpu_timer_choice; /* 0 auto, 1 perf, 2 posix */
@@ -72,7 +78,8 @@ static void record_sampler(uint16_t kind, uint16_t mechanism, int error)
 {
 	struct sc_rec_sampler r = {
 		.ts = rt_now_ns(),
-		.period_ns = smp.period_ns,
+		.period_ns = kind == SC_SAMPLE_OVERFLOW ? smp.overflow_attr.sample_period
+							: smp.period_ns,
 		.kind = kind,
 		.mechanism = mechanism,
 		.error = error,
@@ -181,15 +188,20 @@ static void on_sample(int sig, siginfo_t *si, void *uc)
 	int saved_errno = errno;
 	uint16_t kind = 0;
 	bool perf = false, stop = false;
+	int fd = -1; /* the perf event that overflowed */
 
 	if (sig == smp.cpu_sig && si->si_code >= POLL_IN && si->si_code <= POLL_HUP &&
 	    !rt_signal_program_handles(sig)) {
 		/* An overflow of a perf event: ours, unless the program itself asked for this
 		 * signal on a descriptor of its own. One that comes after the thread closed its
 		 * event (it was pending then) is dropped. */
-		if (t->perf_fd < 0 || si->si_fd != t->perf_fd)
+		if (t->perf_fd >= 0 && si->si_fd == t->perf_fd)
+			kind = SC_SAMPLE_CPUTIME;
+		else if (t->overflow_fd >= 0 && si->si_fd == t->overflow_fd)
+			kind = SC_SAMPLE_OVERFLOW;
+		else
 			goto out;
-		kind = SC_SAMPLE_CPUTIME;
+		fd = si->si_fd;
 		perf = true;
 	} else if (si->si_code == SI_TIMER && si->si_value.sival_int == COOKIE_CPU) {
 		kind = SC_SAMPLE_CPUTIME;
@@ -226,7 +238,7 @@ static void on_sample(int sig, siginfo_t *si, void *uc)
 			/* What a sample costs, in this thread's CPU time (wall time would count
 			 * preemption as cost on a busy machine): measured on one sample in
 			 * eight, which is enough for the moving average. */
-			if (cpu && !(++t->cost_probe & 7))
+			if (cpu && kind != SC_SAMPLE_OVERFLOW && !(++t->cost_probe & 7))
 				throttle(t, kind, perf, rt_thread_cpu_ns() - cpu);
 		}
 		t->in_sampler = 0;
@@ -236,28 +248,23 @@ static void on_sample(int sig, siginfo_t *si, void *uc)
 out:
 	if (perf) {
 		if (stop)
-			ioctl(t->perf_fd, PERF_EVENT_IOC_DISABLE, 0);
+			ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
 		else if (smp.perf_refresh)
-			ioctl(t->perf_fd, PERF_EVENT_IOC_REFRESH, 1);
+			ioctl(fd, PERF_EVENT_IOC_REFRESH, 1);
 	}
 	errno = saved_errno;
 }
 
-static int open_perf_clock(struct rt_thread *t)
+/* A perf event of this thread that signals it at each overflow; into *out. */
+static int open_perf_sampler(struct rt_thread *t, struct perf_event_attr *a, int *out)
 {
-	struct perf_event_attr a;
 	struct f_owner_ex owner = { .type = F_OWNER_TID, .pid = t->tid };
 	int fd;
 
-	memset(&a, 0, sizeof(a));
-	a.type = PERF_TYPE_SOFTWARE;
-	a.size = sizeof(a);
-	a.config = PERF_COUNT_SW_TASK_CLOCK;
-	a.sample_period = smp.period_ns;
-	a.disabled = 1;
-	a.exclude_kernel = 1; /* user time only: allowed at perf_event_paranoid 2 */
-	a.exclude_hv = 1;
-	fd = (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	a->disabled = 1;
+	a->exclude_kernel = 1; /* user space only: allowed at perf_event_paranoid 2 */
+	a->exclude_hv = 1;
+	fd = (int)syscall(SYS_perf_event_open, a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
 	if (fd < 0)
 		return -errno;
 	fd = rt_fd_adopt(fd);
@@ -268,16 +275,28 @@ static int open_perf_clock(struct rt_thread *t)
 		rt_fd_release(fd);
 		return err;
 	}
-	t->perf_fd = fd;
+	*out = fd;
 	if (smp.perf_refresh ? ioctl(fd, PERF_EVENT_IOC_REFRESH, 1)
 			     : ioctl(fd, PERF_EVENT_IOC_ENABLE, 0)) {
 		int err = -errno;
 
-		t->perf_fd = -1;
+		*out = -1;
 		rt_fd_release(fd);
 		return err;
 	}
 	return 0;
+}
+
+static int open_perf_clock(struct rt_thread *t)
+{
+	struct perf_event_attr a;
+
+	memset(&a, 0, sizeof(a));
+	a.type = PERF_TYPE_SOFTWARE;
+	a.size = sizeof(a);
+	a.config = PERF_COUNT_SW_TASK_CLOCK;
+	a.sample_period = smp.period_ns;
+	return open_perf_sampler(t, &a, &t->perf_fd);
 }
 
 static int arm_posix(struct rt_thread *t, clockid_t clock, int sig, int cookie, timer_t *out)
@@ -355,6 +374,12 @@ static void thread_start(struct rt_thread *t)
 		t->has_wall_timer = !err;
 		record_sampler(SC_SAMPLE_REALTIME, SC_SAMPLER_POSIX_MONO, -err);
 	}
+	if (smp.overflow_on) {
+		struct perf_event_attr a = smp.overflow_attr;
+
+		record_sampler(SC_SAMPLE_OVERFLOW, SC_SAMPLER_PERF_OVERFLOW,
+			       -open_perf_sampler(t, &a, &t->overflow_fd));
+	}
 }
 
 static atomic_int throttle_noted;
@@ -386,10 +411,12 @@ static void thread_stop(struct rt_thread *t)
 		t->throttled = 0;
 	}
 
-	if (t->perf_fd >= 0) {
-		int fd = t->perf_fd;
+	for (int *p = &t->perf_fd; p; p = p == &t->perf_fd ? &t->overflow_fd : NULL) {
+		int fd = *p;
 
-		t->perf_fd = -1;
+		if (fd < 0)
+			continue;
+		*p = -1;
 		if (!rt_fd_was_clobbered(fd))
 			ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
 		rt_fd_release(fd);
@@ -404,6 +431,26 @@ static void thread_stop(struct rt_thread *t)
 	}
 }
 
+/* "type:config:config1:config2:period" from the launcher; false if empty or malformed. */
+static bool parse_overflow(const char *text)
+{
+	unsigned long long type, config, config1, config2, period;
+	struct perf_event_attr *a = &smp.overflow_attr;
+
+	if (sscanf(text, "%llx:%llx:%llx:%llx:%llx", &type, &config, &config1, &config2, &period) !=
+		    5 ||
+	    !period)
+		return false;
+	memset(a, 0, sizeof(*a));
+	a->size = sizeof(*a);
+	a->type = (uint32_t)type;
+	a->config = config;
+	a->config1 = config1;
+	a->config2 = config2;
+	a->sample_period = period;
+	return true;
+}
+
 static bool enabled(const struct sc_settings *s)
 {
 	return sc_bool(s, SC_SET_USE_SAMPLING);
@@ -416,7 +463,8 @@ static int process_start(void)
 	int rc;
 
 	smp.wall_on = sc_bool(s, SC_SET_SAMPLING_REALTIME);
-	smp.cpu_on = sc_bool(s, SC_SET_SAMPLING_CPUTIME) || !smp.wall_on;
+	smp.overflow_on = parse_overflow(sc_str(s, SC_SET_SAMPLING_OVERFLOW_RESOLVED));
+	smp.cpu_on = sc_bool(s, SC_SET_SAMPLING_CPUTIME) || (!smp.wall_on && !smp.overflow_on);
 	smp.cpu_sig = resolve_signal(sc_int(s, SC_SET_SAMPLING_CPUTIME_SIGNAL));
 	smp.wall_sig = resolve_signal(sc_int(s, SC_SET_SAMPLING_REALTIME_SIGNAL));
 	smp.cpu_timer_choice = !strcmp(timer, "perf") ? 1 : !strcmp(timer, "posix") ? 2 : 0;
@@ -443,10 +491,10 @@ static int process_start(void)
 		smp.wall_on = false;
 	}
 	rt_unwind_init();
-	if (smp.cpu_on && (rc = rt_signal_claim(smp.cpu_sig, on_sample))) {
+	if ((smp.cpu_on || smp.overflow_on) && (rc = rt_signal_claim(smp.cpu_sig, on_sample))) {
 		rt_note(SC_NOTE_WARN, "sampling: cannot use signal %d: %s", smp.cpu_sig,
 			strerror(-rc));
-		smp.cpu_on = false;
+		smp.cpu_on = smp.overflow_on = false;
 	}
 	if (smp.wall_on && (rc = rt_signal_claim(smp.wall_sig, on_sample))) {
 		rt_note(SC_NOTE_WARN, "sampling: cannot use signal %d: %s", smp.wall_sig,
@@ -455,7 +503,7 @@ static int process_start(void)
 	}
 	if (smp.wall_on)
 		atomic_store(&rt_guard_blocking, 1);
-	return smp.cpu_on || smp.wall_on ? 0 : -EINVAL;
+	return smp.cpu_on || smp.wall_on || smp.overflow_on ? 0 : -EINVAL;
 }
 
 static void fork_child(void)
