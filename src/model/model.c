@@ -446,16 +446,22 @@ static void pmc_read(struct pass *ps, int32_t tid, const struct sc_rec_pmc_read 
 	struct sc_model *m = ps->m;
 	struct sc_thread *t = thread_of(ps, tid);
 
+	/* Reads at region boundaries come between samples: what they counted belongs to the
+	 * next sample, with what its own read counts. */
+	for (unsigned i = 0; i < SC_PMC_MAX; i++)
+		if (r->valid >> i & 1)
+			t->pmc_pending[i] += (double)r->values[i];
 	if (t->pmc_stack) {
 		size_t need = (size_t)m->stacks.n * SC_PMC_MAX;
 
 		VEC_RESERVE(&m->stack_pmc, need);
 		while (m->stack_pmc.n < need)
 			*VEC_PUSH(&m->stack_pmc) = 0;
-		for (unsigned i = 0; i < SC_PMC_MAX; i++)
-			if (r->valid >> i & 1)
-				m->stack_pmc.v[(size_t)(t->pmc_stack - 1) * SC_PMC_MAX + i] +=
-					(double)r->values[i];
+		for (unsigned i = 0; i < SC_PMC_MAX; i++) {
+			m->stack_pmc.v[(size_t)(t->pmc_stack - 1) * SC_PMC_MAX + i] +=
+				t->pmc_pending[i];
+			t->pmc_pending[i] = 0;
+		}
 		t->pmc_stack = 0;
 	}
 	for (unsigned i = 0; i < SC_PMC_MAX; i++) {

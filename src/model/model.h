@@ -64,7 +64,8 @@ struct sc_thread {
 	uint16_t mechanism[SC_KINDS];		/* enum sc_sampler_mechanism, 0 = none */
 	int32_t sampler_error[SC_KINDS];
 	uint32_t pmc_stack; /* index + 1 of its last sample's stack, until its PMC_READ */
-	bool name_given;    /* named through a tool API: OS names no longer replace it */
+	double pmc_pending[SC_PMC_MAX]; /* counted since its last sample's read (region reads) */
+	bool name_given; /* named through a tool API: OS names no longer replace it */
 };
 
 struct sc_note {

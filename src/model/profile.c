@@ -283,7 +283,7 @@ static struct sc_flat *flat_at(void *vec_, size_t id)
 /* Add a stack's statistics to the flat tables: exclusive to the leaf, inclusive once to each
  * distinct function or line on the path (recursion counts once). */
 /* The counter sums of function `id`, the table grown to hold it. */
-static double *func_pmc_at(struct sc_profile *p, uint32_t id)
+double *sc_profile_func_pmc_at(struct sc_profile *p, uint32_t id)
 {
 	size_t need = ((size_t)id + 1) * 2 * SC_PMC_MAX;
 
@@ -302,7 +302,7 @@ static void flat_add(struct sc_profile *p, const uint32_t *funcs, const uint32_t
 			stamp_f[funcs[i]] = stamp;
 			sc_stats_merge(&flat_at(&p->funcs, funcs[i])->incl, w);
 			if (pmc) {
-				double *f = func_pmc_at(p, funcs[i]);
+				double *f = sc_profile_func_pmc_at(p, funcs[i]);
 
 				for (unsigned k = 0; k < p->pmc_n; k++)
 					f[k] += pmc[k];
@@ -317,7 +317,7 @@ static void flat_add(struct sc_profile *p, const uint32_t *funcs, const uint32_t
 		sc_stats_merge(&flat_at(&p->funcs, funcs[n - 1])->excl, w);
 		sc_stats_merge(&flat_at(&p->lines, lines[n - 1])->excl, w);
 		if (pmc) {
-			double *f = func_pmc_at(p, funcs[n - 1]);
+			double *f = sc_profile_func_pmc_at(p, funcs[n - 1]);
 
 			for (unsigned k = 0; k < p->pmc_n; k++) {
 				f[SC_PMC_MAX + k] += pmc[k];

@@ -19,6 +19,8 @@ uint32_t sc_profile_line_id(struct sc_profile_set *set, uint32_t func, const cha
 uint32_t sc_tree_child(struct sc_tree *t, uint32_t parent, uint32_t func);
 /* The flat entry of function id `id` in p->funcs, the table grown to hold it. */
 struct sc_flat *sc_profile_func_flat(struct sc_profile *p, uint32_t id);
+/* The counter sums of function `id` (inclusive[SC_PMC_MAX], then self), grown to hold it. */
+double *sc_profile_func_pmc_at(struct sc_profile *p, uint32_t id);
 /* The tree of thread `tid` in a profile being built, or NULL. */
 struct sc_tree *sc_profile_thread_tree(struct sc_profile *p, int32_t tid);
 

@@ -6,6 +6,10 @@
  * category; inclusive time is its duration, exclusive time its duration less the regions
  * directly inside it. The call tree is the nesting of regions on their thread.
  *
+ * CPU counters (--cpu-events read at region boundaries): a region's inclusive counts are
+ * what its thread's reads counted between its start and its end (cumulative sums per thread,
+ * looked up by time); self counts are those less the regions directly inside.
+ *
  * Regions of one thread arrive in several streams (the thread's own begin/end records, and
  * whole spans written later by the CUDA tracer's thread), so nesting is taken from time, not
  * from arrival: the regions of a process are sorted by thread, start (and longest first),
@@ -25,10 +29,69 @@ struct interval {
 	uint32_t seq;	/* arrival order: the tie-break that keeps the sort stable */
 };
 
+/* A read of a thread's CPU counters: what it counted, then (after the sort) the running
+ * total of the thread up to and including it. */
+struct pmc_point {
+	int32_t tid;
+	uint32_t seq;
+	uint64_t ts;
+	double v[SC_PMC_MAX];
+};
+
 struct collect {
 	struct sc_profile_set *set;
 	VEC(struct interval) v;
+	VEC(struct pmc_point) pmc;
 };
+
+static void on_counter(void *ctx, struct sc_image *img, struct sc_thread *t,
+		       const struct sc_counter_track *track, uint64_t ts, double value)
+{
+	struct collect *c = ctx;
+	int32_t tid = (int32_t)((track->id >> 3) & 0xfffffffu);
+	struct pmc_point *pt = c->pmc.n ? &c->pmc.v[c->pmc.n - 1] : NULL;
+
+	(void)img;
+	(void)t;
+	if (!(track->id & 0x80000000u))
+		return;				     /* not a CPU counter track */
+	if (!pt || pt->tid != tid || pt->ts != ts) { /* the events of one read come together */
+		pt = VEC_PUSH(&c->pmc);
+		memset(pt, 0, sizeof(*pt));
+		pt->tid = tid;
+		pt->ts = ts;
+		pt->seq = (uint32_t)c->pmc.n;
+	}
+	pt->v[track->id & 7] += value;
+}
+
+static int pmc_by_thread_time(const void *a, const void *b)
+{
+	const struct pmc_point *x = a, *y = b;
+
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	if (x->ts != y->ts)
+		return x->ts < y->ts ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* The running totals of thread points [lo, hi) at time `ts` (reads at or before it). */
+static const double *pmc_total_at(const struct collect *c, size_t first, size_t hi, uint64_t ts)
+{
+	static const double none[SC_PMC_MAX];
+	size_t lo = first;
+
+	while (lo < hi) { /* first point after ts */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (c->pmc.v[mid].ts <= ts)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo > first ? c->pmc.v[lo - 1].v : none;
+}
 
 static void on_region_end(void *ctx, struct sc_image *img, struct sc_thread *t,
 			  const struct sc_region_ev *r)
@@ -68,7 +131,8 @@ static int by_thread_start(const void *a, const void *b)
 struct open_region {
 	const struct interval *iv;
 	uint32_t node, merged_node;
-	double children; /* seconds in regions directly inside */
+	double children;				  /* seconds in regions directly inside */
+	double pmc[SC_PMC_MAX], pmc_children[SC_PMC_MAX]; /* counts inside; inside children */
 };
 
 typedef VEC(struct open_region) open_stack;
@@ -83,6 +147,19 @@ static void close_top(struct sc_profile *p, struct sc_tree *tree, open_stack *op
 	sc_stats_add(&tree->nodes.v[o->node].excl, self);
 	sc_stats_add(&p->merged.nodes.v[o->merged_node].excl, self);
 	sc_stats_add(&sc_profile_func_flat(p, o->iv->func)->excl, self);
+	if (p->pmc_n) {
+		double *f = sc_profile_func_pmc_at(p, o->iv->func);
+
+		for (unsigned k = 0; k < p->pmc_n; k++) {
+			double own = o->pmc[k] - o->pmc_children[k];
+
+			f[SC_PMC_MAX + k] += own > 0 ? own : 0;
+			if (open->n)
+				open->v[open->n - 1].pmc_children[k] += o->pmc[k];
+			else
+				p->pmc_total[k] += o->pmc[k];
+		}
+	}
 	if (open->n)
 		open->v[open->n - 1].children += dur;
 }
@@ -93,9 +170,12 @@ static void build_process(struct sc_profile_set *set, struct sc_process *proc, s
 	struct sc_profile *p = NULL;
 	struct sc_tree *tree = NULL;
 
-	c->v.n = 0;
+	size_t pmc_lo = 0, pmc_hi = 0; /* the current thread's points */
+
+	c->v.n = c->pmc.n = 0;
 	for (size_t i = 0; i < proc->images.n; i++) {
-		static const struct sc_timeline_ops ops = { .region_end = on_region_end };
+		static const struct sc_timeline_ops ops = { .region_end = on_region_end,
+							    .counter = on_counter };
 		struct sc_timeline_stats stats = { 0 };
 
 		sc_timeline_replay(set->model, proc->images.v[i], &ops, c, &stats);
@@ -103,7 +183,18 @@ static void build_process(struct sc_profile_set *set, struct sc_process *proc, s
 	if (!c->v.n)
 		return;
 	qsort(c->v.v, c->v.n, sizeof(*c->v.v), by_thread_start);
+	if (c->pmc.n)
+		qsort(c->pmc.v, c->pmc.n, sizeof(*c->pmc.v), pmc_by_thread_time);
+	for (size_t i = 1; i < c->pmc.n; i++) /* running totals per thread */
+		if (c->pmc.v[i].tid == c->pmc.v[i - 1].tid)
+			for (unsigned k = 0; k < SC_PMC_MAX; k++)
+				c->pmc.v[i].v[k] += c->pmc.v[i - 1].v[k];
 	p = sc_profile_for(set, proc, SC_PROFILE_REGIONS);
+	for (size_t i = 0; i < proc->images.n && !p->pmc_n && c->pmc.n; i++)
+		if (proc->images.v[i]->pmc_n) {
+			p->pmc_n = proc->images.v[i]->pmc_n;
+			memcpy(p->pmc_names, proc->images.v[i]->pmc_names, sizeof(p->pmc_names));
+		}
 	for (size_t i = 0; i < c->v.n; i++) {
 		const struct interval *iv = &c->v.v[i];
 		double dur = (double)(iv->end - iv->start) * 1e-9;
@@ -114,6 +205,10 @@ static void build_process(struct sc_profile_set *set, struct sc_process *proc, s
 			while (open.n)
 				close_top(p, tree, &open);
 			tree = sc_profile_thread_tree(p, iv->tid);
+			for (pmc_lo = pmc_hi; pmc_lo < c->pmc.n && c->pmc.v[pmc_lo].tid < iv->tid;)
+				pmc_lo++;
+			for (pmc_hi = pmc_lo; pmc_hi < c->pmc.n && c->pmc.v[pmc_hi].tid == iv->tid;)
+				pmc_hi++;
 			if (!tree)
 				continue; /* a thread the process does not list */
 		}
@@ -132,6 +227,20 @@ static void build_process(struct sc_profile_set *set, struct sc_process *proc, s
 
 		o->iv = iv;
 		o->children = 0;
+		memset(o->pmc_children, 0, sizeof(o->pmc_children));
+		if (p->pmc_n) {
+			const double *a = pmc_total_at(c, pmc_lo, pmc_hi, iv->start);
+			const double *b = pmc_total_at(c, pmc_lo, pmc_hi, iv->end);
+
+			for (unsigned k = 0; k < SC_PMC_MAX; k++)
+				o->pmc[k] = b[k] - a[k];
+			if (!recursive) {
+				double *f = sc_profile_func_pmc_at(p, iv->func);
+
+				for (unsigned k = 0; k < p->pmc_n; k++)
+					f[k] += o->pmc[k];
+			}
+		}
 		o->node = sc_tree_child(tree, parent, iv->func);
 		o->merged_node = sc_tree_child(&p->merged, merged_parent, iv->func);
 		sc_stats_add(&tree->nodes.v[o->node].incl, dur);
@@ -156,4 +265,5 @@ void sc_region_profiles_build(struct sc_profile_set *set, struct sc_model *m)
 	for (size_t i = 0; i < m->processes.n; i++)
 		build_process(set, m->processes.v[i], &c);
 	VEC_FREE(&c.v);
+	VEC_FREE(&c.pmc);
 }

@@ -86,6 +86,7 @@ struct rt_thread {
 	uint8_t pmc_event[SC_PMC_MAX]; /* the event (its index in --cpu-events) of each fd */
 	uint8_t pmc_n;		       /* fds open */
 	uint64_t pmc_last[SC_PMC_MAX]; /* scaled totals at the previous read */
+	volatile int pmc_reading;      /* a read in progress (a sample's waits for the next) */
 };
 
 /* Per-process-image state. */

@@ -5,6 +5,7 @@
  * counter-track lock), but allocation-free.
  */
 #include "rt.h"
+#include "sources/source.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -94,6 +95,8 @@ static void record_region(uint16_t type, const char *category, const char *name,
 	}
 	r.args_len = t.len - r.name_len - r.cat_len;
 	rt_record(type, 0, &r.ts, sizeof(r) - sizeof(r.hdr), t.buf, t.len);
+	if (type == SC_REC_REGION_BEGIN) /* counts up to here are outside the region */
+		rt_counters_read_region(r.ts);
 }
 
 RT_EXPORT void syscope_region_begin(const char *name)
@@ -111,8 +114,10 @@ RT_EXPORT void syscope_region_end(void)
 {
 	struct sc_rec_region_end r = { .ts = rt_now_ns() };
 
-	if (rt_active())
+	if (rt_active()) {
 		rt_record(SC_REC_REGION_END, 0, &r.ts, sizeof(r) - sizeof(r.hdr), NULL, 0);
+		rt_counters_read_region(r.ts);
+	}
 }
 
 RT_EXPORT void syscope_mark(const char *name)

@@ -313,6 +313,8 @@ static int write_profile(struct sc_output *out, const struct sc_profile *p)
 	}
 	if (p->kind == SC_PROFILE_REGIONS) {
 		print_region_flat(of.f, p, width);
+		if (p->pmc_n)
+			print_pmc(of.f, p, width);
 	} else {
 		print_flat(of.f, p, false, width);
 		print_flat(of.f, p, true, width);

@@ -115,6 +115,31 @@ def test_overflow_bad_input():
               in r.err, r.err)
 
 
+def test_regions_get_the_counts_between_their_boundaries():
+    # regions: "phase A" holding three CPU-bound "inner", a worker thread's "worker".
+    r = run_counted("task-clock,page-faults", fixture("regions"), formats="json")
+    p = r.profile("wall_clock")
+    flat = {f["name"]: f for f in p.meta["functions"]}
+    inner = flat["inner"]
+    clock = inner["cpu_counters"]["task-clock"]
+    seconds = inner["inclusive"]
+    # CPU time inside a CPU-bound region: at most its wall time, most of it unless the
+    # machine's two CPUs were busy with something else.
+    check(0.3 * seconds * 1e9 <= clock["inclusive"] <= 1.05 * seconds * 1e9,
+          f"a CPU-bound region's task-clock against its duration: {clock} vs {seconds} s")
+    phase = flat["phase A"]["cpu_counters"]["task-clock"]
+    check(phase["inclusive"] >= clock["inclusive"] and phase["self"] < 0.2 * phase["inclusive"],
+          f"phase A holds the inner regions' counts: {phase}")
+    worker = flat["worker"]["cpu_counters"]["task-clock"]["self"]
+    check(worker > 1e6, f"the worker thread's own region: {worker}")
+    # The sampled profile still gets the counts the region reads took between its samples
+    # (only what a thread counted after its last sample reaches no sample).
+    samples = r.profile()
+    total = next(e["total"] for e in samples.meta["cpu_events"] if e["name"] == "task-clock")
+    regions = phase["inclusive"] + flat["worker"]["cpu_counters"]["task-clock"]["inclusive"]
+    check(total > 0.6 * regions, f"counts reach the samples: {total} of {regions}")
+
+
 def test_threads_count_their_own():
     r = run_counted("task-clock", fixture("two_threads"), formats="json")
     p = r.profile()

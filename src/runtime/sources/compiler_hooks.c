@@ -29,6 +29,7 @@ static inline void record(uint16_t type, void *fn)
 	r->ts = ts;
 	r->addr = (uint64_t)(uintptr_t)fn;
 	rt_commit(r, type, 0, sizeof(*r));
+	rt_counters_read_region(ts); /* only with --cpu-events */
 }
 
 RT_EXPORT void __cyg_profile_func_enter(void *fn, void *call_site);

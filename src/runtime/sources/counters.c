@@ -28,6 +28,7 @@ static struct {
 	struct perf_event_attr attr[SC_PMC_MAX];
 	bool usable[SC_PMC_MAX]; /* resolved and counted by the launcher */
 	atomic_int refused_noted;
+	bool at_regions; /* CPU_EVENTS_AT_REGIONS */
 } pmc;
 
 static bool enabled(const struct sc_settings *s)
@@ -100,6 +101,7 @@ static int process_start(void)
 	}
 	if (!pmc.n)
 		return -EINVAL;
+	pmc.at_regions = sc_bool(s, SC_SET_CPU_EVENTS_AT_REGIONS);
 	write_names(names);
 	return 0;
 }
@@ -160,11 +162,15 @@ void rt_counters_read(struct rt_thread *t, uint64_t ts)
 	ssize_t got;
 	double scale;
 
-	if (!t->pmc_n)
-		return;
+	if (!t->pmc_n || t->pmc_reading)
+		return; /* a sample during a region's read: its counts go with the next read */
+	t->pmc_reading = 1;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	got = read(t->pmc_fd[0], buf, sizeof(buf));
-	if (got < (ssize_t)(3 * sizeof(uint64_t)) || buf[0] != t->pmc_n)
+	if (got < (ssize_t)(3 * sizeof(uint64_t)) || buf[0] != t->pmc_n) {
+		t->pmc_reading = 0;
 		return;
+	}
 	/* Multiplexed: the group counted only part of the time; scale up to all of it. */
 	scale = buf[2] && buf[2] < buf[1] ? (double)buf[1] / (double)buf[2] : 1.0;
 	for (unsigned i = 0; i < t->pmc_n; i++) {
@@ -176,6 +182,14 @@ void rt_counters_read(struct rt_thread *t, uint64_t ts)
 		t->pmc_last[i] = total;
 	}
 	rt_record(SC_REC_PMC_READ, 0, &r.ts, sizeof(r) - sizeof(r.hdr), NULL, 0);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	t->pmc_reading = 0;
+}
+
+void rt_counters_read_region(uint64_t ts)
+{
+	if (pmc.at_regions)
+		rt_counters_read(&rt_self, ts);
 }
 
 const struct rt_source rt_source_counters = {

@@ -43,6 +43,8 @@ void rt_sampling_record_crash(void *ucontext);
 /* counters.c: after a sample, write what the thread's CPU counters counted since its last
  * read (async-signal-safe; nothing when it has none). */
 void rt_counters_read(struct rt_thread *t, uint64_t ts);
+/* The same at a region boundary (user regions, instrumented functions), when asked for. */
+void rt_counters_read_region(uint64_t ts);
 
 /* unwind.c: fill `frames` from the signal context; returns the count, sets SC_SAMPLE_* flags. */
 int rt_unwind(void *ucontext, struct rt_thread *t, uint64_t *frames, int max, uint16_t *flags);
