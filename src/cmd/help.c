@@ -57,7 +57,9 @@ static const char *metavar(const struct sc_setting_def *d)
 	case SC_T_ENUM:
 		return "=CHOICE";
 	case SC_T_LIST:
-		return d->choices ? " FORMAT..." : "=LIST";
+		return d->flags & SC_SF_PAIR ? " EVENT PERIOD"
+		       : d->choices	     ? " FORMAT..."
+					     : "=LIST";
 	default:
 		return d->short_flag == 'o' ? "=PATH" : "=TEXT";
 	}
