@@ -58,6 +58,27 @@ def test_call_tree_at_O0():
     check_tree("instrumented_O0")
 
 
+def test_exceptions_signal_handlers_and_fork():
+    r = syscope("sample", "--output-format", "json", "--", fixture("instrumented_cxx"))
+    check_eq(r.rc, 0, r.describe())
+    check("instrumented_cxx ok 0" in r.out, r.describe())
+    parent = r.profile("wall_clock")
+    main = children(children(parent.thread_trees()[0])["main"])
+    depth, node = 0, children(main["catcher"])["thrower"]
+    while "thrower" in children(node):
+        node, depth = children(node)["thrower"], depth + 1
+    check_eq(depth, 5, "six throwers nested, each left by the exception's unwinding")
+    check_eq(list(children(main["signaller"])), ["on_usr1"],
+             "the signal handler runs nested in the function it interrupted")
+    calls = {f["name"]: f["calls"] for f in parent.meta["functions"]}
+    check("child_work" not in calls, f"the parent never calls child_work: {calls}")
+    child_pid = [p for p in r.pids() if p != r.main_pid()]
+    check_eq(len(child_pid), 1, f"the fork child's own files: {r.files()}")
+    child = r.profile("wall_clock", pid=child_pid[0])
+    check_eq({f["name"]: f["calls"] for f in child.meta["functions"]}, {"child_work": 3},
+             "the child's calls, in its own profile")
+
+
 def test_switched_off():
     r = syscope("sample", "--no-compiler-hooks", "--output-format", "rocpd", "--",
                 fixture("instrumented"))
