@@ -34,8 +34,13 @@ static int write_outputs(struct sc_model *model, const char *out_dir, const stru
 				 .dir = out_dir,
 				 .from_database = from_database,
 				 .merged_trace = merged_trace };
+	const char *inc = sc_str(s, SC_SET_FUNCTION_INCLUDE),
+		   *exc = sc_str(s, SC_SET_FUNCTION_EXCLUDE);
+	char err[512];
 	int failed;
 
+	if (sc_model_function_filter(model, inc, exc, err, sizeof(err)))
+		sc_die(SC_EXIT_USAGE, "%s", err);
 	/* Region profiles are read by the profile outputs only. */
 	sc_profiles_build(&profiles, model,
 			  sc_list_has(s, SC_SET_OUTPUT_FORMAT, "text") ||
@@ -45,6 +50,11 @@ static int write_outputs(struct sc_model *model, const char *out_dir, const stru
 	out.profiles = &profiles;
 	failed = sc_sinks_write_all(&out);
 	sc_progress_end();
+	if ((*inc || *exc) && !model->func_filter.seen)
+		pr_warn("--function-include/--function-exclude: this session has no instrumented "
+			"functions (build with -finstrument-functions)");
+	else if (*inc && !model->func_filter.matched)
+		pr_warn("--function-include '%s' matched none of the instrumented functions", inc);
 	if (summary)
 		sc_summary_print(stderr, &out, (unsigned)sc_int(s, SC_SET_SUMMARY_TOP));
 	else

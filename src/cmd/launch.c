@@ -27,6 +27,7 @@
 #include "../common/log.h"
 #include "../common/vec.h"
 #include "../store/session.h"
+#include "../model/model.h"
 #include "cmd.h"
 #include "cpu_events.h"
 
@@ -575,6 +576,23 @@ static void start_program(struct launch *l)
 	}
 }
 
+/* The function filters apply when the outputs are written: a bad regex is found now, before
+ * the program runs, not after. */
+static void check_function_filters(const struct sc_settings *s)
+{
+	struct sc_model probe;
+	char err[512];
+
+	memset(&probe, 0, sizeof(probe));
+	if (sc_model_function_filter(&probe, sc_str(s, SC_SET_FUNCTION_INCLUDE),
+				     sc_str(s, SC_SET_FUNCTION_EXCLUDE), err, sizeof(err)))
+		sc_die(SC_EXIT_USAGE, "%s", err);
+	if (probe.func_filter.include)
+		regfree(&probe.func_filter.inc);
+	if (probe.func_filter.exclude)
+		regfree(&probe.func_filter.exc);
+}
+
 int sc_launch(struct sc_cli *cli, struct sc_launch_result *res)
 {
 	struct launch l = { .cli = cli, .s = &cli->settings };
@@ -582,6 +600,7 @@ int sc_launch(struct sc_cli *cli, struct sc_launch_result *res)
 	l.prog = find_program(cli->rest[0]);
 	check_binary(&l);
 	sc_cpu_events_prepare(&cli->settings);
+	check_function_filters(&cli->settings);
 	sc_overflow_prepare(&cli->settings);
 	l.lib = find_library();
 	make_session(&l);

@@ -11,6 +11,7 @@
 #ifndef SYSCOPE_MODEL_MODEL_H
 #define SYSCOPE_MODEL_MODEL_H
 
+#include <regex.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -206,6 +207,13 @@ struct sc_model {
 	struct sc_raw_stats stats;
 	uint64_t samples[SC_KINDS];
 	uint64_t first_ts, last_ts; /* over every image */
+	/* Which instrumented functions (compiler hooks) the outputs show: --function-include
+	 * and --function-exclude, compiled; `matched` counts the shown functions. */
+	struct {
+		bool include, exclude;
+		regex_t inc, exc;
+		uint64_t matched, seen;
+	} func_filter;
 	/* CPU counters per stack: SC_PMC_MAX sums per stack (in its image's event order),
 	 * grown with the stacks once any image has counters; empty otherwise. */
 	VEC(double) stack_pmc;
@@ -223,6 +231,12 @@ static inline const double *sc_stack_pmc(const struct sc_model *m, size_t idx)
  * controls inline frames in symbolization. Returns 0.
  */
 int sc_model_build(struct sc_model *m, struct sc_session *s, bool inlines);
+/* Set the instrumented-function filters (regexes; NULL or "" for none). Returns 0, or -1 with
+ * a message naming the bad regex in `err`. */
+int sc_model_function_filter(struct sc_model *m, const char *include, const char *exclude,
+			     char *err, size_t errlen);
+/* Whether the outputs show the instrumented function `name` (counts what it sees). */
+bool sc_model_function_shown(struct sc_model *m, const char *name);
 void sc_model_free(struct sc_model *m);
 
 /* The same in steps, for importers: init, add images (with a record source), finish (reads

@@ -24,7 +24,7 @@ struct replay {
 	struct open_regions *last_open;
 	struct sc_thread *last_thread;
 	int32_t last_tid;
-	struct sc_hashmap func_names; /* instrumented function address + 1 -> interned name */
+	struct sc_hashmap func_names; /* function address + 1 -> name pointer << 1 | hidden */
 	const char *category_instrumented;
 };
 
@@ -170,7 +170,8 @@ static void replay_gpu_op(struct replay *r, const struct sc_rec_gpu_op *o)
 	r->ops->gpu_op(r->ctx, r->img, tid ? thread_of(r, tid) : NULL, &ev);
 }
 
-/* The name of the instrumented function at `addr`, symbolized once per address. */
+/* The name of the instrumented function at `addr`, symbolized once per address; NULL when
+ * the function filters leave it out. */
 static const char *func_name(struct replay *r, uint64_t addr, uint64_t ts)
 {
 	bool inserted;
@@ -189,9 +190,9 @@ static const char *func_name(struct replay *r, uint64_t addr, uint64_t ts)
 			snprintf(buf, sizeof(buf), "0x%llx", (unsigned long long)addr);
 			name = sc_strtab_intern(&r->m->strings, buf);
 		}
-		*slot = (uint64_t)(uintptr_t)name;
+		*slot = (uint64_t)(uintptr_t)name << 1 | !sc_model_function_shown(r->m, name);
 	}
-	return (const char *)(uintptr_t)*slot;
+	return *slot & 1 ? NULL : (const char *)(uintptr_t)(*slot >> 1);
 }
 
 /* Close every region still open on thread `o` at time `ts`. */
@@ -264,7 +265,10 @@ static int replay_record(void *ctx, int32_t tid, const struct sc_record *rec, ui
 	}
 	case SC_REC_FUNC_ENTER: {
 		const struct sc_rec_func *f = (const void *)rec;
+		const char *name = func_name(r, f->addr, f->ts);
 
+		if (!name)
+			break; /* left out by --function-include/--function-exclude */
 		o = open_of(r, tid, true);
 		r->stats->regions++;
 		if (o->depth >= MAX_OPEN)
@@ -273,7 +277,7 @@ static int replay_record(void *ctx, int32_t tid, const struct sc_record *rec, ui
 		o->stack.n = o->depth + 1;
 		memset(&o->stack.v[o->depth], 0, sizeof(o->stack.v[0]));
 		o->stack.v[o->depth].start = f->ts;
-		o->stack.v[o->depth].name = func_name(r, f->addr, f->ts);
+		o->stack.v[o->depth].name = name;
 		o->stack.v[o->depth].category = r->category_instrumented;
 		o->stack.v[o->depth].func_addr = f->addr;
 		o->stack.v[o->depth].depth = o->depth;
@@ -287,6 +291,8 @@ static int replay_record(void *ctx, int32_t tid, const struct sc_record *rec, ui
 		const struct sc_rec_func *f = (const void *)rec;
 		uint32_t at;
 
+		if (!func_name(r, f->addr, f->ts))
+			break; /* its entry was left out too */
 		o = open_of(r, tid, false);
 		/* The innermost open entry of this function; entries above it that never
 		 * returned (longjmp past them) end here too. */

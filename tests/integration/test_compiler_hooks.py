@@ -79,6 +79,30 @@ def test_exceptions_signal_handlers_and_fork():
              "the child's calls, in its own profile")
 
 
+def test_function_filters():
+    r = syscope("sample", "--function-exclude", "^(add|fact)$", "--output-format", "json", "--",
+                fixture("instrumented"))
+    check_eq(r.rc, 0, r.describe())
+    p = r.profile("wall_clock")
+    calls = {f["name"]: f["calls"] for f in p.meta["functions"]}
+    check("add" not in calls and "fact" not in calls and calls["sum_loop"] == 1,
+          f"excluded functions left out, the rest kept: {calls}")
+    sum_loop = next(f for f in p.meta["functions"] if f["name"] == "sum_loop")
+    check_eq(sum_loop["inclusive"], sum_loop["exclusive"], "add's time is sum_loop's own now")
+    r = syscope("sample", "--function-include", "^work$", "--output-format", "json", "--",
+                fixture("instrumented"))
+    calls = {f["name"]: f["calls"] for f in r.profile("wall_clock").meta["functions"]}
+    check_eq(calls, {"work": 5}, "--function-include keeps only the matching functions")
+    r = syscope("sample", "--function-include", "nomatch", "--output-format", "json", "--",
+                fixture("instrumented"))
+    check("--function-include 'nomatch' matched none of the instrumented functions" in r.err,
+          r.err)
+    r = syscope("sample", "--function-exclude", "(", "--", fixture("instrumented"))
+    check_eq(r.rc, 2, r.describe())
+    check("'(' is not a valid extended regular expression" in r.err, r.err)
+    check("instrumented ok" not in r.out, "refused before the program ran")
+
+
 def test_switched_off():
     r = syscope("sample", "--no-compiler-hooks", "--output-format", "rocpd", "--",
                 fixture("instrumented"))
