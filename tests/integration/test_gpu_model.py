@@ -100,6 +100,31 @@ def test_one_call_several_ops_flows():
         check_eq(len({f for f, _, _ in t.flows}), 7, "distinct flow ids")
 
 
+def test_whole_graph_launches():
+    # --cuda-domains graph: each launch is one operation "CUDA graph N" on its stream, a row of
+    # kernels (so busy and top_kernels count it), a GRAPH_LAUNCH slice with its flow, counted
+    # apart in the summary and the metadata.
+    for spans in ([], ["--api-spans"]):
+        s = gen_session("--pid", 5011, "--graph-ops", 4, "--kernels", 1, *spans)
+        r = convert(s, "rocpd pftrace csv")
+        db = sqlite3.connect(os.path.join(s, "rocpd-5011.db"))
+        check_conventions(db)
+        check_eq(rows(db, "SELECT R.name, K.name, COUNT(*) FROM kernels K JOIN regions R "
+                          "ON R.stack_id = K.stack_id GROUP BY 1, 2 ORDER BY 1"),
+                 [("cudaGraphLaunch", "CUDA graph 3", 4), ("cudaLaunchKernel", KERNEL, 1)],
+                 f"graph launches as kernel rows, each linked to its call {spans}")
+        check_eq(rows(db, "SELECT COUNT(*) FROM top_kernels"), [(2,)], "top_kernels")
+        t = pftrace.Trace(open(os.path.join(s, "perfetto-trace-5011.pftrace"), "rb").read())
+        check_eq(t.errors, [], f"valid trace {spans}")
+        graphs = [sl for sl in t.slices if sl[2] == "GRAPH_LAUNCH"]
+        check_eq(len(graphs), 4, "GRAPH_LAUNCH slices on the GPU track")
+        check_eq(sum(1 for _, src, dst in t.flows if src == "cudaGraphLaunch"), 4, "flows")
+        check("4 graph launches" in r.err, r.err)
+        meta = json.load(open(os.path.join(s, "metadata-5011.json")))
+        gpu = meta["gpu"]
+        check_eq((gpu["kernels"], gpu["graph_launches"]), (1, 4), "metadata counts")
+
+
 def test_api_calls_as_spans():
     # The CUDA tracer writes API calls whole (REGION_SPAN, from CUPTI's thread) and kernels
     # without their thread: the calls land on their own thread, the kernels find it through

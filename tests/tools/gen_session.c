@@ -8,7 +8,8 @@
  *
  *   gen_session DIR [--pid N] [--ppid N] [--threads N] [--regions N] [--samples N]
  *               [--counters N] [--marks N] [--kernels N] [--copies N] [--allocs N]
- *               [--graphs N] [--api-spans] [--kernel-ns NS] [--rank R] [--hostname NAME]
+ *               [--graphs N] [--graph-ops N] [--api-spans] [--kernel-ns NS] [--rank R]
+ *               [--hostname NAME]
  *               [--start NS]
  *
  * Per thread: --regions pairs of nested regions ("outer" holding "inner" with two
@@ -19,7 +20,9 @@
  * grid 256x1x1, block 128x1x1, --kernel-ns long, 50 us by default, one launch every 65 us),
  * --copies cudaMemcpy calls each with a 1 MiB host-to-device
  * copy, --allocs cudaMalloc/cudaFree pairs of 4 MiB, --graphs cudaGraphLaunch calls each
- * followed by two kernels carrying its correlation id. With --api-spans the cudaLaunchKernel
+ * followed by two kernels carrying its correlation id, --graph-ops cudaGraphLaunch calls each
+ * followed by one whole-graph operation "CUDA graph 3" (what --cuda-domains graph records,
+ * 2 x --kernel-ns long). With --api-spans the cudaLaunchKernel
  * and cudaGraphLaunch calls are whole-region records (REGION_SPAN, as the CUDA tracer writes
  * them; a graph launch's after its kernels), and launched kernels do not name their thread
  * (readers find it through the correlation id).
@@ -53,7 +56,8 @@ struct options {
 	const char *dir;
 	int32_t pid, ppid;
 	unsigned threads;
-	uint64_t regions, samples, counters, marks, kernels, copies, allocs, graphs, kernel_ns;
+	uint64_t regions, samples, counters, marks, kernels, copies, allocs, graphs, graph_ops,
+		kernel_ns;
 	int api_spans;
 	int rank;
 	const char *hostname;
@@ -252,7 +256,7 @@ static void write_gpu(struct writer *w, const struct options *o, int32_t tid)
 	static const char names[] = "NVIDIA H200\0NVIDIA";
 	uint64_t corr = 0;
 
-	if (!o->kernels && !o->copies && !o->allocs && !o->graphs)
+	if (!o->kernels && !o->copies && !o->allocs && !o->graphs && !o->graph_ops)
 		return;
 	memset(a.uuid, 0xab, sizeof(a.uuid));
 	a.memory_bytes = 143771ull << 20;
@@ -324,6 +328,31 @@ static void write_gpu(struct writer *w, const struct options *o, int32_t tid)
 				   tid);
 			w->ts = now;
 		}
+		w->ts += 2 * o->kernel_ns + 10000;
+	}
+	if (o->graph_ops)
+		write_string(w, 2, "CUDA graph 3");
+	for (uint64_t i = 0; i < o->graph_ops; i++) {
+		struct sc_rec_gpu_op g = { .kind = SC_GPU_GRAPH,
+					   .corr_id = ++corr,
+					   .stream = 7,
+					   .tid = tid,
+					   .name_id = 2 };
+
+		g.start = w->ts + 2000;
+		g.end = g.start + 2 * o->kernel_ns;
+		if (o->api_spans) {
+			write_span(w, "cudaGraphLaunch", "CUDA_RUNTIME_API", corr, w->ts + 5000,
+				   tid);
+			g.tid = 0;
+			w->ts += 5000;
+		} else {
+			write_region(w, SC_REC_REGION_BEGIN, "cudaGraphLaunch", "CUDA_RUNTIME_API",
+				     "", 0, 0, corr);
+			w->ts += 5000;
+			write_end(w);
+		}
+		write_gpu_op(w, &g);
 		w->ts += 2 * o->kernel_ns + 10000;
 	}
 	for (uint64_t i = 0; i < o->copies; i++) {
@@ -511,6 +540,8 @@ int main(int argc, char **argv)
 			o.kernels = number(a, v);
 		else if (!strcmp(a, "--graphs"))
 			o.graphs = number(a, v);
+		else if (!strcmp(a, "--graph-ops"))
+			o.graph_ops = number(a, v);
 		else if (!strcmp(a, "--copies"))
 			o.copies = number(a, v);
 		else if (!strcmp(a, "--allocs"))
