@@ -177,6 +177,12 @@ void sc_cpu_events_prepare(struct sc_settings *s)
 	const char *list = sc_str(s, SC_SET_CPU_EVENTS);
 	char *copy = sc_xstrdup(list), *save = NULL, resolved[1024] = "", err[SC_ERRMSG_MAX];
 	unsigned n = 0, usable = 0;
+	/* Events that cannot be counted, grouped by why: one warning per reason. */
+	struct {
+		int rc;
+		char names[512];
+	} refused[SC_PMC_MAX];
+	unsigned nrefused = 0;
 
 	if (!*list) {
 		free(copy);
@@ -184,7 +190,7 @@ void sc_cpu_events_prepare(struct sc_settings *s)
 	}
 	for (char *w = strtok_r(copy, ", ", &save); w; w = strtok_r(NULL, ", ", &save)) {
 		struct perf_event_attr pa;
-		char why[256], item[96];
+		char item[96];
 		int rc;
 
 		if (++n > SC_PMC_MAX)
@@ -194,8 +200,18 @@ void sc_cpu_events_prepare(struct sc_settings *s)
 			unknown(w);
 		rc = sc_cpu_event_try(&pa);
 		if (rc) {
-			pr_warn("--cpu-events: %s cannot be counted here: %s; left out", w,
-				sc_cpu_event_error(rc, why, sizeof(why)));
+			unsigned k = 0;
+
+			while (k < nrefused && refused[k].rc != rc)
+				k++;
+			if (k == nrefused) {
+				refused[k].rc = rc;
+				refused[k].names[0] = '\0';
+				nrefused++;
+			}
+			snprintf(refused[k].names + strlen(refused[k].names),
+				 sizeof(refused[k].names) - strlen(refused[k].names), "%s%s",
+				 refused[k].names[0] ? ", " : "", w);
 			snprintf(item, sizeof(item), "-");
 		} else {
 			snprintf(item, sizeof(item), "%x:%llx:%llx:%llx", pa.type,
@@ -207,6 +223,12 @@ void sc_cpu_events_prepare(struct sc_settings *s)
 			 n > 1 ? "," : "", item);
 	}
 	free(copy);
+	for (unsigned k = 0; k < nrefused; k++) {
+		char why[256];
+
+		pr_warn("--cpu-events: %s cannot be counted here: %s; left out", refused[k].names,
+			sc_cpu_event_error(refused[k].rc, why, sizeof(why)));
+	}
 	if (!usable) {
 		pr_warn("--cpu-events: none of the events can be counted here; the run goes on "
 			"without CPU counters");
