@@ -7,6 +7,7 @@
  * for too). The program's stdin, stdout, stderr, arguments and exit status are its own.
  */
 #define PR_FMT "launch: "
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
@@ -593,6 +594,24 @@ static void check_function_filters(const struct sc_settings *s)
 		regfree(&probe.func_filter.exc);
 }
 
+/* A preset turns GPU telemetry on everywhere; where there is no NVIDIA driver it goes off here,
+ * quietly. Asked for by the user, it stays on, and the run's notes say why it records nothing. */
+static void gpu_telemetry_check(struct sc_settings *s)
+{
+	char err[SC_ERRMSG_MAX];
+	void *nvml;
+
+	if (!sc_bool(s, SC_SET_USE_NVML) || s->v[SC_SET_USE_NVML].source > SC_SRC_PRESET)
+		return;
+	nvml = dlopen("libnvidia-ml.so.1", RTLD_LAZY | RTLD_LOCAL);
+	if (nvml) {
+		dlclose(nvml);
+		return;
+	}
+	pr_dbg("GPU telemetry off: no libnvidia-ml.so.1 here");
+	sc_settings_set(s, SC_SET_USE_NVML, "false", s->v[SC_SET_USE_NVML].source, err);
+}
+
 int sc_launch(struct sc_cli *cli, struct sc_launch_result *res)
 {
 	struct launch l = { .cli = cli, .s = &cli->settings };
@@ -601,6 +620,7 @@ int sc_launch(struct sc_cli *cli, struct sc_launch_result *res)
 	check_binary(&l);
 	sc_cpu_events_prepare(&cli->settings);
 	check_function_filters(&cli->settings);
+	gpu_telemetry_check(&cli->settings);
 	sc_overflow_prepare(&cli->settings);
 	l.lib = find_library();
 	make_session(&l);
