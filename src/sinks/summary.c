@@ -142,8 +142,10 @@ static void print_top(FILE *f, struct sc_output *out, unsigned kind, unsigned to
 			e[n++] = e[i];
 	qsort(e, n, sizeof(*e), by_self_desc);
 	if (n)
-		fprintf(f, "syscope: top functions by %s (self):\n",
-			kind == SC_SAMPLE_REALTIME   ? "wall time"
+		fprintf(f, "syscope: top %s by %s (self):\n",
+			kind == SC_PROFILE_REGIONS ? "regions" : "functions",
+			kind == SC_PROFILE_REGIONS   ? "time inside them, with their calls"
+			: kind == SC_SAMPLE_REALTIME ? "wall time"
 			: kind == SC_SAMPLE_OVERFLOW ? "counted events"
 						     : "CPU time");
 	for (size_t i = 0; i < n && i < top; i++) {
@@ -257,6 +259,12 @@ void sc_summary_print(FILE *f, struct sc_output *out, unsigned top)
 	if (!any && m->processes.n)
 		fprintf(f, "syscope: no samples were recorded (the program ran too briefly, or "
 			   "sampling could not start: see the notes)\n");
+	for (size_t i = 0; i < out->profiles->profiles.n; i++)
+		if (out->profiles->profiles.v[i]->kind == SC_PROFILE_REGIONS) {
+			/* Instrumented functions, API calls, user regions: their own time. */
+			print_top(f, out, SC_PROFILE_REGIONS, top);
+			break;
+		}
 	print_gpu(f, m);
 	print_losses(f, m);
 	print_notes(f, m);

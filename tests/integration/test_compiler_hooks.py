@@ -28,6 +28,8 @@ def check_tree(name):
     p = r.profile("wall_clock")
     calls = {f["name"]: f["calls"] for f in p.meta["functions"] if f["module"] == "instrumented"}
     check_eq(calls, EXPECTED_CALLS, f"{name}: calls per function")
+    check("top regions by time inside them" in r.err and " 1000  add " in r.err,
+          f"the end-of-run summary lists the functions with their calls: {r.err}")
     trees = p.thread_trees()
     run_all = children(children(trees[0])["main"])["run_all"]
     below = children(run_all)
