@@ -588,10 +588,7 @@ static void check_function_filters(const struct sc_settings *s)
 	if (sc_model_function_filter(&probe, sc_str(s, SC_SET_FUNCTION_INCLUDE),
 				     sc_str(s, SC_SET_FUNCTION_EXCLUDE), err, sizeof(err)))
 		sc_die(SC_EXIT_USAGE, "%s", err);
-	if (probe.func_filter.include)
-		regfree(&probe.func_filter.inc);
-	if (probe.func_filter.exclude)
-		regfree(&probe.func_filter.exc);
+	sc_model_function_filter_free(&probe);
 }
 
 /* A preset turns GPU telemetry on everywhere; where there is no NVIDIA driver it goes off here,

@@ -404,16 +404,31 @@ static void note_ts(struct pass *ps, uint64_t ts)
 
 static void counter_value(struct sc_image *img, const struct sc_rec_counter *r);
 
+/* The image's counter track `id`, added (empty) if it has none; the first of an id stays. */
+static struct sc_counter_track *counter_track_add(struct sc_image *img, uint32_t id)
+{
+	bool inserted;
+	uint64_t *slot = sc_hashmap_upsert(&img->counter_index, (uint64_t)id + 1, 0, &inserted);
+
+	if (inserted) {
+		VEC_PUSH(&img->counter_tracks)->id = id;
+		*slot = img->counter_tracks.n;
+	}
+	return &img->counter_tracks.v[*slot - 1];
+}
+
+const struct sc_counter_track *sc_image_counter_track(const struct sc_image *img, uint32_t id)
+{
+	uint64_t *slot = sc_hashmap_get(&img->counter_index, (uint64_t)id + 1);
+
+	return slot ? &img->counter_tracks.v[*slot - 1] : NULL;
+}
+
 /* The track of CPU counter `event` of thread `tid`, created on its first value; named when
  * the image is complete (its event names may come later than another thread's reads). */
 static void pmc_track(struct sc_image *img, int32_t tid, unsigned event)
 {
-	uint32_t id = SC_PMC_TRACK_ID(tid, event);
-
-	for (size_t i = img->counter_tracks.n; i-- > 0;)
-		if (img->counter_tracks.v[i].id == id)
-			return;
-	VEC_PUSH(&img->counter_tracks)->id = id;
+	counter_track_add(img, SC_PMC_TRACK_ID(tid, event));
 }
 
 static void name_pmc_tracks(struct sc_model *m, struct sc_image *img)
@@ -477,13 +492,9 @@ static void pmc_read(struct pass *ps, int32_t tid, const struct sc_rec_pmc_read 
 
 static void counter_value(struct sc_image *img, const struct sc_rec_counter *r)
 {
-	struct sc_counter_track *c = NULL;
+	struct sc_counter_track *c =
+		(struct sc_counter_track *)sc_image_counter_track(img, r->track);
 
-	if (r->track < img->counter_tracks.n && img->counter_tracks.v[r->track].id == r->track)
-		c = &img->counter_tracks.v[r->track]; /* ids are handed out in order */
-	for (size_t i = 0; !c && i < img->counter_tracks.n; i++)
-		if (img->counter_tracks.v[i].id == r->track)
-			c = &img->counter_tracks.v[i];
 	if (!c)
 		return;
 	if (!c->values.count)
@@ -592,10 +603,11 @@ static int metadata_record(void *ctx, int32_t tid, const struct sc_record *rec, 
 	}
 	case SC_REC_COUNTER_TRACK: {
 		const struct sc_rec_counter_track *r = (const void *)rec;
-		struct sc_counter_track *c = VEC_PUSH(&img->counter_tracks);
+		struct sc_counter_track *c = counter_track_add(img, r->id);
 
 		tail = (const char *)(r + 1);
-		c->id = r->id;
+		if (c->name)
+			break; /* the id's first definition stays */
 		c->name = sc_strtab_intern(&m->strings, tail);
 		c->unit = sc_strtab_intern(&m->strings, tail + r->name_len);
 		break;
@@ -854,6 +866,7 @@ struct sc_image *sc_model_add_image(struct sc_model *m, int32_t pid, const char 
 	img->hostname = sc_strtab_intern(&m->strings, hostname ? hostname : "");
 	img->crash_stack = -1;
 	sc_hashmap_init(&img->names);
+	sc_hashmap_init(&img->counter_index);
 	sc_hashmap_init(&img->corr);
 	img->proc = process_for(m, pid, img->hostname);
 	*VEC_PUSH(&img->proc->images) = img;
@@ -953,6 +966,15 @@ int sc_model_function_filter(struct sc_model *m, const char *include, const char
 	return 0;
 }
 
+void sc_model_function_filter_free(struct sc_model *m)
+{
+	if (m->func_filter.include)
+		regfree(&m->func_filter.inc);
+	if (m->func_filter.exclude)
+		regfree(&m->func_filter.exc);
+	m->func_filter.include = m->func_filter.exclude = false;
+}
+
 bool sc_model_function_shown(struct sc_model *m, const char *name)
 {
 	bool shown = (!m->func_filter.include || !regexec(&m->func_filter.inc, name, 0, NULL, 0)) &&
@@ -973,6 +995,7 @@ void sc_model_free(struct sc_model *m)
 		VEC_FREE(&img->settings);
 		VEC_FREE(&img->modules);
 		VEC_FREE(&img->counter_tracks);
+		sc_hashmap_free(&img->counter_index);
 		VEC_FREE(&img->agents);
 		VEC_FREE(&img->streams);
 		sc_hashmap_free(&img->names);
@@ -992,10 +1015,7 @@ void sc_model_free(struct sc_model *m)
 	VEC_FREE(&m->processes);
 	VEC_FREE(&m->stacks);
 	VEC_FREE(&m->stack_pmc);
-	if (m->func_filter.include)
-		regfree(&m->func_filter.inc);
-	if (m->func_filter.exclude)
-		regfree(&m->func_filter.exc);
+	sc_model_function_filter_free(m);
 	sc_hashmap_free(&m->stack_index);
 	sc_hashmap_free(&m->demangled);
 	for (size_t i = 0; i < m->frame_blocks.n; i++)

@@ -141,6 +141,7 @@ struct sc_image {
 	VEC(const char *) settings; /* "NAME=value" as the runtime resolved them */
 	VEC(struct sc_module) modules;
 	VEC(struct sc_counter_track) counter_tracks;
+	struct sc_hashmap counter_index;   /* track id + 1 -> index in counter_tracks + 1 */
 	VEC(struct sc_gpu_agent) agents;   /* every agent a GPU op names, recorded or not */
 	VEC(struct sc_gpu_stream) streams; /* every (agent, stream) a GPU op names */
 	struct sc_hashmap names;	   /* sc_rec_string id -> interned text */
@@ -235,6 +236,10 @@ int sc_model_build(struct sc_model *m, struct sc_session *s, bool inlines);
  * a message naming the bad regex in `err`. */
 int sc_model_function_filter(struct sc_model *m, const char *include, const char *exclude,
 			     char *err, size_t errlen);
+/* The counter track `id` of an image, or NULL. */
+const struct sc_counter_track *sc_image_counter_track(const struct sc_image *img, uint32_t id);
+/* Free what sc_model_function_filter compiled (sc_model_free does). */
+void sc_model_function_filter_free(struct sc_model *m);
 /* Whether the outputs show the instrumented function `name` (counts what it sees). */
 bool sc_model_function_shown(struct sc_model *m, const char *name);
 void sc_model_free(struct sc_model *m);

@@ -28,14 +28,6 @@ struct replay {
 	const char *category_instrumented;
 };
 
-const struct sc_counter_track *sc_image_counter_track(const struct sc_image *img, uint32_t id)
-{
-	for (size_t i = 0; i < img->counter_tracks.n; i++)
-		if (img->counter_tracks.v[i].id == id)
-			return &img->counter_tracks.v[i];
-	return NULL;
-}
-
 const char *sc_region_arg_next(const char *p, const char *end, char *type, const char **name,
 			       const char **value)
 {

@@ -78,7 +78,4 @@ const char *sc_gpu_op_category(uint16_t kind);
 const char *sc_gpu_alloc_type(uint16_t kind);
 const char *sc_gpu_mem_level(uint16_t level);
 
-/* The counter track `id` of an image, or NULL. */
-const struct sc_counter_track *sc_image_counter_track(const struct sc_image *img, uint32_t id);
-
 #endif /* SYSCOPE_MODEL_TIMELINE_H */
