@@ -187,20 +187,46 @@ static const char *func_name(struct replay *r, uint64_t addr, uint64_t ts)
 	return *slot & 1 ? NULL : (const char *)(uintptr_t)(*slot >> 1);
 }
 
-/* Close every region still open on thread `o` at time `ts`. */
-static void close_all(struct replay *r, struct open_regions *o, uint64_t ts)
+/* Open region `ev` on thread `tid` (copied onto its stack at the current depth). */
+static void open_region(struct replay *r, int32_t tid, const struct sc_region_ev *ev)
+{
+	struct open_regions *o = open_of(r, tid, true);
+
+	r->stats->regions++;
+	if (o->depth >= MAX_OPEN)
+		return;
+	VEC_RESERVE(&o->stack, o->depth + 1);
+	o->stack.n = o->depth + 1;
+	o->stack.v[o->depth] = *ev;
+	o->stack.v[o->depth].depth = o->depth;
+	if (r->ops->region_begin)
+		r->ops->region_begin(r->ctx, r->img, thread_of(r, tid), &o->stack.v[o->depth]);
+	o->depth++;
+}
+
+/* Close thread `o`'s open regions at time `ts` down to the one at depth `keep`, included;
+ * with `ends` that one ends normally, every other one is unterminated. */
+static void close_to(struct replay *r, struct open_regions *o, uint32_t keep, uint64_t ts,
+		     bool ends)
 {
 	struct sc_thread *t = thread_of(r, o->tid);
 
-	while (o->depth) {
+	while (o->depth > keep) {
 		struct sc_region_ev *ev = &o->stack.v[--o->depth];
 
 		ev->end = ts > ev->start ? ts : ev->start;
-		ev->unterminated = true;
-		r->stats->unterminated++;
+		ev->unterminated = !ends || o->depth > keep;
+		if (ev->unterminated)
+			r->stats->unterminated++;
 		if (r->ops->region_end)
 			r->ops->region_end(r->ctx, r->img, t, ev);
 	}
+}
+
+/* Close every region still open on thread `o` at time `ts`. */
+static void close_all(struct replay *r, struct open_regions *o, uint64_t ts)
+{
+	close_to(r, o, 0, ts, false);
 }
 
 static int replay_record(void *ctx, int32_t tid, const struct sc_record *rec, uint64_t off)
@@ -212,19 +238,9 @@ static int replay_record(void *ctx, int32_t tid, const struct sc_record *rec, ui
 	(void)off;
 	switch (rec->type) {
 	case SC_REC_REGION_BEGIN:
-		o = open_of(r, tid, true);
-		r->stats->regions++;
-		if (o->depth >= MAX_OPEN)
-			break;
-		VEC_RESERVE(&o->stack, o->depth + 1);
-		o->stack.n = o->depth + 1;
-		region_from(&o->stack.v[o->depth], (const void *)rec,
+		region_from(&ev, (const void *)rec,
 			    (const char *)rec + sizeof(struct sc_rec_region));
-		o->stack.v[o->depth].depth = o->depth;
-		if (r->ops->region_begin)
-			r->ops->region_begin(r->ctx, r->img, thread_of(r, tid),
-					     &o->stack.v[o->depth]);
-		o->depth++;
+		open_region(r, tid, &ev);
 		break;
 	case SC_REC_REGION_END:
 		o = open_of(r, tid, false);
@@ -232,13 +248,7 @@ static int replay_record(void *ctx, int32_t tid, const struct sc_record *rec, ui
 			r->stats->unmatched_ends++;
 			break;
 		}
-		o->depth--;
-		o->stack.v[o->depth].end = ((const struct sc_rec_region_end *)rec)->ts;
-		if (o->stack.v[o->depth].end < o->stack.v[o->depth].start)
-			o->stack.v[o->depth].end = o->stack.v[o->depth].start;
-		if (r->ops->region_end)
-			r->ops->region_end(r->ctx, r->img, thread_of(r, tid),
-					   &o->stack.v[o->depth]);
+		close_to(r, o, o->depth - 1, ((const struct sc_rec_region_end *)rec)->ts, true);
 		break;
 	case SC_REC_REGION_SPAN: {
 		const struct sc_rec_region_span *sp = (const void *)rec;
@@ -261,22 +271,12 @@ static int replay_record(void *ctx, int32_t tid, const struct sc_record *rec, ui
 
 		if (!name)
 			break; /* left out by --function-include/--function-exclude */
-		o = open_of(r, tid, true);
-		r->stats->regions++;
-		if (o->depth >= MAX_OPEN)
-			break;
-		VEC_RESERVE(&o->stack, o->depth + 1);
-		o->stack.n = o->depth + 1;
-		memset(&o->stack.v[o->depth], 0, sizeof(o->stack.v[0]));
-		o->stack.v[o->depth].start = f->ts;
-		o->stack.v[o->depth].name = name;
-		o->stack.v[o->depth].category = r->category_instrumented;
-		o->stack.v[o->depth].func_addr = f->addr;
-		o->stack.v[o->depth].depth = o->depth;
-		if (r->ops->region_begin)
-			r->ops->region_begin(r->ctx, r->img, thread_of(r, tid),
-					     &o->stack.v[o->depth]);
-		o->depth++;
+		memset(&ev, 0, sizeof(ev));
+		ev.start = f->ts;
+		ev.name = name;
+		ev.category = r->category_instrumented;
+		ev.func_addr = f->addr;
+		open_region(r, tid, &ev);
 		break;
 	}
 	case SC_REC_FUNC_EXIT: {
@@ -294,16 +294,7 @@ static int replay_record(void *ctx, int32_t tid, const struct sc_record *rec, ui
 			r->stats->unmatched_ends++; /* entered before recording started */
 			break;
 		}
-		while (o->depth >= at) {
-			struct sc_region_ev *done = &o->stack.v[--o->depth];
-
-			done->end = f->ts > done->start ? f->ts : done->start;
-			done->unterminated = o->depth >= at;
-			if (done->unterminated)
-				r->stats->unterminated++;
-			if (r->ops->region_end)
-				r->ops->region_end(r->ctx, r->img, thread_of(r, tid), done);
-		}
+		close_to(r, o, at - 1, f->ts, true);
 		break;
 	}
 	case SC_REC_MARK:
