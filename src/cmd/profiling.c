@@ -157,19 +157,26 @@ static void add_formats(struct sc_cli *cli, const char *formats, const char *fla
 	free(copy);
 }
 
+/* A domain flag that turns a source on (`on`) and, given =LIST, chooses its `list`. */
+static void apply_domain(struct sc_cli *cli, const char *flag, const char *value, int on, int list,
+			 const struct alias *aliases)
+{
+	contradiction(cli, on, flag, "true");
+	set_cli(cli, on, "true", flag);
+	if (*value) {
+		char *tokens = domain_tokens(flag, value, aliases);
+
+		contradiction(cli, list, flag, tokens);
+		set_cli(cli, list, tokens, flag);
+		free(tokens);
+	}
+}
+
 static void apply_domains(struct sc_cli *cli, const struct domain_flags *df, bool preset_sampled)
 {
-	if (df->cuda) {
-		contradiction(cli, SC_SET_USE_CUDA, "cuda", "true");
-		set_cli(cli, SC_SET_USE_CUDA, "true", "cuda");
-		if (*df->cuda) {
-			char *tokens = domain_tokens("cuda", df->cuda, cuda_aliases);
-
-			contradiction(cli, SC_SET_CUDA_DOMAINS, "cuda", tokens);
-			set_cli(cli, SC_SET_CUDA_DOMAINS, tokens, "cuda");
-			free(tokens);
-		}
-	}
+	if (df->cuda)
+		apply_domain(cli, "cuda", df->cuda, SC_SET_USE_CUDA, SC_SET_CUDA_DOMAINS,
+			     cuda_aliases);
 	if (df->cpu) {
 		if (!preset_sampled && !sc_bool(&cli->settings, SC_SET_USE_SAMPLING))
 			pr_info("--cpu turns on the sampling the preset leaves off");
@@ -202,17 +209,9 @@ static void apply_domains(struct sc_cli *cli, const struct domain_flags *df, boo
 		contradiction(cli, SC_SET_SAMPLING_DURATION, "duration", df->duration);
 		set_cli(cli, SC_SET_SAMPLING_DURATION, df->duration, "duration");
 	}
-	if (df->gpu) {
-		contradiction(cli, SC_SET_USE_NVML, "gpu", "true");
-		set_cli(cli, SC_SET_USE_NVML, "true", "gpu");
-		if (*df->gpu) {
-			char *tokens = domain_tokens("gpu", df->gpu, gpu_aliases);
-
-			contradiction(cli, SC_SET_NVML_METRICS, "gpu", tokens);
-			set_cli(cli, SC_SET_NVML_METRICS, tokens, "gpu");
-			free(tokens);
-		}
-	}
+	if (df->gpu)
+		apply_domain(cli, "gpu", df->gpu, SC_SET_USE_NVML, SC_SET_NVML_METRICS,
+			     gpu_aliases);
 	if (df->parallel) {
 		free(domain_tokens("parallel", df->parallel, parallel_aliases));
 		pr_warn("--parallel: MPI, OpenMP, NCCL and pthread tracing are not in this version "
