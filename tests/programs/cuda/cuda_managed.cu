@@ -12,15 +12,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "cuda_check.h"
+
 #define N (2 << 20) /* floats: 8 MiB */
-#define CHECK(call)                                                                  \
-	do {                                                                         \
-		cudaError_t e_ = (call);                                             \
-		if (e_ != cudaSuccess) {                                             \
-			fprintf(stderr, "%s: %s\n", #call, cudaGetErrorString(e_)); \
-			exit(2);                                                     \
-		}                                                                    \
-	} while (0)
 
 __global__ void touch(float *m)
 {

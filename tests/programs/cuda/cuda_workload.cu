@@ -15,15 +15,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "cuda_check.h"
+
 #define N (1 << 20)
-#define CHECK(call)                                                                  \
-	do {                                                                         \
-		cudaError_t e_ = (call);                                             \
-		if (e_ != cudaSuccess) {                                             \
-			fprintf(stderr, "%s: %s\n", #call, cudaGetErrorString(e_)); \
-			exit(2);                                                     \
-		}                                                                    \
-	} while (0)
 
 __global__ void saxpy(int n, float a, const float *x, float *y)
 {
