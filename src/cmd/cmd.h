@@ -72,16 +72,20 @@ int cmd_avail(int argc, char **argv);
 int cmd_convert(int argc, char **argv);
 int cmd_summary(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
+int cmd_instrument(int argc, char **argv);
 
 /* profiling.c: the command line of sample and run, with configuration files, the preset
  * (`default_preset` when none is named; NULL for none) and domain flags applied. Returns
  * false when it was answered without running anything (help, --list-presets, --explain,
  * --export-config), and `cli` is freed then. */
 bool sc_profiling_cli(struct sc_cli *cli, const struct sc_verb *verb, int argc, char **argv,
-		      const char *default_preset);
+		      const char *default_preset, const struct sc_extra_opt *verb_extras);
 /* Launch the program, write the outputs and the summary; frees `cli`; returns the exit code
  * syscope should end with. */
 int sc_profile_program(struct sc_cli *cli);
+/* The same, with `after_launch` called on the session folder before its outputs are built. */
+int sc_profile_program_then(struct sc_cli *cli, void (*after_launch)(const char *session, void *ctx),
+			    void *ctx);
 
 /* launch.c: run a program under libsyscope.so and wait for its whole process tree. */
 struct sc_launch_result {
@@ -89,6 +93,9 @@ struct sc_launch_result {
 	int exit_code; /* what syscope should exit with: the program's status or 128+signal */
 };
 int sc_launch(struct sc_cli *cli, struct sc_launch_result *res);
+/* Find the program as a shell would: a name with a slash as is, else the first match on
+ * PATH. Exits 127 (not found) or 126 (found, cannot run), naming it. Caller frees. */
+char *sc_find_program(const char *name);
 
 /* convert.c: build every output of a session folder and print the summary. Returns 0 when
  * the outputs were written, 1 otherwise. */

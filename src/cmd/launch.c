@@ -74,7 +74,7 @@ static bool is_exec_file(const char *path, int *err)
 
 /* Find the program as a shell would: a name with a slash as is, else the first match on
  * PATH. Exits 127 (not found) or 126 (found, cannot run), naming it. */
-static char *find_program(const char *name)
+char *sc_find_program(const char *name)
 {
 	const char *path = getenv("PATH");
 	int err = ENOENT, first_err = 0;
@@ -613,7 +613,7 @@ int sc_launch(struct sc_cli *cli, struct sc_launch_result *res)
 {
 	struct launch l = { .cli = cli, .s = &cli->settings };
 
-	l.prog = find_program(cli->rest[0]);
+	l.prog = sc_find_program(cli->rest[0]);
 	check_binary(&l);
 	sc_cpu_events_prepare(&cli->settings);
 	check_function_filters(&cli->settings);

@@ -20,6 +20,12 @@ const struct sc_verb sc_verbs[] = {
 	  "sampling, CUDA tracing, outputs.",
 	  "syscope run [--preset=NAME|FILE] [--cuda[=...]] [--cpu[=HZ]] [options] [--] program "
 	  "[args...]" },
+	{ "instrument", cmd_instrument, SC_VERB_INSTRUMENT,
+	  "Record every call of the program's functions: their entries are patched at start-up "
+	  "(no rebuild, no debug information needed).",
+	  "syscope instrument [-I REGEX] [-E REGEX] [-R REGEX] [--min-instructions N] "
+	  "[--simulate] [--print-instrumented] [--print-excluded] [--dump-info[=FILE]] "
+	  "[options] [--] program [args...]" },
 	{ "avail", cmd_avail, SC_VERB_AVAIL,
 	  "What this syscope can do here: settings, data sources, CPU events, domains, presets; "
 	  "write a configuration file.",

@@ -279,8 +279,26 @@ static void export_config(const struct sc_cli *cli, const char *file)
 	json_decref(doc);
 }
 
+/* The profiling verbs' options followed by one verb's own (NULL: none); caller frees. */
+static struct sc_extra_opt *join_extras(const struct sc_extra_opt *common,
+					const struct sc_extra_opt *own)
+{
+	size_t n = 0, m = 0;
+	struct sc_extra_opt *all;
+
+	while (common[n].long_flag)
+		n++;
+	while (own && own[m].long_flag)
+		m++;
+	all = sc_xcalloc(n + m + 1, sizeof(*all));
+	memcpy(all, common, n * sizeof(*all));
+	if (m)
+		memcpy(all + n, own, m * sizeof(*all));
+	return all;
+}
+
 bool sc_profiling_cli(struct sc_cli *cli, const struct sc_verb *verb, int argc, char **argv,
-		      const char *default_preset)
+		      const char *default_preset, const struct sc_extra_opt *verb_extras)
 {
 	struct domain_flags df = { 0 };
 	const char *list = NULL, *explain = NULL, *export = NULL, *schema = NULL;
@@ -321,8 +339,13 @@ bool sc_profiling_cli(struct sc_cli *cli, const struct sc_verb *verb, int argc, 
 	const char *name;
 	bool preset_sampled = true;
 
-	sc_cli_parse(cli, verb, argc, argv, extras, true);
-	if (sc_cli_answered(cli, extras))
+	struct sc_extra_opt *all = join_extras(extras, verb_extras);
+	bool answered;
+
+	sc_cli_parse(cli, verb, argc, argv, all, true);
+	answered = sc_cli_answered(cli, all);
+	free(all);
+	if (answered)
 		return false;
 	preset_dir = sc_str(&cli->settings, SC_SET_PRESET_DIR);
 	if (schema) {
@@ -388,10 +411,18 @@ bool sc_profiling_cli(struct sc_cli *cli, const struct sc_verb *verb, int argc, 
 
 int sc_profile_program(struct sc_cli *cli)
 {
+	return sc_profile_program_then(cli, NULL, NULL);
+}
+
+int sc_profile_program_then(struct sc_cli *cli, void (*after_launch)(const char *session, void *ctx),
+			    void *ctx)
+{
 	struct sc_launch_result res = { 0 };
 	int rc;
 
 	sc_launch(cli, &res);
+	if (after_launch)
+		after_launch(res.session_dir, ctx);
 	rc = sc_convert_session(res.session_dir, res.session_dir, &cli->settings,
 				sc_bool(&cli->settings, SC_SET_SUMMARY));
 	if (rc)

@@ -11,7 +11,7 @@ int cmd_run(int argc, char **argv)
 {
 	struct sc_cli cli;
 
-	if (!sc_profiling_cli(&cli, sc_verb_find("run"), argc, argv, "balanced"))
+	if (!sc_profiling_cli(&cli, sc_verb_find("run"), argc, argv, "balanced", NULL))
 		return 0;
 	return sc_profile_program(&cli);
 }

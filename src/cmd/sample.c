@@ -12,7 +12,7 @@ int cmd_sample(int argc, char **argv)
 	struct sc_cli cli;
 	char err[SC_ERRMSG_MAX];
 
-	if (!sc_profiling_cli(&cli, verb, argc, argv, NULL))
+	if (!sc_profiling_cli(&cli, verb, argc, argv, NULL, NULL))
 		return 0;
 	/* This verb samples, whatever a preset or the environment says. */
 	if (sc_settings_set(&cli.settings, SC_SET_USE_SAMPLING, "true", SC_SRC_CLI, err))

@@ -11,25 +11,13 @@
 
 static bool hooks_on; /* set once at start, read on every call */
 
-/* The hooks themselves must not be instrumented (syscope is not built with the flag). The
- * record is written in place: rt_record's copy (a libc memmove call for 16 bytes) was a
- * third of the cost of a call. */
+/* The hooks themselves must not be instrumented (syscope is not built with the flag). */
 static inline void record(uint16_t type, void *fn)
 {
-	struct sc_rec_func *r;
-	uint64_t ts;
-
 	/* While paused, entries are not recorded; exits are (theirs may predate the pause). */
 	if (!hooks_on || !(type == SC_REC_FUNC_EXIT ? rt_active() : rt_recording()))
 		return;
-	ts = rt_now_ns();
-	r = rt_reserve(sizeof(*r));
-	if (!r)
-		return;
-	r->ts = ts;
-	r->addr = (uint64_t)(uintptr_t)fn;
-	rt_commit(r, type, 0, sizeof(*r));
-	rt_counters_read_region(ts); /* only with --cpu-events */
+	rt_func_record(type, (uint64_t)(uintptr_t)fn, rt_now_ns());
 }
 
 RT_EXPORT void __cyg_profile_func_enter(void *fn, void *call_site);

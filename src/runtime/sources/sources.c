@@ -1,12 +1,18 @@
 /* SPDX-License-Identifier: MIT */
 /* The table of runtime sources and the dispatch of lifecycle hooks to them. */
 #include "source.h"
+#ifdef SYSCOPE_HAVE_PATCHING
+#include "../patch/patch.h"
+#endif
 
 static const struct rt_source *const table[] = {
 	&rt_source_counters, /* before sampling: a thread's first sample finds them open */
 	&rt_source_sampling,
 	&rt_source_telemetry,
 	&rt_source_compiler_hooks,
+#ifdef SYSCOPE_HAVE_PATCHING
+	&rt_source_patching,
+#endif
 };
 
 #define NSOURCES (sizeof(table) / sizeof(table[0]))

@@ -1,0 +1,304 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * syscope instrument: record every call of the program's functions by patching their entries
+ * at start-up (the model is rocprof-sys-instrument, which uses Dyninst). Here the analysis
+ * (src/instrument/: symbols, capstone, which functions can be patched and how) runs in the
+ * CLI, before the program starts; it writes a patch plan that libsyscope.so applies inside
+ * the program before the program's constructors run. Each call becomes a region of category
+ * "instrumented" on its thread, and the wall_clock profile gives calls and times per
+ * function; the other profiling options (--cpu for sampling too, outputs, presets) apply.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../common/log.h"
+#include "../instrument/instrument.h"
+#include "cmd.h"
+
+/* Functions with fewer instructions are left out unless -I names them. A probe costs tens
+ * of nanoseconds (docs/benchmarks.md); below this size a function's own work is smaller
+ * than that and its time would be mostly ours. rocprof-sys's default is 1024. */
+#define DEFAULT_MIN_INSTRUCTIONS "8"
+
+struct instrument_opts {
+	struct sc_selection sel;
+	const char *include, *exclude, *restrict_, *min_insns, *min_range, *simulate;
+	const char *print_available, *print_instrumented, *print_excluded, *dump_info, *rewrite;
+	const char *module_include, *module_exclude, *module_restrict;
+	char err[256];
+	bool bad_regex;
+	struct sc_module_info mod;
+	char *plan;
+};
+
+/* -I, -E, -R may be given many times; the parser keeps one value per flag, so once it has
+ * found where the program starts, the options before it are read again for these. */
+static const struct {
+	char short_flag;
+	const char *long_flag;
+} regex_flags[] = { { 'I', "--function-include" },
+		    { 'E', "--function-exclude" },
+		    { 'R', "--function-restrict" } };
+
+static sc_regex_vec *regex_list(struct instrument_opts *o, int k)
+{
+	return k == 0 ? &o->sel.include : k == 1 ? &o->sel.exclude : &o->sel.restrict_;
+}
+
+/* If argv[*i] is one of the regex flags, take it and its value. */
+static void take_regex(struct instrument_opts *o, int argc, char **argv, int *i)
+{
+	const char *a = argv[*i], *value = NULL;
+
+	for (int k = 0; k < 3; k++) {
+		size_t len = strlen(regex_flags[k].long_flag);
+
+		if (a[0] == '-' && a[1] == regex_flags[k].short_flag)
+			value = a[2] ? a + 2 : NULL;
+		else if (!strncmp(a, regex_flags[k].long_flag, len) && (!a[len] || a[len] == '='))
+			value = a[len] ? a + len + 1 : NULL;
+		else
+			continue;
+		if (!value) {
+			if (*i + 1 >= argc)
+				sc_die(SC_EXIT_USAGE, "instrument: %s needs a regular expression",
+				       a);
+			value = argv[++*i];
+		}
+		if (!o->bad_regex && !sc_selection_add(regex_list(o, k), value, o->err,
+						       sizeof(o->err)))
+			o->bad_regex = true;
+		return;
+	}
+}
+
+static void collect_regexes(struct instrument_opts *o, int argc, char **argv, char *program)
+{
+	for (int i = 1; i < argc && argv[i] != program && strcmp(argv[i], "--"); i++)
+		take_regex(o, argc, argv, &i);
+}
+
+/* rocprof-sys spellings: -MI/-ME/-MR, and "--print-instrumented functions" (a separate word,
+ * which would otherwise be taken for the program); up to "--". */
+static char **compat_argv(int argc, char **argv)
+{
+	static const char *const two_letter[][2] = {
+		{ "-MI", "--module-include" },
+		{ "-ME", "--module-exclude" },
+		{ "-MR", "--module-restrict" },
+	};
+	char **out = sc_xcalloc((size_t)argc + 1, sizeof(char *));
+	int n = 0;
+
+	for (int i = 0; i < argc; i++) {
+		const char *a = argv[i];
+
+		if (!strcmp(a, "--")) {
+			while (i < argc)
+				out[n++] = argv[i++];
+			break;
+		}
+		for (size_t k = 0; k < 3; k++)
+			if (!strcmp(a, two_letter[k][0]))
+				a = two_letter[k][1];
+		if (!strncmp(a, "--print-", 8) && !strchr(a, '=') && i + 1 < argc &&
+		    (!strcmp(argv[i + 1], "functions") || !strcmp(argv[i + 1], "modules"))) {
+			out[n++] = sc_xasprintf("%s=%s", a, argv[++i]);
+			continue;
+		}
+		out[n++] = (char *)a;
+	}
+	return out;
+}
+
+static uint32_t parse_count(const char *flag, const char *v, const char *dflt)
+{
+	char *end;
+	unsigned long n;
+
+	if (!v)
+		v = dflt;
+	errno = 0;
+	n = strtoul(v, &end, 10);
+	if (errno || *end || end == v || n > UINT32_MAX || *v == '-')
+		sc_die(SC_EXIT_USAGE, "--%s %s: expected a count (0 or more)", flag, v);
+	return (uint32_t)n;
+}
+
+static void print_choice(const struct instrument_opts *o)
+{
+	size_t c[3];
+
+	sc_module_counts(&o->mod, c);
+	if (o->print_available) {
+		printf("Available functions of %s (%zu):\n", o->mod.path, c[0] + c[1]);
+		sc_print_functions(stdout, &o->mod, SC_FN_INSTRUMENTED, false);
+		sc_print_functions(stdout, &o->mod, SC_FN_EXCLUDED, false);
+	}
+	if (o->print_instrumented) {
+		printf("Instrumented functions of %s (%zu):\n", o->mod.path, c[0]);
+		sc_print_functions(stdout, &o->mod, SC_FN_INSTRUMENTED, false);
+	}
+	if (o->print_excluded) {
+		printf("Excluded functions of %s (%zu), and those that cannot be patched (%zu):\n",
+		       o->mod.path, c[1], c[2]);
+		sc_print_functions(stdout, &o->mod, SC_FN_EXCLUDED, true);
+		sc_print_functions(stdout, &o->mod, SC_FN_UNPATCHABLE, true);
+	}
+}
+
+static void dump_info(const struct instrument_opts *o, const char *path)
+{
+	size_t len = strlen(path);
+	bool text = len > 4 && !strcmp(path + len - 4, ".txt");
+
+	if (sc_dump_info(path, &o->mod, 1, !text))
+		pr_warn("--dump-info: cannot write %s: %s", path, strerror(errno));
+}
+
+/* Analyze the program and choose its functions; exits on what cannot be instrumented. */
+static void analyze(struct instrument_opts *o, const char *program)
+{
+	char *found = sc_find_program(program), real[PATH_MAX];
+	size_t c[3];
+
+	if (!realpath(found, real))
+		sc_die(SC_EXIT_NOTFOUND, "%s: %s", found, strerror(errno));
+	free(found);
+	if (sc_analyze_module(real, true, &o->mod, o->err, sizeof(o->err)))
+		sc_die(SC_EXIT_FAILURE, "instrument: %s", o->err);
+	if (o->mod.is_static)
+		sc_die(SC_EXIT_FAILURE,
+		       "instrument: %s is a static executable: the dynamic loader never runs, so "
+		       "libsyscope.so cannot be loaded into it to patch it (link it dynamically, "
+		       "or build it with -finstrument-functions and -static is still not "
+		       "supported)",
+		       real);
+	if (!o->mod.has_symtab)
+		pr_warn("instrument: %s is stripped (no .symtab): only its %zu exported functions "
+			"can be found; the others' time goes to their callers",
+			real, o->mod.fns.n);
+	sc_select_functions(&o->mod, &o->sel);
+	if (o->sel.include.n && !o->sel.matched_include)
+		pr_warn("instrument: no function matches --function-include");
+	if (o->sel.restrict_.n && !o->sel.matched_restrict)
+		pr_warn("instrument: no function matches --function-restrict");
+	sc_module_counts(&o->mod, c);
+	pr_info("instrument: %s: %zu functions instrumented, %zu excluded, %zu cannot be "
+		"patched (analysis %.1f ms)",
+		real, c[0], c[1], c[2], o->mod.decode_ns / 1e6);
+	if (!c[0])
+		pr_warn("instrument: no function of %s will be instrumented (%zu excluded, %zu "
+			"cannot be patched: --print-excluded says why)",
+			real, c[1], c[2]);
+}
+
+/* After the run: the analysis and the plan go into the session folder. */
+static void keep_with_session(const char *session, void *ctx)
+{
+	struct instrument_opts *o = ctx;
+	char *info = sc_xasprintf("%s/instrumentation.json", session);
+	char *plan = sc_xasprintf("%s/raw/instrument-plan.bin", session);
+
+	if (sc_dump_info(info, &o->mod, 1, true))
+		pr_warn("cannot write %s: %s", info, strerror(errno));
+	if (rename(o->plan, plan))
+		unlink(o->plan);
+	free(info);
+	free(plan);
+}
+
+int cmd_instrument(int argc, char **argv)
+{
+	static struct instrument_opts o;
+	struct sc_extra_opt extras[] = {
+		/* The parser keeps the last of each; collect_regexes reads them all. */
+		{ "function-include", 'I', true, "REGEX",
+		  "Instrument the functions that match, despite the size heuristics (repeatable)",
+		  &o.include },
+		{ "function-exclude", 'E', true, "REGEX",
+		  "Never instrument the functions that match (repeatable)", &o.exclude },
+		{ "function-restrict", 'R', true, "REGEX",
+		  "Only the functions that match are candidates (repeatable)", &o.restrict_ },
+		{ "min-instructions", 'i', true, "N",
+		  "Leave out functions of fewer than N instructions (default " DEFAULT_MIN_INSTRUCTIONS
+		  "; rocprof-sys: 1024)",
+		  &o.min_insns },
+		{ "min-address-range", 'r', true, "BYTES",
+		  "Leave out functions smaller than BYTES (default 0)", &o.min_range },
+		{ "module-include", 0, true, "REGEX",
+		  "-MI: also instrument shared libraries that match (not in this version)",
+		  &o.module_include },
+		{ "module-exclude", 0, true, "REGEX", "-ME: shared libraries never instrumented",
+		  &o.module_exclude },
+		{ "module-restrict", 0, true, "REGEX",
+		  "-MR: only these modules (not in this version beyond the program)",
+		  &o.module_restrict },
+		{ "simulate", 0, false, "",
+		  "Analyze and report what would be instrumented; do not run the program",
+		  &o.simulate },
+		{ "print-available", 0, false, "functions",
+		  "Print the functions that could be instrumented", &o.print_available },
+		{ "print-instrumented", 0, false, "functions",
+		  "Print the functions that are instrumented", &o.print_instrumented },
+		{ "print-excluded", 0, false, "functions",
+		  "Print the functions left out, and why (selection, or cannot be patched)",
+		  &o.print_excluded },
+		{ "dump-info", 0, false, "FILE",
+		  "Write every function with its state and reason to FILE (=F.json or =F.txt; "
+		  "default instrumentation.json)",
+		  &o.dump_info },
+		{ NULL, 0, false, NULL, NULL, NULL },
+	};
+	const struct sc_verb *verb = sc_verb_find("instrument");
+	char **args = compat_argv(argc, argv), err[SC_ERRMSG_MAX];
+	struct sc_cli cli;
+	int rc;
+
+	if (!sc_profiling_cli(&cli, verb, argc, args, NULL, extras)) {
+		free(args);
+		return 0;
+	}
+	collect_regexes(&o, argc, args, cli.rest[0]);
+	if (o.bad_regex)
+		sc_die(SC_EXIT_USAGE, "instrument: %s", o.err);
+	if (o.module_include || o.module_restrict)
+		sc_die(SC_EXIT_USAGE,
+		       "instrument: --module-include/--module-restrict: instrumenting shared "
+		       "libraries is not in this version; the program itself is instrumented");
+	o.sel.min_instructions =
+		parse_count("min-instructions", o.min_insns, DEFAULT_MIN_INSTRUCTIONS);
+	o.sel.min_address_range = parse_count("min-address-range", o.min_range, "0");
+	analyze(&o, cli.rest[0]);
+	print_choice(&o);
+	if (o.dump_info)
+		dump_info(&o, *o.dump_info ? o.dump_info : "instrumentation.json");
+	if (o.simulate) {
+		sc_cli_free(&cli);
+		sc_module_info_free(&o.mod);
+		sc_selection_free(&o.sel);
+		free(args);
+		return 0;
+	}
+	o.plan = sc_xasprintf("%s/syscope-plan-%d.bin", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp",
+			      (int)getpid());
+	if (sc_plan_write(o.plan, &o.mod, 1, o.err, sizeof(o.err)) < 0)
+		sc_die(SC_EXIT_FAILURE, "instrument: cannot write the patch plan: %s", o.err);
+	if (sc_settings_set(&cli.settings, SC_SET_INSTRUMENT_PLAN, o.plan, SC_SRC_CLI, err))
+		sc_die(SC_EXIT_FAILURE, "%s", err);
+	/* Instrumentation alone unless sampling was asked for (--cpu: both, as rocprof-sys's
+	 * combined mode). */
+	if (cli.settings.v[SC_SET_USE_SAMPLING].source < SC_SRC_ENV &&
+	    sc_settings_set(&cli.settings, SC_SET_USE_SAMPLING, "false", SC_SRC_CLI, err))
+		sc_die(SC_EXIT_FAILURE, "%s", err);
+	rc = sc_profile_program_then(&cli, keep_with_session, &o);
+	sc_module_info_free(&o.mod);
+	sc_selection_free(&o.sel);
+	free(o.plan);
+	free(args);
+	return rc;
+}

@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Which patchable functions get instrumented: a built-in list of functions that must never
+ * be probed, then rocprof-sys's selection (-R restricts to matching names, -E excludes,
+ * -I includes despite the size heuristics), then the heuristics (--min-instructions,
+ * --min-address-range). Names match in their demangled or their symbol form.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../common/strutil.h"
+#include "instrument.h"
+
+/* Probing these would recurse into the probe, run before the runtime can record, or
+ * belong to a sanitizer or to syscope itself. */
+static const char *const never_prefixes[] = {
+	"_start",	  "_init",	   "_fini",	"__libc_csu_", "_dl_relocate_static_pie",
+	"deregister_tm_clones", "register_tm_clones", "__do_global_dtors_aux", "frame_dummy",
+	"__cyg_profile_func_", "syscope_",	 "__x86.get_pc_thunk", "__asan",      "__ubsan",
+	"__sanitizer",	  "__tsan",	   "__lsan",	"__msan",      "__stack_chk_fail",
+	"__restore_rt",
+};
+static const char *const never_names[] = {
+	"malloc", "free", "calloc", "realloc", "memalign", "posix_memalign", "aligned_alloc",
+	"valloc", "pvalloc", "sbrk", "brk",
+};
+
+static bool never_probe(const char *name)
+{
+	for (size_t i = 0; i < sizeof(never_prefixes) / sizeof(never_prefixes[0]); i++)
+		if (!strncmp(name, never_prefixes[i], strlen(never_prefixes[i])))
+			return true;
+	for (size_t i = 0; i < sizeof(never_names) / sizeof(never_names[0]); i++)
+		if (!strcmp(name, never_names[i]))
+			return true;
+	return false;
+}
+
+bool sc_selection_add(sc_regex_vec *v, const char *re, char *err, size_t errlen)
+{
+	regex_t rx;
+	int rc = regcomp(&rx, re, REG_EXTENDED | REG_NOSUB);
+
+	if (rc) {
+		char why[128];
+
+		regerror(rc, &rx, why, sizeof(why));
+		snprintf(err, errlen, "invalid regular expression '%s': %s", re, why);
+		return false;
+	}
+	*VEC_PUSH(v) = rx;
+	return true;
+}
+
+static void free_list(sc_regex_vec *v)
+{
+	for (size_t i = 0; i < v->n; i++)
+		regfree(&v->v[i]);
+	VEC_FREE(v);
+}
+
+void sc_selection_free(struct sc_selection *sel)
+{
+	free_list(&sel->include);
+	free_list(&sel->exclude);
+	free_list(&sel->restrict_);
+}
+
+static bool matches(const sc_regex_vec *v, const struct sc_fn *fn)
+{
+
+	for (size_t i = 0; i < v->n; i++)
+		if (!regexec(&v->v[i], fn->pretty, 0, NULL, 0) ||
+		    !regexec(&v->v[i], fn->name, 0, NULL, 0))
+			return true;
+	return false;
+}
+
+void sc_select_functions(struct sc_module_info *mod, struct sc_selection *sel)
+{
+	for (size_t i = 0; i < mod->fns.n; i++) {
+		struct sc_fn *fn = &mod->fns.v[i];
+		bool forced;
+
+		if (fn->state != SC_FN_INSTRUMENTED)
+			continue; /* unpatchable, or start-up glue */
+		fn->state = SC_FN_EXCLUDED;
+		if (never_probe(fn->name)) {
+			fn->reason = "built-in exclusion (start-up code, allocator, sanitizer, syscope)";
+			continue;
+		}
+		if (sel->restrict_.n) {
+			if (!matches(&sel->restrict_, fn)) {
+				fn->reason = "not matched by --function-restrict";
+				continue;
+			}
+			sel->matched_restrict = true;
+		}
+		if (matches(&sel->exclude, fn)) {
+			fn->reason = "matched by --function-exclude";
+			continue;
+		}
+		forced = matches(&sel->include, fn);
+		sel->matched_include |= forced;
+		if (!forced && fn->ninsn < sel->min_instructions) {
+			fn->reason = "fewer instructions than --min-instructions";
+			continue;
+		}
+		if (!forced && fn->size < sel->min_address_range) {
+			fn->reason = "smaller than --min-address-range";
+			continue;
+		}
+		fn->state = SC_FN_INSTRUMENTED;
+		fn->reason = NULL;
+	}
+}
+
+void sc_module_counts(const struct sc_module_info *mod, size_t counts[3])
+{
+	counts[0] = counts[1] = counts[2] = 0;
+	for (size_t i = 0; i < mod->fns.n; i++)
+		counts[mod->fns.v[i].state]++;
+}

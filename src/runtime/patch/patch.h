@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Runtime binary instrumentation (x86-64): a patched function's first bytes jump to its
+ * trampoline, which pushes the function's id and calls the entry stub (stubs_x86_64.S). The
+ * stub saves the argument registers and calls rt_patch_enter, which records the entry, keeps
+ * the caller's return address on this thread's shadow stack and puts the exit stub's
+ * address in its place; the function's `ret` then lands in the exit stub, which calls
+ * rt_patch_exit for the exit record and the original return address. The trampoline then
+ * runs the displaced instructions and jumps back into the function.
+ *
+ * apply.c reads the plan and patches; shadow.c is the shadow stack and the hooks that keep
+ * it true when frames go away without returning (longjmp, exceptions, pthread_exit).
+ */
+#ifndef SYSCOPE_RUNTIME_PATCH_PATCH_H
+#define SYSCOPE_RUNTIME_PATCH_PATCH_H
+
+#include <stdint.h>
+
+#include "../sources/source.h"
+
+/* stubs_x86_64.S */
+void rt_patch_entry_stub(void);
+void rt_patch_exit_stub(void);
+
+/* shadow.c: called by the stubs. */
+void rt_patch_enter(uint32_t id, uint64_t *ret_slot);
+uint64_t rt_patch_exit(uint64_t sp);
+
+/* The function addresses (at run time) by id, set by apply.c before any patch is live. */
+extern const uint64_t *rt_patch_func_addr;
+/* Enable the exception hooks (only when something was patched). */
+void rt_patch_shadow_start(void);
+/* A thread's end: give its shadow stack back. */
+void rt_patch_shadow_thread_stop(void);
+/* Calls deeper than the shadow stack, not recorded (reported at the end). */
+uint64_t rt_patch_shadow_overflows(void);
+
+extern const struct rt_source rt_source_patching;
+
+#endif /* SYSCOPE_RUNTIME_PATCH_PATCH_H */

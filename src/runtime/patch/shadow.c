@@ -1,0 +1,292 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The per-thread shadow stack of patched functions: for each call in progress, where its
+ * return address lives on the machine stack (the slot), the address itself, and the
+ * function. Entries and exits are async-signal-safe (instrumented signal handlers nest on
+ * the same shadow stack) and allocation-free after the thread's first call (one mmap).
+ *
+ * A frame can go away without returning:
+ *   - longjmp, or a signal handler that does not return: the next exit finds its own
+ *     frame by its exact slot, below the dead ones, and ends those too; an entry whose slot
+ *     is above frames on the same machine stack ends them right away (their time stops at
+ *     the longjmp, not at some later return);
+ *   - C++ exceptions: the unwinder reads return addresses from the stack, and our exit
+ *     stub has none to give, so every return address is put back before unwinding starts
+ *     (_Unwind_RaiseException, _Unwind_Resume, _Unwind_Resume_or_Rethrow,
+ *     _Unwind_ForcedUnwind) and the surviving frames are re-armed when a handler catches
+ *     (__cxa_begin_catch); frames below the catch ended;
+ *   - pthread_exit: return addresses are put back and every frame ends.
+ * A return whose frame is not on the shadow stack cannot happen by construction; were it
+ * to, there is no address to return to, and the runtime says so and aborts.
+ */
+#include <dlfcn.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include <unwind.h>
+
+#include "patch.h"
+
+#define SHADOW_FRAMES 65536u
+
+/* A frame whose slot holds the original address again (unwinding) is "unarmed"; one whose
+ * exit was recorded already (it went away) is "ended". */
+#define FR_UNARMED 1u
+#define FR_ENDED 2u
+#define SLOT_WRITING UINT64_MAX /* frame reserved, not written yet (see rt_patch_enter) */
+
+struct frame {
+	uint64_t slot; /* address of the return address on the machine stack */
+	uint64_t ret;  /* the original return address */
+	uint32_t id;
+	uint32_t flags;
+};
+
+struct shadow {
+	struct frame *f;
+	uint32_t depth;
+	bool failed; /* the mmap failed: this thread is not traced */
+};
+
+static RT_TLS struct shadow shadow;
+static atomic_uint_fast64_t overflows;
+static bool hooks_ready;
+const uint64_t *rt_patch_func_addr;
+
+#define barrier() __asm__ __volatile__("" ::: "memory") /* order stores for signal handlers */
+
+static struct frame *frames(void)
+{
+	void *p;
+
+	if (shadow.f || shadow.failed)
+		return shadow.f;
+	p = mmap(NULL, SHADOW_FRAMES * sizeof(struct frame), PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (p == MAP_FAILED) {
+		shadow.failed = true;
+		return NULL;
+	}
+	shadow.f = p;
+	return p;
+}
+
+static void end_frame(struct frame *fr, uint64_t ts)
+{
+	if (fr->flags & FR_ENDED)
+		return;
+	fr->flags |= FR_ENDED;
+	rt_func_record(SC_REC_FUNC_EXIT, rt_patch_func_addr[fr->id], ts);
+}
+
+static bool on_thread_stack(uint64_t a)
+{
+	return rt_self.stack_lo && a >= rt_self.stack_lo && a < rt_self.stack_hi;
+}
+
+/* Frames on top whose slot lies below `slot` on the same machine stack are gone (a longjmp
+ * left them): end them, and drop them when they are unarmed-safe to drop. A frame on
+ * another stack (sigaltstack) is only ended, never dropped: its return address may still
+ * be needed. */
+static void end_dead_frames(uint64_t slot, uint64_t ts)
+{
+	bool same_stack = on_thread_stack(slot);
+
+	while (shadow.depth) {
+		struct frame *fr = &shadow.f[shadow.depth - 1];
+
+		if (fr->slot == SLOT_WRITING || fr->slot >= slot)
+			return;
+		end_frame(fr, ts);
+		if (!same_stack || !on_thread_stack(fr->slot))
+			return;
+		shadow.depth--;
+	}
+}
+
+void rt_patch_enter(uint32_t id, uint64_t *ret_slot)
+{
+	struct frame *f;
+	uint32_t d;
+	uint64_t ts;
+
+	if (!rt_recording() || !(f = frames()))
+		return;
+	ts = rt_now_ns();
+	end_dead_frames((uint64_t)(uintptr_t)ret_slot, ts);
+	d = shadow.depth;
+	if (d == SHADOW_FRAMES) {
+		atomic_fetch_add_explicit(&overflows, 1, memory_order_relaxed);
+		return;
+	}
+	/* Reserve, then fill: a signal handler arriving in between sees a frame it skips. */
+	f[d].slot = SLOT_WRITING;
+	barrier();
+	shadow.depth = d + 1;
+	barrier();
+	f[d].ret = *ret_slot;
+	f[d].id = id;
+	f[d].flags = 0;
+	barrier();
+	f[d].slot = (uint64_t)(uintptr_t)ret_slot;
+	barrier();
+	*ret_slot = (uint64_t)(uintptr_t)rt_patch_exit_stub;
+	rt_func_record(SC_REC_FUNC_ENTER, rt_patch_func_addr[id], ts);
+}
+
+static void lost_return(void)
+{
+	static const char msg[] = "syscope: a patched function returned through a frame the "
+				  "shadow stack does not know; no address to return to\n";
+
+	rt_note(SC_NOTE_WARN, "shadow stack: a return without its frame; aborting");
+	(void)!write(STDERR_FILENO, msg, sizeof(msg) - 1);
+	abort();
+}
+
+uint64_t rt_patch_exit(uint64_t sp)
+{
+	uint64_t slot = sp - 8, ts = rt_now_ns(), ret;
+	uint32_t d = shadow.depth;
+
+	while (d && shadow.f[d - 1].slot != slot)
+		d--;
+	if (!d)
+		lost_return();
+	/* Frames above ours went away without returning (longjmp). */
+	for (uint32_t i = shadow.depth; i > d; i--)
+		end_frame(&shadow.f[i - 1], ts);
+	end_frame(&shadow.f[d - 1], ts);
+	ret = shadow.f[d - 1].ret;
+	barrier();
+	shadow.depth = d - 1;
+	return ret;
+}
+
+/* Put every original return address back (before an unwinder walks the stack). */
+static void disarm_all(void)
+{
+	for (uint32_t i = shadow.depth; i > 0; i--) {
+		struct frame *fr = &shadow.f[i - 1];
+		uint64_t *slot = (uint64_t *)(uintptr_t)fr->slot;
+
+		if (fr->slot == SLOT_WRITING || (fr->flags & FR_UNARMED))
+			continue;
+		if (*slot == (uint64_t)(uintptr_t)rt_patch_exit_stub)
+			*slot = fr->ret;
+		fr->flags |= FR_UNARMED;
+	}
+}
+
+/* A handler caught an exception: frames below `limit` (the catching function's stack
+ * pointer) are gone; the others get their exit stub back. */
+static void rearm_after_catch(uint64_t limit)
+{
+	uint64_t ts = rt_now_ns();
+
+	while (shadow.depth && shadow.f[shadow.depth - 1].slot < limit) {
+		end_frame(&shadow.f[shadow.depth - 1], ts);
+		shadow.depth--;
+	}
+	for (uint32_t i = 0; i < shadow.depth; i++) {
+		struct frame *fr = &shadow.f[i];
+		uint64_t *slot = (uint64_t *)(uintptr_t)fr->slot;
+
+		if (!(fr->flags & FR_UNARMED))
+			continue;
+		fr->flags &= ~FR_UNARMED;
+		if (*slot == fr->ret)
+			*slot = (uint64_t)(uintptr_t)rt_patch_exit_stub;
+		else
+			end_frame(fr, ts); /* no longer where we left it: its exit is unknown */
+	}
+}
+
+/* ---- unwinding hooks: forward to the real functions after putting addresses back ---- */
+
+static void *real(const char *name, void **cache)
+{
+	if (!*cache)
+		*cache = dlsym(RTLD_NEXT, name);
+	return *cache;
+}
+
+#define REAL(name) ((__typeof__(&name))real(#name, &real_##name))
+
+static void *real__Unwind_RaiseException, *real__Unwind_Resume, *real__Unwind_Resume_or_Rethrow,
+	*real__Unwind_ForcedUnwind, *real___cxa_begin_catch, *real_pthread_exit;
+
+RT_EXPORT _Unwind_Reason_Code _Unwind_RaiseException(struct _Unwind_Exception *e)
+{
+	if (shadow.depth)
+		disarm_all();
+	return REAL(_Unwind_RaiseException)(e);
+}
+
+RT_EXPORT void _Unwind_Resume(struct _Unwind_Exception *e)
+{
+	if (shadow.depth)
+		disarm_all();
+	REAL(_Unwind_Resume)(e);
+	abort(); /* _Unwind_Resume does not return */
+}
+
+RT_EXPORT _Unwind_Reason_Code _Unwind_Resume_or_Rethrow(struct _Unwind_Exception *e)
+{
+	if (shadow.depth)
+		disarm_all();
+	return REAL(_Unwind_Resume_or_Rethrow)(e);
+}
+
+RT_EXPORT _Unwind_Reason_Code _Unwind_ForcedUnwind(struct _Unwind_Exception *e,
+						   _Unwind_Stop_Fn stop, void *arg)
+{
+	if (shadow.depth)
+		disarm_all();
+	return REAL(_Unwind_ForcedUnwind)(e, stop, arg);
+}
+
+RT_EXPORT void *__cxa_begin_catch(void *e);
+RT_EXPORT void *__cxa_begin_catch(void *e)
+{
+	void *r = REAL(__cxa_begin_catch)(e);
+
+	/* Our return address sits just below the catching function's frame. */
+	if (shadow.depth && hooks_ready)
+		rearm_after_catch((uint64_t)(uintptr_t)__builtin_frame_address(0) + 16);
+	return r;
+}
+
+RT_EXPORT void pthread_exit(void *value)
+{
+	uint64_t ts = rt_now_ns();
+
+	if (shadow.depth) {
+		disarm_all();
+		for (uint32_t i = shadow.depth; i > 0; i--)
+			end_frame(&shadow.f[i - 1], ts);
+		shadow.depth = 0;
+	}
+	REAL(pthread_exit)(value);
+	abort();
+}
+
+void rt_patch_shadow_start(void)
+{
+	hooks_ready = true;
+}
+
+void rt_patch_shadow_thread_stop(void)
+{
+	/* A thread whose frames are all gone; one still inside patched code keeps its stack. */
+	if (shadow.f && !shadow.depth) {
+		munmap(shadow.f, SHADOW_FRAMES * sizeof(struct frame));
+		shadow.f = NULL;
+	}
+}
+
+uint64_t rt_patch_shadow_overflows(void)
+{
+	return atomic_load_explicit(&overflows, memory_order_relaxed);
+}

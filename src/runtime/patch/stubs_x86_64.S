@@ -1,0 +1,128 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Entry and exit stubs of patched functions (x86-64 System V). See patch.h.
+ *
+ * Both save every register a call may clobber (rax, rcx, rdx, rsi, rdi, r8-r11, xmm0-15),
+ * not only the argument and return registers: compilers that see a callee's code keep
+ * values in caller-saved registers across calls to it (GCC's -fipa-ra, on at -O2), so the
+ * probe must leave the function exactly as a call to it left things.
+ *
+ * Entry: a trampoline did `push $id; call *entry_stub`, so the stack holds
+ *   [rsp] return into the trampoline, [rsp+8] id, [rsp+16] the function's return address;
+ * `ret $8` drops the id on the way back to the trampoline.
+ *
+ * Exit: the function's `ret` popped our address; rsp is one past the slot that held it.
+ * rt_patch_exit gives the original return address, which goes back into that slot, and a
+ * `ret` takes it, so no register is used for the jump.
+ * x87 and the upper halves of ymm/zmm registers are not saved: the C code of the handlers
+ * uses neither (built without AVX, and legacy SSE instructions keep the upper halves).
+ */
+	.text
+
+/* Save and restore the call-clobbered registers at [rsp] (328 bytes, rsp 16-aligned). */
+.macro SAVE_CLOBBERED
+	movq	%rax, 0(%rsp)
+	movq	%rcx, 8(%rsp)
+	movq	%rdx, 16(%rsp)
+	movq	%rsi, 24(%rsp)
+	movq	%rdi, 32(%rsp)
+	movq	%r8, 40(%rsp)
+	movq	%r9, 48(%rsp)
+	movq	%r10, 56(%rsp)
+	movq	%r11, 64(%rsp)
+	movdqu	%xmm0, 72(%rsp)
+	movdqu	%xmm1, 88(%rsp)
+	movdqu	%xmm2, 104(%rsp)
+	movdqu	%xmm3, 120(%rsp)
+	movdqu	%xmm4, 136(%rsp)
+	movdqu	%xmm5, 152(%rsp)
+	movdqu	%xmm6, 168(%rsp)
+	movdqu	%xmm7, 184(%rsp)
+	movdqu	%xmm8, 200(%rsp)
+	movdqu	%xmm9, 216(%rsp)
+	movdqu	%xmm10, 232(%rsp)
+	movdqu	%xmm11, 248(%rsp)
+	movdqu	%xmm12, 264(%rsp)
+	movdqu	%xmm13, 280(%rsp)
+	movdqu	%xmm14, 296(%rsp)
+	movdqu	%xmm15, 312(%rsp)
+.endm
+
+.macro RESTORE_CLOBBERED
+	movq	0(%rsp), %rax
+	movq	8(%rsp), %rcx
+	movq	16(%rsp), %rdx
+	movq	24(%rsp), %rsi
+	movq	32(%rsp), %rdi
+	movq	40(%rsp), %r8
+	movq	48(%rsp), %r9
+	movq	56(%rsp), %r10
+	movq	64(%rsp), %r11
+	movdqu	72(%rsp), %xmm0
+	movdqu	88(%rsp), %xmm1
+	movdqu	104(%rsp), %xmm2
+	movdqu	120(%rsp), %xmm3
+	movdqu	136(%rsp), %xmm4
+	movdqu	152(%rsp), %xmm5
+	movdqu	168(%rsp), %xmm6
+	movdqu	184(%rsp), %xmm7
+	movdqu	200(%rsp), %xmm8
+	movdqu	216(%rsp), %xmm9
+	movdqu	232(%rsp), %xmm10
+	movdqu	248(%rsp), %xmm11
+	movdqu	264(%rsp), %xmm12
+	movdqu	280(%rsp), %xmm13
+	movdqu	296(%rsp), %xmm14
+	movdqu	312(%rsp), %xmm15
+.endm
+
+	.globl	rt_patch_entry_stub
+	.hidden	rt_patch_entry_stub
+	.type	rt_patch_entry_stub, @function
+	.p2align 4
+rt_patch_entry_stub:
+	.cfi_startproc
+	pushq	%rbp
+	.cfi_def_cfa_offset 16
+	.cfi_offset %rbp, -16
+	movq	%rsp, %rbp
+	.cfi_def_cfa_register %rbp
+	subq	$336, %rsp
+	andq	$-16, %rsp
+	SAVE_CLOBBERED
+	movl	16(%rbp), %edi		/* id */
+	leaq	24(%rbp), %rsi		/* slot of the function's return address */
+	call	rt_patch_enter
+	RESTORE_CLOBBERED
+	movq	%rbp, %rsp
+	popq	%rbp
+	.cfi_def_cfa %rsp, 8
+	ret	$8
+	.cfi_endproc
+	.size	rt_patch_entry_stub, .-rt_patch_entry_stub
+
+	.globl	rt_patch_exit_stub
+	.hidden	rt_patch_exit_stub
+	.type	rt_patch_exit_stub, @function
+	.p2align 4
+rt_patch_exit_stub:
+	.cfi_startproc
+	/* The caller's address is on the shadow stack only: unwinders stop here. */
+	.cfi_undefined rip
+	subq	$8, %rsp		/* back over the slot: the real address goes there */
+	pushq	%rbp
+	movq	%rsp, %rbp
+	subq	$336, %rsp
+	andq	$-16, %rsp
+	SAVE_CLOBBERED
+	leaq	16(%rbp), %rdi		/* rsp when the function returned */
+	call	rt_patch_exit
+	movq	%rax, 8(%rbp)
+	RESTORE_CLOBBERED
+	movq	%rbp, %rsp
+	popq	%rbp
+	ret
+	.cfi_endproc
+	.size	rt_patch_exit_stub, .-rt_patch_exit_stub
+
+	.section .note.GNU-stack,"",@progbits
