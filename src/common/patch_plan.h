@@ -26,6 +26,9 @@ enum sc_plan_insn_kind {
 	SC_PLAN_RIPREL = 1, /* RIP-relative operand: copied, its disp32 (at byte `arg`) re-aimed */
 	SC_PLAN_JMP = 2,    /* jmp rel8/rel32: re-emitted as jmp rel32 to `target` */
 	SC_PLAN_JCC = 3,    /* jcc rel8/rel32 (condition `arg`): re-emitted as jcc rel32 */
+	SC_PLAN_CALL = 4,   /* call rel32, the window's last instruction: re-emitted as a push of
+			     * the original return address and a jmp to `target`, so the callee
+			     * returns into the function itself */
 };
 
 #define SC_PLAN_MAX_INSNS 6
@@ -38,7 +41,7 @@ struct sc_plan_insn {
 	uint8_t len;	/* bytes */
 	uint8_t kind;	/* enum sc_plan_insn_kind */
 	uint8_t arg;	/* RIPREL: offset of the disp32 in the instruction; JCC: condition code */
-	int32_t target; /* JMP, JCC: branch target minus the function's address */
+	int32_t target; /* JMP, JCC, CALL: target minus the function's address */
 };
 
 struct sc_plan_func {

@@ -33,6 +33,7 @@ static const uint8_t endbr64[4] = { 0xf3, 0x0f, 0x1e, 0xfa };
 struct branch {
 	uint64_t target;
 	uint32_t fn;
+	bool call; /* a call: to a function's entry, recursion is fine */
 };
 
 struct analysis {
@@ -80,8 +81,10 @@ static bool direct_branch_target(const cs_insn *in, uint64_t *target)
 	return true;
 }
 
-/* Classify one instruction of the patch window into `pi`; NULL, or why it cannot move. */
-static const char *classify(const cs_insn *in, uint64_t fn_addr, struct sc_plan_insn *pi)
+/* Classify one instruction of the patch window into `pi`; NULL, or why it cannot move.
+ * `last`: the window ends with it. */
+static const char *classify(const cs_insn *in, uint64_t fn_addr, bool last,
+			    struct sc_plan_insn *pi)
 {
 	const cs_detail *d = in->detail;
 	const cs_x86 *x = &d->x86;
@@ -93,7 +96,14 @@ static const char *classify(const cs_insn *in, uint64_t fn_addr, struct sc_plan_
 		case CS_GRP_IRET:
 			return "too short: it returns within the bytes a jump needs";
 		case CS_GRP_CALL:
-			return "a call within its first bytes";
+			if (last && in->bytes[0] == 0xe8 && in->size == 5 &&
+			    direct_branch_target(in, &target)) {
+				pi->len = 5;
+				pi->kind = SC_PLAN_CALL;
+				pi->target = (int32_t)(int64_t)(target - fn_addr);
+				return NULL;
+			}
+			return "a call within its first bytes, not at their end";
 		case CS_GRP_INT:
 			if (in->id != X86_INS_SYSCALL)
 				return "a trap within its first bytes";
@@ -168,7 +178,7 @@ static const char *plan_window(struct analysis *a, struct sc_fn *fn, const uint8
 		}
 		pi = &p->insn[p->ninsn];
 		pi->off = (uint8_t)p->patch_len;
-		why = classify(in, fn->addr, pi);
+		why = classify(in, fn->addr, p->patch_len + in->size >= SC_PLAN_JMP_LEN, pi);
 		if (why)
 			break;
 		p->ninsn++;
@@ -196,7 +206,9 @@ static void analyze_function(struct analysis *a, uint32_t idx, const uint8_t *co
 			continue;
 		if (target >= fn->addr && target < in->address && in->id != X86_INS_CALL)
 			fn->nloops++;
-		*VEC_PUSH(&a->branches) = (struct branch){ .target = target, .fn = idx };
+		*VEC_PUSH(&a->branches) = (struct branch){
+			.target = target, .fn = idx, .call = in->id == X86_INS_CALL
+		};
 	}
 	cs_free(in, 1);
 	if (left) {
@@ -243,7 +255,7 @@ static void check_branch_targets(struct analysis *a)
 							 : "another function jumps into its first bytes";
 				break;
 			}
-			if (br->fn == i) {
+			if (br->fn == i && !br->call) {
 				fn->state = SC_FN_UNPATCHABLE;
 				fn->reason = "a loop back to its entry";
 				break;
@@ -322,6 +334,11 @@ static void collect_symbols(struct analysis *a, Elf *elf, Elf_Scn *scn, size_t s
 		if (glue_section(elf_strptr(elf, shstrndx, code.sh_name))) {
 			fn->state = SC_FN_EXCLUDED;
 			fn->reason = "start-up glue (.init, .fini, .plt)";
+		} else if (strstr(name, ".cold")) {
+			/* GCC's out-of-line cold blocks: a jump enters them, not a call, so there
+			 * is no return address on top of the stack to catch. */
+			fn->state = SC_FN_UNPATCHABLE;
+			fn->reason = "the cold part of another function (entered by a jump)";
 		}
 		/* plan.addr doubles as the section index until the code is read. */
 		fn->plan.addr = sym.st_shndx;

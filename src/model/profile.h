@@ -97,6 +97,11 @@ void sc_profiles_free(struct sc_profile_set *set);
 size_t sc_stack_path(struct sc_profile_set *set, const struct sc_stack *st, uint32_t **funcs,
 		     uint32_t **lines);
 
+/* Call-tree outputs (text and JSON trees) stop at this depth: below it, calls stay in the
+ * node at the cut, which says so. Readers refuse deeper nesting and a 10 000-deep recursion
+ * would make each line 20 000 characters wide; the flat lists count every call. */
+#define SC_TREE_MAX_DEPTH 256
+
 /* Children of a node sorted by inclusive sum, largest first. Caller frees. */
 uint32_t *sc_tree_sorted_children(const struct sc_tree *t, uint32_t node, size_t *n);
 

@@ -5,7 +5,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_OPEN 512 /* regions open at once on one thread; deeper ones are not shown */
+#include "../common/log.h"
+
+/* Regions open at once on one thread (the runtime's shadow stack is as deep); deeper ones are
+ * left out, and counted. */
+#define MAX_OPEN 65536
+
+static bool warned_too_deep;
 
 struct open_regions {
 	int32_t tid;
@@ -193,8 +199,10 @@ static void open_region(struct replay *r, int32_t tid, const struct sc_region_ev
 	struct open_regions *o = open_of(r, tid, true);
 
 	r->stats->regions++;
-	if (o->depth >= MAX_OPEN)
+	if (o->depth >= MAX_OPEN) {
+		r->stats->too_deep++;
 		return;
+	}
 	VEC_RESERVE(&o->stack, o->depth + 1);
 	o->stack.n = o->depth + 1;
 	o->stack.v[o->depth] = *ev;
@@ -376,5 +384,10 @@ int sc_timeline_replay(struct sc_model *m, struct sc_image *img, const struct sc
 	VEC_FREE(&r.open);
 	sc_hashmap_free(&r.open_index);
 	sc_hashmap_free(&r.func_names);
+	if (stats->too_deep && !warned_too_deep) {
+		warned_too_deep = true; /* once, not once per output format */
+		pr_warn("%llu regions of process %d nested deeper than %d were left out",
+			(unsigned long long)stats->too_deep, (int)img->pid, MAX_OPEN);
+	}
 	return 0;
 }

@@ -56,6 +56,7 @@ struct sc_timeline_stats {
 	uint64_t regions, marks, counters, samples, gpu_ops;
 	uint64_t unmatched_ends; /* region ends with no region open on their thread */
 	uint64_t unterminated;	 /* regions still open at their thread's end */
+	uint64_t too_deep;	 /* regions nested deeper than the replay keeps */
 };
 
 /* Replay one image. Returns 0. */

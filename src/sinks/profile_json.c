@@ -64,19 +64,23 @@ static json_t *node_json(struct walk *w, uint32_t id, uint64_t rolling)
 			 "entry", entry_json(&n->incl), "stats", stats_json(&n->incl), "exclusive",
 			 "entry", entry_json(&n->excl), "stats", stats_json(&n->excl));
 	if (id) {
-		char label[4096];
+		char *label = sc_xasprintf("%s%*s%s%s", w->prefix,
+					   n->depth > 1 ? (int)(2 * (n->depth - 2)) : 0, "",
+					   n->depth > 1 ? "|_" : "", name);
 
-		snprintf(label, sizeof(label), "%s%*s%s%s", w->prefix,
-			 n->depth > 1 ? (int)(2 * (n->depth - 2)) : 0, "", n->depth > 1 ? "|_" : "",
-			 name);
 		json_array_append_new(
 			w->flat,
 			json_pack("{s:I, s:s, s:I, s:o, s:o, s:I}", "hash", (json_int_t)h, "prefix",
 				  label, "depth", (json_int_t)n->depth - 1, "entry",
 				  entry_json(&n->incl), "stats", stats_json(&n->incl),
 				  "rolling_hash", (json_int_t)(rolling & 0x7fffffffffffffffull)));
+		free(label);
 	}
 	kids = sc_tree_sorted_children(w->t, id, &nkids);
+	if (nkids && n->depth >= SC_TREE_MAX_DEPTH) {
+		json_object_set_new(json_object_get(node, "node"), "truncated", json_true());
+		nkids = 0;
+	}
 	for (size_t i = 0; i < nkids; i++)
 		json_array_append_new(children, node_json(w, kids[i], rolling));
 	free(kids);

@@ -41,12 +41,14 @@ static void tree_rows(struct tree_walk *w, uint32_t node)
 
 	if (node) {
 		const struct sc_func *f = sc_func_of(w->p->set, n->func);
-		char label[4096], c[11][64];
+		char c[11][64];
 		double var = sc_stats_var(&n->incl);
+		bool cut = n->depth >= SC_TREE_MAX_DEPTH && n->first_child != UINT32_MAX;
+		char *label = sc_xasprintf("%s%*s%s%s%s", w->prefix,
+					   n->depth > 1 ? (int)(2 * (n->depth - 2)) : 0, "",
+					   n->depth > 1 ? "|_" : "", f->name,
+					   cut ? " [deeper calls not shown]" : "");
 
-		snprintf(label, sizeof(label), "%s%*s%s%s", w->prefix,
-			 n->depth > 1 ? (int)(2 * (n->depth - 2)) : 0, "", n->depth > 1 ? "|_" : "",
-			 f->name);
 		sc_table_row(w->table, label,
 			     sc_table_fmt(c[0], "%llu", (unsigned long long)n->incl.count),
 			     sc_table_fmt(c[1], "%u", n->depth - 1), w->p->metric,
@@ -58,6 +60,9 @@ static void tree_rows(struct tree_walk *w, uint32_t node)
 			     sc_table_fmt(c[6], "%.6f", var), sc_table_fmt(c[7], "%.6f", sqrt(var)),
 			     sc_table_fmt(c[8], "%.1f",
 					  n->incl.sum > 0 ? 100.0 * n->excl.sum / n->incl.sum : 0));
+		free(label);
+		if (cut)
+			return;
 	}
 	kids = sc_tree_sorted_children(w->t, node, &nkids);
 	for (size_t i = 0; i < nkids; i++)

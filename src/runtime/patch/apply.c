@@ -184,6 +184,25 @@ static bool build_trampoline(uint8_t *t, uint64_t stub_ptr, const struct sc_plan
 			put_rel32(p, (uint64_t)(uintptr_t)p + 4, target);
 			p += 4;
 			break;
+		case SC_PLAN_CALL: {
+			/* lea -8(%rsp),%rsp (no flags touched); movl $lo,(%rsp); movl $hi,4(%rsp) */
+			static const uint8_t lea[5] = { 0x48, 0x8d, 0x64, 0x24, 0xf8 };
+			uint64_t ret = src + in->len;
+			uint32_t lo = (uint32_t)ret, hi = (uint32_t)(ret >> 32);
+
+			memcpy(p, lea, 5);
+			p += 5;
+			*p++ = 0xc7, *p++ = 0x04, *p++ = 0x24;
+			memcpy(p, &lo, 4);
+			p += 4;
+			*p++ = 0xc7, *p++ = 0x44, *p++ = 0x24, *p++ = 0x04;
+			memcpy(p, &hi, 4);
+			p += 4;
+			*p++ = 0xe9;
+			put_rel32(p, (uint64_t)(uintptr_t)p + 4, target);
+			p += 4;
+			break;
+		}
 		default:
 			return false;
 		}
