@@ -84,8 +84,8 @@ bool sc_profiling_cli(struct sc_cli *cli, const struct sc_verb *verb, int argc, 
  * syscope should end with. */
 int sc_profile_program(struct sc_cli *cli);
 /* The same, with `after_launch` called on the session folder before its outputs are built. */
-int sc_profile_program_then(struct sc_cli *cli, void (*after_launch)(const char *session, void *ctx),
-			    void *ctx);
+int sc_profile_program_then(struct sc_cli *cli,
+			    void (*after_launch)(const char *session, void *ctx), void *ctx);
 
 /* launch.c: run a program under libsyscope.so and wait for its whole process tree. */
 struct sc_launch_result {

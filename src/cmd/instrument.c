@@ -69,8 +69,8 @@ static void take_regex(struct instrument_opts *o, int argc, char **argv, int *i)
 				       a);
 			value = argv[++*i];
 		}
-		if (!o->bad_regex && !sc_selection_add(regex_list(o, k), value, o->err,
-						       sizeof(o->err)))
+		if (!o->bad_regex &&
+		    !sc_selection_add(regex_list(o, k), value, o->err, sizeof(o->err)))
 			o->bad_regex = true;
 		return;
 	}
@@ -284,8 +284,8 @@ int cmd_instrument(int argc, char **argv)
 		free(args);
 		return 0;
 	}
-	o.plan = sc_xasprintf("%s/syscope-plan-%d.bin", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp",
-			      (int)getpid());
+	o.plan = sc_xasprintf("%s/syscope-plan-%d.bin",
+			      getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", (int)getpid());
 	if (sc_plan_write(o.plan, &o.mod, 1, o.err, sizeof(o.err)) < 0)
 		sc_die(SC_EXIT_FAILURE, "instrument: cannot write the patch plan: %s", o.err);
 	if (sc_settings_set(&cli.settings, SC_SET_INSTRUMENT_PLAN, o.plan, SC_SRC_CLI, err))

@@ -414,8 +414,8 @@ int sc_profile_program(struct sc_cli *cli)
 	return sc_profile_program_then(cli, NULL, NULL);
 }
 
-int sc_profile_program_then(struct sc_cli *cli, void (*after_launch)(const char *session, void *ctx),
-			    void *ctx)
+int sc_profile_program_then(struct sc_cli *cli,
+			    void (*after_launch)(const char *session, void *ctx), void *ctx)
 {
 	struct sc_launch_result res = { 0 };
 	int rc;

@@ -64,8 +64,8 @@ static bool direct_branch_target(const cs_insn *in, uint64_t *target)
 		i++;
 	if (i >= in->size)
 		return false;
-	if (b[i] == 0xe8 || b[i] == 0xe9 || (b[i] == 0x0f && i + 1 < in->size &&
-					     (b[i + 1] & 0xf0) == 0x80)) {
+	if (b[i] == 0xe8 || b[i] == 0xe9 ||
+	    (b[i] == 0x0f && i + 1 < in->size && (b[i + 1] & 0xf0) == 0x80)) {
 		int32_t r32;
 
 		if (in->size < 4)
@@ -83,8 +83,7 @@ static bool direct_branch_target(const cs_insn *in, uint64_t *target)
 
 /* Classify one instruction of the patch window into `pi`; NULL, or why it cannot move.
  * `last`: the window ends with it. */
-static const char *classify(const cs_insn *in, uint64_t fn_addr, bool last,
-			    struct sc_plan_insn *pi)
+static const char *classify(const cs_insn *in, uint64_t fn_addr, bool last, struct sc_plan_insn *pi)
 {
 	const cs_detail *d = in->detail;
 	const cs_x86 *x = &d->x86;
@@ -206,9 +205,9 @@ static void analyze_function(struct analysis *a, uint32_t idx, const uint8_t *co
 			continue;
 		if (target >= fn->addr && target < in->address && in->id != X86_INS_CALL)
 			fn->nloops++;
-		*VEC_PUSH(&a->branches) = (struct branch){
-			.target = target, .fn = idx, .call = in->id == X86_INS_CALL
-		};
+		*VEC_PUSH(&a->branches) = (struct branch){ .target = target,
+							   .fn = idx,
+							   .call = in->id == X86_INS_CALL };
 	}
 	cs_free(in, 1);
 	if (left) {
@@ -251,8 +250,9 @@ static void check_branch_targets(struct analysis *a)
 
 			if (br->target > fn->addr) {
 				fn->state = SC_FN_UNPATCHABLE;
-				fn->reason = br->fn == i ? "a jump into its first bytes"
-							 : "another function jumps into its first bytes";
+				fn->reason =
+					br->fn == i ? "a jump into its first bytes"
+						    : "another function jumps into its first bytes";
 				break;
 			}
 			if (br->fn == i && !br->call) {

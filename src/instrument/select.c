@@ -14,15 +14,30 @@
 /* Probing these would recurse into the probe, run before the runtime can record, or
  * belong to a sanitizer or to syscope itself. */
 static const char *const never_prefixes[] = {
-	"_start",	  "_init",	   "_fini",	"__libc_csu_", "_dl_relocate_static_pie",
-	"deregister_tm_clones", "register_tm_clones", "__do_global_dtors_aux", "frame_dummy",
-	"__cyg_profile_func_", "syscope_",	 "__x86.get_pc_thunk", "__asan",      "__ubsan",
-	"__sanitizer",	  "__tsan",	   "__lsan",	"__msan",      "__stack_chk_fail",
+	"_start",
+	"_init",
+	"_fini",
+	"__libc_csu_",
+	"_dl_relocate_static_pie",
+	"deregister_tm_clones",
+	"register_tm_clones",
+	"__do_global_dtors_aux",
+	"frame_dummy",
+	"__cyg_profile_func_",
+	"syscope_",
+	"__x86.get_pc_thunk",
+	"__asan",
+	"__ubsan",
+	"__sanitizer",
+	"__tsan",
+	"__lsan",
+	"__msan",
+	"__stack_chk_fail",
 	"__restore_rt",
 };
 static const char *const never_names[] = {
-	"malloc", "free", "calloc", "realloc", "memalign", "posix_memalign", "aligned_alloc",
-	"valloc", "pvalloc", "sbrk", "brk",
+	"malloc",	 "free",   "calloc",  "realloc", "memalign", "posix_memalign",
+	"aligned_alloc", "valloc", "pvalloc", "sbrk",	 "brk",
 };
 
 static bool never_probe(const char *name)
@@ -68,7 +83,6 @@ void sc_selection_free(struct sc_selection *sel)
 
 static bool matches(const sc_regex_vec *v, const struct sc_fn *fn)
 {
-
 	for (size_t i = 0; i < v->n; i++)
 		if (!regexec(&v->v[i], fn->pretty, 0, NULL, 0) ||
 		    !regexec(&v->v[i], fn->name, 0, NULL, 0))
@@ -86,7 +100,8 @@ void sc_select_functions(struct sc_module_info *mod, struct sc_selection *sel)
 			continue; /* unpatchable, or start-up glue */
 		fn->state = SC_FN_EXCLUDED;
 		if (never_probe(fn->name)) {
-			fn->reason = "built-in exclusion (start-up code, allocator, sanitizer, syscope)";
+			fn->reason =
+				"built-in exclusion (start-up code, allocator, sanitizer, syscope)";
 			continue;
 		}
 		if (sel->restrict_.n) {

@@ -44,10 +44,9 @@ static void tree_rows(struct tree_walk *w, uint32_t node)
 		char c[11][64];
 		double var = sc_stats_var(&n->incl);
 		bool cut = n->depth >= SC_TREE_MAX_DEPTH && n->first_child != UINT32_MAX;
-		char *label = sc_xasprintf("%s%*s%s%s%s", w->prefix,
-					   n->depth > 1 ? (int)(2 * (n->depth - 2)) : 0, "",
-					   n->depth > 1 ? "|_" : "", f->name,
-					   cut ? " [deeper calls not shown]" : "");
+		char *label = sc_xasprintf(
+			"%s%*s%s%s%s", w->prefix, n->depth > 1 ? (int)(2 * (n->depth - 2)) : 0, "",
+			n->depth > 1 ? "|_" : "", f->name, cut ? " [deeper calls not shown]" : "");
 
 		sc_table_row(w->table, label,
 			     sc_table_fmt(c[0], "%llu", (unsigned long long)n->incl.count),

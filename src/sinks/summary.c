@@ -256,15 +256,16 @@ void sc_summary_print(FILE *f, struct sc_output *out, unsigned top)
 		print_top(f, out, k, top);
 		any = true;
 	}
-	if (!any && m->processes.n)
-		fprintf(f, "syscope: no samples were recorded (the program ran too briefly, or "
-			   "sampling could not start: see the notes)\n");
 	for (size_t i = 0; i < out->profiles->profiles.n; i++)
 		if (out->profiles->profiles.v[i]->kind == SC_PROFILE_REGIONS) {
 			/* Instrumented functions, API calls, user regions: their own time. */
 			print_top(f, out, SC_PROFILE_REGIONS, top);
+			any = true;
 			break;
 		}
+	if (!any && m->processes.n)
+		fprintf(f, "syscope: no samples were recorded (the program ran too briefly, or "
+			   "sampling could not start: see the notes)\n");
 	print_gpu(f, m);
 	print_losses(f, m);
 	print_notes(f, m);

@@ -82,14 +82,22 @@ NOINLINE long pick(int k)
 {
 	sink++;
 	switch (k) {
-	case 0: return sink * 3;
-	case 1: return sink + 7;
-	case 2: return sink ^ 5;
-	case 3: return sink - 11;
-	case 4: return sink * 13;
-	case 5: return sink | 17;
-	case 6: return sink & 19;
-	default: return sink;
+	case 0:
+		return sink * 3;
+	case 1:
+		return sink + 7;
+	case 2:
+		return sink ^ 5;
+	case 3:
+		return sink - 11;
+	case 4:
+		return sink * 13;
+	case 5:
+		return sink | 17;
+	case 6:
+		return sink & 19;
+	default:
+		return sink;
 	}
 }
 

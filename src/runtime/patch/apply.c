@@ -28,9 +28,9 @@
 #define NEAR_LIMIT ((int64_t)1 << 31)
 
 struct loaded {
-	const char *path;  /* plan's path of the module */
+	const char *path; /* plan's path of the module */
 	bool is_main;
-	uint64_t bias;	   /* load bias */
+	uint64_t bias;		   /* load bias */
 	uint64_t text_lo, text_hi; /* executable segment(s), at run time */
 	bool found;
 };
@@ -261,8 +261,8 @@ static void patch_module(const struct sc_plan_module *pm, const char *path,
 
 		func_addr[first_id + i] = func;
 		if (fn->patch_len < SC_PLAN_JMP_LEN || fn->patch_len > SC_PLAN_MAX_BYTES ||
-		    fn->ninsn > SC_PLAN_MAX_INSNS || func + fn->patch_off + fn->patch_len > m.text_hi ||
-		    func < m.text_lo ||
+		    fn->ninsn > SC_PLAN_MAX_INSNS ||
+		    func + fn->patch_off + fn->patch_len > m.text_hi || func < m.text_lo ||
 		    memcmp((void *)(uintptr_t)(func + fn->patch_off), fn->orig, fn->patch_len)) {
 			st->changed++;
 			continue;

@@ -7,9 +7,7 @@
 
 static const struct rt_source *const table[] = {
 	&rt_source_counters, /* before sampling: a thread's first sample finds them open */
-	&rt_source_sampling,
-	&rt_source_telemetry,
-	&rt_source_compiler_hooks,
+	&rt_source_sampling, &rt_source_telemetry, &rt_source_compiler_hooks,
 #ifdef SYSCOPE_HAVE_PATCHING
 	&rt_source_patching,
 #endif

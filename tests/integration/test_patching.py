@@ -1,0 +1,190 @@
+"""syscope instrument: runtime patching of unmodified programs (tests/programs/patch_calls.c,
+built at -O2, -O0 and with endbr64). The recorded call tree must be the real one, function by
+function and count by count, through recursion 10 001 deep, longjmp, jump tables, tail calls,
+calls through pointers, an instrumented signal handler, a thread, a fork child, exec, a
+function that never returns, and C++ exceptions; and the selection and bad-input paths must
+say what they did."""
+import json
+import os
+import shutil
+import sqlite3
+import stat
+import subprocess
+import tempfile
+
+import harness
+from harness import check, check_eq, fixture, syscope
+
+import pftrace
+from rocpd_checks import rows
+
+EXPECTED_CALLS = {"main": 1, "run_all": 1, "sum_loop": 1, "add": 1000, "rdepth": 10001,
+                  "jumper": 1, "deep1": 1, "deep2": 1, "pick": 8, "tail_a": 1, "tail_b": 1,
+                  "call_through": 1, "work": 7, "signaller": 1, "on_usr1": 1,
+                  "thread_main": 1, "finish": 1}
+
+
+def children(node):
+    return {c["node"]["prefix"]: c for c in node["children"]}
+
+
+def count(node):
+    return node["node"]["inclusive"]["stats"]["count"]
+
+
+def calls_of(profile):
+    return {f["name"]: f["calls"] for f in profile.meta["functions"]}
+
+
+def instrument(*args):
+    return syscope("instrument", "--min-instructions", "0", *args)
+
+
+def check_tree(name):
+    r = instrument("--output-format", "json rocpd pftrace", "--", fixture(name))
+    check_eq(r.rc, 0, r.describe())
+    check("patch_calls ok" in r.out, r.describe())
+    info = json.load(open(r.path("instrumentation.json")))["modules"][0]
+    states = {f["name"]: f["state"] for f in info["functions"]}
+    for fn in list(EXPECTED_CALLS) + ["child_work"]:
+        check_eq(states.get(fn), "instrumented", f"{name}: {fn} patched ({info})")
+    p = r.profile("wall_clock")
+    check_eq(calls_of(p), EXPECTED_CALLS, f"{name}: calls per function")
+    trees = p.thread_trees()
+    main = children(trees[0])["main"]
+    check_eq(sorted(children(main)), ["finish", "run_all"], "main's callees")
+    below = children(children(main)["run_all"])
+    check_eq(sorted(below), ["call_through", "jumper", "pick", "rdepth", "signaller",
+                             "sum_loop", "tail_a"], "run_all's callees")
+    check_eq(count(children(below["sum_loop"])["add"]), 1000, "add under sum_loop")
+    check_eq(count(below["pick"]), 8, "pick: a switch through a jump table, 8 calls")
+    depth, node = 0, below["rdepth"]
+    while "rdepth" in children(node):
+        node, depth = children(node)["rdepth"], depth + 1
+    check(depth >= 250, f"rdepth nested in itself down to the tree's cut: {depth}")
+    deep1 = children(below["jumper"])["deep1"]
+    check_eq(list(children(deep1)), ["deep2"], "longjmp: deep1 and deep2 end with jumper")
+    check_eq(list(children(below["tail_a"])), ["tail_b"], "a tail call nests its target")
+    check_eq(list(children(below["call_through"])), ["work"], "a call through a pointer")
+    handler = children(below["signaller"])
+    check_eq(list(handler), ["on_usr1"], "the handler runs nested in what it interrupted")
+    check_eq(list(children(handler["on_usr1"])), ["work"], "the handler's own calls")
+    worker = children(trees[1])
+    check_eq((count(worker["thread_main"]), count(children(worker["thread_main"])["work"])),
+             (1, 5), "the thread's own tree")
+    child = [pid for pid in r.pids() if pid != r.main_pid()]
+    check_eq(len(child), 1, f"the fork child's own files: {r.files()}")
+    check_eq(calls_of(r.profile("wall_clock", pid=child[0])), {"child_work": 3},
+             "the fork child's calls")
+    db = sqlite3.connect(r.path(f"rocpd-{r.main_pid()}.db"))
+    check_eq(rows(db, "SELECT name, COUNT(*) FROM regions WHERE category = 'instrumented' "
+                      "AND name IN ('add', 'rdepth') GROUP BY name ORDER BY name"),
+             [("add", 1000), ("rdepth", 10001)], "each call a region in rocpd")
+    t = pftrace.Trace(open(r.path(f"perfetto-trace-{r.main_pid()}.pftrace"), "rb").read())
+    check_eq(t.errors, [], "valid trace: slices nested per track")
+    check_eq(sum(1 for s in t.slices if s[1] == "rdepth"), 10001, "rdepth slices in Perfetto")
+
+
+def test_call_tree_at_O2():
+    check_tree("patch_calls")
+
+
+def test_call_tree_at_O0():
+    check_tree("patch_calls_O0")
+
+
+def test_call_tree_with_endbr64():
+    check_tree("patch_calls_cet")
+
+
+def test_exec_instruments_the_new_image_too():
+    r = instrument("--output-format", "json", "--", fixture("patch_calls"), "exec")
+    check_eq(r.rc, 0, r.describe())
+    check_eq(calls_of(r.profile("wall_clock")),
+             {"main": 2, "exec_self": 1, "after_exec": 1, "add": 3, "finish": 1},
+             "before and after exec, one process")
+
+
+def test_exceptions_signal_handlers_and_fork():
+    r = instrument("--output-format", "json", "--", fixture("patch_calls_cxx"))
+    check_eq(r.rc, 0, r.describe())
+    check("instrumented_cxx ok 0" in r.out, r.describe())
+    parent = r.profile("wall_clock")
+    check_eq(calls_of(parent), {"main": 1, "catcher": 1, "thrower": 6, "signaller": 1,
+                                "on_usr1": 1}, "calls, each exception-unwound one once")
+    main = children(children(parent.thread_trees()[0])["main"])
+    depth, node = 0, children(main["catcher"])["thrower"]
+    while "thrower" in children(node):
+        node, depth = children(node)["thrower"], depth + 1
+    check_eq(depth, 5, "six throwers nested, each left by the exception's unwinding")
+    child = [pid for pid in r.pids() if pid != r.main_pid()]
+    check_eq(calls_of(r.profile("wall_clock", pid=child[0])), {"child_work": 3},
+             "the child's calls, in its own profile")
+
+
+def test_selection_and_reports():
+    target = fixture("patch_calls")
+    r = syscope("instrument", "--simulate", "--print-instrumented", "functions", "-i", "0",
+                "-R", "^(add|work|pick)$", "-E", "^pick$", "--", target)
+    check_eq(r.rc, 0, r.describe())
+    check("patch_calls ok" not in r.out, "--simulate does not run the program")
+    listed = [line.split()[-1] for line in r.out.splitlines()[1:]]
+    check_eq(sorted(listed), ["add", "work"], "-R restricts, -E excludes")
+    r = syscope("instrument", "--simulate", "--print-excluded", "--min-instructions", "1000",
+                "-I", "^sum_loop$", "--dump-info=info.json", "--", target)
+    check_eq(r.rc, 0, r.describe())
+    check("rdepth  [fewer instructions than --min-instructions]" in r.out, r.out)
+    info = json.load(open(os.path.join(r.workdir, "info.json")))["modules"][0]
+    by_name = {f["name"]: f for f in info["functions"]}
+    check_eq(by_name["sum_loop"]["state"], "instrumented", "-I overrides the heuristics")
+    check_eq(by_name["_start"]["state"], "excluded", "start-up code is never probed")
+    check(by_name["add"]["instructions"] > 0 and by_name["sum_loop"]["loops"] >= 1,
+          f"instruction and loop counts: {by_name['sum_loop']}")
+    r = syscope("instrument", "--simulate", "-I", "nothing_like_this", "--", target)
+    check("no function matches --function-include" in r.err, r.err)
+    r = syscope("instrument", "-E", "(", "--", target)
+    check_eq(r.rc, 2, r.describe())
+    check("invalid regular expression '('" in r.err and "patch_calls ok" not in r.out, r.err)
+
+
+def test_default_size_heuristic_and_combined_sampling():
+    r = syscope("instrument", "--cpu", "--output-format", "json", "--", fixture("hot"), "0.3")
+    check_eq(r.rc, 0, r.describe())
+    check("hot_loop" in calls_of(r.profile("wall_clock")), "instrumented: hot_loop's calls")
+    check(r.profile("sampling_cpu_clock").samples("hot_loop") > 0,
+          "--cpu samples too (combined mode)")
+
+
+def test_bad_input():
+    work = tempfile.mkdtemp(prefix="syscope-patch-")
+    try:
+        script = os.path.join(work, "script.sh")
+        with open(script, "w") as f:
+            f.write("#!/bin/sh\necho hi\n")
+        os.chmod(script, 0o755)
+        r = syscope("instrument", "--", script)
+        check_eq(r.rc, 1, r.describe())
+        check("script.sh: not an ELF file" in r.err, r.err)
+        foreign = os.path.join(work, "foreign")
+        shutil.copy(fixture("patch_calls"), foreign)
+        with open(foreign, "r+b") as f:
+            f.seek(18)
+            f.write((183).to_bytes(2, "little"))  # EM_AARCH64
+        r = syscope("instrument", "--", foreign)
+        check_eq(r.rc, 1, r.describe())
+        check("code for another architecture (ELF machine 183)" in r.err, r.err)
+        stripped = os.path.join(work, "stripped")
+        subprocess.run(["strip", "-o", stripped, fixture("patch_calls")], check=True)
+        r = syscope("instrument", "--output-format", "json", "--", stripped)
+        check_eq(r.rc, 0, r.describe())
+        check("patch_calls ok" in r.out, "a stripped program still runs")
+        check("is stripped (no .symtab)" in r.err, r.err)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    r = syscope("instrument", "--", fixture("static_hello"))
+    check_eq(r.rc, 1, r.describe())
+    check("is a static executable" in r.err, r.err)
+
+
+if __name__ == "__main__":
+    harness.main(globals())
