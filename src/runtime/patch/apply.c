@@ -347,6 +347,7 @@ static char *read_plan(size_t *size)
 static int process_start(void)
 {
 	size_t size, at = sizeof(struct sc_plan_file), total = 0;
+	uint64_t t0 = rt_now_ns();
 	char *plan = read_plan(&size);
 	struct stats st = { 0 };
 	uint32_t id = 0;
@@ -385,8 +386,8 @@ static int process_start(void)
 	if (st.patched)
 		rt_patch_shadow_start();
 	if (st.modules)
-		rt_note(SC_NOTE_INFO, "instrument: %u functions patched in %u module(s)",
-			st.patched, st.modules);
+		rt_note(SC_NOTE_INFO, "instrument: %u functions patched in %u module(s) in %.1f ms",
+			st.patched, st.modules, (double)(rt_now_ns() - t0) / 1e6);
 	if (st.changed || st.far)
 		rt_note(SC_NOTE_WARN,
 			"instrument: %u functions left unpatched (%u whose bytes differ from the "
