@@ -76,12 +76,13 @@ static void print_option(const char *shrt, const char *lng, const char *help, co
 		printf("%-36s%s%s\n", left, help, extra);
 }
 
-static void print_setting(int id)
+/* `short_taken`: the verb's own option has this setting's short flag (and wins). */
+static void print_setting(int id, bool short_taken)
 {
 	const struct sc_setting_def *d = &sc_setting_defs[id];
 	char shrt[4] = "", lng[96], extra[256] = "";
 
-	if (d->short_flag)
+	if (d->short_flag && !short_taken)
 		snprintf(shrt, sizeof(shrt), "-%c", d->short_flag);
 	snprintf(lng, sizeof(lng), "--%s%s", d->long_flag, metavar(d));
 	if (d->type == SC_T_ENUM || (d->type == SC_T_LIST && d->choices))
@@ -111,10 +112,13 @@ void sc_cli_help(const struct sc_verb *verb, const struct sc_extra_opt *extras, 
 			const struct sc_setting_def *d = &sc_setting_defs[id];
 			unsigned first_cat = d->categories & -d->categories;
 
-			bool extra = false;
+			bool extra = false, short_taken = false;
 
-			for (size_t i = 0; extras && extras[i].long_flag && d->long_flag; i++)
+			for (size_t i = 0; extras && extras[i].long_flag && d->long_flag; i++) {
 				extra = extra || !strcmp(extras[i].long_flag, d->long_flag);
+				short_taken = short_taken ||
+					      (d->short_flag && extras[i].short_flag == d->short_flag);
+			}
 			if (!(d->verbs & verb->mask) || !d->long_flag ||
 			    !(first_cat & topics[t].cat) || extra)
 				continue;
@@ -122,7 +126,7 @@ void sc_cli_help(const struct sc_verb *verb, const struct sc_extra_opt *extras, 
 				printf("\n%s:\n", topics[t].title);
 				header = true;
 			}
-			print_setting(id);
+			print_setting(id, short_taken);
 		}
 	}
 	for (size_t i = 0; !all && i < sizeof(pending) / sizeof(pending[0]); i++)
