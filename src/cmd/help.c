@@ -116,8 +116,9 @@ void sc_cli_help(const struct sc_verb *verb, const struct sc_extra_opt *extras, 
 
 			for (size_t i = 0; extras && extras[i].long_flag && d->long_flag; i++) {
 				extra = extra || !strcmp(extras[i].long_flag, d->long_flag);
-				short_taken = short_taken ||
-					      (d->short_flag && extras[i].short_flag == d->short_flag);
+				short_taken =
+					short_taken ||
+					(d->short_flag && extras[i].short_flag == d->short_flag);
 			}
 			if (!(d->verbs & verb->mask) || !d->long_flag ||
 			    !(first_cat & topics[t].cat) || extra)

@@ -236,7 +236,8 @@ static void check_branch_targets(struct analysis *a)
 	struct sc_module_info *mod = a->mod;
 	size_t b = 0;
 
-	qsort(a->branches.v, a->branches.n, sizeof(*a->branches.v), cmp_branch);
+	if (a->branches.n > 1)
+		qsort(a->branches.v, a->branches.n, sizeof(*a->branches.v), cmp_branch);
 	for (uint32_t i = 0; i < mod->fns.n; i++) {
 		struct sc_fn *fn = &mod->fns.v[i];
 		uint64_t end = fn->addr + fn->plan.patch_off + fn->plan.patch_len;
@@ -351,6 +352,8 @@ static void drop_aliases(struct sc_module_info *mod)
 {
 	size_t w = 0;
 
+	if (mod->fns.n < 2)
+		return;
 	qsort(mod->fns.v, mod->fns.n, sizeof(*mod->fns.v), cmp_fn);
 	for (size_t r = 0; r < mod->fns.n; r++) {
 		if (w && mod->fns.v[w - 1].addr == mod->fns.v[r].addr) {

@@ -65,11 +65,13 @@ int sc_dump_info(const char *path, const struct sc_module_info *mods, size_t nmo
 	if (!f)
 		return -1;
 	if (json) {
-		json_t *arr = json_array();
+		json_t *arr = json_array(), *doc;
 
 		for (size_t m = 0; m < nmods; m++)
 			json_array_append_new(arr, module_json(&mods[m]));
-		rc = json_dumpf(json_pack("{s:o}", "modules", arr), f, JSON_INDENT(1));
+		doc = json_pack("{s:o}", "modules", arr);
+		rc = json_dumpf(doc, f, JSON_INDENT(1));
+		json_decref(doc);
 		fputc('\n', f);
 	} else {
 		for (size_t m = 0; m < nmods; m++) {
