@@ -1,9 +1,9 @@
 """syscope instrument: runtime patching of unmodified programs (tests/programs/patch_calls.c,
-built at -O2, -O0 and with endbr64). The recorded call tree must be the real one, function by
-function and count by count, through recursion 10 001 deep, longjmp, jump tables, tail calls,
-calls through pointers, an instrumented signal handler, a thread, a fork child, exec, a
-function that never returns, and C++ exceptions; and the selection and bad-input paths must
-say what they did."""
+built at -O2, -O0, with endbr64 and with -fpatchable-function-entry). The recorded call tree
+must be the real one, function by function and count by count, through recursion 10 001 deep,
+longjmp, jump tables, tail calls, calls through pointers, an instrumented signal handler, a
+thread, a fork child, exec, a function that never returns, and C++ exceptions; and the
+selection and bad-input paths must say what they did."""
 import json
 import os
 import shutil
@@ -40,22 +40,32 @@ def instrument(*args):
     return syscope("instrument", "--min-instructions", "0", *args)
 
 
-def check_tree(name):
+def check_tree(name, tiny_patched):
+    """`tiny_patched`: whether the 4-byte function `tiny` can be patched in this build."""
     r = instrument("--output-format", "json rocpd pftrace", "--", fixture(name))
     check_eq(r.rc, 0, r.describe())
     check("patch_calls ok" in r.out, r.describe())
     info = json.load(open(r.path("instrumentation.json")))["modules"][0]
-    states = {f["name"]: f["state"] for f in info["functions"]}
+    by_name = {f["name"]: f for f in info["functions"]}
     for fn in list(EXPECTED_CALLS) + ["child_work"]:
-        check_eq(states.get(fn), "instrumented", f"{name}: {fn} patched ({info})")
+        check_eq(by_name[fn]["state"], "instrumented", f"{name}: {fn} patched ({info})")
+    expected = dict(EXPECTED_CALLS)
+    if tiny_patched:
+        expected["tiny"] = 3
+        check_eq(by_name["tiny"]["state"], "instrumented", f"{name}: tiny patched")
+    else:
+        check_eq((by_name["tiny"]["state"], by_name["tiny"]["reason"]),
+                 ("unpatchable", "too short: it returns within the bytes a jump needs"),
+                 f"{name}: tiny refused, with the reason")
     p = r.profile("wall_clock")
-    check_eq(calls_of(p), EXPECTED_CALLS, f"{name}: calls per function")
+    check_eq(calls_of(p), expected, f"{name}: calls per function")
     trees = p.thread_trees()
     main = children(trees[0])["main"]
     check_eq(sorted(children(main)), ["finish", "run_all"], "main's callees")
     below = children(children(main)["run_all"])
-    check_eq(sorted(below), ["call_through", "jumper", "pick", "rdepth", "signaller",
-                             "sum_loop", "tail_a"], "run_all's callees")
+    check_eq(sorted(below), sorted(["call_through", "jumper", "pick", "rdepth", "signaller",
+                                    "sum_loop", "tail_a"] + (["tiny"] if tiny_patched else [])),
+             "run_all's callees")
     check_eq(count(children(below["sum_loop"])["add"]), 1000, "add under sum_loop")
     check_eq(count(below["pick"]), 8, "pick: a switch through a jump table, 8 calls")
     depth, node = 0, below["rdepth"]
@@ -86,15 +96,21 @@ def check_tree(name):
 
 
 def test_call_tree_at_O2():
-    check_tree("patch_calls")
+    check_tree("patch_calls", tiny_patched=False)
 
 
 def test_call_tree_at_O0():
-    check_tree("patch_calls_O0")
+    check_tree("patch_calls_O0", tiny_patched=True)
 
 
 def test_call_tree_with_endbr64():
-    check_tree("patch_calls_cet")
+    check_tree("patch_calls_cet", tiny_patched=False)
+
+
+def test_call_tree_with_patchable_function_entries():
+    """-fpatchable-function-entry=5: five NOPs at each entry make every function patchable,
+    the 4-byte one too, without moving any of its own instructions."""
+    check_tree("patch_calls_nops", tiny_patched=True)
 
 
 def test_exec_instruments_the_new_image_too():
@@ -151,8 +167,11 @@ def test_default_size_heuristic_and_combined_sampling():
     r = syscope("instrument", "--cpu", "--output-format", "json", "--", fixture("hot"), "0.3")
     check_eq(r.rc, 0, r.describe())
     check("hot_loop" in calls_of(r.profile("wall_clock")), "instrumented: hot_loop's calls")
-    check(r.profile("sampling_cpu_clock").samples("hot_loop") > 0,
-          "--cpu samples too (combined mode)")
+    sampled = r.profile("sampling_cpu_clock")
+    check(sampled.samples("hot_loop") > 0, "--cpu samples too (combined mode)")
+    check(sampled.samples("main") >= sampled.samples("hot_loop"),
+          "stacks walk past the swapped return addresses: hot_loop's samples are under main "
+          f"({sampled.samples('main')} vs {sampled.samples('hot_loop')})")
 
 
 def test_bad_input():

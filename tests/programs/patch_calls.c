@@ -10,6 +10,8 @@
  *                   -> pick x 8 (a switch: a jump table at -O2)
  *                   -> tail_a -> tail_b (a tail call at -O2)
  *                   -> call_through -> work (through a function pointer)
+ *                   -> tiny x 3 (4 bytes at -O2: too short to patch, unless the build
+ *                      leaves NOPs at each entry: -fpatchable-function-entry=5)
  *                   -> signaller -> [SIGUSR1] on_usr1 -> work
  *        a thread: thread_main -> work x 5
  *        a fork child: child_work x 3, then _exit
@@ -119,6 +121,11 @@ NOINLINE void work(int i)
 	sink *= 1;
 }
 
+NOINLINE int tiny(int x)
+{
+	return x + 1;
+}
+
 NOINLINE void call_through(void (*fn)(int))
 {
 	sink++;
@@ -166,6 +173,8 @@ NOINLINE void run_all(void)
 		sink += pick(k);
 	sink += tail_a(1);
 	call_through(work);
+	for (int i = 0; i < 3; i++)
+		sink += tiny(i);
 	signaller();
 	pthread_create(&t, NULL, thread_main, NULL);
 	pthread_join(t, NULL);

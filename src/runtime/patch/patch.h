@@ -32,6 +32,10 @@ extern const uint64_t *rt_patch_func_addr;
 void rt_patch_shadow_start(void);
 /* A thread's end: give its shadow stack back. */
 void rt_patch_shadow_thread_stop(void);
+/* For the sampler's unwinder: the return address the exit stub stands for in the slot at
+ * `slot` on this thread's stack, or 0 when no frame of the shadow stack has that slot.
+ * Async-signal-safe. */
+uint64_t rt_patch_real_return(uint64_t slot);
 /* Calls deeper than the shadow stack, not recorded (reported at the end). */
 uint64_t rt_patch_shadow_overflows(void);
 

@@ -164,6 +164,17 @@ uint64_t rt_patch_exit(uint64_t sp)
 	return ret;
 }
 
+uint64_t rt_patch_real_return(uint64_t slot)
+{
+	for (uint32_t i = shadow.depth; i > 0; i--) {
+		const struct frame *fr = &shadow.f[i - 1];
+
+		if (fr->slot == slot)
+			return fr->ret;
+	}
+	return 0;
+}
+
 /* Put every original return address back (before an unwinder walks the stack). */
 static void disarm_all(void)
 {

@@ -20,6 +20,9 @@
 #include <string.h>
 
 #include "../../arch/arch.h"
+#ifdef SYSCOPE_HAVE_PATCHING
+#include "../patch/patch.h"
+#endif
 
 #ifdef SYSCOPE_HAVE_LIBUNWIND
 #define UNW_LOCAL_ONLY
@@ -112,6 +115,22 @@ void rt_unwind_init(void)
 	use_fp = true;
 }
 
+/* A return address that is the exit stub of runtime patching stands for the one the shadow
+ * stack keeps for that stack slot. */
+static inline uintptr_t real_return(uintptr_t ret, uintptr_t slot)
+{
+#ifdef SYSCOPE_HAVE_PATCHING
+	if (ret == (uintptr_t)rt_patch_exit_stub) {
+		uint64_t real = rt_patch_real_return(slot);
+
+		return real ? (uintptr_t)real : ret;
+	}
+#else
+	(void)slot;
+#endif
+	return ret;
+}
+
 static int unwind_fp(const ucontext_t *uc, const struct rt_thread *t, uint64_t *frames, int max,
 		     uint16_t *flags)
 {
@@ -135,6 +154,7 @@ static int unwind_fp(const ucontext_t *uc, const struct rt_thread *t, uint64_t *
 
 		if (!ret)
 			break;
+		ret = real_return(ret, fp + ARCH_FP_RET_OFFSET);
 		if (n == max) {
 			*flags |= SC_SAMPLE_TRUNCATED;
 			break;
@@ -149,6 +169,40 @@ static int unwind_fp(const ucontext_t *uc, const struct rt_thread *t, uint64_t *
 #endif
 }
 
+#if defined(SYSCOPE_HAVE_PATCHING) && defined(SYSCOPE_HAVE_LIBUNWIND)
+/*
+ * The cursor stands at the exit stub of runtime patching: the frame below it had its return
+ * address swapped. Restart the walk at the address the shadow stack keeps for that slot
+ * (just below the cursor's stack pointer), with the registers libunwind recovered so far.
+ * Returns 0, or -1 when the slot is unknown (the walk stops there, as it would have).
+ */
+static int restart_past_exit_stub(unw_cursor_t *cur, ucontext_t *ctx, unw_word_t *ip)
+{
+	static const struct {
+		int unw, greg;
+	} regs[] = {
+		{ UNW_X86_64_RBX, REG_RBX }, { UNW_X86_64_RBP, REG_RBP },
+		{ UNW_X86_64_R12, REG_R12 }, { UNW_X86_64_R13, REG_R13 },
+		{ UNW_X86_64_R14, REG_R14 }, { UNW_X86_64_R15, REG_R15 },
+		{ UNW_X86_64_RSP, REG_RSP },
+	};
+	unw_word_t sp, v;
+	uint64_t real;
+
+	if (unw.get_reg(cur, UNW_REG_SP, &sp) < 0 || !(real = rt_patch_real_return(sp - 8)))
+		return -1;
+	memset(ctx, 0, sizeof(*ctx));
+	for (size_t i = 0; i < sizeof(regs) / sizeof(regs[0]); i++)
+		if (unw.get_reg(cur, regs[i].unw, &v) >= 0)
+			ctx->uc_mcontext.gregs[regs[i].greg] = (greg_t)v;
+	ctx->uc_mcontext.gregs[REG_RIP] = (greg_t)real;
+	if (unw.init_local2(cur, (unw_context_t *)ctx, 0) < 0)
+		return -1;
+	*ip = real;
+	return 0;
+}
+#endif
+
 int rt_unwind(void *ucv, struct rt_thread *t, uint64_t *frames, int max, uint16_t *flags)
 {
 	const ucontext_t *uc = ucv;
@@ -161,6 +215,9 @@ int rt_unwind(void *ucv, struct rt_thread *t, uint64_t *frames, int max, uint16_
 	unw_cursor_t cur;
 	int n = 0;
 	bool exact = false;
+#ifdef SYSCOPE_HAVE_PATCHING
+	ucontext_t resume;
+#endif
 
 	/* On x86-64 and aarch64 unw_context_t is the ucontext_t the kernel gave the handler. */
 	if (unw.init_local2(&cur, (unw_context_t *)uc, UNW_INIT_SIGNAL_FRAME) < 0) {
@@ -175,6 +232,11 @@ int rt_unwind(void *ucv, struct rt_thread *t, uint64_t *frames, int max, uint16_
 		unw.get_reg(&cur, UNW_REG_IP, &ip);
 		if (!ip)
 			break;
+#ifdef SYSCOPE_HAVE_PATCHING
+		if (ip == (unw_word_t)(uintptr_t)rt_patch_exit_stub &&
+		    restart_past_exit_stub(&cur, &resume, &ip) < 0)
+			break;
+#endif
 		frames[n] = exact && n > 0 ? ip + 1 : ip;
 		n++;
 		exact = unw.is_signal_frame(&cur) > 0;
