@@ -31,22 +31,31 @@ struct instrument_opts {
 	const char *module_include, *module_exclude, *module_restrict;
 	char err[256];
 	bool bad_regex;
-	struct sc_module_info mod;
+	VEC(struct sc_module_info) mods; /* the program first, then libraries */
 	char *plan;
 };
 
-/* -I, -E, -R may be given many times; the parser keeps one value per flag, so once it has
- * found where the program starts, the options before it are read again for these. */
+/* -I, -E, -R (and -MI, -ME, -MR) may be given many times; the parser keeps one value per
+ * flag, so once it has found where the program starts, the options before it are read again
+ * for these. */
 static const struct {
 	char short_flag;
 	const char *long_flag;
-} regex_flags[] = { { 'I', "--function-include" },
-		    { 'E', "--function-exclude" },
-		    { 'R', "--function-restrict" } };
+} regex_flags[] = {
+	{ 'I', "--function-include" },	{ 'E', "--function-exclude" },
+	{ 'R', "--function-restrict" }, { 0, "--module-include" },
+	{ 0, "--module-exclude" },	{ 0, "--module-restrict" },
+};
+#define NREGEX_FLAGS (sizeof(regex_flags) / sizeof(regex_flags[0]))
 
-static sc_regex_vec *regex_list(struct instrument_opts *o, int k)
+static sc_regex_vec *regex_list(struct instrument_opts *o, size_t k)
 {
-	return k == 0 ? &o->sel.include : k == 1 ? &o->sel.exclude : &o->sel.restrict_;
+	sc_regex_vec *lists[NREGEX_FLAGS] = {
+		&o->sel.include,	&o->sel.exclude,	&o->sel.restrict_,
+		&o->sel.module_include, &o->sel.module_exclude, &o->sel.module_restrict,
+	};
+
+	return lists[k];
 }
 
 /* If argv[*i] is one of the regex flags, take it and its value. */
@@ -54,10 +63,10 @@ static void take_regex(struct instrument_opts *o, int argc, char **argv, int *i)
 {
 	const char *a = argv[*i], *value = NULL;
 
-	for (int k = 0; k < 3; k++) {
+	for (size_t k = 0; k < NREGEX_FLAGS; k++) {
 		size_t len = strlen(regex_flags[k].long_flag);
 
-		if (a[0] == '-' && a[1] == regex_flags[k].short_flag)
+		if (a[0] == '-' && regex_flags[k].short_flag && a[1] == regex_flags[k].short_flag)
 			value = a[2] ? a + 2 : NULL;
 		else if (!strncmp(a, regex_flags[k].long_flag, len) && (!a[len] || a[len] == '='))
 			value = a[len] ? a + len + 1 : NULL;
@@ -131,23 +140,27 @@ static uint32_t parse_count(const char *flag, const char *v, const char *dflt)
 
 static void print_choice(const struct instrument_opts *o)
 {
-	size_t c[3];
+	for (size_t m = 0; m < o->mods.n; m++) {
+		const struct sc_module_info *mod = &o->mods.v[m];
+		size_t c[3];
 
-	sc_module_counts(&o->mod, c);
-	if (o->print_available) {
-		printf("Available functions of %s (%zu):\n", o->mod.path, c[0] + c[1]);
-		sc_print_functions(stdout, &o->mod, SC_FN_INSTRUMENTED, false);
-		sc_print_functions(stdout, &o->mod, SC_FN_EXCLUDED, false);
-	}
-	if (o->print_instrumented) {
-		printf("Instrumented functions of %s (%zu):\n", o->mod.path, c[0]);
-		sc_print_functions(stdout, &o->mod, SC_FN_INSTRUMENTED, false);
-	}
-	if (o->print_excluded) {
-		printf("Excluded functions of %s (%zu), and those that cannot be patched (%zu):\n",
-		       o->mod.path, c[1], c[2]);
-		sc_print_functions(stdout, &o->mod, SC_FN_EXCLUDED, true);
-		sc_print_functions(stdout, &o->mod, SC_FN_UNPATCHABLE, true);
+		sc_module_counts(mod, c);
+		if (o->print_available) {
+			printf("Available functions of %s (%zu):\n", mod->path, c[0] + c[1]);
+			sc_print_functions(stdout, mod, SC_FN_INSTRUMENTED, false);
+			sc_print_functions(stdout, mod, SC_FN_EXCLUDED, false);
+		}
+		if (o->print_instrumented) {
+			printf("Instrumented functions of %s (%zu):\n", mod->path, c[0]);
+			sc_print_functions(stdout, mod, SC_FN_INSTRUMENTED, false);
+		}
+		if (o->print_excluded) {
+			printf("Excluded functions of %s (%zu), and those that cannot be patched "
+			       "(%zu):\n",
+			       mod->path, c[1], c[2]);
+			sc_print_functions(stdout, mod, SC_FN_EXCLUDED, true);
+			sc_print_functions(stdout, mod, SC_FN_UNPATCHABLE, true);
+		}
 	}
 }
 
@@ -156,45 +169,108 @@ static void dump_info(const struct instrument_opts *o, const char *path)
 	size_t len = strlen(path);
 	bool text = len > 4 && !strcmp(path + len - 4, ".txt");
 
-	if (sc_dump_info(path, &o->mod, 1, !text))
+	if (sc_dump_info(path, o->mods.v, o->mods.n, !text))
 		pr_warn("--dump-info: cannot write %s: %s", path, strerror(errno));
 }
 
-/* Analyze the program and choose its functions; exits on what cannot be instrumented. */
+/* Analyze one module and choose its functions; false (with a warning) when it cannot be. */
+static bool analyze_module(struct instrument_opts *o, const char *path, bool is_main)
+{
+	struct sc_module_info mod;
+	size_t c[3];
+
+	if (sc_analyze_module(path, is_main, &mod, o->err, sizeof(o->err))) {
+		if (is_main)
+			sc_die(SC_EXIT_FAILURE, "instrument: %s", o->err);
+		pr_warn("instrument: %s; left uninstrumented", o->err);
+		sc_module_info_free(&mod);
+		return false;
+	}
+	if (mod.is_static)
+		sc_die(SC_EXIT_FAILURE,
+		       "instrument: %s is a static executable: the dynamic loader never runs, so "
+		       "libsyscope.so cannot be loaded into it to patch it; link it dynamically to "
+		       "instrument it",
+		       path);
+	if (!mod.has_symtab)
+		pr_warn("instrument: %s is stripped (no .symtab): only its %zu exported functions "
+			"can be found; the others' time goes to their callers",
+			path, mod.fns.n);
+	sc_select_functions(&mod, &o->sel);
+	sc_module_counts(&mod, c);
+	pr_info("instrument: %s: %zu functions instrumented, %zu excluded, %zu cannot be "
+		"patched (analysis %.1f ms)",
+		path, c[0], c[1], c[2], mod.decode_ns / 1e6);
+	*VEC_PUSH(&o->mods) = mod;
+	return true;
+}
+
+/* The program's libraries that -MI/-MR choose. */
+static void analyze_libraries(struct instrument_opts *o, const char *program, const char *interp)
+{
+	sc_path_vec libs = { 0 };
+	bool any = false;
+
+	if (!o->sel.module_include.n && !o->sel.module_restrict.n)
+		return;
+	if (sc_program_libraries(program, interp, &libs, o->err, sizeof(o->err))) {
+		pr_warn("instrument: cannot list the libraries of %s (%s); only the program is "
+			"instrumented",
+			program, o->err);
+		return;
+	}
+	for (size_t i = 0; i < libs.n; i++) {
+		const char *why;
+
+		if (sc_select_module(&o->sel, libs.v[i], false, &why))
+			any |= analyze_module(o, libs.v[i], false);
+		else if (why && strcmp(why, "not matched by --module-restrict"))
+			pr_info("instrument: %s: %s", libs.v[i], why);
+		free(libs.v[i]);
+	}
+	if (!any)
+		pr_warn("instrument: no library that %s loads at start matches --module-include or "
+			"--module-restrict (%zu libraries; libraries opened later with dlopen are not "
+			"instrumented in this version)",
+			program, libs.n);
+	VEC_FREE(&libs);
+}
+
+/* Analyze the program (and chosen libraries); exits on what cannot be instrumented. */
 static void analyze(struct instrument_opts *o, const char *program)
 {
 	char *found = sc_find_program(program), real[PATH_MAX];
-	size_t c[3];
+	const char *why;
+	size_t total[3] = { 0 };
 
 	if (!realpath(found, real))
 		sc_die(SC_EXIT_NOTFOUND, "%s: %s", found, strerror(errno));
 	free(found);
-	if (sc_analyze_module(real, true, &o->mod, o->err, sizeof(o->err)))
-		sc_die(SC_EXIT_FAILURE, "instrument: %s", o->err);
-	if (o->mod.is_static)
-		sc_die(SC_EXIT_FAILURE,
-		       "instrument: %s is a static executable: the dynamic loader never runs, so "
-		       "libsyscope.so cannot be loaded into it to patch it (link it dynamically, "
-		       "or build it with -finstrument-functions and -static is still not "
-		       "supported)",
-		       real);
-	if (!o->mod.has_symtab)
-		pr_warn("instrument: %s is stripped (no .symtab): only its %zu exported functions "
-			"can be found; the others' time goes to their callers",
-			real, o->mod.fns.n);
-	sc_select_functions(&o->mod, &o->sel);
+	analyze_module(o, real, true);
+	analyze_libraries(o, real, o->mods.v[0].interp);
+	if (!sc_select_module(&o->sel, real, true, &why)) {
+		/* Analyzed all the same: --print-* and --dump-info show it. */
+		for (size_t i = 0; i < o->mods.v[0].fns.n; i++)
+			if (o->mods.v[0].fns.v[i].state == SC_FN_INSTRUMENTED) {
+				o->mods.v[0].fns.v[i].state = SC_FN_EXCLUDED;
+				o->mods.v[0].fns.v[i].reason = why;
+			}
+	}
 	if (o->sel.include.n && !o->sel.matched_include)
 		pr_warn("instrument: no function matches --function-include");
 	if (o->sel.restrict_.n && !o->sel.matched_restrict)
 		pr_warn("instrument: no function matches --function-restrict");
-	sc_module_counts(&o->mod, c);
-	pr_info("instrument: %s: %zu functions instrumented, %zu excluded, %zu cannot be "
-		"patched (analysis %.1f ms)",
-		real, c[0], c[1], c[2], o->mod.decode_ns / 1e6);
-	if (!c[0])
-		pr_warn("instrument: no function of %s will be instrumented (%zu excluded, %zu "
-			"cannot be patched: --print-excluded says why)",
-			real, c[1], c[2]);
+	for (size_t m = 0; m < o->mods.n; m++) {
+		size_t c[3];
+
+		sc_module_counts(&o->mods.v[m], c);
+		for (int k = 0; k < 3; k++)
+			total[k] += c[k];
+	}
+	if (!total[0])
+		pr_warn("instrument: no function will be instrumented (%zu excluded, %zu cannot be "
+			"patched: --print-excluded says why)",
+			total[1], total[2]);
 }
 
 /* After the run: the analysis and the plan go into the session folder. */
@@ -204,12 +280,20 @@ static void keep_with_session(const char *session, void *ctx)
 	char *info = sc_xasprintf("%s/instrumentation.json", session);
 	char *plan = sc_xasprintf("%s/raw/instrument-plan.bin", session);
 
-	if (sc_dump_info(info, &o->mod, 1, true))
+	if (sc_dump_info(info, o->mods.v, o->mods.n, true))
 		pr_warn("cannot write %s: %s", info, strerror(errno));
 	if (rename(o->plan, plan))
 		unlink(o->plan);
 	free(info);
 	free(plan);
+}
+
+static void free_modules(struct instrument_opts *o)
+{
+	for (size_t m = 0; m < o->mods.n; m++)
+		sc_module_info_free(&o->mods.v[m]);
+	VEC_FREE(&o->mods);
+	sc_selection_free(&o->sel);
 }
 
 int cmd_instrument(int argc, char **argv)
@@ -231,12 +315,13 @@ int cmd_instrument(int argc, char **argv)
 		{ "min-address-range", 'r', true, "BYTES",
 		  "Leave out functions smaller than BYTES (default 0)", &o.min_range },
 		{ "module-include", 0, true, "REGEX",
-		  "-MI: also instrument shared libraries that match (not in this version)",
+		  "-MI: also instrument the shared libraries the program loads at start whose path "
+		  "or name matches (repeatable)",
 		  &o.module_include },
-		{ "module-exclude", 0, true, "REGEX", "-ME: shared libraries never instrumented",
-		  &o.module_exclude },
+		{ "module-exclude", 0, true, "REGEX",
+		  "-ME: never instrument these modules (repeatable)", &o.module_exclude },
 		{ "module-restrict", 0, true, "REGEX",
-		  "-MR: only these modules (not in this version beyond the program)",
+		  "-MR: only the modules that match, the program too (repeatable)",
 		  &o.module_restrict },
 		{ "simulate", 0, false, "",
 		  "Analyze and report what would be instrumented; do not run the program",
@@ -266,10 +351,6 @@ int cmd_instrument(int argc, char **argv)
 	collect_regexes(&o, argc, args, cli.rest[0]);
 	if (o.bad_regex)
 		sc_die(SC_EXIT_USAGE, "instrument: %s", o.err);
-	if (o.module_include || o.module_restrict)
-		sc_die(SC_EXIT_USAGE,
-		       "instrument: --module-include/--module-restrict: instrumenting shared "
-		       "libraries is not in this version; the program itself is instrumented");
 	o.sel.min_instructions =
 		parse_count("min-instructions", o.min_insns, DEFAULT_MIN_INSTRUCTIONS);
 	o.sel.min_address_range = parse_count("min-address-range", o.min_range, "0");
@@ -279,14 +360,13 @@ int cmd_instrument(int argc, char **argv)
 		dump_info(&o, *o.dump_info ? o.dump_info : "instrumentation.json");
 	if (o.simulate) {
 		sc_cli_free(&cli);
-		sc_module_info_free(&o.mod);
-		sc_selection_free(&o.sel);
+		free_modules(&o);
 		free(args);
 		return 0;
 	}
 	o.plan = sc_xasprintf("%s/syscope-plan-%d.bin",
 			      getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", (int)getpid());
-	if (sc_plan_write(o.plan, &o.mod, 1, o.err, sizeof(o.err)) < 0)
+	if (sc_plan_write(o.plan, o.mods.v, o.mods.n, o.err, sizeof(o.err)) < 0)
 		sc_die(SC_EXIT_FAILURE, "instrument: cannot write the patch plan: %s", o.err);
 	if (sc_settings_set(&cli.settings, SC_SET_INSTRUMENT_PLAN, o.plan, SC_SRC_CLI, err))
 		sc_die(SC_EXIT_FAILURE, "%s", err);
@@ -296,8 +376,7 @@ int cmd_instrument(int argc, char **argv)
 	    sc_settings_set(&cli.settings, SC_SET_USE_SAMPLING, "false", SC_SRC_CLI, err))
 		sc_die(SC_EXIT_FAILURE, "%s", err);
 	rc = sc_profile_program_then(&cli, keep_with_session, &o);
-	sc_module_info_free(&o.mod);
-	sc_selection_free(&o.sel);
+	free_modules(&o);
 	free(o.plan);
 	free(args);
 	return rc;

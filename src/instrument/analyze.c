@@ -365,21 +365,24 @@ static void drop_aliases(struct sc_module_info *mod)
 	mod->fns.n = w;
 }
 
-/* No PT_INTERP: the kernel starts it without the dynamic loader (a static executable or a
- * static PIE), so LD_PRELOAD never reaches it. Only meaningful for the program itself. */
-static bool has_no_interpreter(Elf *elf)
+/* The dynamic loader the file names (PT_INTERP), or NULL: without one the kernel starts it
+ * without the loader (a static executable or a static PIE, for the program), so LD_PRELOAD
+ * never reaches it. */
+static char *interpreter(Elf *elf)
 {
-	size_t n;
+	size_t n, size;
+	const char *raw = elf_rawfile(elf, &size);
 
-	if (elf_getphdrnum(elf, &n))
-		return false;
+	if (!raw || elf_getphdrnum(elf, &n))
+		return NULL;
 	for (size_t i = 0; i < n; i++) {
 		GElf_Phdr ph;
 
-		if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_INTERP)
-			return false;
+		if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_INTERP &&
+		    ph.p_offset < size && ph.p_filesz <= size - ph.p_offset && ph.p_filesz > 1)
+			return sc_xstrndup(raw + ph.p_offset, ph.p_filesz - 1);
 	}
-	return true;
+	return NULL;
 }
 
 static int analyze_elf(struct analysis *a, Elf *elf, char *err, size_t errlen)
@@ -405,7 +408,8 @@ static int analyze_elf(struct analysis *a, Elf *elf, char *err, size_t errlen)
 			 mod->path, eh.e_type);
 		return -1;
 	}
-	mod->is_static = mod->is_main && has_no_interpreter(elf);
+	mod->interp = interpreter(elf);
+	mod->is_static = mod->is_main && !mod->interp;
 	if (elf_getshdrstrndx(elf, &shstrndx))
 		shstrndx = 0;
 	while ((scn = elf_nextscn(elf, scn))) {
@@ -496,5 +500,6 @@ void sc_module_info_free(struct sc_module_info *mod)
 	}
 	VEC_FREE(&mod->fns);
 	free(mod->path);
+	free(mod->interp);
 	memset(mod, 0, sizeof(*mod));
 }

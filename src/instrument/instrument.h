@@ -39,6 +39,7 @@ struct sc_module_info {
 	char *path;	/* as given */
 	bool is_main;	/* the program (not a library) */
 	bool is_static; /* an executable without a dynamic loader: LD_PRELOAD cannot reach it */
+	char *interp;	/* the dynamic loader it names (PT_INTERP), NULL for none */
 	bool has_symtab;
 	uint64_t file_size;
 	int64_t mtime_ns;
@@ -62,7 +63,21 @@ struct sc_selection {
 	uint32_t min_instructions;
 	uint32_t min_address_range;
 	bool matched_include, matched_restrict; /* did any function match (for the warning) */
+	/* Modules, rocprof-sys's -MI/-ME/-MR: matched against the path and the file name. */
+	sc_regex_vec module_include;  /* shared libraries also instrumented */
+	sc_regex_vec module_exclude;  /* never */
+	sc_regex_vec module_restrict; /* when given, only these (the program too) */
 };
+
+typedef VEC(char *) sc_path_vec;
+
+/* The shared libraries `program` loads at start, as its dynamic loader `interp` resolves them
+ * (real paths, in load order). Returns 0, or -1 with `err` set. */
+int sc_program_libraries(const char *program, const char *interp, sc_path_vec *out, char *err,
+			 size_t errlen);
+/* Whether the module at `path` is instrumented; when not, `why` says why (NULL when it is
+ * simply not asked for: a library no -MI/-MR names). */
+bool sc_select_module(struct sc_selection *sel, const char *path, bool is_main, const char **why);
 
 /* Compile one extended regex into `list`; returns false with `err` set when it is invalid. */
 bool sc_selection_add(sc_regex_vec *list, const char *re, char *err, size_t errlen);

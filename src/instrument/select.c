@@ -79,6 +79,54 @@ void sc_selection_free(struct sc_selection *sel)
 	free_list(&sel->include);
 	free_list(&sel->exclude);
 	free_list(&sel->restrict_);
+	free_list(&sel->module_include);
+	free_list(&sel->module_exclude);
+	free_list(&sel->module_restrict);
+}
+
+/* The C library and the loader (the probe itself calls into them), the C++ runtime and the
+ * unwinder (the exception hooks call into them), syscope's own libraries and sanitizers. */
+static const char *const never_modules[] = {
+	"ld-linux",    "libc.so",      "libm.so",      "libmvec.so", "libpthread.so",
+	"libdl.so",    "librt.so",     "libresolv.so", "libutil.so", "libanl.so",
+	"libgcc_s.so", "libstdc++.so", "libsyscope",   "libunwind",  "libasan.so",
+	"libubsan.so", "libtsan.so",   "liblsan.so",   "linux-vdso",
+};
+
+static bool path_matches(const sc_regex_vec *v, const char *path)
+{
+	const char *base = strrchr(path, '/');
+
+	base = base ? base + 1 : path;
+	for (size_t i = 0; i < v->n; i++)
+		if (!regexec(&v->v[i], path, 0, NULL, 0) || !regexec(&v->v[i], base, 0, NULL, 0))
+			return true;
+	return false;
+}
+
+bool sc_select_module(struct sc_selection *sel, const char *path, bool is_main, const char **why)
+{
+	const char *base = strrchr(path, '/');
+
+	base = base ? base + 1 : path;
+	*why = NULL;
+	if (!is_main)
+		for (size_t i = 0; i < sizeof(never_modules) / sizeof(never_modules[0]); i++)
+			if (!strncmp(base, never_modules[i], strlen(never_modules[i]))) {
+				*why = "built-in exclusion (C library, loader, C++ runtime, syscope)";
+				return false;
+			}
+	if (path_matches(&sel->module_exclude, path)) {
+		*why = "matched by --module-exclude";
+		return false;
+	}
+	if (sel->module_restrict.n) {
+		if (path_matches(&sel->module_restrict, path))
+			return true;
+		*why = "not matched by --module-restrict";
+		return false;
+	}
+	return is_main || path_matches(&sel->module_include, path);
 }
 
 static bool matches(const sc_regex_vec *v, const struct sc_fn *fn)

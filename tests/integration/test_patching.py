@@ -174,6 +174,31 @@ def test_default_size_heuristic_and_combined_sampling():
           f"({sampled.samples('main')} vs {sampled.samples('hot_loop')})")
 
 
+def test_shared_libraries():
+    prog = fixture("patch_lib_main")
+    r = instrument("-MI", "patch_lib", "--output-format", "json", "--", prog)
+    check_eq(r.rc, 0, r.describe())
+    check("patch_lib ok" in r.out, r.describe())
+    p = r.profile("wall_clock")
+    check_eq(calls_of(p), {"main": 1, "use_lib": 2, "lib_outer": 2, "lib_inner": 8},
+             "-MI: the library's functions too")
+    outer = children(children(children(p.thread_trees()[0])["main"])["use_lib"])["lib_outer"]
+    check_eq(count(children(outer)["lib_inner"]), 8, "calls into the library nest")
+    info = json.load(open(r.path("instrumentation.json")))["modules"]
+    check_eq([os.path.basename(m["path"]) for m in info], ["patch_lib_main", "libpatch_lib.so"],
+             "both modules analyzed")
+    r = instrument("--output-format", "json", "--", prog)
+    check_eq(calls_of(r.profile("wall_clock")), {"main": 1, "use_lib": 2},
+             "by default only the program")
+    r = instrument("-MR", "^libpatch_lib", "--output-format", "json", "--", prog)
+    check_eq(calls_of(r.profile("wall_clock")), {"lib_outer": 2, "lib_inner": 8},
+             "-MR: only the library")
+    r = instrument("-MI", "^libc", "--simulate", "--", prog)
+    check("no library that" in r.err and "matches --module-include" in r.err, r.err)
+    r = instrument("-MI", "hotlib", "--simulate", "--", fixture("dlopen_main"))
+    check("libraries opened later with dlopen are not instrumented" in r.err, r.err)
+
+
 def test_bad_input():
     work = tempfile.mkdtemp(prefix="syscope-patch-")
     try:

@@ -56,8 +56,11 @@ static int find_module(struct dl_phdr_info *info, size_t size, void *arg)
 		exe[n] = 0;
 		if (strcmp(exe, m->path))
 			return 1;
-	} else if (!info->dlpi_name || strcmp(info->dlpi_name, m->path)) {
-		return 0;
+	} else {
+		/* A library: the loader's name for it may be a link; the plan has the real path. */
+		if (!info->dlpi_name || !*info->dlpi_name || !realpath(info->dlpi_name, exe) ||
+		    strcmp(exe, m->path))
+			return 0;
 	}
 	m->bias = info->dlpi_addr;
 	m->text_lo = UINT64_MAX;
