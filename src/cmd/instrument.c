@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../common/log.h"
@@ -173,6 +174,68 @@ static void dump_info(const struct instrument_opts *o, const char *path)
 		pr_warn("--dump-info: cannot write %s: %s", path, strerror(errno));
 }
 
+/* Where -o PATH puts the copy of `in`: PATH, or PATH/<name> for a folder. Caller frees. */
+static char *rewrite_target(const char *opt, const char *in)
+{
+	struct stat st;
+	const char *base = strrchr(in, '/');
+	size_t len = strlen(opt);
+
+	base = base ? base + 1 : in;
+	if ((len && opt[len - 1] == '/') || (!stat(opt, &st) && S_ISDIR(st.st_mode))) {
+		if (mkdir(opt, 0777) && errno != EEXIST)
+			sc_die(SC_EXIT_FAILURE, "instrument: cannot create %s: %s", opt,
+			       strerror(errno));
+		return sc_xasprintf("%s%s%s", opt, len && opt[len - 1] == '/' ? "" : "/", base);
+	}
+	return sc_xstrdup(opt);
+}
+
+static bool analyze_module(struct instrument_opts *o, const char *path, bool is_main);
+
+/* -o: analyze `name` (a program or a library), write its instrumented copy, run nothing. */
+static int rewrite(struct instrument_opts *o, char **rest, int nrest)
+{
+	char real[PATH_MAX], out_real[PATH_MAX], *target;
+	const struct sc_module_info *mod;
+	size_t c[3];
+	char *found = strchr(rest[0], '/') ? sc_xstrdup(rest[0]) : sc_find_program(rest[0]);
+
+	if (!realpath(found, real))
+		sc_die(SC_EXIT_NOTFOUND, "instrument: %s: %s", found, strerror(errno));
+	free(found);
+	if (o->sel.module_include.n || o->sel.module_restrict.n)
+		sc_die(SC_EXIT_USAGE,
+		       "instrument: -o rewrites one file; rewrite each library on its own "
+		       "(syscope instrument -o DIR/ -- libfoo.so) instead of -MI/-MR");
+	analyze_module(o, real, true);
+	mod = &o->mods.v[0];
+	print_choice(o);
+	if (o->dump_info)
+		dump_info(o, *o->dump_info ? o->dump_info : "instrumentation.json");
+	target = rewrite_target(o->rewrite, real);
+	if (realpath(target, out_real) && !strcmp(out_real, real))
+		sc_die(SC_EXIT_USAGE,
+		       "instrument: -o %s would overwrite the original; name another "
+		       "file",
+		       target);
+	if (sc_rewrite_with_plan(real, target, mod, o->err, sizeof(o->err)))
+		sc_die(SC_EXIT_FAILURE, "instrument: %s", o->err);
+	sc_module_counts(mod, c);
+	fprintf(stderr,
+		"syscope: wrote %s: %s with %zu functions instrumented (%zu excluded, %zu cannot "
+		"be patched); %s\n",
+		target, mod->is_library ? "a library" : "a program", c[0], c[1], c[2],
+		mod->is_library ? "programs that load it are instrumented in it under 'syscope run'"
+				: "run it with 'syscope run -- PROGRAM' (it runs as before without "
+				  "syscope)");
+	if (nrest > 1)
+		pr_warn("instrument: -o rewrites, it does not run the program: its arguments are "
+			"not used");
+	free(target);
+	return 0;
+}
+
 /* Analyze one module and choose its functions; false (with a warning) when it cannot be. */
 static bool analyze_module(struct instrument_opts *o, const char *path, bool is_main)
 {
@@ -186,6 +249,8 @@ static bool analyze_module(struct instrument_opts *o, const char *path, bool is_
 		sc_module_info_free(&mod);
 		return false;
 	}
+	if (mod.is_library)
+		mod.is_main = false;
 	if (mod.is_static)
 		sc_die(SC_EXIT_FAILURE,
 		       "instrument: %s is a static executable: the dynamic loader never runs, so "
@@ -323,6 +388,12 @@ int cmd_instrument(int argc, char **argv)
 		{ "module-restrict", 0, true, "REGEX",
 		  "-MR: only the modules that match, the program too (repeatable)",
 		  &o.module_restrict },
+		{ "output", 'o', true, "PATH",
+		  "Rewrite instead of running: write a copy of the program or library (to PATH, or "
+		  "into the folder PATH/) that carries its instrumentation; 'syscope run -- PATH' "
+		  "then runs it instrumented without analyzing it again. (The session folder of a "
+		  "run: SYSCOPE_OUTPUT_PATH.)",
+		  &o.rewrite },
 		{ "simulate", 0, false, "",
 		  "Analyze and report what would be instrumented; do not run the program",
 		  &o.simulate },
@@ -354,6 +425,13 @@ int cmd_instrument(int argc, char **argv)
 	o.sel.min_instructions =
 		parse_count("min-instructions", o.min_insns, DEFAULT_MIN_INSTRUCTIONS);
 	o.sel.min_address_range = parse_count("min-address-range", o.min_range, "0");
+	if (o.rewrite) {
+		rc = rewrite(&o, cli.rest, cli.nrest);
+		sc_cli_free(&cli);
+		free_modules(&o);
+		free(args);
+		return rc;
+	}
 	analyze(&o, cli.rest[0]);
 	print_choice(&o);
 	if (o.dump_info)

@@ -18,6 +18,10 @@
 #include <stdint.h>
 
 #define SC_PLAN_MAGIC "SCPLAN\0\1"
+/* The section that carries a plan inside a rewritten file (`syscope instrument -o`). There
+ * the plan has one module, whose path is empty (the file itself) and whose file_size is 0
+ * (no identity to check: the bytes of each function still are). */
+#define SC_PLAN_SECTION ".syscope_plan"
 #define SC_PLAN_VERSION 1u
 
 /* How one displaced instruction is rebuilt in the trampoline. */

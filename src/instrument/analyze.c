@@ -385,6 +385,28 @@ static char *interpreter(Elf *elf)
 	return NULL;
 }
 
+/* DT_FLAGS_1 has DF_1_PIE: an executable, even without PT_INTERP (a static PIE). */
+static bool flagged_pie(Elf *elf)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNAMIC || !sh.sh_entsize ||
+		    !(d = elf_getdata(scn, NULL)))
+			continue;
+		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Dyn dyn;
+
+			if (gelf_getdyn(d, (int)i, &dyn) && dyn.d_tag == DT_FLAGS_1)
+				return (dyn.d_un.d_val & DF_1_PIE) != 0;
+		}
+	}
+	return false;
+}
+
 static int analyze_elf(struct analysis *a, Elf *elf, char *err, size_t errlen)
 {
 	struct sc_module_info *mod = a->mod;
@@ -409,7 +431,8 @@ static int analyze_elf(struct analysis *a, Elf *elf, char *err, size_t errlen)
 		return -1;
 	}
 	mod->interp = interpreter(elf);
-	mod->is_static = mod->is_main && !mod->interp;
+	mod->is_library = eh.e_type == ET_DYN && !mod->interp && !flagged_pie(elf);
+	mod->is_static = mod->is_main && !mod->interp && !mod->is_library;
 	if (elf_getshdrstrndx(elf, &shstrndx))
 		shstrndx = 0;
 	while ((scn = elf_nextscn(elf, scn))) {

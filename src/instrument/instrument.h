@@ -41,6 +41,7 @@ struct sc_module_info {
 	bool is_static; /* an executable without a dynamic loader: LD_PRELOAD cannot reach it */
 	char *interp;	/* the dynamic loader it names (PT_INTERP), NULL for none */
 	bool has_symtab;
+	bool is_library; /* a shared library (ET_DYN without a dynamic loader of its own) */
 	uint64_t file_size;
 	int64_t mtime_ns;
 	VEC(struct sc_fn) fns; /* sorted by address */
@@ -98,5 +99,13 @@ int sc_dump_info(const char *path, const struct sc_module_info *mods, size_t nmo
  * in it, or -1 with `err` set. */
 long sc_plan_write(const char *path, const struct sc_module_info *mods, size_t nmods, char *err,
 		   size_t errlen);
+
+/* The plan of one module as a rewritten file carries it (SC_PLAN_SECTION); caller frees. */
+char *sc_plan_bytes(const struct sc_module_info *mod, size_t *size);
+
+/* rewrite.c: copy `in` to `out` with `mod`'s plan in a section of its own (nothing that is
+ * loaded changes). Returns 0, or -1 with `err` set (not ELF64, already carries a plan...). */
+int sc_rewrite_with_plan(const char *in, const char *out, const struct sc_module_info *mod,
+			 char *err, size_t errlen);
 
 #endif /* SYSCOPE_INSTRUMENT_INSTRUMENT_H */

@@ -199,6 +199,41 @@ def test_shared_libraries():
     check("libraries opened later with dlopen are not instrumented" in r.err, r.err)
 
 
+def test_rewrite_then_run_many_times():
+    work = tempfile.mkdtemp(prefix="syscope-rewrite-")
+    try:
+        inst = os.path.join(work, "patch_calls.inst")
+        r = instrument("-o", inst, "--", fixture("patch_calls"))
+        check_eq(r.rc, 0, r.describe())
+        check("patch_calls ok" not in r.out, "-o rewrites, it does not run the program")
+        check("with 20 functions instrumented" in r.err, r.err)
+        alone = subprocess.run([inst], capture_output=True, text=True)
+        check_eq((alone.returncode, alone.stdout.split()[:2]), (0, ["patch_calls", "ok"]),
+                 "the copy runs as before without syscope")
+        for _ in range(2):
+            r = syscope("run", "--output-format", "json", "--", inst)
+            check_eq(r.rc, 0, r.describe())
+            check_eq(calls_of(r.profile("wall_clock")), EXPECTED_CALLS,
+                     "under syscope run: the carried plan, no analysis")
+            check("instrument: 20 functions patched in 1 module(s)" in r.err, r.err)
+        libs = os.path.join(work, "libs") + "/"
+        r = instrument("-o", libs, "--", fixture("libpatch_lib.so"))
+        check_eq(r.rc, 0, r.describe())
+        r = syscope("run", "--output-format", "json", "--", fixture("patch_lib_main"),
+                    env={"LD_LIBRARY_PATH": libs})
+        calls = calls_of(r.profile("wall_clock"))
+        check_eq((calls.get("lib_outer"), calls.get("lib_inner")), (2, 8),
+                 f"a rewritten library, loaded by an unchanged program: {calls}")
+        r = instrument("-o", os.path.join(work, "again"), "--", inst)
+        check_eq(r.rc, 1, r.describe())
+        check("was written by syscope instrument -o already" in r.err, r.err)
+        r = instrument("-o", inst, "--", inst)
+        check_eq(r.rc, 2, r.describe())
+        check("would overwrite the original" in r.err, r.err)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
 def test_bad_input():
     work = tempfile.mkdtemp(prefix="syscope-patch-")
     try:

@@ -231,10 +231,10 @@ static int set_text(const struct loaded *m, int prot)
 }
 
 /* Patch one module's functions (ids from `first_id`). */
-static void patch_module(const struct sc_plan_module *pm, const char *path,
+static void patch_module(const struct sc_plan_module *pm, const char *path, bool is_main,
 			 const struct sc_plan_func *fns, uint32_t first_id, struct stats *st)
 {
-	struct loaded m = { .path = path, .is_main = pm->is_main != 0 };
+	struct loaded m = { .path = path, .is_main = is_main };
 	size_t len = (8 + (size_t)pm->nfuncs * TRAMP_SIZE + 4095) & ~(size_t)4095;
 	uint8_t *block, *ok;
 	uint32_t n = 0;
@@ -242,7 +242,7 @@ static void patch_module(const struct sc_plan_module *pm, const char *path,
 	dl_iterate_phdr(find_module, &m);
 	if (!m.found)
 		return; /* not this program (an exec'd child), or a library not loaded */
-	if (!same_file(path, pm)) {
+	if (pm->file_size && !same_file(path, pm)) {
 		rt_note(SC_NOTE_WARN,
 			"instrument: %s changed since it was analyzed; left uninstrumented", path);
 		return;
@@ -311,81 +311,160 @@ static void patch_module(const struct sc_plan_module *pm, const char *path,
 	st->modules++;
 }
 
-static const char *plan_path(void)
-{
-	return sc_str(&rt_proc.settings, SC_SET_INSTRUMENT_PLAN);
-}
-
 static bool enabled(const struct sc_settings *s)
 {
-	return *sc_str(s, SC_SET_INSTRUMENT_PLAN) != 0;
+	(void)s;
+	return true; /* a rewritten file may carry a plan, whatever the settings */
 }
 
-/* The whole plan in memory; NULL with a note when it cannot be read or is not a plan. */
-static char *read_plan(size_t *size)
+/* A plan in memory, from the file `syscope instrument` named, or carried by a loaded file
+ * (then `self` is that file: the module the plan's empty path stands for). */
+struct plan {
+	char *buf;
+	size_t size;
+	char *self;
+	bool self_main;
+};
+
+#define MAX_PLANS 64
+
+struct plans {
+	struct plan v[MAX_PLANS];
+	unsigned n;
+	bool main_seen;
+};
+
+static bool plan_valid(const char *buf, size_t size)
 {
-	int fd = open(plan_path(), O_RDONLY | O_CLOEXEC);
+	return buf && size >= sizeof(struct sc_plan_file) && !memcmp(buf, SC_PLAN_MAGIC, 8) &&
+	       ((const struct sc_plan_file *)buf)->version == SC_PLAN_VERSION;
+}
+
+/* The file SYSCOPE_INSTRUMENT_PLAN names, if any. */
+static void read_plan_file(struct plans *ps)
+{
+	const char *path = sc_str(&rt_proc.settings, SC_SET_INSTRUMENT_PLAN);
+	int fd;
 	struct stat st;
 	char *buf = NULL;
 
-	if (fd >= 0 && !fstat(fd, &st) && st.st_size >= (off_t)sizeof(struct sc_plan_file)) {
+	if (!*path)
+		return;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0 && !fstat(fd, &st) && st.st_size > 0) {
 		buf = malloc((size_t)st.st_size);
 		if (buf && read(fd, buf, (size_t)st.st_size) != st.st_size) {
 			free(buf);
 			buf = NULL;
 		}
-		*size = (size_t)st.st_size;
 	}
 	if (fd >= 0)
 		close(fd);
-	if (!buf || memcmp(buf, SC_PLAN_MAGIC, 8) ||
-	    ((struct sc_plan_file *)buf)->version != SC_PLAN_VERSION) {
-		rt_note(SC_NOTE_WARN, "instrument: cannot read the patch plan %s", plan_path());
+	if (!plan_valid(buf, buf ? (size_t)st.st_size : 0)) {
+		rt_note(SC_NOTE_WARN, "instrument: cannot read the patch plan %s", path);
 		free(buf);
-		return NULL;
+		return;
 	}
-	return buf;
+	ps->v[ps->n++] = (struct plan){ .buf = buf, .size = (size_t)st.st_size };
+}
+
+static int find_embedded(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct plans *ps = arg;
+	char path[4096];
+	bool is_main = !info->dlpi_name || !*info->dlpi_name;
+	size_t plan_size = 0;
+	char *buf;
+
+	(void)size;
+	if (ps->n == MAX_PLANS)
+		return 1;
+	if (is_main) {
+		ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 1);
+
+		if (n <= 0 || ps->main_seen) /* the program, reported first */
+			return 0;
+		ps->main_seen = true;
+		path[n] = 0;
+	} else if (!realpath(info->dlpi_name, path)) {
+		return 0;
+	}
+	buf = rt_patch_read_embedded(path, &plan_size);
+	if (!buf)
+		return 0;
+	if (!plan_valid(buf, plan_size)) {
+		rt_note(SC_NOTE_WARN,
+			"instrument: %s carries a patch plan this syscope cannot read", path);
+		free(buf);
+		return 0;
+	}
+	ps->v[ps->n++] = (struct plan){
+		.buf = buf, .size = plan_size, .self = strdup(path), .self_main = is_main
+	};
+	return 0;
+}
+
+/* Walk a plan's modules: `fn` gets each one (NULL `st`: only counting). Returns the number
+ * of functions, or -1 when the plan is truncated. */
+static long walk_plan(const struct plan *p, uint32_t first_id, struct stats *st)
+{
+	size_t at = sizeof(struct sc_plan_file);
+	long total = 0;
+
+	for (uint32_t m = 0, n = ((const struct sc_plan_file *)p->buf)->nmodules; m < n; m++) {
+		const struct sc_plan_module *pm = (const void *)(p->buf + at);
+		const char *path = p->buf + at + sizeof(*pm);
+		size_t padded;
+
+		if (at + sizeof(*pm) > p->size)
+			return -1;
+		padded = (pm->path_len + 7u) & ~7u;
+		if (at + sizeof(*pm) + padded + (size_t)pm->nfuncs * sizeof(struct sc_plan_func) >
+			    p->size ||
+		    !pm->path_len || path[pm->path_len - 1])
+			return -1;
+		if (st)
+			patch_module(pm, *path ? path : p->self, *path ? pm->is_main : p->self_main,
+				     (const void *)(path + padded), first_id + (uint32_t)total, st);
+		total += pm->nfuncs;
+		at += sizeof(*pm) + padded + (size_t)pm->nfuncs * sizeof(struct sc_plan_func);
+	}
+	return total;
 }
 
 static int process_start(void)
 {
-	size_t size, at = sizeof(struct sc_plan_file), total = 0;
 	uint64_t t0 = rt_now_ns();
-	char *plan = read_plan(&size);
+	static struct plans ps;
 	struct stats st = { 0 };
-	uint32_t id = 0;
+	long total = 0, id = 0;
 
-	if (!plan)
-		return 0;
-	/* Count the functions first: the address table is indexed by id across modules. */
-	for (uint32_t m = 0, n = ((struct sc_plan_file *)plan)->nmodules; m < n; m++) {
-		const struct sc_plan_module *pm = (const void *)(plan + at);
+	ps.n = 0;
+	ps.main_seen = false;
+	read_plan_file(&ps);
+	dl_iterate_phdr(find_embedded, &ps);
+	for (unsigned i = 0; i < ps.n; i++) {
+		long n = walk_plan(&ps.v[i], 0, NULL);
 
-		if (at + sizeof(*pm) > size)
-			break;
-		total += pm->nfuncs;
-		at += sizeof(*pm) + ((pm->path_len + 7u) & ~7u) +
-		      (size_t)pm->nfuncs * sizeof(struct sc_plan_func);
+		if (n < 0) {
+			rt_note(SC_NOTE_WARN, "instrument: the patch plan of %s is truncated",
+				ps.v[i].self ? ps.v[i].self : "syscope instrument");
+			free(ps.v[i].buf);
+			ps.v[i].buf = NULL;
+			continue;
+		}
+		total += n;
 	}
-	if (at > size) {
-		rt_note(SC_NOTE_WARN, "instrument: the patch plan %s is truncated", plan_path());
-		free(plan);
-		return 0;
-	}
-	func_addr = calloc(total + 1, sizeof(*func_addr));
+	/* One address table, indexed by id across plans and modules (read by the probes). */
+	if (total)
+		func_addr = calloc((size_t)total + 1, sizeof(*func_addr));
 	rt_patch_func_addr = func_addr;
-	at = sizeof(struct sc_plan_file);
-	for (uint32_t m = 0, n = ((struct sc_plan_file *)plan)->nmodules; func_addr && m < n; m++) {
-		const struct sc_plan_module *pm = (const void *)(plan + at);
-		const char *path = plan + at + sizeof(*pm);
-		size_t padded = (pm->path_len + 7u) & ~7u;
-
-		if (pm->path_len && !path[pm->path_len - 1])
-			patch_module(pm, path, (const void *)(path + padded), id, &st);
-		id += pm->nfuncs;
-		at += sizeof(*pm) + padded + (size_t)pm->nfuncs * sizeof(struct sc_plan_func);
+	for (unsigned i = 0; i < ps.n; i++) {
+		if (ps.v[i].buf && func_addr)
+			id += walk_plan(&ps.v[i], (uint32_t)id, &st);
+		free(ps.v[i].buf);
+		free(ps.v[i].self);
 	}
-	free(plan);
 	if (st.patched)
 		rt_patch_shadow_start();
 	if (st.modules)

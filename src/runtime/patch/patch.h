@@ -36,6 +36,8 @@ void rt_patch_shadow_thread_stop(void);
  * `slot` on this thread's stack, or 0 when no frame of the shadow stack has that slot.
  * Async-signal-safe. */
 uint64_t rt_patch_real_return(uint64_t slot);
+/* embedded.c: the plan a rewritten file carries (malloc'd, `size` set), or NULL. */
+char *rt_patch_read_embedded(const char *path, size_t *size);
 /* Calls deeper than the shadow stack, not recorded (reported at the end). */
 uint64_t rt_patch_shadow_overflows(void);
 
