@@ -33,6 +33,7 @@ struct instrument_opts {
 	char err[256];
 	bool bad_regex;
 	VEC(struct sc_module_info) mods; /* the program first, then libraries */
+	sc_path_vec lib_files;		 /* -MI values that name a library file */
 	char *plan;
 };
 
@@ -82,6 +83,13 @@ static void take_regex(struct instrument_opts *o, int argc, char **argv, int *i)
 		if (!o->bad_regex &&
 		    !sc_selection_add(regex_list(o, k), value, o->err, sizeof(o->err)))
 			o->bad_regex = true;
+		if (regex_list(o, k) == &o->sel.module_include && strchr(value, '/')) {
+			char real[PATH_MAX];
+
+			/* A library the program opens later with dlopen, named by its file. */
+			if (realpath(value, real))
+				*VEC_PUSH(&o->lib_files) = sc_xstrdup(real);
+		}
 		return;
 	}
 }
@@ -278,11 +286,15 @@ static void analyze_libraries(struct instrument_opts *o, const char *program, co
 
 	if (!o->sel.module_include.n && !o->sel.module_restrict.n)
 		return;
-	if (sc_program_libraries(program, interp, &libs, o->err, sizeof(o->err))) {
-		pr_warn("instrument: cannot list the libraries of %s (%s); only the program is "
-			"instrumented",
-			program, o->err);
-		return;
+	if (sc_program_libraries(program, interp, &libs, o->err, sizeof(o->err)))
+		pr_warn("instrument: cannot list the libraries of %s (%s)", program, o->err);
+	for (size_t i = 0; i < o->lib_files.n; i++) {
+		bool listed = false;
+
+		for (size_t k = 0; k < libs.n; k++)
+			listed |= !strcmp(libs.v[k], o->lib_files.v[i]);
+		if (!listed)
+			*VEC_PUSH(&libs) = sc_xstrdup(o->lib_files.v[i]);
 	}
 	for (size_t i = 0; i < libs.n; i++) {
 		const char *why;
@@ -295,8 +307,8 @@ static void analyze_libraries(struct instrument_opts *o, const char *program, co
 	}
 	if (!any)
 		pr_warn("instrument: no library that %s loads at start matches --module-include or "
-			"--module-restrict (%zu libraries; libraries opened later with dlopen are not "
-			"instrumented in this version)",
+			"--module-restrict (%zu libraries); a library it opens later with dlopen is "
+			"named by its file: -MI /path/to/libfoo.so",
 			program, libs.n);
 	VEC_FREE(&libs);
 }
@@ -358,6 +370,9 @@ static void free_modules(struct instrument_opts *o)
 	for (size_t m = 0; m < o->mods.n; m++)
 		sc_module_info_free(&o->mods.v[m]);
 	VEC_FREE(&o->mods);
+	for (size_t i = 0; i < o->lib_files.n; i++)
+		free(o->lib_files.v[i]);
+	VEC_FREE(&o->lib_files);
 	sc_selection_free(&o->sel);
 }
 

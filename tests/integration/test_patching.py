@@ -196,7 +196,14 @@ def test_shared_libraries():
     r = instrument("-MI", "^libc", "--simulate", "--", prog)
     check("no library that" in r.err and "matches --module-include" in r.err, r.err)
     r = instrument("-MI", "hotlib", "--simulate", "--", fixture("dlopen_main"))
-    check("libraries opened later with dlopen are not instrumented" in r.err, r.err)
+    check("a library it opens later with dlopen is named by its file" in r.err, r.err)
+    lib = fixture("libhotlib.so")
+    r = instrument("-MI", lib, "--output-format", "json", "--", fixture("dlopen_main"), lib,
+                   "0.2")
+    check_eq(r.rc, 0, r.describe())
+    calls = calls_of(r.profile("wall_clock"))
+    check(calls.get("lib_run") == 1 and calls.get("lib_hot_work", 0) > 10,
+          f"a library opened with dlopen is patched when it is loaded, and named: {calls}")
 
 
 def test_rewrite_then_run_many_times():
@@ -224,6 +231,12 @@ def test_rewrite_then_run_many_times():
         calls = calls_of(r.profile("wall_clock"))
         check_eq((calls.get("lib_outer"), calls.get("lib_inner")), (2, 8),
                  f"a rewritten library, loaded by an unchanged program: {calls}")
+        r = instrument("-o", libs, "--", fixture("libhotlib.so"))
+        check_eq(r.rc, 0, r.describe())
+        r = syscope("run", "--output-format", "json", "--", fixture("dlopen_main"),
+                    os.path.join(libs, "libhotlib.so"), "0.2")
+        calls = calls_of(r.profile("wall_clock"))
+        check_eq(calls.get("lib_run"), 1, f"a rewritten library opened with dlopen: {calls}")
         r = instrument("-o", os.path.join(work, "again"), "--", inst)
         check_eq(r.rc, 1, r.describe())
         check("was written by syscope instrument -o already" in r.err, r.err)

@@ -39,7 +39,11 @@ struct stats {
 	uint32_t patched, changed, far, modules;
 };
 
-static uint64_t *func_addr; /* by id, for the records */
+/* Function addresses by id, for the records: reserved once (virtual memory, pages come as
+ * ids are used) so that a library patched later never moves the table under a probe. */
+#define MAX_IDS (1u << 22)
+static uint64_t *func_addr;
+static uint32_t next_id;
 
 static int find_module(struct dl_phdr_info *info, size_t size, void *arg)
 {
@@ -230,8 +234,9 @@ static int set_text(const struct loaded *m, int prot)
 	return mprotect((void *)(uintptr_t)lo, hi - lo, prot);
 }
 
-/* Patch one module's functions (ids from `first_id`). */
-static void patch_module(const struct sc_plan_module *pm, const char *path, bool is_main,
+/* Patch one module's functions (ids from `first_id`). Returns false when the module is not
+ * loaded (yet), true when it was dealt with (patched, or refused with a note). */
+static bool patch_module(const struct sc_plan_module *pm, const char *path, bool is_main,
 			 const struct sc_plan_func *fns, uint32_t first_id, struct stats *st)
 {
 	struct loaded m = { .path = path, .is_main = is_main };
@@ -241,11 +246,16 @@ static void patch_module(const struct sc_plan_module *pm, const char *path, bool
 
 	dl_iterate_phdr(find_module, &m);
 	if (!m.found)
-		return; /* not this program (an exec'd child), or a library not loaded */
+		return false; /* not this program (an exec'd child), or a library not loaded */
+	if (first_id + (uint64_t)pm->nfuncs > MAX_IDS) {
+		rt_note(SC_NOTE_WARN, "instrument: more than %u functions; %s left uninstrumented",
+			MAX_IDS, path);
+		return true;
+	}
 	if (pm->file_size && !same_file(path, pm)) {
 		rt_note(SC_NOTE_WARN,
 			"instrument: %s changed since it was analyzed; left uninstrumented", path);
-		return;
+		return true;
 	}
 	block = map_near(m.text_lo, m.text_hi, len);
 	if (!block) {
@@ -253,7 +263,7 @@ static void patch_module(const struct sc_plan_module *pm, const char *path, bool
 			"instrument: no free memory within 2 GiB of %s for trampolines; left "
 			"uninstrumented",
 			path);
-		return;
+		return true;
 	}
 	ok = calloc(pm->nfuncs, 1);
 	memcpy(block, &(uint64_t){ (uint64_t)(uintptr_t)rt_patch_entry_stub }, 8);
@@ -282,7 +292,7 @@ static void patch_module(const struct sc_plan_module *pm, const char *path, bool
 			path, strerror(errno));
 		munmap(block, len);
 		free(ok);
-		return;
+		return true;
 	}
 	if (n && set_text(&m, PROT_READ | PROT_WRITE)) {
 		rt_note(SC_NOTE_WARN,
@@ -290,7 +300,7 @@ static void patch_module(const struct sc_plan_module *pm, const char *path, bool
 			"uninstrumented",
 			path, strerror(errno));
 		free(ok);
-		return;
+		return true;
 	}
 	for (uint32_t i = 0; n && i < pm->nfuncs; i++) {
 		const struct sc_plan_func *fn = &fns[i];
@@ -309,6 +319,7 @@ static void patch_module(const struct sc_plan_module *pm, const char *path, bool
 	free(ok);
 	st->patched += n;
 	st->modules++;
+	return true;
 }
 
 static bool enabled(const struct sc_settings *s)
@@ -318,21 +329,28 @@ static bool enabled(const struct sc_settings *s)
 }
 
 /* A plan in memory, from the file `syscope instrument` named, or carried by a loaded file
- * (then `self` is that file: the module the plan's empty path stands for). */
+ * (then `self` is that file: the module the plan's empty path stands for). The plan file
+ * stays in memory: its libraries that are not loaded yet are patched when they are. */
 struct plan {
 	char *buf;
 	size_t size;
 	char *self;
 	bool self_main;
+	uint32_t pending; /* modules not loaded yet */
+	uint8_t *done;	  /* by module: dealt with */
 };
 
-#define MAX_PLANS 64
+static struct plan plan_file;
+static struct stats totals;
+static uint64_t t_start;
 
-struct plans {
-	struct plan v[MAX_PLANS];
-	unsigned n;
-	bool main_seen;
-};
+/* Files already looked at for a carried plan, by load address and name. */
+#define MAX_SEEN 4096
+static struct {
+	uint64_t addr;
+	uint64_t name_hash;
+} seen[MAX_SEEN];
+static unsigned nseen;
 
 static bool plan_valid(const char *buf, size_t size)
 {
@@ -341,7 +359,7 @@ static bool plan_valid(const char *buf, size_t size)
 }
 
 /* The file SYSCOPE_INSTRUMENT_PLAN names, if any. */
-static void read_plan_file(struct plans *ps)
+static void read_plan_file(void)
 {
 	const char *path = sc_str(&rt_proc.settings, SC_SET_INSTRUMENT_PLAN);
 	int fd;
@@ -365,51 +383,16 @@ static void read_plan_file(struct plans *ps)
 		free(buf);
 		return;
 	}
-	ps->v[ps->n++] = (struct plan){ .buf = buf, .size = (size_t)st.st_size };
+	plan_file = (struct plan){ .buf = buf, .size = (size_t)st.st_size };
+	plan_file.done = calloc(((const struct sc_plan_file *)buf)->nmodules + 1u, 1);
+	plan_file.pending = ((const struct sc_plan_file *)buf)->nmodules;
 }
 
-static int find_embedded(struct dl_phdr_info *info, size_t size, void *arg)
-{
-	struct plans *ps = arg;
-	char path[4096];
-	bool is_main = !info->dlpi_name || !*info->dlpi_name;
-	size_t plan_size = 0;
-	char *buf;
-
-	(void)size;
-	if (ps->n == MAX_PLANS)
-		return 1;
-	if (is_main) {
-		ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 1);
-
-		if (n <= 0 || ps->main_seen) /* the program, reported first */
-			return 0;
-		ps->main_seen = true;
-		path[n] = 0;
-	} else if (!realpath(info->dlpi_name, path)) {
-		return 0;
-	}
-	buf = rt_patch_read_embedded(path, &plan_size);
-	if (!buf)
-		return 0;
-	if (!plan_valid(buf, plan_size)) {
-		rt_note(SC_NOTE_WARN,
-			"instrument: %s carries a patch plan this syscope cannot read", path);
-		free(buf);
-		return 0;
-	}
-	ps->v[ps->n++] = (struct plan){
-		.buf = buf, .size = plan_size, .self = strdup(path), .self_main = is_main
-	};
-	return 0;
-}
-
-/* Walk a plan's modules: `fn` gets each one (NULL `st`: only counting). Returns the number
- * of functions, or -1 when the plan is truncated. */
-static long walk_plan(const struct plan *p, uint32_t first_id, struct stats *st)
+/* Patch the modules of `p` that are loaded now and were not dealt with. Returns false when
+ * the plan is truncated. */
+static bool apply_plan(struct plan *p)
 {
 	size_t at = sizeof(struct sc_plan_file);
-	long total = 0;
 
 	for (uint32_t m = 0, n = ((const struct sc_plan_file *)p->buf)->nmodules; m < n; m++) {
 		const struct sc_plan_module *pm = (const void *)(p->buf + at);
@@ -417,64 +400,166 @@ static long walk_plan(const struct plan *p, uint32_t first_id, struct stats *st)
 		size_t padded;
 
 		if (at + sizeof(*pm) > p->size)
-			return -1;
+			return false;
 		padded = (pm->path_len + 7u) & ~7u;
 		if (at + sizeof(*pm) + padded + (size_t)pm->nfuncs * sizeof(struct sc_plan_func) >
 			    p->size ||
 		    !pm->path_len || path[pm->path_len - 1])
-			return -1;
-		if (st)
-			patch_module(pm, *path ? path : p->self, *path ? pm->is_main : p->self_main,
-				     (const void *)(path + padded), first_id + (uint32_t)total, st);
-		total += pm->nfuncs;
+			return false;
+		if (!(p->done && p->done[m]) &&
+		    patch_module(pm, *path ? path : p->self, *path ? pm->is_main : p->self_main,
+				 (const void *)(path + padded), next_id, &totals)) {
+			next_id += pm->nfuncs;
+			if (p->done) {
+				p->done[m] = 1;
+				p->pending--;
+			}
+		}
 		at += sizeof(*pm) + padded + (size_t)pm->nfuncs * sizeof(struct sc_plan_func);
 	}
-	return total;
+	return true;
+}
+
+static uint64_t hash_name(const char *s)
+{
+	uint64_t h = 1469598103934665603ull;
+
+	while (*s)
+		h = (h ^ (uint8_t)*s++) * 1099511628211ull;
+	return h;
+}
+
+/* Loaded files not looked at yet: patch those that carry a plan. */
+static int scan_object(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	bool is_main = !info->dlpi_name || !*info->dlpi_name;
+	uint64_t h = hash_name(is_main ? "" : info->dlpi_name);
+	struct plan p = { .self_main = is_main };
+	char path[4096];
+
+	(void)size;
+	(void)arg;
+	for (unsigned i = 0; i < nseen; i++)
+		if (seen[i].addr == info->dlpi_addr && seen[i].name_hash == h)
+			return 0;
+	if (nseen < MAX_SEEN)
+		seen[nseen++].addr = info->dlpi_addr, seen[nseen - 1].name_hash = h;
+	if (is_main) {
+		ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 1);
+
+		if (n <= 0)
+			return 0;
+		path[n] = 0;
+	} else if (!realpath(info->dlpi_name, path) || strstr(path, "linux-vdso")) {
+		return 0;
+	}
+	p.buf = rt_patch_read_embedded(path, &p.size);
+	if (!p.buf)
+		return 0;
+	p.self = path;
+	if (!plan_valid(p.buf, p.size) || !apply_plan(&p))
+		rt_note(SC_NOTE_WARN,
+			"instrument: %s carries a patch plan this syscope cannot read", path);
+	free(p.buf);
+	return 0;
+}
+
+static void report(void)
+{
+	if (totals.patched)
+		rt_patch_shadow_start();
+	if (totals.modules)
+		rt_note(SC_NOTE_INFO, "instrument: %u functions patched in %u module(s) in %.1f ms",
+			totals.patched, totals.modules, (double)(rt_now_ns() - t_start) / 1e6);
+	if (totals.changed || totals.far)
+		rt_note(SC_NOTE_WARN,
+			"instrument: %u functions left unpatched (%u whose bytes differ from the "
+			"analysis, %u out of reach of the trampolines)",
+			totals.changed + totals.far, totals.changed, totals.far);
+	totals = (struct stats){ 0 };
+}
+
+/* The dynamic loader calls _dl_debug_state (r_debug's r_brk, where debuggers break) when
+ * its list of objects changes; RT_CONSISTENT follows the mapping of a dlopen'd library,
+ * before its relocation and constructors. The loader stub (stubs_x86_64.S) calls this. */
+void rt_patch_loader_event(void)
+{
+	if (_r_debug.r_state != RT_CONSISTENT || !rt_active())
+		return;
+	/* The new (or gone) module is recorded now, before any of its code runs: records
+	 * from it are named even when no sample ever looks at the map. */
+	rt_modules_check();
+	t_start = rt_now_ns();
+	if (plan_file.buf && plan_file.pending)
+		apply_plan(&plan_file);
+	dl_iterate_phdr(scan_object, NULL);
+	report();
+}
+
+/* Put a jump to the loader stub over _dl_debug_state, which is a bare `ret` (or endbr64;
+ * ret) followed by padding; anything else is left alone (no dlopen'd library is patched). */
+static void hook_loader(void)
+{
+	uint8_t *f = (uint8_t *)(uintptr_t)_r_debug.r_brk, *block;
+	static const uint8_t endbr_ret[5] = { 0xf3, 0x0f, 0x1e, 0xfa, 0xc3 };
+	uintptr_t page;
+	bool ok;
+
+	if (!f)
+		return;
+	ok = !memcmp(f, endbr_ret, 5);
+	if (!ok && f[0] == 0xc3) {
+		/* ret, then the multi-byte NOP padding compilers put before the next function */
+		ok = true;
+		for (int i = 1; i < 5; i++)
+			ok = ok && (f[i] == 0x66 || f[i] == 0x2e || f[i] == 0x0f || f[i] == 0x1f ||
+				    f[i] == 0x84 || f[i] == 0x00 || f[i] == 0x90 || f[i] == 0x44 ||
+				    f[i] == 0x40 || f[i] == 0x80);
+	}
+	if (!ok) {
+		rt_note(SC_NOTE_INFO, "instrument: the dynamic loader is not the kind syscope "
+				      "knows; libraries opened with dlopen are not instrumented");
+		return;
+	}
+	block = map_near((uint64_t)(uintptr_t)f, (uint64_t)(uintptr_t)f + 5, 4096);
+	if (!block)
+		return;
+	/* jmp *0(%rip); .quad stub */
+	memcpy(block, (const uint8_t[6]){ 0xff, 0x25, 0, 0, 0, 0 }, 6);
+	memcpy(block + 6, &(uint64_t){ (uint64_t)(uintptr_t)rt_patch_loader_stub }, 8);
+	page = (uintptr_t)f & ~(uintptr_t)4095;
+	if (mprotect(block, 4096, PROT_READ | PROT_EXEC) ||
+	    mprotect((void *)page, ((uintptr_t)f + 5 - page + 4095) & ~(uintptr_t)4095,
+		     PROT_READ | PROT_WRITE)) {
+		munmap(block, 4096);
+		return;
+	}
+	f[0] = 0xe9;
+	put_rel32(f + 1, (uint64_t)(uintptr_t)f + 5, (uint64_t)(uintptr_t)block);
+	mprotect((void *)page, ((uintptr_t)f + 5 - page + 4095) & ~(uintptr_t)4095,
+		 PROT_READ | PROT_EXEC);
 }
 
 static int process_start(void)
 {
-	uint64_t t0 = rt_now_ns();
-	static struct plans ps;
-	struct stats st = { 0 };
-	long total = 0, id = 0;
+	void *ids = mmap(NULL, (size_t)MAX_IDS * sizeof(uint64_t), PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 
-	ps.n = 0;
-	ps.main_seen = false;
-	read_plan_file(&ps);
-	dl_iterate_phdr(find_embedded, &ps);
-	for (unsigned i = 0; i < ps.n; i++) {
-		long n = walk_plan(&ps.v[i], 0, NULL);
-
-		if (n < 0) {
-			rt_note(SC_NOTE_WARN, "instrument: the patch plan of %s is truncated",
-				ps.v[i].self ? ps.v[i].self : "syscope instrument");
-			free(ps.v[i].buf);
-			ps.v[i].buf = NULL;
-			continue;
-		}
-		total += n;
-	}
-	/* One address table, indexed by id across plans and modules (read by the probes). */
-	if (total)
-		func_addr = calloc((size_t)total + 1, sizeof(*func_addr));
+	if (ids == MAP_FAILED)
+		return -ENOMEM;
+	func_addr = ids;
 	rt_patch_func_addr = func_addr;
-	for (unsigned i = 0; i < ps.n; i++) {
-		if (ps.v[i].buf && func_addr)
-			id += walk_plan(&ps.v[i], (uint32_t)id, &st);
-		free(ps.v[i].buf);
-		free(ps.v[i].self);
+	t_start = rt_now_ns();
+	read_plan_file();
+	if (plan_file.buf && !apply_plan(&plan_file)) {
+		rt_note(SC_NOTE_WARN, "instrument: the patch plan %s is truncated",
+			sc_str(&rt_proc.settings, SC_SET_INSTRUMENT_PLAN));
+		free(plan_file.buf);
+		plan_file.buf = NULL;
 	}
-	if (st.patched)
-		rt_patch_shadow_start();
-	if (st.modules)
-		rt_note(SC_NOTE_INFO, "instrument: %u functions patched in %u module(s) in %.1f ms",
-			st.patched, st.modules, (double)(rt_now_ns() - t0) / 1e6);
-	if (st.changed || st.far)
-		rt_note(SC_NOTE_WARN,
-			"instrument: %u functions left unpatched (%u whose bytes differ from the "
-			"analysis, %u out of reach of the trampolines)",
-			st.changed + st.far, st.changed, st.far);
+	dl_iterate_phdr(scan_object, NULL);
+	report();
+	hook_loader();
 	return 0;
 }
 

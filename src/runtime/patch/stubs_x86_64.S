@@ -125,4 +125,29 @@ rt_patch_exit_stub:
 	.cfi_endproc
 	.size	rt_patch_exit_stub, .-rt_patch_exit_stub
 
+/* The dynamic loader's _dl_debug_state jumps here (apply.c): the loader may keep values in
+ * any register across that call (it knows the function is a bare ret), so all are kept. */
+	.globl	rt_patch_loader_stub
+	.hidden	rt_patch_loader_stub
+	.type	rt_patch_loader_stub, @function
+	.p2align 4
+rt_patch_loader_stub:
+	.cfi_startproc
+	pushq	%rbp
+	.cfi_def_cfa_offset 16
+	.cfi_offset %rbp, -16
+	movq	%rsp, %rbp
+	.cfi_def_cfa_register %rbp
+	subq	$336, %rsp
+	andq	$-16, %rsp
+	SAVE_CLOBBERED
+	call	rt_patch_loader_event
+	RESTORE_CLOBBERED
+	movq	%rbp, %rsp
+	popq	%rbp
+	.cfi_def_cfa %rsp, 8
+	ret
+	.cfi_endproc
+	.size	rt_patch_loader_stub, .-rt_patch_loader_stub
+
 	.section .note.GNU-stack,"",@progbits
