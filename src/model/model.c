@@ -630,6 +630,13 @@ static int metadata_record(void *ctx, int32_t tid, const struct sc_record *rec, 
 	case SC_REC_FUNC_ENTER:
 		img->regions++;
 		break;
+	case SC_REC_FUNC_COVERAGE: {
+		const struct sc_rec_func_coverage *c = (const void *)rec;
+
+		*VEC_PUSH(&img->coverage) =
+			(struct sc_coverage){ .addr = c->addr, .calls = c->calls };
+		break;
+	}
 	case SC_REC_COUNTER:
 		img->counter_values++;
 		counter_value(img, (const struct sc_rec_counter *)rec);
@@ -1001,6 +1008,7 @@ void sc_model_free(struct sc_model *m)
 		sc_hashmap_free(&img->names);
 		sc_hashmap_free(&img->corr);
 		VEC_FREE(&img->children);
+		VEC_FREE(&img->coverage);
 		free(img);
 	}
 	VEC_FREE(&m->images);

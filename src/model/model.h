@@ -125,6 +125,11 @@ struct sc_record_source {
 	const char *origin; /* the file they come from */
 };
 
+struct sc_coverage {
+	uint64_t addr;
+	uint64_t calls;
+};
+
 struct sc_image {
 	struct sc_raw *raw;		/* NULL for an imported image */
 	struct sc_record_source source; /* for an imported image */
@@ -147,6 +152,8 @@ struct sc_image {
 	struct sc_hashmap names;	   /* sc_rec_string id -> interned text */
 	struct sc_hashmap corr;		   /* correlation id -> SC_CORR_* flags and GPU op count */
 	VEC(int32_t) children;		   /* fork/spawn records */
+	/* Coverage mode: each patched function's address and calls (FUNC_COVERAGE). */
+	VEC(struct sc_coverage) coverage;
 	uint64_t regions, marks, counter_values; /* counts, for the summary */
 	uint64_t gpu_ops[SC_GPU_OP_KINDS];	 /* by enum sc_gpu_op_kind */
 	uint64_t gpu_busy_ns;			 /* kernels, copies and sets, summed */

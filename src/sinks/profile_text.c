@@ -331,7 +331,9 @@ static int write_profile(struct sc_output *out, const struct sc_profile *p)
 
 static int write_text(struct sc_output *out)
 {
-	return sc_output_each_profile(out, write_profile);
+	int rc = sc_output_each_profile(out, write_profile);
+
+	return sc_coverage_write(out, false) ? -1 : rc;
 }
 
 const struct sc_sink sc_sink_text = {

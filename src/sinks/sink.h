@@ -70,4 +70,10 @@ const char *sc_thread_label(const struct sc_process *p, const struct sc_thread *
  * how long each held), max and last; shared by the JSON profile. */
 json_t *sc_counters_json(const struct sc_process *p);
 
+/* coverage.c: coverage-<pid>.txt (`json` false) or .json of processes recorded in coverage
+ * mode; nothing for the others. Returns 0 or -1. */
+int sc_coverage_write(struct sc_output *out, bool json);
+/* Functions patched in coverage mode over all processes, and how many ran; false if none. */
+bool sc_coverage_totals(struct sc_model *m, size_t *instrumented, size_t *run);
+
 #endif /* SYSCOPE_SINKS_SINK_H */

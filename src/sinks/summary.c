@@ -263,6 +263,17 @@ void sc_summary_print(FILE *f, struct sc_output *out, unsigned top)
 			any = true;
 			break;
 		}
+	{
+		size_t total, run;
+
+		if (sc_coverage_totals(m, &total, &run)) {
+			fprintf(f,
+				"syscope: coverage: %zu of %zu instrumented functions ran (%.1f%%); "
+				"coverage-<pid>.txt lists them\n",
+				run, total, 100.0 * (double)run / (double)total);
+			any = true;
+		}
+	}
 	if (!any && m->processes.n)
 		fprintf(f, "syscope: no samples were recorded (the program ran too briefly, or "
 			   "sampling could not start: see the notes)\n");

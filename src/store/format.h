@@ -138,6 +138,7 @@ enum sc_record_type {
 	SC_REC_PMC_READ = 27,	   /* struct sc_rec_pmc_read: this thread's CPU counters */
 	SC_REC_FUNC_ENTER = 28,	   /* struct sc_rec_func: an instrumented function was entered */
 	SC_REC_FUNC_EXIT = 29,	   /* struct sc_rec_func: ... and left */
+	SC_REC_FUNC_COVERAGE = 30, /* struct sc_rec_func_coverage: calls of a patched function */
 	SC_REC_TYPE_COUNT
 };
 
@@ -369,6 +370,15 @@ struct sc_rec_func {
 	struct sc_record hdr;
 	uint64_t ts;
 	uint64_t addr;
+};
+
+/* Coverage mode (syscope instrument --mode coverage): at the image's end, one per patched
+ * function, called or not. */
+struct sc_rec_func_coverage {
+	struct sc_record hdr;
+	uint64_t ts;
+	uint64_t addr;
+	uint64_t calls;
 };
 
 #define SC_COUNTER_PER_THREAD 0x1u /* values belong to the recording thread's track */

@@ -44,6 +44,7 @@ static const char *const type_names[SC_REC_TYPE_COUNT] = {
 	[SC_REC_PMC_READ] = "pmc-read",
 	[SC_REC_FUNC_ENTER] = "func-enter",
 	[SC_REC_FUNC_EXIT] = "func-exit",
+	[SC_REC_FUNC_COVERAGE] = "func-coverage",
 };
 
 /* Smallest size of each known record type (its fixed part). */
@@ -77,6 +78,7 @@ static const uint32_t min_size[SC_REC_TYPE_COUNT] = {
 	[SC_REC_PMC_READ] = sizeof(struct sc_rec_pmc_read),
 	[SC_REC_FUNC_ENTER] = sizeof(struct sc_rec_func),
 	[SC_REC_FUNC_EXIT] = sizeof(struct sc_rec_func),
+	[SC_REC_FUNC_COVERAGE] = sizeof(struct sc_rec_func_coverage),
 };
 
 const char *sc_record_type_name(unsigned type)

@@ -174,6 +174,31 @@ def test_default_size_heuristic_and_combined_sampling():
           f"({sampled.samples('main')} vs {sampled.samples('hot_loop')})")
 
 
+def coverage_of(r, pid):
+    with open(r.path(f"coverage-{pid}.json")) as f:
+        doc = json.load(f)["syscope"]
+    return {f["name"]: f["calls"] for f in doc["functions"]}, doc
+
+
+def test_coverage_mode():
+    r = instrument("--mode", "coverage", "--output-format", "json text", "--",
+                   fixture("patch_calls"))
+    check_eq(r.rc, 0, r.describe())
+    calls, doc = coverage_of(r, r.main_pid())
+    check_eq({k: v for k, v in calls.items() if v}, EXPECTED_CALLS,
+             "coverage counts every call of every function that ran")
+    check_eq(sorted(k for k, v in calls.items() if not v),
+             ["after_exec", "child_work", "exec_self"], "and names those that never ran")
+    check_eq((doc["functions_instrumented"], doc["functions_run"]), (20, 17), "totals")
+    child = [pid for pid in r.pids() if pid != r.main_pid()][0]
+    check_eq({k: v for k, v in coverage_of(r, child)[0].items() if v}, {"child_work": 3},
+             "a fork child counts its own calls")
+    check(not os.path.exists(r.path(f"wall_clock-{r.main_pid()}.json")),
+          "coverage mode records no regions")
+    check("instrumented functions ran" in r.err and
+          "Coverage: 17 of 20" in open(r.path(f"coverage-{r.main_pid()}.txt")).read(), r.err)
+
+
 def test_shared_libraries():
     prog = fixture("patch_lib_main")
     r = instrument("-MI", "patch_lib", "--output-format", "json", "--", prog)

@@ -12,7 +12,8 @@ REC_NAMES = {1: "OWNER", 2: "PROCESS", 3: "ENVIRON", 4: "SETTINGS", 5: "THREAD_B
              10: "SAMPLE", 11: "FORK", 12: "EXEC", 13: "LOST", 14: "NOTE", 15: "SAMPLER",
              16: "REGION_BEGIN", 17: "REGION_END", 18: "MARK", 19: "COUNTER_TRACK",
              20: "COUNTER", 21: "STRING", 22: "GPU_AGENT", 23: "GPU_STREAM", 24: "GPU_OP",
-             25: "REGION_SPAN", 26: "PMC_EVENTS", 27: "PMC_READ"}
+             25: "REGION_SPAN", 26: "PMC_EVENTS", 27: "PMC_READ",
+             28: "FUNC_ENTER", 29: "FUNC_EXIT", 30: "FUNC_COVERAGE"}
 HDR = struct.Struct("<8sIIIIIIiiII QQ 64s Q QQQQQIiQ")
 
 

@@ -44,6 +44,8 @@ struct stats {
 #define MAX_IDS (1u << 22)
 static uint64_t *func_addr;
 static uint32_t next_id;
+uint64_t *rt_patch_calls; /* coverage mode: calls by id (the same reserve) */
+static bool coverage;
 
 static int find_module(struct dl_phdr_info *info, size_t size, void *arg)
 {
@@ -266,13 +268,15 @@ static bool patch_module(const struct sc_plan_module *pm, const char *path, bool
 		return true;
 	}
 	ok = calloc(pm->nfuncs, 1);
-	memcpy(block, &(uint64_t){ (uint64_t)(uintptr_t)rt_patch_entry_stub }, 8);
+	memcpy(block,
+	       &(uint64_t){ (uint64_t)(uintptr_t)(coverage ? rt_patch_coverage_stub
+							   : rt_patch_entry_stub) },
+	       8);
 	for (uint32_t i = 0; ok && i < pm->nfuncs; i++) {
 		const struct sc_plan_func *fn = &fns[i];
 		uint64_t func = m.bias + fn->addr;
 		uint8_t *t = block + 8 + (size_t)i * TRAMP_SIZE;
 
-		func_addr[first_id + i] = func;
 		if (fn->patch_len < SC_PLAN_JMP_LEN || fn->patch_len > SC_PLAN_MAX_BYTES ||
 		    fn->ninsn > SC_PLAN_MAX_INSNS ||
 		    func + fn->patch_off + fn->patch_len > m.text_hi || func < m.text_lo ||
@@ -309,6 +313,7 @@ static bool patch_module(const struct sc_plan_module *pm, const char *path, bool
 
 		if (!ok[i])
 			continue;
+		func_addr[first_id + i] = m.bias + fn->addr; /* before the jump makes it live */
 		at[0] = 0xe9;
 		put_rel32(at + 1, (uint64_t)(uintptr_t)at + 5, t);
 		memset(at + 5, 0xcc, fn->patch_len - 5u);
@@ -540,14 +545,22 @@ static void hook_loader(void)
 		 PROT_READ | PROT_EXEC);
 }
 
+static uint64_t *reserve_ids(void)
+{
+	void *p = mmap(NULL, (size_t)MAX_IDS * sizeof(uint64_t), PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
 static int process_start(void)
 {
-	void *ids = mmap(NULL, (size_t)MAX_IDS * sizeof(uint64_t), PROT_READ | PROT_WRITE,
-			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-
-	if (ids == MAP_FAILED)
+	coverage = !strcmp(sc_str(&rt_proc.settings, SC_SET_INSTRUMENT_MODE), "coverage");
+	func_addr = reserve_ids();
+	if (coverage)
+		rt_patch_calls = reserve_ids();
+	if (!func_addr || (coverage && !rt_patch_calls))
 		return -ENOMEM;
-	func_addr = ids;
 	rt_patch_func_addr = func_addr;
 	t_start = rt_now_ns();
 	read_plan_file();
@@ -569,10 +582,36 @@ static void thread_stop(struct rt_thread *t)
 	rt_patch_shadow_thread_stop();
 }
 
+/* Coverage mode: every patched function of this image with its calls. */
+static void record_coverage(void)
+{
+	uint64_t ts = rt_now_ns();
+
+	for (uint32_t id = 0; rt_patch_calls && id < next_id; id++) {
+		struct sc_rec_func_coverage *r;
+
+		if (!func_addr[id] || !(r = rt_reserve(sizeof(*r))))
+			continue;
+		r->ts = ts;
+		r->addr = func_addr[id];
+		r->calls = __atomic_load_n(&rt_patch_calls[id], __ATOMIC_RELAXED);
+		rt_commit(r, SC_REC_FUNC_COVERAGE, 0, sizeof(*r));
+	}
+}
+
+/* A fork child counts its own calls. */
+static void fork_child(void)
+{
+	if (rt_patch_calls)
+		memset(rt_patch_calls, 0, (size_t)next_id * sizeof(*rt_patch_calls));
+}
+
 static void process_stop(void)
 {
 	uint64_t n = rt_patch_shadow_overflows();
 
+	if (coverage)
+		record_coverage();
 	if (n)
 		rt_note(SC_NOTE_WARN,
 			"instrument: %llu calls nested deeper than the shadow stack (65536) were "
@@ -585,5 +624,6 @@ const struct rt_source rt_source_patching = {
 	.enabled = enabled,
 	.process_start = process_start,
 	.thread_stop = thread_stop,
+	.fork_child = fork_child,
 	.process_stop = process_stop,
 };

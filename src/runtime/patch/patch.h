@@ -21,6 +21,8 @@
 /* stubs_x86_64.S */
 void rt_patch_entry_stub(void);
 void rt_patch_exit_stub(void);
+void rt_patch_coverage_stub(void); /* coverage mode: counts calls in rt_patch_calls[id] */
+extern uint64_t *rt_patch_calls;
 void rt_patch_loader_stub(void); /* over the loader's _dl_debug_state: saves, calls: */
 void rt_patch_loader_event(void);
 

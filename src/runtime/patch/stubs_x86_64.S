@@ -125,6 +125,30 @@ rt_patch_exit_stub:
 	.cfi_endproc
 	.size	rt_patch_exit_stub, .-rt_patch_exit_stub
 
+/* Coverage mode: the trampoline's call lands here instead of the entry stub; one locked
+ * increment of the function's counter, nothing else (flags are dead at a function's entry,
+ * rax and rdx are saved). */
+	.globl	rt_patch_coverage_stub
+	.hidden	rt_patch_coverage_stub
+	.type	rt_patch_coverage_stub, @function
+	.p2align 4
+rt_patch_coverage_stub:
+	.cfi_startproc
+	pushq	%rax
+	.cfi_adjust_cfa_offset 8
+	pushq	%rdx
+	.cfi_adjust_cfa_offset 8
+	movl	24(%rsp), %eax		/* id: above rdx, rax and the return into the trampoline */
+	movq	rt_patch_calls(%rip), %rdx
+	lock incq (%rdx,%rax,8)
+	popq	%rdx
+	.cfi_adjust_cfa_offset -8
+	popq	%rax
+	.cfi_adjust_cfa_offset -8
+	ret	$8
+	.cfi_endproc
+	.size	rt_patch_coverage_stub, .-rt_patch_coverage_stub
+
 /* The dynamic loader's _dl_debug_state jumps here (apply.c): the loader may keep values in
  * any register across that call (it knows the function is a bare ret), so all are kept. */
 	.globl	rt_patch_loader_stub
