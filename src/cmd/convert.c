@@ -41,6 +41,8 @@ static int write_outputs(struct sc_model *model, const char *out_dir, const stru
 
 	if (sc_model_function_filter(model, inc, exc, err, sizeof(err)))
 		sc_die(SC_EXIT_USAGE, "%s", err);
+	model->func_filter.label_file = sc_list_has(s, SC_SET_FUNCTION_LABEL, "file");
+	model->func_filter.label_line = sc_list_has(s, SC_SET_FUNCTION_LABEL, "line");
 	/* Region profiles are read by the profile outputs only. */
 	sc_profiles_build(&profiles, model,
 			  sc_list_has(s, SC_SET_OUTPUT_FORMAT, "text") ||

@@ -219,6 +219,7 @@ struct sc_model {
 	 * and --function-exclude, compiled; `matched` counts the shown functions. */
 	struct {
 		bool include, exclude;
+		bool label_file, label_line; /* FUNCTION_LABEL: names get [file:line] */
 		regex_t inc, exc;
 		uint64_t matched, seen;
 	} func_filter;

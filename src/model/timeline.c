@@ -170,6 +170,29 @@ static void replay_gpu_op(struct replay *r, const struct sc_rec_gpu_op *o)
 
 /* The name of the instrumented function at `addr`, symbolized once per address; NULL when
  * the function filters leave it out. */
+/* `name` with where the function is, as FUNCTION_LABEL asks: "solve [solver.c:120]". */
+static const char *labeled(struct sc_model *m, const char *name, const struct sc_symframe *f)
+{
+	const char *file = f->file && *f->file ? strrchr(f->file, '/') : NULL;
+	bool with_file = m->func_filter.label_file && f->file && *f->file;
+	bool with_line = m->func_filter.label_line && f->line;
+	char *text;
+	const char *r;
+
+	if (!with_file && !with_line)
+		return name;
+	file = file ? file + 1 : f->file;
+	if (with_file && with_line)
+		text = sc_xasprintf("%s [%s:%u]", name, file, f->line);
+	else if (with_file)
+		text = sc_xasprintf("%s [%s]", name, file);
+	else
+		text = sc_xasprintf("%s [line %u]", name, f->line);
+	r = sc_strtab_intern(&m->strings, text);
+	free(text);
+	return r;
+}
+
 static const char *func_name(struct replay *r, uint64_t addr, uint64_t ts)
 {
 	bool inserted;
@@ -177,9 +200,10 @@ static const char *func_name(struct replay *r, uint64_t addr, uint64_t ts)
 
 	if (inserted) {
 		struct sc_module *mod = sc_image_module_at(r->img, addr, ts);
-		const struct sc_symframe *chain;
+		const struct sc_symframe *chain = NULL;
 		const char *name = NULL;
 		char buf[32];
+		bool shown;
 
 		if (mod && sc_symbolize(&r->m->sym, sc_model_module_elf(r->m, r->img, mod),
 					addr - mod->base, &chain))
@@ -187,8 +211,12 @@ static const char *func_name(struct replay *r, uint64_t addr, uint64_t ts)
 		if (!name) {
 			snprintf(buf, sizeof(buf), "0x%llx", (unsigned long long)addr);
 			name = sc_strtab_intern(&r->m->strings, buf);
+			chain = NULL;
 		}
-		*slot = (uint64_t)(uintptr_t)name << 1 | !sc_model_function_shown(r->m, name);
+		shown = sc_model_function_shown(r->m, name);
+		if (name && chain)
+			name = labeled(r->m, name, &chain[0]);
+		*slot = (uint64_t)(uintptr_t)name << 1 | !shown;
 	}
 	return *slot & 1 ? NULL : (const char *)(uintptr_t)(*slot >> 1);
 }

@@ -6,6 +6,7 @@ thread, a fork child, exec, a function that never returns, and C++ exceptions; a
 selection and bad-input paths must say what they did."""
 import json
 import os
+import re
 import shutil
 import sqlite3
 import stat
@@ -215,6 +216,11 @@ def test_shared_libraries():
     r = instrument("--output-format", "json", "--", prog)
     check_eq(calls_of(r.profile("wall_clock")), {"main": 1, "use_lib": 2},
              "by default only the program")
+    r = instrument("--label", "file", "line", "-MI", "patch_lib", "--output-format", "json",
+                   "--", prog)
+    names = sorted(calls_of(r.profile("wall_clock")))
+    check(len(names) == 4 and all(re.fullmatch(r"\w+ \[(patch_lib_main|patch_lib)\.c:\d+\]", n)
+                                  for n in names), f"--label file,line: {names}")
     r = instrument("-MR", "^libpatch_lib", "--output-format", "json", "--", prog)
     check_eq(calls_of(r.profile("wall_clock")), {"lib_outer": 2, "lib_inner": 8},
              "-MR: only the library")
