@@ -7,8 +7,8 @@
  *   - its trampoline is built in a block mapped within +-2 GiB of the module (a jmp rel32
  *     reaches it, RIP-relative operands can be re-aimed from it);
  *   - its first bytes become a jmp to the trampoline (the rest of the displaced bytes int3).
- * The module's code is made writable only for the writes (read+write, then read+exec: no
- * page is ever writable and executable). Anything that does not fit is left unpatched and
+ * The module's code is made writable only for the writes (read+write, then read+exec: none
+ * of its pages is writable and executable). Anything that does not fit is left unpatched and
  * counted; nothing is patched half-way.
  */
 #include <errno.h>
@@ -533,14 +533,30 @@ static void hook_loader(void)
 	memcpy(block, (const uint8_t[6]){ 0xff, 0x25, 0, 0, 0, 0 }, 6);
 	memcpy(block + 6, &(uint64_t){ (uint64_t)(uintptr_t)rt_patch_loader_stub }, 8);
 	page = (uintptr_t)f & ~(uintptr_t)4095;
+	/* The loader's page stays executable during the write (other threads may be running
+	 * loader code, which every lazy binding and TLS access does): the one place where a
+	 * page is briefly writable and executable. A system that refuses it keeps its loader
+	 * as it is. */
 	if (mprotect(block, 4096, PROT_READ | PROT_EXEC) ||
 	    mprotect((void *)page, ((uintptr_t)f + 5 - page + 4095) & ~(uintptr_t)4095,
-		     PROT_READ | PROT_WRITE)) {
+		     PROT_READ | PROT_WRITE | PROT_EXEC)) {
 		munmap(block, 4096);
 		return;
 	}
-	f[0] = 0xe9;
-	put_rel32(f + 1, (uint64_t)(uintptr_t)f + 5, (uint64_t)(uintptr_t)block);
+	if (((uintptr_t)f & 7) == 0) {
+		/* One aligned 8-byte store: a thread inside dlopen right now (a library's
+		 * constructor may have started one) sees the old bytes or the new, never half. */
+		uint64_t word;
+
+		memcpy(&word, f, 8);
+		((uint8_t *)&word)[0] = 0xe9;
+		put_rel32((uint8_t *)&word + 1, (uint64_t)(uintptr_t)f + 5,
+			  (uint64_t)(uintptr_t)block);
+		__atomic_store_n((uint64_t *)(void *)f, word, __ATOMIC_RELEASE);
+	} else {
+		f[0] = 0xe9;
+		put_rel32(f + 1, (uint64_t)(uintptr_t)f + 5, (uint64_t)(uintptr_t)block);
+	}
 	mprotect((void *)page, ((uintptr_t)f + 5 - page + 4095) & ~(uintptr_t)4095,
 		 PROT_READ | PROT_EXEC);
 }
