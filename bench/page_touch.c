@@ -54,8 +54,8 @@ int main(void)
 	report("anonymous", fill(p));
 	report("reused", fill(p));
 	munmap(p, SIZE);
-	p = mmap(NULL, SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE,
-		 -1, 0);
+	p = mmap(NULL, SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1,
+		 0);
 	report("anonymous_populated", fill(p));
 	munmap(p, SIZE);
 	if (fd < 0 || fallocate(fd, 0, 0, SIZE))
