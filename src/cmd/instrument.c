@@ -440,6 +440,14 @@ int cmd_instrument(int argc, char **argv)
 	o.sel.min_instructions =
 		parse_count("min-instructions", o.min_insns, DEFAULT_MIN_INSTRUCTIONS);
 	o.sel.min_address_range = parse_count("min-address-range", o.min_range, "0");
+	if (!strcmp(sc_str(&cli.settings, SC_SET_INSTRUMENT_MODE), "sampling") && !o.rewrite) {
+		/* rocprof-sys's sampling mode: nothing patched, every thread sampled. */
+		if (sc_settings_set(&cli.settings, SC_SET_USE_SAMPLING, "true", SC_SRC_CLI, err))
+			sc_die(SC_EXIT_FAILURE, "%s", err);
+		free_modules(&o);
+		free(args);
+		return sc_profile_program(&cli);
+	}
 	if (o.rewrite) {
 		rc = rewrite(&o, cli.rest, cli.nrest);
 		sc_cli_free(&cli);

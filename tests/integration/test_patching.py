@@ -170,6 +170,12 @@ def test_default_size_heuristic_and_combined_sampling():
     check("hot_loop" in calls_of(r.profile("wall_clock")), "instrumented: hot_loop's calls")
     sampled = r.profile("sampling_cpu_clock")
     check(sampled.samples("hot_loop") > 0, "--cpu samples too (combined mode)")
+    r = syscope("instrument", "-M", "sampling", "--output-format", "json", "--", fixture("hot"),
+                "0.3")
+    check_eq(r.rc, 0, r.describe())
+    check(r.profile("sampling_cpu_clock").samples("hot_loop") > 0 and
+          not os.path.exists(r.path(f"wall_clock-{r.main_pid()}.json")),
+          f"-M sampling: sampled, nothing patched: {r.files()}")
     check(sampled.samples("main") >= sampled.samples("hot_loop"),
           "stacks walk past the swapped return addresses: hot_loop's samples are under main "
           f"({sampled.samples('main')} vs {sampled.samples('hot_loop')})")

@@ -571,6 +571,8 @@ static uint64_t *reserve_ids(void)
 
 static int process_start(void)
 {
+	if (!strcmp(sc_str(&rt_proc.settings, SC_SET_INSTRUMENT_MODE), "sampling"))
+		return 0; /* rewritten files run unpatched, sampled */
 	coverage = !strcmp(sc_str(&rt_proc.settings, SC_SET_INSTRUMENT_MODE), "coverage");
 	func_addr = reserve_ids();
 	if (coverage)

@@ -12,8 +12,8 @@
  * `ret $8` drops the id on the way back to the trampoline.
  *
  * Exit: the function's `ret` popped our address; rsp is one past the slot that held it.
- * rt_patch_exit gives the original return address, which goes back into that slot, and a
- * `ret` takes it, so no register is used for the jump.
+ * rt_patch_exit gives the original return address, which goes back into that slot, and an
+ * indirect jump through it goes back, so no register is used for the jump.
  * x87 and the upper halves of ymm/zmm registers are not saved: the C code of the handlers
  * uses neither (built without AVX, and legacy SSE instructions keep the upper halves).
  */
@@ -121,7 +121,12 @@ rt_patch_exit_stub:
 	RESTORE_CLOBBERED
 	movq	%rbp, %rsp
 	popq	%rbp
-	ret
+	/* Not `ret`: the return-stack predictor is one entry off here (the function's own ret
+	 * came to us), so an indirect jump, which the branch predictor learns per call site,
+	 * goes back. lea leaves the flags alone; the kernel never writes a signal frame into
+	 * the 128 bytes below rsp, so the address just popped is still there to jump through. */
+	leaq	8(%rsp), %rsp
+	jmp	*-8(%rsp)
 	.cfi_endproc
 	.size	rt_patch_exit_stub, .-rt_patch_exit_stub
 
