@@ -415,7 +415,19 @@ static int analyze_elf(struct analysis *a, Elf *elf, char *err, size_t errlen)
 	size_t shstrndx;
 
 	if (elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &eh)) {
-		snprintf(err, errlen, "%s: not an ELF file", mod->path);
+		size_t size;
+		const char *raw = elf_rawfile(elf, &size);
+
+		if (raw && size > 2 && raw[0] == '#' && raw[1] == '!') {
+			int len = (int)strcspn(raw + 2, "\n");
+
+			snprintf(err, errlen,
+				 "%s: not an ELF file but a script for '%.*s'; instrument the "
+				 "program that runs it (syscope instrument -- INTERPRETER %s)",
+				 mod->path, len > 200 ? 200 : len, raw + 2, mod->path);
+		} else {
+			snprintf(err, errlen, "%s: not an ELF file", mod->path);
+		}
 		return -1;
 	}
 	if (eh.e_machine != EM_X86_64 || gelf_getclass(elf) != ELFCLASS64) {
