@@ -169,7 +169,9 @@ uint64_t rt_patch_real_return(uint64_t slot)
 	for (uint32_t i = shadow.depth; i > 0; i--) {
 		const struct frame *fr = &shadow.f[i - 1];
 
-		if (fr->slot == slot)
+		/* A tail call shares its caller's slot and keeps the exit stub as its "return
+		 * address": the real one is in the caller's frame, further down. */
+		if (fr->slot == slot && fr->ret != (uint64_t)(uintptr_t)rt_patch_exit_stub)
 			return fr->ret;
 	}
 	return 0;
