@@ -29,7 +29,7 @@ struct instrument_opts {
 	struct sc_selection sel;
 	const char *include, *exclude, *restrict_, *min_insns, *min_range, *simulate;
 	const char *print_available, *print_instrumented, *print_excluded, *dump_info, *rewrite;
-	const char *module_include, *module_exclude, *module_restrict;
+	const char *module_include, *module_exclude, *module_restrict, *loops;
 	char err[256];
 	bool bad_regex;
 	VEC(struct sc_module_info) mods; /* the program first, then libraries */
@@ -392,6 +392,10 @@ int cmd_instrument(int argc, char **argv)
 		  "Leave out functions of fewer than N instructions (default " DEFAULT_MIN_INSTRUCTIONS
 		  "; rocprof-sys: 1024)",
 		  &o.min_insns },
+		{ "instrument-loops", 'l', false, "",
+		  "Also record the loops of instrumented functions, each instance a region "
+		  "'[loop] FUNCTION:LINE' from entering the loop to leaving it",
+		  &o.loops },
 		{ "min-address-range", 'r', true, "BYTES",
 		  "Leave out functions smaller than BYTES (default 0)", &o.min_range },
 		{ "module-include", 0, true, "REGEX",
@@ -440,6 +444,7 @@ int cmd_instrument(int argc, char **argv)
 	o.sel.min_instructions =
 		parse_count("min-instructions", o.min_insns, DEFAULT_MIN_INSTRUCTIONS);
 	o.sel.min_address_range = parse_count("min-address-range", o.min_range, "0");
+	o.sel.loops = o.loops != NULL;
 	if (!strcmp(sc_str(&cli.settings, SC_SET_INSTRUMENT_MODE), "sampling") && !o.rewrite) {
 		/* rocprof-sys's sampling mode: nothing patched, every thread sampled. */
 		if (sc_settings_set(&cli.settings, SC_SET_USE_SAMPLING, "true", SC_SRC_CLI, err))

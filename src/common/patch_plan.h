@@ -10,7 +10,8 @@
  * File layout (little-endian, every part 8-byte aligned):
  *   struct sc_plan_file
  *   then per module: struct sc_plan_module, its path (path_len bytes with the NUL, padded
- *   to 8), then nfuncs struct sc_plan_func sorted by address.
+ *   to 8), then nfuncs struct sc_plan_func sorted by address, nloops struct sc_plan_loop
+ *   and nprobes struct sc_plan_probe (syscope instrument -l).
  */
 #ifndef SYSCOPE_COMMON_PATCH_PLAN_H
 #define SYSCOPE_COMMON_PATCH_PLAN_H
@@ -22,7 +23,7 @@
  * the plan has one module, whose path is empty (the file itself) and whose file_size is 0
  * (no identity to check: the bytes of each function still are). */
 #define SC_PLAN_SECTION ".syscope_plan"
-#define SC_PLAN_VERSION 1u
+#define SC_PLAN_VERSION 2u
 
 /* How one displaced instruction is rebuilt in the trampoline. */
 enum sc_plan_insn_kind {
@@ -64,7 +65,29 @@ struct sc_plan_module {
 	uint32_t nfuncs;
 	uint32_t path_len; /* with the NUL, before padding */
 	uint32_t is_main;  /* the program itself (else a shared library, matched by path) */
+	uint32_t nloops;
+	uint32_t nprobes;
 	uint32_t reserved;
+};
+
+/* A loop recorded as a region: its code [head, end), in function `func` (index in the
+ * module's functions). A function's loops are consecutive, outer before inner. */
+struct sc_plan_loop {
+	uint64_t head, end;
+	uint32_t func;
+	uint32_t reserved;
+};
+
+/* A loop probe of function `func`: entering the loops first_loop + i for each bit i of
+ * `enters` (module loop indexes), leaving those of the function that do not contain it. The
+ * window is planned like a function's entry (win.addr: where it goes; targets relative to
+ * it). */
+struct sc_plan_probe {
+	uint32_t func;
+	uint32_t first_loop;
+	uint32_t enters;
+	uint32_t reserved;
+	struct sc_plan_func win;
 };
 
 struct sc_plan_file {

@@ -23,25 +23,11 @@
 #include <unistd.h>
 
 #include "../common/strutil.h"
-#include "instrument.h"
+#include "analysis.h"
 
 char *__cxa_demangle(const char *mangled, char *out, size_t *len, int *status);
 
 static const uint8_t endbr64[4] = { 0xf3, 0x0f, 0x1e, 0xfa };
-
-/* A direct branch found while decoding: where from (function index) and where to. */
-struct branch {
-	uint64_t target;
-	uint32_t fn;
-	bool call; /* a call: to a function's entry, recursion is fine */
-};
-
-struct analysis {
-	struct sc_module_info *mod;
-	csh fast;   /* no detail: the whole-function pass */
-	csh detail; /* operands: the instructions that move to the trampoline */
-	VEC(struct branch) branches;
-};
 
 static int64_t now_ns(void)
 {
@@ -53,7 +39,7 @@ static int64_t now_ns(void)
 
 /* The target of a relative branch from its bytes, whatever its prefixes: rel8 or rel32 is
  * the instruction's last bytes. Returns false for anything that is not a direct branch. */
-static bool direct_branch_target(const cs_insn *in, uint64_t *target)
+bool sc_direct_branch_target(const cs_insn *in, uint64_t *target)
 {
 	const uint8_t *b = in->bytes;
 	size_t i = 0;
@@ -96,7 +82,7 @@ static const char *classify(const cs_insn *in, uint64_t fn_addr, bool last, stru
 			return "too short: it returns within the bytes a jump needs";
 		case CS_GRP_CALL:
 			if (last && in->bytes[0] == 0xe8 && in->size == 5 &&
-			    direct_branch_target(in, &target)) {
+			    sc_direct_branch_target(in, &target)) {
 				pi->len = 5;
 				pi->kind = SC_PLAN_CALL;
 				pi->target = (int32_t)(int64_t)(target - fn_addr);
@@ -112,7 +98,7 @@ static const char *classify(const cs_insn *in, uint64_t fn_addr, bool last, stru
 		}
 	}
 	pi->len = (uint8_t)in->size;
-	if (direct_branch_target(in, &target)) {
+	if (sc_direct_branch_target(in, &target)) {
 		uint8_t op = x->opcode[0];
 
 		pi->target = (int32_t)(int64_t)(target - fn_addr);
@@ -144,23 +130,16 @@ static const char *classify(const cs_insn *in, uint64_t fn_addr, bool last, stru
 	return NULL;
 }
 
-/* Plan the patch window of `fn` whose bytes are `code`. */
-static const char *plan_window(struct analysis *a, struct sc_fn *fn, const uint8_t *code)
+const char *sc_plan_window_at(struct analysis *a, const uint8_t *code, uint64_t addr, size_t avail,
+			      uint64_t base, struct sc_plan_func *p)
 {
-	struct sc_plan_func *p = &fn->plan;
-	uint32_t off = 0;
 	cs_insn *in = cs_malloc(a->detail);
 	const char *why = NULL;
 
-	p->addr = fn->addr;
-	p->size = fn->size;
-	if (fn->size >= 4 && !memcmp(code, endbr64, 4))
-		off = 4;
-	p->patch_off = (uint16_t)off;
 	while (p->patch_len < SC_PLAN_JMP_LEN) {
-		const uint8_t *at = code + off + p->patch_len;
-		size_t left = fn->size - off - p->patch_len;
-		uint64_t addr = fn->addr + off + p->patch_len;
+		const uint8_t *at = code + p->patch_len;
+		size_t left = avail - p->patch_len;
+		uint64_t pc = addr + p->patch_len;
 		struct sc_plan_insn *pi;
 
 		if (left == 0) {
@@ -171,13 +150,13 @@ static const char *plan_window(struct analysis *a, struct sc_fn *fn, const uint8
 			why = "too many instructions in its first bytes";
 			break;
 		}
-		if (!cs_disasm_iter(a->detail, &at, &left, &addr, in)) {
+		if (!cs_disasm_iter(a->detail, &at, &left, &pc, in)) {
 			why = "its first bytes could not be decoded";
 			break;
 		}
 		pi = &p->insn[p->ninsn];
 		pi->off = (uint8_t)p->patch_len;
-		why = classify(in, fn->addr, p->patch_len + in->size >= SC_PLAN_JMP_LEN, pi);
+		why = classify(in, base, p->patch_len + in->size >= SC_PLAN_JMP_LEN, pi);
 		if (why)
 			break;
 		p->ninsn++;
@@ -185,29 +164,53 @@ static const char *plan_window(struct analysis *a, struct sc_fn *fn, const uint8
 	}
 	cs_free(in, 1);
 	if (!why)
-		memcpy(p->orig, code + off, p->patch_len);
+		memcpy(p->orig, code, p->patch_len);
 	return why;
+}
+
+/* Plan the patch window of `fn` whose bytes are `code`: after an endbr64, kept in place. */
+static const char *plan_window(struct analysis *a, struct sc_fn *fn, const uint8_t *code)
+{
+	struct sc_plan_func *p = &fn->plan;
+	uint32_t off = fn->size >= 4 && !memcmp(code, endbr64, 4) ? 4 : 0;
+
+	p->addr = fn->addr;
+	p->size = fn->size;
+	p->patch_off = (uint16_t)off;
+	return sc_plan_window_at(a, code + off, fn->addr + off, fn->size - off, fn->addr, p);
 }
 
 /* Decode `fn` whole: count, loops, branch targets; then plan its window. */
 static void analyze_function(struct analysis *a, uint32_t idx, const uint8_t *code)
 {
 	struct sc_fn *fn = &a->mod->fns.v[idx];
+	struct fn_code *fc = &a->fns[idx];
 	cs_insn *in = cs_malloc(a->fast);
 	const uint8_t *at = code;
 	size_t left = fn->size;
 	uint64_t addr = fn->addr, target;
 	const char *why;
 
+	fc->code = code;
 	while (left && cs_disasm_iter(a->fast, &at, &left, &addr, in)) {
+		bool direct = sc_direct_branch_target(in, &target);
+
 		fn->ninsn++;
-		if (!direct_branch_target(in, &target))
+		if (in->id == X86_INS_JMP || in->id == X86_INS_RET || in->id == X86_INS_UD2 ||
+		    in->id == X86_INS_RETF)
+			*VEC_PUSH(&fc->no_fall) = in->address + in->size;
+		if (in->id == X86_INS_JMP && !direct)
+			fc->indirect_jump = true;
+		if (!direct)
 			continue;
 		if (target >= fn->addr && target < in->address && in->id != X86_INS_CALL)
 			fn->nloops++;
 		*VEC_PUSH(&a->branches) = (struct branch){ .target = target,
+							   .from = in->address,
+							   .from_end = in->address + in->size,
 							   .fn = idx,
 							   .call = in->id == X86_INS_CALL };
+		*VEC_PUSH(&fc->own) = a->branches.v[a->branches.n - 1];
 	}
 	cs_free(in, 1);
 	if (left) {
@@ -220,6 +223,24 @@ static void analyze_function(struct analysis *a, uint32_t idx, const uint8_t *co
 		fn->state = SC_FN_UNPATCHABLE;
 		fn->reason = why;
 	}
+}
+
+size_t sc_branches_into(const struct analysis *a, uint64_t lo, uint64_t hi, size_t *first)
+{
+	size_t l = 0, r = a->branches.n, end;
+
+	while (l < r) {
+		size_t m = (l + r) / 2;
+
+		if (a->branches.v[m].target < lo)
+			l = m + 1;
+		else
+			r = m;
+	}
+	for (end = l; end < a->branches.n && a->branches.v[end].target < hi; end++)
+		;
+	*first = l;
+	return end - l;
 }
 
 static int cmp_branch(const void *x, const void *y)
@@ -461,6 +482,7 @@ static int analyze_elf(struct analysis *a, Elf *elf, char *err, size_t errlen)
 	if (symtab || dynsym)
 		collect_symbols(a, elf, symtab ? symtab : dynsym, shstrndx);
 	drop_aliases(mod);
+	a->fns = sc_xcalloc(mod->fns.n + 1, sizeof(*a->fns));
 	for (uint32_t i = 0; i < mod->fns.n; i++) {
 		struct sc_fn *fn = &mod->fns.v[i];
 		Elf_Scn *cs = elf_getscn(elf, (size_t)fn->plan.addr);
@@ -477,6 +499,10 @@ static int analyze_elf(struct analysis *a, Elf *elf, char *err, size_t errlen)
 		analyze_function(a, i, (const uint8_t *)d->d_buf + (fn->addr - sh.sh_addr));
 	}
 	check_branch_targets(a);
+	for (uint32_t i = 0; i < mod->fns.n; i++)
+		if (mod->fns.v[i].nloops && mod->fns.v[i].state != SC_FN_UNPATCHABLE &&
+		    a->fns[i].code)
+			sc_find_loops(a, i);
 	return 0;
 }
 
@@ -520,6 +546,11 @@ int sc_analyze_module(const char *path, bool is_main, struct sc_module_info *mod
 	if (a.detail)
 		cs_close(&a.detail);
 	VEC_FREE(&a.branches);
+	for (size_t i = 0; a.fns && i < mod->fns.n; i++) {
+		VEC_FREE(&a.fns[i].no_fall);
+		VEC_FREE(&a.fns[i].own);
+	}
+	free(a.fns);
 	elf_end(elf);
 	close(fd);
 	mod->decode_ns = (uint64_t)(now_ns() - t0);
@@ -532,6 +563,8 @@ void sc_module_info_free(struct sc_module_info *mod)
 		if (mod->fns.v[i].pretty != mod->fns.v[i].name)
 			free(mod->fns.v[i].pretty);
 		free(mod->fns.v[i].name);
+		VEC_FREE(&mod->fns.v[i].loops);
+		VEC_FREE(&mod->fns.v[i].probes);
 	}
 	VEC_FREE(&mod->fns);
 	free(mod->path);

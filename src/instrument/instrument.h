@@ -23,6 +23,18 @@ enum sc_fn_state {
 	SC_FN_UNPATCHABLE,  /* cannot be patched safely (reason says why) */
 };
 
+/* A loop of a function (-l): its code is [head, end), from its back edges. */
+struct sc_loop {
+	uint64_t head, end;
+	const char *reason; /* NULL when it can be recorded */
+};
+
+/* Where the loop probes of a function go: loop entries and exits. */
+struct sc_probe {
+	struct sc_plan_func win; /* win.addr: the probe's address; a window like an entry's */
+	uint32_t enters;	 /* bit i: control enters the function's loop i here */
+};
+
 struct sc_fn {
 	char *name;	 /* symbol name as in the file */
 	char *pretty;	 /* demangled (same pointer as name for C) */
@@ -33,6 +45,8 @@ struct sc_fn {
 	enum sc_fn_state state;
 	const char *reason; /* static text; NULL when instrumented */
 	struct sc_plan_func plan;
+	VEC(struct sc_loop) loops;   /* at most 32 */
+	VEC(struct sc_probe) probes; /* for the loops without a reason */
 };
 
 struct sc_module_info {
@@ -68,6 +82,7 @@ struct sc_selection {
 	sc_regex_vec module_include;  /* shared libraries also instrumented */
 	sc_regex_vec module_exclude;  /* never */
 	sc_regex_vec module_restrict; /* when given, only these (the program too) */
+	bool loops;		      /* -l: loops of instrumented functions as regions */
 };
 
 typedef VEC(char *) sc_path_vec;

@@ -20,6 +20,101 @@ static bool put(FILE *f, const void *p, size_t n)
 
 /* The plan of `mods` into `f`; `embedded`: one module standing for the file that carries
  * it (empty path, no identity). Returns the number of functions, or -1 on a write error. */
+static uint32_t popcount(uint32_t x)
+{
+	uint32_t n = 0;
+
+	for (; x; x &= x - 1)
+		n++;
+	return n;
+}
+
+/* The loops of `fn` that are recorded: bit i set for its loop i. */
+static uint32_t recorded_loops(const struct sc_fn *fn)
+{
+	uint32_t mask = 0;
+
+	for (size_t i = 0; i < fn->loops.n && i < 32; i++)
+		if (!fn->loops.v[i].reason)
+			mask |= 1u << i;
+	return mask;
+}
+
+/* `enters` (bits over all of the function's loops) over its recorded loops only. */
+static uint32_t compact_bits(uint32_t enters, uint32_t recorded)
+{
+	uint32_t out = 0, j = 0;
+
+	for (uint32_t i = 0; i < 32; i++)
+		if (recorded & (1u << i)) {
+			if (enters & (1u << i))
+				out |= 1u << j;
+			j++;
+		}
+	return out;
+}
+
+/* A module's loops and probes, after its functions. */
+static bool write_loops(FILE *f, const struct sc_module_info *mod)
+{
+	uint32_t func = 0, loop = 0;
+	bool ok = true;
+
+	for (size_t i = 0; ok && i < mod->fns.n; i++) {
+		const struct sc_fn *fn = &mod->fns.v[i];
+
+		if (fn->state != SC_FN_INSTRUMENTED)
+			continue;
+		for (size_t k = 0; ok && k < fn->loops.n; k++)
+			if (!fn->loops.v[k].reason) {
+				struct sc_plan_loop l = { .head = fn->loops.v[k].head,
+							  .end = fn->loops.v[k].end,
+							  .func = func };
+
+				ok = put(f, &l, sizeof(l));
+			}
+		func++;
+	}
+	func = 0;
+	for (size_t i = 0; ok && i < mod->fns.n; i++) {
+		const struct sc_fn *fn = &mod->fns.v[i];
+		uint32_t rec;
+
+		if (fn->state != SC_FN_INSTRUMENTED)
+			continue;
+		rec = recorded_loops(fn);
+		for (size_t k = 0; ok && rec && k < fn->probes.n; k++) {
+			struct sc_plan_probe p = { .func = func,
+						   .first_loop = loop,
+						   .enters = compact_bits(fn->probes.v[k].enters,
+									  rec),
+						   .win = fn->probes.v[k].win };
+
+			ok = put(f, &p, sizeof(p));
+		}
+		loop += (uint32_t)popcount(rec);
+		func++;
+	}
+	return ok;
+}
+
+/* How many loops and probes write_loops writes. */
+static void count_loops(const struct sc_module_info *mod, uint32_t *nloops, uint32_t *nprobes)
+{
+	*nloops = *nprobes = 0;
+	for (size_t i = 0; i < mod->fns.n; i++) {
+		const struct sc_fn *fn = &mod->fns.v[i];
+		uint32_t rec = recorded_loops(fn);
+
+		if (fn->state != SC_FN_INSTRUMENTED || !rec)
+			continue;
+		*nloops += (uint32_t)popcount(rec);
+		*nprobes += (uint32_t)fn->probes.n;
+	}
+}
+
+/* The plan of `mods` into `f`; `embedded`: one module standing for the file that carries
+ * it (empty path, no identity). Returns the number of functions, or -1 on a write error. */
 static long write_plan(FILE *f, const struct sc_module_info *mods, size_t nmods, bool embedded)
 {
 	struct sc_plan_file hdr = { .version = SC_PLAN_VERSION, .nmodules = (uint32_t)nmods };
@@ -41,10 +136,12 @@ static long write_plan(FILE *f, const struct sc_module_info *mods, size_t nmods,
 
 		sc_module_counts(mod, counts);
 		mh.nfuncs = (uint32_t)counts[SC_FN_INSTRUMENTED];
+		count_loops(mod, &mh.nloops, &mh.nprobes);
 		ok = put(f, &mh, sizeof(mh)) && put(f, path, mh.path_len);
 		for (size_t i = 0; ok && i < mod->fns.n; i++)
 			if (mod->fns.v[i].state == SC_FN_INSTRUMENTED)
 				ok = put(f, &mod->fns.v[i].plan, sizeof(mod->fns.v[i].plan));
+		ok = ok && write_loops(f, mod);
 		total += mh.nfuncs;
 	}
 	return ok ? total : -1;

@@ -47,6 +47,21 @@ static json_t *module_json(const struct sc_module_info *mod)
 			json_object_set_new(o, "patch_offset", json_integer(fn->plan.patch_off));
 			json_object_set_new(o, "patch_bytes", json_integer(fn->plan.patch_len));
 		}
+		if (fn->loops.n) {
+			json_t *loops = json_array();
+
+			for (size_t k = 0; k < fn->loops.n; k++) {
+				const struct sc_loop *l = &fn->loops.v[k];
+				json_t *lo = json_pack("{s:I, s:I, s:b}", "head",
+						       (json_int_t)l->head, "end",
+						       (json_int_t)l->end, "recorded", !l->reason);
+
+				if (l->reason)
+					json_object_set_new(lo, "reason", json_string(l->reason));
+				json_array_append_new(loops, lo);
+			}
+			json_object_set_new(o, "loop_regions", loops);
+		}
 		json_array_append_new(fns, o);
 	}
 	return json_pack("{s:s, s:b, s:b, s:I, s:I, s:I, s:f, s:o}", "path", mod->path, "main",

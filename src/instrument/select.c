@@ -144,6 +144,10 @@ void sc_select_functions(struct sc_module_info *mod, struct sc_selection *sel)
 		struct sc_fn *fn = &mod->fns.v[i];
 		bool forced;
 
+		if (!sel->loops) {
+			VEC_FREE(&fn->loops);
+			VEC_FREE(&fn->probes);
+		}
 		if (fn->state != SC_FN_INSTRUMENTED)
 			continue; /* unpatchable, or start-up glue */
 		fn->state = SC_FN_EXCLUDED;

@@ -193,10 +193,14 @@ static const char *labeled(struct sc_model *m, const char *name, const struct sc
 	return r;
 }
 
-static const char *func_name(struct replay *r, uint64_t addr, uint64_t ts)
+/* The region name of an instrumented function at `addr`, or of a loop starting there
+ * (`loop`: "[loop] solve:42", its function and the line of its first instruction); NULL
+ * when the function filters leave it out. */
+static const char *func_name(struct replay *r, uint64_t addr, uint64_t ts, bool loop)
 {
 	bool inserted;
-	uint64_t *slot = sc_hashmap_upsert(&r->func_names, addr + 1, 0, &inserted);
+	uint64_t *slot =
+		sc_hashmap_upsert(&r->func_names, (addr + 1) | (uint64_t)loop << 63, 0, &inserted);
 
 	if (inserted) {
 		struct sc_module *mod = sc_image_module_at(r->img, addr, ts);
@@ -214,8 +218,19 @@ static const char *func_name(struct replay *r, uint64_t addr, uint64_t ts)
 			chain = NULL;
 		}
 		shown = sc_model_function_shown(r->m, name);
-		if (name && chain)
+		if (loop) {
+			char *text =
+				chain && chain[0].line
+					? sc_xasprintf("[loop] %s:%u", name, chain[0].line)
+					: sc_xasprintf("[loop] %s+0x%llx", name,
+						       (unsigned long long)(addr -
+									    (mod ? mod->base : 0)));
+
+			name = sc_strtab_intern(&r->m->strings, text);
+			free(text);
+		} else if (name && chain) {
 			name = labeled(r->m, name, &chain[0]);
+		}
 		*slot = (uint64_t)(uintptr_t)name << 1 | !shown;
 	}
 	return *slot & 1 ? NULL : (const char *)(uintptr_t)(*slot >> 1);
@@ -303,7 +318,7 @@ static int replay_record(void *ctx, int32_t tid, const struct sc_record *rec, ui
 	}
 	case SC_REC_FUNC_ENTER: {
 		const struct sc_rec_func *f = (const void *)rec;
-		const char *name = func_name(r, f->addr, f->ts);
+		const char *name = func_name(r, f->addr, f->ts, rec->flags & SC_FUNC_LOOP);
 
 		if (!name)
 			break; /* left out by --function-include/--function-exclude */
@@ -319,7 +334,7 @@ static int replay_record(void *ctx, int32_t tid, const struct sc_record *rec, ui
 		const struct sc_rec_func *f = (const void *)rec;
 		uint32_t at;
 
-		if (!func_name(r, f->addr, f->ts))
+		if (!func_name(r, f->addr, f->ts, rec->flags & SC_FUNC_LOOP))
 			break; /* its entry was left out too */
 		o = open_of(r, tid, false);
 		/* The innermost open entry of this function; entries above it that never

@@ -372,6 +372,9 @@ struct sc_rec_func {
 	uint64_t addr;
 };
 
+/* FUNC_ENTER/EXIT flag: a loop (syscope instrument -l), `addr` its first instruction. */
+#define SC_FUNC_LOOP 0x1u
+
 /* Coverage mode (syscope instrument --mode coverage): at the image's end, one per patched
  * function, called or not. */
 struct sc_rec_func_coverage {

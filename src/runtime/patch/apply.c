@@ -25,6 +25,7 @@
 #include "patch.h"
 
 #define TRAMP_SIZE 64u
+#define PROBE_TRAMP_SIZE 96u /* a loop probe's also steps over the red zone */
 #define NEAR_LIMIT ((int64_t)1 << 31)
 
 struct loaded {
@@ -36,7 +37,7 @@ struct loaded {
 };
 
 struct stats {
-	uint32_t patched, changed, far, modules;
+	uint32_t patched, changed, far, modules, probes;
 };
 
 /* Function addresses by id, for the records: reserved once (virtual memory, pages come as
@@ -45,6 +46,10 @@ struct stats {
 static uint64_t *func_addr;
 static uint32_t next_id;
 uint64_t *rt_patch_calls; /* coverage mode: calls by id (the same reserve) */
+/* Loops and their probes (-l), by id, reserved the same way. */
+struct rt_loop *rt_patch_loops;
+struct rt_probe *rt_patch_probes;
+static uint32_t next_loop, next_probe;
 static bool coverage;
 
 static int find_module(struct dl_phdr_info *info, size_t size, void *arg)
@@ -148,11 +153,19 @@ static void put_rel32(uint8_t *at, uint64_t from_end, uint64_t to)
 /* Build `fn`'s trampoline at `t` (run-time address `t` too). Returns false when an operand
  * cannot reach its target from there. */
 static bool build_trampoline(uint8_t *t, uint64_t stub_ptr, const struct sc_plan_func *fn,
-			     uint64_t func, uint32_t id)
+			     uint64_t func, uint32_t id, bool probe)
 {
+	/* lea -128(%rsp),%rsp and back: a probe inside a function steps over the red zone,
+	 * where a leaf function may keep data below its stack pointer. */
+	static const uint8_t below_red_zone[5] = { 0x48, 0x8d, 0x64, 0x24, 0x80 };
+	static const uint8_t above_red_zone[8] = { 0x48, 0x8d, 0xa4, 0x24, 0x80, 0, 0, 0 };
 	uint64_t patch_at = func + fn->patch_off;
 	uint8_t *p = t;
 
+	if (probe) {
+		memcpy(p, below_red_zone, 5);
+		p += 5;
+	}
 	*p++ = 0x68; /* push $id */
 	memcpy(p, &id, 4);
 	p += 4;
@@ -160,6 +173,10 @@ static bool build_trampoline(uint8_t *t, uint64_t stub_ptr, const struct sc_plan
 	*p++ = 0x15;
 	put_rel32(p, (uint64_t)(uintptr_t)(p + 4), stub_ptr);
 	p += 4;
+	if (probe) {
+		memcpy(p, above_red_zone, 8);
+		p += 8;
+	}
 	for (unsigned i = 0; i < fn->ninsn; i++) {
 		const struct sc_plan_insn *in = &fn->insn[i];
 		uint64_t src = patch_at + in->off, target = func + (uint64_t)(int64_t)in->target;
@@ -236,20 +253,52 @@ static int set_text(const struct loaded *m, int prot)
 	return mprotect((void *)(uintptr_t)lo, hi - lo, prot);
 }
 
-/* Patch one module's functions (ids from `first_id`). Returns false when the module is not
- * loaded (yet), true when it was dealt with (patched, or refused with a note). */
-static bool patch_module(const struct sc_plan_module *pm, const char *path, bool is_main,
-			 const struct sc_plan_func *fns, uint32_t first_id, struct stats *st)
+/* The plan of one module, as apply_plan found it. */
+struct module_plan {
+	const struct sc_plan_module *pm;
+	const struct sc_plan_func *fns;
+	const struct sc_plan_loop *loops;
+	const struct sc_plan_probe *probes;
+};
+
+/* Check the bytes of `w` at `func` + patch_off against the plan. */
+static bool bytes_match(const struct loaded *m, const struct sc_plan_func *w, uint64_t func)
 {
+	return w->patch_len >= SC_PLAN_JMP_LEN && w->patch_len <= SC_PLAN_MAX_BYTES &&
+	       w->ninsn <= SC_PLAN_MAX_INSNS && func >= m->text_lo &&
+	       func + w->patch_off + w->patch_len <= m->text_hi &&
+	       !memcmp((void *)(uintptr_t)(func + w->patch_off), w->orig, w->patch_len);
+}
+
+static void write_jump(const struct sc_plan_func *w, uint64_t func, uint8_t *tramp)
+{
+	uint8_t *at = (uint8_t *)(uintptr_t)(func + w->patch_off);
+
+	at[0] = 0xe9;
+	put_rel32(at + 1, (uint64_t)(uintptr_t)at + 5, (uint64_t)(uintptr_t)tramp);
+	memset(at + 5, 0xcc, w->patch_len - 5u);
+}
+
+/* Patch one module's functions (ids from `first_id`) and their loop probes. Returns false
+ * when the module is not loaded (yet), true when it was dealt with (patched, or refused
+ * with a note). */
+static bool patch_module(const struct module_plan *mp, const char *path, bool is_main,
+			 uint32_t first_id, struct stats *st)
+{
+	const struct sc_plan_module *pm = mp->pm;
 	struct loaded m = { .path = path, .is_main = is_main };
-	size_t len = (8 + (size_t)pm->nfuncs * TRAMP_SIZE + 4095) & ~(size_t)4095;
-	uint8_t *block, *ok;
-	uint32_t n = 0;
+	uint32_t nprobes = coverage ? 0 : pm->nprobes, nloops = coverage ? 0 : pm->nloops;
+	size_t len =
+		(16 + (size_t)pm->nfuncs * TRAMP_SIZE + (size_t)nprobes * PROBE_TRAMP_SIZE + 4095) &
+		~(size_t)4095;
+	uint8_t *block, *ok, *probe_ok, *probes_at;
+	uint32_t n = 0, np = 0;
 
 	dl_iterate_phdr(find_module, &m);
 	if (!m.found)
 		return false; /* not this program (an exec'd child), or a library not loaded */
-	if (first_id + (uint64_t)pm->nfuncs > MAX_IDS) {
+	if (first_id + (uint64_t)pm->nfuncs > MAX_IDS || next_loop + (uint64_t)nloops > MAX_IDS ||
+	    next_probe + (uint64_t)nprobes > MAX_IDS) {
 		rt_note(SC_NOTE_WARN, "instrument: more than %u functions; %s left uninstrumented",
 			MAX_IDS, path);
 		return true;
@@ -267,29 +316,50 @@ static bool patch_module(const struct sc_plan_module *pm, const char *path, bool
 			path);
 		return true;
 	}
-	ok = calloc(pm->nfuncs, 1);
+	ok = calloc((size_t)pm->nfuncs + nprobes + 1, 1);
+	probe_ok = ok ? ok + pm->nfuncs : NULL;
+	probes_at = block + 16 + (size_t)pm->nfuncs * TRAMP_SIZE;
 	memcpy(block,
 	       &(uint64_t){ (uint64_t)(uintptr_t)(coverage ? rt_patch_coverage_stub
 							   : rt_patch_entry_stub) },
 	       8);
+	memcpy(block + 8, &(uint64_t){ (uint64_t)(uintptr_t)rt_patch_loop_stub }, 8);
 	for (uint32_t i = 0; ok && i < pm->nfuncs; i++) {
-		const struct sc_plan_func *fn = &fns[i];
+		const struct sc_plan_func *fn = &mp->fns[i];
 		uint64_t func = m.bias + fn->addr;
-		uint8_t *t = block + 8 + (size_t)i * TRAMP_SIZE;
 
-		if (fn->patch_len < SC_PLAN_JMP_LEN || fn->patch_len > SC_PLAN_MAX_BYTES ||
-		    fn->ninsn > SC_PLAN_MAX_INSNS ||
-		    func + fn->patch_off + fn->patch_len > m.text_hi || func < m.text_lo ||
-		    memcmp((void *)(uintptr_t)(func + fn->patch_off), fn->orig, fn->patch_len)) {
+		if (!bytes_match(&m, fn, func)) {
 			st->changed++;
 			continue;
 		}
-		if (!build_trampoline(t, (uint64_t)(uintptr_t)block, fn, func, first_id + i)) {
+		if (!build_trampoline(block + 16 + (size_t)i * TRAMP_SIZE,
+				      (uint64_t)(uintptr_t)block, fn, func, first_id + i, false)) {
 			st->far++;
 			continue;
 		}
 		ok[i] = 1;
 		n++;
+	}
+	for (uint32_t i = 0; ok && i < nloops; i++)
+		rt_patch_loops[next_loop + i] = (struct rt_loop){ .lo = m.bias + mp->loops[i].head,
+								  .hi = m.bias + mp->loops[i].end };
+	for (uint32_t i = 0; ok && i < nprobes; i++) {
+		const struct sc_plan_probe *pr = &mp->probes[i];
+		uint64_t at = m.bias + pr->win.addr;
+
+		if (pr->func >= pm->nfuncs || !ok[pr->func] || pr->first_loop >= nloops ||
+		    !bytes_match(&m, &pr->win, at) ||
+		    !build_trampoline(probes_at + (size_t)i * PROBE_TRAMP_SIZE,
+				      (uint64_t)(uintptr_t)block + 8, &pr->win, at, next_probe + i,
+				      true))
+			continue;
+		rt_patch_probes[next_probe + i] =
+			(struct rt_probe){ .addr = at,
+					   .func_id = first_id + pr->func,
+					   .first_loop = next_loop + pr->first_loop,
+					   .enters = pr->enters };
+		probe_ok[i] = 1;
+		np++;
 	}
 	if (!ok || mprotect(block, len, PROT_READ | PROT_EXEC)) {
 		rt_note(SC_NOTE_WARN, "instrument: trampolines for %s: %s; left uninstrumented",
@@ -307,22 +377,25 @@ static bool patch_module(const struct sc_plan_module *pm, const char *path, bool
 		return true;
 	}
 	for (uint32_t i = 0; n && i < pm->nfuncs; i++) {
-		const struct sc_plan_func *fn = &fns[i];
-		uint8_t *at = (uint8_t *)(uintptr_t)(m.bias + fn->addr + fn->patch_off);
-		uint64_t t = (uint64_t)(uintptr_t)(block + 8 + (size_t)i * TRAMP_SIZE);
-
 		if (!ok[i])
 			continue;
-		func_addr[first_id + i] = m.bias + fn->addr; /* before the jump makes it live */
-		at[0] = 0xe9;
-		put_rel32(at + 1, (uint64_t)(uintptr_t)at + 5, t);
-		memset(at + 5, 0xcc, fn->patch_len - 5u);
+		/* The address first: the jump makes the probe live. */
+		func_addr[first_id + i] = m.bias + mp->fns[i].addr;
+		write_jump(&mp->fns[i], m.bias + mp->fns[i].addr,
+			   block + 16 + (size_t)i * TRAMP_SIZE);
 	}
+	for (uint32_t i = 0; n && i < nprobes; i++)
+		if (probe_ok[i])
+			write_jump(&mp->probes[i].win, m.bias + mp->probes[i].win.addr,
+				   probes_at + (size_t)i * PROBE_TRAMP_SIZE);
 	if (n && set_text(&m, PROT_READ | PROT_EXEC))
 		rt_note(SC_NOTE_WARN, "instrument: %s: could not restore read+exec: %s", path,
 			strerror(errno));
 	free(ok);
+	next_loop += nloops;
+	next_probe += nprobes;
 	st->patched += n;
+	st->probes += np;
 	st->modules++;
 	return true;
 }
@@ -402,25 +475,31 @@ static bool apply_plan(struct plan *p)
 	for (uint32_t m = 0, n = ((const struct sc_plan_file *)p->buf)->nmodules; m < n; m++) {
 		const struct sc_plan_module *pm = (const void *)(p->buf + at);
 		const char *path = p->buf + at + sizeof(*pm);
-		size_t padded;
+		struct module_plan mp = { .pm = pm };
+		size_t padded, body;
 
 		if (at + sizeof(*pm) > p->size)
 			return false;
 		padded = (pm->path_len + 7u) & ~7u;
-		if (at + sizeof(*pm) + padded + (size_t)pm->nfuncs * sizeof(struct sc_plan_func) >
-			    p->size ||
-		    !pm->path_len || path[pm->path_len - 1])
+		body = (size_t)pm->nfuncs * sizeof(struct sc_plan_func) +
+		       (size_t)pm->nloops * sizeof(struct sc_plan_loop) +
+		       (size_t)pm->nprobes * sizeof(struct sc_plan_probe);
+		if (at + sizeof(*pm) + padded + body > p->size || !pm->path_len ||
+		    path[pm->path_len - 1])
 			return false;
+		mp.fns = (const void *)(path + padded);
+		mp.loops = (const void *)(mp.fns + pm->nfuncs);
+		mp.probes = (const void *)(mp.loops + pm->nloops);
 		if (!(p->done && p->done[m]) &&
-		    patch_module(pm, *path ? path : p->self, *path ? pm->is_main : p->self_main,
-				 (const void *)(path + padded), next_id, &totals)) {
+		    patch_module(&mp, *path ? path : p->self, *path ? pm->is_main : p->self_main,
+				 next_id, &totals)) {
 			next_id += pm->nfuncs;
 			if (p->done) {
 				p->done[m] = 1;
 				p->pending--;
 			}
 		}
-		at += sizeof(*pm) + padded + (size_t)pm->nfuncs * sizeof(struct sc_plan_func);
+		at += sizeof(*pm) + padded + body;
 	}
 	return true;
 }
@@ -476,6 +555,8 @@ static void report(void)
 	if (totals.modules)
 		rt_note(SC_NOTE_INFO, "instrument: %u functions patched in %u module(s) in %.1f ms",
 			totals.patched, totals.modules, (double)(rt_now_ns() - t_start) / 1e6);
+	if (totals.probes)
+		rt_note(SC_NOTE_INFO, "instrument: %u loop probes", totals.probes);
 	if (totals.changed || totals.far)
 		rt_note(SC_NOTE_WARN,
 			"instrument: %u functions left unpatched (%u whose bytes differ from the "
@@ -561,12 +642,18 @@ static void hook_loader(void)
 		 PROT_READ | PROT_EXEC);
 }
 
-static uint64_t *reserve_ids(void)
+/* MAX_IDS entries of `size` bytes, reserved (pages come as they are used). */
+static void *reserve_table(size_t size)
 {
-	void *p = mmap(NULL, (size_t)MAX_IDS * sizeof(uint64_t), PROT_READ | PROT_WRITE,
+	void *p = mmap(NULL, (size_t)MAX_IDS * size, PROT_READ | PROT_WRITE,
 		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 
 	return p == MAP_FAILED ? NULL : p;
+}
+
+static uint64_t *reserve_ids(void)
+{
+	return reserve_table(sizeof(uint64_t));
 }
 
 static int process_start(void)
@@ -577,7 +664,11 @@ static int process_start(void)
 	func_addr = reserve_ids();
 	if (coverage)
 		rt_patch_calls = reserve_ids();
-	if (!func_addr || (coverage && !rt_patch_calls))
+	else {
+		rt_patch_loops = (void *)reserve_table(sizeof(struct rt_loop));
+		rt_patch_probes = (void *)reserve_table(sizeof(struct rt_probe));
+	}
+	if (!func_addr || (coverage ? !rt_patch_calls : !rt_patch_loops || !rt_patch_probes))
 		return -ENOMEM;
 	rt_patch_func_addr = func_addr;
 	t_start = rt_now_ns();

@@ -23,12 +23,29 @@ void rt_patch_entry_stub(void);
 void rt_patch_exit_stub(void);
 void rt_patch_coverage_stub(void); /* coverage mode: counts calls in rt_patch_calls[id] */
 extern uint64_t *rt_patch_calls;
+void rt_patch_loop_stub(void); /* loop probes: saves everything, flags too; calls: */
+void rt_patch_loop(uint32_t probe_id);
 void rt_patch_loader_stub(void); /* over the loader's _dl_debug_state: saves, calls: */
 void rt_patch_loader_event(void);
 
 /* shadow.c: called by the stubs. */
 void rt_patch_enter(uint32_t id, uint64_t *ret_slot);
 uint64_t rt_patch_exit(uint64_t sp);
+
+/* Loops recorded as regions (-l): their code [lo, hi) at run time. */
+struct rt_loop {
+	uint64_t lo, hi;
+};
+/* A loop probe: where it is, in which function, which loops start there. */
+struct rt_probe {
+	uint64_t addr;
+	uint32_t func_id;
+	uint32_t first_loop; /* bit i of enters: loop first_loop + i */
+	uint32_t enters;
+	uint32_t reserved;
+};
+extern struct rt_loop *rt_patch_loops;
+extern struct rt_probe *rt_patch_probes;
 
 /* The function addresses (at run time) by id, set by apply.c before any patch is live. */
 extern const uint64_t *rt_patch_func_addr;

@@ -36,11 +36,16 @@
 #define FR_ENDED 2u
 #define SLOT_WRITING UINT64_MAX /* frame reserved, not written yet (see rt_patch_enter) */
 
+#define FRAME_LOOPS 4 /* loops open at once in one call (deeper ones are not recorded) */
+
 struct frame {
 	uint64_t slot; /* address of the return address on the machine stack */
 	uint64_t ret;  /* the original return address */
 	uint32_t id;
 	uint32_t flags;
+	uint32_t loops[FRAME_LOOPS]; /* loop ids open in this call, outermost first */
+	uint32_t nloops;
+	uint32_t reserved;
 };
 
 struct shadow {
@@ -72,11 +77,22 @@ static struct frame *frames(void)
 	return p;
 }
 
+/* Close the loops open in `fr` down to `keep` of them. */
+static void end_loops(struct frame *fr, uint32_t keep, uint64_t ts)
+{
+	while (fr->nloops > keep) {
+		uint32_t l = fr->loops[--fr->nloops];
+
+		rt_func_record_flags(SC_REC_FUNC_EXIT, SC_FUNC_LOOP, rt_patch_loops[l].lo, ts);
+	}
+}
+
 static void end_frame(struct frame *fr, uint64_t ts)
 {
 	if (fr->flags & FR_ENDED)
 		return;
 	fr->flags |= FR_ENDED;
+	end_loops(fr, 0, ts);
 	rt_func_record(SC_REC_FUNC_EXIT, rt_patch_func_addr[fr->id], ts);
 }
 
@@ -128,11 +144,49 @@ void rt_patch_enter(uint32_t id, uint64_t *ret_slot)
 	f[d].ret = *ret_slot;
 	f[d].id = id;
 	f[d].flags = 0;
+	f[d].nloops = 0;
 	barrier();
 	f[d].slot = (uint64_t)(uintptr_t)ret_slot;
 	barrier();
 	*ret_slot = (uint64_t)(uintptr_t)rt_patch_exit_stub;
 	rt_func_record(SC_REC_FUNC_ENTER, rt_patch_func_addr[id], ts);
+}
+
+void rt_patch_loop(uint32_t probe_id)
+{
+	const struct rt_probe *p = &rt_patch_probes[probe_id];
+	struct frame *f;
+	uint32_t keep, bits;
+	uint64_t ts;
+
+	if (!shadow.depth || !rt_active())
+		return;
+	f = &shadow.f[shadow.depth - 1];
+	/* The probe's own call: its frame is on top (its callees have returned). */
+	if (f->slot == SLOT_WRITING || f->id != p->func_id || (f->flags & FR_ENDED))
+		return;
+	for (keep = f->nloops; keep > 0; keep--) {
+		const struct rt_loop *l = &rt_patch_loops[f->loops[keep - 1]];
+
+		if (p->addr >= l->lo && p->addr < l->hi)
+			break;
+	}
+	if (keep == f->nloops && !p->enters)
+		return; /* inside every open loop, entering none: nothing to record */
+	ts = rt_now_ns();
+	end_loops(f, keep, ts); /* control left these */
+	for (bits = 0; bits < 32 && rt_recording(); bits++) {
+		uint32_t l = p->first_loop + bits, open = 0;
+
+		if (!(p->enters & (1u << bits)))
+			continue;
+		for (uint32_t i = 0; i < f->nloops; i++)
+			open |= f->loops[i] == l;
+		if (open || f->nloops == FRAME_LOOPS)
+			continue; /* another iteration, or too deep */
+		f->loops[f->nloops++] = l;
+		rt_func_record_flags(SC_REC_FUNC_ENTER, SC_FUNC_LOOP, rt_patch_loops[l].lo, ts);
+	}
 }
 
 static void lost_return(void)

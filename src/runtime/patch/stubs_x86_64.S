@@ -154,6 +154,38 @@ rt_patch_coverage_stub:
 	.cfi_endproc
 	.size	rt_patch_coverage_stub, .-rt_patch_coverage_stub
 
+/* Loop probes (-l) sit inside functions, where every register and the flags may be live:
+ * the trampoline stepped over the red zone and pushed the probe's id; all is saved, the
+ * direction flag cleared for the C code, and restored. */
+	.globl	rt_patch_loop_stub
+	.hidden	rt_patch_loop_stub
+	.type	rt_patch_loop_stub, @function
+	.p2align 4
+rt_patch_loop_stub:
+	.cfi_startproc
+	pushfq
+	.cfi_adjust_cfa_offset 8
+	cld
+	pushq	%rbp
+	.cfi_adjust_cfa_offset 8
+	.cfi_offset %rbp, -24
+	movq	%rsp, %rbp
+	.cfi_def_cfa_register %rbp
+	subq	$336, %rsp
+	andq	$-16, %rsp
+	SAVE_CLOBBERED
+	movl	24(%rbp), %edi		/* id: above rbp, the flags and the return */
+	call	rt_patch_loop
+	RESTORE_CLOBBERED
+	movq	%rbp, %rsp
+	popq	%rbp
+	.cfi_def_cfa %rsp, 16
+	popfq
+	.cfi_adjust_cfa_offset -8
+	ret	$8
+	.cfi_endproc
+	.size	rt_patch_loop_stub, .-rt_patch_loop_stub
+
 /* The dynamic loader's _dl_debug_state jumps here (apply.c): the loader may keep values in
  * any register across that call (it knows the function is a bare ret), so all are kept. */
 	.globl	rt_patch_loader_stub

@@ -49,7 +49,7 @@ void rt_counters_read_region(uint64_t ts);
 /* An instrumented function's entry or exit (SC_REC_FUNC_ENTER/EXIT) at `ts`, for compiler
  * hooks and binary patching alike. Async-signal-safe. The record is written in place:
  * rt_record's copy (a libc memmove call for 16 bytes) was a third of the cost of a call. */
-static inline void rt_func_record(uint16_t type, uint64_t addr, uint64_t ts)
+static inline void rt_func_record_flags(uint16_t type, uint16_t flags, uint64_t addr, uint64_t ts)
 {
 	struct sc_rec_func *r = rt_reserve(sizeof(*r));
 
@@ -57,8 +57,13 @@ static inline void rt_func_record(uint16_t type, uint64_t addr, uint64_t ts)
 		return;
 	r->ts = ts;
 	r->addr = addr;
-	rt_commit(r, type, 0, sizeof(*r));
+	rt_commit(r, type, flags, sizeof(*r));
 	rt_counters_read_region(ts); /* only with --cpu-events */
+}
+
+static inline void rt_func_record(uint16_t type, uint64_t addr, uint64_t ts)
+{
+	rt_func_record_flags(type, 0, addr, ts);
 }
 
 /* unwind.c: fill `frames` from the signal context; returns the count, sets SC_SAMPLE_* flags. */
