@@ -222,7 +222,7 @@ static const char *func_name(struct replay *r, uint64_t addr, uint64_t ts, bool 
 			char *text =
 				chain && chain[0].line
 					? sc_xasprintf("[loop] %s:%u", name, chain[0].line)
-					: sc_xasprintf("[loop] %s+0x%llx", name,
+					: sc_xasprintf("[loop] %s@%#llx", name,
 						       (unsigned long long)(addr -
 									    (mod ? mod->base : 0)));
 

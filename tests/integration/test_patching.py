@@ -181,6 +181,49 @@ def test_default_size_heuristic_and_combined_sampling():
           f"({sampled.samples('main')} vs {sampled.samples('hot_loop')})")
 
 
+def check_loops(name):
+    r = instrument("-l", "--output-format", "json", "--", fixture(name), "5")
+    check_eq(r.rc, 0, r.describe())
+    check("patch_loops ok" in r.out, r.describe())
+    info = json.load(open(r.path("instrumentation.json")))["modules"][0]
+    recorded = {f["name"]: [lp["recorded"] for lp in f.get("loop_regions", [])]
+                for f in info["functions"]}
+    for f in info["functions"]:
+        for lp in f.get("loop_regions", []):
+            check(lp["recorded"] or lp.get("reason"), f"{name}: a loop left out says why: {f}")
+    p = r.profile("wall_clock")
+    calls = calls_of(p)
+    check_eq({k: v for k, v in calls.items() if not k.startswith("[loop]")},
+             {"main": 1, "simple": 1, "nested": 1, "early": 1, "escape": 1, "work": 27},
+             f"{name}: loops change no function's calls")
+    main = children(children(p.thread_trees()[0])["main"])
+    check_eq(recorded["simple"], [True], f"{name}: simple's loop is recorded")
+    loop = children(main["simple"])
+    check_eq(len(loop), 1, f"{name}: one loop region in simple: {list(loop)}")
+    name_, node = next(iter(loop.items()))
+    check(re.fullmatch(r"\[loop\] simple:\d+", name_), name_)
+    check_eq((count(node), count(children(node)["work"])), (1, 5),
+             f"{name}: one instance of simple's loop, with its 5 calls")
+    outer = children(main["nested"])
+    check_eq(len(outer), 1, f"{name}: nested's outer loop {list(outer)}")
+    outer = next(iter(outer.values()))
+    check_eq(count(outer), 1, "the outer loop, entered once")
+    if recorded["nested"] == [True, True]:
+        inner = [c for n, c in children(outer).items() if n.startswith("[loop]")]
+        check_eq([count(c) for c in inner], [3], "the inner loop, entered 3 times")
+        check_eq(count(children(inner[0])["work"]), 12, "its 12 calls")
+    else:
+        check_eq(count(children(outer)["work"]), 12, "12 calls in the outer loop")
+
+
+def test_loops_at_O2():
+    check_loops("patch_loops")
+
+
+def test_loops_at_O0():
+    check_loops("patch_loops_O0")
+
+
 def coverage_of(r, pid):
     with open(r.path(f"coverage-{pid}.json")) as f:
         doc = json.load(f)["syscope"]
