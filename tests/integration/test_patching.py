@@ -46,6 +46,10 @@ def check_tree(name, tiny_patched):
     r = instrument("--output-format", "json rocpd pftrace", "--", fixture(name))
     check_eq(r.rc, 0, r.describe())
     check("patch_calls ok" in r.out, r.describe())
+    check("left unpatched" not in r.err and "threads were already running" not in r.err and
+          r.err.count("instrument: 20 functions patched") + r.err.count("instrument: 21 "
+                                                                        "functions patched")
+          == 1, f"{name}: patched once, nothing refused at run time: {r.err}")
     info = json.load(open(r.path("instrumentation.json")))["modules"][0]
     by_name = {f["name"]: f for f in info["functions"]}
     for fn in list(EXPECTED_CALLS) + ["child_work"]:

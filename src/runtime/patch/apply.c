@@ -436,6 +436,11 @@ static bool plan_valid(const char *buf, size_t size)
 	       ((const struct sc_plan_file *)buf)->version == SC_PLAN_VERSION;
 }
 
+static bool plan_file_named(void)
+{
+	return *sc_str(&rt_proc.settings, SC_SET_INSTRUMENT_PLAN) != 0;
+}
+
 /* The file SYSCOPE_INSTRUMENT_PLAN names, if any. */
 static void read_plan_file(void)
 {
@@ -656,6 +661,29 @@ static uint64_t *reserve_ids(void)
 	return reserve_table(sizeof(uint64_t));
 }
 
+/* Patching writes five bytes over code that nothing runs yet; a library constructor that
+ * started threads before ours could be running some of it. Say so rather than hide it. */
+static void warn_if_threads(void)
+{
+	int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+	char buf[4096];
+	ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+	const char *t;
+
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0 || !plan_file_named())
+		return;
+	buf[n] = 0;
+	t = strstr(buf, "\nThreads:");
+	if (t && atoi(t + 9) > 1)
+		rt_note(SC_NOTE_WARN,
+			"instrument: %d threads were already running when the program's code was "
+			"patched (started by a library's constructor); a thread inside a function "
+			"being patched at that moment could fail",
+			atoi(t + 9));
+}
+
 static int process_start(void)
 {
 	if (!strcmp(sc_str(&rt_proc.settings, SC_SET_INSTRUMENT_MODE), "sampling"))
@@ -672,6 +700,7 @@ static int process_start(void)
 		return -ENOMEM;
 	rt_patch_func_addr = func_addr;
 	t_start = rt_now_ns();
+	warn_if_threads();
 	read_plan_file();
 	if (plan_file.buf && !apply_plan(&plan_file)) {
 		rt_note(SC_NOTE_WARN, "instrument: the patch plan %s is truncated",

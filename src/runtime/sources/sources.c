@@ -6,11 +6,11 @@
 #endif
 
 static const struct rt_source *const table[] = {
+#ifdef SYSCOPE_HAVE_PATCHING
+	&rt_source_patching, /* first: patching wants the process to have one thread */
+#endif
 	&rt_source_counters, /* before sampling: a thread's first sample finds them open */
 	&rt_source_sampling, &rt_source_telemetry, &rt_source_compiler_hooks,
-#ifdef SYSCOPE_HAVE_PATCHING
-	&rt_source_patching,
-#endif
 };
 
 #define NSOURCES (sizeof(table) / sizeof(table[0]))
