@@ -40,7 +40,10 @@ def test_posix_cpu_timer_fallback():
                 fixture("hot"), "0.8")
     check_eq(r.rc, 0, r.describe())
     p = r.profile()
-    check(p.total > 20, f"{p.total} samples")
+    # The timer counts the thread's CPU time: on a loaded machine the 0.8 s of wall time
+    # hold less of it, so the count is judged against the CPU time the thread got.
+    got_cpu = r.metadata()["threads"][0]["cpu_ns"] * 1e-9
+    check(p.total >= max(5, 0.5 * 100 * got_cpu), f"{p.total} samples in {got_cpu:.2f} s of CPU")
     check(p.self_samples("hot_loop") > 0.8 * p.total, p.function_names()[:5])
     sampler = r.metadata()["threads"][0]["samplers"][0]
     check_eq(sampler["mechanism"], "POSIX CPU-time timer", "mechanism")
