@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../common/install.h"
 #include "../common/log.h"
 #include "../instrument/instrument.h"
 #include "cmd.h"
@@ -204,7 +205,7 @@ static bool analyze_module(struct instrument_opts *o, const char *path, bool is_
 /* -o: analyze `name` (a program or a library), write its instrumented copy, run nothing. */
 static int rewrite(struct instrument_opts *o, char **rest, int nrest)
 {
-	char real[PATH_MAX], out_real[PATH_MAX], *target;
+	char real[PATH_MAX], out_real[PATH_MAX], *target, *runtime;
 	const struct sc_module_info *mod;
 	size_t c[3];
 	char *found = strchr(rest[0], '/') ? sc_xstrdup(rest[0]) : sc_find_program(rest[0]);
@@ -227,16 +228,20 @@ static int rewrite(struct instrument_opts *o, char **rest, int nrest)
 		       "instrument: -o %s would overwrite the original; name another "
 		       "file",
 		       target);
-	if (sc_rewrite_with_plan(real, target, mod, o->err, sizeof(o->err)))
+	runtime = sc_install_path("lib/syscope/libsyscope.so");
+	if (sc_rewrite_with_plan(real, target, mod, runtime, o->err, sizeof(o->err)))
 		sc_die(SC_EXIT_FAILURE, "instrument: %s", o->err);
+	free(runtime);
 	sc_module_counts(mod, c);
 	fprintf(stderr,
 		"syscope: wrote %s: %s with %zu functions instrumented (%zu excluded, %zu cannot "
 		"be patched); %s\n",
 		target, mod->is_library ? "a library" : "a program", c[0], c[1], c[2],
-		mod->is_library ? "programs that load it are instrumented in it under 'syscope run'"
-				: "run it with 'syscope run -- PROGRAM' (it runs as before without "
-				  "syscope)");
+		mod->is_library
+			? "programs that load it are instrumented in it under 'syscope run'"
+			: "it runs instrumented by itself (outputs in syscope-NAME-output/), "
+			  "or under 'syscope run -- PROGRAM' with other options; "
+			  "SYSCOPE_ENABLED=false runs it plain");
 	if (nrest > 1)
 		pr_warn("instrument: -o rewrites, it does not run the program: its arguments are "
 			"not used");
@@ -409,9 +414,9 @@ int cmd_instrument(int argc, char **argv)
 		  &o.module_restrict },
 		{ "output", 'o', true, "PATH",
 		  "Rewrite instead of running: write a copy of the program or library (to PATH, or "
-		  "into the folder PATH/) that carries its instrumentation; 'syscope run -- PATH' "
-		  "then runs it instrumented without analyzing it again. (The session folder of a "
-		  "run: SYSCOPE_OUTPUT_PATH.)",
+		  "into the folder PATH/) that carries its instrumentation; the program then runs "
+		  "instrumented by itself or under 'syscope run', without analysis. (The session "
+		  "folder of a run: SYSCOPE_OUTPUT_PATH.)",
 		  &o.rewrite },
 		{ "simulate", 0, false, "",
 		  "Analyze and report what would be instrumented; do not run the program",

@@ -118,9 +118,11 @@ long sc_plan_write(const char *path, const struct sc_module_info *mods, size_t n
 /* The plan of one module as a rewritten file carries it (SC_PLAN_SECTION); caller frees. */
 char *sc_plan_bytes(const struct sc_module_info *mod, size_t *size);
 
-/* rewrite.c: copy `in` to `out` with `mod`'s plan in a section of its own (nothing that is
- * loaded changes). Returns 0, or -1 with `err` set (not ELF64, already carries a plan...). */
+/* rewrite.c: copy `in` to `out` with `mod`'s plan in a section of its own; a program also
+ * gets `runtime` (libsyscope.so's path, or NULL) as its first DT_NEEDED, so that it runs
+ * instrumented by itself. Returns 0, or -1 with `err` set (not ELF64, already carries a
+ * plan...). */
 int sc_rewrite_with_plan(const char *in, const char *out, const struct sc_module_info *mod,
-			 char *err, size_t errlen);
+			 const char *runtime, char *err, size_t errlen);
 
 #endif /* SYSCOPE_INSTRUMENT_INSTRUMENT_H */

@@ -47,8 +47,144 @@ static size_t align8(size_t n)
 	return (n + 7) & ~(size_t)7;
 }
 
+#define PAGE 4096u
+
+/* The file offset of virtual address `va` through the PT_LOAD that maps it, or 0. */
+static uint64_t file_offset(const Elf64_Phdr *ph, unsigned n, uint64_t va, uint64_t len)
+{
+	for (unsigned i = 0; i < n; i++)
+		if (ph[i].p_type == PT_LOAD && va >= ph[i].p_vaddr &&
+		    va + len <= ph[i].p_vaddr + ph[i].p_filesz)
+			return ph[i].p_offset + (va - ph[i].p_vaddr);
+	return 0;
+}
+
+/*
+ * Make a program load `runtime` by itself: a new loaded segment holds a copy of its dynamic
+ * string table with the runtime's path added, and a copy of its dynamic section with a
+ * DT_NEEDED for it first (loaded right after the program, its functions come before the C
+ * library's, as with LD_PRELOAD). The segment takes the program header of a PT_NOTE the
+ * loader does not need (the one PT_GNU_PROPERTY repeats, else the last), moved behind the
+ * last PT_LOAD; PT_DYNAMIC points at the new dynamic section. The old tables stay where
+ * they are, unused. `*buf` (the file, `*size` bytes) grows. Returns false with `err` set
+ * when the program has no such room (the copy then runs instrumented under syscope run
+ * only).
+ */
+static bool add_runtime_needed(char **buf, size_t *size, const char *runtime, char *err,
+			       size_t errlen)
+{
+	Elf64_Ehdr *eh = (Elf64_Ehdr *)*buf;
+	Elf64_Phdr *ph;
+	int dyn = -1, note = -1, prop = -1, last_load = -1;
+	uint64_t strtab = 0, strsz = 0, str_off, top = 0, seg_off, seg_va, dyn_n;
+	size_t rlen = strlen(runtime) + 1, dynstr_size, seg_size;
+	const Elf64_Dyn *old;
+	char *seg;
+
+	if (eh->e_phentsize != sizeof(Elf64_Phdr) || eh->e_phoff > *size ||
+	    (*size - eh->e_phoff) / sizeof(Elf64_Phdr) < eh->e_phnum) {
+		snprintf(err, errlen, "its program headers are outside the file");
+		return false;
+	}
+	ph = (Elf64_Phdr *)(*buf + eh->e_phoff);
+	for (int i = 0; i < eh->e_phnum; i++) {
+		if (ph[i].p_type == PT_DYNAMIC)
+			dyn = i;
+		else if (ph[i].p_type == PT_GNU_PROPERTY)
+			prop = i;
+		else if (ph[i].p_type == PT_LOAD) {
+			last_load = i;
+			if (ph[i].p_vaddr + ph[i].p_memsz > top)
+				top = ph[i].p_vaddr + ph[i].p_memsz;
+		}
+	}
+	for (int i = 0; i < eh->e_phnum; i++)
+		if (ph[i].p_type == PT_NOTE &&
+		    (note < 0 || (prop >= 0 && ph[i].p_offset == ph[prop].p_offset)))
+			note = i;
+	if (dyn < 0 || note < 0 || last_load < 0) {
+		snprintf(err, errlen, "no dynamic section, or no note header to reuse");
+		return false;
+	}
+	old = (const Elf64_Dyn *)(*buf + ph[dyn].p_offset);
+	dyn_n = ph[dyn].p_filesz / sizeof(Elf64_Dyn);
+	if (ph[dyn].p_offset + ph[dyn].p_filesz > *size) {
+		snprintf(err, errlen, "its dynamic section is outside the file");
+		return false;
+	}
+	for (uint64_t i = 0; i < dyn_n && old[i].d_tag != DT_NULL; i++) {
+		if (old[i].d_tag == DT_STRTAB)
+			strtab = old[i].d_un.d_ptr;
+		else if (old[i].d_tag == DT_STRSZ)
+			strsz = old[i].d_un.d_val;
+	}
+	str_off = strtab && strsz ? file_offset(ph, eh->e_phnum, strtab, strsz) : 0;
+	if (!str_off) {
+		snprintf(err, errlen, "its dynamic string table was not found");
+		return false;
+	}
+	/* The segment: page-aligned at the end of the file, above every address in use. */
+	seg_off = (*size + PAGE - 1) & ~(uint64_t)(PAGE - 1);
+	seg_va = (top + PAGE - 1) & ~(uint64_t)(PAGE - 1);
+	dynstr_size = align8(strsz + rlen);
+	seg_size = dynstr_size + (dyn_n + 1) * sizeof(Elf64_Dyn);
+	*buf = sc_xrealloc(*buf, seg_off + seg_size);
+	memset(*buf + *size, 0, seg_off + seg_size - *size);
+	eh = (Elf64_Ehdr *)*buf;
+	ph = (Elf64_Phdr *)(*buf + eh->e_phoff);
+	old = (const Elf64_Dyn *)(*buf + ph[dyn].p_offset);
+	seg = *buf + seg_off;
+	memcpy(seg, *buf + str_off, strsz);
+	memcpy(seg + strsz, runtime, rlen);
+	{
+		Elf64_Dyn *nd = (Elf64_Dyn *)(seg + dynstr_size);
+		uint64_t k = 0;
+
+		nd[k].d_tag = DT_NEEDED;
+		nd[k++].d_un.d_val = strsz;
+		for (uint64_t i = 0; i < dyn_n; i++) {
+			nd[k] = old[i];
+			if (nd[k].d_tag == DT_STRTAB)
+				nd[k].d_un.d_ptr = seg_va;
+			else if (nd[k].d_tag == DT_STRSZ)
+				nd[k].d_un.d_val = strsz + rlen;
+			k++;
+			if (old[i].d_tag == DT_NULL)
+				break;
+		}
+	}
+	ph[dyn].p_offset = seg_off + dynstr_size;
+	ph[dyn].p_vaddr = ph[dyn].p_paddr = seg_va + dynstr_size;
+	ph[dyn].p_filesz = ph[dyn].p_memsz = (dyn_n + 1) * sizeof(Elf64_Dyn);
+	/* The note's header becomes the new PT_LOAD, right after the last PT_LOAD (loads stay
+	 * in address order, as loaders expect). */
+	{
+		Elf64_Phdr load = { .p_type = PT_LOAD,
+				    .p_flags = PF_R | PF_W,
+				    .p_offset = seg_off,
+				    .p_vaddr = seg_va,
+				    .p_paddr = seg_va,
+				    .p_filesz = seg_size,
+				    .p_memsz = seg_size,
+				    .p_align = PAGE };
+		int at = note;
+
+		if (note < last_load) {
+			memmove(&ph[note], &ph[note + 1], (size_t)(last_load - note) * sizeof(*ph));
+			at = last_load;
+		} else {
+			memmove(&ph[last_load + 2], &ph[last_load + 1],
+				(size_t)(note - last_load - 1) * sizeof(*ph));
+			at = last_load + 1;
+		}
+		ph[at] = load;
+	}
+	*size = seg_off + seg_size;
+	return true;
+}
+
 int sc_rewrite_with_plan(const char *in, const char *out, const struct sc_module_info *mod,
-			 char *err, size_t errlen)
+			 const char *runtime, char *err, size_t errlen)
 {
 	size_t size = 0, plan_size = 0, names_at, names_size, plan_at, sh_at, total;
 	char *file, *plan = NULL, *outbuf = NULL, *tmp = NULL;
@@ -86,6 +222,16 @@ int sc_rewrite_with_plan(const char *in, const char *out, const struct sc_module
 				 in);
 			goto out;
 		}
+	if (runtime && !mod->is_library) {
+		char why[256];
+
+		if (!add_runtime_needed(&file, &size, runtime, why, sizeof(why)))
+			fprintf(stderr,
+				"syscope: warning: %s: %s; the copy runs instrumented under "
+				"'syscope run' only\n",
+				in, why);
+		sh = (const Elf64_Shdr *)(file + eh.e_shoff);
+	}
 	plan = sc_plan_bytes(mod, &plan_size);
 	if (!plan) {
 		snprintf(err, errlen, "cannot build the patch plan");

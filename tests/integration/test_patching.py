@@ -298,9 +298,20 @@ def test_rewrite_then_run_many_times():
         check_eq(r.rc, 0, r.describe())
         check("patch_calls ok" not in r.out, "-o rewrites, it does not run the program")
         check("with 20 functions instrumented" in r.err, r.err)
-        alone = subprocess.run([inst], capture_output=True, text=True)
+        plain = subprocess.run([inst], capture_output=True, text=True, cwd=work,
+                               env=dict(os.environ, SYSCOPE_ENABLED="false"))
+        check_eq((plain.returncode, plain.stdout.split()[:2], os.listdir(work)),
+                 (0, ["patch_calls", "ok"], ["patch_calls.inst"]),
+                 "SYSCOPE_ENABLED=false: the copy runs plain, writes nothing")
+        alone = subprocess.run([inst, "x"], capture_output=True, text=True, cwd=work)
         check_eq((alone.returncode, alone.stdout.split()[:2]), (0, ["patch_calls", "ok"]),
-                 "the copy runs as before without syscope")
+                 f"the copy runs by itself: {alone.stderr}")
+        runs = [d for d in os.listdir(work) if d.startswith("syscope-")]
+        check_eq(runs, ["syscope-patch_calls.inst-output"], "it profiled itself")
+        own = harness.Result(alone, work, os.path.join(
+            work, runs[0], os.listdir(os.path.join(work, runs[0]))[0]), 0)
+        check_eq(calls_of(own.profile("wall_clock")), EXPECTED_CALLS,
+                 "instrumented by itself: the carried plan, no analysis")
         for _ in range(2):
             r = syscope("run", "--output-format", "json", "--", inst)
             check_eq(r.rc, 0, r.describe())

@@ -7,6 +7,7 @@
  */
 #include <elf.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -59,4 +60,61 @@ out:
 	free(sh);
 	close(fd);
 	return plan;
+}
+
+/* A program rewritten by `syscope instrument -o` loads this library by itself (DT_NEEDED);
+ * started without syscope, it has no session. It then runs as `syscope run -- PROGRAM
+ * ARGS`: the same process image is replaced by the launcher (same pid), which starts the
+ * program under syscope and writes the outputs at its end. Nothing happens when the
+ * program carries no plan, or when syscope cannot be found (it then runs as it would
+ * without syscope). */
+void rt_patch_self_launch(const char *self_path)
+{
+	static char cmdline[1 << 17];
+	char exe[4096], cli[4096], *slash;
+	char *argv[1024];
+	size_t size = 0;
+	ssize_t n;
+	int fd, argc = 0;
+	char *plan;
+
+	if (getenv("SYSCOPE_SELF_LAUNCHED"))
+		return;
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n <= 0)
+		return;
+	exe[n] = 0;
+	plan = rt_patch_read_embedded(exe, &size);
+	if (!plan)
+		return;
+	free(plan);
+	/* <prefix>/lib/syscope/libsyscope.so -> <prefix>/bin/syscope */
+	snprintf(cli, sizeof(cli), "%s", self_path);
+	for (int up = 0; up < 3 && (slash = strrchr(cli, '/')); up++)
+		*slash = 0;
+	if (strlen(cli) + sizeof("/bin/syscope") > sizeof(cli))
+		return;
+	strcat(cli, "/bin/syscope");
+	if (access(cli, X_OK))
+		return;
+	fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	n = read(fd, cmdline, sizeof(cmdline) - 1);
+	close(fd);
+	if (n <= 0)
+		return;
+	cmdline[n] = 0;
+	argv[argc++] = cli;
+	argv[argc++] = (char *)"run";
+	argv[argc++] = (char *)"--";
+	argv[argc++] = exe;
+	/* The program's own arguments, after its argv[0]. */
+	for (char *p = cmdline + strlen(cmdline) + 1; p < cmdline + n && argc < 1023;
+	     p += strlen(p) + 1)
+		argv[argc++] = p;
+	argv[argc] = NULL;
+	setenv("SYSCOPE_SELF_LAUNCHED", "1", 1);
+	execv(cli, argv);
+	unsetenv("SYSCOPE_SELF_LAUNCHED"); /* could not: run as the plain program */
 }

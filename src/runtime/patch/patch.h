@@ -59,6 +59,8 @@ void rt_patch_shadow_thread_stop(void);
 uint64_t rt_patch_real_return(uint64_t slot);
 /* embedded.c: the plan a rewritten file carries (malloc'd, `size` set), or NULL. */
 char *rt_patch_read_embedded(const char *path, size_t *size);
+/* embedded.c: a rewritten program started without syscope re-runs itself under it. */
+void rt_patch_self_launch(const char *self_path);
 /* Calls deeper than the shadow stack, not recorded (reported at the end). */
 uint64_t rt_patch_shadow_overflows(void);
 
