@@ -76,12 +76,9 @@
 	movdqu	312(%rsp), %xmm15
 .endm
 
-	.globl	rt_patch_entry_stub
-	.hidden	rt_patch_entry_stub
-	.type	rt_patch_entry_stub, @function
-	.p2align 4
-rt_patch_entry_stub:
-	.cfi_startproc
+/* A frame on rbp with room for the saved registers, 16-byte aligned for the C call (the
+ * caller's alignment is not trusted), and its undoing; CFA through rbp meanwhile. */
+.macro FRAME_SAVING
 	pushq	%rbp
 	.cfi_def_cfa_offset 16
 	.cfi_offset %rbp, -16
@@ -90,13 +87,26 @@ rt_patch_entry_stub:
 	subq	$336, %rsp
 	andq	$-16, %rsp
 	SAVE_CLOBBERED
-	movl	16(%rbp), %edi		/* id */
-	leaq	24(%rbp), %rsi		/* slot of the function's return address */
-	call	rt_patch_enter
+.endm
+
+.macro FRAME_RESTORING
 	RESTORE_CLOBBERED
 	movq	%rbp, %rsp
 	popq	%rbp
 	.cfi_def_cfa %rsp, 8
+.endm
+
+	.globl	rt_patch_entry_stub
+	.hidden	rt_patch_entry_stub
+	.type	rt_patch_entry_stub, @function
+	.p2align 4
+rt_patch_entry_stub:
+	.cfi_startproc
+	FRAME_SAVING
+	movl	16(%rbp), %edi		/* id */
+	leaq	24(%rbp), %rsi		/* slot of the function's return address */
+	call	rt_patch_enter
+	FRAME_RESTORING
 	ret	$8
 	.cfi_endproc
 	.size	rt_patch_entry_stub, .-rt_patch_entry_stub
@@ -194,19 +204,9 @@ rt_patch_loop_stub:
 	.p2align 4
 rt_patch_loader_stub:
 	.cfi_startproc
-	pushq	%rbp
-	.cfi_def_cfa_offset 16
-	.cfi_offset %rbp, -16
-	movq	%rsp, %rbp
-	.cfi_def_cfa_register %rbp
-	subq	$336, %rsp
-	andq	$-16, %rsp
-	SAVE_CLOBBERED
+	FRAME_SAVING
 	call	rt_patch_loader_event
-	RESTORE_CLOBBERED
-	movq	%rbp, %rsp
-	popq	%rbp
-	.cfi_def_cfa %rsp, 8
+	FRAME_RESTORING
 	ret
 	.cfi_endproc
 	.size	rt_patch_loader_stub, .-rt_patch_loader_stub
