@@ -43,6 +43,9 @@ struct sc_tree {
 
 struct sc_flat {
 	struct sc_stats incl, excl;
+	/* Regions: GPU time of the work launched inside (seconds; kernels, copies and sets
+	 * whose launching call, by correlation id, lies inside; counted once in recursion). */
+	double gpu_launched;
 };
 
 struct sc_profile_set; /* the interning tables shared by all profiles of a conversion */

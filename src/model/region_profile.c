@@ -10,6 +10,10 @@
  * what its thread's reads counted between its start and its end (cumulative sums per thread,
  * looked up by time); self counts are those less the regions directly inside.
  *
+ * GPU work launched (kernels, copies, sets): each op's device time goes to the call that
+ * launched it (the API region with its correlation id) and to every region around that
+ * call, so that a function or NVTX range shows how much GPU time it started.
+ *
  * Regions of one thread arrive in several streams (the thread's own begin/end records, and
  * whole spans written later by the CUDA tracer's thread), so nesting is taken from time, not
  * from arrival: the regions of a process are sorted by thread, start (and longest first),
@@ -27,6 +31,7 @@ struct interval {
 	int32_t tid;
 	uint32_t depth; /* on its thread, as its own records tell: orders identical intervals */
 	uint32_t seq;	/* arrival order: the tie-break that keeps the sort stable */
+	uint64_t corr;	/* the GPU work it launched, 0: none */
 };
 
 /* A read of a thread's CPU counters: what it counted, then (after the sort) the running
@@ -42,7 +47,34 @@ struct collect {
 	struct sc_profile_set *set;
 	VEC(struct interval) v;
 	VEC(struct pmc_point) pmc;
+	struct sc_hashmap gpu_ns; /* correlation id -> device time of its ops, ns */
 };
+
+static void on_gpu_op(void *ctx, struct sc_image *img, struct sc_thread *t,
+		      const struct sc_gpu_op_ev *op)
+{
+	struct collect *c = ctx;
+	const struct sc_rec_gpu_op *g = op->rec;
+	bool inserted;
+	uint64_t *ns;
+
+	(void)img;
+	(void)t;
+	if (!g->corr_id || g->end <= g->start ||
+	    (g->kind != SC_GPU_KERNEL && g->kind != SC_GPU_COPY && g->kind != SC_GPU_SET &&
+	     g->kind != SC_GPU_GRAPH))
+		return;
+	ns = sc_hashmap_upsert(&c->gpu_ns, g->corr_id, 0, &inserted);
+	*ns += g->end - g->start;
+}
+
+/* Seconds of GPU work launched by interval `iv` itself. */
+static double gpu_of(struct collect *c, const struct interval *iv)
+{
+	const uint64_t *ns = iv->corr ? sc_hashmap_get(&c->gpu_ns, iv->corr) : NULL;
+
+	return ns ? (double)*ns * 1e-9 : 0;
+}
 
 static void on_counter(void *ctx, struct sc_image *img, struct sc_thread *t,
 		       const struct sc_counter_track *track, uint64_t ts, double value)
@@ -109,6 +141,7 @@ static void on_region_end(void *ctx, struct sc_image *img, struct sc_thread *t,
 	iv->tid = t->tid;
 	iv->depth = r->depth;
 	iv->seq = (uint32_t)c->v.n;
+	iv->corr = r->corr_id;
 	iv->func = sc_profile_func_id(c->set, sc_strtab_intern(&m->strings, r->name),
 				      sc_strtab_intern(&m->strings, r->category));
 }
@@ -131,7 +164,9 @@ static int by_thread_start(const void *a, const void *b)
 struct open_region {
 	const struct interval *iv;
 	uint32_t node, merged_node;
-	double children;				  /* seconds in regions directly inside */
+	bool recursive;	 /* its function is open further out */
+	double gpu;	 /* GPU seconds launched inside, itself included */
+	double children; /* seconds in regions directly inside */
 	double pmc[SC_PMC_MAX], pmc_children[SC_PMC_MAX]; /* counts inside; inside children */
 };
 
@@ -147,6 +182,10 @@ static void close_top(struct sc_profile *p, struct sc_tree *tree, open_stack *op
 	sc_stats_add(&tree->nodes.v[o->node].excl, self);
 	sc_stats_add(&p->merged.nodes.v[o->merged_node].excl, self);
 	sc_stats_add(&sc_profile_func_flat(p, o->iv->func)->excl, self);
+	if (!o->recursive)
+		sc_profile_func_flat(p, o->iv->func)->gpu_launched += o->gpu;
+	if (open->n)
+		open->v[open->n - 1].gpu += o->gpu;
 	if (p->pmc_n) {
 		double *f = sc_profile_func_pmc_at(p, o->iv->func);
 
@@ -175,7 +214,8 @@ static void build_process(struct sc_profile_set *set, struct sc_process *proc, s
 	c->v.n = c->pmc.n = 0;
 	for (size_t i = 0; i < proc->images.n; i++) {
 		static const struct sc_timeline_ops ops = { .region_end = on_region_end,
-							    .counter = on_counter };
+							    .counter = on_counter,
+							    .gpu_op = on_gpu_op };
 		struct sc_timeline_stats stats = { 0 };
 
 		sc_timeline_replay(set->model, proc->images.v[i], &ops, c, &stats);
@@ -226,6 +266,8 @@ static void build_process(struct sc_profile_set *set, struct sc_process *proc, s
 		struct open_region *o = VEC_PUSH(&open);
 
 		o->iv = iv;
+		o->recursive = recursive;
+		o->gpu = gpu_of(c, iv);
 		o->children = 0;
 		memset(o->pmc_children, 0, sizeof(o->pmc_children));
 		if (p->pmc_n) {
@@ -262,8 +304,11 @@ void sc_region_profiles_build(struct sc_profile_set *set, struct sc_model *m)
 {
 	struct collect c = { .set = set };
 
-	for (size_t i = 0; i < m->processes.n; i++)
+	for (size_t i = 0; i < m->processes.n; i++) {
+		sc_hashmap_init(&c.gpu_ns); /* correlation ids are per process */
 		build_process(set, m->processes.v[i], &c);
+		sc_hashmap_free(&c.gpu_ns);
+	}
 	VEC_FREE(&c.v);
 	VEC_FREE(&c.pmc);
 }

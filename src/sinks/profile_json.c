@@ -113,6 +113,8 @@ static json_t *flat_functions(const struct sc_profile *p)
 
 		if (p->kind == SC_PROFILE_REGIONS) /* every call, recursive ones too */
 			json_object_set_new(o, "calls", json_integer((json_int_t)fl->excl.count));
+		if (fl->gpu_launched > 0)
+			json_object_set_new(o, "gpu_seconds_launched", json_real(fl->gpu_launched));
 		if (pmc) {
 			json_t *c = json_object();
 

@@ -144,12 +144,19 @@ static void print_region_flat(FILE *f, const struct sc_profile *p, unsigned widt
 	struct sc_table table;
 	double total = p->total.sum > 0 ? p->total.sum : 1;
 
+	bool gpu = false;
+
+	for (size_t i = 0; i < n; i++)
+		gpu |= p->funcs.v[ids[i]].gpu_launched > 0;
+	/* With GPU work: the device time each region launched (the call, and every region
+	 * around it). */
 	sc_table_init(&table, width, "REGION", "CATEGORY", "-CALLS", "-TOTAL SEC", "-MEAN US",
-		      "-MIN US", "-MAX US", "-SELF SEC", "-% SELF", NULL);
+		      "-MIN US", "-MAX US", "-SELF SEC", "-% SELF",
+		      gpu ? "-GPU SEC LAUNCHED" : NULL, NULL);
 	for (size_t i = 0; i < n; i++) {
 		const struct sc_flat *fl = &p->funcs.v[ids[i]];
 		const struct sc_func *fn = sc_func_of(p->set, ids[i]);
-		char c[7][32];
+		char c[8][32];
 
 		sc_table_row(&table, fn->name, fn->module,
 			     sc_table_fmt(c[0], "%llu", (unsigned long long)fl->excl.count),
@@ -158,7 +165,8 @@ static void print_region_flat(FILE *f, const struct sc_profile *p, unsigned widt
 			     sc_table_fmt(c[3], "%.3f", fl->incl.min * 1e6),
 			     sc_table_fmt(c[4], "%.3f", fl->incl.max * 1e6),
 			     sc_table_fmt(c[5], "%.6f", fl->excl.sum),
-			     sc_table_fmt(c[6], "%.1f", 100.0 * fl->excl.sum / total));
+			     sc_table_fmt(c[6], "%.1f", 100.0 * fl->excl.sum / total),
+			     sc_table_fmt(c[7], "%.6f", fl->gpu_launched));
 	}
 	sc_table_print(&table, f, "REGIONS (ALL THREADS)");
 	sc_table_free(&table);

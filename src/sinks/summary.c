@@ -107,6 +107,41 @@ static int by_self_desc(const void *a, const void *b)
 }
 
 /* Functions by exclusive time over every process's profile of `kind`. */
+static int by_value_desc(const void *a, const void *b)
+{
+	const struct top_entry *x = a, *y = b;
+
+	return x->self < y->self ? 1 : x->self > y->self ? -1 : 0;
+}
+
+/* The regions that launched the most GPU work (device time of the ops whose launching call
+ * lies inside them), when there was any. */
+static void print_gpu_launched(FILE *f, struct sc_output *out, unsigned top)
+{
+	struct sc_profile_set *set = out->profiles;
+	struct top_entry *e = sc_xcalloc(set->funcs.n + 1, sizeof(*e));
+	size_t n = 0;
+
+	for (size_t i = 0; i < set->profiles.n; i++) {
+		const struct sc_profile *p = set->profiles.v[i];
+
+		for (size_t fid = 0; p->kind == SC_PROFILE_REGIONS && fid < p->funcs.n; fid++) {
+			e[fid].name = sc_func_of(set, (uint32_t)fid)->name;
+			e[fid].self += p->funcs.v[fid].gpu_launched;
+		}
+	}
+	for (size_t i = 0; i < set->funcs.n; i++)
+		if (e[i].self > 0)
+			e[n++] = e[i];
+	qsort(e, n, sizeof(*e), by_value_desc);
+	if (n)
+		fprintf(f, "syscope: GPU time launched inside regions (the call and every region "
+			   "around it):\n");
+	for (size_t i = 0; i < n && i < top; i++)
+		fprintf(f, "syscope: %12.6f s  %s\n", e[i].self, e[i].name);
+	free(e);
+}
+
 static void print_top(FILE *f, struct sc_output *out, unsigned kind, unsigned top)
 {
 	struct sc_profile_set *set = out->profiles;
@@ -260,6 +295,7 @@ void sc_summary_print(FILE *f, struct sc_output *out, unsigned top)
 		if (out->profiles->profiles.v[i]->kind == SC_PROFILE_REGIONS) {
 			/* Instrumented functions, API calls, user regions: their own time. */
 			print_top(f, out, SC_PROFILE_REGIONS, top);
+			print_gpu_launched(f, out, top);
 			any = true;
 			break;
 		}

@@ -58,6 +58,12 @@ def test_runtime_program():
              "the ten launches inside the compute range")
     db = database(r)
     pid = r.main_pid()
+    # GPU time launched: the compute range started exactly the saxpy kernels.
+    saxpy_ns = rows(db, "SELECT SUM(duration) FROM kernels WHERE name LIKE 'saxpy%'")[0][0]
+    launched = [f.get("gpu_seconds_launched", 0) for f in prof.meta["functions"]
+                if f["name"] == "compute"]
+    check(len(launched) == 1 and abs(launched[0] * 1e9 - saxpy_ns) < 1000,
+          f"compute launched {launched} s of GPU work, saxpy ran {saxpy_ns} ns")
 
     kernels = rows(db, "SELECT name, COUNT(*), grid_x, grid_y, grid_z, workgroup_x, "
                        "workgroup_y, workgroup_z, MIN(duration) > 0, tid "

@@ -146,6 +146,23 @@ def test_api_calls_as_spans():
     check_eq(sorted((a, b) for _, a, b in t.flows), [("cudaLaunchKernel", KERNEL)] * 3, "flows")
 
 
+def test_gpu_time_launched_by_region():
+    # Each op's device time goes to the call that launched it and to every region around
+    # that call: a user region around 10 launches of 50 us kernels launched 0.5 ms, and
+    # graph launches count their ops (two kernels each).
+    for spans in ([], ["--api-spans"]):
+        s = gen_session("--pid", 5012, "--kernels", 10, "--kernels-in-region", "--graphs", 2,
+                        *spans)
+        convert(s, "json text")
+        with open(os.path.join(s, "wall_clock-5012.json")) as f:
+            funcs = {fn["name"]: fn for fn in json.load(f)["syscope"]["functions"]}
+        got = {n: round(fn.get("gpu_seconds_launched", 0) * 1e6) for n, fn in funcs.items()}
+        check_eq(got, {"launch_all": 500, "cudaLaunchKernel": 500, "cudaGraphLaunch": 200},
+                 f"GPU us launched per region {spans}")
+        text = open(os.path.join(s, "wall_clock-5012.txt")).read()
+        check("GPU SEC LAUNCHED" in text and "0.000500" in text, text[-1500:])
+
+
 def test_overlapping_ops_get_lanes():
     # Kernels of 200 us launched every 65 us on one stream overlap (as they would with
     # concurrent kernels reported on one stream): slices on one track must nest, so the

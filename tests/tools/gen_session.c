@@ -8,7 +8,8 @@
  *
  *   gen_session DIR [--pid N] [--ppid N] [--threads N] [--regions N] [--samples N]
  *               [--counters N] [--marks N] [--kernels N] [--copies N] [--allocs N]
- *               [--graphs N] [--graph-ops N] [--api-spans] [--kernel-ns NS] [--rank R]
+ *               [--graphs N] [--graph-ops N] [--api-spans] [--kernels-in-region]
+ *               [--kernel-ns NS] [--rank R]
  *               [--hostname NAME]
  *               [--start NS]
  *
@@ -25,7 +26,8 @@
  * 2 x --kernel-ns long). With --api-spans the cudaLaunchKernel
  * and cudaGraphLaunch calls are whole-region records (REGION_SPAN, as the CUDA tracer writes
  * them; a graph launch's after its kernels), and launched kernels do not name their thread
- * (readers find it through the correlation id).
+ * (readers find it through the correlation id). With --kernels-in-region the kernel
+ * launches happen inside a user region "launch_all".
  */
 #include <elf.h>
 #include <errno.h>
@@ -59,6 +61,7 @@ struct options {
 	uint64_t regions, samples, counters, marks, kernels, copies, allocs, graphs, graph_ops,
 		kernel_ns;
 	int api_spans;
+	int kernels_in_region;
 	int rank;
 	const char *hostname;
 	uint64_t start;
@@ -269,6 +272,8 @@ static void write_gpu(struct writer *w, const struct options *o, int32_t tid)
 	s.name_len = 9;
 	put(w, SC_REC_GPU_STREAM, &s, sizeof(s), "Stream 7", 9);
 	write_string(w, 1, "_Z9vectorAddPKfS0_Pfi");
+	if (o->kernels_in_region)
+		write_region(w, SC_REC_REGION_BEGIN, "launch_all", "user", "", 0, 0, 0);
 	for (uint64_t i = 0; i < o->kernels; i++) {
 		struct sc_rec_gpu_op k = { .kind = SC_GPU_KERNEL,
 					   .corr_id = ++corr,
@@ -296,6 +301,8 @@ static void write_gpu(struct writer *w, const struct options *o, int32_t tid)
 		write_gpu_op(w, &k);
 		w->ts += 60000;
 	}
+	if (o->kernels_in_region)
+		write_end(w);
 	for (uint64_t i = 0; i < o->graphs; i++) {
 		struct sc_rec_gpu_op k = { .kind = SC_GPU_KERNEL,
 					   .corr_id = ++corr,
@@ -517,7 +524,11 @@ int main(int argc, char **argv)
 			o.dir = a;
 			continue;
 		}
-		if (!strcmp(a, "--api-spans")) { /* the one option without a value */
+		if (!strcmp(a, "--kernels-in-region")) {
+			o.kernels_in_region = 1;
+			continue;
+		}
+		if (!strcmp(a, "--api-spans")) { /* an option without a value */
 			o.api_spans = 1;
 			continue;
 		}
