@@ -293,14 +293,23 @@ static int replay_record(void *ctx, int32_t tid, const struct sc_record *rec, ui
 			    (const char *)rec + sizeof(struct sc_rec_region));
 		open_region(r, tid, &ev);
 		break;
-	case SC_REC_REGION_END:
+	case SC_REC_REGION_END: {
+		uint32_t at;
+
+		/* The thread's innermost pushed region (user, NVTX), not an instrumented function
+		 * that happens to be open above or below it: push/pop ranges and calls need not
+		 * nest (an NVTX push made inside NVTX's own instrumented code is closed by that
+		 * code's return). Functions called since the push and still open end with it. */
 		o = open_of(r, tid, false);
-		if (!o || !o->depth) {
+		for (at = o ? o->depth : 0; at > 0 && o->stack.v[at - 1].func_addr; at--)
+			;
+		if (!at) {
 			r->stats->unmatched_ends++;
 			break;
 		}
-		close_to(r, o, o->depth - 1, ((const struct sc_rec_region_end *)rec)->ts, true);
+		close_to(r, o, at - 1, ((const struct sc_rec_region_end *)rec)->ts, true);
 		break;
+	}
 	case SC_REC_REGION_SPAN: {
 		const struct sc_rec_region_span *sp = (const void *)rec;
 		struct sc_thread *t = thread_of(r, sp->tid);

@@ -342,6 +342,15 @@ def test_rewrite_then_run_many_times():
         shutil.rmtree(work, ignore_errors=True)
 
 
+def test_pushed_regions_and_calls_that_do_not_nest():
+    r = instrument("--output-format", "json", "--", fixture("patch_regions"))
+    check_eq(r.rc, 0, r.describe())
+    p = r.profile("wall_clock")
+    main = children(children(p.thread_trees()[0])["main"])
+    check_eq(count(main["work"]), 2, f"main keeps both calls of work: {list(main)}")
+    check("phase" in calls_of(p), f"the pushed region is there: {calls_of(p)}")
+
+
 def test_bad_input():
     work = tempfile.mkdtemp(prefix="syscope-patch-")
     try:
