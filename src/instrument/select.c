@@ -12,7 +12,8 @@
 #include "instrument.h"
 
 /* Probing these would recurse into the probe, run before the runtime can record, or
- * belong to a sanitizer or to syscope itself. */
+ * belong to a sanitizer, to syscope itself, or to NVTX's implementation (compiled into
+ * programs from its headers: a range it pushes would end with its own call). */
 static const char *const never_prefixes[] = {
 	"_start",
 	"_init",
@@ -34,6 +35,7 @@ static const char *const never_prefixes[] = {
 	"__msan",
 	"__stack_chk_fail",
 	"__restore_rt",
+	"nvtx",
 };
 static const char *const never_names[] = {
 	"malloc",	 "free",   "calloc",  "realloc", "memalign", "posix_memalign",
