@@ -405,7 +405,8 @@ int cmd_instrument(int argc, char **argv)
 		  "Leave out functions smaller than BYTES (default 0)", &o.min_range },
 		{ "module-include", 0, true, "REGEX",
 		  "-MI: also instrument the shared libraries the program loads at start whose path "
-		  "or name matches (repeatable)",
+		  "or name matches; one it opens later with dlopen is named by its file "
+		  "(-MI /path/libfoo.so) and patched when loaded (repeatable)",
 		  &o.module_include },
 		{ "module-exclude", 0, true, "REGEX",
 		  "-ME: never instrument these modules (repeatable)", &o.module_exclude },
