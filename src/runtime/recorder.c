@@ -1,23 +1,35 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The recorder: per-thread record streams in chunks of one file-backed shared mapping.
+ * The recorder: per-thread record streams in chunks of one file.
  *
  * Load: every sample, region or event of every thread passes through rt_reserve/rt_commit,
  * up to a few million records a second per process, many of them from signal handlers. The
- * fast path is one signal-atomic add and a few loads; locks, allocations and system calls
- * happen only when a chunk is exhausted (one in ~100 samples at the default 64 KiB).
+ * fast path is one signal-atomic add, a countdown and a few loads; system calls happen only
+ * when a chunk is exhausted or every FLUSH_NS at most.
  *
- * Chunk life cycle (index i, segment i / chunks_per_seg):
+ * Each thread writes into two buffers of its own (its slot pair), reused for every chunk:
+ * memory written once already costs a few nanoseconds per record, while fresh pages (a
+ * shared mapping of the file, as an earlier design wrote) cost 40 to 120 ns per instrumented
+ * call on virtual machines (bench/page_touch). Records reach the file with pwrite:
+ *   - a chunk when its buffer is needed again (two exchanges after it was closed, when no
+ *     interrupted writer can still be in it);
+ *   - what a thread wrote so far, every FLUSH_NS while it records (looked at every
+ *     FLUSH_EVERY reservations), so that a process killed outright (SIGKILL) loses at most
+ *     its threads' last moments;
+ *   - everything at a thread's end, and every thread's at the process's end, exec or fatal
+ *     signal (rt_set_end).
+ * Writing the same bytes again is harmless, so flushes never need to agree with each other.
+ *
+ * Chunk life cycle (index i):
  *
  *   unclaimed --claim_chunk()--> open, owned by one thread
  *   open --exchange() on overflow--> closed, still in the thread's slot pair
- *   closed --pushed out of the slot pair two exchanges later--> retired
- *   open --thread exit, room left--> partial pool --pool_pop()--> open, next thread
- *   open --thread exit, little room--> closed, retired
+ *   closed --its buffer reused two exchanges later--> in the file
+ *   open --thread exit, room left--> in the file, partial pool --pool_pop()--> open again
+ *   open --thread exit, little room--> closed, in the file
  *
- * A segment (chunks_per_seg chunks, one mmap) is unmapped when all its chunks are retired;
- * the data stays in the file. Chunks are reserved with fallocate() before first use so a
- * full disk is an error we count, not a SIGBUS in the program.
+ * Chunks are reserved with fallocate() before first use so a full disk is an error we
+ * count, not a lost write.
  */
 #include "rt.h"
 
@@ -34,7 +46,8 @@
 #include "../arch/arch.h"
 
 #define POOL_NONE 0xffffffffu
-#define CHUNKS_PER_SEG 64u
+#define FLUSH_EVERY 16u		    /* reservations between looks at the clock */
+#define FLUSH_NS 20000000ull	    /* a thread's records reach the file at least this often */
 #define DISK_RETRY_NS 1000000000ull /* after a failed claim, wait before trying again */
 
 struct recorder {
@@ -42,11 +55,7 @@ struct recorder {
 	struct sc_file_header *hdr;
 	uint32_t chunk_size;
 	uint32_t max_chunks;
-	uint32_t max_segs;
-	uint64_t seg_size;
 	uint64_t disk_reserve;
-	_Atomic(char *) *segs;		 /* [max_segs] */
-	atomic_uint *seg_retired;	 /* [max_segs] */
 	uint32_t *pool_next;		 /* [max_chunks] partial pool links */
 	uint32_t *pool_pos;		 /* [max_chunks] offset where the next owner continues */
 	atomic_uint_least64_t pool_head; /* tag << 32 | index */
@@ -85,46 +94,115 @@ void rt_set_end(enum sc_end_reason reason, int status)
 {
 	if (!rec.hdr)
 		return;
+	if (reason != SC_END_RUNNING)
+		rt_recorder_flush_all(); /* what the threads' buffers hold, before the end is set */
 	rec.hdr->end_status = status;
 	rec.hdr->end_ns = reason == SC_END_RUNNING ? 0 : rt_now_ns();
 	__atomic_store_n(&rec.hdr->end_reason, (uint32_t)reason, __ATOMIC_RELEASE);
 }
 
-static inline char *chunk_addr(uint32_t index)
-{
-	char *seg = atomic_load_explicit(&rec.segs[index / CHUNKS_PER_SEG], memory_order_acquire);
+/* Threads that hold chunks, for the flush at the process's end (an exited thread leaves). */
+#define MAX_WRITERS 65536u
+static struct rt_thread *_Atomic writers[MAX_WRITERS];
+static atomic_uint nwriters;
 
-	return seg ? seg + (uint64_t)(index % CHUNKS_PER_SEG) * rec.chunk_size : NULL;
+static void register_writer(struct rt_thread *t)
+{
+	uint32_t i = atomic_fetch_add(&nwriters, 1);
+
+	/* Beyond the table, a thread's records reach the file at its flushes and its end. */
+	if (i < MAX_WRITERS)
+		atomic_store(&writers[i], t);
 }
 
-static char *map_segment(uint32_t s)
+static void unregister_writer(struct rt_thread *t)
 {
-	char *cur = atomic_load_explicit(&rec.segs[s], memory_order_acquire);
-	char *mine;
+	uint32_t n = atomic_load(&nwriters);
 
-	if (cur)
-		return cur;
-	mine = mmap(NULL, rec.seg_size, PROT_READ | PROT_WRITE, MAP_SHARED, rec.fd,
-		    SC_FILE_HEADER_SIZE + (off_t)s * (off_t)rec.seg_size);
-	if (mine == MAP_FAILED)
-		return NULL;
-	if (!atomic_compare_exchange_strong(&rec.segs[s], &cur, mine)) {
-		munmap(mine, rec.seg_size); /* another thread mapped it first */
-		return cur;
+	for (uint32_t i = 0; i < n && i < MAX_WRITERS; i++) {
+		struct rt_thread *expected = t;
+
+		if (atomic_compare_exchange_strong(&writers[i], &expected, NULL))
+			return;
 	}
-	return mine;
 }
 
-static void retire(uint32_t index)
+static off_t chunk_offset(uint32_t index)
 {
-	uint32_t s = index / CHUNKS_PER_SEG;
+	return SC_FILE_HEADER_SIZE + (off_t)index * rec.chunk_size;
+}
 
-	if (atomic_fetch_add(&rec.seg_retired[s], 1) + 1 == CHUNKS_PER_SEG) {
-		char *seg = atomic_exchange(&rec.segs[s], NULL);
+/* The first `used` bytes of slot `s`'s chunk into the file. Async-signal-safe. */
+static void flush_slot(struct rt_slot *s, uint32_t used)
+{
+	char *base = s->base;
+	uint32_t index = s->index, done = 0;
 
-		if (seg)
-			munmap(seg, rec.seg_size);
+	if (!base || rec.fd < 0)
+		return;
+	if (used > rec.chunk_size)
+		used = rec.chunk_size;
+	while (done < used) {
+		ssize_t n = pwrite(rec.fd, base + done, used - done, chunk_offset(index) + done);
+
+		if (n <= 0) {
+			if (n < 0 && errno == EINTR)
+				continue;
+			__atomic_fetch_add(&rec.hdr->lost_bytes, used - done, __ATOMIC_RELAXED);
+			return;
+		}
+		done += (uint32_t)n;
 	}
+	if (used > s->flushed)
+		s->flushed = used;
+}
+
+/* How much of slot `s` of thread `t` holds records: the write position for the current
+ * chunk, the closed size for the previous one. */
+static uint32_t slot_used(const struct rt_thread *t, const struct rt_slot *s)
+{
+	uint64_t word = t->word;
+	const struct sc_chunk_header *ch = (const struct sc_chunk_header *)s->base;
+
+	if (s->gen && s->gen == (uint32_t)(word >> 32))
+		return (uint32_t)word;
+	return ch->state == SC_CHUNK_CLOSED ? ch->used : rec.chunk_size;
+}
+
+static void flush_thread(struct rt_thread *t)
+{
+	for (int i = 0; i < 2; i++)
+		if (t->slot[i].base) {
+			uint32_t used = slot_used(t, &t->slot[i]);
+
+			if (used > t->slot[i].flushed)
+				flush_slot(&t->slot[i], used);
+		}
+}
+
+void rt_recorder_flush_all(void)
+{
+	uint32_t n = atomic_load(&nwriters);
+
+	for (uint32_t i = 0; i < n && i < MAX_WRITERS; i++) {
+		struct rt_thread *t = atomic_load(&writers[i]);
+
+		if (t)
+			flush_thread(t);
+	}
+}
+
+/* Every FLUSH_EVERY reservations: the thread's records into the file when FLUSH_NS passed. */
+static void maybe_flush(struct rt_thread *t)
+{
+	uint64_t now;
+
+	t->flush_countdown = FLUSH_EVERY;
+	now = rt_now_ns();
+	if (now - t->last_flush_ns < FLUSH_NS)
+		return;
+	t->last_flush_ns = now;
+	flush_thread(t);
 }
 
 static bool disk_has_room(void)
@@ -166,18 +244,11 @@ static uint32_t claim_chunk(void)
 	index = atomic_fetch_add(&rec.next_chunk, 1);
 	if (index >= rec.max_chunks)
 		return POOL_NONE;
-	if (allocate_chunk_blocks(index) || !map_segment(index / CHUNKS_PER_SEG)) {
+	if (allocate_chunk_blocks(index)) {
 		atomic_store(&rec.retry_after_ns, now + DISK_RETRY_NS);
-		retire(index); /* never used, so its segment can still be unmapped */
 		return POOL_NONE;
 	}
 	__atomic_fetch_add(&rec.hdr->chunks_claimed, 1, __ATOMIC_RELAXED);
-#ifdef MADV_POPULATE_WRITE
-	/* Fault the chunk's pages in with one system call, not one fault per page while
-	 * records are written (a quarter of the cost of an instrumented call on a VM). Older
-	 * kernels refuse the advice: the pages then come on first write as before. */
-	madvise(chunk_addr(index), rec.chunk_size, MADV_POPULATE_WRITE);
-#endif
 	return index;
 }
 
@@ -219,23 +290,52 @@ static inline void commit_at(char *p, uint16_t type, uint16_t flags, uint32_t si
 	__atomic_store_n((uint64_t *)p, word, __ATOMIC_RELEASE);
 }
 
+/* The slot's own memory, mapped at its first chunk. */
+static char *slot_buffer(struct rt_slot *s)
+{
+	void *p;
+
+	if (s->buf)
+		return s->buf;
+	p = mmap(NULL, rec.chunk_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	return s->buf = p == MAP_FAILED ? NULL : p;
+}
+
 /*
- * Give the thread a chunk and publish it in its slot pair. The first record of a continued
+ * Give the thread a chunk and publish it in its slot pair. The slot that receives it held
+ * the chunk closed two exchanges ago (nobody can be writing there any more): that one goes
+ * to the file first, then the memory is cleared and reused. The first record of a continued
  * chunk (OWNER) is written before the chunk is published, so that a signal handler
  * recording on this thread cannot slip in ahead of it.
  */
 static bool install_chunk(struct rt_thread *t)
 {
-	/* Only a thread's first chunk may be a continued one, so that every thread's records
-	 * lie in increasing chunk order (format.h promises it to the reader). */
-	uint32_t index = t->gen ? POOL_NONE : pool_pop(), pos;
+	uint32_t ng = t->gen + 1 ? t->gen + 1 : 1, index, pos;
+	struct rt_slot *s = &t->slot[ng & 1];
 	char *base;
 
+	if (s->base) {
+		flush_slot(s, slot_used(t, s));
+		s->gen = 0;
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		s->base = NULL;
+	}
+	base = slot_buffer(s);
+	if (!base)
+		return false;
+	/* Only a thread's first chunk may be a continued one, so that every thread's records
+	 * lie in increasing chunk order (format.h promises it to the reader). */
+	index = t->gen ? POOL_NONE : pool_pop();
+	if (!t->gen)
+		register_writer(t);
 	if (index != POOL_NONE) {
 		struct sc_rec_owner *own;
 
-		base = chunk_addr(index);
+		/* What earlier owners wrote is in the file: continue after it. */
 		pos = rec.pool_pos[index];
+		if (pread(rec.fd, base, pos, chunk_offset(index)) != (ssize_t)pos)
+			memset(base, 0, pos);
+		memset(base + pos, 0, rec.chunk_size - pos);
 		own = (struct sc_rec_owner *)(base + pos);
 		own->tid = t->tid;
 		own->reserved = 0;
@@ -247,7 +347,8 @@ static bool install_chunk(struct rt_thread *t)
 		index = claim_chunk();
 		if (index == POOL_NONE)
 			return false;
-		base = chunk_addr(index);
+		/* A reused buffer: nothing of the last chunk may look like a record here. */
+		memset(base, 0, rec.chunk_size);
 		ch = (struct sc_chunk_header *)base;
 		ch->index = index;
 		ch->tid = t->tid;
@@ -257,13 +358,9 @@ static bool install_chunk(struct rt_thread *t)
 		pos = sizeof(*ch);
 	}
 
-	uint32_t ng = t->gen + 1 ? t->gen + 1 : 1;
-	struct rt_slot *s = &t->slot[ng & 1];
-
-	if (s->base)
-		retire(s->index); /* closed two exchanges ago: nobody can be writing there */
 	s->gen = 0;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	s->flushed = 0;
 	s->base = base;
 	s->index = index;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
@@ -302,6 +399,8 @@ void *rt_reserve(uint32_t size)
 		count_lost(t, size);
 		return NULL;
 	}
+	if (--t->flush_countdown >= FLUSH_EVERY) /* 0 wrapped, or never set */
+		maybe_flush(t);
 	for (int attempt = 0; attempt < 3; attempt++) {
 		uint64_t old = arch_local_fetch_add(&t->word, size);
 		uint32_t gen = (uint32_t)(old >> 32), off = (uint32_t)old;
@@ -370,21 +469,28 @@ void rt_release_thread_chunk(void)
 		return;
 	t->word = 0;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	unregister_writer(t);
 	for (int i = 0; i < 2; i++) {
 		struct rt_slot *s = &t->slot[i];
+		bool current = s->gen == gen && gen;
 
-		if (!s->base)
-			continue;
-		if (s->gen == gen && gen && off + 256 <= rec.chunk_size &&
-		    rec.chunk_size - off >= rec.chunk_size / 8)
-			pool_push(s->index, off); /* room left: a later thread continues here */
-		else {
-			if (s->gen == gen && gen)
-				close_chunk(s->base, off);
-			retire(s->index);
+		if (s->base) {
+			if (current && off + 256 <= rec.chunk_size &&
+			    rec.chunk_size - off >= rec.chunk_size / 8) {
+				flush_slot(s, off);	  /* first: the next owner reads it back */
+				pool_push(s->index, off); /* room left: a later thread continues */
+			} else {
+				if (current)
+					close_chunk(s->base, off);
+				flush_slot(s, current ? off
+						      : ((struct sc_chunk_header *)s->base)->used);
+			}
 		}
 		s->base = NULL;
 		s->gen = 0;
+		if (s->buf)
+			munmap(s->buf, rec.chunk_size);
+		s->buf = NULL;
 	}
 }
 
@@ -430,20 +536,13 @@ int rt_recorder_open(const char *session_dir, uint32_t image_seq, int fd_hint)
 		rec.chunk_size = (rec.chunk_size / (uint32_t)page + 1) * (uint32_t)page;
 	rec.max_chunks =
 		(uint32_t)(limit / rec.chunk_size) ? (uint32_t)(limit / rec.chunk_size) : 1;
-	rec.max_segs = (rec.max_chunks + CHUNKS_PER_SEG - 1) / CHUNKS_PER_SEG;
-	rec.seg_size = (uint64_t)rec.chunk_size * CHUNKS_PER_SEG;
 	rec.disk_reserve = (uint64_t)sc_int(s, SC_SET_BUFFER_DISK_RESERVE_MB) << 20;
 
-	rec.arrays_size = rec.max_segs * (sizeof(*rec.segs) + sizeof(*rec.seg_retired)) +
-			  rec.max_chunks * 2 * sizeof(uint32_t);
+	rec.arrays_size = rec.max_chunks * 2 * sizeof(uint32_t);
 	rec.arrays = map_array(rec.arrays_size);
 	if (!rec.arrays)
 		return -ENOMEM;
 	a = rec.arrays;
-	rec.segs = (void *)a;
-	a += rec.max_segs * sizeof(*rec.segs);
-	rec.seg_retired = (void *)a;
-	a += rec.max_segs * sizeof(*rec.seg_retired);
 	rec.pool_next = (void *)a;
 	a += rec.max_chunks * sizeof(uint32_t);
 	rec.pool_pos = (void *)a;
@@ -501,21 +600,24 @@ fail_arrays:
 
 void rt_recorder_forget(void)
 {
-	if (rec.arrays) {
-		for (uint32_t s = 0; s < rec.max_segs; s++) {
-			char *seg = atomic_load(&rec.segs[s]);
+	char *bufs[2] = { rt_self.slot[0].buf, rt_self.slot[1].buf };
+	uint32_t n = atomic_load(&nwriters);
 
-			if (seg)
-				munmap(seg, rec.seg_size);
-		}
+	if (rec.arrays)
 		munmap(rec.arrays, rec.arrays_size);
-	}
 	if (rec.hdr)
 		munmap(rec.hdr, SC_FILE_HEADER_SIZE);
 	rec.arrays = NULL;
 	rec.hdr = NULL;
 	rec.fd = -1; /* the descriptor itself is closed with the other inherited ones */
+	/* The parent's chunks are the parent's: this thread starts again in the child's file,
+	 * in the same memory; the parent's other threads do not exist here. */
+	for (uint32_t i = 0; i < n && i < MAX_WRITERS; i++)
+		atomic_store(&writers[i], NULL);
+	atomic_store(&nwriters, 0);
 	memset(&rt_self.slot, 0, sizeof(rt_self.slot));
+	rt_self.slot[0].buf = bufs[0];
+	rt_self.slot[1].buf = bufs[1];
 	rt_self.word = 0;
 	rt_self.gen = 0;
 }

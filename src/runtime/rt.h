@@ -48,9 +48,12 @@ enum rt_thread_state {
  * finish its record in it.
  */
 struct rt_slot {
-	char *base;
+	char *base; /* the chunk being written or last closed here: `buf`, or NULL */
 	uint32_t gen;
-	uint32_t index;
+	uint32_t index;	  /* its place in the file */
+	char *buf;	  /* this slot's own memory, reused for every chunk (mmap'd once) */
+	uint32_t flushed; /* bytes of the chunk already in the file */
+	uint32_t reserved;
 };
 
 struct rt_thread {
@@ -61,6 +64,8 @@ struct rt_thread {
 	volatile int forking;	       /* between fork's prepare and parent/child hooks */
 	uint64_t pending_lost_records; /* not yet reported in-band */
 	uint64_t pending_lost_bytes;
+	uint32_t flush_countdown; /* reservations until the next look at the flush clock */
+	uint64_t last_flush_ns;
 
 	pid_t tid;
 	uint32_t index; /* creation order in the process, main thread = 0 */
@@ -130,6 +135,8 @@ pid_t rt_gettid(void);
 int rt_recorder_open(const char *session_dir, uint32_t image_seq, int fd_hint);
 /* Forget the parent's file in a fork child (does not touch the parent's data). */
 void rt_recorder_forget(void);
+/* Every thread's buffered records into the file (the process ends, execs or dies). */
+void rt_recorder_flush_all(void);
 /*
  * Reserve `size` bytes (a multiple of 8, header included) in the calling thread's stream.
  * Returns the record's address, or NULL when nothing can be recorded (the loss is counted).

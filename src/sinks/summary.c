@@ -30,7 +30,8 @@ static void print_ending(FILE *f, const struct sc_model *m)
 		else if (img->end_reason == SC_END_RUNNING)
 			fprintf(f,
 				"syscope: process %d (%s) stopped recording without exiting normally "
-				"(killed, or still running); its data is complete up to then\n",
+				"(killed, or still running): its threads' last records (about their last "
+				"20 ms) may be missing\n",
 				(int)p->pid, exe);
 	}
 }

@@ -389,6 +389,9 @@ int sc_raw_foreach(const struct sc_raw *r, sc_raw_record_fn cb, void *ctx,
 {
 	const uint64_t cs = r->hdr.chunk_size;
 
+	uint32_t unwritten = 0;
+	int result = 0;
+
 	for (uint32_t i = 0; i < r->nchunks; i++) {
 		uint64_t start = r->hdr.header_size + (uint64_t)i * cs;
 		uint64_t end = start + cs, pos = start + sizeof(struct sc_chunk_header);
@@ -403,8 +406,13 @@ int sc_raw_foreach(const struct sc_raw *r, sc_raw_record_fn cb, void *ctx,
 			     (unsigned long long)start);
 			break;
 		}
-		if (ch->magic == 0)
-			continue; /* claimed but never started (or not claimed): no data */
+		if (ch->magic == 0) {
+			/* Not claimed; or claimed and never written: the process was killed while
+			 * the chunk was in its thread's buffer (runtime/recorder.c). */
+			if (i < r->hdr.chunks_claimed)
+				unwritten++;
+			continue;
+		}
 		if (ch->magic != SC_CHUNK_MAGIC || ch->index != i) {
 			stats->damaged_chunks++;
 			diag(diag_fn, diag_ctx,
@@ -425,8 +433,18 @@ int sc_raw_foreach(const struct sc_raw *r, sc_raw_record_fn cb, void *ctx,
 		/* Done with this chunk: let its pages go, so reading a session of any size
 		 * takes memory for the model only. */
 		madvise((void *)(r->data + page), end - page, MADV_DONTNEED);
-		if (rc)
-			return rc;
+		if (rc) {
+			result = rc;
+			break;
+		}
 	}
-	return 0;
+	if (unwritten) {
+		stats->unwritten_chunks += unwritten;
+		diag(diag_fn, diag_ctx,
+		     "%s: %u chunk%s claimed but never written: the process was killed before "
+		     "its threads' buffers reached the file; their records (up to %u KiB) are lost",
+		     r->path, unwritten, unwritten == 1 ? " was" : "s were",
+		     unwritten * (uint32_t)(cs >> 10));
+	}
+	return result;
 }

@@ -30,6 +30,7 @@ struct sc_raw_stats {
 	uint64_t malformed;	   /* records whose size does not fit their type */
 	uint64_t damaged_chunks;   /* bad chunk header or record framing */
 	uint64_t truncated_chunks; /* chunk cut short by the end of the file */
+	uint64_t unwritten_chunks; /* claimed, never written: the process was killed */
 };
 
 /* Called once per problem with a one-line message naming the file and offset. */

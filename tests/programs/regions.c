@@ -4,7 +4,8 @@
  *   main thread: "phase A" (args items=42, label="alpha") holding three "inner" regions,
  *                then the mark "checkpoint", then counter "queue depth" [items] = 1..10
  *   worker thread: one "worker" region (category "compute")
- * With the argument "die", it opens the region "doomed" and kills itself with SIGKILL inside.
+ * With the argument "die", it opens the region "doomed", works for a while, and kills itself
+ * with SIGKILL inside.
  * Declared weak: the program also runs without syscope.
  */
 #include <pthread.h>
@@ -50,7 +51,9 @@ int main(int argc, char **argv)
 	}
 	if (argc > 1 && !strcmp(argv[1], "die")) {
 		syscope_region_begin("doomed");
-		fixture_sink = spin(3, 2000000);
+		/* Long enough for the recorder's periodic flush (every 20 ms while recording): a
+		 * SIGKILL takes the last moments' records with it. */
+		fixture_sink = spin(3, 40000000);
 		kill(getpid(), SIGKILL);
 	}
 	pthread_create(&t, NULL, worker, NULL);
