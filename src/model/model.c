@@ -1054,6 +1054,23 @@ struct sc_module *sc_image_module_at(struct sc_image *img, uint64_t addr, uint64
 	return any;
 }
 
+const char *sc_model_function_at(struct sc_model *m, struct sc_image *img, struct sc_module *mod,
+				 uint64_t addr, const struct sc_symframe **frame)
+{
+	const struct sc_symframe *chain;
+	char buf[32];
+
+	*frame = NULL;
+	if (mod &&
+	    sc_symbolize(&m->sym, sc_model_module_elf(m, img, mod), addr - mod->base, &chain) &&
+	    chain[0].func) {
+		*frame = &chain[0];
+		return chain[0].func;
+	}
+	snprintf(buf, sizeof(buf), "0x%llx", (unsigned long long)addr);
+	return sc_strtab_intern(&m->strings, buf);
+}
+
 struct sc_elf *sc_model_module_elf(struct sc_model *m, struct sc_image *img, struct sc_module *mod)
 {
 	char buf[4200];

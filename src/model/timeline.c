@@ -204,32 +204,22 @@ static const char *func_name(struct replay *r, uint64_t addr, uint64_t ts, bool 
 
 	if (inserted) {
 		struct sc_module *mod = sc_image_module_at(r->img, addr, ts);
-		const struct sc_symframe *chain = NULL;
-		const char *name = NULL;
-		char buf[32];
-		bool shown;
+		const struct sc_symframe *frame;
+		const char *name = sc_model_function_at(r->m, r->img, mod, addr, &frame);
+		bool shown = sc_model_function_shown(r->m, name);
 
-		if (mod && sc_symbolize(&r->m->sym, sc_model_module_elf(r->m, r->img, mod),
-					addr - mod->base, &chain))
-			name = chain[0].func;
-		if (!name) {
-			snprintf(buf, sizeof(buf), "0x%llx", (unsigned long long)addr);
-			name = sc_strtab_intern(&r->m->strings, buf);
-			chain = NULL;
-		}
-		shown = sc_model_function_shown(r->m, name);
 		if (loop) {
 			char *text =
-				chain && chain[0].line
-					? sc_xasprintf("[loop] %s:%u", name, chain[0].line)
+				frame && frame->line
+					? sc_xasprintf("[loop] %s:%u", name, frame->line)
 					: sc_xasprintf("[loop] %s@%#llx", name,
 						       (unsigned long long)(addr -
 									    (mod ? mod->base : 0)));
 
 			name = sc_strtab_intern(&r->m->strings, text);
 			free(text);
-		} else if (name && chain) {
-			name = labeled(r->m, name, &chain[0]);
+		} else if (frame) {
+			name = labeled(r->m, name, frame);
 		}
 		*slot = (uint64_t)(uintptr_t)name << 1 | !shown;
 	}

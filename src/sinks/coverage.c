@@ -38,27 +38,14 @@ static struct cov_fn *process_coverage(struct sc_model *m, struct sc_process *p,
 		for (size_t k = 0; k < img->coverage.n; k++) {
 			const struct sc_coverage *c = &img->coverage.v[k];
 			struct sc_module *mod = sc_image_module_at(img, c->addr, img->last_ts);
-			const struct sc_symframe *chain;
+			const struct sc_symframe *frame;
 			struct cov_fn *f = VEC_PUSH(&v);
-			const char *slash;
+			const char *slash = mod ? strrchr(mod->path, '/') : NULL;
 
 			f->addr = c->addr;
 			f->calls = c->calls;
-			f->module = "?";
-			f->name = NULL;
-			if (mod) {
-				slash = strrchr(mod->path, '/');
-				f->module = slash ? slash + 1 : mod->path;
-				if (sc_symbolize(&m->sym, sc_model_module_elf(m, img, mod),
-						 c->addr - mod->base, &chain))
-					f->name = chain[0].func;
-			}
-			if (!f->name) {
-				char buf[32];
-
-				snprintf(buf, sizeof(buf), "0x%llx", (unsigned long long)c->addr);
-				f->name = sc_strtab_intern(&m->strings, buf);
-			}
+			f->module = !mod ? "?" : slash ? slash + 1 : mod->path;
+			f->name = sc_model_function_at(m, img, mod, c->addr, &frame);
 		}
 	}
 	if (v.n)
