@@ -252,6 +252,27 @@ static void write_gpu_op(struct writer *w, struct sc_rec_gpu_op *op)
 	put(w, SC_REC_GPU_OP, op, sizeof(*op), NULL, 0);
 }
 
+/* A 5 us API call `name` launching `op` (starting 2 us into the call, `ns` long): a region
+ * of the thread's own, or with --api-spans a whole span and an op that does not name its
+ * thread (as the CUDA tracer writes them). */
+static void launch(struct writer *w, const struct options *o, const char *name,
+		   struct sc_rec_gpu_op *op, uint64_t ns, int32_t tid)
+{
+	op->start = w->ts + 2000;
+	op->end = op->start + ns;
+	if (o->api_spans) {
+		write_span(w, name, "CUDA_RUNTIME_API", op->corr_id, w->ts + 5000, tid);
+		op->tid = 0;
+		w->ts += 5000;
+	} else {
+		write_region(w, SC_REC_REGION_BEGIN, name, "CUDA_RUNTIME_API", "", 0, 0,
+			     op->corr_id);
+		w->ts += 5000;
+		write_end(w);
+	}
+	write_gpu_op(w, op);
+}
+
 static void write_gpu(struct writer *w, const struct options *o, int32_t tid)
 {
 	struct sc_rec_gpu_agent a = { .ts = w->ts, .id = 0, .type = SC_AGENT_GPU };
@@ -285,20 +306,7 @@ static void write_gpu(struct writer *w, const struct options *o, int32_t tid)
 					   .shared_dynamic = 1024,
 					   .registers = 32 };
 
-		k.start = w->ts + 2000;
-		k.end = k.start + o->kernel_ns;
-		if (o->api_spans) {
-			write_span(w, "cudaLaunchKernel", "CUDA_RUNTIME_API", corr, w->ts + 5000,
-				   tid);
-			k.tid = 0;
-			w->ts += 5000;
-		} else {
-			write_region(w, SC_REC_REGION_BEGIN, "cudaLaunchKernel", "CUDA_RUNTIME_API",
-				     "", 0, 0, corr);
-			w->ts += 5000;
-			write_end(w);
-		}
-		write_gpu_op(w, &k);
+		launch(w, o, "cudaLaunchKernel", &k, o->kernel_ns, tid);
 		w->ts += 60000;
 	}
 	if (o->kernels_in_region)
@@ -346,20 +354,7 @@ static void write_gpu(struct writer *w, const struct options *o, int32_t tid)
 					   .tid = tid,
 					   .name_id = 2 };
 
-		g.start = w->ts + 2000;
-		g.end = g.start + 2 * o->kernel_ns;
-		if (o->api_spans) {
-			write_span(w, "cudaGraphLaunch", "CUDA_RUNTIME_API", corr, w->ts + 5000,
-				   tid);
-			g.tid = 0;
-			w->ts += 5000;
-		} else {
-			write_region(w, SC_REC_REGION_BEGIN, "cudaGraphLaunch", "CUDA_RUNTIME_API",
-				     "", 0, 0, corr);
-			w->ts += 5000;
-			write_end(w);
-		}
-		write_gpu_op(w, &g);
+		launch(w, o, "cudaGraphLaunch", &g, 2 * o->kernel_ns, tid);
 		w->ts += 2 * o->kernel_ns + 10000;
 	}
 	for (uint64_t i = 0; i < o->copies; i++) {

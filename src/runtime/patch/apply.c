@@ -665,14 +665,18 @@ static uint64_t *reserve_ids(void)
  * started threads before ours could be running some of it. Say so rather than hide it. */
 static void warn_if_threads(void)
 {
-	int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
 	char buf[4096];
-	ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
 	const char *t;
+	ssize_t n;
+	int fd;
 
+	if (!plan_file_named())
+		return; /* nothing of this program is patched at start-up */
+	fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+	n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
 	if (fd >= 0)
 		close(fd);
-	if (n <= 0 || !plan_file_named())
+	if (n <= 0)
 		return;
 	buf[n] = 0;
 	t = strstr(buf, "\nThreads:");
