@@ -18,6 +18,7 @@
 
 #include "../common/install.h"
 #include "../common/log.h"
+#include "../common/strutil.h"
 #include "../instrument/instrument.h"
 #include "cmd.h"
 
@@ -187,10 +188,9 @@ static void dump_info(const struct instrument_opts *o, const char *path)
 static char *rewrite_target(const char *opt, const char *in)
 {
 	struct stat st;
-	const char *base = strrchr(in, '/');
+	const char *base = sc_base_name(in);
 	size_t len = strlen(opt);
 
-	base = base ? base + 1 : in;
 	if ((len && opt[len - 1] == '/') || (!stat(opt, &st) && S_ISDIR(st.st_mode))) {
 		if (mkdir(opt, 0777) && errno != EEXIST)
 			sc_die(SC_EXIT_FAILURE, "instrument: cannot create %s: %s", opt,

@@ -75,3 +75,10 @@ bool sc_ends_with(const char *s, const char *suffix)
 
 	return n >= k && !strcmp(s + n - k, suffix);
 }
+
+const char *sc_base_name(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash ? slash + 1 : path;
+}

@@ -20,5 +20,7 @@ bool sc_has_word(const char *list, const char *word, const char *seps);
 
 /* `s` ends with `suffix`. */
 bool sc_ends_with(const char *s, const char *suffix);
+/* The file name part of `path` (after its last '/'; all of it when there is none). */
+const char *sc_base_name(const char *path);
 
 #endif

@@ -42,11 +42,19 @@ static const char *const never_names[] = {
 	"aligned_alloc", "valloc", "pvalloc", "sbrk",	 "brk",
 };
 
+static bool starts_with_any(const char *s, const char *const *prefixes, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strncmp(s, prefixes[i], strlen(prefixes[i])))
+			return true;
+	return false;
+}
+
 static bool never_probe(const char *name)
 {
-	for (size_t i = 0; i < sizeof(never_prefixes) / sizeof(never_prefixes[0]); i++)
-		if (!strncmp(name, never_prefixes[i], strlen(never_prefixes[i])))
-			return true;
+	if (starts_with_any(name, never_prefixes,
+			    sizeof(never_prefixes) / sizeof(never_prefixes[0])))
+		return true;
 	for (size_t i = 0; i < sizeof(never_names) / sizeof(never_names[0]); i++)
 		if (!strcmp(name, never_names[i]))
 			return true;
@@ -97,9 +105,8 @@ static const char *const never_modules[] = {
 
 static bool path_matches(const sc_regex_vec *v, const char *path)
 {
-	const char *base = strrchr(path, '/');
+	const char *base = sc_base_name(path);
 
-	base = base ? base + 1 : path;
 	for (size_t i = 0; i < v->n; i++)
 		if (!regexec(&v->v[i], path, 0, NULL, 0) || !regexec(&v->v[i], base, 0, NULL, 0))
 			return true;
@@ -108,16 +115,12 @@ static bool path_matches(const sc_regex_vec *v, const char *path)
 
 bool sc_select_module(struct sc_selection *sel, const char *path, bool is_main, const char **why)
 {
-	const char *base = strrchr(path, '/');
-
-	base = base ? base + 1 : path;
 	*why = NULL;
-	if (!is_main)
-		for (size_t i = 0; i < sizeof(never_modules) / sizeof(never_modules[0]); i++)
-			if (!strncmp(base, never_modules[i], strlen(never_modules[i]))) {
-				*why = "built-in exclusion (C library, loader, C++ runtime, syscope)";
-				return false;
-			}
+	if (!is_main && starts_with_any(sc_base_name(path), never_modules,
+					sizeof(never_modules) / sizeof(never_modules[0]))) {
+		*why = "built-in exclusion (C library, loader, C++ runtime, syscope)";
+		return false;
+	}
 	if (path_matches(&sel->module_exclude, path)) {
 		*why = "matched by --module-exclude";
 		return false;

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "../common/log.h"
+#include "../common/strutil.h"
 
 #define FRAME_BLOCK (1u << 20) /* frames per arena block */
 
@@ -326,9 +327,8 @@ static void split_strings(struct sc_model *m, const char *p, size_t len, void *v
 
 static bool is_system_path(const char *path)
 {
-	const char *base = strrchr(path, '/');
+	const char *base = sc_base_name(path);
 
-	base = base ? base + 1 : path;
 	return !strncmp(base, "libc.so", 7) || !strncmp(base, "libc-", 5) ||
 	       !strncmp(base, "ld-linux", 8) || !strncmp(base, "libpthread", 10) ||
 	       !strncmp(base, "ld-musl", 7) || !strcmp(path, "[vdso]");
@@ -336,9 +336,7 @@ static bool is_system_path(const char *path)
 
 static bool is_self_path(const char *path)
 {
-	const char *base = strrchr(path, '/');
-
-	return !strcmp(base ? base + 1 : path, "libsyscope.so");
+	return !strcmp(sc_base_name(path), "libsyscope.so");
 }
 
 static void add_module(struct sc_model *m, struct sc_image *img, const struct sc_rec_module *r)

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "../common/log.h"
+#include "../common/strutil.h"
 
 /* Regions open at once on one thread (the runtime's shadow stack is as deep); deeper ones are
  * left out, and counted. */
@@ -168,20 +169,18 @@ static void replay_gpu_op(struct replay *r, const struct sc_rec_gpu_op *o)
 	r->ops->gpu_op(r->ctx, r->img, tid ? thread_of(r, tid) : NULL, &ev);
 }
 
-/* The name of the instrumented function at `addr`, symbolized once per address; NULL when
- * the function filters leave it out. */
 /* `name` with where the function is, as FUNCTION_LABEL asks: "solve [solver.c:120]". */
 static const char *labeled(struct sc_model *m, const char *name, const struct sc_symframe *f)
 {
-	const char *file = f->file && *f->file ? strrchr(f->file, '/') : NULL;
 	bool with_file = m->func_filter.label_file && f->file && *f->file;
 	bool with_line = m->func_filter.label_line && f->line;
 	char *text;
 	const char *r;
 
+	const char *file = with_file ? sc_base_name(f->file) : NULL;
+
 	if (!with_file && !with_line)
 		return name;
-	file = file ? file + 1 : f->file;
 	if (with_file && with_line)
 		text = sc_xasprintf("%s [%s:%u]", name, file, f->line);
 	else if (with_file)

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/strutil.h"
 #include "sink.h"
 #include "table.h"
 
@@ -40,11 +41,10 @@ static struct cov_fn *process_coverage(struct sc_model *m, struct sc_process *p,
 			struct sc_module *mod = sc_image_module_at(img, c->addr, img->last_ts);
 			const struct sc_symframe *frame;
 			struct cov_fn *f = VEC_PUSH(&v);
-			const char *slash = mod ? strrchr(mod->path, '/') : NULL;
 
 			f->addr = c->addr;
 			f->calls = c->calls;
-			f->module = !mod ? "?" : slash ? slash + 1 : mod->path;
+			f->module = mod ? sc_base_name(mod->path) : "?";
 			f->name = sc_model_function_at(m, img, mod, c->addr, &frame);
 		}
 	}

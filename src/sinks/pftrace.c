@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/strutil.h"
 #include "../model/timeline.h"
 #include "protobuf.h"
 #include "sink.h"
@@ -247,7 +248,7 @@ static void descriptor_packet(struct pf *pf, uint64_t ts)
 static void describe_process(struct pf *pf, const struct sc_process *p)
 {
 	const struct sc_image *img = p->images.v[p->images.n - 1];
-	const char *exe = img->exe ? img->exe : "?", *base = strrchr(exe, '/');
+	const char *exe = sc_base_name(img->exe ? img->exe : "?");
 	size_t d = pb_begin(&pf->ev, PKT_TRACK_DESCRIPTOR), pd;
 
 	pb_varint(&pf->ev, 1, process_uuid(pf));
@@ -255,7 +256,7 @@ static void describe_process(struct pf *pf, const struct sc_process *p)
 	pb_int(&pf->ev, 1, pf->pid);
 	for (size_t i = 0; i < img->argv.n; i++)
 		pb_string(&pf->ev, 2, img->argv.v[i]);
-	pb_string(&pf->ev, 6, pf->label ? pf->label : base ? base + 1 : exe);
+	pb_string(&pf->ev, 6, pf->label ? pf->label : exe);
 	pb_end(&pf->ev, pd);
 	pb_end(&pf->ev, d);
 	descriptor_packet(pf, p->images.v[0]->start_ns);
@@ -863,13 +864,13 @@ static void write_sequence(struct pf *pf, struct sc_process *p)
 static char *process_label(const struct sc_process *p, bool with_host)
 {
 	const struct sc_image *img = p->images.v[p->images.n - 1];
-	const char *exe = img->exe ? img->exe : "?", *base = strrchr(exe, '/');
+	const char *exe = sc_base_name(img->exe ? img->exe : "?");
 	int rank = sc_image_rank(p->images.v[0]);
 	char r[32] = "";
 
 	if (rank >= 0)
 		snprintf(r, sizeof(r), "rank %d: ", rank);
-	return sc_xasprintf("%s%s%s%s%s", r, base ? base + 1 : exe, with_host ? " (" : "",
+	return sc_xasprintf("%s%s%s%s%s", r, exe, with_host ? " (" : "",
 			    with_host ? p->hostname : "", with_host ? ")" : "");
 }
 

@@ -8,21 +8,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/strutil.h"
 #include "summary.h"
-
-static const char *base_name(const char *path)
-{
-	const char *s = strrchr(path, '/');
-
-	return s ? s + 1 : path;
-}
 
 static void print_ending(FILE *f, const struct sc_model *m)
 {
 	for (size_t i = 0; i < m->processes.n; i++) {
 		const struct sc_process *p = m->processes.v[i];
 		const struct sc_image *img = p->images.v[p->images.n - 1];
-		const char *exe = img->exe ? base_name(img->exe) : "?";
+		const char *exe = img->exe ? sc_base_name(img->exe) : "?";
 
 		if (img->end_reason == SC_END_SIGNAL)
 			fprintf(f, "syscope: process %d (%s) was killed by signal %d (%s)\n",
@@ -55,7 +49,7 @@ static void print_crashes(FILE *f, struct sc_output *out)
 		fprintf(f, "syscope: process %d crashed (signal %d) in %s", (int)img->pid,
 			img->end_status, sc_func_of(out->profiles, funcs[n - 1])->name);
 		if (ln->line)
-			fprintf(f, " at %s:%u", base_name(ln->file), ln->line);
+			fprintf(f, " at %s:%u", sc_base_name(ln->file), ln->line);
 		fputc('\n', f);
 	}
 }
@@ -188,7 +182,7 @@ static void print_top(FILE *f, struct sc_output *out, unsigned kind, unsigned to
 		fprintf(f, "syscope: %6.1f%% %8llu  %-40s", total > 0 ? 100 * e[i].self / total : 0,
 			(unsigned long long)e[i].samples, e[i].name);
 		if (e[i].line)
-			fprintf(f, " %s:%u", base_name(e[i].file), e[i].line);
+			fprintf(f, " %s:%u", sc_base_name(e[i].file), e[i].line);
 		fputc('\n', f);
 	}
 	free(e);
