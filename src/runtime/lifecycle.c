@@ -183,6 +183,7 @@ static void fork_child(void)
 	if (!rt_self.forking)
 		return;
 	fork_fd = -1;
+	rt_clock_fork_child();
 	rt_proc.pid = getpid();
 	rt_proc.start_ns = rt_now_ns();
 	rt_recorder_forget();
@@ -259,6 +260,7 @@ __attribute__((constructor)) static void rt_constructor(void)
 	record_process();
 	record_strings(SC_REC_ENVIRON, environ);
 	record_settings();
+	rt_clock_init(&rt_proc.settings); /* may leave a note: after the recorder opened */
 	rt_modules_init(false);
 	if (env_rc)
 		rt_note(SC_NOTE_WARN, "ignored a setting from the environment: %s", err);

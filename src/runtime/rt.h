@@ -23,6 +23,7 @@
 #include <sys/types.h>
 #include <time.h>
 
+#include "../arch/arch.h"
 #include "../common/settings.h"
 #include "../store/format.h"
 
@@ -126,7 +127,59 @@ static inline bool rt_recording(void)
 }
 
 /* ---- clock.c ---- */
-uint64_t rt_now_ns(void);	 /* CLOCK_MONOTONIC, async-signal-safe */
+/* The clock's state (clock.c explains it); here so that a timestamp is inline. */
+#define RT_CLOCK_RING 8
+struct rt_clock_segment {
+	uint64_t tsc, ns;
+	uint64_t mult;	  /* ns per tick, 32.32 fixed point */
+	uint64_t end_tsc; /* steer from here; the segment serves until twice as far */
+};
+struct rt_clock {
+	struct rt_clock_segment ring[RT_CLOCK_RING];
+	atomic_uint gen;     /* current segment: ring[gen % RT_CLOCK_RING]; 0: none yet */
+	atomic_int steering; /* taken by the caller that starts the next segment */
+	bool on;	     /* the TSC is in use */
+	uint64_t anchor_tsc; /* the last reading of both clocks */
+	uint64_t anchor_ns;
+};
+extern struct rt_clock rt_clk;
+
+/* 128-bit product (a GCC/Clang extension): tick counts times a 32.32 factor overflow 64
+ * bits after a few seconds. */
+static inline uint64_t rt_clock_map(uint64_t seg_tsc, uint64_t seg_ns, uint64_t mult, uint64_t t)
+{
+	return seg_ns + (uint64_t)(((unsigned __int128)(t - seg_tsc) * mult) >> 32);
+}
+
+uint64_t rt_now_ns_slow(void);
+
+/* CLOCK_MONOTONIC nanoseconds (from the TSC when it is invariant); async-signal-safe. The
+ * common case: inside the current segment, which no steering rewrote meanwhile. */
+static inline uint64_t rt_now_ns(void)
+{
+	unsigned gen = atomic_load_explicit(&rt_clk.gen, memory_order_acquire);
+
+	if (__builtin_expect(gen != 0, 1)) {
+		const struct rt_clock_segment *s = &rt_clk.ring[gen % RT_CLOCK_RING];
+		uint64_t seg_tsc = __atomic_load_n(&s->tsc, __ATOMIC_RELAXED);
+		uint64_t seg_ns = __atomic_load_n(&s->ns, __ATOMIC_RELAXED);
+		uint64_t mult = __atomic_load_n(&s->mult, __ATOMIC_RELAXED);
+		uint64_t span = __atomic_load_n(&s->end_tsc, __ATOMIC_RELAXED) - seg_tsc;
+		uint64_t t = arch_cycles();
+
+		atomic_thread_fence(memory_order_acquire);
+		if (__builtin_expect(
+			    t - seg_tsc < span &&
+				    atomic_load_explicit(&rt_clk.gen, memory_order_relaxed) - gen <
+					    RT_CLOCK_RING - 2,
+			    1))
+			return rt_clock_map(seg_tsc, seg_ns, mult, t);
+	}
+	return rt_now_ns_slow();
+}
+void rt_clock_init(const struct sc_settings *s); /* after the settings are read */
+void rt_clock_fork_child(void);
+const char *rt_clock_name(void); /* "tsc" or "monotonic" */
 uint64_t rt_thread_cpu_ns(void); /* CLOCK_THREAD_CPUTIME_ID, async-signal-safe */
 pid_t rt_gettid(void);
 

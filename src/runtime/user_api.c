@@ -69,6 +69,42 @@ static void put_arg(struct text *t, const struct syscope_arg *a)
 	put(t, value);
 }
 
+/* Names are short: a loop beats the library's copy, whose dispatch costs more than the
+ * copy itself at these sizes. */
+static inline void copy_short(char *dst, const char *src, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		dst[i] = src[i];
+}
+
+/* A region or mark without arguments, written in place: most regions are only a name, and
+ * the general path's staging buffer and copies were half of their cost. */
+static bool record_named(uint16_t type, uint64_t ts, const char *category, const char *name)
+{
+	size_t name_len = strlen(name) + 1, cat_len = strlen(category) + 1;
+	uint32_t used = (uint32_t)(sizeof(struct sc_rec_region) + name_len + cat_len), size;
+	struct sc_rec_region *r;
+	char *text;
+
+	if (name_len + cat_len > MAX_RECORD_TEXT)
+		return false;
+	size = sc_record_align(used);
+	if (!(r = rt_reserve(size)))
+		return true; /* counted as lost */
+	r->ts = ts;
+	r->name_len = (uint32_t)name_len;
+	r->cat_len = (uint32_t)cat_len;
+	r->args_len = 0;
+	r->nargs = 0;
+	r->corr_id = 0;
+	text = (char *)(r + 1);
+	copy_short(text, name, name_len);
+	copy_short(text + name_len, category, cat_len);
+	copy_short((char *)r + used, "\0\0\0\0\0\0\0", size - used); /* the padding */
+	rt_commit(r, type, 0, size);
+	return true;
+}
+
 static void record_region(uint16_t type, const char *category, const char *name,
 			  const struct syscope_arg *args, unsigned nargs)
 {
@@ -77,11 +113,15 @@ static void record_region(uint16_t type, const char *category, const char *name,
 
 	if (!rt_recording())
 		return;
+	name = name && *name ? name : "(unnamed)";
+	category = category && *category ? category : "user";
+	if ((!nargs || !args) && record_named(type, r.ts, category, name))
+		goto recorded;
 	t.len = 0;
 	t.full = false;
-	put(&t, name && *name ? name : "(unnamed)");
+	put(&t, name);
 	r.name_len = t.len;
-	put(&t, category && *category ? category : "user");
+	put(&t, category);
 	r.cat_len = t.len - r.name_len;
 	for (unsigned i = 0; i < nargs && args && !t.full; i++) {
 		uint32_t before = t.len;
@@ -95,6 +135,7 @@ static void record_region(uint16_t type, const char *category, const char *name,
 	}
 	r.args_len = t.len - r.name_len - r.cat_len;
 	rt_record(type, 0, &r.ts, sizeof(r) - sizeof(r.hdr), t.buf, t.len);
+recorded:
 	if (type == SC_REC_REGION_BEGIN) /* counts up to here are outside the region */
 		rt_counters_read_region(r.ts);
 }
@@ -112,12 +153,16 @@ RT_EXPORT void syscope_region_begin_args(const char *category, const char *name,
 
 RT_EXPORT void syscope_region_end(void)
 {
-	struct sc_rec_region_end r = { .ts = rt_now_ns() };
+	uint64_t ts = rt_now_ns();
+	struct sc_rec_region_end *r;
 
-	if (rt_active()) {
-		rt_record(SC_REC_REGION_END, 0, &r.ts, sizeof(r) - sizeof(r.hdr), NULL, 0);
-		rt_counters_read_region(r.ts);
+	if (!rt_active())
+		return;
+	if ((r = rt_reserve(sizeof(*r)))) {
+		r->ts = ts;
+		rt_commit(r, SC_REC_REGION_END, 0, sizeof(*r));
 	}
+	rt_counters_read_region(ts);
 }
 
 RT_EXPORT void syscope_mark(const char *name)

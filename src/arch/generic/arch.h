@@ -3,12 +3,24 @@
 #ifndef SYSCOPE_ARCH_GENERIC_H
 #define SYSCOPE_ARCH_GENERIC_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <ucontext.h>
 
 static inline uint64_t arch_local_fetch_add(uint64_t *p, uint64_t v)
 {
 	return __atomic_fetch_add(p, v, __ATOMIC_RELAXED);
+}
+
+/* Without a port, no cycle counter: the runtime's clock is clock_gettime alone. */
+static inline uint64_t arch_cycles(void)
+{
+	return 0;
+}
+
+static inline bool arch_cycles_invariant(void)
+{
+	return false;
 }
 
 /* Without a port, the frame-pointer unwinder only records the interrupted PC. */

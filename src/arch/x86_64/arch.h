@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * x86-64 specifics of the runtime: the signal-atomic fetch-add the recorder reserves space
- * with, and register access in a signal's ucontext for the frame-pointer unwinder.
+ * with, the cycle counter, and register access in a signal's ucontext for the frame-pointer unwinder.
  */
 #ifndef SYSCOPE_ARCH_X86_64_H
 #define SYSCOPE_ARCH_X86_64_H
 
+#include <cpuid.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <ucontext.h>
 
@@ -35,6 +37,28 @@ static inline uintptr_t arch_uc_sp(const ucontext_t *uc)
 static inline uintptr_t arch_uc_fp(const ucontext_t *uc)
 {
 	return (uintptr_t)uc->uc_mcontext.gregs[REG_RBP];
+}
+
+/*
+ * The time-stamp counter, for the runtime's clock (clock.c converts it to CLOCK_MONOTONIC
+ * nanoseconds). Plain rdtsc, not rdtscp or lfence;rdtsc: a timestamp may be taken a few
+ * cycles early relative to the instructions around it, which no record can notice.
+ */
+static inline uint64_t arch_cycles(void)
+{
+	uint32_t lo, hi;
+
+	__asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
+	return (uint64_t)hi << 32 | lo;
+}
+
+/* An invariant TSC: a constant rate, counting through deep sleep states (CPUID leaf
+ * 0x80000007, EDX bit 8; Linux's constant_tsc and nonstop_tsc flags). */
+static inline bool arch_cycles_invariant(void)
+{
+	unsigned a, b, c, d;
+
+	return __get_cpuid(0x80000007, &a, &b, &c, &d) && (d & (1u << 8));
 }
 
 /* In a frame-pointer chain, the saved caller frame pointer and the return address. */
