@@ -253,6 +253,7 @@ __attribute__((constructor)) static void rt_constructor(void)
 	    !realpath(self.dli_fname, rt_proc.self_path))
 		snprintf(rt_proc.self_path, sizeof(rt_proc.self_path), "%s", self.dli_fname);
 	rt_exec_env_init();
+	rt_clock_init(&rt_proc.settings); /* before the file header, which names the clock */
 	if (rt_recorder_open(dir, 0, -1))
 		return; /* nowhere to record: behave as if not loaded */
 	atomic_store(&rt_proc.active, 1);
@@ -260,7 +261,10 @@ __attribute__((constructor)) static void rt_constructor(void)
 	record_process();
 	record_strings(SC_REC_ENVIRON, environ);
 	record_settings();
-	rt_clock_init(&rt_proc.settings); /* may leave a note: after the recorder opened */
+	if (!strcmp(sc_str(&rt_proc.settings, SC_SET_CLOCK), "tsc") &&
+	    strcmp(rt_clock_name(), "tsc"))
+		rt_note(SC_NOTE_WARN, "clock: this CPU has no invariant time-stamp counter; "
+				      "timestamps from clock_gettime");
 	rt_modules_init(false);
 	if (env_rc)
 		rt_note(SC_NOTE_WARN, "ignored a setting from the environment: %s", err);

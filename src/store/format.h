@@ -82,6 +82,7 @@ struct sc_file_header {
 static_assert(sizeof(struct sc_file_header) == SC_FILE_HEADER_SIZE, "header is one page");
 
 #define SC_FEATURE_FRAMES_ARE_RETURN_ADDRS 0x1u /* frames after the first are return addresses */
+#define SC_FEATURE_TSC_CLOCK 0x2u /* timestamps from the TSC, steered onto clock_id at write time */
 
 enum sc_chunk_state {
 	SC_CHUNK_OPEN = 1,

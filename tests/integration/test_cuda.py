@@ -104,6 +104,8 @@ def test_runtime_program():
     check_eq((calls.get("cudaMalloc"), calls.get("cudaMemcpy"), calls.get("cudaFree"),
               calls.get("cudaStreamCreate"), calls.get("cudaLaunchKernel"),
               calls.get("cudaGraphLaunch")), (3, 3, 3, 2, 17, 3), "runtime calls")
+    check_eq((calls.get("cudaGetDevice"), calls.get("cudaGetLastError")), (None, None),
+             "bookkeeping calls left out by default")
     check_eq(rows(db, "SELECT COUNT(*) FROM regions WHERE category = 'CUDA_DRIVER_API'"),
              [(0,)], "driver calls made by the runtime (its start-up too) left out by default")
 
@@ -245,6 +247,28 @@ def test_domains_and_switch():
                 fixture("cuda_workload"))
     check_eq(r.rc, 0, r.describe())
     check_eq(rows(database(r), "SELECT COUNT(*) FROM kernels"), [(0,)], "--no-cuda")
+
+
+def test_api_include_and_exclude():
+    need_gpu("cuda_workload")
+
+    def api_calls(*flags):
+        r = syscope("sample", "--output-format", "rocpd", *flags, "--", fixture("cuda_workload"))
+        check_eq(r.rc, 0, r.describe())
+        db = database(r)
+        copies = rows(db, "SELECT COUNT(*) FROM memory_copies")[0][0]
+        return dict(rows(db, "SELECT name, COUNT(*) FROM regions WHERE category = "
+                             "'CUDA_RUNTIME_API' GROUP BY name")), copies
+
+    calls, copies = api_calls("--cuda-api-exclude", "")
+    check_eq((calls.get("cudaGetDevice"), calls.get("cudaGetLastError"), calls.get("cudaMemcpy")),
+             (1, 1, 3), "an empty exclude traces every function")
+    calls, copies = api_calls("--cuda-api-exclude", "^cudaMemcpy$")
+    check_eq((calls.get("cudaMemcpy"), calls.get("cudaMalloc"), calls.get("cudaGetDevice")),
+             (None, 3, 1), "only cudaMemcpy left out")
+    check_eq(copies, 3, "the copies themselves are still recorded")
+    calls, _ = api_calls("--cuda-api-include", "^cuda(Malloc|Free)$")
+    check_eq(sorted(calls.items()), [("cudaFree", 3), ("cudaMalloc", 3)], "only those included")
 
 
 def test_gpu_telemetry():

@@ -84,6 +84,8 @@ void cuda_corr_note_thread(uint32_t corr, int32_t tid);
  * result. */
 CUptiResult cuda_api_start(unsigned *domains, const char *include_re, const char *exclude_re);
 void cuda_api_stop(void);
+/* After the API activity kinds are enabled: none for the functions the regexes leave out. */
+void cuda_api_untrace_excluded(unsigned domains);
 /* The program's first NVTX call loaded our NVTX injection (inject.c). */
 void cuda_api_nvtx_loaded(void);
 /* The name of runtime (or driver) API function `cbid` when it is traced, else NULL. */

@@ -136,6 +136,7 @@ static void start(const struct sc_settings *s)
 	}
 	/* A kind that cannot be enabled is named in a note there; the others carry on. */
 	cuda_activity_start(domains, (size_t)sc_int(s, SC_SET_CUDA_BUFFER_KB) << 10);
+	cuda_api_untrace_excluded(domains);
 	if (period > 0)
 		cuptiActivityFlushPeriod((uint32_t)(period * 1000 + 0.5));
 	cuda_api->at_stop(stop);

@@ -10,6 +10,7 @@
 //                            stream b ("scale phase" range)
 //                bump   x6   grid 16, block 64: a graph of two bump launches, launched 3 times
 //   NVTX         ranges "compute" and "scale phase" (push/pop), mark "checkpoint"
+//   bookkeeping  one cudaGetDevice and one cudaGetLastError (after the scale launches)
 #include <cuda_runtime.h>
 #include <nvtx3/nvToolsExt.h>
 #include <stdio.h>
@@ -50,6 +51,7 @@ int main(void)
 	cudaStream_t a, b;
 	cudaGraph_t graph;
 	cudaGraphExec_t exec;
+	int device;
 
 	for (int i = 0; i < N; i++) {
 		hx[i] = 1.0f;
@@ -73,6 +75,9 @@ int main(void)
 	for (int k = 0; k < 5; k++)
 		scale<<<dim3(64, 4, 1), dim3(128, 2, 1), 1024, b>>>(z, 2.0f);
 	nvtxRangePop();
+	/* Bookkeeping calls, left out of the trace by default (--cuda-api-exclude). */
+	CHECK(cudaGetDevice(&device));
+	CHECK(cudaGetLastError());
 
 	CHECK(cudaStreamBeginCapture(b, cudaStreamCaptureModeGlobal));
 	bump<<<16, 64, 0, b>>>(z);
