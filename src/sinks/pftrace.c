@@ -142,15 +142,26 @@ static void flush(struct pf *pf)
 	pb_reset(&pf->file);
 }
 
-/* A packet as one `packet` field of the Trace message, buffered. */
-static void emit(struct pf *pf, struct pb_buf *packet)
+/* A packet, the concatenation of `n` encoded parts, as one `packet` field of the Trace
+ * message, buffered. Its length is known: written ahead, the parts copied once. */
+static void emit_parts(struct pf *pf, const struct pb_buf *const *parts, unsigned n)
 {
-	size_t t = pb_begin(&pf->file, 1);
+	size_t len = 0;
 
-	pb_raw(&pf->file, packet->data, packet->len);
-	pb_end(&pf->file, t);
+	for (unsigned i = 0; i < n; i++)
+		len += parts[i]->len;
+	pb_tag(&pf->file, 1, 2);
+	pb_reserve(&pf->file, 10);
+	pf->file.len = (size_t)(pb_varint_at(pf->file.data + pf->file.len, len) - pf->file.data);
+	for (unsigned i = 0; i < n; i++)
+		pb_raw(&pf->file, parts[i]->data, parts[i]->len);
 	if (pf->file.len >= 1u << 20)
 		flush(pf);
+}
+
+static void emit(struct pf *pf, const struct pb_buf *packet)
+{
+	emit_parts(pf, &packet, 1);
 }
 
 /* The InternedData message of the packet being built, opened on first use. */
@@ -182,19 +193,23 @@ static uint64_t intern_string(struct pf *pf, struct sc_hashmap *map, uint32_t fi
 /* Send the packet assembled from the event payload in `ev` (already a complete field). */
 static void send_event(struct pf *pf, uint64_t ts)
 {
+	const struct pb_buf *parts[3] = { &pf->pkt, &pf->ev, &pf->interned };
+
 	pb_reset(&pf->pkt);
 	pb_varint(&pf->pkt, PKT_TIMESTAMP, shifted(pf, ts));
 	pb_varint(&pf->pkt, PKT_SEQUENCE_ID, pf->seq);
 	pb_varint(&pf->pkt, PKT_FLAGS, SEQ_NEEDS_STATE);
 	if (pf->interned_token) {
 		pb_end(&pf->interned, pf->interned_token);
-		pb_raw(&pf->pkt, pf->interned.data, pf->interned.len);
+		parts[1] = &pf->interned; /* before the event that uses it, as before */
+		parts[2] = &pf->ev;
+	}
+	emit_parts(pf, parts, pf->interned_token ? 3 : 2);
+	if (pf->interned_token) {
 		pb_reset(&pf->interned);
 		pf->interned_token = 0;
 	}
-	pb_raw(&pf->pkt, pf->ev.data, pf->ev.len);
 	pb_reset(&pf->ev);
-	emit(pf, &pf->pkt);
 }
 
 /* The trace's clocks: MONOTONIC, the clock of every timestamp, and REALTIME with it. */

@@ -13,55 +13,27 @@ void pb_free(struct pb_buf *b)
 	b->len = b->cap = 0;
 }
 
-static void reserve(struct pb_buf *b, size_t n)
+void pb_grow(struct pb_buf *b, size_t n)
 {
-	if (b->len + n > b->cap) {
-		size_t cap = b->cap ? b->cap * 2 : 4096;
+	size_t cap = b->cap ? b->cap * 2 : 4096;
 
-		while (cap < b->len + n)
-			cap *= 2;
-		b->data = sc_xrealloc(b->data, cap);
-		b->cap = cap;
-	}
+	while (cap < b->len + n)
+		cap *= 2;
+	b->data = sc_xrealloc(b->data, cap);
+	b->cap = cap;
 }
 
 void pb_raw(struct pb_buf *b, const void *p, size_t n)
 {
-	reserve(b, n);
+	pb_reserve(b, n);
 	memcpy(b->data + b->len, p, n);
 	b->len += n;
 }
 
-/* Append a varint; room for it was reserved. */
-static inline uint8_t *varint_at(uint8_t *p, uint64_t v)
-{
-	while (v >= 0x80) {
-		*p++ = (uint8_t)(v | 0x80);
-		v >>= 7;
-	}
-	*p++ = (uint8_t)v;
-	return p;
-}
-
-static void put_tag(struct pb_buf *b, uint32_t field, unsigned wire)
-{
-	reserve(b, 10);
-	b->len = (size_t)(varint_at(b->data + b->len, (uint64_t)field << 3 | wire) - b->data);
-}
-
-void pb_varint(struct pb_buf *b, uint32_t field, uint64_t v)
-{
-	uint8_t *p;
-
-	reserve(b, 20);
-	p = varint_at(b->data + b->len, (uint64_t)field << 3);
-	b->len = (size_t)(varint_at(p, v) - b->data);
-}
-
 void pb_fixed64(struct pb_buf *b, uint32_t field, uint64_t v)
 {
-	put_tag(b, field, 1);
-	reserve(b, 8);
+	pb_tag(b, field, 1);
+	pb_reserve(b, 8);
 	for (int i = 0; i < 8; i++)
 		b->data[b->len++] = (uint8_t)(v >> (8 * i));
 }
@@ -76,23 +48,15 @@ void pb_double(struct pb_buf *b, uint32_t field, double v)
 
 void pb_bytes(struct pb_buf *b, uint32_t field, const void *p, size_t n)
 {
-	put_tag(b, field, 2);
-	reserve(b, 10);
-	b->len = (size_t)(varint_at(b->data + b->len, n) - b->data);
+	pb_tag(b, field, 2);
+	pb_reserve(b, 10);
+	b->len = (size_t)(pb_varint_at(b->data + b->len, n) - b->data);
 	pb_raw(b, p, n);
 }
 
 void pb_string(struct pb_buf *b, uint32_t field, const char *s)
 {
 	pb_bytes(b, field, s, strlen(s));
-}
-
-size_t pb_begin(struct pb_buf *b, uint32_t field)
-{
-	put_tag(b, field, 2);
-	reserve(b, 4);
-	b->len += 4;
-	return b->len;
 }
 
 void pb_end(struct pb_buf *b, size_t token)
