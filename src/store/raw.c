@@ -216,17 +216,34 @@ bool sc_record_well_formed(const struct sc_record *rec)
 	}
 }
 
+static bool valid_arg_type(char c)
+{
+	switch (c) {
+	case SC_ARG_INT:
+	case SC_ARG_UINT:
+	case SC_ARG_DOUBLE:
+	case SC_ARG_STRING:
+	case SC_ARG_POINTER:
+		return true;
+	default:
+		return false;
+	}
+}
+
 bool sc_region_args_valid(const char *args, uint32_t len, uint32_t nargs)
 {
 	const char *p = args, *end = args + len;
 
 	/* nargs triples of NUL-terminated strings, filling the space exactly, known types. */
 	for (uint32_t i = 0; i < 3 * nargs; i++) {
-		const char *nul = memchr(p, '\0', (size_t)(end - p));
+		const char *nul = p;
 
-		if (!nul)
+		/* Short strings, every region's: a loop, not memchr's call. */
+		while (nul < end && *nul)
+			nul++;
+		if (nul == end)
 			return false;
-		if (i % 3 == 0 && (nul - p != 1 || !strchr("iudsp", *p)))
+		if (i % 3 == 0 && (nul - p != 1 || !valid_arg_type(*p)))
 			return false;
 		p = nul + 1;
 	}
