@@ -334,8 +334,8 @@ static bool install_chunk(struct rt_thread *t)
 		/* What earlier owners wrote is in the file: continue after it. */
 		pos = rec.pool_pos[index];
 		if (pread(rec.fd, base, pos, chunk_offset(index)) != (ssize_t)pos)
-			memset(base, 0, pos);
-		memset(base + pos, 0, rec.chunk_size - pos);
+			arch_zero(base, pos);
+		arch_zero(base + pos, rec.chunk_size - pos);
 		own = (struct sc_rec_owner *)(base + pos);
 		own->tid = t->tid;
 		own->reserved = 0;
@@ -348,7 +348,7 @@ static bool install_chunk(struct rt_thread *t)
 		if (index == POOL_NONE)
 			return false;
 		/* A reused buffer: nothing of the last chunk may look like a record here. */
-		memset(base, 0, rec.chunk_size);
+		arch_zero(base, rec.chunk_size);
 		ch = (struct sc_chunk_header *)base;
 		ch->index = index;
 		ch->tid = t->tid;
@@ -451,11 +451,12 @@ int rt_record(uint16_t type, uint16_t flags, const void *body, uint32_t body_siz
 
 	if (!p)
 		return -ENOSPC;
-	memcpy(p + sizeof(struct sc_record), body, body_size);
+	/* Not the C library's: a probe may be writing (arch.h). */
+	arch_copy(p + sizeof(struct sc_record), body, body_size);
 	if (tail_size)
-		memcpy(p + sizeof(struct sc_record) + body_size, tail, tail_size);
-	memset(p + sizeof(struct sc_record) + body_size + tail_size, 0,
-	       size - sizeof(struct sc_record) - body_size - tail_size);
+		arch_copy(p + sizeof(struct sc_record) + body_size, tail, tail_size);
+	arch_zero(p + sizeof(struct sc_record) + body_size + tail_size,
+		  size - sizeof(struct sc_record) - body_size - tail_size);
 	rt_commit(p, type, flags, size);
 	return 0;
 }

@@ -14,7 +14,7 @@ import subprocess
 import tempfile
 
 import harness
-from harness import check, check_eq, fixture, syscope
+from harness import Skip, check, check_eq, fixture, syscope
 
 import pftrace
 from rocpd_checks import rows
@@ -116,6 +116,18 @@ def test_call_tree_with_patchable_function_entries():
     """-fpatchable-function-entry=5: five NOPs at each entry make every function patchable,
     the 4-byte one too, without moving any of its own instructions."""
     check_tree("patch_calls_nops", tiny_patched=True)
+
+
+def test_vector_registers_survive_the_probes():
+    """ymm upper halves, zmm16-31 and the AVX-512 mask registers, which the probes do not
+    save, stay as the patched function left them, through chunk exchanges and flushes."""
+    r = instrument("-R", "^leaf$", "--output-format", "json", "--", fixture("patch_vector_regs"))
+    check_eq(r.rc, 0, r.describe())
+    if "no AVX here" in r.out:
+        raise Skip("this CPU has no AVX")
+    m = re.search(r"vector registers: (\d+) calls, ok", r.out)
+    check(m is not None, r.describe())
+    check_eq(calls_of(r.profile("wall_clock")), {"leaf": int(m.group(1))}, "every call recorded")
 
 
 def test_exec_instruments_the_new_image_too():

@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 #include <ucontext.h>
 
 static inline uint64_t arch_local_fetch_add(uint64_t *p, uint64_t v)
@@ -21,6 +22,17 @@ static inline uint64_t arch_cycles(void)
 static inline bool arch_cycles_invariant(void)
 {
 	return false;
+}
+
+/* No binary patching without a port: the C library's versions are fine. */
+static inline void arch_zero(void *p, size_t n)
+{
+	memset(p, 0, n);
+}
+
+static inline void arch_copy(void *dst, const void *src, size_t n)
+{
+	memcpy(dst, src, n);
 }
 
 /* Without a port, the frame-pointer unwinder only records the interrupted PC. */

@@ -8,6 +8,7 @@
 
 #include <cpuid.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <ucontext.h>
 
@@ -59,6 +60,23 @@ static inline bool arch_cycles_invariant(void)
 	unsigned a, b, c, d;
 
 	return __get_cpuid(0x80000007, &a, &b, &c, &d) && (d & (1u << 8));
+}
+
+/*
+ * Zero and copy bytes without the C library: its AVX2 and AVX-512 versions use vector
+ * registers (zmm16-31; vzeroupper clears the upper halves of the others), and the recorder
+ * paths that a patched function's probe reaches must leave every vector register as the
+ * function left it (patch/stubs_x86_64.S saves only xmm0-15). `rep stos`/`rep movs` touch
+ * none, and are fast on any CPU with ERMS.
+ */
+static inline void arch_zero(void *p, size_t n)
+{
+	__asm__ volatile("rep stosb" : "+D"(p), "+c"(n) : "a"(0) : "memory");
+}
+
+static inline void arch_copy(void *dst, const void *src, size_t n)
+{
+	__asm__ volatile("rep movsb" : "+D"(dst), "+S"(src), "+c"(n) : : "memory");
 }
 
 /* In a frame-pointer chain, the saved caller frame pointer and the return address. */

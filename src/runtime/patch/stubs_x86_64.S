@@ -14,8 +14,11 @@
  * Exit: the function's `ret` popped our address; rsp is one past the slot that held it.
  * rt_patch_exit gives the original return address, which goes back into that slot, and an
  * indirect jump through it goes back, so no register is used for the jump.
- * x87 and the upper halves of ymm/zmm registers are not saved: the C code of the handlers
- * uses neither (built without AVX, and legacy SSE instructions keep the upper halves).
+ * x87, the upper halves of ymm/zmm registers, zmm16-31 and the mask registers are not
+ * saved: the C code of the handlers uses none of them (built without AVX, and legacy SSE
+ * instructions keep the upper halves), and the recorder paths they reach zero and copy
+ * without the C library's vectorized memset/memcpy (arch_zero/arch_copy in arch.h).
+ * tests/programs/patch_vector_regs.c checks all of them across 600 000 patched calls.
  */
 	.text
 
