@@ -20,6 +20,7 @@
  * to, there is no address to return to, and the runtime says so and aborts.
  */
 #include <dlfcn.h>
+#include <execinfo.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -246,16 +247,9 @@ static void disarm_all(void)
 	}
 }
 
-/* A handler caught an exception: frames below `limit` (the catching function's stack
- * pointer) are gone; the others get their exit stub back. */
-static void rearm_after_catch(uint64_t limit)
+/* Frames still on the stack get their exit stub back (after an unwinder read it). */
+static void rearm_all(uint64_t ts)
 {
-	uint64_t ts = rt_now_ns();
-
-	while (shadow.depth && shadow.f[shadow.depth - 1].slot < limit) {
-		end_frame(&shadow.f[shadow.depth - 1], ts);
-		shadow.depth--;
-	}
 	for (uint32_t i = 0; i < shadow.depth; i++) {
 		struct frame *fr = &shadow.f[i];
 		uint64_t *slot = (uint64_t *)(uintptr_t)fr->slot;
@@ -270,6 +264,19 @@ static void rearm_after_catch(uint64_t limit)
 	}
 }
 
+/* A handler caught an exception: frames below `limit` (the catching function's stack
+ * pointer) are gone; the others get their exit stub back. */
+static void rearm_after_catch(uint64_t limit)
+{
+	uint64_t ts = rt_now_ns();
+
+	while (shadow.depth && shadow.f[shadow.depth - 1].slot < limit) {
+		end_frame(&shadow.f[shadow.depth - 1], ts);
+		shadow.depth--;
+	}
+	rearm_all(ts);
+}
+
 /* ---- unwinding hooks: forward to the real functions after putting addresses back ---- */
 
 static void *real(const char *name, void **cache)
@@ -282,7 +289,8 @@ static void *real(const char *name, void **cache)
 #define REAL(name) ((__typeof__(&name))real(#name, &real_##name))
 
 static void *real__Unwind_RaiseException, *real__Unwind_Resume, *real__Unwind_Resume_or_Rethrow,
-	*real__Unwind_ForcedUnwind, *real___cxa_begin_catch, *real_pthread_exit;
+	*real__Unwind_ForcedUnwind, *real___cxa_begin_catch, *real_pthread_exit, *real_backtrace,
+	*real__Unwind_Backtrace;
 
 RT_EXPORT _Unwind_Reason_Code _Unwind_RaiseException(struct _Unwind_Exception *e)
 {
@@ -323,6 +331,68 @@ RT_EXPORT void *__cxa_begin_catch(void *e)
 	if (shadow.depth && hooks_ready)
 		rearm_after_catch((uint64_t)(uintptr_t)__builtin_frame_address(0) + 16);
 	return r;
+}
+
+/*
+ * Stack traces the program takes itself (glibc's backtrace, which loads libgcc_s's
+ * _Unwind_Backtrace on its own, and _Unwind_Backtrace called directly): the unwinder stops
+ * at the exit stub, which has no caller to give, so the real return addresses are put
+ * back while it walks, and the stub again afterwards. `__builtin_return_address` reads the
+ * stack directly and still sees the stub.
+ */
+RT_EXPORT int backtrace(void **buffer, int size)
+{
+	bool armed = shadow.depth && hooks_ready;
+	void *small[257], **frames = small;
+	int n;
+
+	if (size <= 0)
+		return 0;
+	/* The trace starts at this wrapper, which the program did not call: one frame more,
+	 * and that one dropped. */
+	if (size > 256 && !(frames = malloc(((size_t)size + 1) * sizeof(*frames))))
+		return REAL(backtrace)(buffer, size);
+	if (armed)
+		disarm_all();
+	n = REAL(backtrace)(frames, size + 1);
+	if (armed)
+		rearm_all(rt_now_ns());
+	n = n > 1 ? n - 1 : 0;
+	memcpy(buffer, frames + 1, (size_t)n * sizeof(*frames));
+	if (frames != small)
+		free(frames);
+	return n;
+}
+
+struct trace_forward {
+	_Unwind_Trace_Fn fn;
+	void *arg;
+	bool past_wrapper;
+};
+
+static _Unwind_Reason_Code skip_wrapper_frame(struct _Unwind_Context *ctx, void *arg)
+{
+	struct trace_forward *f = arg;
+
+	if (!f->past_wrapper) { /* the first frame is _Unwind_Backtrace's caller: ours */
+		f->past_wrapper = true;
+		return _URC_NO_REASON;
+	}
+	return f->fn(ctx, f->arg);
+}
+
+RT_EXPORT _Unwind_Reason_Code _Unwind_Backtrace(_Unwind_Trace_Fn fn, void *arg)
+{
+	struct trace_forward f = { .fn = fn, .arg = arg };
+	bool armed = shadow.depth && hooks_ready;
+	_Unwind_Reason_Code rc;
+
+	if (armed)
+		disarm_all();
+	rc = REAL(_Unwind_Backtrace)(skip_wrapper_frame, &f);
+	if (armed)
+		rearm_all(rt_now_ns());
+	return rc;
 }
 
 RT_EXPORT void pthread_exit(void *value)
