@@ -20,7 +20,8 @@
  * Segments live in a ring; a reader takes the current one by generation and checks after
  * reading it that the writer has not come round to its slot. Nobody waits: a caller that
  * finds the steering taken (by another thread, or by the code it interrupted) goes on with
- * the current segment, which stays valid for a second period, then with clock_gettime.
+ * the current segment, extended. clock_gettime serves before the first segment (the first
+ * 2 ms) and when the TSC reads behind the segment's start.
  */
 #include "rt.h"
 
@@ -130,9 +131,14 @@ uint64_t rt_now_ns_slow(void)
 			continue; /* the slot may have been rewritten while we read it */
 		if (t - seg_tsc < span)
 			return rt_clock_map(seg_tsc, seg_ns, mult, t);
+		if ((int64_t)(t - seg_tsc) < 0)
+			break; /* the TSC is behind the segment: another CPU's, or it went back */
 		steer();
-		if (t - seg_tsc < 2 * span)
-			return rt_clock_map(seg_tsc, seg_ns, mult, t);
+		if (attempt == 0 && atomic_load_explicit(&clk.gen, memory_order_acquire) != gen)
+			continue; /* a new segment: take it with a fresh reading */
+		/* Somebody else is steering: the segment extended, still continuous (its error
+		 * grows by the rate's, a few tenths of a µs per second). */
+		return rt_clock_map(seg_tsc, seg_ns, mult, t);
 	}
 	if (!clk.on)
 		return monotonic_ns();

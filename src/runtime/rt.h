@@ -132,7 +132,7 @@ static inline bool rt_recording(void)
 struct rt_clock_segment {
 	uint64_t tsc, ns;
 	uint64_t mult;	  /* ns per tick, 32.32 fixed point */
-	uint64_t end_tsc; /* steer from here; the segment serves until twice as far */
+	uint64_t end_tsc; /* steer from here */
 };
 struct rt_clock {
 	struct rt_clock_segment ring[RT_CLOCK_RING];
