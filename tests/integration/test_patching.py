@@ -130,6 +130,17 @@ def test_vector_registers_survive_the_probes():
     check_eq(calls_of(r.profile("wall_clock")), {"leaf": int(m.group(1))}, "every call recorded")
 
 
+def test_coroutines_switching_inside_patched_calls():
+    """ucontext coroutines: calls suspended on one stack while the other stack's calls come
+    and go; every call returns where it should and is counted once."""
+    r = instrument("-R", "^(main|main_work|co_body|co_work)$", "--output-format", "json",
+                   "--", fixture("patch_coroutines"))
+    check_eq(r.rc, 0, r.describe())
+    check("coroutines ok" in r.out, r.describe())
+    check_eq(calls_of(r.profile("wall_clock")),
+             {"main": 1, "main_work": 5, "co_body": 1, "co_work": 5}, "calls per function")
+
+
 def traces(out):
     """The stack traces printed by patch_backtrace, each cut after main (below it, a build
     without tail calls, ASan's, shows syscope's own __libc_start_main wrapper)."""

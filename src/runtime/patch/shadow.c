@@ -5,6 +5,13 @@
  * function. Entries and exits are async-signal-safe (instrumented signal handlers nest on
  * the same shadow stack) and allocation-free after the thread's first call (one mmap).
  *
+ * Coroutines (ucontext, user-level threads) interleave the calls of several stacks on one
+ * shadow stack: a call suspended on another stack stays where it is while calls on this
+ * one come and go above it, and its return takes it out from under them
+ * (exit_below_others). Only the thread's stack and its signal stack are known, so a frame
+ * on any other stack is never taken for dead: at worst it stays after its coroutine was
+ * destroyed (and its slot is then only touched while its page is still mapped).
+ *
  * A frame can go away without returning:
  *   - longjmp, or a signal handler that does not return: the next exit finds its own
  *     frame by its exact slot, below the dead ones, and ends those too; an entry whose slot
@@ -21,6 +28,7 @@
  */
 #include <dlfcn.h>
 #include <execinfo.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -102,22 +110,58 @@ static bool on_thread_stack(uint64_t a)
 	return rt_self.stack_lo && a >= rt_self.stack_lo && a < rt_self.stack_hi;
 }
 
-/* Frames on top whose slot lies below `slot` on the same machine stack are gone (a longjmp
- * left them): end them, and drop them when they are unarmed-safe to drop. A frame on
- * another stack (sigaltstack) is only ended, never dropped: its return address may still
- * be needed. */
+/* The thread's signal stack, asked of the kernel only where frames on two stacks meet. */
+struct alt_stack {
+	bool asked;
+	uint64_t lo, hi;
+};
+
+static bool on_alt_stack(struct alt_stack *alt, uint64_t a)
+{
+	if (!alt->asked) {
+		stack_t ss;
+
+		alt->asked = true;
+		if (!sigaltstack(NULL, &ss) && !(ss.ss_flags & SS_DISABLE)) {
+			alt->lo = (uint64_t)(uintptr_t)ss.ss_sp;
+			alt->hi = alt->lo + ss.ss_size;
+		}
+	}
+	return a >= alt->lo && a < alt->hi;
+}
+
+/*
+ * Whether the call of frame `fr` is over, seen from code whose return-address slot is
+ * `slot` and which is below it on the shadow stack (an entry, or an exit below it). On the
+ * same stack, it is: the stack went back past it (longjmp). A frame on the signal stack
+ * with the code elsewhere: its handler was left (siglongjmp). Any other frame, on a stack
+ * syscope does not know (a coroutine's, a user-level thread's), may only be suspended:
+ * it stays, and its own return finds it.
+ */
+static bool frame_is_over(const struct frame *fr, uint64_t slot, struct alt_stack *alt)
+{
+	if (fr->slot == SLOT_WRITING)
+		return false;
+	if (on_thread_stack(fr->slot) && on_thread_stack(slot))
+		return true;
+	if (on_alt_stack(alt, fr->slot))
+		return !on_alt_stack(alt, slot) || fr->slot < slot;
+	return false;
+}
+
+/* Frames on top whose calls are over (above): ended and dropped, down to the first that
+ * may still return. */
 static void end_dead_frames(uint64_t slot, uint64_t ts)
 {
-	bool same_stack = on_thread_stack(slot);
+	struct alt_stack alt = { 0 };
 
 	while (shadow.depth) {
 		struct frame *fr = &shadow.f[shadow.depth - 1];
 
-		if (fr->slot == SLOT_WRITING || fr->slot >= slot)
+		/* The common case: the top frame is the caller's, further up the same stack. */
+		if (fr->slot == SLOT_WRITING || fr->slot >= slot || !frame_is_over(fr, slot, &alt))
 			return;
 		end_frame(fr, ts);
-		if (!same_stack || !on_thread_stack(fr->slot))
-			return;
 		shadow.depth--;
 	}
 }
@@ -200,6 +244,34 @@ static void lost_return(void)
 	abort();
 }
 
+/*
+ * The return of frame `k` while frames above it remain: those whose calls are over
+ * (longjmp) end; the others belong to calls suspended on another stack (coroutines) and
+ * stay, moved down over frame `k`. Signals are blocked while frames move: a handler's
+ * probes use the same array.
+ */
+static uint64_t exit_below_others(uint32_t k, uint64_t slot, uint64_t ts)
+{
+	struct alt_stack alt = { 0 };
+	uint64_t ret = shadow.f[k].ret;
+	sigset_t all, saved;
+	uint32_t kept = k;
+
+	sigfillset(&all);
+	RT_REAL(pthread_sigmask)(SIG_BLOCK, &all, &saved);
+	end_frame(&shadow.f[k], ts);
+	for (uint32_t i = k + 1; i < shadow.depth; i++) {
+		if (frame_is_over(&shadow.f[i], slot, &alt))
+			end_frame(&shadow.f[i], ts);
+		else
+			shadow.f[kept++] = shadow.f[i];
+	}
+	barrier();
+	shadow.depth = kept;
+	RT_REAL(pthread_sigmask)(SIG_SETMASK, &saved, NULL);
+	return ret;
+}
+
 uint64_t rt_patch_exit(uint64_t sp)
 {
 	uint64_t slot = sp - 8, ts = rt_now_ns(), ret;
@@ -209,9 +281,8 @@ uint64_t rt_patch_exit(uint64_t sp)
 		d--;
 	if (!d)
 		lost_return();
-	/* Frames above ours went away without returning (longjmp). */
-	for (uint32_t i = shadow.depth; i > d; i--)
-		end_frame(&shadow.f[i - 1], ts);
+	if (d < shadow.depth)
+		return exit_below_others(d - 1, slot, ts);
 	end_frame(&shadow.f[d - 1], ts);
 	ret = shadow.f[d - 1].ret;
 	barrier();
@@ -233,13 +304,29 @@ uint64_t rt_patch_real_return(uint64_t slot)
 }
 
 /* Put every original return address back (before an unwinder walks the stack). */
+/* Whether a frame's slot can be read: on a stack syscope knows, yes; elsewhere (a
+ * coroutine's stack, which may have been freed while the call was suspended) if its page is
+ * still mapped (mincore fails with ENOMEM otherwise). Only exceptions and stack traces ask. */
+static bool slot_mapped(const struct frame *fr, struct alt_stack *alt)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	unsigned char resident;
+
+	if (on_thread_stack(fr->slot) || on_alt_stack(alt, fr->slot))
+		return true;
+	return page > 0 &&
+	       !mincore((void *)(uintptr_t)(fr->slot & ~(uint64_t)(page - 1)), 1, &resident);
+}
+
 static void disarm_all(void)
 {
+	struct alt_stack alt = { 0 };
+
 	for (uint32_t i = shadow.depth; i > 0; i--) {
 		struct frame *fr = &shadow.f[i - 1];
 		uint64_t *slot = (uint64_t *)(uintptr_t)fr->slot;
 
-		if (fr->slot == SLOT_WRITING || (fr->flags & FR_UNARMED))
+		if (fr->slot == SLOT_WRITING || (fr->flags & FR_UNARMED) || !slot_mapped(fr, &alt))
 			continue;
 		if (*slot == (uint64_t)(uintptr_t)rt_patch_exit_stub)
 			*slot = fr->ret;
@@ -250,11 +337,13 @@ static void disarm_all(void)
 /* Frames still on the stack get their exit stub back (after an unwinder read it). */
 static void rearm_all(uint64_t ts)
 {
+	struct alt_stack alt = { 0 };
+
 	for (uint32_t i = 0; i < shadow.depth; i++) {
 		struct frame *fr = &shadow.f[i];
 		uint64_t *slot = (uint64_t *)(uintptr_t)fr->slot;
 
-		if (!(fr->flags & FR_UNARMED))
+		if (!(fr->flags & FR_UNARMED) || !slot_mapped(fr, &alt))
 			continue;
 		fr->flags &= ~FR_UNARMED;
 		if (*slot == fr->ret)
@@ -270,7 +359,12 @@ static void rearm_after_catch(uint64_t limit)
 {
 	uint64_t ts = rt_now_ns();
 
-	while (shadow.depth && shadow.f[shadow.depth - 1].slot < limit) {
+	struct alt_stack alt = { 0 };
+
+	/* The frames below the catch on its own stack; a coroutine's frames on top, on a
+	 * stack syscope does not know, stay (frame_is_over). */
+	while (shadow.depth && shadow.f[shadow.depth - 1].slot < limit &&
+	       frame_is_over(&shadow.f[shadow.depth - 1], limit, &alt)) {
 		end_frame(&shadow.f[shadow.depth - 1], ts);
 		shadow.depth--;
 	}
