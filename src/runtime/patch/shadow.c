@@ -303,7 +303,6 @@ uint64_t rt_patch_real_return(uint64_t slot)
 	return 0;
 }
 
-/* Put every original return address back (before an unwinder walks the stack). */
 /* Whether a frame's slot can be read: on a stack syscope knows, yes; elsewhere (a
  * coroutine's stack, which may have been freed while the call was suspended) if its page is
  * still mapped (mincore fails with ENOMEM otherwise). Only exceptions and stack traces ask. */
@@ -318,6 +317,7 @@ static bool slot_mapped(const struct frame *fr, struct alt_stack *alt)
 	       !mincore((void *)(uintptr_t)(fr->slot & ~(uint64_t)(page - 1)), 1, &resident);
 }
 
+/* Put every original return address back (before an unwinder walks the stack). */
 static void disarm_all(void)
 {
 	struct alt_stack alt = { 0 };
