@@ -27,6 +27,7 @@
 #include "../common/install.h"
 #include "../common/log.h"
 #include "../common/strutil.h"
+#include "../arch/arch.h"
 #include "../config/config.h"
 #include "cmd.h"
 #include "cpu_events.h"
@@ -174,6 +175,11 @@ static void components(struct avail *a)
 		  "GPU utilization, temperature, power, memory, clocks, PCIe, NVLink (--gpu)");
 	if (h)
 		dlclose(h);
+	component(a, &r, "clock", true,
+		  arch_cycles_invariant()
+			  ? "invariant TSC: rdtsc steered onto CLOCK_MONOTONIC (--clock auto)"
+			  : "clock_gettime(CLOCK_MONOTONIC): no invariant TSC here",
+		  "Timestamps of every record, in CLOCK_MONOTONIC nanoseconds (--clock)");
 	component(a, &r, "host-telemetry", true, "/proc and getrusage",
 		  "CPU use, memory, faults, switches, I/O, network and disks (--host)");
 	component(a, &r, "parallel", false, "not in this version yet",

@@ -61,6 +61,16 @@ def test_components_and_cpu_events_say_why_not():
         check(sources["cpu-counters"]["state"].startswith("software events only"),
               f"software events without a PMU: {sources['cpu-counters']}")
     check_eq(sources["host-telemetry"]["available"], "yes", "host telemetry")
+    # The clock: the TSC where Linux calls it constant and non-stop (CPUID's invariant TSC).
+    flags = set()
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            if line.startswith("flags"):
+                flags = set(line.split(":", 1)[1].split())
+                break
+    invariant = {"constant_tsc", "nonstop_tsc"} <= flags
+    check_eq(sources["clock"]["state"].startswith("invariant TSC"), invariant,
+             f"clock against /proc/cpuinfo: {sources['clock']}")
 
 
 def test_domains_and_presets():
