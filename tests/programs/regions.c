@@ -31,7 +31,7 @@ static void *worker(void *arg)
 	(void)arg;
 	if (syscope_region_begin_args)
 		syscope_region_begin_args("compute", "worker", NULL, 0);
-	fixture_sink = spin(2, 3000000);
+	fixture_sink = spin(2, 12000000);
 	if (syscope_region_end)
 		syscope_region_end();
 	return NULL;
@@ -60,7 +60,7 @@ int main(int argc, char **argv)
 	syscope_region_begin_args("user", "phase A", args, 2);
 	for (int i = 0; i < 3; i++) {
 		syscope_region_begin("inner");
-		fixture_sink = spin(1, 2000000);
+		fixture_sink = spin(1, 8000000);
 		syscope_region_end();
 	}
 	syscope_region_end();
