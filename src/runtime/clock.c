@@ -158,13 +158,8 @@ void rt_clock_init(const struct sc_settings *s)
 	clk.on = false;
 	if (!strcmp(choice, "monotonic"))
 		return;
-	if (!arch_cycles_invariant()) {
-		if (!strcmp(choice, "tsc"))
-			rt_note(SC_NOTE_WARN,
-				"clock: this CPU has no invariant time-stamp counter; "
-				"timestamps from clock_gettime");
-		return;
-	}
+	if (!arch_cycles_invariant())
+		return; /* lifecycle.c says so, once recording, when --clock tsc asked for it */
 	read_both(&clk.anchor_tsc, &clk.anchor_ns);
 	clk.on = true;
 }
@@ -175,9 +170,9 @@ void rt_clock_fork_child(void)
 	atomic_store(&clk.steering, 0);
 }
 
-const char *rt_clock_name(void)
+bool rt_clock_uses_tsc(void)
 {
-	return clk.on ? "tsc" : "monotonic";
+	return clk.on;
 }
 
 uint64_t rt_thread_cpu_ns(void)

@@ -261,8 +261,7 @@ __attribute__((constructor)) static void rt_constructor(void)
 	record_process();
 	record_strings(SC_REC_ENVIRON, environ);
 	record_settings();
-	if (!strcmp(sc_str(&rt_proc.settings, SC_SET_CLOCK), "tsc") &&
-	    strcmp(rt_clock_name(), "tsc"))
+	if (!strcmp(sc_str(&rt_proc.settings, SC_SET_CLOCK), "tsc") && !rt_clock_uses_tsc())
 		rt_note(SC_NOTE_WARN, "clock: this CPU has no invariant time-stamp counter; "
 				      "timestamps from clock_gettime");
 	rt_modules_init(false);

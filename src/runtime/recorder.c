@@ -575,7 +575,7 @@ int rt_recorder_open(const char *session_dir, uint32_t image_seq, int fd_hint)
 	h->chunk_size = rec.chunk_size;
 	h->clock_id = CLOCK_MONOTONIC;
 	h->features = SC_FEATURE_FRAMES_ARE_RETURN_ADDRS;
-	if (!strcmp(rt_clock_name(), "tsc"))
+	if (rt_clock_uses_tsc())
 		h->features |= SC_FEATURE_TSC_CLOCK;
 	h->pid = rt_proc.pid;
 	h->ppid = getppid();

@@ -179,7 +179,7 @@ static inline uint64_t rt_now_ns(void)
 }
 void rt_clock_init(const struct sc_settings *s); /* after the settings are read */
 void rt_clock_fork_child(void);
-const char *rt_clock_name(void); /* "tsc" or "monotonic" */
+bool rt_clock_uses_tsc(void);	 /* false: clock_gettime */
 uint64_t rt_thread_cpu_ns(void); /* CLOCK_THREAD_CPUTIME_ID, async-signal-safe */
 pid_t rt_gettid(void);
 

@@ -150,9 +150,7 @@ static void emit_parts(struct pf *pf, const struct pb_buf *const *parts, unsigne
 
 	for (unsigned i = 0; i < n; i++)
 		len += parts[i]->len;
-	pb_tag(&pf->file, 1, 2);
-	pb_reserve(&pf->file, 10);
-	pf->file.len = (size_t)(pb_varint_at(pf->file.data + pf->file.len, len) - pf->file.data);
+	pb_length(&pf->file, 1, len);
 	for (unsigned i = 0; i < n; i++)
 		pb_raw(&pf->file, parts[i]->data, parts[i]->len);
 	if (pf->file.len >= 1u << 20)

@@ -46,11 +46,16 @@ void pb_double(struct pb_buf *b, uint32_t field, double v)
 	pb_fixed64(b, field, bits);
 }
 
-void pb_bytes(struct pb_buf *b, uint32_t field, const void *p, size_t n)
+void pb_length(struct pb_buf *b, uint32_t field, size_t n)
 {
 	pb_tag(b, field, 2);
 	pb_reserve(b, 10);
 	b->len = (size_t)(pb_varint_at(b->data + b->len, n) - b->data);
+}
+
+void pb_bytes(struct pb_buf *b, uint32_t field, const void *p, size_t n)
+{
+	pb_length(b, field, n);
 	pb_raw(b, p, n);
 }
 

@@ -61,6 +61,8 @@ static inline void pb_int(struct pb_buf *b, uint32_t field, int64_t v)
 }
 void pb_fixed64(struct pb_buf *b, uint32_t field, uint64_t v);
 void pb_double(struct pb_buf *b, uint32_t field, double v);
+/* The head of a length-delimited field whose `n` bytes the caller appends next. */
+void pb_length(struct pb_buf *b, uint32_t field, size_t n);
 void pb_bytes(struct pb_buf *b, uint32_t field, const void *p, size_t n);
 void pb_string(struct pb_buf *b, uint32_t field, const char *s);
 /* Open a nested message; returns the token that pb_end takes. */

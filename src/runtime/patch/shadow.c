@@ -308,11 +308,13 @@ uint64_t rt_patch_real_return(uint64_t slot)
  * still mapped (mincore fails with ENOMEM otherwise). Only exceptions and stack traces ask. */
 static bool slot_mapped(const struct frame *fr, struct alt_stack *alt)
 {
-	long page = sysconf(_SC_PAGESIZE);
+	static long page;
 	unsigned char resident;
 
 	if (on_thread_stack(fr->slot) || on_alt_stack(alt, fr->slot))
 		return true;
+	if (!page)
+		page = sysconf(_SC_PAGESIZE);
 	return page > 0 &&
 	       !mincore((void *)(uintptr_t)(fr->slot & ~(uint64_t)(page - 1)), 1, &resident);
 }
@@ -358,7 +360,6 @@ static void rearm_all(uint64_t ts)
 static void rearm_after_catch(uint64_t limit)
 {
 	uint64_t ts = rt_now_ns();
-
 	struct alt_stack alt = { 0 };
 
 	/* The frames below the catch on its own stack; a coroutine's frames on top, on a
