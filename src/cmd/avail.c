@@ -30,6 +30,7 @@
 #include "../arch/arch.h"
 #include "../config/config.h"
 #include "cmd.h"
+#include "components.h"
 #include "cpu_events.h"
 #include "report.h"
 
@@ -124,22 +125,24 @@ static void component(struct avail *a, struct sc_report *r, const char *name, bo
 static void components(struct avail *a)
 {
 	struct sc_report r = { 0 };
-	char buf[512], why[256], *dir = libdir(), *path;
-	int err = open_event(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK);
+	char buf[512], *dir = libdir(), *path;
 	void *h;
-	bool cuda_built, driver;
 
 	sc_report_column(&r, "source");
 	sc_report_column(&r, "available");
 	sc_report_column(&r, "state");
 	if (a->descriptions)
 		sc_report_column(&r, "description");
-	snprintf(buf, sizeof(buf), "%s",
-		 err ? "POSIX CPU-time timers (perf task-clock unavailable)" : "perf task-clock");
-	component(a, &r, "sampling-cputime", true, buf,
-		  "Call-stack sampling on each thread's CPU time (--sampling-cputime)");
-	component(a, &r, "sampling-realtime", true, "POSIX monotonic timers",
-		  "Call-stack sampling on wall-clock time (--sampling-realtime)");
+	for (size_t i = 0; i < sc_ncomponents; i++) {
+		const struct sc_component *c = &sc_components[i];
+		struct sc_probe p = { .ok = !c->pending };
+
+		snprintf(p.state, sizeof(p.state), "%s", c->pending ? c->pending : "");
+		if (c->probe && !c->pending)
+			c->probe(&p);
+		component(a, &r, c->name, p.ok, p.state, c->description);
+	}
+	/* What every source relies on: the unwinder, the clock, the outputs. */
 	h = dlopen("libunwind.so.8", RTLD_NOW | RTLD_LOCAL);
 	path = sc_xasprintf("%s/libunwind.so.8", dir);
 	if (!h)
@@ -150,42 +153,16 @@ static void components(struct avail *a)
 	if (h)
 		dlclose(h);
 	free(path);
-	path = sc_xasprintf("%s/libsyscope-cuda.so", dir);
-	cuda_built = !access(path, R_OK);
-	h = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
-	driver = h != NULL;
-	if (h)
-		dlclose(h);
-	component(a, &r, "cuda", cuda_built && driver,
-		  !cuda_built ? "not built (no CUPTI at build time)"
-		  : driver    ? "CUPTI tracing ready; starts when a program initializes CUDA"
-			      : "built; no NVIDIA driver (libcuda.so.1) on this machine",
-		  "CUDA API, kernels, copies, allocations, NVTX (--cuda, --cuda-domains)");
-	free(path);
-	err = open_event(PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS);
-	snprintf(buf, sizeof(buf), "%s%s",
-		 err ? "software events only: hardware ones: " : "hardware and software events",
-		 err ? sc_cpu_event_error(err, why, sizeof(why)) : "");
-	component(a, &r, "cpu-counters", !open_event(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK),
-		  buf, "CPU counters per thread and function (--cpu-events; -H lists them)");
-	h = dlopen("libnvidia-ml.so.1", RTLD_LAZY | RTLD_LOCAL);
-	component(a, &r, "gpu-telemetry", h != NULL,
-		  h ? "NVML found; GPUs are enumerated when telemetry starts"
-		    : "no NVIDIA driver (libnvidia-ml.so.1) on this machine",
-		  "GPU utilization, temperature, power, memory, clocks, PCIe, NVLink (--gpu)");
-	if (h)
-		dlclose(h);
 	component(a, &r, "clock", true,
 		  arch_cycles_invariant()
 			  ? "invariant TSC: rdtsc steered onto CLOCK_MONOTONIC (--clock auto)"
 			  : "clock_gettime(CLOCK_MONOTONIC): no invariant TSC here",
 		  "Timestamps of every record, in CLOCK_MONOTONIC nanoseconds (--clock)");
-	component(a, &r, "host-telemetry", true, "/proc and getrusage",
-		  "CPU use, memory, faults, switches, I/O, network and disks (--host)");
-	component(a, &r, "parallel", false, "not in this version yet",
-		  "MPI, OpenMP, NCCL and pthread tracing (--parallel)");
-	component(a, &r, "outputs", true, "rocpd, pftrace, text, json, folded, csv",
-		  "Output formats (--output-format)");
+	snprintf(buf, sizeof(buf), "%s", sc_setting_defs[SC_SET_OUTPUT_FORMAT].choices);
+	for (char *q = buf; *q; q++)
+		if (*q == ',')
+			*q = ' ';
+	component(a, &r, "outputs", true, buf, "Output formats (--output-format)");
 	emit(a, &r, "components", "DATA SOURCES");
 	free(dir);
 }
@@ -276,17 +253,6 @@ static void cpu_events(struct avail *a)
 
 static void domains(struct avail *a)
 {
-	static const struct {
-		const char *flag, *tokens, *state, *description;
-	} rows[] = {
-		{ "--cuda", "runtime driver kernel memory nvtx sync uvm graph overhead all",
-		  "sync, uvm, graph, overhead not recorded yet", "CUDA tracing through CUPTI" },
-		{ "--cpu", "HZ", "", "CPU call-stack sampling, at HZ" },
-		{ "--gpu", "temp power busy mem_usage clocks pcie nvlink encoder decoder",
-		  "not in this version yet", "GPU telemetry through NVML" },
-		{ "--parallel", "mpi openmp nccl pthread", "not in this version yet",
-		  "Parallel runtimes" },
-	};
 	struct sc_report r = { 0 };
 
 	sc_report_column(&r, "flag");
@@ -294,14 +260,37 @@ static void domains(struct avail *a)
 	sc_report_column(&r, "state");
 	if (a->descriptions)
 		sc_report_column(&r, "description");
-	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
-		if (!wanted(a, rows[i].flag, rows[i].description))
+	for (size_t i = 0; i < sc_ncomponents; i++) {
+		const struct sc_component *c = &sc_components[i];
+		char flag[64], values[512], state[256] = "";
+		bool first = true;
+
+		if (!c->flag)
 			continue;
-		sc_report_cell(&r, rows[i].flag, false);
-		sc_report_cell(&r, rows[i].tokens, false);
-		sc_report_cell(&r, rows[i].state, false);
+		for (size_t k = 0; k < i; k++)
+			first = first &&
+				!(sc_components[k].flag && !strcmp(sc_components[k].flag, c->flag));
+		if (!first)
+			continue;
+		/* A shared flag's state names the rows that are not in this version yet. */
+		for (size_t k = i; k < sc_ncomponents; k++)
+			if (sc_components[k].flag && !strcmp(sc_components[k].flag, c->flag) &&
+			    sc_components[k].pending)
+				snprintf(state + strlen(state), sizeof(state) - strlen(state),
+					 "%s%s", state[0] ? ", " : "",
+					 sc_components[k].token ? sc_components[k].token
+								: sc_components[k].name);
+		if (state[0])
+			snprintf(state + strlen(state), sizeof(state) - strlen(state),
+				 ": not in this version yet");
+		snprintf(flag, sizeof(flag), "--%s", c->flag);
+		if (!wanted(a, flag, c->flag_help))
+			continue;
+		sc_report_cell(&r, flag, false);
+		sc_report_cell(&r, sc_domain_flag_values(c->flag, values, sizeof(values)), false);
+		sc_report_cell(&r, state, false);
 		if (a->descriptions)
-			sc_report_cell(&r, rows[i].description, false);
+			sc_report_cell(&r, c->flag_help, false);
 	}
 	emit(a, &r, "domains", "DOMAIN FLAGS (run, sample)");
 }

@@ -30,6 +30,7 @@
 #include "../store/session.h"
 #include "../model/model.h"
 #include "cmd.h"
+#include "components.h"
 #include "cpu_events.h"
 
 extern char **environ;
@@ -372,33 +373,6 @@ static void session_info_write(struct launch *l)
 	free(tmp);
 }
 
-/*
- * CUDA tracing: the CUDA driver loads libsyscope-cuda.so during cuInit when
- * CUDA_INJECTION64_PATH names it, and NVTX hands its calls to the same library (which passes
- * them to CUPTI) when NVTX_INJECTION64_PATH names it. It lives beside libsyscope.so.
- */
-static void cuda_environment(struct launch *l)
-{
-	char *dir = sc_dir_of(l->lib);
-	char *plugin = sc_xasprintf("%s/libsyscope-cuda.so", dir);
-	const char *theirs = getenv("CUDA_INJECTION64_PATH");
-
-	if (access(plugin, R_OK)) {
-		pr_info("CUDA tracing not available: this syscope was built without CUPTI");
-	} else if (theirs && *theirs && strcmp(theirs, plugin)) {
-		pr_warn("CUDA tracing off: CUDA_INJECTION64_PATH is already set (to %s), and the "
-			"CUDA driver loads only one injection library",
-			theirs);
-	} else {
-		setenv("CUDA_INJECTION64_PATH", plugin, 1);
-		if (sc_list_has(l->s, SC_SET_CUDA_DOMAINS, "nvtx") &&
-		    !getenv("NVTX_INJECTION64_PATH"))
-			setenv("NVTX_INJECTION64_PATH", plugin, 1);
-	}
-	free(dir);
-	free(plugin);
-}
-
 /* In the child: the settings the runtime reads, and libsyscope.so in LD_PRELOAD. */
 static void child_environment(struct launch *l)
 {
@@ -414,8 +388,12 @@ static void child_environment(struct launch *l)
 		setenv(name, l->s->v[id].text, 1);
 	}
 	setenv(SC_SETTING_ENV_PREFIX "SESSION_DIR", l->session, 1);
-	if (l->preload && sc_bool(l->s, SC_SET_USE_CUDA))
-		cuda_environment(l);
+	if (l->preload) {
+		struct sc_launch_env e = { .libdir = sc_dir_of(l->lib) };
+
+		sc_components_environment(l->s, &e);
+		free((char *)e.libdir);
+	}
 	if (l->preload) {
 		char *v = old && *old ? sc_xasprintf("%s:%s", l->lib, old) : sc_xstrdup(l->lib);
 
@@ -591,34 +569,14 @@ static void check_function_filters(const struct sc_settings *s)
 	sc_model_function_filter_free(&probe);
 }
 
-/* A preset turns GPU telemetry on everywhere; where there is no NVIDIA driver it goes off here,
- * quietly. Asked for by the user, it stays on, and the run's notes say why it records nothing. */
-static void gpu_telemetry_check(struct sc_settings *s)
-{
-	char err[SC_ERRMSG_MAX];
-	void *nvml;
-
-	if (!sc_bool(s, SC_SET_USE_NVML) || s->v[SC_SET_USE_NVML].source > SC_SRC_PRESET)
-		return;
-	nvml = dlopen("libnvidia-ml.so.1", RTLD_LAZY | RTLD_LOCAL);
-	if (nvml) {
-		dlclose(nvml);
-		return;
-	}
-	pr_dbg("GPU telemetry off: no libnvidia-ml.so.1 here");
-	sc_settings_set(s, SC_SET_USE_NVML, "false", s->v[SC_SET_USE_NVML].source, err);
-}
-
 int sc_launch(struct sc_cli *cli, struct sc_launch_result *res)
 {
 	struct launch l = { .cli = cli, .s = &cli->settings };
 
 	l.prog = sc_find_program(cli->rest[0]);
 	check_binary(&l);
-	sc_cpu_events_prepare(&cli->settings);
 	check_function_filters(&cli->settings);
-	gpu_telemetry_check(&cli->settings);
-	sc_overflow_prepare(&cli->settings);
+	sc_components_check(&cli->settings);
 	l.lib = find_library();
 	make_session(&l);
 	clock_gettime(CLOCK_REALTIME, &l.start);

@@ -18,50 +18,7 @@ extern char **environ;
 #include "../common/vec.h"
 #include "../config/config.h"
 #include "cmd.h"
-
-/* A domain flag's tokens: canonical names, and the spellings users reach for. */
-struct alias {
-	const char *spelling, *token;
-};
-
-static const struct alias cuda_aliases[] = {
-	{ "runtime", "runtime" },      { "api", "runtime" },	{ "cudart", "runtime" },
-	{ "rt", "runtime" },	       { "driver", "driver" },	{ "drv", "driver" },
-	{ "kernel", "kernel" },	       { "kernels", "kernel" }, { "kernel_dispatch", "kernel" },
-	{ "memory", "memory" },	       { "mem", "memory" },	{ "memcpy", "memory" },
-	{ "memory_copy", "memory" },   { "copies", "memory" },	{ "nvtx", "nvtx" },
-	{ "marker", "nvtx" },	       { "markers", "nvtx" },	{ "sync", "sync" },
-	{ "synchronization", "sync" }, { "uvm", "uvm" },	{ "unified_memory", "uvm" },
-	{ "managed", "uvm" },	       { "graph", "graph" },	{ "graphs", "graph" },
-	{ "overhead", "overhead" },    { NULL, NULL },
-};
-
-static const struct alias gpu_aliases[] = {
-	{ "temp", "temp" },
-	{ "temperature", "temp" },
-	{ "power", "power" },
-	{ "busy", "busy" },
-	{ "usage", "busy" },
-	{ "utilization", "busy" },
-	{ "util", "busy" },
-	{ "mem_usage", "mem_usage" },
-	{ "memory", "mem_usage" },
-	{ "mem", "mem_usage" },
-	{ "clocks", "clocks" },
-	{ "clock", "clocks" },
-	{ "pcie", "pcie" },
-	{ "nvlink", "nvlink" },
-	{ "encoder", "encoder" },
-	{ "decoder", "decoder" },
-	{ NULL, NULL },
-};
-
-static const struct alias parallel_aliases[] = {
-	{ "mpi", "mpi" },    { "mpip", "mpi" },	       { "openmp", "openmp" },
-	{ "omp", "openmp" }, { "ompt", "openmp" },     { "nccl", "nccl" },
-	{ "rccl", "nccl" },  { "pthread", "pthread" }, { "pthreads", "pthread" },
-	{ NULL, NULL },
-};
+#include "components.h"
 
 /* `list` (freed) with `word` appended unless it is there already. */
 static char *with_word(char *list, const char *word)
@@ -73,49 +30,6 @@ static char *with_word(char *list, const char *word)
 	next = sc_xasprintf("%s%s%s", list, *list ? " " : "", word);
 	free(list);
 	return next;
-}
-
-/* Canonical space-separated tokens of a comma list; "" or "all" = every token. Exits on an
- * unknown one, naming the valid ones and the closest. */
-static char *domain_tokens(const char *flag, const char *value, const struct alias *al)
-{
-	char *out = sc_xstrdup(""), *copy = sc_xstrdup(value), *save = NULL;
-
-	if (!*value || !strcmp(value, "all")) { /* every canonical token */
-		for (size_t i = 0; al[i].spelling; i++)
-			if (!strcmp(al[i].spelling, al[i].token))
-				out = with_word(out, al[i].token);
-		free(copy);
-		return out;
-	}
-	for (char *w = strtok_r(copy, ", ", &save); w; w = strtok_r(NULL, ", ", &save)) {
-		const char *tok = NULL;
-
-		for (size_t i = 0; al[i].spelling && !tok; i++)
-			if (!strcmp(al[i].spelling, w))
-				tok = al[i].token;
-		if (!tok) {
-			const char *names[64];
-			size_t n = 0;
-			char valid[512] = "";
-			const char *near;
-
-			for (size_t i = 0; al[i].spelling && n < 64; i++)
-				names[n++] = al[i].spelling;
-			near = sc_nearest(w, names, n);
-			for (size_t i = 0; al[i].spelling; i++)
-				if (!strcmp(al[i].spelling, al[i].token))
-					snprintf(valid + strlen(valid),
-						 sizeof(valid) - strlen(valid), "%s%s",
-						 valid[0] ? ", " : "", al[i].token);
-			sc_die(SC_EXIT_USAGE, "--%s: unknown domain '%s'%s%s%s; valid: %s, all",
-			       flag, w, near ? " (did you mean " : "", near ? near : "",
-			       near ? "?)" : "", valid);
-		}
-		out = with_word(out, tok);
-	}
-	free(copy);
-	return out;
 }
 
 static void set_cli(struct sc_cli *cli, int id, const char *value, const char *flag)
@@ -139,9 +53,11 @@ static void contradiction(const struct sc_cli *cli, int id, const char *flag, co
 		       d->type == SC_T_BOOL ? "" : sc_xasprintf("=%s", cli->settings.v[id].text));
 }
 
+/* The values of the domain flags (one per component row with a flag, by row) and of
+ * rocprof-sys-run's shorthands. */
 struct domain_flags {
-	const char *cuda, *cpu, *gpu, *parallel;
-	const char *trace, *profile, *wait, *duration; /* rocprof-sys-run's shorthands */
+	const char *value[64];
+	const char *trace, *profile, *wait, *duration;
 };
 
 /* Add `formats` to the output formats the layers below the command line chose. */
@@ -157,45 +73,90 @@ static void add_formats(struct sc_cli *cli, const char *formats, const char *fla
 	free(copy);
 }
 
-/* A domain flag that turns a source on (`on`) and, given =LIST, chooses its `list`. */
-static void apply_domain(struct sc_cli *cli, const char *flag, const char *value, int on, int list,
-			 const struct alias *aliases)
+/* A component's own domain flag: turns it on and, given =VALUE, sets its value setting (the
+ * tokens of a LIST, or a value such as --cpu=HZ). */
+static void apply_own_flag(struct sc_cli *cli, const struct sc_component *c, const char *value,
+			   bool preset_on)
 {
-	contradiction(cli, on, flag, "true");
-	set_cli(cli, on, "true", flag);
-	if (*value) {
-		char *tokens = domain_tokens(flag, value, aliases);
-
-		contradiction(cli, list, flag, tokens);
-		set_cli(cli, list, tokens, flag);
-		free(tokens);
+	if (c->enable >= 0) {
+		if (!preset_on && !sc_bool(&cli->settings, (enum sc_setting_id)c->enable))
+			pr_info("--%s turns on the %s the preset leaves off", c->flag, c->name);
+		contradiction(cli, c->enable, c->flag, "true");
+		set_cli(cli, c->enable, "true", c->flag);
 	}
+	if (*value && c->value >= 0) {
+		char *v = c->aliases ? sc_domain_tokens(c->flag, value, c->aliases)
+				     : sc_xstrdup(value);
+		char err[SC_ERRMSG_MAX];
+		struct sc_settings probe;
+
+		/* Parsed alone first, so that a contradiction compares canonical values. */
+		if (sc_settings_init(&probe))
+			sc_die(70, "out of memory");
+		if (sc_settings_set(&probe, (enum sc_setting_id)c->value, v, SC_SRC_CLI, err))
+			sc_die(SC_EXIT_USAGE, "--%s=%s: %s", c->flag, value, err);
+		contradiction(cli, c->value, c->flag, probe.v[c->value].text);
+		sc_settings_free(&probe);
+		set_cli(cli, c->value, v, c->flag);
+		free(v);
+	}
+}
+
+/* A flag shared by several components (--parallel=mpi,openmp): each token names a row. */
+static void apply_shared_flag(struct sc_cli *cli, const char *flag, const char *value)
+{
+	struct sc_alias all[64];
+	size_t n = 0;
+	char *tokens, *save = NULL;
+
+	for (size_t i = 0; i < sc_ncomponents; i++) {
+		const struct sc_component *c = &sc_components[i];
+
+		if (c->flag && c->token && !strcmp(c->flag, flag))
+			for (const struct sc_alias *a = c->aliases; a->spelling && n < 63; a++)
+				all[n++] = *a;
+	}
+	all[n] = (struct sc_alias){ NULL, NULL };
+	tokens = sc_domain_tokens(flag, value, all);
+	for (char *w = strtok_r(tokens, " ", &save); w; w = strtok_r(NULL, " ", &save)) {
+		for (size_t i = 0; i < sc_ncomponents; i++) {
+			const struct sc_component *c = &sc_components[i];
+
+			if (!c->flag || !c->token || strcmp(c->flag, flag) || strcmp(c->token, w))
+				continue;
+			if (c->pending)
+				pr_warn("--%s=%s: %s tracing is %s; its threads and processes are "
+					"still profiled",
+					flag, w, c->name, c->pending);
+			else if (c->enable >= 0)
+				set_cli(cli, c->enable, "true", flag);
+		}
+	}
+	free(tokens);
+}
+
+/* Whether the row is the first of its flag (a shared flag has one option for all rows). */
+static bool first_of_flag(size_t row)
+{
+	for (size_t i = 0; i < row; i++)
+		if (sc_components[i].flag &&
+		    !strcmp(sc_components[i].flag, sc_components[row].flag))
+			return false;
+	return true;
 }
 
 static void apply_domains(struct sc_cli *cli, const struct domain_flags *df, bool preset_sampled)
 {
-	if (df->cuda)
-		apply_domain(cli, "cuda", df->cuda, SC_SET_USE_CUDA, SC_SET_CUDA_DOMAINS,
-			     cuda_aliases);
-	if (df->cpu) {
-		if (!preset_sampled && !sc_bool(&cli->settings, SC_SET_USE_SAMPLING))
-			pr_info("--cpu turns on the sampling the preset leaves off");
-		contradiction(cli, SC_SET_USE_SAMPLING, "cpu", "true");
-		set_cli(cli, SC_SET_USE_SAMPLING, "true", "cpu");
-		if (*df->cpu) {
-			struct sc_settings probe;
-			char err[SC_ERRMSG_MAX];
+	for (size_t i = 0; i < sc_ncomponents; i++) {
+		const struct sc_component *c = &sc_components[i];
 
-			if (sc_settings_init(&probe))
-				sc_die(70, "out of memory");
-			if (sc_settings_set(&probe, SC_SET_SAMPLING_FREQ, df->cpu, SC_SRC_CLI, err))
-				sc_die(SC_EXIT_USAGE, "--cpu=%s:%s", df->cpu,
-				       err + strlen("SAMPLING_FREQ"));
-			contradiction(cli, SC_SET_SAMPLING_FREQ, "cpu",
-				      probe.v[SC_SET_SAMPLING_FREQ].text);
-			sc_settings_free(&probe);
-			set_cli(cli, SC_SET_SAMPLING_FREQ, df->cpu, "cpu");
-		}
+		if (!c->flag || !df->value[i])
+			continue;
+		if (c->token)
+			apply_shared_flag(cli, c->flag, df->value[i]);
+		else
+			apply_own_flag(cli, c, df->value[i],
+				       c->enable != SC_SET_USE_SAMPLING || preset_sampled);
 	}
 	if (df->trace)
 		add_formats(cli, "pftrace", "trace");
@@ -209,15 +170,9 @@ static void apply_domains(struct sc_cli *cli, const struct domain_flags *df, boo
 		contradiction(cli, SC_SET_SAMPLING_DURATION, "duration", df->duration);
 		set_cli(cli, SC_SET_SAMPLING_DURATION, df->duration, "duration");
 	}
-	if (df->gpu)
-		apply_domain(cli, "gpu", df->gpu, SC_SET_USE_NVML, SC_SET_NVML_METRICS,
-			     gpu_aliases);
-	if (df->parallel) {
-		free(domain_tokens("parallel", df->parallel, parallel_aliases));
-		pr_warn("--parallel: MPI, OpenMP, NCCL and pthread tracing are not in this version "
-			"of syscope yet; their threads and processes are still profiled");
-	}
-	if (df->gpu && !df->cuda && !sc_bool(&cli->settings, SC_SET_USE_CUDA))
+	if (sc_bool(&cli->settings, SC_SET_USE_NVML) &&
+	    cli->settings.v[SC_SET_USE_NVML].source == SC_SRC_CLI &&
+	    !sc_bool(&cli->settings, SC_SET_USE_CUDA))
 		pr_info("hint: --gpu without CUDA tracing shows telemetry but not the kernels; "
 			"add --cuda");
 }
@@ -303,18 +258,6 @@ bool sc_profiling_cli(struct sc_cli *cli, const struct sc_verb *verb, int argc, 
 	struct domain_flags df = { 0 };
 	const char *list = NULL, *explain = NULL, *export = NULL, *schema = NULL;
 	struct sc_extra_opt extras[] = {
-		{ "cuda", 0, false, "DOMAINS",
-		  "CUDA tracing on; =LIST chooses what: runtime, driver, kernel, memory, nvtx, "
-		  "sync, uvm, graph, overhead, or all (--no-cuda: off)",
-		  &df.cuda },
-		{ "cpu", 0, false, "HZ", "CPU call-stack sampling on; =HZ sets its rate", &df.cpu },
-		{ "gpu", 0, false, "METRICS",
-		  "GPU telemetry through NVML on; =LIST chooses the metrics: busy, temp, power, "
-		  "mem_usage, clocks, pcie, nvlink, encoder, decoder, or all (--no-gpu: off)",
-		  &df.gpu },
-		{ "parallel", 0, false, "RUNTIMES",
-		  "Parallel runtimes: mpi, openmp, nccl, pthread (not in this version yet)",
-		  &df.parallel },
 		{ "trace", 'T', false, "",
 		  "Add the Perfetto trace to the outputs (as rocprof-sys -T)", &df.trace },
 		{ "profile", 'P', false, "",
@@ -339,9 +282,24 @@ bool sc_profiling_cli(struct sc_cli *cli, const struct sc_verb *verb, int argc, 
 	const char *name;
 	bool preset_sampled = true;
 
-	struct sc_extra_opt *all = join_extras(extras, verb_extras);
+	struct sc_extra_opt flags[64 + 1] = { { 0 } };
+	struct sc_extra_opt *common, *all;
+	size_t nflags = 0;
 	bool answered;
 
+	for (size_t i = 0; i < sc_ncomponents && nflags < 64; i++)
+		if (sc_components[i].flag && first_of_flag(i))
+			flags[nflags++] = (struct sc_extra_opt){
+				sc_components[i].flag,
+				0,
+				false,
+				sc_components[i].flag_metavar,
+				sc_components[i].flag_help,
+				&df.value[i],
+			};
+	common = join_extras(flags, extras);
+	all = join_extras(common, verb_extras);
+	free(common);
 	sc_cli_parse(cli, verb, argc, argv, all, true);
 	answered = sc_cli_answered(cli, all);
 	free(all);

@@ -5,6 +5,10 @@
  * process started with, whatever environment the program passes (or, with
  * FOLLOW_CHILDREN off, one with them removed). The old image records an EXEC event first.
  *
+ * The variables data sources set in the program (SYSCOPE_CARRIED_ENV names them: the CUDA
+ * driver's injection path...) are carried the same way, so a program that execs with an
+ * environment of its own keeps its child traced.
+ *
  * These wrappers may run in a vfork() child, which shares the parent's memory: they allocate
  * nothing (the new environment lives on the stack) and record only when getpid() says we
  * are the process the runtime was started in.
@@ -23,8 +27,26 @@
 
 extern char **environ;
 
-static char *carried[MAX_CARRIED]; /* "SYSCOPE_X=value", captured at start */
-static int ncarried;
+/* "NAME=value", captured at start: SYSCOPE_* first, then those SYSCOPE_CARRIED_ENV names. */
+static char *carried[MAX_CARRIED];
+static int ncarried, nsettings;
+
+/* The variables named in the colon-separated `names`, as this process started with them. */
+static void carry_named(const char *names)
+{
+	while (names && *names && ncarried < MAX_CARRIED) {
+		size_t len = strcspn(names, ":");
+
+		for (char **e = environ; e && *e; e++)
+			if (len && !strncmp(*e, names, len) && (*e)[len] == '=' &&
+			    ncarried < MAX_CARRIED) {
+				carried[ncarried++] = strdup(*e);
+				break;
+			}
+		names += len;
+		names += *names == ':';
+	}
+}
 
 void rt_exec_env_init(void)
 {
@@ -32,6 +54,17 @@ void rt_exec_env_init(void)
 	for (char **e = environ; e && *e && ncarried < MAX_CARRIED; e++)
 		if (!strncmp(*e, SC_SETTING_ENV_PREFIX, strlen(SC_SETTING_ENV_PREFIX)))
 			carried[ncarried++] = strdup(*e);
+	nsettings = ncarried;
+	carry_named(getenv(SC_SETTING_ENV_PREFIX "CARRIED_ENV"));
+}
+
+/* A variable a data source set, with the value it set: removed when not following. */
+static bool ours(const char *var)
+{
+	for (int i = nsettings; i < ncarried; i++)
+		if (carried[i] && !strcmp(carried[i], var))
+			return true;
+	return false;
 }
 
 static bool follow(void)
@@ -102,13 +135,14 @@ static char **child_env(char *const *env, char **out, char *preload_buf)
 			preload = *env + 11;
 			continue;
 		}
-		if (!add && !strncmp(*env, SC_SETTING_ENV_PREFIX, strlen(SC_SETTING_ENV_PREFIX)))
+		if (!add && (!strncmp(*env, SC_SETTING_ENV_PREFIX, strlen(SC_SETTING_ENV_PREFIX)) ||
+			     ours(*env)))
 			continue;
 		out[n++] = *env;
 	}
 	if (add)
 		for (int i = 0; i < ncarried; i++)
-			if (!env_has_n(out, n, carried[i]))
+			if (carried[i] && !env_has_n(out, n, carried[i]))
 				out[n++] = carried[i]; /* the program's own value wins */
 	merge_preload(preload, preload_buf, PRELOAD_MAX, add);
 	if (preload_buf[strlen("LD_PRELOAD=")])
