@@ -8,7 +8,8 @@
 #include <stdlib.h>
 
 #include "check.h"
-#include "gpu/cuda/cuda_trace.h"
+#include "gpu/cuda/activity.h"
+#include "gpu/cuda/api_names.h"
 
 const struct sc_plugin_api *cuda_api;
 

@@ -9,7 +9,9 @@
  * Timestamps are already on syscope's clock: inject.c makes syscope's clock CUPTI's
  * timestamp source before any activity kind is enabled.
  */
-#include "cuda_trace.h"
+#include "activity.h"
+
+#include "api_names.h"
 
 #include <pthread.h>
 #include <stdatomic.h>

@@ -1,23 +1,24 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * CUDA API calls and CUPTI callbacks:
- *   - the names of the runtime and driver API functions, and which of them are traced
- *     (include/exclude regexes); the calls themselves come as CUPTI activity records
- *     (activity.c writes them as regions of their thread), which costs the calling thread
- *     far less than a callback at each entry and exit;
+ * CUPTI callbacks (the API calls themselves come as CUPTI activity records, which activity.c
+ * writes as regions of their thread: far cheaper for the calling thread than a callback at
+ * each entry and exit):
  *   - the driver's calls are traced when asked for, or when the program drives CUDA through
  *     the driver API only (a program that uses the runtime would show its every driver call);
  *   - NVTX callbacks go to nvtx.c;
  *   - a new context records its device as an agent; a context about to be destroyed has its
  *     activity flushed first.
  */
-#include "cuda_trace.h"
+#include "api_trace.h"
+
+#include "activity.h"
+#include "api_names.h"
+#include "nvtx.h"
 
 #include <cuda.h>
 #include <dlfcn.h>
 #include <execinfo.h>
 #include <link.h>
-#include <regex.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,30 +26,10 @@
 
 #define MAX_DEVICES 1024
 
-struct api_table {
-	CUpti_CallbackDomain domain;
-	unsigned size;
-	char **names; /* without CUPTI's _vNNNN suffix */
-	bool *traced;
-};
-
 static CUpti_SubscriberHandle subscriber;
-static struct api_table runtime_table = { .domain = CUPTI_CB_DOMAIN_RUNTIME_API,
-					  .size = CUPTI_RUNTIME_TRACE_CBID_SIZE };
-static struct api_table driver_table = { .domain = CUPTI_CB_DOMAIN_DRIVER_API,
-					 .size = CUPTI_DRIVER_TRACE_CBID_SIZE };
 static _Atomic unsigned char agent_seen[MAX_DEVICES];
 
 static __thread int in_tool; /* our own CUDA calls: not traced */
-
-/* ---- API function names ---- */
-
-const char *cuda_api_traced_name(bool runtime, uint32_t cbid)
-{
-	const struct api_table *tab = runtime ? &runtime_table : &driver_table;
-
-	return tab->traced && cbid < tab->size && tab->traced[cbid] ? tab->names[cbid] : NULL;
-}
 
 /* ---- devices ---- */
 
@@ -132,53 +113,6 @@ static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain, CU
 
 /* ---- set-up ---- */
 
-/* "cudaLaunchKernel_v7000" -> "cudaLaunchKernel"; "cuMemAlloc_v2" stays (a real name). */
-static char *display_name(const char *name)
-{
-	const char *v = strrchr(name, '_');
-	size_t len = strlen(name);
-
-	if (v && v[1] == 'v' && strlen(v + 2) >= 4 && strspn(v + 2, "0123456789") == strlen(v + 2))
-		len = (size_t)(v - name);
-	return strndup(name, len);
-}
-
-static bool compile(regex_t *re, const char *pattern, const char *setting)
-{
-	char err[200];
-	int rc;
-
-	if (!pattern || !*pattern)
-		return false;
-	rc = regcomp(re, pattern, REG_EXTENDED | REG_NOSUB);
-	if (!rc)
-		return true;
-	regerror(rc, re, err, sizeof(err));
-	cuda_note(SC_NOTE_WARN, "SYSCOPE_%s '%s' is not a valid regular expression (%s): ignored",
-		  setting, pattern, err);
-	return false;
-}
-
-static bool table_init(struct api_table *tab, regex_t *inc, regex_t *exc)
-{
-	tab->names = calloc(tab->size, sizeof(*tab->names));
-	tab->traced = calloc(tab->size, sizeof(*tab->traced));
-	if (!tab->names || !tab->traced)
-		return false;
-	for (unsigned id = 1; id < tab->size; id++) {
-		const char *name = NULL;
-
-		if (cuptiGetCallbackName(tab->domain, id, &name) != CUPTI_SUCCESS || !name)
-			continue;
-		tab->names[id] = display_name(name);
-		if (!tab->names[id])
-			continue;
-		tab->traced[id] = (!inc || !regexec(inc, tab->names[id], 0, NULL, 0)) &&
-				  (!exc || regexec(exc, tab->names[id], 0, NULL, 0));
-	}
-	return true;
-}
-
 static int find_runtime_library(struct dl_phdr_info *info, size_t size, void *found)
 {
 	(void)size;
@@ -238,18 +172,9 @@ void cuda_api_nvtx_loaded(void)
 
 CUptiResult cuda_api_start(unsigned *want, const char *include_re, const char *exclude_re)
 {
-	regex_t inc, exc;
-	bool has_inc = compile(&inc, include_re, "CUDA_API_INCLUDE");
-	bool has_exc = compile(&exc, exclude_re, "CUDA_API_EXCLUDE");
-	bool ok = table_init(&runtime_table, has_inc ? &inc : NULL, has_exc ? &exc : NULL) &&
-		  table_init(&driver_table, has_inc ? &inc : NULL, has_exc ? &exc : NULL);
 	CUptiResult rc;
 
-	if (has_inc)
-		regfree(&inc);
-	if (has_exc)
-		regfree(&exc);
-	if (!ok)
+	if (!cuda_api_names_init(include_re, exclude_re))
 		return CUPTI_ERROR_OUT_OF_MEMORY;
 	/* A driver-API program: what the runtime domain means for it is its driver calls. */
 	if ((*want & CUDA_DOM_RUNTIME) && !runtime_starts_cuda())
@@ -261,33 +186,6 @@ CUptiResult cuda_api_start(unsigned *want, const char *include_re, const char *e
 	atomic_store(&nvtx_wanted, (*want & CUDA_DOM_NVTX) != 0);
 	enable_nvtx_once();
 	return CUPTI_SUCCESS;
-}
-
-/* CUPTI records no activity for the functions the include/exclude regexes leave out: each
- * record costs the calling thread, and PyTorch calls cudaGetDevice six times per op. */
-static unsigned untrace(const struct api_table *tab, CUptiResult (*set)(CUpti_CallbackId, uint8_t))
-{
-	unsigned n = 0;
-
-	for (unsigned id = 1; tab->traced && id < tab->size; id++)
-		if (tab->names[id] && !tab->traced[id] && set(id, 0) == CUPTI_SUCCESS)
-			n++;
-	return n;
-}
-
-void cuda_api_untrace_excluded(unsigned domains)
-{
-	unsigned n = 0;
-
-	if (domains & CUDA_DOM_RUNTIME)
-		n += untrace(&runtime_table, cuptiActivityEnableRuntimeApi);
-	if (domains & CUDA_DOM_DRIVER)
-		n += untrace(&driver_table, cuptiActivityEnableDriverApi);
-	if (n)
-		cuda_note(SC_NOTE_INFO,
-			  "CUDA tracing: %u API functions left out by "
-			  "--cuda-api-include/--cuda-api-exclude are not recorded",
-			  n);
 }
 
 void cuda_api_stop(void)

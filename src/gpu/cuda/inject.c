@@ -9,7 +9,10 @@
  *
  * Whatever fails here costs the program nothing: a one-line note, and CUDA runs untraced.
  */
-#include "cuda_trace.h"
+#include "activity.h"
+#include "api_names.h"
+#include "api_trace.h"
+#include "nvtx.h"
 
 #include <dlfcn.h>
 #include <stdarg.h>
@@ -20,34 +23,7 @@
 
 #include "../../common/settings.h"
 
-const struct sc_plugin_api *cuda_api;
 static atomic_int stopped;
-
-void cuda_note(enum sc_note_level level, const char *fmt, ...)
-{
-	char buf[512];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	if (cuda_api)
-		cuda_api->note(level, buf);
-}
-
-const char *cuda_error(CUptiResult rc)
-{
-	const char *s = NULL;
-
-	if (cuptiGetResultString(rc, &s) != CUPTI_SUCCESS || !s)
-		s = "unknown CUPTI error";
-	return s;
-}
-
-void cuda_flush(bool forced)
-{
-	cuptiActivityFlushAll(forced ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0);
-}
 
 static uint64_t CUPTIAPI timestamp(void)
 {

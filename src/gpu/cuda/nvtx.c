@@ -10,7 +10,9 @@
  *   names              nvtxNameOsThread for the calling thread names it; nvtxNameCudaStream
  *                      and nvtxNameCuStream name the stream's track
  */
-#include "cuda_trace.h"
+#include "nvtx.h"
+
+#include "activity.h"
 
 #include <cuda.h>
 #include <generated_nvtx_meta.h> /* not included by cupti.h */

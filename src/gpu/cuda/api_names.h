@@ -1,0 +1,16 @@
+/* SPDX-License-Identifier: MIT */
+/* api_names.c: the names of the runtime and driver API functions, and which are traced. */
+#ifndef SYSCOPE_GPU_CUDA_API_NAMES_H
+#define SYSCOPE_GPU_CUDA_API_NAMES_H
+
+#include "cuda_common.h"
+
+/* Build the name tables; the include/exclude regexes (either may be empty) choose the traced
+ * functions. Returns false when out of memory. */
+bool cuda_api_names_init(const char *include_re, const char *exclude_re);
+/* The name of runtime (or driver) API function `cbid` when it is traced, else NULL. */
+const char *cuda_api_traced_name(bool runtime, uint32_t cbid);
+/* After the API activity kinds are enabled: none for the functions the regexes leave out. */
+void cuda_api_untrace_excluded(unsigned domains);
+
+#endif /* SYSCOPE_GPU_CUDA_API_NAMES_H */

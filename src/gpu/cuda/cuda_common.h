@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * libsyscope-cuda.so: CUDA tracing through CUPTI, loaded by the CUDA driver during cuInit
+ * (CUDA_INJECTION64_PATH, set by the launcher) into programs that libsyscope.so records.
+ * Its files, each depending only on those below it:
+ *
+ *   inject.c       InitializeInjection (and NVTX's): settings, CUPTI set-up, the stop hook
+ *   api_trace.c    CUPTI callbacks on the calling thread: devices as agents, flushes at
+ *                  context teardown, NVTX dispatch
+ *   nvtx.c         NVTX callbacks: ranges, marks, registered strings, domains, names
+ *   activity.c     CUPTI activity buffers: API calls as whole regions of their thread;
+ *                  kernels, copies, sets, allocations as GPU ops
+ *   api_names.c    the runtime and driver API function names, and which of them are traced
+ *   cuda_common.c  the plugin table, notes, CUPTI's error texts, flushing
+ *
+ * Everything is written through libsyscope.so's plugin table (runtime/plugin.h) in the
+ * records of store/format.h, stamped with syscope's clock (CUPTI is given it as its
+ * timestamp source).
+ */
+#ifndef SYSCOPE_GPU_CUDA_COMMON_H
+#define SYSCOPE_GPU_CUDA_COMMON_H
+
+#include <cupti.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "../../runtime/plugin.h"
+
+/* What to trace: the tokens of SYSCOPE_CUDA_DOMAINS. */
+enum cuda_domain {
+	CUDA_DOM_RUNTIME = 1u << 0,
+	CUDA_DOM_DRIVER = 1u << 1,
+	CUDA_DOM_KERNEL = 1u << 2,
+	CUDA_DOM_MEMORY = 1u << 3,
+	CUDA_DOM_NVTX = 1u << 4,
+	CUDA_DOM_SYNC = 1u << 5,
+	CUDA_DOM_UVM = 1u << 6,
+	CUDA_DOM_GRAPH = 1u << 7,
+	CUDA_DOM_OVERHEAD = 1u << 8,
+};
+
+#define CUDA_CATEGORY_RUNTIME "CUDA_RUNTIME_API"
+#define CUDA_CATEGORY_DRIVER "CUDA_DRIVER_API"
+#define CUDA_CATEGORY_NVTX "MARKER_CORE_API"
+#define CUDA_CATEGORY_SYNC "CUDA_SYNCHRONIZATION"
+#define CUDA_CATEGORY_OVERHEAD "PROFILER_OVERHEAD"
+
+extern const struct sc_plugin_api *cuda_api; /* set once by InitializeInjection */
+
+/* A note through the runtime, printf-style. */
+__attribute__((format(printf, 2, 3))) void cuda_note(enum sc_note_level level, const char *fmt,
+						     ...);
+/* CUPTI's text for an error. */
+const char *cuda_error(CUptiResult rc);
+/* Flush every activity buffer CUPTI holds (forced: also incomplete ones). */
+void cuda_flush(bool forced);
+
+#endif /* SYSCOPE_GPU_CUDA_COMMON_H */
