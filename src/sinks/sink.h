@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Output formats. A sink is one descriptor in the table of sinks.c, chosen by its
+ * Output formats. A sink is one descriptor in the table of output.c, chosen by its
  * --output-format token; it writes its files from the model and the profiles and never
  * reaches back into the reader. Files are written under a temporary name and renamed into
  * place, so an interrupted conversion never leaves a half-written output.

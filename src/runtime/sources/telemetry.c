@@ -18,6 +18,7 @@
 
 #include "../../common/strutil.h"
 
+#include <errno.h>
 #include <ctype.h>
 #include <dirent.h>
 #include <fcntl.h>
@@ -629,7 +630,7 @@ static int process_start(void)
 
 	tel.buf = malloc(BUF_SIZE);
 	if (!tel.buf)
-		return -12;
+		return -ENOMEM;
 	tel.period_ns = (uint64_t)(1e9 / sc_double(s, SC_SET_PROCESS_FREQ));
 	tel.delay_ns = (uint64_t)(sc_double(s, SC_SET_PROCESS_DELAY) * 1e9);
 	tel.duration_ns = (uint64_t)(duration * 1e9);
