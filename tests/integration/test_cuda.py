@@ -312,5 +312,24 @@ def test_pytorch_loop():
     check(inside[0][0] >= 20 * 3, f"kernels launched inside the steps ({inside})")
 
 
+def test_child_started_with_a_fresh_environment_is_traced():
+    """A launcher that gives its child an environment of its own (Python's subprocess with
+    env=..., a job scheduler): the CUDA variables are carried like LD_PRELOAD."""
+    need_gpu("cuda_workload")
+    parent = ("import subprocess, sys; "
+              "sys.exit(subprocess.run([sys.argv[1]], env={'PATH': '/usr/bin:/bin'}).returncode)")
+    r = syscope("sample", "--output-format", "rocpd", "--", "python3", "-c", parent,
+                fixture("cuda_workload"))
+    check_eq(r.rc, 0, r.describe())
+    check("cuda_workload ok" in r.out, r.describe())
+    counts = {}
+    for f in r.files():
+        if f.startswith("rocpd-") and f.endswith(".db"):
+            db = sqlite3.connect(r.path(f))
+            counts[f] = rows(db, "SELECT COUNT(*) FROM kernels")[0][0]
+    check(21 in counts.values() and sum(counts.values()) == 21,
+          f"the child's 21 kernels: {counts}")
+
+
 if __name__ == "__main__":
     harness.main(globals())
