@@ -331,5 +331,37 @@ def test_child_started_with_a_fresh_environment_is_traced():
           f"the child's 21 kernels: {counts}")
 
 
+JAX_STEP = """
+import jax, jax.numpy as jnp
+x = jnp.ones((512, 512), dtype=jnp.float32)
+for _ in range(5):
+    x = jnp.tanh(x @ x / 512.0)
+x.block_until_ready()
+print("jax ok", jax.devices()[0].platform, float(x[0, 0]))
+"""
+
+
+def test_jax_program():
+    """JAX loads its C++ runtime RTLD_LOCAL and throws C++ exceptions at start: it crashed
+    under every verb while syscope's exception hooks forwarded to a NULL RTLD_NEXT."""
+    need_gpu("cuda_workload")
+    probe = subprocess.run(["python3", "-c", "import jax"], capture_output=True)
+    if probe.returncode:
+        raise Skip("JAX not installed")
+    plain = subprocess.run(["python3", "-c", JAX_STEP], capture_output=True, text=True)
+    check_eq(plain.returncode, 0, plain.stderr[-2000:])
+    r = syscope("sample", "--output-format", "rocpd", "--", "python3", "-c", JAX_STEP,
+                timeout=600)
+    check_eq(r.rc, 0, r.describe())
+    check_eq(r.out.strip().splitlines()[-1], plain.stdout.strip().splitlines()[-1],
+             "the same answer as the plain run")
+    check("jax ok gpu" in r.out, r.out)
+    kernels = 0
+    for f in r.files():
+        if f.startswith("rocpd-") and f.endswith(".db"):
+            kernels += rows(sqlite3.connect(r.path(f)), "SELECT COUNT(*) FROM kernels")[0][0]
+    check(kernels >= 5, f"XLA's kernels recorded ({kernels})")
+
+
 if __name__ == "__main__":
     harness.main(globals())
