@@ -5,7 +5,7 @@
  * settings, threads, counter tracks, GPU agents and streams; then per thread its regions
  * (begin and end, nested), marks and samples; counter values; GPU work; thread ends.
  *
- * What is read, and from where (reference/rocpd.md):
+ * What is read, and from where (docs/output-formats.md, rocpd):
  *   processes, threads   rocpd_info_process, rocpd_info_thread (+ syscope's extdata)
  *   regions              rocpd_region + event (category, stack_id as correlation) + rocpd_arg,
  *                        except the regions made of sampled frames (categories *_sampling),

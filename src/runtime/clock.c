@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The runtime's one clock (DESIGN.md principle 4): nanoseconds of CLOCK_MONOTONIC, and
- * thread identity. All async-signal-safe.
+ * The runtime's one clock (docs/architecture.md, principle 4): nanoseconds of
+ * CLOCK_MONOTONIC, and thread identity. All async-signal-safe.
  *
  * clock_gettime costs 27-40 ns on our machines (a vDSO call, a sequence lock, a fenced
  * rdtsc, a conversion): as much as everything else an instrumented call records. With an

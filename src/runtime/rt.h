@@ -2,9 +2,9 @@
 /*
  * Internal interface of libsyscope.so, the runtime preloaded into profiled programs.
  *
- * The runtime only records (DESIGN.md principle 1). Its state is one struct rt_process per
- * process image and one struct rt_thread per thread, the latter in initial-exec TLS so signal
- * handlers reach it without calling into the dynamic loader.
+ * The runtime only records (docs/architecture.md, principle 1). Its state is one struct
+ * rt_process per process image and one struct rt_thread per thread, the latter in
+ * initial-exec TLS so signal handlers reach it without calling into the dynamic loader.
  *
  * Rules for every entry point (wrappers, handlers, hooks):
  *   - check rt_active() first; when the runtime is passive, behave exactly like libc;

@@ -1,17 +1,21 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * `pftrace`: perfetto-trace-<pid>.pftrace, the timeline of one process for ui.perfetto.dev and
- * trace_processor, written as a stream of TracePackets (field numbers from
- * reference/perfetto-format.md):
+ * trace_processor, written as a stream of TracePackets (field numbers and conventions in
+ * docs/output-formats.md, Perfetto):
  *
  *   ClockSnapshot (MONOTONIC, the clock of every timestamp, and REALTIME)
- *   TrackDescriptors: the process, each thread, each counter track
+ *   TrackDescriptors: the process, each thread, each counter track; per GPU its track, a
+ *     counter of memory allocated and the lanes of each stream
  *   TrackEvents: regions as SLICE_BEGIN/SLICE_END on their thread, marks as INSTANT, counter
- *     values as COUNTER; PerfSamples for call-stack samples, with interned callstacks
+ *     values as COUNTER, GPU ops as slices on a lane of their stream (allocations as
+ *     INSTANT and COUNTER), flows from host calls to GPU ops; PerfSamples for call-stack
+ *     samples, with interned callstacks
  *
- * Everything is on one packet sequence with interning: a name, category, argument name,
- * frame or callstack is defined in the packet that first uses it. Load: one packet per event,
- * a few dozen bytes each; the interning tables grow with distinct names and stacks only.
+ * A process is one packet sequence (a merged trace has one per process), with interning: a
+ * name, category, argument name, frame or callstack is defined in the packet that first uses
+ * it. Load: one packet per event, a few dozen bytes each; the interning tables grow with
+ * distinct names and stacks only.
  */
 #include <stdlib.h>
 #include <string.h>

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * `rocpd`: rocpd-<pid>.db, one SQLite database per process in the rocpd schema version 3
- * (reference/rocpd.md), the format rocprof-sys and rocprofv3 write. What goes where:
+ * `rocpd`: rocpd-<pid>.db, one SQLite database per process in the rocpd schema version 3,
+ * the format rocprof-sys and rocprofv3 write (docs/output-formats.md, rocpd). What goes where:
  *
  *   node, process (id = OS pid), threads (id = OS tid), a CPU agent, default queue and stream
  *   user regions      rocpd_region + rocpd_event (category) + rocpd_arg per argument

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The GPU part of the rocpd writer, following rocprofv3's conventions (reference/rocpd.md §4):
+ * The GPU part of the rocpd writer, following rocprofv3's conventions
+ * (docs/output-formats.md, rocpd):
  *
  *   agents        rocpd_info_agent: the host is row 1 (absolute index 0), device d is row
  *                 d + 2 (absolute index d + 1, logical and type index d)

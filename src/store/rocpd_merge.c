@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Merging rocpd databases into one, so that its views show every process of every input
- * (reference/rocpd.md: one guid per file, ids unique per guid).
+ * (docs/output-formats.md, rocpd: one guid per file, ids unique per guid).
  *
  * The output gets a new guid. Each (input file, guid) is copied table by table with
  * INSERT ... SELECT: ids move up past the rows already there (the first input keeps its

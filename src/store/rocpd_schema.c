@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The rocpd schema, version 3 (reference/rocpd.md): tables whose names carry the file's
- * `{{uuid}}` suffix, base views without it, data views and summary views, so that plain
- * `sqlite3` queries (`select * from regions`) and rocpd tools work on one file, and tools
- * that ATTACH many files find the base views. Written from the published column lists;
- * `{{uuid}}` and `{{guid}}` are replaced when the schema is created.
+ * The rocpd schema, version 3 (docs/output-formats.md, rocpd): tables whose names carry
+ * the file's `{{uuid}}` suffix, base views without it, data views and summary views, so
+ * that plain `sqlite3` queries (`select * from regions`) and rocpd tools work on one file,
+ * and tools that ATTACH many files find the base views. Written from the published column
+ * lists; `{{uuid}}` and `{{guid}}` are replaced when the schema is created.
  */
 #include <stddef.h>
 #include <stdio.h>

@@ -1,5 +1,5 @@
-"""Checks of the rocpd conventions that rocpd tools rely on (reference/rocpd.md), shared by
-the tests that write databases."""
+"""Checks of the rocpd conventions that rocpd tools rely on (docs/output-formats.md, rocpd),
+shared by the tests that write databases."""
 from harness import check, check_eq
 
 VIEWS = ["processes", "threads", "regions", "region_args", "samples", "sample_regions",

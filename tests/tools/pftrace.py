@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """A decoder and validator of Perfetto traces, for syscope's tests. Written from the
-field numbers of the Perfetto protos (reference/perfetto-format.md), independent of the C
+field numbers of the Perfetto protos (docs/output-formats.md, Perfetto), independent of the C
 writer. It checks what trace_processor would reject or drop:
 
   - the first packet is a ClockSnapshot; every timestamp is non-negative
