@@ -56,6 +56,8 @@ static struct {
 	bool tid_filter;
 	unsigned long tids[MAX_TID_FILTER / (8 * sizeof(unsigned long))];
 	atomic_int perf_failed_noted, posix_used;
+	atomic_int perf_user_only; /* kernel-mode counting was refused: don't ask again */
+	atomic_int user_only_noted;
 } smp;
 
 static int resolve_signal(long spec)
@@ -140,6 +142,15 @@ static struct itimerspec interval(uint64_t ns)
 	its.it_interval.tv_nsec = (long)(ns % 1000000000ull);
 	its.it_value = its.it_interval;
 	return its;
+}
+
+/* With a user-only task clock (arm_kernel_time_timer), a perf sample restarts the
+ * kernel-time timer's period. */
+static void push_kernel_time_timer(struct rt_thread *t)
+{
+	struct itimerspec its = interval(t->period_ns[0]);
+
+	timer_settime(t->cpu_timer, 0, &its, NULL);
 }
 
 /*
@@ -238,8 +249,11 @@ static void on_sample(int sig, siginfo_t *si, void *uc)
 			/* What a sample costs, in this thread's CPU time (wall time would count
 			 * preemption as cost on a busy machine): measured on one sample in
 			 * eight, which is enough for the moving average. */
-			if (cpu && kind != SC_SAMPLE_OVERFLOW && !(++t->cost_probe & 7))
+			if (cpu && kind != SC_SAMPLE_OVERFLOW && (perf || t->perf_fd < 0) &&
+			    !(++t->cost_probe & 7))
 				throttle(t, kind, perf, rt_thread_cpu_ns() - cpu);
+			if (kind == SC_SAMPLE_CPUTIME && perf && t->has_cpu_timer)
+				push_kernel_time_timer(t);
 		}
 		t->in_sampler = 0;
 	} else {
@@ -255,14 +269,15 @@ out:
 	errno = saved_errno;
 }
 
-/* A perf event of this thread that signals it at each overflow; into *out. */
-static int open_perf_sampler(struct rt_thread *t, struct perf_event_attr *a, int *out)
+/* A perf event of this thread that signals it at each overflow; into *out. User space only
+ * unless `kernel` (which needs CAP_PERFMON or perf_event_paranoid <= 1). */
+static int open_perf_sampler(struct rt_thread *t, struct perf_event_attr *a, bool kernel, int *out)
 {
 	struct f_owner_ex owner = { .type = F_OWNER_TID, .pid = t->tid };
 	int fd;
 
 	a->disabled = 1;
-	a->exclude_kernel = 1; /* user space only: allowed at perf_event_paranoid 2 */
+	a->exclude_kernel = !kernel;
 	a->exclude_hv = 1;
 	fd = (int)syscall(SYS_perf_event_open, a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
 	if (fd < 0)
@@ -287,16 +302,55 @@ static int open_perf_sampler(struct rt_thread *t, struct perf_event_attr *a, int
 	return 0;
 }
 
-static int open_perf_clock(struct rt_thread *t)
+static int arm_posix(struct rt_thread *t, clockid_t clock, int sig, int cookie, timer_t *out);
+
+/*
+ * The thread's task clock, counting user and kernel time where allowed: an overflow in the
+ * kernel (a page fault, a system call) is signalled on the way back to user space, so the
+ * sample lands on the user stack that entered the kernel. Where only user time may be
+ * counted (perf_event_paranoid 2 without privileges), *user_only says so.
+ */
+static int open_perf_clock(struct rt_thread *t, bool *user_only)
 {
 	struct perf_event_attr a;
+	int err = -EACCES;
 
 	memset(&a, 0, sizeof(a));
 	a.type = PERF_TYPE_SOFTWARE;
 	a.size = sizeof(a);
 	a.config = PERF_COUNT_SW_TASK_CLOCK;
 	a.sample_period = smp.period_ns;
-	return open_perf_sampler(t, &a, &t->perf_fd);
+	if (!atomic_load(&smp.perf_user_only)) {
+		err = open_perf_sampler(t, &a, true, &t->perf_fd);
+		if (err != -EACCES && err != -EPERM)
+			return err;
+		atomic_store(&smp.perf_user_only, 1);
+	}
+	*user_only = true;
+	return open_perf_sampler(t, &a, false, &t->perf_fd);
+}
+
+/*
+ * A task clock that counts user time only never fires in the kernel, so page faults and
+ * system calls would go unsampled. A POSIX CPU-time timer counts both; each perf sample
+ * pushes it one period further, so it fires only after a period of CPU time without a perf
+ * sample: time spent in the kernel. Weights stay honest (the reader weighs every sample by
+ * the thread CPU time since the previous one).
+ */
+static void arm_kernel_time_timer(struct rt_thread *t)
+{
+	int err = arm_posix(t, CLOCK_THREAD_CPUTIME_ID, smp.cpu_sig, COOKIE_CPU, &t->cpu_timer);
+
+	t->has_cpu_timer = !err;
+	if (!err)
+		atomic_store(&rt_guard_blocking, 1); /* it can interrupt sleeping calls */
+	if (!atomic_exchange(&smp.user_only_noted, 1))
+		rt_note(SC_NOTE_INFO,
+			"CPU-time sampling: perf may count user time only here "
+			"(perf_event_paranoid > 1 without CAP_PERFMON); time in the kernel is "
+			"sampled by a POSIX CPU-time timer%s",
+			err ? ", which could not be armed: kernel time goes to the next sample"
+			    : " (at most at the scheduler tick rate)");
 }
 
 static int arm_posix(struct rt_thread *t, clockid_t clock, int sig, int cookie, timer_t *out)
@@ -332,9 +386,13 @@ static void arm_cpu(struct rt_thread *t)
 	int err = -EOPNOTSUPP;
 
 	if (smp.cpu_timer_choice != 2) {
-		err = open_perf_clock(t);
+		bool user_only = false;
+
+		err = open_perf_clock(t, &user_only);
 		if (!err) {
 			record_sampler(SC_SAMPLE_CPUTIME, SC_SAMPLER_PERF_TASK_CLOCK, 0);
+			if (user_only)
+				arm_kernel_time_timer(t);
 			return;
 		}
 		if (!atomic_exchange(&smp.perf_failed_noted, 1))
@@ -378,7 +436,7 @@ static void thread_start(struct rt_thread *t)
 		struct perf_event_attr a = smp.overflow_attr;
 
 		record_sampler(SC_SAMPLE_OVERFLOW, SC_SAMPLER_PERF_OVERFLOW,
-			       -open_perf_sampler(t, &a, &t->overflow_fd));
+			       -open_perf_sampler(t, &a, false, &t->overflow_fd));
 	}
 }
 
@@ -512,6 +570,7 @@ static void fork_child(void)
 	/* Timers are not inherited and the parent's perf descriptors were closed; the child's
 	 * thread is armed by its thread_start like any new thread. */
 	atomic_store(&smp.perf_failed_noted, 0);
+	atomic_store(&smp.user_only_noted, 0);
 }
 
 static void process_stop(void)
