@@ -193,6 +193,9 @@ static void throttle(struct rt_thread *t, uint16_t kind, bool perf, uint64_t cos
 	t->throttled++;
 }
 
+/* The thread's last closed perf event, whose overflow may still be pending. */
+static RT_TLS int retired_perf_fd = -1;
+
 static void on_sample(int sig, siginfo_t *si, void *uc)
 {
 	struct rt_thread *t = &rt_self;
@@ -201,19 +204,21 @@ static void on_sample(int sig, siginfo_t *si, void *uc)
 	bool perf = false, stop = false;
 	int fd = -1; /* the perf event that overflowed */
 
-	if (sig == smp.cpu_sig && si->si_code >= POLL_IN && si->si_code <= POLL_HUP &&
-	    !rt_signal_program_handles(sig)) {
-		/* An overflow of a perf event: ours, unless the program itself asked for this
-		 * signal on a descriptor of its own. One that comes after the thread closed its
+	if (sig == smp.cpu_sig && si->si_code >= POLL_IN && si->si_code <= POLL_HUP) {
+		/* An overflow of one of our perf events is told apart by its descriptor; the
+		 * program may use the same signal on descriptors of its own (F_SETSIG), or send
+		 * it with kill(), and then gets it. One that comes after the thread closed its
 		 * event (it was pending then) is dropped. */
 		if (t->perf_fd >= 0 && si->si_fd == t->perf_fd)
 			kind = SC_SAMPLE_CPUTIME;
 		else if (t->overflow_fd >= 0 && si->si_fd == t->overflow_fd)
 			kind = SC_SAMPLE_OVERFLOW;
-		else
+		else if (si->si_fd == retired_perf_fd || !rt_signal_program_handles(sig))
 			goto out;
-		fd = si->si_fd;
-		perf = true;
+		if (kind) {
+			fd = si->si_fd;
+			perf = true;
+		}
 	} else if (si->si_code == SI_TIMER && si->si_value.sival_int == COOKIE_CPU) {
 		kind = SC_SAMPLE_CPUTIME;
 	} else if (si->si_code == SI_TIMER && si->si_value.sival_int == COOKIE_WALL) {
@@ -475,6 +480,7 @@ static void thread_stop(struct rt_thread *t)
 		if (fd < 0)
 			continue;
 		*p = -1;
+		retired_perf_fd = fd;
 		if (!rt_fd_was_clobbered(fd))
 			ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
 		rt_fd_release(fd);
