@@ -255,6 +255,9 @@ void rt_signal_forward(int sig, siginfo_t *si, void *uc);
 void rt_signals_install_fatal(void);
 void rt_signals_sampler_set(sigset_t *set); /* the sampler signals in use */
 extern atomic_int rt_guard_blocking;	    /* wrap_block.c guards blocking calls */
+/* Per thread: sampler signals taken, and signals handed to the program's handlers (a call
+ * that failed with EINTR while only the first count grew was cut short by a sample). */
+extern RT_TLS volatile unsigned rt_sampler_interrupts, rt_program_interrupts;
 
 /* ---- real libc entry points, resolved once (interpose.c) ---- */
 struct rt_real {

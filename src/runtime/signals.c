@@ -33,6 +33,7 @@ static struct sig_state sigs[_NSIG];
 static sigset_t sampler_sigs;
 
 atomic_int rt_guard_blocking;
+RT_TLS volatile unsigned rt_sampler_interrupts, rt_program_interrupts;
 
 void rt_signals_sampler_set(sigset_t *set)
 {
@@ -119,6 +120,7 @@ void rt_signal_forward(int sig, siginfo_t *si, void *uc)
 	struct sig_state *st = &sigs[sig];
 	struct sigaction act;
 
+	rt_program_interrupts++;
 	if (!st->program_set) {
 		default_action(sig); /* the program never handled it: as if we were not there */
 		return;

@@ -76,10 +76,12 @@ static bool thread_selected(const struct rt_thread *t)
 	return smp.tids[t->index / bits] & (1ul << (t->index % bits));
 }
 
+/* A thread's sampler of `kind`, armed (error 0) or not; its time starts after any delay. */
 static void record_sampler(uint16_t kind, uint16_t mechanism, int error)
 {
+	uint64_t now = rt_now_ns();
 	struct sc_rec_sampler r = {
-		.ts = rt_now_ns(),
+		.ts = now > smp.start_ns ? now : smp.start_ns,
 		.period_ns = kind == SC_SAMPLE_OVERFLOW ? smp.overflow_attr.sample_period
 							: smp.period_ns,
 		.kind = kind,
@@ -87,7 +89,8 @@ static void record_sampler(uint16_t kind, uint16_t mechanism, int error)
 		.error = error,
 	};
 
-	rt_record(SC_REC_SAMPLER, 0, &r.ts, sizeof(r) - sizeof(r.hdr), NULL, 0);
+	rt_record(SC_REC_SAMPLER, error ? 0 : SC_SAMPLER_STARTS, &r.ts, sizeof(r) - sizeof(r.hdr),
+		  NULL, 0);
 }
 
 /* Record one sample; returns the thread CPU time at its start (0 when nothing recorded). */
@@ -228,6 +231,7 @@ static void on_sample(int sig, siginfo_t *si, void *uc)
 		rt_signal_forward(sig, si, uc); /* the program's own use of this signal */
 		goto out;
 	}
+	rt_sampler_interrupts++;
 	if (!rt_active() || t->state != RT_THREAD_ACTIVE) {
 		stop = true;
 		goto out;
