@@ -124,4 +124,18 @@ def test_cpu_time_in_the_kernel_is_sampled_without_privileges():
         check("perf may count user time only here" in r.err, r.err)
 
 
+def test_exec_under_a_fast_cpu_sampler():
+    # A task clock that counts kernel time can overflow inside execve; the signal would stay
+    # pending into the new program, whose handlers are reset: it died of signal 16 in 5 runs
+    # of 6 here (setpriv execs right after switching user) before the samplers paused.
+    setpriv = shutil.which("setpriv")
+    if os.getuid() != 0 or not setpriv:
+        raise Skip("needs root and setpriv to exec as nobody")
+    for _ in range(4):
+        r = syscope("sample", "-f", "1000", "--", setpriv, "--reuid=65534", "--regid=65534",
+                    "--clear-groups", fixture("kernel_time"), "0.2")
+        check_eq(r.rc, 0, r.describe())
+        check("kernel_time: fault_pages" in r.out, r.describe())
+
+
 harness.main(globals())

@@ -499,6 +499,67 @@ static void thread_stop(struct rt_thread *t)
 	}
 }
 
+/*
+ * exec keeps a thread's pending signals but resets its handlers: a sample signal pending
+ * then (a task clock counting kernel time overflows inside execve itself) would kill the
+ * new program. So before exec the thread's samplers pause, and what they left pending is
+ * taken; if exec fails they go on.
+ */
+static void pause_samplers(struct rt_thread *t, bool resume)
+{
+	for (int *p = &t->perf_fd; p; p = p == &t->perf_fd ? &t->overflow_fd : NULL) {
+		if (*p < 0)
+			continue;
+		if (!resume)
+			ioctl(*p, PERF_EVENT_IOC_DISABLE, 0);
+		else if (smp.perf_refresh)
+			ioctl(*p, PERF_EVENT_IOC_REFRESH, 1);
+		else
+			ioctl(*p, PERF_EVENT_IOC_ENABLE, 0);
+	}
+	for (int slot = 0; slot < 2; slot++) {
+		struct itimerspec its = interval(t->period_ns[slot]);
+
+		if (!resume)
+			its = (struct itimerspec){ 0 };
+		if (slot ? t->has_wall_timer : t->has_cpu_timer)
+			timer_settime(slot ? t->wall_timer : t->cpu_timer, 0, &its, NULL);
+	}
+}
+
+static void take_pending_samples(void)
+{
+	static const struct timespec now = { 0, 0 };
+	sigset_t set, old;
+
+	rt_signals_sampler_set(&set);
+	if (RT_REAL(pthread_sigmask)(SIG_BLOCK, &set, &old))
+		return;
+	while (syscall(SYS_rt_sigtimedwait, &set, NULL, &now, _NSIG / 8) > 0)
+		;
+	rt_real.pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+void rt_sampling_before_exec(void)
+{
+	int saved_errno = errno;
+
+	if (!rt_self.sampled)
+		return;
+	pause_samplers(&rt_self, false);
+	take_pending_samples();
+	errno = saved_errno;
+}
+
+void rt_sampling_exec_failed(void)
+{
+	int saved_errno = errno;
+
+	if (rt_self.sampled)
+		pause_samplers(&rt_self, true);
+	errno = saved_errno;
+}
+
 /* "type:config:config1:config2:period" from the launcher; false if empty or malformed. */
 static bool parse_overflow(const char *text)
 {
