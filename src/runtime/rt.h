@@ -250,6 +250,8 @@ typedef void (*rt_sig_handler)(int, siginfo_t *, void *);
 int rt_signal_claim(int sig, rt_sig_handler handler);
 /* True when the program installed a handler of its own for `sig` (one syscope claimed). */
 bool rt_signal_program_handles(int sig);
+/* True when neither syscope nor the program has a handler on `sig`. */
+bool rt_signal_unused(int sig);
 /* Forward a signal that is not syscope's to the handler the program installed. */
 void rt_signal_forward(int sig, siginfo_t *si, void *uc);
 void rt_signals_install_fatal(void);

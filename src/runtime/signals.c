@@ -115,6 +115,14 @@ static void call_program_handler(const struct sigaction *act, int sig, siginfo_t
 		rt_real.pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
+bool rt_signal_unused(int sig)
+{
+	struct sigaction cur;
+
+	return valid_sig(sig) && !sigs[sig].ours && !RT_REAL(sigaction)(sig, NULL, &cur) &&
+	       !(cur.sa_flags & SA_SIGINFO) && cur.sa_handler == SIG_DFL;
+}
+
 void rt_signal_forward(int sig, siginfo_t *si, void *uc)
 {
 	struct sig_state *st = &sigs[sig];
@@ -162,6 +170,8 @@ RT_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *
 		}
 		st->program = *act;
 		st->program_set = true;
+		if (rt_signal_program_handles(sig))
+			rt_sampling_signal_taken(sig);
 		return 0;
 	}
 	return RT_REAL(sigaction)(sig, act, old);

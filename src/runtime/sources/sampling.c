@@ -47,7 +47,6 @@
 static struct {
 	bool cpu_on, wall_on, overflow_on;
 	struct perf_event_attr overflow_attr; /* with its sample period */
-	bool perf_refresh; /* re-arm the perf event after each overflow (real-time signal) */
 	int cpu_sig, wall_sig;
 	int cpu_timer_choice; /* 0 auto, 1 perf, 2 posix */
 	uint64_t period_ns;
@@ -58,7 +57,25 @@ static struct {
 	atomic_int perf_failed_noted, posix_used;
 	atomic_int perf_user_only; /* kernel-mode counting was refused: don't ask again */
 	atomic_int user_only_noted;
+	atomic_int moved_sig; /* 0, or the real-time signal the CPU samplers moved to */
 } smp;
+
+/* The signal this thread's CPU samplers were armed with (0: none yet). */
+static RT_TLS int thread_cpu_sig;
+
+/* The signal a CPU sampler armed now uses, and whether that signal queues (then perf events
+ * are re-armed one overflow at a time, so that they cannot fill the signal queue). */
+static int cpu_signal(void)
+{
+	int moved = atomic_load_explicit(&smp.moved_sig, memory_order_relaxed);
+
+	return moved ? moved : smp.cpu_sig;
+}
+
+static bool thread_refresh(void)
+{
+	return (thread_cpu_sig ? thread_cpu_sig : cpu_signal()) >= SIGRTMIN;
+}
 
 static int resolve_signal(long spec)
 {
@@ -199,6 +216,8 @@ static void throttle(struct rt_thread *t, uint16_t kind, bool perf, uint64_t cos
 /* The thread's last closed perf event, whose overflow may still be pending. */
 static RT_TLS int retired_perf_fd = -1;
 
+static void move_cpu_samplers(struct rt_thread *t);
+
 static void on_sample(int sig, siginfo_t *si, void *uc)
 {
 	struct rt_thread *t = &rt_self;
@@ -207,7 +226,8 @@ static void on_sample(int sig, siginfo_t *si, void *uc)
 	bool perf = false, stop = false;
 	int fd = -1; /* the perf event that overflowed */
 
-	if (sig == smp.cpu_sig && si->si_code >= POLL_IN && si->si_code <= POLL_HUP) {
+	if ((sig == smp.cpu_sig || sig == thread_cpu_sig) && si->si_code >= POLL_IN &&
+	    si->si_code <= POLL_HUP) {
 		/* An overflow of one of our perf events is told apart by its descriptor; the
 		 * program may use the same signal on descriptors of its own (F_SETSIG), or send
 		 * it with kill(), and then gets it. One that comes after the thread closed its
@@ -272,9 +292,11 @@ out:
 	if (perf) {
 		if (stop)
 			ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
-		else if (smp.perf_refresh)
+		else if (thread_refresh())
 			ioctl(fd, PERF_EVENT_IOC_REFRESH, 1);
 	}
+	if (kind && kind != SC_SAMPLE_REALTIME && thread_cpu_sig != cpu_signal() && !stop)
+		move_cpu_samplers(t);
 	errno = saved_errno;
 }
 
@@ -292,7 +314,8 @@ static int open_perf_sampler(struct rt_thread *t, struct perf_event_attr *a, boo
 	if (fd < 0)
 		return -errno;
 	fd = rt_fd_adopt(fd);
-	if (fcntl(fd, F_SETFL, O_ASYNC) || fcntl(fd, F_SETSIG, smp.cpu_sig) ||
+	thread_cpu_sig = cpu_signal();
+	if (fcntl(fd, F_SETFL, O_ASYNC) || fcntl(fd, F_SETSIG, thread_cpu_sig) ||
 	    fcntl(fd, F_SETOWN_EX, &owner) || ioctl(fd, PERF_EVENT_IOC_RESET, 0)) {
 		int err = -errno;
 
@@ -300,7 +323,7 @@ static int open_perf_sampler(struct rt_thread *t, struct perf_event_attr *a, boo
 		return err;
 	}
 	*out = fd;
-	if (smp.perf_refresh ? ioctl(fd, PERF_EVENT_IOC_REFRESH, 1)
+	if (thread_refresh() ? ioctl(fd, PERF_EVENT_IOC_REFRESH, 1)
 			     : ioctl(fd, PERF_EVENT_IOC_ENABLE, 0)) {
 		int err = -errno;
 
@@ -312,6 +335,7 @@ static int open_perf_sampler(struct rt_thread *t, struct perf_event_attr *a, boo
 }
 
 static int arm_posix(struct rt_thread *t, clockid_t clock, int sig, int cookie, timer_t *out);
+static int arm_cpu_timer(struct rt_thread *t);
 
 /*
  * The thread's task clock, counting user and kernel time where allowed: an overflow in the
@@ -348,7 +372,7 @@ static int open_perf_clock(struct rt_thread *t, bool *user_only)
  */
 static void arm_kernel_time_timer(struct rt_thread *t)
 {
-	int err = arm_posix(t, CLOCK_THREAD_CPUTIME_ID, smp.cpu_sig, COOKIE_CPU, &t->cpu_timer);
+	int err = arm_cpu_timer(t);
 
 	t->has_cpu_timer = !err;
 	if (!err)
@@ -390,6 +414,52 @@ static int arm_posix(struct rt_thread *t, clockid_t clock, int sig, int cookie, 
 	return 0;
 }
 
+static int arm_cpu_timer(struct rt_thread *t)
+{
+	thread_cpu_sig = cpu_signal();
+	return arm_posix(t, CLOCK_THREAD_CPUTIME_ID, thread_cpu_sig, COOKIE_CPU, &t->cpu_timer);
+}
+
+/*
+ * The program installed a handler on the CPU samplers' standard signal: a standard signal
+ * does not queue, so one of the program's arriving while a sample is pending would be lost.
+ * The samplers move to a free real-time signal (signals.c emulates the program's use of it
+ * too); each thread moves its own at its next sample, in its handler.
+ */
+static void move_cpu_samplers(struct rt_thread *t)
+{
+	int sig = cpu_signal();
+
+	for (int *p = &t->perf_fd; p; p = p == &t->perf_fd ? &t->overflow_fd : NULL)
+		if (*p >= 0 && !fcntl(*p, F_SETSIG, sig))
+			ioctl(*p, PERF_EVENT_IOC_REFRESH, 1); /* one overflow at a time from now */
+	if (t->has_cpu_timer) {
+		timer_delete(t->cpu_timer);
+		t->has_cpu_timer =
+			!arm_posix(t, CLOCK_THREAD_CPUTIME_ID, sig, COOKIE_CPU, &t->cpu_timer);
+	}
+	thread_cpu_sig = sig;
+}
+
+void rt_sampling_signal_taken(int sig)
+{
+	int alt = 0;
+
+	if (sig != smp.cpu_sig || sig >= SIGRTMIN || atomic_load(&smp.moved_sig) ||
+	    (!smp.cpu_on && !smp.overflow_on))
+		return;
+	for (int s = SIGRTMAX - 3; s >= SIGRTMIN + 2 && !alt; s--)
+		if (rt_signal_unused(s) && !rt_signal_claim(s, on_sample))
+			alt = s;
+	if (!alt)
+		return;
+	atomic_store(&smp.moved_sig, alt);
+	rt_note(SC_NOTE_INFO,
+		"sampling: the program handles signal %d, the CPU-time sampler's; the sampler "
+		"moved to signal %d, which queues, so that none of the program's is lost",
+		sig, alt);
+}
+
 static void arm_cpu(struct rt_thread *t)
 {
 	int err = -EOPNOTSUPP;
@@ -416,7 +486,7 @@ static void arm_cpu(struct rt_thread *t)
 			return;
 		}
 	}
-	err = arm_posix(t, CLOCK_THREAD_CPUTIME_ID, smp.cpu_sig, COOKIE_CPU, &t->cpu_timer);
+	err = arm_cpu_timer(t);
 	t->has_cpu_timer = !err;
 	if (!err) {
 		atomic_store(&smp.posix_used, 1);
@@ -512,7 +582,7 @@ static void pause_samplers(struct rt_thread *t, bool resume)
 			continue;
 		if (!resume)
 			ioctl(*p, PERF_EVENT_IOC_DISABLE, 0);
-		else if (smp.perf_refresh)
+		else if (thread_refresh())
 			ioctl(*p, PERF_EVENT_IOC_REFRESH, 1);
 		else
 			ioctl(*p, PERF_EVENT_IOC_ENABLE, 0);
@@ -597,7 +667,6 @@ static int process_start(void)
 	smp.cpu_sig = resolve_signal(sc_int(s, SC_SET_SAMPLING_CPUTIME_SIGNAL));
 	smp.wall_sig = resolve_signal(sc_int(s, SC_SET_SAMPLING_REALTIME_SIGNAL));
 	smp.cpu_timer_choice = !strcmp(timer, "perf") ? 1 : !strcmp(timer, "posix") ? 2 : 0;
-	smp.perf_refresh = smp.cpu_sig >= SIGRTMIN;
 	smp.period_ns = (uint64_t)(1e9 / sc_double(s, SC_SET_SAMPLING_FREQ));
 	if (smp.period_ns < 10000)
 		smp.period_ns = 10000;
@@ -632,6 +701,8 @@ static int process_start(void)
 	}
 	if (smp.wall_on)
 		atomic_store(&rt_guard_blocking, 1);
+	if (rt_signal_program_handles(smp.cpu_sig)) /* installed before we started */
+		rt_sampling_signal_taken(smp.cpu_sig);
 	return smp.cpu_on || smp.wall_on || smp.overflow_on ? 0 : -EINVAL;
 }
 

@@ -43,6 +43,8 @@ void rt_sampling_record_crash(void *ucontext);
  * are taken (one left pending would kill the new program); resumed if exec fails. */
 void rt_sampling_before_exec(void);
 void rt_sampling_exec_failed(void);
+/* sampling.c: the program installed a handler on sampler signal `sig` (signals.c). */
+void rt_sampling_signal_taken(int sig);
 
 /* counters.c: after a sample, write what the thread's CPU counters counted since its last
  * read (async-signal-safe; nothing when it has none). */
