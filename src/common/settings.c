@@ -228,6 +228,27 @@ static int invalid(char errmsg[SC_ERRMSG_MAX], const struct sc_setting_def *d, c
 	return -EINVAL;
 }
 
+/*
+ * Signals a sampler must not use: the synchronous ones (a fault re-executes the instruction,
+ * so our handler would be called forever, or a program's own would see our samples as
+ * crashes), those that cannot be caught, and the two glibc keeps for thread cancellation
+ * and set*id.
+ */
+static bool sampler_signal_refused(long sig)
+{
+	static const long refused[] = { 4, 5, 6, 7, 8, 9, 11, 19, 31, 32, 33 };
+
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++)
+		if (sig == refused[i])
+			return true;
+	return false;
+}
+
+#define SAMPLER_SIGNALS_VALID                                                                   \
+	"1..64 or -29..0 (SIGRTMAX-N), except the synchronous, uncatchable and glibc-internal " \
+	"signals 4 (SIGILL), 5 (SIGTRAP), 6 (SIGABRT), 7 (SIGBUS), 8 (SIGFPE), 9 (SIGKILL), "   \
+	"11 (SIGSEGV), 19 (SIGSTOP), 31 (SIGSYS), 32 and 33"
+
 /* Validate and canonicalize a LIST value: tokens joined by single spaces. */
 static int canonical_list(const struct sc_setting_def *d, const char *text, char **out,
 			  char errmsg[SC_ERRMSG_MAX])
@@ -299,6 +320,8 @@ int sc_settings_set(struct sc_settings *s, enum sc_setting_id id, const char *te
 				return invalid(errmsg, d, text, valid);
 			if (v < d->min || v > d->max || ((d->flags & SC_SF_GT_MIN) && v <= d->min))
 				return invalid(errmsg, d, text, valid);
+			if ((d->flags & SC_SF_SIGNAL) && sampler_signal_refused(v))
+				return invalid(errmsg, d, text, SAMPLER_SIGNALS_VALID);
 		}
 		nv.i = v;
 		nv.text = strdup(text);

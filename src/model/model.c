@@ -672,6 +672,8 @@ static int metadata_record(void *ctx, int32_t tid, const struct sc_record *rec, 
 			break;
 		}
 		t->period_ns[r->kind] = r->period_ns;
+		if (rec->flags & SC_SAMPLER_STARTS)
+			t->sampling_start_ts[r->kind] = r->ts;
 		t->mechanism[r->kind] = r->mechanism;
 		t->sampler_error[r->kind] = r->error;
 		break;
@@ -761,7 +763,9 @@ uint32_t sc_model_stack_of(struct sc_model *m, struct sc_image *img, int32_t tid
 /*
  * A sample's weight is the time it stands for: the thread CPU time (CPU sampler) or wall
  * time (wall sampler) since the thread's previous sample of the same kind. The first sample
- * of a thread covers at most one period since the thread began.
+ * of a thread covers at most one period since the thread began, except a wall-clock one
+ * whose sampler said when it started: it covers the time since then (a thread that blocks
+ * from its start takes its first sample when the call returns).
  */
 static double sample_weight(struct sc_thread *t, const struct sc_rec_sample *s)
 {
@@ -778,6 +782,8 @@ static double sample_weight(struct sc_thread *t, const struct sc_rec_sample *s)
 	} else {
 		if (t->samples[k])
 			delta = s->ts > t->last_sample_ts[k] ? s->ts - t->last_sample_ts[k] : 0;
+		else if (t->sampling_start_ts[k] && s->ts > t->sampling_start_ts[k])
+			return (double)(s->ts - t->sampling_start_ts[k]) * 1e-9;
 		else
 			delta = t->begin_ts && s->ts > t->begin_ts ? s->ts - t->begin_ts : period;
 	}

@@ -60,7 +60,8 @@ struct sc_thread {
 	double seconds[SC_KINDS]; /* summed sample weights */
 	uint64_t first_sample_ts[SC_KINDS], last_sample_ts[SC_KINDS];
 	uint64_t last_cpu[SC_KINDS];
-	uint64_t period_ns[SC_KINDS]; /* requested sampling period, from SAMPLER records */
+	uint64_t period_ns[SC_KINDS];	      /* requested sampling period, from SAMPLER records */
+	uint64_t sampling_start_ts[SC_KINDS]; /* SAMPLER records with SC_SAMPLER_STARTS, or 0 */
 	uint64_t throttled_period_ns[SC_KINDS]; /* raised by the runtime to spare the program */
 	uint16_t mechanism[SC_KINDS];		/* enum sc_sampler_mechanism, 0 = none */
 	int32_t sampler_error[SC_KINDS];

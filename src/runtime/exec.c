@@ -14,6 +14,7 @@
  * are the process the runtime was started in.
  */
 #include "rt.h"
+#include "sources/source.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -165,14 +166,17 @@ static void before_exec(const char *path)
 	rec.path_len = (uint32_t)strlen(path) + 1;
 	rt_record(SC_REC_EXEC, 0, &rec.ts, sizeof(rec) - sizeof(rec.hdr), path, rec.path_len);
 	rt_set_end(SC_END_EXEC, 0);
+	rt_sampling_before_exec();
 }
 
 static void exec_failed(void)
 {
 	int saved_errno = errno;
 
-	if (in_own_process())
+	if (in_own_process()) {
 		rt_set_end(SC_END_RUNNING, 0);
+		rt_sampling_exec_failed();
+	}
 	errno = saved_errno;
 }
 

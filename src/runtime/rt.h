@@ -250,11 +250,16 @@ typedef void (*rt_sig_handler)(int, siginfo_t *, void *);
 int rt_signal_claim(int sig, rt_sig_handler handler);
 /* True when the program installed a handler of its own for `sig` (one syscope claimed). */
 bool rt_signal_program_handles(int sig);
+/* True when neither syscope nor the program has a handler on `sig`. */
+bool rt_signal_unused(int sig);
 /* Forward a signal that is not syscope's to the handler the program installed. */
 void rt_signal_forward(int sig, siginfo_t *si, void *uc);
 void rt_signals_install_fatal(void);
 void rt_signals_sampler_set(sigset_t *set); /* the sampler signals in use */
 extern atomic_int rt_guard_blocking;	    /* wrap_block.c guards blocking calls */
+/* Per thread: sampler signals taken, and signals handed to the program's handlers (a call
+ * that failed with EINTR while only the first count grew was cut short by a sample). */
+extern RT_TLS volatile unsigned rt_sampler_interrupts, rt_program_interrupts;
 
 /* ---- real libc entry points, resolved once (interpose.c) ---- */
 struct rt_real {

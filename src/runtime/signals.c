@@ -2,8 +2,8 @@
 /*
  * Signals the runtime uses, kept out of the program's way.
  *
- * Sampler signals (real-time signals near SIGRTMAX by default) are claimed: syscope's handler
- * stays installed, and the program's sigaction()/signal() calls on them are emulated: the
+ * Sampler signals (SIGSTKFLT and a real-time signal near SIGRTMAX by default, or any the
+ * user chose) are claimed: syscope's handler stays installed, and the program's sigaction()/signal() calls on them are emulated: the
  * program sees and replaces only its own handler, which syscope's handler calls for any
  * signal that did not come from a syscope timer. sigprocmask()/pthread_sigmask() never block
  * them, so a program that blocks everything is still sampled (and its signal queue cannot
@@ -33,6 +33,7 @@ static struct sig_state sigs[_NSIG];
 static sigset_t sampler_sigs;
 
 atomic_int rt_guard_blocking;
+RT_TLS volatile unsigned rt_sampler_interrupts, rt_program_interrupts;
 
 void rt_signals_sampler_set(sigset_t *set)
 {
@@ -96,24 +97,54 @@ bool rt_signal_program_handles(int sig)
 	       sigs[sig].program.sa_handler != SIG_IGN;
 }
 
+/* The program's handler, with the signals its sa_mask names blocked as the kernel would. */
+static void call_program_handler(const struct sigaction *act, int sig, siginfo_t *si, void *uc)
+{
+	bool masked = !sigisemptyset(&act->sa_mask);
+	sigset_t old;
+
+	if (masked)
+		masked = !RT_REAL(pthread_sigmask)(SIG_BLOCK, &act->sa_mask, &old);
+	if (act->sa_flags & SA_SIGINFO) {
+		if (act->sa_sigaction)
+			act->sa_sigaction(sig, si, uc);
+	} else {
+		act->sa_handler(sig);
+	}
+	if (masked)
+		rt_real.pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+bool rt_signal_unused(int sig)
+{
+	struct sigaction cur;
+
+	return valid_sig(sig) && !sigs[sig].ours && !RT_REAL(sigaction)(sig, NULL, &cur) &&
+	       !(cur.sa_flags & SA_SIGINFO) && cur.sa_handler == SIG_DFL;
+}
+
 void rt_signal_forward(int sig, siginfo_t *si, void *uc)
 {
 	struct sig_state *st = &sigs[sig];
 	struct sigaction act;
 
+	rt_program_interrupts++;
 	if (!st->program_set) {
 		default_action(sig); /* the program never handled it: as if we were not there */
 		return;
 	}
 	act = st->program;
-	if (act.sa_flags & SA_SIGINFO) {
-		if (act.sa_sigaction)
-			act.sa_sigaction(sig, si, uc);
-	} else if (act.sa_handler == SIG_DFL) {
+	if (!(act.sa_flags & SA_SIGINFO) && act.sa_handler == SIG_DFL) {
 		default_action(sig);
-	} else if (act.sa_handler != SIG_IGN) {
-		act.sa_handler(sig);
+		return;
 	}
+	if (!(act.sa_flags & SA_SIGINFO) && act.sa_handler == SIG_IGN)
+		return;
+	if (act.sa_flags & SA_RESETHAND) { /* as the kernel would: one delivery, then default */
+		memset(&st->program, 0, sizeof(st->program));
+		st->program.sa_handler = SIG_DFL;
+	}
+	call_program_handler(&act, sig, si, uc);
 }
 
 RT_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
@@ -139,6 +170,8 @@ RT_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *
 		}
 		st->program = *act;
 		st->program_set = true;
+		if (rt_signal_program_handles(sig))
+			rt_sampling_signal_taken(sig);
 		return 0;
 	}
 	return RT_REAL(sigaction)(sig, act, old);

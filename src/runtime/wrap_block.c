@@ -1,13 +1,21 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Blocking calls that a signal handler would cut short even with SA_RESTART: sleeps, poll,
- * select, epoll, sigsuspend, sigwaitinfo, sem_timedwait (see signal(7)). A wall-clock
- * sampler interrupts blocked threads, so without these wrappers sleep(1) could return early
- * under syscope. While such a call blocks, the sampler signals are blocked too; the sample
- * that comes due is taken when the call returns, and its weight covers the time blocked.
+ * Blocking calls that a signal handler would cut short even with SA_RESTART, every one that
+ * signal(7) lists: sleeps, pause, poll, select, epoll, sigsuspend, sigwaitinfo, sem waits,
+ * System V semaphores and messages, and socket calls on a socket with a timeout
+ * (SO_RCVTIMEO, SO_SNDTIMEO). A wall-clock sampler interrupts blocked threads, so without
+ * these wrappers sleep(1) could return early under syscope. While such a call blocks, the
+ * sampler signals are blocked too; the sample that comes due is taken when the call returns,
+ * and its weight covers the time blocked. (io_getevents has no libc entry point to wrap.)
  *
- * Only active when a sampler that can interrupt blocked threads is on (rt_guard_blocking):
- * the perf CPU-time sampler only fires while the thread runs in user space.
+ * Socket calls and read/write: blocking around every one would cost two system calls each,
+ * so only sockets known to have a timeout are guarded: those the program gave one with
+ * setsockopt and those accepted from them. A socket we did not see get its timeout (a
+ * duplicate, one inherited or received) is learned the first time one of our samples alone
+ * cuts a call on it short: the call is then made again, guarded, as the kernel would have
+ * gone on without us.
+ *
+ * Only active when a sampler that can interrupt blocked threads is on (rt_guard_blocking).
  */
 #include "rt.h"
 
@@ -15,7 +23,11 @@
 #include <poll.h>
 #include <semaphore.h>
 #include <sys/epoll.h>
+#include <sys/msg.h>
 #include <sys/select.h>
+#include <sys/sem.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -27,11 +39,16 @@
 			real_##name = (__typeof__(real_##name))rt_real_lookup(#name); \
 	} while (0)
 
+static bool guard_wanted(void)
+{
+	return atomic_load_explicit(&rt_guard_blocking, memory_order_relaxed) && rt_active();
+}
+
 static bool guard_begin(sigset_t *old)
 {
 	sigset_t block;
 
-	if (!atomic_load_explicit(&rt_guard_blocking, memory_order_relaxed) || !rt_active())
+	if (!guard_wanted())
 		return false;
 	rt_signals_sampler_set(&block);
 	return !RT_REAL(pthread_sigmask)(SIG_BLOCK, &block, old);
@@ -52,7 +69,7 @@ static const sigset_t *guarded_mask(const sigset_t *mask, sigset_t *copy)
 {
 	sigset_t block;
 
-	if (!atomic_load_explicit(&rt_guard_blocking, memory_order_relaxed) || !rt_active())
+	if (!guard_wanted())
 		return mask;
 	if (mask)
 		*copy = *mask;
@@ -198,4 +215,337 @@ RT_EXPORT int sem_wait(sem_t *sem)
 {
 	RESOLVE(sem_wait);
 	GUARDED(int, REAL(sem_wait)(sem));
+}
+
+DECLARE_REAL(int, sem_clockwait, sem_t *, clockid_t, const struct timespec *);
+RT_EXPORT int sem_clockwait(sem_t *sem, clockid_t clock, const struct timespec *abstime)
+{
+	RESOLVE(sem_clockwait);
+	GUARDED(int, REAL(sem_clockwait)(sem, clock, abstime));
+}
+
+DECLARE_REAL(int, epoll_pwait2, int, struct epoll_event *, int, const struct timespec *,
+	     const sigset_t *);
+RT_EXPORT int epoll_pwait2(int epfd, struct epoll_event *ev, int max, const struct timespec *tmo,
+			   const sigset_t *mask)
+{
+	sigset_t copy;
+
+	RESOLVE(epoll_pwait2);
+	return REAL(epoll_pwait2)(epfd, ev, max, tmo, guarded_mask(mask, &copy));
+}
+
+/* ---- System V IPC: never restarted after a handler ---- */
+
+DECLARE_REAL(int, semop, int, struct sembuf *, size_t);
+RT_EXPORT int semop(int id, struct sembuf *ops, size_t n)
+{
+	RESOLVE(semop);
+	GUARDED(int, REAL(semop)(id, ops, n));
+}
+
+DECLARE_REAL(int, semtimedop, int, struct sembuf *, size_t, const struct timespec *);
+RT_EXPORT int semtimedop(int id, struct sembuf *ops, size_t n, const struct timespec *tmo)
+{
+	RESOLVE(semtimedop);
+	GUARDED(int, REAL(semtimedop)(id, ops, n, tmo));
+}
+
+DECLARE_REAL(ssize_t, msgrcv, int, void *, size_t, long, int);
+RT_EXPORT ssize_t msgrcv(int id, void *msg, size_t size, long type, int flags)
+{
+	RESOLVE(msgrcv);
+	GUARDED(ssize_t, REAL(msgrcv)(id, msg, size, type, flags));
+}
+
+DECLARE_REAL(int, msgsnd, int, const void *, size_t, int);
+RT_EXPORT int msgsnd(int id, const void *msg, size_t size, int flags)
+{
+	RESOLVE(msgsnd);
+	GUARDED(int, REAL(msgsnd)(id, msg, size, flags));
+}
+
+/* ---- sockets with a timeout ---- */
+
+#define TIMED_FD_LIMIT 65536
+#define BITS_PER_WORD (8 * sizeof(unsigned long))
+
+/* Descriptors known to be sockets with a timeout; a stale bit only costs a guard. */
+static _Atomic unsigned long timed_sockets[TIMED_FD_LIMIT / BITS_PER_WORD];
+
+enum sock_dir {
+	SOCK_RECV,
+	SOCK_SEND
+};
+
+static bool timed_socket_known(int fd)
+{
+	return fd >= 0 && fd < TIMED_FD_LIMIT &&
+	       (atomic_load_explicit(&timed_sockets[fd / BITS_PER_WORD], memory_order_relaxed) &
+		(1ul << (fd % BITS_PER_WORD)));
+}
+
+static void mark_timed_socket(int fd, bool timed)
+{
+	unsigned long bit;
+
+	if (fd < 0 || fd >= TIMED_FD_LIMIT)
+		return;
+	bit = 1ul << (fd % BITS_PER_WORD);
+	if (timed)
+		atomic_fetch_or_explicit(&timed_sockets[fd / BITS_PER_WORD], bit,
+					 memory_order_relaxed);
+	else
+		atomic_fetch_and_explicit(&timed_sockets[fd / BITS_PER_WORD], ~bit,
+					  memory_order_relaxed);
+}
+
+/*
+ * After a call on `fd` failed with EINTR: was it cut short by our samples alone (no signal
+ * reached the program's handlers through us), on a socket whose timeout keeps the kernel from
+ * restarting it? Then the socket is remembered, and the caller makes the call again, guarded.
+ */
+static bool cut_short_by_sample(int fd, enum sock_dir dir, unsigned samples_before,
+				unsigned program_before)
+{
+	int saved_errno = errno;
+	struct timeval tv = { 0 };
+	socklen_t len = sizeof(tv);
+	bool ours = rt_sampler_interrupts != samples_before &&
+		    rt_program_interrupts == program_before &&
+		    !getsockopt(fd, SOL_SOCKET, dir == SOCK_RECV ? SO_RCVTIMEO : SO_SNDTIMEO, &tv,
+				&len) &&
+		    (tv.tv_sec || tv.tv_usec);
+
+	if (ours)
+		mark_timed_socket(fd, true);
+	errno = saved_errno;
+	return ours;
+}
+
+/* A call on descriptor `fd` that only a socket timeout makes interruptible. */
+#define SOCKET_CALL(type, fd, dir, call)                              \
+	do {                                                          \
+		unsigned samples_, program_;                          \
+		type rc1_;                                            \
+		if (!guard_wanted())                                  \
+			return (call);                                \
+		if (timed_socket_known(fd))                           \
+			GUARDED(type, call);                          \
+		samples_ = rt_sampler_interrupts;                     \
+		program_ = rt_program_interrupts;                     \
+		rc1_ = (call);                                        \
+		if (rc1_ == -1 && errno == EINTR &&                   \
+		    cut_short_by_sample(fd, dir, samples_, program_)) \
+			GUARDED(type, call);                          \
+		return rc1_;                                          \
+	} while (0)
+
+static bool is_timeout_option(int level, int name)
+{
+	return level == SOL_SOCKET && (name == SO_RCVTIMEO || name == SO_SNDTIMEO
+#ifdef SO_RCVTIMEO_NEW
+				       || name == SO_RCVTIMEO_NEW || name == SO_SNDTIMEO_NEW
+#endif
+#ifdef SO_RCVTIMEO_OLD
+				       || name == SO_RCVTIMEO_OLD || name == SO_SNDTIMEO_OLD
+#endif
+				      );
+}
+
+static bool nonzero(const void *value, socklen_t len)
+{
+	const unsigned char *b = value;
+
+	for (socklen_t i = 0; value && i < len; i++)
+		if (b[i])
+			return true;
+	return false;
+}
+
+DECLARE_REAL(int, setsockopt, int, int, int, const void *, socklen_t);
+RT_EXPORT int setsockopt(int fd, int level, int name, const void *value, socklen_t len)
+{
+	int rc;
+
+	RESOLVE(setsockopt);
+	rc = REAL(setsockopt)(fd, level, name, value, len);
+	if (!rc && is_timeout_option(level, name) && nonzero(value, len))
+		mark_timed_socket(fd, true);
+	return rc;
+}
+
+/* An accepted socket inherits the listening socket's timeouts. */
+static int accepted(int listener, int fd)
+{
+	if (fd >= 0)
+		mark_timed_socket(fd, timed_socket_known(listener));
+	return fd;
+}
+
+DECLARE_REAL(int, accept, int, __SOCKADDR_ARG, socklen_t *);
+static int accept_call(int fd, __SOCKADDR_ARG addr, socklen_t *len)
+{
+	SOCKET_CALL(int, fd, SOCK_RECV, REAL(accept)(fd, addr, len));
+}
+
+RT_EXPORT int accept(int fd, __SOCKADDR_ARG addr, socklen_t *restrict len)
+{
+	RESOLVE(accept);
+	return accepted(fd, accept_call(fd, addr, len));
+}
+
+DECLARE_REAL(int, accept4, int, __SOCKADDR_ARG, socklen_t *, int);
+static int accept4_call(int fd, __SOCKADDR_ARG addr, socklen_t *len, int flags)
+{
+	SOCKET_CALL(int, fd, SOCK_RECV, REAL(accept4)(fd, addr, len, flags));
+}
+
+RT_EXPORT int accept4(int fd, __SOCKADDR_ARG addr, socklen_t *restrict len, int flags)
+{
+	RESOLVE(accept4);
+	return accepted(fd, accept4_call(fd, addr, len, flags));
+}
+
+/* connect cannot be made again once cut short (the connection goes on), so it is always
+ * guarded: a blocking connect with SO_SNDTIMEO would otherwise return EINTR. */
+DECLARE_REAL(int, connect, int, __CONST_SOCKADDR_ARG, socklen_t);
+RT_EXPORT int connect(int fd, __CONST_SOCKADDR_ARG addr, socklen_t len)
+{
+	RESOLVE(connect);
+	GUARDED(int, REAL(connect)(fd, addr, len));
+}
+
+DECLARE_REAL(ssize_t, recv, int, void *, size_t, int);
+RT_EXPORT ssize_t recv(int fd, void *buf, size_t n, int flags)
+{
+	RESOLVE(recv);
+	SOCKET_CALL(ssize_t, fd, SOCK_RECV, REAL(recv)(fd, buf, n, flags));
+}
+
+DECLARE_REAL(ssize_t, recvfrom, int, void *, size_t, int, __SOCKADDR_ARG, socklen_t *);
+RT_EXPORT ssize_t recvfrom(int fd, void *restrict buf, size_t n, int flags, __SOCKADDR_ARG addr,
+			   socklen_t *restrict len)
+{
+	RESOLVE(recvfrom);
+	SOCKET_CALL(ssize_t, fd, SOCK_RECV, REAL(recvfrom)(fd, buf, n, flags, addr, len));
+}
+
+DECLARE_REAL(ssize_t, recvmsg, int, struct msghdr *, int);
+RT_EXPORT ssize_t recvmsg(int fd, struct msghdr *msg, int flags)
+{
+	RESOLVE(recvmsg);
+	SOCKET_CALL(ssize_t, fd, SOCK_RECV, REAL(recvmsg)(fd, msg, flags));
+}
+
+/* With a timeout of its own, recvmmsg is never restarted, whatever the socket's timeouts. */
+DECLARE_REAL(int, recvmmsg, int, struct mmsghdr *, unsigned, int, struct timespec *);
+RT_EXPORT int recvmmsg(int fd, struct mmsghdr *v, unsigned n, int flags, struct timespec *tmo)
+{
+	RESOLVE(recvmmsg);
+	if (tmo)
+		GUARDED(int, REAL(recvmmsg)(fd, v, n, flags, tmo));
+	SOCKET_CALL(int, fd, SOCK_RECV, REAL(recvmmsg)(fd, v, n, flags, tmo));
+}
+
+DECLARE_REAL(ssize_t, send, int, const void *, size_t, int);
+RT_EXPORT ssize_t send(int fd, const void *buf, size_t n, int flags)
+{
+	RESOLVE(send);
+	SOCKET_CALL(ssize_t, fd, SOCK_SEND, REAL(send)(fd, buf, n, flags));
+}
+
+DECLARE_REAL(ssize_t, sendto, int, const void *, size_t, int, __CONST_SOCKADDR_ARG, socklen_t);
+RT_EXPORT ssize_t sendto(int fd, const void *buf, size_t n, int flags, __CONST_SOCKADDR_ARG addr,
+			 socklen_t len)
+{
+	RESOLVE(sendto);
+	SOCKET_CALL(ssize_t, fd, SOCK_SEND, REAL(sendto)(fd, buf, n, flags, addr, len));
+}
+
+DECLARE_REAL(ssize_t, sendmsg, int, const struct msghdr *, int);
+RT_EXPORT ssize_t sendmsg(int fd, const struct msghdr *msg, int flags)
+{
+	RESOLVE(sendmsg);
+	SOCKET_CALL(ssize_t, fd, SOCK_SEND, REAL(sendmsg)(fd, msg, flags));
+}
+
+DECLARE_REAL(int, sendmmsg, int, struct mmsghdr *, unsigned, int);
+RT_EXPORT int sendmmsg(int fd, struct mmsghdr *v, unsigned n, int flags)
+{
+	RESOLVE(sendmmsg);
+	SOCKET_CALL(int, fd, SOCK_SEND, REAL(sendmmsg)(fd, v, n, flags));
+}
+
+/* read and write on a socket behave as recv and send. */
+DECLARE_REAL(ssize_t, read, int, void *, size_t);
+RT_EXPORT ssize_t read(int fd, void *buf, size_t n)
+{
+	RESOLVE(read);
+	SOCKET_CALL(ssize_t, fd, SOCK_RECV, REAL(read)(fd, buf, n));
+}
+
+DECLARE_REAL(ssize_t, readv, int, const struct iovec *, int);
+RT_EXPORT ssize_t readv(int fd, const struct iovec *iov, int n)
+{
+	RESOLVE(readv);
+	SOCKET_CALL(ssize_t, fd, SOCK_RECV, REAL(readv)(fd, iov, n));
+}
+
+DECLARE_REAL(ssize_t, write, int, const void *, size_t);
+RT_EXPORT ssize_t write(int fd, const void *buf, size_t n)
+{
+	RESOLVE(write);
+	SOCKET_CALL(ssize_t, fd, SOCK_SEND, REAL(write)(fd, buf, n));
+}
+
+DECLARE_REAL(ssize_t, writev, int, const struct iovec *, int);
+RT_EXPORT ssize_t writev(int fd, const struct iovec *iov, int n)
+{
+	RESOLVE(writev);
+	SOCKET_CALL(ssize_t, fd, SOCK_SEND, REAL(writev)(fd, iov, n));
+}
+
+/* The fortified entry points (_FORTIFY_SOURCE) that programs call instead. */
+ssize_t __read_chk(int fd, void *buf, size_t n, size_t buflen);
+ssize_t __recv_chk(int fd, void *buf, size_t n, size_t buflen, int flags);
+ssize_t __recvfrom_chk(int fd, void *buf, size_t n, size_t buflen, int flags, __SOCKADDR_ARG addr,
+		       socklen_t *len);
+
+DECLARE_REAL(ssize_t, __read_chk, int, void *, size_t, size_t);
+RT_EXPORT ssize_t __read_chk(int fd, void *buf, size_t n, size_t buflen)
+{
+	RESOLVE(__read_chk);
+	SOCKET_CALL(ssize_t, fd, SOCK_RECV, REAL(__read_chk)(fd, buf, n, buflen));
+}
+
+DECLARE_REAL(ssize_t, __recv_chk, int, void *, size_t, size_t, int);
+RT_EXPORT ssize_t __recv_chk(int fd, void *buf, size_t n, size_t buflen, int flags)
+{
+	RESOLVE(__recv_chk);
+	SOCKET_CALL(ssize_t, fd, SOCK_RECV, REAL(__recv_chk)(fd, buf, n, buflen, flags));
+}
+
+DECLARE_REAL(ssize_t, __recvfrom_chk, int, void *, size_t, size_t, int, __SOCKADDR_ARG,
+	     socklen_t *);
+RT_EXPORT ssize_t __recvfrom_chk(int fd, void *buf, size_t n, size_t buflen, int flags,
+				 __SOCKADDR_ARG addr, socklen_t *len)
+{
+	RESOLVE(__recvfrom_chk);
+	SOCKET_CALL(ssize_t, fd, SOCK_RECV,
+		    REAL(__recvfrom_chk)(fd, buf, n, buflen, flags, addr, len));
+}
+
+/*
+ * The runtime itself reads and writes (a PMC group in the sampler's handler, /proc files),
+ * and those calls reach the wrappers above: resolve them before any sampler is armed (a
+ * priority before the runtime's constructor), since dlsym is not async-signal-safe.
+ */
+__attribute__((constructor(101))) static void resolve_io_calls(void)
+{
+	RESOLVE(read);
+	RESOLVE(readv);
+	RESOLVE(write);
+	RESOLVE(writev);
+	RESOLVE(__read_chk);
 }

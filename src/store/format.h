@@ -277,6 +277,9 @@ enum sc_sampler_mechanism {
 /* hdr.flags of a SAMPLER record: the period was raised by throttling; period_ns is the last
  * one the thread used. */
 #define SC_SAMPLER_THROTTLED 0x1u
+/* hdr.flags of a SAMPLER record: ts is when the thread's sampling starts (after any delay),
+ * which is where its first sample's time begins. */
+#define SC_SAMPLER_STARTS 0x2u
 
 struct sc_rec_sampler {
 	struct sc_record hdr;

@@ -47,7 +47,6 @@
 static struct {
 	bool cpu_on, wall_on, overflow_on;
 	struct perf_event_attr overflow_attr; /* with its sample period */
-	bool perf_refresh; /* re-arm the perf event after each overflow (real-time signal) */
 	int cpu_sig, wall_sig;
 	int cpu_timer_choice; /* 0 auto, 1 perf, 2 posix */
 	uint64_t period_ns;
@@ -56,7 +55,27 @@ static struct {
 	bool tid_filter;
 	unsigned long tids[MAX_TID_FILTER / (8 * sizeof(unsigned long))];
 	atomic_int perf_failed_noted, posix_used;
+	atomic_int perf_user_only; /* kernel-mode counting was refused: don't ask again */
+	atomic_int user_only_noted;
+	atomic_int moved_sig; /* 0, or the real-time signal the CPU samplers moved to */
 } smp;
+
+/* The signal this thread's CPU samplers were armed with (0: none yet). */
+static RT_TLS int thread_cpu_sig;
+
+/* The signal a CPU sampler armed now uses, and whether that signal queues (then perf events
+ * are re-armed one overflow at a time, so that they cannot fill the signal queue). */
+static int cpu_signal(void)
+{
+	int moved = atomic_load_explicit(&smp.moved_sig, memory_order_relaxed);
+
+	return moved ? moved : smp.cpu_sig;
+}
+
+static bool thread_refresh(void)
+{
+	return (thread_cpu_sig ? thread_cpu_sig : cpu_signal()) >= SIGRTMIN;
+}
 
 static int resolve_signal(long spec)
 {
@@ -74,10 +93,12 @@ static bool thread_selected(const struct rt_thread *t)
 	return smp.tids[t->index / bits] & (1ul << (t->index % bits));
 }
 
+/* A thread's sampler of `kind`, armed (error 0) or not; its time starts after any delay. */
 static void record_sampler(uint16_t kind, uint16_t mechanism, int error)
 {
+	uint64_t now = rt_now_ns();
 	struct sc_rec_sampler r = {
-		.ts = rt_now_ns(),
+		.ts = now > smp.start_ns ? now : smp.start_ns,
 		.period_ns = kind == SC_SAMPLE_OVERFLOW ? smp.overflow_attr.sample_period
 							: smp.period_ns,
 		.kind = kind,
@@ -85,7 +106,8 @@ static void record_sampler(uint16_t kind, uint16_t mechanism, int error)
 		.error = error,
 	};
 
-	rt_record(SC_REC_SAMPLER, 0, &r.ts, sizeof(r) - sizeof(r.hdr), NULL, 0);
+	rt_record(SC_REC_SAMPLER, error ? 0 : SC_SAMPLER_STARTS, &r.ts, sizeof(r) - sizeof(r.hdr),
+		  NULL, 0);
 }
 
 /* Record one sample; returns the thread CPU time at its start (0 when nothing recorded). */
@@ -142,6 +164,15 @@ static struct itimerspec interval(uint64_t ns)
 	return its;
 }
 
+/* With a user-only task clock (arm_kernel_time_timer), a perf sample restarts the
+ * kernel-time timer's period. */
+static void push_kernel_time_timer(struct rt_thread *t)
+{
+	struct itimerspec its = interval(t->period_ns[0]);
+
+	timer_settime(t->cpu_timer, 0, &its, NULL);
+}
+
 /*
  * A sampler must never starve the program: when taking a sample costs more than a quarter
  * of the period (very high rates, slow unwinds, virtual machines where signals are costly),
@@ -182,6 +213,11 @@ static void throttle(struct rt_thread *t, uint16_t kind, bool perf, uint64_t cos
 	t->throttled++;
 }
 
+/* The thread's last closed perf event, whose overflow may still be pending. */
+static RT_TLS int retired_perf_fd = -1;
+
+static void move_cpu_samplers(struct rt_thread *t);
+
 static void on_sample(int sig, siginfo_t *si, void *uc)
 {
 	struct rt_thread *t = &rt_self;
@@ -190,19 +226,22 @@ static void on_sample(int sig, siginfo_t *si, void *uc)
 	bool perf = false, stop = false;
 	int fd = -1; /* the perf event that overflowed */
 
-	if (sig == smp.cpu_sig && si->si_code >= POLL_IN && si->si_code <= POLL_HUP &&
-	    !rt_signal_program_handles(sig)) {
-		/* An overflow of a perf event: ours, unless the program itself asked for this
-		 * signal on a descriptor of its own. One that comes after the thread closed its
+	if ((sig == smp.cpu_sig || sig == thread_cpu_sig) && si->si_code >= POLL_IN &&
+	    si->si_code <= POLL_HUP) {
+		/* An overflow of one of our perf events is told apart by its descriptor; the
+		 * program may use the same signal on descriptors of its own (F_SETSIG), or send
+		 * it with kill(), and then gets it. One that comes after the thread closed its
 		 * event (it was pending then) is dropped. */
 		if (t->perf_fd >= 0 && si->si_fd == t->perf_fd)
 			kind = SC_SAMPLE_CPUTIME;
 		else if (t->overflow_fd >= 0 && si->si_fd == t->overflow_fd)
 			kind = SC_SAMPLE_OVERFLOW;
-		else
+		else if (si->si_fd == retired_perf_fd || !rt_signal_program_handles(sig))
 			goto out;
-		fd = si->si_fd;
-		perf = true;
+		if (kind) {
+			fd = si->si_fd;
+			perf = true;
+		}
 	} else if (si->si_code == SI_TIMER && si->si_value.sival_int == COOKIE_CPU) {
 		kind = SC_SAMPLE_CPUTIME;
 	} else if (si->si_code == SI_TIMER && si->si_value.sival_int == COOKIE_WALL) {
@@ -212,6 +251,7 @@ static void on_sample(int sig, siginfo_t *si, void *uc)
 		rt_signal_forward(sig, si, uc); /* the program's own use of this signal */
 		goto out;
 	}
+	rt_sampler_interrupts++;
 	if (!rt_active() || t->state != RT_THREAD_ACTIVE) {
 		stop = true;
 		goto out;
@@ -238,8 +278,11 @@ static void on_sample(int sig, siginfo_t *si, void *uc)
 			/* What a sample costs, in this thread's CPU time (wall time would count
 			 * preemption as cost on a busy machine): measured on one sample in
 			 * eight, which is enough for the moving average. */
-			if (cpu && kind != SC_SAMPLE_OVERFLOW && !(++t->cost_probe & 7))
+			if (cpu && kind != SC_SAMPLE_OVERFLOW && (perf || t->perf_fd < 0) &&
+			    !(++t->cost_probe & 7))
 				throttle(t, kind, perf, rt_thread_cpu_ns() - cpu);
+			if (kind == SC_SAMPLE_CPUTIME && perf && t->has_cpu_timer)
+				push_kernel_time_timer(t);
 		}
 		t->in_sampler = 0;
 	} else {
@@ -249,26 +292,30 @@ out:
 	if (perf) {
 		if (stop)
 			ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
-		else if (smp.perf_refresh)
+		else if (thread_refresh())
 			ioctl(fd, PERF_EVENT_IOC_REFRESH, 1);
 	}
+	if (kind && kind != SC_SAMPLE_REALTIME && thread_cpu_sig != cpu_signal() && !stop)
+		move_cpu_samplers(t);
 	errno = saved_errno;
 }
 
-/* A perf event of this thread that signals it at each overflow; into *out. */
-static int open_perf_sampler(struct rt_thread *t, struct perf_event_attr *a, int *out)
+/* A perf event of this thread that signals it at each overflow; into *out. User space only
+ * unless `kernel` (which needs CAP_PERFMON or perf_event_paranoid <= 1). */
+static int open_perf_sampler(struct rt_thread *t, struct perf_event_attr *a, bool kernel, int *out)
 {
 	struct f_owner_ex owner = { .type = F_OWNER_TID, .pid = t->tid };
 	int fd;
 
 	a->disabled = 1;
-	a->exclude_kernel = 1; /* user space only: allowed at perf_event_paranoid 2 */
+	a->exclude_kernel = !kernel;
 	a->exclude_hv = 1;
 	fd = (int)syscall(SYS_perf_event_open, a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
 	if (fd < 0)
 		return -errno;
 	fd = rt_fd_adopt(fd);
-	if (fcntl(fd, F_SETFL, O_ASYNC) || fcntl(fd, F_SETSIG, smp.cpu_sig) ||
+	thread_cpu_sig = cpu_signal();
+	if (fcntl(fd, F_SETFL, O_ASYNC) || fcntl(fd, F_SETSIG, thread_cpu_sig) ||
 	    fcntl(fd, F_SETOWN_EX, &owner) || ioctl(fd, PERF_EVENT_IOC_RESET, 0)) {
 		int err = -errno;
 
@@ -276,7 +323,7 @@ static int open_perf_sampler(struct rt_thread *t, struct perf_event_attr *a, int
 		return err;
 	}
 	*out = fd;
-	if (smp.perf_refresh ? ioctl(fd, PERF_EVENT_IOC_REFRESH, 1)
+	if (thread_refresh() ? ioctl(fd, PERF_EVENT_IOC_REFRESH, 1)
 			     : ioctl(fd, PERF_EVENT_IOC_ENABLE, 0)) {
 		int err = -errno;
 
@@ -287,16 +334,56 @@ static int open_perf_sampler(struct rt_thread *t, struct perf_event_attr *a, int
 	return 0;
 }
 
-static int open_perf_clock(struct rt_thread *t)
+static int arm_posix(struct rt_thread *t, clockid_t clock, int sig, int cookie, timer_t *out);
+static int arm_cpu_timer(struct rt_thread *t);
+
+/*
+ * The thread's task clock, counting user and kernel time where allowed: an overflow in the
+ * kernel (a page fault, a system call) is signalled on the way back to user space, so the
+ * sample lands on the user stack that entered the kernel. Where only user time may be
+ * counted (perf_event_paranoid 2 without privileges), *user_only says so.
+ */
+static int open_perf_clock(struct rt_thread *t, bool *user_only)
 {
 	struct perf_event_attr a;
+	int err = -EACCES;
 
 	memset(&a, 0, sizeof(a));
 	a.type = PERF_TYPE_SOFTWARE;
 	a.size = sizeof(a);
 	a.config = PERF_COUNT_SW_TASK_CLOCK;
 	a.sample_period = smp.period_ns;
-	return open_perf_sampler(t, &a, &t->perf_fd);
+	if (!atomic_load(&smp.perf_user_only)) {
+		err = open_perf_sampler(t, &a, true, &t->perf_fd);
+		if (err != -EACCES && err != -EPERM)
+			return err;
+		atomic_store(&smp.perf_user_only, 1);
+	}
+	*user_only = true;
+	return open_perf_sampler(t, &a, false, &t->perf_fd);
+}
+
+/*
+ * A task clock that counts user time only never fires in the kernel, so page faults and
+ * system calls would go unsampled. A POSIX CPU-time timer counts both; each perf sample
+ * pushes it one period further, so it fires only after a period of CPU time without a perf
+ * sample: time spent in the kernel. Weights stay honest (the reader weighs every sample by
+ * the thread CPU time since the previous one).
+ */
+static void arm_kernel_time_timer(struct rt_thread *t)
+{
+	int err = arm_cpu_timer(t);
+
+	t->has_cpu_timer = !err;
+	if (!err)
+		atomic_store(&rt_guard_blocking, 1); /* it can interrupt sleeping calls */
+	if (!atomic_exchange(&smp.user_only_noted, 1))
+		rt_note(SC_NOTE_INFO,
+			"CPU-time sampling: perf may count user time only here "
+			"(perf_event_paranoid > 1 without CAP_PERFMON); time in the kernel is "
+			"sampled by a POSIX CPU-time timer%s",
+			err ? ", which could not be armed: kernel time goes to the next sample"
+			    : " (at most at the scheduler tick rate)");
 }
 
 static int arm_posix(struct rt_thread *t, clockid_t clock, int sig, int cookie, timer_t *out)
@@ -327,14 +414,64 @@ static int arm_posix(struct rt_thread *t, clockid_t clock, int sig, int cookie, 
 	return 0;
 }
 
+static int arm_cpu_timer(struct rt_thread *t)
+{
+	thread_cpu_sig = cpu_signal();
+	return arm_posix(t, CLOCK_THREAD_CPUTIME_ID, thread_cpu_sig, COOKIE_CPU, &t->cpu_timer);
+}
+
+/*
+ * The program installed a handler on the CPU samplers' standard signal: a standard signal
+ * does not queue, so one of the program's arriving while a sample is pending would be lost.
+ * The samplers move to a free real-time signal (signals.c emulates the program's use of it
+ * too); each thread moves its own at its next sample, in its handler.
+ */
+static void move_cpu_samplers(struct rt_thread *t)
+{
+	int sig = cpu_signal();
+
+	for (int *p = &t->perf_fd; p; p = p == &t->perf_fd ? &t->overflow_fd : NULL)
+		if (*p >= 0 && !fcntl(*p, F_SETSIG, sig))
+			ioctl(*p, PERF_EVENT_IOC_REFRESH, 1); /* one overflow at a time from now */
+	if (t->has_cpu_timer) {
+		timer_delete(t->cpu_timer);
+		t->has_cpu_timer =
+			!arm_posix(t, CLOCK_THREAD_CPUTIME_ID, sig, COOKIE_CPU, &t->cpu_timer);
+	}
+	thread_cpu_sig = sig;
+}
+
+void rt_sampling_signal_taken(int sig)
+{
+	int alt = 0;
+
+	if (sig != smp.cpu_sig || sig >= SIGRTMIN || atomic_load(&smp.moved_sig) ||
+	    (!smp.cpu_on && !smp.overflow_on))
+		return;
+	for (int s = SIGRTMAX - 3; s >= SIGRTMIN + 2 && !alt; s--)
+		if (rt_signal_unused(s) && !rt_signal_claim(s, on_sample))
+			alt = s;
+	if (!alt)
+		return;
+	atomic_store(&smp.moved_sig, alt);
+	rt_note(SC_NOTE_INFO,
+		"sampling: the program handles signal %d, the CPU-time sampler's; the sampler "
+		"moved to signal %d, which queues, so that none of the program's is lost",
+		sig, alt);
+}
+
 static void arm_cpu(struct rt_thread *t)
 {
 	int err = -EOPNOTSUPP;
 
 	if (smp.cpu_timer_choice != 2) {
-		err = open_perf_clock(t);
+		bool user_only = false;
+
+		err = open_perf_clock(t, &user_only);
 		if (!err) {
 			record_sampler(SC_SAMPLE_CPUTIME, SC_SAMPLER_PERF_TASK_CLOCK, 0);
+			if (user_only)
+				arm_kernel_time_timer(t);
 			return;
 		}
 		if (!atomic_exchange(&smp.perf_failed_noted, 1))
@@ -349,7 +486,7 @@ static void arm_cpu(struct rt_thread *t)
 			return;
 		}
 	}
-	err = arm_posix(t, CLOCK_THREAD_CPUTIME_ID, smp.cpu_sig, COOKIE_CPU, &t->cpu_timer);
+	err = arm_cpu_timer(t);
 	t->has_cpu_timer = !err;
 	if (!err) {
 		atomic_store(&smp.posix_used, 1);
@@ -378,7 +515,7 @@ static void thread_start(struct rt_thread *t)
 		struct perf_event_attr a = smp.overflow_attr;
 
 		record_sampler(SC_SAMPLE_OVERFLOW, SC_SAMPLER_PERF_OVERFLOW,
-			       -open_perf_sampler(t, &a, &t->overflow_fd));
+			       -open_perf_sampler(t, &a, false, &t->overflow_fd));
 	}
 }
 
@@ -417,6 +554,7 @@ static void thread_stop(struct rt_thread *t)
 		if (fd < 0)
 			continue;
 		*p = -1;
+		retired_perf_fd = fd;
 		if (!rt_fd_was_clobbered(fd))
 			ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
 		rt_fd_release(fd);
@@ -429,6 +567,67 @@ static void thread_stop(struct rt_thread *t)
 		t->has_wall_timer = false;
 		timer_delete(t->wall_timer);
 	}
+}
+
+/*
+ * exec keeps a thread's pending signals but resets its handlers: a sample signal pending
+ * then (a task clock counting kernel time overflows inside execve itself) would kill the
+ * new program. So before exec the thread's samplers pause, and what they left pending is
+ * taken; if exec fails they go on.
+ */
+static void pause_samplers(struct rt_thread *t, bool resume)
+{
+	for (int *p = &t->perf_fd; p; p = p == &t->perf_fd ? &t->overflow_fd : NULL) {
+		if (*p < 0)
+			continue;
+		if (!resume)
+			ioctl(*p, PERF_EVENT_IOC_DISABLE, 0);
+		else if (thread_refresh())
+			ioctl(*p, PERF_EVENT_IOC_REFRESH, 1);
+		else
+			ioctl(*p, PERF_EVENT_IOC_ENABLE, 0);
+	}
+	for (int slot = 0; slot < 2; slot++) {
+		struct itimerspec its = interval(t->period_ns[slot]);
+
+		if (!resume)
+			its = (struct itimerspec){ 0 };
+		if (slot ? t->has_wall_timer : t->has_cpu_timer)
+			timer_settime(slot ? t->wall_timer : t->cpu_timer, 0, &its, NULL);
+	}
+}
+
+static void take_pending_samples(void)
+{
+	static const struct timespec now = { 0, 0 };
+	sigset_t set, old;
+
+	rt_signals_sampler_set(&set);
+	if (RT_REAL(pthread_sigmask)(SIG_BLOCK, &set, &old))
+		return;
+	while (syscall(SYS_rt_sigtimedwait, &set, NULL, &now, _NSIG / 8) > 0)
+		;
+	rt_real.pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+void rt_sampling_before_exec(void)
+{
+	int saved_errno = errno;
+
+	if (!rt_self.sampled)
+		return;
+	pause_samplers(&rt_self, false);
+	take_pending_samples();
+	errno = saved_errno;
+}
+
+void rt_sampling_exec_failed(void)
+{
+	int saved_errno = errno;
+
+	if (rt_self.sampled)
+		pause_samplers(&rt_self, true);
+	errno = saved_errno;
 }
 
 /* "type:config:config1:config2:period" from the launcher; false if empty or malformed. */
@@ -468,7 +667,6 @@ static int process_start(void)
 	smp.cpu_sig = resolve_signal(sc_int(s, SC_SET_SAMPLING_CPUTIME_SIGNAL));
 	smp.wall_sig = resolve_signal(sc_int(s, SC_SET_SAMPLING_REALTIME_SIGNAL));
 	smp.cpu_timer_choice = !strcmp(timer, "perf") ? 1 : !strcmp(timer, "posix") ? 2 : 0;
-	smp.perf_refresh = smp.cpu_sig >= SIGRTMIN;
 	smp.period_ns = (uint64_t)(1e9 / sc_double(s, SC_SET_SAMPLING_FREQ));
 	if (smp.period_ns < 10000)
 		smp.period_ns = 10000;
@@ -503,6 +701,8 @@ static int process_start(void)
 	}
 	if (smp.wall_on)
 		atomic_store(&rt_guard_blocking, 1);
+	if (rt_signal_program_handles(smp.cpu_sig)) /* installed before we started */
+		rt_sampling_signal_taken(smp.cpu_sig);
 	return smp.cpu_on || smp.wall_on || smp.overflow_on ? 0 : -EINVAL;
 }
 
@@ -512,6 +712,7 @@ static void fork_child(void)
 	/* Timers are not inherited and the parent's perf descriptors were closed; the child's
 	 * thread is armed by its thread_start like any new thread. */
 	atomic_store(&smp.perf_failed_noted, 0);
+	atomic_store(&smp.user_only_noted, 0);
 }
 
 static void process_stop(void)

@@ -39,6 +39,12 @@ void rt_sources_process_stop(void);
 
 /* sampling.c: record the stack of a crash (called by the fatal-signal recorder). */
 void rt_sampling_record_crash(void *ucontext);
+/* sampling.c: around exec, the calling thread's samplers pause and their pending signals
+ * are taken (one left pending would kill the new program); resumed if exec fails. */
+void rt_sampling_before_exec(void);
+void rt_sampling_exec_failed(void);
+/* sampling.c: the program installed a handler on sampler signal `sig` (signals.c). */
+void rt_sampling_signal_taken(int sig);
 
 /* counters.c: after a sample, write what the thread's CPU counters counted since its last
  * read (async-signal-safe; nothing when it has none). */
