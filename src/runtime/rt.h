@@ -283,6 +283,9 @@ struct rt_real {
 extern struct rt_real rt_real;
 void rt_real_resolve(void);
 void *rt_real_lookup(const char *name); /* the next definition of `name` after ours */
+/* The definition of `name` that `caller` would reach without us, wherever it is (RTLD_NEXT
+ * first, cached in *cache); NULL when no loaded object defines it. */
+void *rt_real_find(const char *name, void **cache, const void *caller);
 #define RT_REAL(fn) (rt_real.fn ? rt_real.fn : (rt_real_resolve(), rt_real.fn))
 
 /* ---- exec.c ---- */

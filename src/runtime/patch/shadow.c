@@ -372,56 +372,101 @@ static void rearm_after_catch(uint64_t limit)
 	rearm_all(ts);
 }
 
-/* ---- unwinding hooks: forward to the real functions after putting addresses back ---- */
-
-static void *real(const char *name, void **cache)
-{
-	if (!*cache)
-		*cache = dlsym(RTLD_NEXT, name);
-	return *cache;
-}
-
-#define REAL(name) ((__typeof__(&name))real(#name, &real_##name))
+/* ---- unwinding hooks: forward to the real functions after putting addresses back ----
+ *
+ * These are exported in every process (the loader binds them before any plan is read) and
+ * cost a shadow-depth test when nothing is patched. The real function is the one the caller
+ * would have reached without us (rt_real_find): the global scope's, or, for a libstdc++
+ * loaded RTLD_LOCAL (a Python extension's), the one in its own scope. Were none loaded at
+ * all, the hook does what a missing unwinder would: report failure, or abort where the
+ * function has no way to fail. */
 
 static void *real__Unwind_RaiseException, *real__Unwind_Resume, *real__Unwind_Resume_or_Rethrow,
 	*real__Unwind_ForcedUnwind, *real___cxa_begin_catch, *real_pthread_exit, *real_backtrace,
 	*real__Unwind_Backtrace;
 
+#define REAL(name) \
+	((__typeof__(&name))rt_real_find(#name, &real_##name, __builtin_return_address(0)))
+
+static void no_real(const char *name)
+{
+	static const char msg[] = "syscope: a function the program calls is defined by no loaded "
+				  "object; aborting\n";
+
+	rt_note(SC_NOTE_WARN, "%s: defined by no loaded object; aborting", name);
+	(void)!write(STDERR_FILENO, msg, sizeof(msg) - 1);
+	abort();
+}
+
+static void missing_once(const char *name)
+{
+	static atomic_bool said;
+
+	if (!atomic_exchange(&said, true))
+		rt_note(SC_NOTE_WARN, "%s: defined by no loaded object; the call failed", name);
+}
+
 RT_EXPORT _Unwind_Reason_Code _Unwind_RaiseException(struct _Unwind_Exception *e)
 {
+	__typeof__(&_Unwind_RaiseException) fn = REAL(_Unwind_RaiseException);
+
+	if (!fn) {
+		missing_once("_Unwind_RaiseException");
+		return _URC_FATAL_PHASE1_ERROR; /* the thrower terminates, as without an unwinder */
+	}
 	if (shadow.depth)
 		disarm_all();
-	return REAL(_Unwind_RaiseException)(e);
+	return fn(e);
 }
 
 RT_EXPORT void _Unwind_Resume(struct _Unwind_Exception *e)
 {
+	__typeof__(&_Unwind_Resume) fn = REAL(_Unwind_Resume);
+
+	if (!fn)
+		no_real("_Unwind_Resume");
 	if (shadow.depth)
 		disarm_all();
-	REAL(_Unwind_Resume)(e);
+	fn(e);
 	abort(); /* _Unwind_Resume does not return */
 }
 
 RT_EXPORT _Unwind_Reason_Code _Unwind_Resume_or_Rethrow(struct _Unwind_Exception *e)
 {
+	__typeof__(&_Unwind_Resume_or_Rethrow) fn = REAL(_Unwind_Resume_or_Rethrow);
+
+	if (!fn) {
+		missing_once("_Unwind_Resume_or_Rethrow");
+		return _URC_FATAL_PHASE1_ERROR;
+	}
 	if (shadow.depth)
 		disarm_all();
-	return REAL(_Unwind_Resume_or_Rethrow)(e);
+	return fn(e);
 }
 
 RT_EXPORT _Unwind_Reason_Code _Unwind_ForcedUnwind(struct _Unwind_Exception *e,
 						   _Unwind_Stop_Fn stop, void *arg)
 {
+	__typeof__(&_Unwind_ForcedUnwind) fn = REAL(_Unwind_ForcedUnwind);
+
+	if (!fn) {
+		missing_once("_Unwind_ForcedUnwind");
+		return _URC_FATAL_PHASE2_ERROR;
+	}
 	if (shadow.depth)
 		disarm_all();
-	return REAL(_Unwind_ForcedUnwind)(e, stop, arg);
+	return fn(e, stop, arg);
 }
 
 RT_EXPORT void *__cxa_begin_catch(void *e);
 RT_EXPORT void *__cxa_begin_catch(void *e)
 {
-	void *r = REAL(__cxa_begin_catch)(e);
+	__typeof__(&__cxa_begin_catch) fn = REAL(__cxa_begin_catch);
+	void *r;
 
+	if (!fn)
+		no_real("__cxa_begin_catch");
+	r = fn(e);
 	/* Our return address sits just below the catching function's frame. */
 	if (shadow.depth && hooks_ready)
 		rearm_after_catch((uint64_t)(uintptr_t)__builtin_frame_address(0) + 16);
@@ -439,17 +484,18 @@ RT_EXPORT int backtrace(void **buffer, int size)
 {
 	bool armed = shadow.depth && hooks_ready;
 	void *small[257], **frames = small;
+	__typeof__(&backtrace) fn = REAL(backtrace);
 	int n;
 
-	if (size <= 0)
+	if (size <= 0 || !fn)
 		return 0;
 	/* The trace starts at this wrapper, which the program did not call: one frame more,
 	 * and that one dropped. */
 	if (size > 256 && !(frames = malloc(((size_t)size + 1) * sizeof(*frames))))
-		return REAL(backtrace)(buffer, size);
+		return fn(buffer, size);
 	if (armed)
 		disarm_all();
-	n = REAL(backtrace)(frames, size + 1);
+	n = fn(frames, size + 1);
 	if (armed)
 		rearm_all(rt_now_ns());
 	n = n > 1 ? n - 1 : 0;
@@ -480,11 +526,16 @@ RT_EXPORT _Unwind_Reason_Code _Unwind_Backtrace(_Unwind_Trace_Fn fn, void *arg)
 {
 	struct trace_forward f = { .fn = fn, .arg = arg };
 	bool armed = shadow.depth && hooks_ready;
+	__typeof__(&_Unwind_Backtrace) real_fn = REAL(_Unwind_Backtrace);
 	_Unwind_Reason_Code rc;
 
+	if (!real_fn) {
+		missing_once("_Unwind_Backtrace");
+		return _URC_END_OF_STACK;
+	}
 	if (armed)
 		disarm_all();
-	rc = REAL(_Unwind_Backtrace)(skip_wrapper_frame, &f);
+	rc = real_fn(skip_wrapper_frame, &f);
 	if (armed)
 		rearm_all(rt_now_ns());
 	return rc;
@@ -493,14 +544,17 @@ RT_EXPORT _Unwind_Reason_Code _Unwind_Backtrace(_Unwind_Trace_Fn fn, void *arg)
 RT_EXPORT void pthread_exit(void *value)
 {
 	uint64_t ts = rt_now_ns();
+	__typeof__(&pthread_exit) fn = REAL(pthread_exit);
 
+	if (!fn)
+		no_real("pthread_exit");
 	if (shadow.depth) {
 		disarm_all();
 		for (uint32_t i = shadow.depth; i > 0; i--)
 			end_frame(&shadow.f[i - 1], ts);
 		shadow.depth = 0;
 	}
-	REAL(pthread_exit)(value);
+	fn(value);
 	abort();
 }
 
