@@ -110,13 +110,7 @@ static bool on_thread_stack(uint64_t a)
 	return rt_self.stack_lo && a >= rt_self.stack_lo && a < rt_self.stack_hi;
 }
 
-/* The thread's signal stack, asked of the kernel only where frames on two stacks meet. */
-struct alt_stack {
-	bool asked;
-	uint64_t lo, hi;
-};
-
-static bool on_alt_stack(struct alt_stack *alt, uint64_t a)
+static bool on_alt_stack(struct rt_alt_stack *alt, uint64_t a)
 {
 	if (!alt->asked) {
 		stack_t ss;
@@ -131,35 +125,44 @@ static bool on_alt_stack(struct alt_stack *alt, uint64_t a)
 }
 
 /*
- * Whether the call of frame `fr` is over, seen from code whose return-address slot is
- * `slot` and which is below it on the shadow stack (an entry, or an exit below it). On the
- * same stack, it is: the stack went back past it (longjmp). A frame on the signal stack
- * with the code elsewhere: its handler was left (siglongjmp). Any other frame, on a stack
- * syscope does not know (a coroutine's, a user-level thread's), may only be suspended:
- * it stays, and its own return finds it.
+ * Whether a call whose frame is at `frame` on the machine stack is over, seen from code at
+ * `here` that runs after it (an entry, or an exit below it). On the same stack, when the
+ * code is at or above it: the stack went back past it (longjmp). A frame on the signal
+ * stack with the code elsewhere: its handler was left (siglongjmp). Any other frame, on a
+ * stack syscope does not know (a coroutine's, a user-level thread's), may only be
+ * suspended: it stays, and its own return finds it.
  */
-static bool frame_is_over(const struct frame *fr, uint64_t slot, struct alt_stack *alt)
+bool rt_frame_left(uint64_t frame, uint64_t here, struct rt_alt_stack *alt)
 {
-	if (fr->slot == SLOT_WRITING)
-		return false;
-	if (on_thread_stack(fr->slot) && on_thread_stack(slot))
-		return true;
-	if (on_alt_stack(alt, fr->slot))
-		return !on_alt_stack(alt, slot) || fr->slot < slot;
+	if (on_thread_stack(frame) && on_thread_stack(here))
+		return frame <= here;
+	if (on_alt_stack(alt, frame))
+		return !on_alt_stack(alt, here) || frame <= here;
 	return false;
 }
 
-/* Frames on top whose calls are over (above): ended and dropped, down to the first that
- * may still return. */
-static void end_dead_frames(uint64_t slot, uint64_t ts)
+static bool frame_is_over(const struct frame *fr, uint64_t slot, struct rt_alt_stack *alt)
 {
-	struct alt_stack alt = { 0 };
+	return fr->slot != SLOT_WRITING && rt_frame_left(fr->slot, slot, alt);
+}
+
+/* Frames on top whose calls are over (above the new call's slot, or at the very slot its
+ * return address now overwrites): ended and dropped, down to the first that may still
+ * return. `tail`: the new call is a tail call, sharing its caller's slot (which holds our
+ * exit stub), and that caller stays. */
+static void end_dead_frames(uint64_t slot, bool tail, uint64_t ts)
+{
+	struct rt_alt_stack alt = { 0 };
 
 	while (shadow.depth) {
 		struct frame *fr = &shadow.f[shadow.depth - 1];
 
 		/* The common case: the top frame is the caller's, further up the same stack. */
-		if (fr->slot == SLOT_WRITING || fr->slot >= slot || !frame_is_over(fr, slot, &alt))
+		if (fr->slot == SLOT_WRITING || fr->slot > slot || (fr->slot == slot && tail))
+			return;
+		/* The same slot, now holding another return address: that call is over, on
+		 * whatever stack (longjmp back to where it was called, and a new call). */
+		if (fr->slot != slot && !frame_is_over(fr, slot, &alt))
 			return;
 		end_frame(fr, ts);
 		shadow.depth--;
@@ -175,7 +178,8 @@ void rt_patch_enter(uint32_t id, uint64_t *ret_slot)
 	if (!rt_recording() || !(f = frames()))
 		return;
 	ts = rt_now_ns();
-	end_dead_frames((uint64_t)(uintptr_t)ret_slot, ts);
+	end_dead_frames((uint64_t)(uintptr_t)ret_slot,
+			*ret_slot == (uint64_t)(uintptr_t)rt_patch_exit_stub, ts);
 	d = shadow.depth;
 	if (d == SHADOW_FRAMES) {
 		atomic_fetch_add_explicit(&overflows, 1, memory_order_relaxed);
@@ -252,7 +256,7 @@ static void lost_return(void)
  */
 static uint64_t exit_below_others(uint32_t k, uint64_t slot, uint64_t ts)
 {
-	struct alt_stack alt = { 0 };
+	struct rt_alt_stack alt = { 0 };
 	uint64_t ret = shadow.f[k].ret;
 	sigset_t all, saved;
 	uint32_t kept = k;
@@ -306,7 +310,7 @@ uint64_t rt_patch_real_return(uint64_t slot)
 /* Whether a frame's slot can be read: on a stack syscope knows, yes; elsewhere (a
  * coroutine's stack, which may have been freed while the call was suspended) if its page is
  * still mapped (mincore fails with ENOMEM otherwise). Only exceptions and stack traces ask. */
-static bool slot_mapped(const struct frame *fr, struct alt_stack *alt)
+static bool slot_mapped(const struct frame *fr, struct rt_alt_stack *alt)
 {
 	static long page;
 	unsigned char resident;
@@ -322,7 +326,7 @@ static bool slot_mapped(const struct frame *fr, struct alt_stack *alt)
 /* Put every original return address back (before an unwinder walks the stack). */
 static void disarm_all(void)
 {
-	struct alt_stack alt = { 0 };
+	struct rt_alt_stack alt = { 0 };
 
 	for (uint32_t i = shadow.depth; i > 0; i--) {
 		struct frame *fr = &shadow.f[i - 1];
@@ -339,7 +343,7 @@ static void disarm_all(void)
 /* Frames still on the stack get their exit stub back (after an unwinder read it). */
 static void rearm_all(uint64_t ts)
 {
-	struct alt_stack alt = { 0 };
+	struct rt_alt_stack alt = { 0 };
 
 	for (uint32_t i = 0; i < shadow.depth; i++) {
 		struct frame *fr = &shadow.f[i];
@@ -360,7 +364,7 @@ static void rearm_all(uint64_t ts)
 static void rearm_after_catch(uint64_t limit)
 {
 	uint64_t ts = rt_now_ns();
-	struct alt_stack alt = { 0 };
+	struct rt_alt_stack alt = { 0 };
 
 	/* The frames below the catch on its own stack; a coroutine's frames on top, on a
 	 * stack syscope does not know, stay (frame_is_over). */
