@@ -120,5 +120,24 @@ def test_longjmp_out_of_compiler_hooked_frames():
         check_jumps(r, rounds, f"-finstrument-functions, {rounds} jumps")
 
 
+def test_library_patched_at_every_load():
+    """-MI names a library the program opens, calls and closes 100 times: each load is a
+    new image of it (perhaps at the same address) and is patched again."""
+    lib = fixture("libpatch_lib.so")
+    r = syscope("instrument", "--min-instructions", "0", "-MI", lib, "--output-format",
+                "json", "--", fixture("guarantee_reload"), lib, 100)
+    check_eq(r.rc, 0, r.describe())
+    check("reload ok 100" in r.out, r.describe())
+    p = r.profile("wall_clock")
+    check_eq(calls_of(p), {"main": 1, "lib_outer": 100, "lib_inner": 400},
+             "every call of every load")
+    outer = children(children(p.thread_trees()[0])["main"])["lib_outer"]
+    check_eq((count(outer), count(children(outer)["lib_inner"])), (100, 400),
+             "main -> lib_outer -> lib_inner")
+    check("instrument: 99 loads of libraries opened again after dlclose were patched again "
+          "(198 functions in all)" in r.err, f"the later loads are said once: {r.err}")
+    check_eq(r.err.count("functions patched in"), 2, f"no note per load: {r.err}")
+
+
 if __name__ == "__main__":
     harness.main(globals())
