@@ -120,6 +120,39 @@ def test_longjmp_out_of_compiler_hooked_frames():
         check_jumps(r, rounds, f"-finstrument-functions, {rounds} jumps")
 
 
+def check_coroutines(r, how, entry):
+    """patch_coroutines: main -> main_work x 5 on the thread's stack; on the coroutine's
+    stack, [entry ->] co_body -> co_work x 5, each co_work suspended in its middle while
+    main_work returns and the next one begins."""
+    check_eq(r.rc, 0, f"{how}: {r.describe()}")
+    check("coroutines ok" in r.out, f"{how}: {r.out}")
+    p = r.profile("wall_clock")
+    expected = {"main": 1, "main_work": 5, "co_body": 1, "co_work": 5}
+    if entry:
+        expected[entry] = 1
+    check_eq(calls_of(p), expected, f"{how}: calls per function")
+    roots = children(p.thread_trees()[0])
+    check_eq(sorted(roots), sorted(["main", entry or "co_body"]),
+             f"{how}: the coroutine's calls are not under the call that resumed them")
+    main_work = children(roots["main"])["main_work"]
+    check_eq((list(children(roots["main"])), count(main_work), main_work["children"]),
+             (["main_work"], 5, []), f"{how}: main -> main_work x 5, nothing under it")
+    body = children(roots[entry])["co_body"] if entry else roots["co_body"]
+    co_work = children(body)["co_work"]
+    check_eq((count(body), list(children(body)), count(co_work), co_work["children"]),
+             (1, ["co_work"], 5, []), f"{how}: co_body -> co_work x 5, all five")
+
+
+def test_coroutines_under_their_real_callers():
+    r = syscope("instrument", "--min-instructions", "0", "-R",
+                "^(main|main_work|co_body|co_work)$", "--output-format", "json", "--",
+                fixture("patch_coroutines"))
+    check_coroutines(r, "patched", None)
+    r = syscope("sample", "--output-format", "json", "--",
+                fixture("guarantee_coroutines_hooks"))
+    check_coroutines(r, "-finstrument-functions", "co_entry")
+
+
 def test_library_patched_at_every_load():
     """-MI names a library the program opens, calls and closes 100 times: each load is a
     new image of it (perhaps at the same address) and is patched again."""

@@ -29,9 +29,11 @@
 #include <dlfcn.h>
 #include <execinfo.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <ucontext.h>
 #include <unistd.h>
 #include <unwind.h>
 
@@ -92,7 +94,8 @@ static void end_loops(struct frame *fr, uint32_t keep, uint64_t ts)
 	while (fr->nloops > keep) {
 		uint32_t l = fr->loops[--fr->nloops];
 
-		rt_func_record_flags(SC_REC_FUNC_EXIT, SC_FUNC_LOOP, rt_patch_loops[l].lo, ts);
+		rt_func_record_flags(SC_REC_FUNC_EXIT, SC_FUNC_LOOP | rt_stack_context(fr->slot),
+				     rt_patch_loops[l].lo, ts);
 	}
 }
 
@@ -102,7 +105,8 @@ static void end_frame(struct frame *fr, uint64_t ts)
 		return;
 	fr->flags |= FR_ENDED;
 	end_loops(fr, 0, ts);
-	rt_func_record(SC_REC_FUNC_EXIT, rt_patch_func_addr[fr->id], ts);
+	rt_func_record_flags(SC_REC_FUNC_EXIT, rt_stack_context(fr->slot),
+			     rt_patch_func_addr[fr->id], ts);
 }
 
 static bool on_thread_stack(uint64_t a)
@@ -139,6 +143,53 @@ bool rt_frame_left(uint64_t frame, uint64_t here, struct rt_alt_stack *alt)
 	if (on_alt_stack(alt, frame))
 		return !on_alt_stack(alt, here) || frame <= here;
 	return false;
+}
+
+/*
+ * The stacks of contexts made by makecontext (coroutines, user-level threads), learnt by
+ * the makecontext wrapper: a call on one of them gets that stack's number as its context,
+ * so that the reader pairs and nests calls per stack. Numbers are reused round-robin past
+ * MADE_STACKS; a stack made again (the same memory) keeps its number.
+ */
+#define MADE_STACKS 254u
+
+static struct {
+	_Atomic uint64_t lo, hi;
+} made[MADE_STACKS];
+static atomic_uint nmade;
+
+uint16_t rt_stack_context(uint64_t frame)
+{
+	unsigned n;
+
+	if (on_thread_stack(frame))
+		return 0;
+	n = atomic_load_explicit(&nmade, memory_order_acquire);
+	for (unsigned i = 0; i < n && i < MADE_STACKS; i++)
+		if (frame >= atomic_load_explicit(&made[i].lo, memory_order_relaxed) &&
+		    frame < atomic_load_explicit(&made[i].hi, memory_order_relaxed))
+			return (uint16_t)((i + 1) << SC_FUNC_CONTEXT_SHIFT);
+	return 0;
+}
+
+static void remember_stack(const stack_t *ss)
+{
+	uint64_t lo = (uint64_t)(uintptr_t)ss->ss_sp, hi = lo + ss->ss_size;
+	unsigned n = atomic_load_explicit(&nmade, memory_order_acquire), i;
+
+	if (!ss->ss_sp || !ss->ss_size)
+		return;
+	for (i = 0; i < n && i < MADE_STACKS; i++)
+		if (atomic_load_explicit(&made[i].lo, memory_order_relaxed) == lo) {
+			atomic_store_explicit(&made[i].hi, hi, memory_order_relaxed);
+			return;
+		}
+	i = atomic_fetch_add_explicit(&nmade, 1, memory_order_acq_rel) % MADE_STACKS;
+	atomic_store_explicit(&made[i].hi, 0, memory_order_relaxed); /* no match meanwhile */
+	atomic_store_explicit(&made[i].lo, lo, memory_order_relaxed);
+	atomic_store_explicit(&made[i].hi, hi, memory_order_release);
+	if (atomic_load_explicit(&nmade, memory_order_relaxed) > MADE_STACKS)
+		atomic_store_explicit(&nmade, MADE_STACKS, memory_order_relaxed);
 }
 
 static bool frame_is_over(const struct frame *fr, uint64_t slot, struct rt_alt_stack *alt)
@@ -198,7 +249,8 @@ void rt_patch_enter(uint32_t id, uint64_t *ret_slot)
 	f[d].slot = (uint64_t)(uintptr_t)ret_slot;
 	barrier();
 	*ret_slot = (uint64_t)(uintptr_t)rt_patch_exit_stub;
-	rt_func_record(SC_REC_FUNC_ENTER, rt_patch_func_addr[id], ts);
+	rt_func_record_flags(SC_REC_FUNC_ENTER, rt_stack_context((uint64_t)(uintptr_t)ret_slot),
+			     rt_patch_func_addr[id], ts);
 }
 
 void rt_patch_loop(uint32_t probe_id)
@@ -234,7 +286,8 @@ void rt_patch_loop(uint32_t probe_id)
 		if (open || f->nloops == FRAME_LOOPS)
 			continue; /* another iteration, or too deep */
 		f->loops[f->nloops++] = l;
-		rt_func_record_flags(SC_REC_FUNC_ENTER, SC_FUNC_LOOP, rt_patch_loops[l].lo, ts);
+		rt_func_record_flags(SC_REC_FUNC_ENTER, SC_FUNC_LOOP | rt_stack_context(f->slot),
+				     rt_patch_loops[l].lo, ts);
 	}
 }
 
@@ -387,7 +440,7 @@ static void rearm_after_catch(uint64_t limit)
 
 static void *real__Unwind_RaiseException, *real__Unwind_Resume, *real__Unwind_Resume_or_Rethrow,
 	*real__Unwind_ForcedUnwind, *real___cxa_begin_catch, *real_pthread_exit, *real_backtrace,
-	*real__Unwind_Backtrace;
+	*real__Unwind_Backtrace, *real_makecontext;
 
 #define REAL(name) \
 	((__typeof__(&name))rt_real_find(#name, &real_##name, __builtin_return_address(0)))
@@ -560,6 +613,36 @@ RT_EXPORT void pthread_exit(void *value)
 	}
 	fn(value);
 	abort();
+}
+
+/*
+ * makecontext: the new context's stack is remembered (rt_stack_context), then the call goes
+ * on as made. Its arguments are the machine words glibc itself reads (va_arg of 64 bits);
+ * up to MAKECONTEXT_ARGS of them are passed on, which is more than any program we know.
+ */
+#define MAKECONTEXT_ARGS 32
+
+RT_EXPORT void makecontext(ucontext_t *ucp, void (*func)(void), int argc, ...)
+{
+	__typeof__(&makecontext) fn = REAL(makecontext);
+	long a[MAKECONTEXT_ARGS] = { 0 };
+	va_list ap;
+
+	if (!fn)
+		no_real("makecontext");
+	if (ucp)
+		remember_stack(&ucp->uc_stack);
+	if (argc > MAKECONTEXT_ARGS)
+		rt_note(SC_NOTE_WARN,
+			"makecontext with %d arguments: only the first %d are passed on", argc,
+			MAKECONTEXT_ARGS);
+	va_start(ap, argc);
+	for (int i = 0; i < argc && i < MAKECONTEXT_ARGS; i++)
+		a[i] = va_arg(ap, long);
+	va_end(ap);
+	fn(ucp, func, argc, a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10],
+	   a[11], a[12], a[13], a[14], a[15], a[16], a[17], a[18], a[19], a[20], a[21], a[22],
+	   a[23], a[24], a[25], a[26], a[27], a[28], a[29], a[30], a[31]);
 }
 
 void rt_patch_shadow_start(void)

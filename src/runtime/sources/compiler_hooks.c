@@ -59,13 +59,18 @@ static bool left(const struct hook_frame *fr, uint64_t sp, struct rt_alt_stack *
 	return fr->sp != SP_WRITING && rt_frame_left(fr->sp, sp, alt);
 }
 
+static void end_call(const struct hook_frame *fr, uint64_t ts)
+{
+	rt_func_record_flags(SC_REC_FUNC_EXIT, rt_stack_context(fr->sp), fr->fn, ts);
+}
+
 /* The calls on top that are over (jumped out of): their exits, now. */
 static void end_left_calls(uint64_t sp, uint64_t ts)
 {
 	struct rt_alt_stack alt = { 0 };
 
 	while (calls.depth && left(&calls.f[calls.depth - 1], sp, &alt)) {
-		rt_func_record(SC_REC_FUNC_EXIT, calls.f[calls.depth - 1].fn, ts);
+		end_call(&calls.f[calls.depth - 1], ts);
 		barrier();
 		calls.depth--;
 	}
@@ -95,7 +100,7 @@ static void enter(uint64_t fn, uint64_t sp)
 			f[d].sp = sp;
 		}
 	}
-	rt_func_record(SC_REC_FUNC_ENTER, fn, ts);
+	rt_func_record_flags(SC_REC_FUNC_ENTER, rt_stack_context(sp), fn, ts);
 }
 
 /* The innermost call of `fn` leaves. Calls above it that are over end with it; any other
@@ -110,18 +115,23 @@ static void leave(uint64_t fn, uint64_t sp)
 	if (!hooks_on || !rt_active())
 		return;
 	ts = rt_now_ns();
-	for (k = calls.depth; k > 0 && calls.f[k - 1].fn != fn; k--)
+	/* Its own call: the same function, on the same stack (another coroutine may be in
+	 * it too). */
+	for (k = calls.depth;
+	     k > 0 && (calls.f[k - 1].fn != fn || calls.f[k - 1].sp == SP_WRITING ||
+		       rt_stack_context(calls.f[k - 1].sp) != rt_stack_context(sp));
+	     k--)
 		;
 	if (!k) { /* entered before recording: the reader pairs what it can */
-		rt_func_record(SC_REC_FUNC_EXIT, fn, ts);
+		rt_func_record_flags(SC_REC_FUNC_EXIT, rt_stack_context(sp), fn, ts);
 		return;
 	}
 	k--;
 	while (calls.depth > k + 1 && left(&calls.f[calls.depth - 1], sp, &alt)) {
-		rt_func_record(SC_REC_FUNC_EXIT, calls.f[calls.depth - 1].fn, ts);
+		end_call(&calls.f[calls.depth - 1], ts);
 		calls.depth--;
 	}
-	rt_func_record(SC_REC_FUNC_EXIT, fn, ts);
+	end_call(&calls.f[k], ts);
 	if (calls.depth == k + 1) {
 		barrier();
 		calls.depth = k;
