@@ -438,9 +438,9 @@ static void rearm_after_catch(uint64_t limit)
  * all, the hook does what a missing unwinder would: report failure, or abort where the
  * function has no way to fail. */
 
-static void *real__Unwind_RaiseException, *real__Unwind_Resume, *real__Unwind_Resume_or_Rethrow,
-	*real__Unwind_ForcedUnwind, *real___cxa_begin_catch, *real_pthread_exit, *real_backtrace,
-	*real__Unwind_Backtrace, *real_makecontext;
+static struct rt_real_cache real__Unwind_RaiseException, real__Unwind_Resume,
+	real__Unwind_Resume_or_Rethrow, real__Unwind_ForcedUnwind, real___cxa_begin_catch,
+	real_pthread_exit, real_backtrace, real__Unwind_Backtrace, real_makecontext;
 
 #define REAL(name) \
 	((__typeof__(&name))rt_real_find(#name, &real_##name, __builtin_return_address(0)))
