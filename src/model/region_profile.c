@@ -17,7 +17,10 @@
  * Regions of one thread arrive in several streams (the thread's own begin/end records, and
  * whole spans written later by the CUDA tracer's thread), so nesting is taken from time, not
  * from arrival: the regions of a process are sorted by thread, start (and longest first),
- * and each one is placed inside the innermost open region that contains it.
+ * and each one is placed inside the innermost open region that contains it. Calls that ran
+ * on a coroutine's stack (their context) nest among themselves: their callers are on that
+ * stack, not the code that resumed it, so each context of a thread is its own part of the
+ * thread's tree.
  */
 #include "profile_build.h"
 #include "timeline.h"
@@ -29,9 +32,10 @@ struct interval {
 	uint64_t start, end;
 	uint32_t func; /* profile function id */
 	int32_t tid;
-	uint32_t depth; /* on its thread, as its own records tell: orders identical intervals */
-	uint32_t seq;	/* arrival order: the tie-break that keeps the sort stable */
-	uint64_t corr;	/* the GPU work it launched, 0: none */
+	uint32_t context; /* the stack it ran on, 0: the thread's own */
+	uint32_t depth;	  /* on its thread, as its own records tell: orders identical intervals */
+	uint32_t seq;	  /* arrival order: the tie-break that keeps the sort stable */
+	uint64_t corr;	  /* the GPU work it launched, 0: none */
 };
 
 /* A read of a thread's CPU counters: what it counted, then (after the sort) the running
@@ -139,6 +143,7 @@ static void on_region_end(void *ctx, struct sc_image *img, struct sc_thread *t,
 	iv->start = r->start;
 	iv->end = r->end >= r->start ? r->end : r->start;
 	iv->tid = t->tid;
+	iv->context = r->context;
 	iv->depth = r->depth;
 	iv->seq = (uint32_t)c->v.n;
 	iv->corr = r->corr_id;
@@ -152,6 +157,8 @@ static int by_thread_start(const void *a, const void *b)
 
 	if (x->tid != y->tid)
 		return x->tid < y->tid ? -1 : 1;
+	if (x->context != y->context)
+		return x->context < y->context ? -1 : 1;
 	if (x->start != y->start)
 		return x->start < y->start ? -1 : 1;
 	if (x->end != y->end) /* the enclosing one first */
@@ -251,6 +258,9 @@ static void build_process(struct sc_profile_set *set, struct sc_process *proc, s
 				pmc_hi++;
 			if (!tree)
 				continue; /* a thread the process does not list */
+		} else if (i && iv->context != c->v.v[i - 1].context) {
+			while (open.n) /* another stack of the thread: its calls start at the root */
+				close_top(p, tree, &open);
 		}
 		/* Regions that ended before this one starts, or that it overlaps without being
 		 * inside, are done. */

@@ -14,8 +14,12 @@
 
 static bool warned_too_deep;
 
+/* A thread's open regions on one of its stacks: context 0, its own (every kind of region),
+ * or a coroutine's (instrumented calls recorded with SC_FUNC_CONTEXT), whose calls pair and
+ * nest apart from those of the stack that resumed them. */
 struct open_regions {
 	int32_t tid;
+	uint32_t context;
 	uint32_t depth;
 	VEC(struct sc_region_ev) stack; /* grows with the deepest nesting seen */
 };
@@ -57,23 +61,31 @@ static struct sc_thread *thread_of(struct replay *r, int32_t tid)
 	return r->last_thread;
 }
 
-static struct open_regions *open_of(struct replay *r, int32_t tid, bool create)
+static struct open_regions *open_in(struct replay *r, int32_t tid, uint32_t context, bool create)
 {
+	uint64_t key = ((uint64_t)context << 32 | (uint32_t)tid) + 1;
 	struct open_regions *o;
 	uint64_t *slot;
 
-	if (r->last_open && r->last_open->tid == tid)
+	if (r->last_open && r->last_open->tid == tid && r->last_open->context == context)
 		return r->last_open;
-	slot = sc_hashmap_get(&r->open_index, (uint64_t)(uint32_t)tid + 1);
+	slot = sc_hashmap_get(&r->open_index, key);
 	if (slot)
 		return r->last_open = r->open.v[*slot - 1];
 	if (!create)
 		return NULL;
 	o = sc_xcalloc(1, sizeof(*o));
 	o->tid = tid;
+	o->context = context;
 	*VEC_PUSH(&r->open) = o;
-	*sc_hashmap_upsert(&r->open_index, (uint64_t)(uint32_t)tid + 1, 0, NULL) = r->open.n;
+	*sc_hashmap_upsert(&r->open_index, key, 0, NULL) = r->open.n;
 	return r->last_open = o;
+}
+
+/* The thread's own stack. */
+static struct open_regions *open_of(struct replay *r, int32_t tid, bool create)
+{
+	return open_in(r, tid, 0, create);
 }
 
 /* `t`: the name, category and arguments, after the record's fixed part. */
@@ -228,7 +240,7 @@ static const char *func_name(struct replay *r, uint64_t addr, uint64_t ts, bool 
 /* Open region `ev` on thread `tid` (copied onto its stack at the current depth). */
 static void open_region(struct replay *r, int32_t tid, const struct sc_region_ev *ev)
 {
-	struct open_regions *o = open_of(r, tid, true);
+	struct open_regions *o = open_in(r, tid, ev->context, true);
 
 	r->stats->regions++;
 	if (o->depth >= MAX_OPEN) {
@@ -325,6 +337,7 @@ static int replay_record(void *ctx, int32_t tid, const struct sc_record *rec, ui
 		ev.name = name;
 		ev.category = r->category_instrumented;
 		ev.func_addr = f->addr;
+		ev.context = SC_FUNC_CONTEXT(rec->flags);
 		open_region(r, tid, &ev);
 		break;
 	}
@@ -334,9 +347,9 @@ static int replay_record(void *ctx, int32_t tid, const struct sc_record *rec, ui
 
 		if (!func_name(r, f->addr, f->ts, rec->flags & SC_FUNC_LOOP))
 			break; /* its entry was left out too */
-		o = open_of(r, tid, false);
-		/* The innermost open entry of this function; entries above it that never
-		 * returned (longjmp past them) end here too. */
+		o = open_in(r, tid, SC_FUNC_CONTEXT(rec->flags), false);
+		/* The innermost open entry of this function on its stack; entries above it
+		 * that never returned (longjmp past them) end here too. */
 		for (at = o ? o->depth : 0; at > 0 && o->stack.v[at - 1].func_addr != f->addr; at--)
 			;
 		if (!at) {
@@ -397,6 +410,10 @@ static int replay_record(void *ctx, int32_t tid, const struct sc_record *rec, ui
 		replay_gpu_op(r, (const void *)rec);
 		break;
 	case SC_REC_THREAD_END:
+		/* Every stack of the thread: coroutines' first (rarely any), then its own. */
+		for (size_t i = 0; i < r->open.n; i++)
+			if (r->open.v[i]->tid == tid && r->open.v[i]->context)
+				close_all(r, r->open.v[i], ((const struct sc_rec_thread *)rec)->ts);
 		o = open_of(r, tid, false);
 		if (o)
 			close_all(r, o, ((const struct sc_rec_thread *)rec)->ts);

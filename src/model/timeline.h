@@ -24,6 +24,7 @@ struct sc_region_ev {
 	uint32_t depth;	    /* 0 for a thread's outermost region */
 	bool unterminated;  /* closed by syscope at the thread's or process's end */
 	uint64_t func_addr; /* an instrumented function's address; 0 for other regions */
+	uint32_t context;   /* the stack it ran on (SC_FUNC_CONTEXT): 0 the thread's own */
 };
 
 /* Device work (sc_rec_gpu_op), with its names resolved. */

@@ -288,6 +288,21 @@ struct rt_real {
 extern struct rt_real rt_real;
 void rt_real_resolve(void);
 void *rt_real_lookup(const char *name); /* the next definition of `name` after ours */
+/* Where rt_real_find keeps what it found for one name: the global scope's definition, and
+ * for a few callers outside it (libraries loaded RTLD_LOCAL), the one their scope reaches. */
+#define RT_REAL_SCOPES 8
+struct rt_real_cache {
+	void *global;
+	struct rt_real_scope {
+		const void *_Atomic caller; /* the caller's object (link map); NULL: free */
+		const void *caller_start;   /* its mapping, and the definition's object */
+		void *fn;
+		const void *fn_object, *fn_start;
+	} scope[RT_REAL_SCOPES];
+};
+/* The definition of `name` that `caller` would reach without us, wherever it is (RTLD_NEXT
+ * first); NULL when no loaded object defines it. */
+void *rt_real_find(const char *name, struct rt_real_cache *cache, const void *caller);
 #define RT_REAL(fn) (rt_real.fn ? rt_real.fn : (rt_real_resolve(), rt_real.fn))
 
 /* ---- exec.c ---- */

@@ -378,6 +378,11 @@ struct sc_rec_func {
 
 /* FUNC_ENTER/EXIT flag: a loop (syscope instrument -l), `addr` its first instruction. */
 #define SC_FUNC_LOOP 0x1u
+/* FUNC_ENTER/EXIT flags bits 8-15: the stack the call runs on. 0: the thread's own (a signal
+ * handler's included); 1-254: the stack of a context made by makecontext (a coroutine), so
+ * that calls interleaved on one thread pair and nest within their own stack. */
+#define SC_FUNC_CONTEXT_SHIFT 8
+#define SC_FUNC_CONTEXT(flags) (((flags) >> SC_FUNC_CONTEXT_SHIFT) & 0xffu)
 
 /* Coverage mode (syscope instrument --mode coverage): at the image's end, one per patched
  * function, called or not. */

@@ -38,6 +38,18 @@ struct loaded {
 
 struct stats {
 	uint32_t patched, changed, far, modules, probes;
+	uint32_t reloads; /* modules patched again, loaded anew after a dlclose */
+};
+
+/* Where a module's patches are, to tell a module that is still patched from one the loader
+ * unloaded (dlclose) and perhaps loaded again, even at the same address. */
+struct patched_at {
+	uint8_t *block; /* its trampolines */
+	size_t len;
+	uint64_t jump_at; /* one jump written into its code, its bytes, the bytes it replaced */
+	uint8_t jump[SC_PLAN_JMP_LEN], orig[SC_PLAN_JMP_LEN];
+	const char *path; /* the module, as patch_module found it */
+	bool is_main;
 };
 
 /* Function addresses by id, for the records: reserved once (virtual memory, pages come as
@@ -283,7 +295,7 @@ static void write_jump(const struct sc_plan_func *w, uint64_t func, uint8_t *tra
  * when the module is not loaded (yet), true when it was dealt with (patched, or refused
  * with a note). */
 static bool patch_module(const struct module_plan *mp, const char *path, bool is_main,
-			 uint32_t first_id, struct stats *st)
+			 uint32_t first_id, struct stats *st, struct patched_at *where)
 {
 	const struct sc_plan_module *pm = mp->pm;
 	struct loaded m = { .path = path, .is_main = is_main };
@@ -377,12 +389,20 @@ static bool patch_module(const struct module_plan *mp, const char *path, bool is
 		return true;
 	}
 	for (uint32_t i = 0; n && i < pm->nfuncs; i++) {
+		uint64_t func = m.bias + mp->fns[i].addr;
+
 		if (!ok[i])
 			continue;
 		/* The address first: the jump makes the probe live. */
-		func_addr[first_id + i] = m.bias + mp->fns[i].addr;
-		write_jump(&mp->fns[i], m.bias + mp->fns[i].addr,
-			   block + 16 + (size_t)i * TRAMP_SIZE);
+		func_addr[first_id + i] = func;
+		write_jump(&mp->fns[i], func, block + 16 + (size_t)i * TRAMP_SIZE);
+		if (where && !where->block) {
+			where->jump_at = func + mp->fns[i].patch_off;
+			memcpy(where->jump, (void *)(uintptr_t)where->jump_at, SC_PLAN_JMP_LEN);
+			memcpy(where->orig, mp->fns[i].orig, SC_PLAN_JMP_LEN);
+			where->block = block, where->len = len;
+			where->path = path, where->is_main = is_main;
+		}
 	}
 	for (uint32_t i = 0; n && i < nprobes; i++)
 		if (probe_ok[i])
@@ -414,21 +434,35 @@ struct plan {
 	size_t size;
 	char *self;
 	bool self_main;
-	uint32_t pending; /* modules not loaded yet */
-	uint8_t *done;	  /* by module: dealt with */
+	uint32_t pending;		 /* modules not loaded yet */
+	uint8_t *done;			 /* by module: dealt with */
+	struct plan_module_state *state; /* by module, with done */
+};
+
+/* A module of the plan file once dealt with: its ids (kept for its later loads) and where
+ * its patches are (none when it was refused). */
+struct plan_module_state {
+	bool has_ids;
+	uint32_t first_id;
+	struct patched_at at;
 };
 
 static struct plan plan_file;
 static struct stats totals;
+static struct stats reloaded; /* modules patched again at a later load, said at the end */
 static uint64_t t_start;
 
-/* Files already looked at for a carried plan, by load address and name. */
+/* Files already looked at for a carried plan, by load address and name; `gen`: the scan
+ * that last saw it loaded (one unloaded since is forgotten, and looked at again if loaded
+ * again). */
 #define MAX_SEEN 4096
 static struct {
 	uint64_t addr;
 	uint64_t name_hash;
+	uint32_t gen;
 } seen[MAX_SEEN];
 static unsigned nseen;
+static uint32_t scan_gen;
 
 static bool plan_valid(const char *buf, size_t size)
 {
@@ -468,6 +502,12 @@ static void read_plan_file(void)
 	}
 	plan_file = (struct plan){ .buf = buf, .size = (size_t)st.st_size };
 	plan_file.done = calloc(((const struct sc_plan_file *)buf)->nmodules + 1u, 1);
+	plan_file.state =
+		calloc(((const struct sc_plan_file *)buf)->nmodules + 1u, sizeof(*plan_file.state));
+	if (!plan_file.state) {
+		free(plan_file.done);
+		plan_file.done = NULL;
+	}
 	plan_file.pending = ((const struct sc_plan_file *)buf)->nmodules;
 }
 
@@ -495,18 +535,56 @@ static bool apply_plan(struct plan *p)
 		mp.fns = (const void *)(path + padded);
 		mp.loops = (const void *)(mp.fns + pm->nfuncs);
 		mp.probes = (const void *)(mp.loops + pm->nloops);
-		if (!(p->done && p->done[m]) &&
-		    patch_module(&mp, *path ? path : p->self, *path ? pm->is_main : p->self_main,
-				 next_id, &totals)) {
-			next_id += pm->nfuncs;
-			if (p->done) {
-				p->done[m] = 1;
-				p->pending--;
+		if (!(p->done && p->done[m])) {
+			struct plan_module_state *ms = p->state ? &p->state[m] : NULL;
+			bool again = ms && ms->has_ids;
+			uint32_t first = again ? ms->first_id : next_id;
+
+			if (patch_module(&mp, *path ? path : p->self,
+					 *path ? pm->is_main : p->self_main, first,
+					 again ? &reloaded : &totals, ms ? &ms->at : NULL)) {
+				if (!again)
+					next_id += pm->nfuncs;
+				if (ms && !again)
+					ms->has_ids = true, ms->first_id = first;
+				if (p->done) {
+					p->done[m] = 1;
+					p->pending--;
+				}
 			}
 		}
 		at += sizeof(*pm) + padded + body;
 	}
 	return true;
+}
+
+/* A library of the plan file that the loader unloaded (dlclose) is to be patched again at
+ * its next load: its trampolines go, and it is pending again. One still loaded whose code
+ * holds the original bytes again was unloaded and loaded anew (at the same address) since
+ * the last look. Code that is neither ours nor the original (someone else's patch) is left
+ * as it is. */
+static void forget_unloaded(struct plan *p)
+{
+	uint32_t n = ((const struct sc_plan_file *)p->buf)->nmodules;
+
+	for (uint32_t m = 0; p->state && m < n; m++) {
+		struct patched_at *at = &p->state[m].at;
+		struct loaded l = { .path = at->path, .is_main = at->is_main };
+		const uint8_t *code;
+
+		if (!p->done[m] || !at->block || at->is_main)
+			continue;
+		dl_iterate_phdr(find_module, &l);
+		code = (const uint8_t *)(uintptr_t)at->jump_at;
+		if (l.found && at->jump_at >= l.text_lo &&
+		    at->jump_at + SC_PLAN_JMP_LEN <= l.text_hi &&
+		    memcmp(code, at->orig, SC_PLAN_JMP_LEN))
+			continue; /* still ours (or not ours to judge) */
+		munmap(at->block, at->len);
+		at->block = NULL;
+		p->done[m] = 0;
+		p->pending++;
+	}
 }
 
 static uint64_t hash_name(const char *s)
@@ -529,10 +607,12 @@ static int scan_object(struct dl_phdr_info *info, size_t size, void *arg)
 	(void)size;
 	(void)arg;
 	for (unsigned i = 0; i < nseen; i++)
-		if (seen[i].addr == info->dlpi_addr && seen[i].name_hash == h)
+		if (seen[i].addr == info->dlpi_addr && seen[i].name_hash == h) {
+			seen[i].gen = scan_gen;
 			return 0;
+		}
 	if (nseen < MAX_SEEN)
-		seen[nseen++].addr = info->dlpi_addr, seen[nseen - 1].name_hash = h;
+		seen[nseen++] = (__typeof__(seen[0])){ info->dlpi_addr, h, scan_gen };
 	if (is_main) {
 		ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 1);
 
@@ -551,6 +631,19 @@ static int scan_object(struct dl_phdr_info *info, size_t size, void *arg)
 			"instrument: %s carries a patch plan this syscope cannot read", path);
 	free(p.buf);
 	return 0;
+}
+
+/* Look at every loaded file for a carried plan; forget those no longer loaded. */
+static void scan_objects(void)
+{
+	unsigned kept = 0;
+
+	scan_gen++;
+	dl_iterate_phdr(scan_object, NULL);
+	for (unsigned i = 0; i < nseen; i++)
+		if (seen[i].gen == scan_gen)
+			seen[kept++] = seen[i];
+	nseen = kept;
 }
 
 static void report(void)
@@ -581,9 +674,12 @@ void rt_patch_loader_event(void)
 	 * from it are named even when no sample ever looks at the map. */
 	rt_modules_check();
 	t_start = rt_now_ns();
-	if (plan_file.buf && plan_file.pending)
-		apply_plan(&plan_file);
-	dl_iterate_phdr(scan_object, NULL);
+	if (plan_file.buf) {
+		forget_unloaded(&plan_file);
+		if (plan_file.pending)
+			apply_plan(&plan_file);
+	}
+	scan_objects();
 	report();
 }
 
@@ -712,7 +808,7 @@ static int process_start(void)
 		free(plan_file.buf);
 		plan_file.buf = NULL;
 	}
-	dl_iterate_phdr(scan_object, NULL);
+	scan_objects();
 	report();
 	hook_loader();
 	return 0;
@@ -754,6 +850,16 @@ static void process_stop(void)
 
 	if (coverage)
 		record_coverage();
+	if (reloaded.modules)
+		rt_note(SC_NOTE_INFO,
+			"instrument: %u loads of libraries opened again after dlclose were patched "
+			"again (%u functions in all)",
+			reloaded.modules, reloaded.patched);
+	if (reloaded.changed || reloaded.far)
+		rt_note(SC_NOTE_WARN,
+			"instrument: in libraries opened again after dlclose, %u functions were left "
+			"unpatched (%u whose bytes differ from the analysis, %u out of reach)",
+			reloaded.changed + reloaded.far, reloaded.changed, reloaded.far);
 	if (n)
 		rt_note(SC_NOTE_WARN,
 			"instrument: %llu calls nested deeper than the shadow stack (65536) were "

@@ -29,9 +29,11 @@
 #include <dlfcn.h>
 #include <execinfo.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <ucontext.h>
 #include <unistd.h>
 #include <unwind.h>
 
@@ -92,7 +94,8 @@ static void end_loops(struct frame *fr, uint32_t keep, uint64_t ts)
 	while (fr->nloops > keep) {
 		uint32_t l = fr->loops[--fr->nloops];
 
-		rt_func_record_flags(SC_REC_FUNC_EXIT, SC_FUNC_LOOP, rt_patch_loops[l].lo, ts);
+		rt_func_record_flags(SC_REC_FUNC_EXIT, SC_FUNC_LOOP | rt_stack_context(fr->slot),
+				     rt_patch_loops[l].lo, ts);
 	}
 }
 
@@ -102,7 +105,8 @@ static void end_frame(struct frame *fr, uint64_t ts)
 		return;
 	fr->flags |= FR_ENDED;
 	end_loops(fr, 0, ts);
-	rt_func_record(SC_REC_FUNC_EXIT, rt_patch_func_addr[fr->id], ts);
+	rt_func_record_flags(SC_REC_FUNC_EXIT, rt_stack_context(fr->slot),
+			     rt_patch_func_addr[fr->id], ts);
 }
 
 static bool on_thread_stack(uint64_t a)
@@ -110,13 +114,7 @@ static bool on_thread_stack(uint64_t a)
 	return rt_self.stack_lo && a >= rt_self.stack_lo && a < rt_self.stack_hi;
 }
 
-/* The thread's signal stack, asked of the kernel only where frames on two stacks meet. */
-struct alt_stack {
-	bool asked;
-	uint64_t lo, hi;
-};
-
-static bool on_alt_stack(struct alt_stack *alt, uint64_t a)
+static bool on_alt_stack(struct rt_alt_stack *alt, uint64_t a)
 {
 	if (!alt->asked) {
 		stack_t ss;
@@ -131,35 +129,91 @@ static bool on_alt_stack(struct alt_stack *alt, uint64_t a)
 }
 
 /*
- * Whether the call of frame `fr` is over, seen from code whose return-address slot is
- * `slot` and which is below it on the shadow stack (an entry, or an exit below it). On the
- * same stack, it is: the stack went back past it (longjmp). A frame on the signal stack
- * with the code elsewhere: its handler was left (siglongjmp). Any other frame, on a stack
- * syscope does not know (a coroutine's, a user-level thread's), may only be suspended:
- * it stays, and its own return finds it.
+ * Whether a call whose frame is at `frame` on the machine stack is over, seen from code at
+ * `here` that runs after it (an entry, or an exit below it). On the same stack, when the
+ * code is at or above it: the stack went back past it (longjmp). A frame on the signal
+ * stack with the code elsewhere: its handler was left (siglongjmp). Any other frame, on a
+ * stack syscope does not know (a coroutine's, a user-level thread's), may only be
+ * suspended: it stays, and its own return finds it.
  */
-static bool frame_is_over(const struct frame *fr, uint64_t slot, struct alt_stack *alt)
+bool rt_frame_left(uint64_t frame, uint64_t here, struct rt_alt_stack *alt)
 {
-	if (fr->slot == SLOT_WRITING)
-		return false;
-	if (on_thread_stack(fr->slot) && on_thread_stack(slot))
-		return true;
-	if (on_alt_stack(alt, fr->slot))
-		return !on_alt_stack(alt, slot) || fr->slot < slot;
+	if (on_thread_stack(frame) && on_thread_stack(here))
+		return frame <= here;
+	if (on_alt_stack(alt, frame))
+		return !on_alt_stack(alt, here) || frame <= here;
 	return false;
 }
 
-/* Frames on top whose calls are over (above): ended and dropped, down to the first that
- * may still return. */
-static void end_dead_frames(uint64_t slot, uint64_t ts)
+/*
+ * The stacks of contexts made by makecontext (coroutines, user-level threads), learnt by
+ * the makecontext wrapper: a call on one of them gets that stack's number as its context,
+ * so that the reader pairs and nests calls per stack. Numbers are reused round-robin past
+ * MADE_STACKS; a stack made again (the same memory) keeps its number.
+ */
+#define MADE_STACKS 254u
+
+static struct {
+	_Atomic uint64_t lo, hi;
+} made[MADE_STACKS];
+static atomic_uint nmade;
+
+uint16_t rt_stack_context(uint64_t frame)
 {
-	struct alt_stack alt = { 0 };
+	unsigned n;
+
+	if (on_thread_stack(frame))
+		return 0;
+	n = atomic_load_explicit(&nmade, memory_order_acquire);
+	for (unsigned i = 0; i < n && i < MADE_STACKS; i++)
+		if (frame >= atomic_load_explicit(&made[i].lo, memory_order_relaxed) &&
+		    frame < atomic_load_explicit(&made[i].hi, memory_order_relaxed))
+			return (uint16_t)((i + 1) << SC_FUNC_CONTEXT_SHIFT);
+	return 0;
+}
+
+static void remember_stack(const stack_t *ss)
+{
+	uint64_t lo = (uint64_t)(uintptr_t)ss->ss_sp, hi = lo + ss->ss_size;
+	unsigned n = atomic_load_explicit(&nmade, memory_order_acquire), i;
+
+	if (!ss->ss_sp || !ss->ss_size)
+		return;
+	for (i = 0; i < n && i < MADE_STACKS; i++)
+		if (atomic_load_explicit(&made[i].lo, memory_order_relaxed) == lo) {
+			atomic_store_explicit(&made[i].hi, hi, memory_order_relaxed);
+			return;
+		}
+	i = atomic_fetch_add_explicit(&nmade, 1, memory_order_acq_rel) % MADE_STACKS;
+	atomic_store_explicit(&made[i].hi, 0, memory_order_relaxed); /* no match meanwhile */
+	atomic_store_explicit(&made[i].lo, lo, memory_order_relaxed);
+	atomic_store_explicit(&made[i].hi, hi, memory_order_release);
+	if (atomic_load_explicit(&nmade, memory_order_relaxed) > MADE_STACKS)
+		atomic_store_explicit(&nmade, MADE_STACKS, memory_order_relaxed);
+}
+
+static bool frame_is_over(const struct frame *fr, uint64_t slot, struct rt_alt_stack *alt)
+{
+	return fr->slot != SLOT_WRITING && rt_frame_left(fr->slot, slot, alt);
+}
+
+/* Frames on top whose calls are over (above the new call's slot, or at the very slot its
+ * return address now overwrites): ended and dropped, down to the first that may still
+ * return. `tail`: the new call is a tail call, sharing its caller's slot (which holds our
+ * exit stub), and that caller stays. */
+static void end_dead_frames(uint64_t slot, bool tail, uint64_t ts)
+{
+	struct rt_alt_stack alt = { 0 };
 
 	while (shadow.depth) {
 		struct frame *fr = &shadow.f[shadow.depth - 1];
 
 		/* The common case: the top frame is the caller's, further up the same stack. */
-		if (fr->slot == SLOT_WRITING || fr->slot >= slot || !frame_is_over(fr, slot, &alt))
+		if (fr->slot == SLOT_WRITING || fr->slot > slot || (fr->slot == slot && tail))
+			return;
+		/* The same slot, now holding another return address: that call is over, on
+		 * whatever stack (longjmp back to where it was called, and a new call). */
+		if (fr->slot != slot && !frame_is_over(fr, slot, &alt))
 			return;
 		end_frame(fr, ts);
 		shadow.depth--;
@@ -175,7 +229,8 @@ void rt_patch_enter(uint32_t id, uint64_t *ret_slot)
 	if (!rt_recording() || !(f = frames()))
 		return;
 	ts = rt_now_ns();
-	end_dead_frames((uint64_t)(uintptr_t)ret_slot, ts);
+	end_dead_frames((uint64_t)(uintptr_t)ret_slot,
+			*ret_slot == (uint64_t)(uintptr_t)rt_patch_exit_stub, ts);
 	d = shadow.depth;
 	if (d == SHADOW_FRAMES) {
 		atomic_fetch_add_explicit(&overflows, 1, memory_order_relaxed);
@@ -194,7 +249,8 @@ void rt_patch_enter(uint32_t id, uint64_t *ret_slot)
 	f[d].slot = (uint64_t)(uintptr_t)ret_slot;
 	barrier();
 	*ret_slot = (uint64_t)(uintptr_t)rt_patch_exit_stub;
-	rt_func_record(SC_REC_FUNC_ENTER, rt_patch_func_addr[id], ts);
+	rt_func_record_flags(SC_REC_FUNC_ENTER, rt_stack_context((uint64_t)(uintptr_t)ret_slot),
+			     rt_patch_func_addr[id], ts);
 }
 
 void rt_patch_loop(uint32_t probe_id)
@@ -230,7 +286,8 @@ void rt_patch_loop(uint32_t probe_id)
 		if (open || f->nloops == FRAME_LOOPS)
 			continue; /* another iteration, or too deep */
 		f->loops[f->nloops++] = l;
-		rt_func_record_flags(SC_REC_FUNC_ENTER, SC_FUNC_LOOP, rt_patch_loops[l].lo, ts);
+		rt_func_record_flags(SC_REC_FUNC_ENTER, SC_FUNC_LOOP | rt_stack_context(f->slot),
+				     rt_patch_loops[l].lo, ts);
 	}
 }
 
@@ -252,7 +309,7 @@ static void lost_return(void)
  */
 static uint64_t exit_below_others(uint32_t k, uint64_t slot, uint64_t ts)
 {
-	struct alt_stack alt = { 0 };
+	struct rt_alt_stack alt = { 0 };
 	uint64_t ret = shadow.f[k].ret;
 	sigset_t all, saved;
 	uint32_t kept = k;
@@ -306,7 +363,7 @@ uint64_t rt_patch_real_return(uint64_t slot)
 /* Whether a frame's slot can be read: on a stack syscope knows, yes; elsewhere (a
  * coroutine's stack, which may have been freed while the call was suspended) if its page is
  * still mapped (mincore fails with ENOMEM otherwise). Only exceptions and stack traces ask. */
-static bool slot_mapped(const struct frame *fr, struct alt_stack *alt)
+static bool slot_mapped(const struct frame *fr, struct rt_alt_stack *alt)
 {
 	static long page;
 	unsigned char resident;
@@ -322,7 +379,7 @@ static bool slot_mapped(const struct frame *fr, struct alt_stack *alt)
 /* Put every original return address back (before an unwinder walks the stack). */
 static void disarm_all(void)
 {
-	struct alt_stack alt = { 0 };
+	struct rt_alt_stack alt = { 0 };
 
 	for (uint32_t i = shadow.depth; i > 0; i--) {
 		struct frame *fr = &shadow.f[i - 1];
@@ -339,7 +396,7 @@ static void disarm_all(void)
 /* Frames still on the stack get their exit stub back (after an unwinder read it). */
 static void rearm_all(uint64_t ts)
 {
-	struct alt_stack alt = { 0 };
+	struct rt_alt_stack alt = { 0 };
 
 	for (uint32_t i = 0; i < shadow.depth; i++) {
 		struct frame *fr = &shadow.f[i];
@@ -360,7 +417,7 @@ static void rearm_all(uint64_t ts)
 static void rearm_after_catch(uint64_t limit)
 {
 	uint64_t ts = rt_now_ns();
-	struct alt_stack alt = { 0 };
+	struct rt_alt_stack alt = { 0 };
 
 	/* The frames below the catch on its own stack; a coroutine's frames on top, on a
 	 * stack syscope does not know, stay (frame_is_over). */
@@ -372,56 +429,101 @@ static void rearm_after_catch(uint64_t limit)
 	rearm_all(ts);
 }
 
-/* ---- unwinding hooks: forward to the real functions after putting addresses back ---- */
+/* ---- unwinding hooks: forward to the real functions after putting addresses back ----
+ *
+ * These are exported in every process (the loader binds them before any plan is read) and
+ * cost a shadow-depth test when nothing is patched. The real function is the one the caller
+ * would have reached without us (rt_real_find): the global scope's, or, for a libstdc++
+ * loaded RTLD_LOCAL (a Python extension's), the one in its own scope. Were none loaded at
+ * all, the hook does what a missing unwinder would: report failure, or abort where the
+ * function has no way to fail. */
 
-static void *real(const char *name, void **cache)
+static struct rt_real_cache real__Unwind_RaiseException, real__Unwind_Resume,
+	real__Unwind_Resume_or_Rethrow, real__Unwind_ForcedUnwind, real___cxa_begin_catch,
+	real_pthread_exit, real_backtrace, real__Unwind_Backtrace, real_makecontext;
+
+#define REAL(name) \
+	((__typeof__(&name))rt_real_find(#name, &real_##name, __builtin_return_address(0)))
+
+static void no_real(const char *name)
 {
-	if (!*cache)
-		*cache = dlsym(RTLD_NEXT, name);
-	return *cache;
+	static const char msg[] = "syscope: a function the program calls is defined by no loaded "
+				  "object; aborting\n";
+
+	rt_note(SC_NOTE_WARN, "%s: defined by no loaded object; aborting", name);
+	(void)!write(STDERR_FILENO, msg, sizeof(msg) - 1);
+	abort();
 }
 
-#define REAL(name) ((__typeof__(&name))real(#name, &real_##name))
+static void missing_once(const char *name)
+{
+	static atomic_bool said;
 
-static void *real__Unwind_RaiseException, *real__Unwind_Resume, *real__Unwind_Resume_or_Rethrow,
-	*real__Unwind_ForcedUnwind, *real___cxa_begin_catch, *real_pthread_exit, *real_backtrace,
-	*real__Unwind_Backtrace;
+	if (!atomic_exchange(&said, true))
+		rt_note(SC_NOTE_WARN, "%s: defined by no loaded object; the call failed", name);
+}
 
 RT_EXPORT _Unwind_Reason_Code _Unwind_RaiseException(struct _Unwind_Exception *e)
 {
+	__typeof__(&_Unwind_RaiseException) fn = REAL(_Unwind_RaiseException);
+
+	if (!fn) {
+		missing_once("_Unwind_RaiseException");
+		return _URC_FATAL_PHASE1_ERROR; /* the thrower terminates, as without an unwinder */
+	}
 	if (shadow.depth)
 		disarm_all();
-	return REAL(_Unwind_RaiseException)(e);
+	return fn(e);
 }
 
 RT_EXPORT void _Unwind_Resume(struct _Unwind_Exception *e)
 {
+	__typeof__(&_Unwind_Resume) fn = REAL(_Unwind_Resume);
+
+	if (!fn)
+		no_real("_Unwind_Resume");
 	if (shadow.depth)
 		disarm_all();
-	REAL(_Unwind_Resume)(e);
+	fn(e);
 	abort(); /* _Unwind_Resume does not return */
 }
 
 RT_EXPORT _Unwind_Reason_Code _Unwind_Resume_or_Rethrow(struct _Unwind_Exception *e)
 {
+	__typeof__(&_Unwind_Resume_or_Rethrow) fn = REAL(_Unwind_Resume_or_Rethrow);
+
+	if (!fn) {
+		missing_once("_Unwind_Resume_or_Rethrow");
+		return _URC_FATAL_PHASE1_ERROR;
+	}
 	if (shadow.depth)
 		disarm_all();
-	return REAL(_Unwind_Resume_or_Rethrow)(e);
+	return fn(e);
 }
 
 RT_EXPORT _Unwind_Reason_Code _Unwind_ForcedUnwind(struct _Unwind_Exception *e,
 						   _Unwind_Stop_Fn stop, void *arg)
 {
+	__typeof__(&_Unwind_ForcedUnwind) fn = REAL(_Unwind_ForcedUnwind);
+
+	if (!fn) {
+		missing_once("_Unwind_ForcedUnwind");
+		return _URC_FATAL_PHASE2_ERROR;
+	}
 	if (shadow.depth)
 		disarm_all();
-	return REAL(_Unwind_ForcedUnwind)(e, stop, arg);
+	return fn(e, stop, arg);
 }
 
 RT_EXPORT void *__cxa_begin_catch(void *e);
 RT_EXPORT void *__cxa_begin_catch(void *e)
 {
-	void *r = REAL(__cxa_begin_catch)(e);
+	__typeof__(&__cxa_begin_catch) fn = REAL(__cxa_begin_catch);
+	void *r;
 
+	if (!fn)
+		no_real("__cxa_begin_catch");
+	r = fn(e);
 	/* Our return address sits just below the catching function's frame. */
 	if (shadow.depth && hooks_ready)
 		rearm_after_catch((uint64_t)(uintptr_t)__builtin_frame_address(0) + 16);
@@ -439,17 +541,18 @@ RT_EXPORT int backtrace(void **buffer, int size)
 {
 	bool armed = shadow.depth && hooks_ready;
 	void *small[257], **frames = small;
+	__typeof__(&backtrace) fn = REAL(backtrace);
 	int n;
 
-	if (size <= 0)
+	if (size <= 0 || !fn)
 		return 0;
 	/* The trace starts at this wrapper, which the program did not call: one frame more,
 	 * and that one dropped. */
 	if (size > 256 && !(frames = malloc(((size_t)size + 1) * sizeof(*frames))))
-		return REAL(backtrace)(buffer, size);
+		return fn(buffer, size);
 	if (armed)
 		disarm_all();
-	n = REAL(backtrace)(frames, size + 1);
+	n = fn(frames, size + 1);
 	if (armed)
 		rearm_all(rt_now_ns());
 	n = n > 1 ? n - 1 : 0;
@@ -480,11 +583,16 @@ RT_EXPORT _Unwind_Reason_Code _Unwind_Backtrace(_Unwind_Trace_Fn fn, void *arg)
 {
 	struct trace_forward f = { .fn = fn, .arg = arg };
 	bool armed = shadow.depth && hooks_ready;
+	__typeof__(&_Unwind_Backtrace) real_fn = REAL(_Unwind_Backtrace);
 	_Unwind_Reason_Code rc;
 
+	if (!real_fn) {
+		missing_once("_Unwind_Backtrace");
+		return _URC_END_OF_STACK;
+	}
 	if (armed)
 		disarm_all();
-	rc = REAL(_Unwind_Backtrace)(skip_wrapper_frame, &f);
+	rc = real_fn(skip_wrapper_frame, &f);
 	if (armed)
 		rearm_all(rt_now_ns());
 	return rc;
@@ -493,15 +601,48 @@ RT_EXPORT _Unwind_Reason_Code _Unwind_Backtrace(_Unwind_Trace_Fn fn, void *arg)
 RT_EXPORT void pthread_exit(void *value)
 {
 	uint64_t ts = rt_now_ns();
+	__typeof__(&pthread_exit) fn = REAL(pthread_exit);
 
+	if (!fn)
+		no_real("pthread_exit");
 	if (shadow.depth) {
 		disarm_all();
 		for (uint32_t i = shadow.depth; i > 0; i--)
 			end_frame(&shadow.f[i - 1], ts);
 		shadow.depth = 0;
 	}
-	REAL(pthread_exit)(value);
+	fn(value);
 	abort();
+}
+
+/*
+ * makecontext: the new context's stack is remembered (rt_stack_context), then the call goes
+ * on as made. Its arguments are the machine words glibc itself reads (va_arg of 64 bits);
+ * up to MAKECONTEXT_ARGS of them are passed on, which is more than any program we know.
+ */
+#define MAKECONTEXT_ARGS 32
+
+RT_EXPORT void makecontext(ucontext_t *ucp, void (*func)(void), int argc, ...)
+{
+	__typeof__(&makecontext) fn = REAL(makecontext);
+	long a[MAKECONTEXT_ARGS] = { 0 };
+	va_list ap;
+
+	if (!fn)
+		no_real("makecontext");
+	if (ucp)
+		remember_stack(&ucp->uc_stack);
+	if (argc > MAKECONTEXT_ARGS)
+		rt_note(SC_NOTE_WARN,
+			"makecontext with %d arguments: only the first %d are passed on", argc,
+			MAKECONTEXT_ARGS);
+	va_start(ap, argc);
+	for (int i = 0; i < argc && i < MAKECONTEXT_ARGS; i++)
+		a[i] = va_arg(ap, long);
+	va_end(ap);
+	fn(ucp, func, argc, a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10],
+	   a[11], a[12], a[13], a[14], a[15], a[16], a[17], a[18], a[19], a[20], a[21], a[22],
+	   a[23], a[24], a[25], a[26], a[27], a[28], a[29], a[30], a[31]);
 }
 
 void rt_patch_shadow_start(void)

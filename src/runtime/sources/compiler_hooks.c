@@ -4,34 +4,161 @@
  * __cyg_profile_func_enter/exit at every entry and exit of its functions. glibc has no-op
  * versions; libsyscope.so, preloaded, defines them first, so the program's calls come here
  * (a program that defines them itself keeps its own). Each call is one small record with the
- * function's address; the reader names the function. Nothing else happens here: no
- * lookups, no locks, no allocation.
+ * function's address; the reader names the function. No lookups, no locks, no allocation
+ * after a thread's first call.
+ *
+ * A call left by longjmp or siglongjmp never calls its exit hook. Each thread keeps the
+ * calls in progress (function, and where the hook was called from on the machine stack):
+ * an entry at or above a call's place on the same stack means that call is over, and its
+ * exit is recorded then, so the records stay nested however often the program jumps. Calls
+ * on stacks syscope does not know (coroutines) are never taken for over (rt_frame_left).
  */
+#include <sys/mman.h>
+
+#include "../patch/patch.h"
 #include "source.h"
 
-static bool hooks_on; /* set once at start, read on every call */
+#define HOOK_FRAMES 65536u
+#define SP_WRITING UINT64_MAX /* frame reserved, not written yet */
 
-/* The hooks themselves must not be instrumented (syscope is not built with the flag). */
-static inline void record(uint16_t type, void *fn)
+struct hook_frame {
+	uint64_t sp; /* the hook's frame address: below the function's own frame */
+	uint64_t fn;
+};
+
+struct hook_stack {
+	struct hook_frame *f;
+	uint32_t depth;
+	bool failed; /* the mmap failed: calls are recorded, not followed */
+};
+
+static bool hooks_on; /* set once at start, read on every call */
+static RT_TLS struct hook_stack calls;
+
+#define barrier() __asm__ __volatile__("" ::: "memory") /* order stores for signal handlers */
+
+static struct hook_frame *frames(void)
 {
-	/* While paused, entries are not recorded; exits are (theirs may predate the pause). */
-	if (!hooks_on || !(type == SC_REC_FUNC_EXIT ? rt_active() : rt_recording()))
-		return;
-	rt_func_record(type, (uint64_t)(uintptr_t)fn, rt_now_ns());
+	void *p;
+
+	if (calls.f || calls.failed)
+		return calls.f;
+	p = mmap(NULL, HOOK_FRAMES * sizeof(struct hook_frame), PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (p == MAP_FAILED) {
+		calls.failed = true;
+		return NULL;
+	}
+	calls.f = p;
+	return p;
 }
 
+/* Whether the call in `fr` is over, seen from a hook called at `sp` after it. */
+static bool left(const struct hook_frame *fr, uint64_t sp, struct rt_alt_stack *alt)
+{
+	return fr->sp != SP_WRITING && rt_frame_left(fr->sp, sp, alt);
+}
+
+static void end_call(const struct hook_frame *fr, uint64_t ts)
+{
+	rt_func_record_flags(SC_REC_FUNC_EXIT, rt_stack_context(fr->sp), fr->fn, ts);
+}
+
+/* The calls on top that are over (jumped out of): their exits, now. */
+static void end_left_calls(uint64_t sp, uint64_t ts)
+{
+	struct rt_alt_stack alt = { 0 };
+
+	while (calls.depth && left(&calls.f[calls.depth - 1], sp, &alt)) {
+		end_call(&calls.f[calls.depth - 1], ts);
+		barrier();
+		calls.depth--;
+	}
+}
+
+static void enter(uint64_t fn, uint64_t sp)
+{
+	struct hook_frame *f;
+	uint64_t ts;
+	uint32_t d;
+
+	if (!hooks_on || !rt_recording())
+		return;
+	ts = rt_now_ns();
+	f = frames();
+	if (f) {
+		end_left_calls(sp, ts);
+		d = calls.depth;
+		if (d < HOOK_FRAMES) {
+			/* Reserve, then fill: a signal handler in between skips the frame. */
+			f[d].sp = SP_WRITING;
+			barrier();
+			calls.depth = d + 1;
+			barrier();
+			f[d].fn = fn;
+			barrier();
+			f[d].sp = sp;
+		}
+	}
+	rt_func_record_flags(SC_REC_FUNC_ENTER, rt_stack_context(sp), fn, ts);
+}
+
+/* The innermost call of `fn` leaves. Calls above it that are over end with it; any other
+ * (suspended on another stack) stays, moved down over it. */
+static void leave(uint64_t fn, uint64_t sp)
+{
+	struct rt_alt_stack alt = { 0 };
+	uint64_t ts;
+	uint32_t k, kept;
+
+	/* While paused, entries are not recorded; exits are (theirs may predate the pause). */
+	if (!hooks_on || !rt_active())
+		return;
+	ts = rt_now_ns();
+	/* Its own call: the same function, on the same stack (another coroutine may be in
+	 * it too). */
+	for (k = calls.depth;
+	     k > 0 && (calls.f[k - 1].fn != fn || calls.f[k - 1].sp == SP_WRITING ||
+		       rt_stack_context(calls.f[k - 1].sp) != rt_stack_context(sp));
+	     k--)
+		;
+	if (!k) { /* entered before recording: the reader pairs what it can */
+		rt_func_record_flags(SC_REC_FUNC_EXIT, rt_stack_context(sp), fn, ts);
+		return;
+	}
+	k--;
+	while (calls.depth > k + 1 && left(&calls.f[calls.depth - 1], sp, &alt)) {
+		end_call(&calls.f[calls.depth - 1], ts);
+		calls.depth--;
+	}
+	end_call(&calls.f[k], ts);
+	if (calls.depth == k + 1) {
+		barrier();
+		calls.depth = k;
+		return;
+	}
+	/* Calls of another stack above: they move down (a handler arriving now sees them
+	 * twice at worst, and skips none of its own). */
+	kept = k;
+	for (uint32_t i = k + 1; i < calls.depth; i++)
+		calls.f[kept++] = calls.f[i];
+	barrier();
+	calls.depth = kept;
+}
+
+/* The hooks themselves must not be instrumented (syscope is not built with the flag). */
 RT_EXPORT void __cyg_profile_func_enter(void *fn, void *call_site);
 RT_EXPORT void __cyg_profile_func_enter(void *fn, void *call_site)
 {
 	(void)call_site;
-	record(SC_REC_FUNC_ENTER, fn);
+	enter((uint64_t)(uintptr_t)fn, (uint64_t)(uintptr_t)__builtin_frame_address(0));
 }
 
 RT_EXPORT void __cyg_profile_func_exit(void *fn, void *call_site);
 RT_EXPORT void __cyg_profile_func_exit(void *fn, void *call_site)
 {
 	(void)call_site;
-	record(SC_REC_FUNC_EXIT, fn);
+	leave((uint64_t)(uintptr_t)fn, (uint64_t)(uintptr_t)__builtin_frame_address(0));
 }
 
 static bool enabled(const struct sc_settings *s)
@@ -45,6 +172,17 @@ static int process_start(void)
 	return 0;
 }
 
+static void thread_stop(struct rt_thread *t)
+{
+	(void)t;
+	if (calls.f) {
+		munmap(calls.f, HOOK_FRAMES * sizeof(struct hook_frame));
+		calls.f = NULL;
+		calls.depth = 0;
+	}
+	calls.failed = true; /* the thread's last calls (key destructors): recorded only */
+}
+
 static void process_stop(void)
 {
 	hooks_on = false;
@@ -54,5 +192,6 @@ const struct rt_source rt_source_compiler_hooks = {
 	.name = "compiler hooks",
 	.enabled = enabled,
 	.process_start = process_start,
+	.thread_stop = thread_stop,
 	.process_stop = process_stop,
 };

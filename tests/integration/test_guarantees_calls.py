@@ -1,0 +1,176 @@
+"""Issue 14, calls: profiling never breaks the program and never loses its calls.
+A C++ library that throws, loaded RTLD_LOCAL by Python's ctypes, under sample, run and
+instrument; longjmp/siglongjmp out of deep patched and compiler-hooked frames, 100 and
+20 000 times (the tree stays as deep as the calls, every call counted once); coroutines
+(swapcontext) drawn under their real callers; a library opened and closed 100 times, every
+load patched."""
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import harness
+from harness import Skip, check, check_eq, fixture, syscope
+
+
+def children(node):
+    return {c["node"]["prefix"]: c for c in node["children"]}
+
+
+def count(node):
+    return node["node"]["inclusive"]["stats"]["count"]
+
+
+def calls_of(profile):
+    return {f["name"]: f["calls"] for f in profile.meta["functions"]}
+
+
+THROWER = r"""
+#include <stdexcept>
+extern "C" int f() {
+	try {
+		throw std::runtime_error("thrown and caught inside the library");
+	} catch (const std::exception &e) {
+		return 7;
+	}
+}
+"""
+
+
+def cxx_library():
+    """libthr.so, whose f() throws and catches a std::runtime_error; and a python3 with
+    ctypes, as a real executable (instrument patches an ELF file, not a launcher script):
+    Debian's, whose own functions are in the executable, else the one running the tests."""
+    gxx = shutil.which("g++")
+    if not gxx:
+        raise Skip("g++ is missing: cannot build the C++ library python loads")
+    python = os.path.realpath("/usr/bin/python3" if os.path.exists("/usr/bin/python3")
+                              else sys.executable)
+    probe = subprocess.run([python, "-c", "import ctypes"], capture_output=True, text=True)
+    if probe.returncode != 0:
+        raise Skip(f"{python} has no ctypes: {probe.stderr.strip()}")
+    d = tempfile.mkdtemp(prefix="syscope-cxx-")
+    src = os.path.join(d, "thr.cpp")
+    with open(src, "w") as f:
+        f.write(THROWER)
+    lib = os.path.join(d, "libthr.so")
+    subprocess.run([gxx, "-shared", "-fPIC", "-O2", "-o", lib, src], check=True)
+    return python, lib
+
+
+def test_cxx_extension_throwing_from_python():
+    """ctypes loads the library RTLD_LOCAL, so libstdc++ and libgcc_s are in no global
+    scope: syscope's unwinding hooks must still reach the real unwinder (it crashed with
+    SIGSEGV under every verb)."""
+    python, lib = cxx_library()
+    code = f"import ctypes; print(ctypes.CDLL({lib!r}).f())"
+    plain = subprocess.run([python, "-c", code], capture_output=True, text=True)
+    check_eq((plain.returncode, plain.stdout), (0, "7\n"), f"plain run: {plain.stderr}")
+    for verb in (["sample", "--no-cuda"], ["run"], ["instrument"]):
+        r = syscope(*verb, "--output-format", "json", "--", python, "-c", code)
+        check_eq((r.rc, r.out), (0, "7\n"), f"{verb[0]}: as without syscope\n{r.describe()}")
+        check("defined by no loaded object" not in r.err, f"{verb[0]}: {r.err}")
+        check(r.metadata() is not None and r.metadata()["exit"] == {"reason": "exit",
+                                                                   "status": 0},
+              f"{verb[0]}: the recorded end: {r.metadata().get('exit')}")
+    calls = calls_of(r.profile("wall_clock"))
+    check(sum(calls.values()) > 100 and any(n.startswith("Py") for n in calls),
+          f"instrument: python's patched functions recorded: {sorted(calls)[:20]}")
+
+
+JUMPERS = ("jump_outer", "jump_middle", "jump_inner")
+
+
+def check_jumps(r, rounds, how):
+    check_eq(r.rc, 0, f"{how}: {r.describe()}")
+    check(f"jumps ok {rounds}" in r.out, f"{how}: {r.out}")
+    p = r.profile("wall_clock")
+    calls = {n: c for n, c in calls_of(p).items() if n in JUMPERS + ("main", "jump_after")}
+    check_eq(calls, {"main": 1, "jump_outer": rounds, "jump_middle": rounds,
+                     "jump_inner": rounds, "jump_after": 1}, f"{how}: calls per function")
+    main = children(p.thread_trees()[0])["main"]
+    below = children(main)
+    check_eq(sorted(below), ["jump_after", "jump_outer"], f"{how}: main's callees")
+    check_eq(count(below["jump_outer"]), rounds, f"{how}: every round under main")
+    inner = children(children(below["jump_outer"])["jump_middle"])["jump_inner"]
+    check_eq((count(inner), inner["children"]), (rounds, []), f"{how}: the jumps' leaves")
+    # The thread's root, main, three callers deep: nothing left open piles up.
+    check_eq(p.max_depth(), 4, f"{how}: the tree is as deep as the calls")
+    folded = [f for f in r.files() if f.startswith("wall_clock-") and f.endswith(".folded")]
+    check_eq(len(folded), 1, f"{how}: one folded file: {r.files()}")
+    with open(r.path(folded[0])) as f:
+        lines = f.read().splitlines()
+    check(len(lines) <= 6 and all(line.count(";") <= 3 for line in lines),
+          f"{how}: the folded stacks are the five real ones: {lines[:8]}")
+
+
+def test_longjmp_out_of_patched_frames():
+    for rounds in (100, 20000):
+        r = syscope("instrument", "--min-instructions", "0", "-R", "^(main|jump_.*)$",
+                    "--output-format", "json folded", "--", fixture("guarantee_jumps"),
+                    rounds)
+        check_jumps(r, rounds, f"instrument, {rounds} jumps")
+
+
+def test_longjmp_out_of_compiler_hooked_frames():
+    for rounds in (100, 20000):
+        r = syscope("sample", "--output-format", "json folded", "--",
+                    fixture("guarantee_jumps_hooks"), rounds)
+        check_jumps(r, rounds, f"-finstrument-functions, {rounds} jumps")
+
+
+def check_coroutines(r, how, entry):
+    """patch_coroutines: main -> main_work x 5 on the thread's stack; on the coroutine's
+    stack, [entry ->] co_body -> co_work x 5, each co_work suspended in its middle while
+    main_work returns and the next one begins."""
+    check_eq(r.rc, 0, f"{how}: {r.describe()}")
+    check("coroutines ok" in r.out, f"{how}: {r.out}")
+    p = r.profile("wall_clock")
+    expected = {"main": 1, "main_work": 5, "co_body": 1, "co_work": 5}
+    if entry:
+        expected[entry] = 1
+    check_eq(calls_of(p), expected, f"{how}: calls per function")
+    roots = children(p.thread_trees()[0])
+    check_eq(sorted(roots), sorted(["main", entry or "co_body"]),
+             f"{how}: the coroutine's calls are not under the call that resumed them")
+    main_work = children(roots["main"])["main_work"]
+    check_eq((list(children(roots["main"])), count(main_work), main_work["children"]),
+             (["main_work"], 5, []), f"{how}: main -> main_work x 5, nothing under it")
+    body = children(roots[entry])["co_body"] if entry else roots["co_body"]
+    co_work = children(body)["co_work"]
+    check_eq((count(body), list(children(body)), count(co_work), co_work["children"]),
+             (1, ["co_work"], 5, []), f"{how}: co_body -> co_work x 5, all five")
+
+
+def test_coroutines_under_their_real_callers():
+    r = syscope("instrument", "--min-instructions", "0", "-R",
+                "^(main|main_work|co_body|co_work)$", "--output-format", "json", "--",
+                fixture("patch_coroutines"))
+    check_coroutines(r, "patched", None)
+    r = syscope("sample", "--output-format", "json", "--",
+                fixture("guarantee_coroutines_hooks"))
+    check_coroutines(r, "-finstrument-functions", "co_entry")
+
+
+def test_library_patched_at_every_load():
+    """-MI names a library the program opens, calls and closes 100 times: each load is a
+    new image of it (perhaps at the same address) and is patched again."""
+    lib = fixture("libpatch_lib.so")
+    r = syscope("instrument", "--min-instructions", "0", "-MI", lib, "--output-format",
+                "json", "--", fixture("guarantee_reload"), lib, 100)
+    check_eq(r.rc, 0, r.describe())
+    check("reload ok 100" in r.out, r.describe())
+    p = r.profile("wall_clock")
+    check_eq(calls_of(p), {"main": 1, "lib_outer": 100, "lib_inner": 400},
+             "every call of every load")
+    outer = children(children(p.thread_trees()[0])["main"])["lib_outer"]
+    check_eq((count(outer), count(children(outer)["lib_inner"])), (100, 400),
+             "main -> lib_outer -> lib_inner")
+    check("instrument: 99 loads of libraries opened again after dlclose were patched again "
+          "(198 functions in all)" in r.err, f"the later loads are said once: {r.err}")
+    check_eq(r.err.count("functions patched in"), 2, f"no note per load: {r.err}")
+
+
+if __name__ == "__main__":
+    harness.main(globals())
