@@ -423,6 +423,11 @@ int sc_profile_program_then(struct sc_cli *cli,
 	sc_launch(cli, &res);
 	if (after_launch)
 		after_launch(res.session_dir, ctx);
+	if (res.nothing_recorded) { /* the warning before the run said why; nothing to convert */
+		free(res.session_dir);
+		sc_cli_free(cli);
+		return res.exit_code;
+	}
 	rc = sc_convert_session(res.session_dir, res.session_dir, &cli->settings,
 				sc_bool(&cli->settings, SC_SET_SUMMARY));
 	if (rc)
