@@ -27,6 +27,7 @@
 #include "../common/hostinfo.h"
 #include "../common/install.h"
 #include "../common/log.h"
+#include "../common/safe_output.h"
 #include "../common/strutil.h"
 #include "../common/vec.h"
 #include "../store/session.h"
@@ -373,13 +374,13 @@ static void session_info_start(struct launch *l)
 
 static void session_info_write(struct launch *l)
 {
-	char *path = sc_xasprintf("%s/" SC_SESSION_INFO, l->session);
-	char *tmp = sc_xasprintf("%s.tmp", path);
+	char *path = sc_xasprintf("%s/" SC_SESSION_INFO, l->session), err[512];
+	char *text = json_dumps(l->info, JSON_INDENT(1));
 
-	if (json_dump_file(l->info, tmp, JSON_INDENT(1)) || rename(tmp, path))
-		pr_warn("cannot write %s: %s", path, strerror(errno));
+	if (!text || sc_out_write_file(path, text, strlen(text), 0644, err, sizeof(err)))
+		pr_warn("%s", text ? err : "cannot write the session information: out of memory");
 	free(path);
-	free(tmp);
+	free(text);
 }
 
 /*

@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../common/safe_output.h"
 #include "instrument.h"
 
 static char *slurp(const char *path, size_t *size, mode_t *mode)
@@ -187,12 +188,12 @@ int sc_rewrite_with_plan(const char *in, const char *out, const struct sc_module
 			 const char *runtime, char *err, size_t errlen)
 {
 	size_t size = 0, plan_size = 0, names_at, names_size, plan_at, sh_at, total;
-	char *file, *plan = NULL, *outbuf = NULL, *tmp = NULL;
+	char *file, *plan = NULL, *outbuf = NULL;
 	Elf64_Ehdr eh;
 	const Elf64_Shdr *sh;
 	Elf64_Shdr *nsh;
 	mode_t mode = 0755;
-	int fd = -1, rc = -1;
+	int rc = -1;
 
 	file = slurp(in, &size, &mode);
 	if (!file) {
@@ -263,18 +264,12 @@ int sc_rewrite_with_plan(const char *in, const char *out, const struct sc_module
 	eh.e_shoff = sh_at;
 	eh.e_shnum++;
 	memcpy(outbuf, &eh, sizeof(eh));
-	tmp = sc_xasprintf("%s.tmp%d", out, (int)getpid());
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
-	if (fd < 0 || write(fd, outbuf, total) != (ssize_t)total || fchmod(fd, mode) || close(fd) ||
-	    rename(tmp, out)) {
-		snprintf(err, errlen, "%s: %s", out, strerror(errno ? errno : EIO));
-		if (fd >= 0)
-			unlink(tmp);
+	/* Never through a link or into a device (as root, -o /dev/null replaced the device
+	 * node); a file syscope did not write only with --force. */
+	if (sc_out_write_file(out, outbuf, total, mode, err, errlen))
 		goto out;
-	}
 	rc = 0;
 out:
-	free(tmp);
 	free(outbuf);
 	free(plan);
 	free(file);
