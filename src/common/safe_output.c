@@ -2,6 +2,7 @@
 /* Output files that never clobber what the user has (safe_output.h says the rules). */
 #include "safe_output.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -202,6 +203,35 @@ int sc_out_may_replace(const char *dest, char *err, size_t errlen)
 	return -1;
 }
 
+/* Named temporaries of `base` left by a syscope that was killed (SIGKILL cannot be caught):
+ * ".BASE.PID.XXXXXX", regular, ours, of a process that is gone. */
+static void remove_stale(const char *dir, const char *base)
+{
+	size_t n = strlen(base);
+	DIR *d = opendir(dir);
+	struct dirent *de;
+
+	while (d && (de = readdir(d))) {
+		const char *p = de->d_name;
+		char *end, *path;
+		long pid;
+		struct stat st;
+
+		if (p[0] != '.' || strncmp(p + 1, base, n) || p[n + 1] != '.')
+			continue;
+		pid = strtol(p + n + 2, &end, 10);
+		if (pid <= 0 || *end != '.' || strlen(end) != 7 || pid == getpid() ||
+		    !kill((pid_t)pid, 0) || errno != ESRCH)
+			continue;
+		path = sc_xasprintf("%s/%s", dir, p);
+		if (!lstat(path, &st) && S_ISREG(st.st_mode) && st.st_uid == geteuid())
+			unlink(path);
+		free(path);
+	}
+	if (d)
+		closedir(d);
+}
+
 static mode_t current_umask(void)
 {
 	mode_t m = umask(022);
@@ -233,7 +263,8 @@ int sc_out_begin(struct sc_out_file *o, const char *dest, mode_t mode, unsigned 
 	if (!(flags & SC_OUT_NAMED))
 		o->fd = unnamed_temporary(dir, mode);
 	if (o->fd < 0) {
-		o->tmp = sc_xasprintf("%s/.%s.XXXXXX", dir, base_of(dest));
+		remove_stale(dir, base_of(dest));
+		o->tmp = sc_xasprintf("%s/.%s.%d.XXXXXX", dir, base_of(dest), (int)getpid());
 		o->fd = mkostemp(o->tmp, O_CLOEXEC); /* O_EXCL: a planted link is never followed */
 		if (o->fd < 0 || fchmod(o->fd, mode & ~current_umask())) {
 			snprintf(err, errlen, "cannot write %s: %s", dest, strerror(errno));

@@ -8,7 +8,8 @@
  *   - the data goes to a temporary file beside it, created exclusively (an unnamed O_TMPFILE
  *     where the filesystem has it, so that even a SIGKILL leaves nothing behind; else
  *     mkostemp, which never follows a link), removed on failure and on SIGINT, SIGTERM and
- *     SIGHUP of the CLI;
+ *     SIGHUP of the CLI; a named one left by a killed syscope (".NAME.PID.XXXXXX", its
+ *     process gone) is removed by the next that writes NAME;
  *   - it is renamed over the destination only when complete.
  */
 #ifndef SYSCOPE_COMMON_SAFE_OUTPUT_H
