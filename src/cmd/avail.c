@@ -351,7 +351,7 @@ static void generate_config(struct avail *a, const char *path)
 	json_decref(doc);
 	if (fclose(f))
 		sc_die(SC_EXIT_FAILURE, "cannot write %s: %s", path, strerror(errno));
-	if (sc_out_write_file(path, text, len, 0644, err, sizeof(err)))
+	if (sc_out_write_file(path, text, len, 0644, 0, err, sizeof(err)))
 		sc_die(SC_EXIT_FAILURE, "%s", err);
 	free(text);
 	fprintf(stderr, "syscope: wrote %s\n", path);

@@ -377,7 +377,7 @@ static void session_info_write(struct launch *l)
 	char *path = sc_xasprintf("%s/" SC_SESSION_INFO, l->session), err[512];
 	char *text = json_dumps(l->info, JSON_INDENT(1));
 
-	if (!text || sc_out_write_file(path, text, strlen(text), 0644, err, sizeof(err)))
+	if (!text || sc_out_write_file(path, text, strlen(text), 0644, 0, err, sizeof(err)))
 		pr_warn("%s", text ? err : "cannot write the session information: out of memory");
 	free(path);
 	free(text);

@@ -268,7 +268,7 @@ static void export_config(const struct sc_cli *cli, const char *file)
 
 		if (!text)
 			sc_die(SC_EXIT_FAILURE, "cannot write %s: out of memory", file);
-		rc = sc_out_write_file(file, text, strlen(text), 0644, err, sizeof(err));
+		rc = sc_out_write_file(file, text, strlen(text), 0644, 0, err, sizeof(err));
 		if (rc)
 			sc_die(SC_EXIT_FAILURE, "%s", err);
 		free(text);

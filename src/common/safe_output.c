@@ -170,7 +170,7 @@ static const char *kind_of(mode_t mode)
 				: "not a regular file";
 }
 
-int sc_out_may_replace(const char *dest, char *err, size_t errlen)
+static int may_replace(const char *dest, bool known_ours, char *err, size_t errlen)
 {
 	struct stat st;
 	char *dir;
@@ -189,7 +189,7 @@ int sc_out_may_replace(const char *dest, char *err, size_t errlen)
 			 dest, kind_of(st.st_mode));
 		return -1;
 	}
-	if (sc_out_force)
+	if (sc_out_force || known_ours)
 		return 0;
 	dir = dir_of(dest);
 	ours = in_session_folder(dir) || manifest_lists(dir, base_of(dest));
@@ -232,6 +232,11 @@ static void remove_stale(const char *dir, const char *base)
 		closedir(d);
 }
 
+int sc_out_may_replace(const char *dest, char *err, size_t errlen)
+{
+	return may_replace(dest, false, err, errlen);
+}
+
 static mode_t current_umask(void)
 {
 	mode_t m = umask(022);
@@ -257,7 +262,8 @@ int sc_out_begin(struct sc_out_file *o, const char *dest, mode_t mode, unsigned 
 	memset(o, 0, sizeof(*o));
 	o->fd = -1;
 	o->slot = -1;
-	if (sc_out_may_replace(dest, err, errlen))
+	o->flags = flags;
+	if (may_replace(dest, flags & SC_OUT_OURS, err, errlen))
 		return -1;
 	dir = dir_of(dest);
 	if (!(flags & SC_OUT_NAMED))
@@ -327,7 +333,8 @@ int sc_out_commit(struct sc_out_file *o, FILE *f, char *err, size_t errlen)
 	if (e) {
 		snprintf(err, errlen, "cannot write %s: %s", o->dest, strerror(e));
 		rc = -1;
-	} else if (sc_out_may_replace(o->dest, err, errlen)) { /* something came meanwhile */
+	} else if (may_replace(o->dest, o->flags & SC_OUT_OURS, err, errlen)) {
+		/* something came meanwhile */
 		rc = -1;
 	} else if (rename(o->tmp, o->dest)) {
 		snprintf(err, errlen, "cannot write %s: %s", o->dest, strerror(errno));
@@ -336,7 +343,7 @@ int sc_out_commit(struct sc_out_file *o, FILE *f, char *err, size_t errlen)
 	if (rc && o->tmp)
 		unlink(o->tmp);
 	pending_drop(o->slot);
-	if (!rc)
+	if (!rc && !(o->flags & SC_OUT_NO_MANIFEST))
 		manifest_add(o->dest);
 	free(o->tmp);
 	free(o->dest);
@@ -360,13 +367,13 @@ void sc_out_abort(struct sc_out_file *o, FILE *f)
 	o->fd = -1;
 }
 
-int sc_out_write_file(const char *dest, const void *data, size_t len, mode_t mode, char *err,
-		      size_t errlen)
+int sc_out_write_file(const char *dest, const void *data, size_t len, mode_t mode, unsigned flags,
+		      char *err, size_t errlen)
 {
 	struct sc_out_file o;
 	const char *p = data;
 
-	if (sc_out_begin(&o, dest, mode, 0, err, errlen))
+	if (sc_out_begin(&o, dest, mode, flags, err, errlen))
 		return -1;
 	while (len) {
 		ssize_t n = write(o.fd, p, len);

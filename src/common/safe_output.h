@@ -26,12 +26,17 @@ extern bool sc_out_force;
 
 /* The temporary needs a name from the start (SQLite opens files by name). */
 #define SC_OUT_NAMED 0x1u
+/* The caller knows an existing destination is syscope's, by its contents. */
+#define SC_OUT_OURS 0x2u
+/* Not listed in the manifest: the file carries its own mark (instrument -o's copies). */
+#define SC_OUT_NO_MANIFEST 0x4u
 
 struct sc_out_file {
 	char *dest; /* where it goes */
 	char *tmp;  /* the temporary's name; NULL while an unnamed O_TMPFILE */
 	int fd;
 	int slot; /* in the table of temporaries removed on a signal; -1 if none */
+	unsigned flags;
 };
 
 /* 0 when `dest` may be written (see above); else -1 with `err` saying why not and what to
@@ -52,7 +57,7 @@ int sc_out_commit(struct sc_out_file *o, FILE *f, char *err, size_t errlen);
 void sc_out_abort(struct sc_out_file *o, FILE *f);
 
 /* Write `len` bytes to `dest` through a temporary. Returns 0 or -1 with `err` set. */
-int sc_out_write_file(const char *dest, const void *data, size_t len, mode_t mode, char *err,
-		      size_t errlen);
+int sc_out_write_file(const char *dest, const void *data, size_t len, mode_t mode, unsigned flags,
+		      char *err, size_t errlen);
 
 #endif /* SYSCOPE_COMMON_SAFE_OUTPUT_H */

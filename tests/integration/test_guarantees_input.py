@@ -119,6 +119,11 @@ def test_instrument_output_keeps_user_file():
     check_eq(r.rc, 0, r.describe())
     check_eq(read(target, "rb")[:4], b"\x7fELF", "the instrumented copy")
     check(os.access(target, os.X_OK), "executable")
+    # A copy instrument -o wrote (it carries its plan) is replaced without --force, and no
+    # manifest is left beside programs.
+    r = syscope("instrument", "-o", target, "--", fixture("patch_calls"))
+    check_eq(r.rc, 0, r.describe())
+    check_eq(os.listdir(d), ["copy"], "nothing else in the folder")
 
 
 def test_merge_and_convert_keep_user_files():
