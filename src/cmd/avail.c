@@ -26,6 +26,7 @@
 #include "../common/hostinfo.h"
 #include "../common/install.h"
 #include "../common/log.h"
+#include "../common/safe_output.h"
 #include "../common/strutil.h"
 #include "../arch/arch.h"
 #include "../config/config.h"
@@ -300,8 +301,9 @@ static void domains(struct avail *a)
 static void generate_config(struct avail *a, const char *path)
 {
 	bool as_json = sc_ends_with(path, ".json");
-	char *tmp = sc_xasprintf("%s.tmp", path);
-	FILE *f = fopen(tmp, "w");
+	char *text = NULL, err[512];
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
 	json_t *doc = json_object();
 	bool at_default;
 
@@ -336,9 +338,11 @@ static void generate_config(struct avail *a, const char *path)
 	if (as_json)
 		json_dumpf(doc, f, JSON_INDENT(2));
 	json_decref(doc);
-	if (fclose(f) || rename(tmp, path))
+	if (fclose(f))
 		sc_die(SC_EXIT_FAILURE, "cannot write %s: %s", path, strerror(errno));
-	free(tmp);
+	if (sc_out_write_file(path, text, len, 0644, 0, err, sizeof(err)))
+		sc_die(SC_EXIT_FAILURE, "%s", err);
+	free(text);
 	fprintf(stderr, "syscope: wrote %s\n", path);
 }
 
@@ -348,6 +352,7 @@ int cmd_avail(int argc, char **argv)
 	const char *s = NULL, *c = NULL, *hw = NULL, *dev = NULL, *dom = NULL, *pre = NULL;
 	const char *regex = NULL, *desc = NULL, *format = NULL, *gen = NULL;
 	const char *md = NULL, *csv = NULL, *json = NULL, *man = NULL, *completion = NULL;
+	const char *force = NULL;
 	struct sc_extra_opt extras[] = {
 		{ "settings", 'S', false, "", "Settings: variable, value, source, default, type",
 		  &s },
@@ -371,6 +376,8 @@ int cmd_avail(int argc, char **argv)
 		{ "generate-config", 'G', true, "FILE",
 		  "Write a configuration file of every setting (JSON if FILE ends in .json)",
 		  &gen },
+		{ "force", 0, false, "", "With -G: replace FILE even if syscope did not write it",
+		  &force },
 		{ "man", 0, false, "", "Print syscope's man page (roff)", &man },
 		{ "completion", 0, true, "bash", "Print the bash completion script", &completion },
 		{ NULL, 0, false, NULL, NULL, NULL },
@@ -414,6 +421,7 @@ int cmd_avail(int argc, char **argv)
 		goto out;
 	}
 	if (gen) {
+		sc_out_force = force != NULL;
 		generate_config(&a, gen);
 		goto out;
 	}

@@ -91,6 +91,8 @@ int sc_profile_program_then(struct sc_cli *cli,
 struct sc_launch_result {
 	char *session_dir;
 	int exit_code; /* what syscope should exit with: the program's status or 128+signal */
+	bool nothing_recorded; /* the program could not be profiled (said before it ran), and
+				* nothing it started was either */
 };
 int sc_launch(struct sc_cli *cli, struct sc_launch_result *res);
 /* Find the program as a shell would: a name with a slash as is, else the first match on

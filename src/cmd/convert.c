@@ -17,6 +17,7 @@
 
 #include "../common/log.h"
 #include "../common/progress.h"
+#include "../common/safe_output.h"
 #include "../model/import.h"
 #include "../model/model.h"
 #include "../model/profile.h"
@@ -193,9 +194,11 @@ static int gather_formats(int argc, char **argv, char **joined)
 bool sc_cli_parse_formats(struct sc_cli *cli, const struct sc_verb *verb, int argc, char **argv,
 			  const char *format_help)
 {
-	const char *formats = NULL;
+	const char *formats = NULL, *force = NULL;
 	struct sc_extra_opt extras[] = {
 		{ "format", 'f', true, "FORMAT...", format_help, &formats },
+		{ "force", 0, false, "", "Replace output files that syscope did not write",
+		  &force },
 		{ 0 },
 	};
 	char *joined, err[SC_ERRMSG_MAX];
@@ -204,6 +207,7 @@ bool sc_cli_parse_formats(struct sc_cli *cli, const struct sc_verb *verb, int ar
 	argc = gather_formats(argc, argv, &joined);
 	sc_cli_parse(cli, verb, argc, argv, extras, false);
 	answered = sc_cli_answered(cli, extras);
+	sc_out_force = force != NULL;
 	if (!answered && formats &&
 	    sc_settings_set(&cli->settings, SC_SET_OUTPUT_FORMAT, formats, SC_SRC_CLI, err))
 		sc_die(SC_EXIT_USAGE, "%s: -f: %s", verb->name, err);

@@ -37,6 +37,7 @@ struct instrument_opts {
 	VEC(struct sc_module_info) mods; /* the program first, then libraries */
 	sc_path_vec lib_files;		 /* -MI values that name a library file */
 	char *plan;
+	char *plan_dir; /* a private folder for it: a fixed name in /tmp could be a planted link */
 };
 
 /* -I, -E, -R (and -MI, -ME, -MR) may be given many times; the parser keeps one value per
@@ -366,6 +367,7 @@ static void keep_with_session(const char *session, void *ctx)
 		pr_warn("cannot write %s: %s", info, strerror(errno));
 	if (rename(o->plan, plan))
 		unlink(o->plan);
+	rmdir(o->plan_dir);
 	free(info);
 	free(plan);
 }
@@ -476,8 +478,12 @@ int cmd_instrument(int argc, char **argv)
 		free(args);
 		return 0;
 	}
-	o.plan = sc_xasprintf("%s/syscope-plan-%d.bin",
-			      getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", (int)getpid());
+	o.plan_dir = sc_xasprintf("%s/syscope-plan-XXXXXX",
+				  getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+	if (!mkdtemp(o.plan_dir))
+		sc_die(SC_EXIT_FAILURE, "instrument: cannot create a folder for the patch plan: %s",
+		       strerror(errno));
+	o.plan = sc_xasprintf("%s/plan.bin", o.plan_dir);
 	if (sc_plan_write(o.plan, o.mods.v, o.mods.n, o.err, sizeof(o.err)) < 0)
 		sc_die(SC_EXIT_FAILURE, "instrument: cannot write the patch plan: %s", o.err);
 	if (sc_settings_set(&cli.settings, SC_SET_INSTRUMENT_PLAN, o.plan, SC_SRC_CLI, err))
@@ -490,6 +496,7 @@ int cmd_instrument(int argc, char **argv)
 	rc = sc_profile_program_then(&cli, keep_with_session, &o);
 	free_modules(&o);
 	free(o.plan);
+	free(o.plan_dir);
 	free(args);
 	return rc;
 }

@@ -7,6 +7,7 @@
  * for too). The program's stdin, stdout, stderr, arguments and exit status are its own.
  */
 #define PR_FMT "launch: "
+#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -26,6 +27,8 @@
 #include "../common/hostinfo.h"
 #include "../common/install.h"
 #include "../common/log.h"
+#include "../common/safe_output.h"
+#include "../common/strutil.h"
 #include "../common/vec.h"
 #include "../store/session.h"
 #include "../model/model.h"
@@ -38,10 +41,11 @@ extern char **environ;
 struct launch {
 	struct sc_cli *cli;
 	const struct sc_settings *s;
-	char *prog;    /* resolved path of the program */
-	char *lib;     /* absolute path of libsyscope.so */
-	char *session; /* absolute session folder */
-	bool preload;  /* false for programs the loader cannot preload into */
+	char *prog;	   /* resolved path of the program */
+	char *lib;	   /* absolute path of libsyscope.so */
+	char *session;	   /* absolute session folder */
+	bool preload;	   /* false for programs the loader cannot preload into */
+	bool unprofilable; /* the loader will not preload into it (static, 32-bit, set-ID) */
 	struct timespec start, end;
 	pid_t child;
 	int status;
@@ -52,7 +56,8 @@ static volatile sig_atomic_t child_pid;
 static volatile sig_atomic_t main_done;
 static volatile sig_atomic_t stop_waiting;
 static volatile sig_atomic_t alarm_fired;
-static bool forwarding[_NSIG]; /* signals whose handler we installed */
+static bool forwarding[_NSIG];	   /* signals whose handler we installed */
+static bool ignored_before[_NSIG]; /* ...of which whoever started us had ignored these */
 
 static bool is_exec_file(const char *path, int *err)
 {
@@ -129,6 +134,7 @@ static void check_binary(struct launch *l)
 			"runs unprofiled (64-bit programs it starts are still profiled)",
 			l->prog);
 		l->preload = false;
+		l->unprofilable = true;
 		close(fd);
 		return;
 	}
@@ -142,15 +148,20 @@ static void check_binary(struct launch *l)
 			if (ph.p_type == PT_INTERP)
 				has_interp = true;
 		}
-		if (!has_interp)
+		if (!has_interp) {
 			pr_warn("%s is statically linked: the loader cannot preload syscope into it, so "
-				"it runs unprofiled",
+				"it runs unprofiled and nothing of it is recorded (dynamically linked "
+				"programs it starts are profiled)",
 				l->prog);
+			l->unprofilable = true;
+		}
 	}
-	if (!fstat(fd, &st) && (st.st_mode & (S_ISUID | S_ISGID)) && geteuid())
+	if (!fstat(fd, &st) && (st.st_mode & (S_ISUID | S_ISGID)) && geteuid()) {
 		pr_warn("%s is set-user-ID or set-group-ID: the loader ignores LD_PRELOAD for it, so "
 			"it runs unprofiled",
 			l->prog);
+		l->unprofilable = true;
+	}
 	close(fd);
 }
 
@@ -364,13 +375,13 @@ static void session_info_start(struct launch *l)
 
 static void session_info_write(struct launch *l)
 {
-	char *path = sc_xasprintf("%s/" SC_SESSION_INFO, l->session);
-	char *tmp = sc_xasprintf("%s.tmp", path);
+	char *path = sc_xasprintf("%s/" SC_SESSION_INFO, l->session), err[512];
+	char *text = json_dumps(l->info, JSON_INDENT(1));
 
-	if (json_dump_file(l->info, tmp, JSON_INDENT(1)) || rename(tmp, path))
-		pr_warn("cannot write %s: %s", path, strerror(errno));
+	if (!text || sc_out_write_file(path, text, strlen(text), 0644, 0, err, sizeof(err)))
+		pr_warn("%s", text ? err : "cannot write the session information: out of memory");
 	free(path);
-	free(tmp);
+	free(text);
 }
 
 /* In the child: the settings the runtime reads, and libsyscope.so in LD_PRELOAD. */
@@ -430,14 +441,25 @@ static void install_handlers(void)
 	sa.sa_flags = SA_SIGINFO;
 	sigemptyset(&sa.sa_mask);
 	for (size_t i = 0; i < sizeof(forwarded) / sizeof(forwarded[0]); i++) {
-		/* A signal ignored by whoever started us stays ignored, for the program too. */
-		if (!sigaction(forwarded[i], NULL, &old) && old.sa_handler == SIG_IGN)
-			continue;
+		/* Forwarded even when ignored by whoever started us (a shell's background job
+		 * ignores SIGINT): the program is given the same ignored disposition
+		 * (restore_ignored) and decides, by installing a handler or not. */
+		ignored_before[forwarded[i]] =
+			!sigaction(forwarded[i], NULL, &old) && old.sa_handler == SIG_IGN;
 		forwarding[forwarded[i]] = !sigaction(forwarded[i], &sa, NULL);
 	}
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_alarm;
 	sigaction(SIGALRM, &sa, NULL);
+}
+
+/* In the child, and after the run: signals ignored when we started are ignored again, the
+ * others back at their default. */
+static void restore_dispositions(void)
+{
+	for (int sig = 1; sig < _NSIG; sig++)
+		if (forwarding[sig])
+			signal(sig, ignored_before[sig] ? SIG_IGN : SIG_DFL);
 }
 
 static void list_children(char *buf, size_t n)
@@ -495,6 +517,22 @@ static void wait_tree(struct launch *l)
 	alarm(0);
 }
 
+/* Whether the program or anything it started left a raw file. */
+static bool raw_files_in(const char *session)
+{
+	char *raw = sc_xasprintf("%s/" SC_SESSION_RAW_DIR, session);
+	DIR *d = opendir(raw);
+	struct dirent *de;
+	bool any = false;
+
+	while (d && !any && (de = readdir(d)))
+		any = sc_ends_with(de->d_name, ".sraw");
+	if (d)
+		closedir(d);
+	free(raw);
+	return any;
+}
+
 static int exit_code_of(int status)
 {
 	if (WIFEXITED(status))
@@ -535,6 +573,7 @@ static void start_program(struct launch *l)
 		sc_die(SC_EXIT_FAILURE, "cannot start %s: fork: %s", l->prog, strerror(errno));
 	if (l->child == 0) {
 		close(pipefd[0]);
+		restore_dispositions();
 		child_environment(l);
 		execve(l->prog, l->cli->rest, environ);
 		err = errno;
@@ -594,14 +633,13 @@ int sc_launch(struct sc_cli *cli, struct sc_launch_result *res)
 		clock_gettime(CLOCK_REALTIME, &l.end);
 	/* From here on, Ctrl-C interrupts the conversion (outputs are written to temporary
 	 * names and renamed, so none is left half-written; `syscope convert` can redo it). */
-	for (int sig = 1; sig < _NSIG; sig++)
-		if (forwarding[sig])
-			signal(sig, SIG_DFL);
+	restore_dispositions();
 	session_info_end(&l);
 	session_info_write(&l);
 	json_decref(l.info);
 
 	res->session_dir = l.session;
+	res->nothing_recorded = l.unprofilable && !raw_files_in(l.session);
 	res->exit_code = exit_code_of(l.status);
 	free(l.prog);
 	free(l.lib);

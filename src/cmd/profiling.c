@@ -14,6 +14,7 @@
 extern char **environ;
 
 #include "../common/log.h"
+#include "../common/safe_output.h"
 #include "../common/strutil.h"
 #include "../common/vec.h"
 #include "../config/config.h"
@@ -218,12 +219,14 @@ static void export_config(const struct sc_cli *cli, const char *file)
 	int rc;
 
 	if (*file) {
-		char *tmp = sc_xasprintf("%s.tmp", file);
+		char *text = json_dumps(doc, JSON_INDENT(2)), err[512];
 
-		rc = json_dump_file(doc, tmp, JSON_INDENT(2)) || rename(tmp, file);
+		if (!text)
+			sc_die(SC_EXIT_FAILURE, "cannot write %s: out of memory", file);
+		rc = sc_out_write_file(file, text, strlen(text), 0644, 0, err, sizeof(err));
 		if (rc)
-			sc_die(SC_EXIT_FAILURE, "cannot write %s: %s", file, strerror(errno));
-		free(tmp);
+			sc_die(SC_EXIT_FAILURE, "%s", err);
+		free(text);
 		fprintf(stderr,
 			"syscope: wrote the configuration to %s (use it with --preset=%s)\n", file,
 			file);
@@ -256,7 +259,7 @@ bool sc_profiling_cli(struct sc_cli *cli, const struct sc_verb *verb, int argc, 
 		      const char *default_preset, const struct sc_extra_opt *verb_extras)
 {
 	struct domain_flags df = { 0 };
-	const char *list = NULL, *explain = NULL, *export = NULL, *schema = NULL;
+	const char *list = NULL, *explain = NULL, *export = NULL, *schema = NULL, *force = NULL;
 	struct sc_extra_opt extras[] = {
 		{ "trace", 'T', false, "",
 		  "Add the Perfetto trace to the outputs (as rocprof-sys -T)", &df.trace },
@@ -274,6 +277,9 @@ bool sc_profiling_cli(struct sc_cli *cli, const struct sc_verb *verb, int argc, 
 		  &export },
 		{ "preset-schema", 0, false, "", "Print the JSON Schema of preset files, and exit",
 		  &schema },
+		{ "force", 0, false, "",
+		  "Replace files syscope did not write (--export-config=FILE, instrument -o)",
+		  &force },
 		{ NULL, 0, false, NULL, NULL, NULL },
 	};
 	const char *preset_dir;
@@ -357,6 +363,7 @@ bool sc_profiling_cli(struct sc_cli *cli, const struct sc_verb *verb, int argc, 
 		sc_preset_free(&p);
 	}
 	apply_domains(cli, &df, preset_sampled);
+	sc_out_force = force != NULL;
 	if (export) {
 		export_config(cli, export);
 		sc_cli_free(cli);
@@ -381,6 +388,11 @@ int sc_profile_program_then(struct sc_cli *cli,
 	sc_launch(cli, &res);
 	if (after_launch)
 		after_launch(res.session_dir, ctx);
+	if (res.nothing_recorded) { /* the warning before the run said why; nothing to convert */
+		free(res.session_dir);
+		sc_cli_free(cli);
+		return res.exit_code;
+	}
 	rc = sc_convert_session(res.session_dir, res.session_dir, &cli->settings,
 				sc_bool(&cli->settings, SC_SET_SUMMARY));
 	if (rc)

@@ -249,6 +249,31 @@ static bool sampler_signal_refused(long sig)
 	"signals 4 (SIGILL), 5 (SIGTRAP), 6 (SIGABRT), 7 (SIGBUS), 8 (SIGFPE), 9 (SIGKILL), "   \
 	"11 (SIGSEGV), 19 (SIGSTOP), 31 (SIGSYS), 32 and 33"
 
+/* One token of an SC_SF_IDS list: N or LO-HI, with LO <= HI <= max. */
+static bool id_token_valid(const char *tok, unsigned long max)
+{
+	char *end;
+	unsigned long lo, hi;
+
+	if (!isdigit((unsigned char)tok[0]))
+		return false;
+	errno = 0;
+	lo = hi = strtoul(tok, &end, 10);
+	if (*end == '-') {
+		if (!isdigit((unsigned char)end[1]))
+			return false;
+		hi = strtoul(end + 1, &end, 10);
+	}
+	return !*end && errno != ERANGE && lo <= hi && hi <= max;
+}
+
+/* An empty number is "unset" only where the default is unset too; elsewhere it would run
+ * with a value nobody chose (0, or the runtime's clamp), so it is refused. */
+static bool empty_number_refused(const struct sc_setting_def *d, const char *text)
+{
+	return !*text && d->defval[0] && (d->type == SC_T_INT || d->type == SC_T_DOUBLE);
+}
+
 /* Validate and canonicalize a LIST value: tokens joined by single spaces. */
 static int canonical_list(const struct sc_setting_def *d, const char *text, char **out,
 			  char errmsg[SC_ERRMSG_MAX])
@@ -262,6 +287,14 @@ static int canonical_list(const struct sc_setting_def *d, const char *text, char
 		return -ENOMEM;
 	buf[0] = '\0';
 	while ((p = next_token(p, tok, sizeof(tok)))) {
+		if ((d->flags & SC_SF_IDS) && !id_token_valid(tok, (unsigned long)d->max)) {
+			char valid[128];
+
+			free(buf);
+			snprintf(valid, sizeof(valid),
+				 "numbers from 0 to %g and ranges such as 0,2-4", d->max);
+			return invalid(errmsg, d, tok, valid);
+		}
 		if (d->choices && !choice_valid(d->choices, tok)) {
 			char valid[256];
 
@@ -301,6 +334,10 @@ int sc_settings_set(struct sc_settings *s, enum sc_setting_id id, const char *te
 	while (*text == ' ' || *text == '\t')
 		text++;
 	nv.set = *text != '\0';
+	if (empty_number_refused(d, text)) {
+		describe_range(d, valid, sizeof(valid));
+		return invalid(errmsg, d, text, valid);
+	}
 
 	switch (d->type) {
 	case SC_T_BOOL:

@@ -28,6 +28,7 @@ enum sc_setting_type {
 #define SC_SF_HIDDEN 0x10u /* plumbing between launcher and runtime; not a user knob */
 #define SC_SF_PAIR 0x20u   /* a LIST whose flag takes exactly two words (EVENT PERIOD) */
 #define SC_SF_SIGNAL 0x40u /* an INT naming a sampler signal: N, or -N for SIGRTMAX-N */
+#define SC_SF_IDS 0x80u	   /* a LIST of numbers and ranges (0,2-4), each at most MAX */
 
 /* Categories (CATEGORIES column). */
 #define SC_CAT_GENERAL 0x1u

@@ -12,8 +12,11 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "../common/log.h"
 #include "../common/strutil.h"
@@ -22,6 +25,7 @@
 
 #define MAX_LINE 8192
 #define MAX_VARS 256
+#define SC_CONFIG_MAX_SIZE (16 << 20) /* far above any real one; bounds a mistaken file */
 
 struct variables {
 	char *name[MAX_VARS];
@@ -252,16 +256,62 @@ static int load_json(const char *path, FILE *f, struct sc_settings *s, char err[
 	return rc;
 }
 
-int sc_config_file_load(const char *path, struct sc_settings *s, char err[SC_CONFIG_ERR])
+/* What a path that is not a regular file is, for the message refusing it. */
+static const char *file_kind(mode_t mode)
 {
-	FILE *f = fopen(path, "r");
-	int c, rc;
+	return S_ISDIR(mode)	? "a directory"
+	       : S_ISFIFO(mode) ? "a FIFO"
+	       : S_ISCHR(mode)	? "a character device"
+	       : S_ISBLK(mode)	? "a block device"
+	       : S_ISSOCK(mode) ? "a socket"
+				: "not a regular file";
+}
 
+/* The file opened for reading if it is a regular file, else NULL with `err` set. Opened
+ * without blocking, and checked before any read: a FIFO or /dev/zero would hang or never
+ * end. */
+static FILE *open_regular(const char *path, char err[SC_CONFIG_ERR])
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	struct stat st;
+	FILE *f;
+
+	if (fd < 0) {
+		snprintf(err, SC_CONFIG_ERR, "cannot read configuration file %s: %s", path,
+			 strerror(errno));
+		return NULL;
+	}
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		snprintf(err, SC_CONFIG_ERR,
+			 "configuration file %s is %s; give a regular file (KEY = value lines, or "
+			 "JSON)",
+			 path, file_kind(st.st_mode));
+		close(fd);
+		return NULL;
+	}
+	if (st.st_size > SC_CONFIG_MAX_SIZE) {
+		snprintf(err, SC_CONFIG_ERR,
+			 "configuration file %s is %lld bytes; a configuration file is at most %d",
+			 path, (long long)st.st_size, SC_CONFIG_MAX_SIZE);
+		close(fd);
+		return NULL;
+	}
+	f = fdopen(fd, "r");
 	if (!f) {
 		snprintf(err, SC_CONFIG_ERR, "cannot read configuration file %s: %s", path,
 			 strerror(errno));
-		return -1;
+		close(fd);
 	}
+	return f;
+}
+
+int sc_config_file_load(const char *path, struct sc_settings *s, char err[SC_CONFIG_ERR])
+{
+	FILE *f = open_regular(path, err);
+	int c, rc;
+
+	if (!f)
+		return -1;
 	do
 		c = fgetc(f);
 	while (c != EOF && isspace(c));

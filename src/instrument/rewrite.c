@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../common/safe_output.h"
 #include "instrument.h"
 
 static char *slurp(const char *path, size_t *size, mode_t *mode)
@@ -183,16 +184,59 @@ static bool add_runtime_needed(char **buf, size_t *size, const char *runtime, ch
 	return true;
 }
 
+/* Whether an ELF file's section headers name SC_PLAN_SECTION: a copy instrument -o wrote. */
+static bool carries_plan(const char *file, size_t size)
+{
+	Elf64_Ehdr eh;
+	const Elf64_Shdr *sh;
+
+	if (size < sizeof(eh))
+		return false;
+	memcpy(&eh, file, sizeof(eh));
+	if (memcmp(eh.e_ident, ELFMAG, SELFMAG) || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
+	    eh.e_shentsize != sizeof(Elf64_Shdr) || eh.e_shstrndx >= eh.e_shnum ||
+	    eh.e_shoff > size || (size - eh.e_shoff) / sizeof(Elf64_Shdr) < eh.e_shnum)
+		return false;
+	sh = (const Elf64_Shdr *)(file + eh.e_shoff);
+	if (sh[eh.e_shstrndx].sh_offset > size ||
+	    sh[eh.e_shstrndx].sh_size > size - sh[eh.e_shstrndx].sh_offset)
+		return false;
+	for (unsigned i = 0; i < eh.e_shnum; i++)
+		if (sh[i].sh_name < sh[eh.e_shstrndx].sh_size &&
+		    sh[eh.e_shstrndx].sh_size - sh[i].sh_name >= sizeof(SC_PLAN_SECTION) &&
+		    !memcmp(file + sh[eh.e_shstrndx].sh_offset + sh[i].sh_name, SC_PLAN_SECTION,
+			    sizeof(SC_PLAN_SECTION)))
+			return true;
+	return false;
+}
+
+/* An existing regular file at `out` that instrument -o wrote may be replaced. */
+static bool written_by_us(const char *out)
+{
+	struct stat st;
+	size_t size = 0;
+	mode_t mode;
+	char *file;
+	bool ours;
+
+	if (lstat(out, &st) || !S_ISREG(st.st_mode))
+		return false;
+	file = slurp(out, &size, &mode);
+	ours = file && carries_plan(file, size);
+	free(file);
+	return ours;
+}
+
 int sc_rewrite_with_plan(const char *in, const char *out, const struct sc_module_info *mod,
 			 const char *runtime, char *err, size_t errlen)
 {
 	size_t size = 0, plan_size = 0, names_at, names_size, plan_at, sh_at, total;
-	char *file, *plan = NULL, *outbuf = NULL, *tmp = NULL;
+	char *file, *plan = NULL, *outbuf = NULL;
 	Elf64_Ehdr eh;
 	const Elf64_Shdr *sh;
 	Elf64_Shdr *nsh;
 	mode_t mode = 0755;
-	int fd = -1, rc = -1;
+	int rc = -1;
 
 	file = slurp(in, &size, &mode);
 	if (!file) {
@@ -213,15 +257,13 @@ int sc_rewrite_with_plan(const char *in, const char *out, const struct sc_module
 		snprintf(err, errlen, "%s: its section names are outside the file", in);
 		goto out;
 	}
-	for (unsigned i = 0; i < eh.e_shnum; i++)
-		if (sh[i].sh_name < sh[eh.e_shstrndx].sh_size &&
-		    !strcmp(file + sh[eh.e_shstrndx].sh_offset + sh[i].sh_name, SC_PLAN_SECTION)) {
-			snprintf(err, errlen,
-				 "%s was written by syscope instrument -o already; instrument the "
-				 "original file",
-				 in);
-			goto out;
-		}
+	if (carries_plan(file, size)) {
+		snprintf(err, errlen,
+			 "%s was written by syscope instrument -o already; instrument the "
+			 "original file",
+			 in);
+		goto out;
+	}
 	if (runtime && !mod->is_library) {
 		char why[256];
 
@@ -263,18 +305,14 @@ int sc_rewrite_with_plan(const char *in, const char *out, const struct sc_module
 	eh.e_shoff = sh_at;
 	eh.e_shnum++;
 	memcpy(outbuf, &eh, sizeof(eh));
-	tmp = sc_xasprintf("%s.tmp%d", out, (int)getpid());
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
-	if (fd < 0 || write(fd, outbuf, total) != (ssize_t)total || fchmod(fd, mode) || close(fd) ||
-	    rename(tmp, out)) {
-		snprintf(err, errlen, "%s: %s", out, strerror(errno ? errno : EIO));
-		if (fd >= 0)
-			unlink(tmp);
+	/* Never through a link or into a device (as root, -o /dev/null replaced the device
+	 * node); a file syscope did not write only with --force. */
+	if (sc_out_write_file(out, outbuf, total, mode,
+			      SC_OUT_NO_MANIFEST | (written_by_us(out) ? SC_OUT_OURS : 0), err,
+			      errlen))
 		goto out;
-	}
 	rc = 0;
 out:
-	free(tmp);
 	free(outbuf);
 	free(plan);
 	free(file);

@@ -141,8 +141,14 @@ size_t sc_stack_path(struct sc_profile_set *set, const struct sc_stack *st, uint
 		push_frame(set, sc_strtab_intern(&m->strings, "[truncated]"), empty, empty, 0,
 			   false, false, false);
 	for (uint32_t i = st->nframes; i-- > 0 && (st->flags & SC_STACK_SYMBOLIC);) {
-		const struct sc_symframe *f = &m->symframes.v[st->frames[i]];
+		const struct sc_symframe *f;
 
+		/* The flag and the index come from a file: a damaged one names no frame. */
+		if (st->frames[i] >= m->symframes.n) {
+			push_frame(set, unknown, empty, empty, 0, false, false, false);
+			continue;
+		}
+		f = &m->symframes.v[st->frames[i]];
 		push_frame(set, f->func, f->module ? f->module : empty, f->file, f->line, false,
 			   false, false);
 	}

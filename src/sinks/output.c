@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: MIT */
-/* File writing shared by the sinks: temporary name, then rename; and the sink table. */
+/* File writing shared by the sinks (through safe_output.h: a temporary beside the file,
+ * renamed over it when complete); and the sink table. */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "../common/safe_output.h"
 #include "sink.h"
 
 static const struct sc_sink *const sinks[] = {
@@ -68,6 +70,7 @@ int sc_output_each_profile(struct sc_output *out,
 int sc_out_open(struct sc_output *out, struct sc_outfile *of, const char *fmt, ...)
 {
 	va_list ap;
+	char err[512];
 
 	memset(of, 0, sizeof(*of));
 	va_start(ap, fmt);
@@ -77,15 +80,17 @@ int sc_out_open(struct sc_output *out, struct sc_outfile *of, const char *fmt, .
 	if (!of->name)
 		return -ENOMEM;
 	of->path = sc_xasprintf("%s/%s", out->dir, of->name);
-	of->tmp = sc_xasprintf("%s/.%s.tmp%d", out->dir, of->name, (int)getpid());
-	of->f = fopen(of->tmp, "w");
-	if (!of->f) {
-		int e = errno;
+	if (sc_out_begin(&of->tmp, of->path, 0644, 0, err, sizeof(err)) ||
+	    !(of->f = fdopen(of->tmp.fd, "w"))) {
+		int e = errno ? errno : EIO;
 
-		*VEC_PUSH(&out->errors) = sc_xasprintf("cannot write %s: %s", of->tmp, strerror(e));
+		if (of->tmp.dest) {
+			snprintf(err, sizeof(err), "cannot write %s: %s", of->path, strerror(e));
+			sc_out_abort(&of->tmp, NULL);
+		}
+		*VEC_PUSH(&out->errors) = sc_xstrdup(err);
 		free(of->name);
 		free(of->path);
-		free(of->tmp);
 		memset(of, 0, sizeof(*of));
 		return -e;
 	}
@@ -94,24 +99,19 @@ int sc_out_open(struct sc_output *out, struct sc_outfile *of, const char *fmt, .
 
 int sc_out_close(struct sc_output *out, struct sc_outfile *of)
 {
+	char err[512];
 	int rc = 0;
 
 	if (!of->f)
 		return -EINVAL;
-	if (ferror(of->f) | fclose(of->f))
+	if (sc_out_commit(&of->tmp, of->f, err, sizeof(err))) {
 		rc = -(errno ? errno : EIO);
-	else if (rename(of->tmp, of->path))
-		rc = -errno;
-	if (rc) {
-		*VEC_PUSH(&out->errors) =
-			sc_xasprintf("cannot write %s: %s", of->path, strerror(-rc));
-		unlink(of->tmp);
+		*VEC_PUSH(&out->errors) = sc_xstrdup(err);
 		free(of->name);
 	} else {
 		*VEC_PUSH(&out->written) = of->name;
 	}
 	free(of->path);
-	free(of->tmp);
 	memset(of, 0, sizeof(*of));
 	return rc;
 }

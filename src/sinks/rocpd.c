@@ -674,19 +674,23 @@ static int write_process(struct sc_output *out, struct sc_process *p)
 				      &rp.stack_json,	 &rp.run_index,	  &rp.gpu_ids,
 				      &rp.shared_events, &rp.stack_events };
 	char *path = sc_xasprintf("%s/rocpd-%d.db", out->dir, (int)p->pid);
-	char *tmp = sc_xasprintf("%s/.rocpd-%d.db.tmp%d", out->dir, (int)p->pid, (int)getpid());
+	struct sc_out_file tmp;
 	int rc = 0;
 
-	unlink(tmp);
+	if (sc_out_begin(&tmp, path, 0644, SC_OUT_NAMED, rp.errmsg, sizeof(rp.errmsg))) {
+		*VEC_PUSH(&out->errors) = sc_xstrdup(rp.errmsg);
+		free(path);
+		return -EIO;
+	}
 	/* One connection in one thread: no locking inside SQLite. */
-	if (sqlite3_open_v2(tmp, &rp.db,
-			    SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+	if (sqlite3_open_v2(tmp.tmp, &rp.db,
+			    SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_NOFOLLOW,
 			    NULL) != SQLITE_OK) {
 		*VEC_PUSH(&out->errors) =
-			sc_xasprintf("cannot create %s: %s", tmp, sqlite3_errmsg(rp.db));
+			sc_xasprintf("cannot create %s: %s", tmp.tmp, sqlite3_errmsg(rp.db));
 		sqlite3_close(rp.db);
+		sc_out_abort(&tmp, NULL);
 		free(path);
-		free(tmp);
 		return -EIO;
 	}
 	for (size_t i = 0; i < sizeof(maps) / sizeof(maps[0]); i++)
@@ -710,13 +714,12 @@ static int write_process(struct sc_output *out, struct sc_process *p)
 		rp.error = 1;
 		snprintf(rp.errmsg, sizeof(rp.errmsg), "closing the database failed");
 	}
-	if (!rp.error && rename(tmp, path)) {
-		rp.error = 1;
-		snprintf(rp.errmsg, sizeof(rp.errmsg), "%s", strerror(errno));
-	}
 	if (rp.error) {
 		*VEC_PUSH(&out->errors) = sc_xasprintf("cannot write %s: %s", path, rp.errmsg);
-		unlink(tmp);
+		sc_out_abort(&tmp, NULL);
+		rc = -EIO;
+	} else if (sc_out_commit(&tmp, NULL, rp.errmsg, sizeof(rp.errmsg))) {
+		*VEC_PUSH(&out->errors) = sc_xstrdup(rp.errmsg);
 		rc = -EIO;
 	} else {
 		*VEC_PUSH(&out->written) = sc_xasprintf("rocpd-%d.db", (int)p->pid);
@@ -727,7 +730,6 @@ static int write_process(struct sc_output *out, struct sc_process *p)
 	for (size_t i = 0; i < sizeof(maps) / sizeof(maps[0]); i++)
 		sc_hashmap_free(maps[i]);
 	free(path);
-	free(tmp);
 	return rc;
 }
 

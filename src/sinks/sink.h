@@ -11,6 +11,7 @@
 #include <jansson.h>
 #include <stdio.h>
 
+#include "../common/safe_output.h"
 #include "../common/settings.h"
 #include "../model/model.h"
 #include "../model/profile.h"
@@ -54,7 +55,8 @@ int sc_output_each_profile(struct sc_output *out,
 /* An output file being written: FILE on a temporary name, renamed by sc_out_close. */
 struct sc_outfile {
 	FILE *f;
-	char *path, *tmp, *name;
+	char *path, *name;
+	struct sc_out_file tmp;
 };
 
 int sc_out_open(struct sc_output *out, struct sc_outfile *of, const char *fmt, ...)

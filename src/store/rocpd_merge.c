@@ -18,6 +18,8 @@
 #include <unistd.h>
 
 #include "../common/hashmap.h"
+#include "../common/log.h"
+#include "../common/safe_output.h"
 #include "../common/vec.h"
 #include "rocpd.h"
 #include "rocpd_read.h"
@@ -33,7 +35,20 @@ struct merge {
 	int64_t offset[NTABLES];
 	char *err;
 	size_t errlen;
+	VEC(char *) merged; /* guids copied so far, "guid path" each */
 };
+
+/* The input that brought `guid` already, or NULL: the same session or database given twice
+ * (or a copy of it) would double its samples. */
+static const char *merged_from(const struct merge *mg, const char *guid)
+{
+	size_t n = strlen(guid);
+
+	for (size_t i = 0; i < mg->merged.n; i++)
+		if (!strncmp(mg->merged.v[i], guid, n) && mg->merged.v[i][n] == ' ')
+			return mg->merged.v[i] + n + 1;
+	return NULL;
+}
 
 static int fail(struct merge *mg, const char *what)
 {
@@ -251,6 +266,15 @@ static int merge_file(struct merge *mg, const char *path)
 	}
 	rc = exec(mg, "BEGIN");
 	for (size_t g = 0; !rc && g < guids.n; g++) {
+		const char *before = merged_from(mg, guids.v[g]);
+
+		if (before) {
+			pr_warn("%s: its data (rocpd guid %s) is that of %s, merged already; "
+				"skipped, so that nothing is counted twice",
+				path, guids.v[g], before);
+			continue;
+		}
+		*VEC_PUSH(&mg->merged) = sc_xasprintf("%s %s", guids.v[g], path);
 		rc = share_by_value(mg, guids.v[g]);
 		compute_offsets(mg, guids.v[g]);
 		for (size_t t = FIRST_COPIED; !rc && tables[t]; t++)
@@ -273,7 +297,7 @@ static int merge_file(struct merge *mg, const char *path)
 int sc_rocpd_merge(char *const *inputs, size_t n, const char *out, char *err, size_t errlen)
 {
 	struct merge mg = { .err = err, .errlen = errlen };
-	char *tmp = sc_xasprintf("%s.tmp%d", out, (int)getpid());
+	struct sc_out_file tmp;
 	struct timespec now;
 	uint64_t h = 0x6d65726765ull;
 	int rc;
@@ -284,11 +308,13 @@ int sc_rocpd_merge(char *const *inputs, size_t n, const char *out, char *err, si
 	sc_rocpd_make_guid((uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec,
 			   h ^ (uint64_t)now.tv_nsec, mg.guid, sizeof(mg.guid));
 	sc_rocpd_uuid(mg.guid, mg.uuid, sizeof(mg.uuid));
-	unlink(tmp);
-	if (sqlite3_open(tmp, &mg.db) != SQLITE_OK) {
-		snprintf(err, errlen, "cannot create %s: %s", tmp, sqlite3_errmsg(mg.db));
+	if (sc_out_begin(&tmp, out, 0644, SC_OUT_NAMED, err, errlen))
+		return -1;
+	if (sqlite3_open_v2(tmp.tmp, &mg.db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW, NULL) !=
+	    SQLITE_OK) {
+		snprintf(err, errlen, "cannot create %s: %s", tmp.tmp, sqlite3_errmsg(mg.db));
 		sqlite3_close(mg.db);
-		free(tmp);
+		sc_out_abort(&tmp, NULL);
 		return -1;
 	}
 	rc = exec(&mg, "PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; "
@@ -301,15 +327,15 @@ int sc_rocpd_merge(char *const *inputs, size_t n, const char *out, char *err, si
 	for (size_t i = 0; !rc && i < n; i++)
 		rc = merge_file(&mg, inputs[i]);
 	if (sqlite3_close(mg.db) != SQLITE_OK && !rc) {
-		snprintf(err, errlen, "cannot write %s: closing it failed", tmp);
-		rc = -1;
-	}
-	if (!rc && rename(tmp, out)) {
-		snprintf(err, errlen, "cannot write %s: %s", out, strerror(errno));
+		snprintf(err, errlen, "cannot write %s: closing it failed", out);
 		rc = -1;
 	}
 	if (rc)
-		unlink(tmp);
-	free(tmp);
+		sc_out_abort(&tmp, NULL);
+	else
+		rc = sc_out_commit(&tmp, NULL, err, errlen);
+	for (size_t i = 0; i < mg.merged.n; i++)
+		free(mg.merged.v[i]);
+	VEC_FREE(&mg.merged);
 	return rc;
 }

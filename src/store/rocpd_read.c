@@ -1,25 +1,53 @@
 /* SPDX-License-Identifier: MIT */
 #include "rocpd_read.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "../common/vec.h"
 #include "rocpd.h"
 
-int sc_is_sqlite_file(const char *path)
+int sc_sqlite_file_check(const char *path, char *err, size_t errlen)
 {
 	char magic[16] = "";
-	FILE *f = fopen(path, "rb");
-	int ok;
+	struct stat st;
+	ssize_t got;
+	/* O_NONBLOCK: a FIFO given as a database must not hang the reader. */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 
-	if (!f)
-		return 0;
-	ok = fread(magic, 1, sizeof(magic), f) == sizeof(magic) &&
-	     !memcmp(magic, "SQLite format 3", 16);
-	fclose(f);
-	return ok;
+	if (fd < 0) {
+		snprintf(err, errlen, "%s: cannot read it: %s", path, strerror(errno));
+		return -1;
+	}
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		snprintf(err, errlen, "%s is not a regular file; give a rocpd database file", path);
+		close(fd);
+		return -1;
+	}
+	got = read(fd, magic, sizeof(magic));
+	if (got < 0) {
+		snprintf(err, errlen, "%s: cannot read it: %s", path, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	close(fd);
+	if (got != (ssize_t)sizeof(magic) || memcmp(magic, "SQLite format 3", 16)) {
+		snprintf(err, errlen, "%s is not an SQLite database", path);
+		return -1;
+	}
+	return 0;
+}
+
+int sc_is_sqlite_file(const char *path)
+{
+	char err[8];
+
+	return !sc_sqlite_file_check(path, err, sizeof(err));
 }
 
 static int sql(sqlite3 *db, const char *q, char *err, size_t errlen)
@@ -116,10 +144,8 @@ int sc_rocpd_attach(sqlite3 *db, const char *path, const char *schema, char *err
 	char *uri, *q;
 	int rc;
 
-	if (!sc_is_sqlite_file(path)) {
-		snprintf(err, errlen, "%s is not an SQLite database", path);
+	if (sc_sqlite_file_check(path, err, errlen))
 		return -1;
-	}
 	uri = sqlite3_mprintf("file:%s?mode=ro", path);
 	q = sqlite3_mprintf("ATTACH DATABASE %Q AS %s", uri, schema);
 	rc = sql(db, q, err, errlen);
