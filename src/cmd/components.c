@@ -31,13 +31,13 @@ static const struct sc_alias cuda_aliases[] = {
 };
 
 static const struct sc_alias gpu_aliases[] = {
+	{ "temp", "temp" },
+	{ "temperature", "temp" },
+	{ "power", "power" },
 	{ "busy", "busy" },
 	{ "usage", "busy" },
 	{ "utilization", "busy" },
 	{ "util", "busy" },
-	{ "temp", "temp" },
-	{ "temperature", "temp" },
-	{ "power", "power" },
 	{ "mem_usage", "mem_usage" },
 	{ "memory", "mem_usage" },
 	{ "mem", "mem_usage" },
