@@ -55,6 +55,7 @@ enum {
 #define UUID_GPU (4ull << 60)
 #define UUID_LANE (5ull << 60)
 #define UUID_GPU_MEMORY (6ull << 60)
+#define UUID_CONTEXT (7ull << 60)
 #define FLOW_GPU (1ull << 60)
 #define FLOW_GPU_FAN (2ull << 60) /* the second and later GPU ops of one host call */
 #define UUID_MASK ((1ull << 60) - 1)
@@ -497,12 +498,39 @@ static void track_event(struct pf *pf, int type, uint64_t track, const struct sc
 	pb_end(&pf->ev, e);
 }
 
+static void describe_named_track(struct pf *pf, uint64_t uuid, uint64_t parent, const char *name,
+				 const char *counter_unit, uint64_t ts);
+
+/*
+ * The track of a region: its thread's, or for calls that ran on another stack of the thread
+ * (a coroutine's, SC_FUNC_CONTEXT) a track of their own under the thread's, described at its
+ * first use, so that interleaved coroutine calls keep their own bounds.
+ */
+static uint64_t region_track(struct pf *pf, const struct sc_thread *t, const struct sc_region_ev *r)
+{
+	uint64_t key, *slot;
+	bool inserted;
+	char name[64];
+
+	if (!r->context)
+		return thread_uuid(pf, t->tid);
+	key = UUID_CONTEXT | (((uint64_t)r->context << 32 | (uint32_t)t->tid) & UUID_MASK);
+	slot = sc_hashmap_upsert(&pf->uuids, key, 0, &inserted);
+	if (inserted) {
+		*slot = ++*pf->next_uuid;
+		snprintf(name, sizeof(name), "thread %d: stack %u", (int)t->tid,
+			 (unsigned)r->context);
+		describe_named_track(pf, *slot, thread_uuid(pf, t->tid), name, NULL, r->start);
+	}
+	return *slot;
+}
+
 static void on_region_begin(void *ctx, struct sc_image *img, struct sc_thread *t,
 			    const struct sc_region_ev *r)
 {
 	struct pf *pf = ctx;
 
-	track_event(pf, EV_SLICE_BEGIN, thread_uuid(pf, t->tid), r,
+	track_event(pf, EV_SLICE_BEGIN, region_track(pf, t, r), r,
 		    sc_image_corr_linked(img, r->corr_id) ? flow_id(pf, r->corr_id) : 0);
 	send_event(pf, r->start);
 }
@@ -513,7 +541,7 @@ static void on_region_end(void *ctx, struct sc_image *img, struct sc_thread *t,
 	struct pf *pf = ctx;
 
 	(void)img;
-	track_event(pf, EV_SLICE_END, thread_uuid(pf, t->tid), NULL, 0);
+	track_event(pf, EV_SLICE_END, region_track(pf, t, r), NULL, 0);
 	send_event(pf, r->end);
 }
 

@@ -11,6 +11,7 @@ import sys
 import tempfile
 
 import harness
+import pftrace
 from harness import Skip, check, check_eq, fixture, syscope
 
 
@@ -141,14 +142,27 @@ def check_coroutines(r, how, entry):
     co_work = children(body)["co_work"]
     check_eq((count(body), list(children(body)), count(co_work), co_work["children"]),
              (1, ["co_work"], 5, []), f"{how}: co_body -> co_work x 5, all five")
+    # The timeline: the coroutine's calls on a track of their own under the thread, each
+    # slice at its own bounds (the decoder checks nesting per track).
+    t = pftrace.Trace(open(r.path(next(f for f in r.files() if f.endswith(".pftrace"))),
+                           "rb").read())
+    check_eq(t.errors, [], f"{how}: valid trace")
+    track_of = {}
+    for track, name, _cat, _start, _end, _args in t.slices:
+        track_of.setdefault(name, set()).add(track)
+    check(track_of["main_work"] == track_of["main"], f"{how}: main's calls on one track")
+    check(track_of["co_work"] == track_of["co_body"] and
+          not track_of["co_work"] & track_of["main"], f"{how}: the coroutine's own track")
+    names = [s[1] for s in t.slices]
+    check_eq((names.count("main_work"), names.count("co_work")), (5, 5), f"{how}: slices")
 
 
 def test_coroutines_under_their_real_callers():
     r = syscope("instrument", "--min-instructions", "0", "-R",
-                "^(main|main_work|co_body|co_work)$", "--output-format", "json", "--",
+                "^(main|main_work|co_body|co_work)$", "--output-format", "json pftrace", "--",
                 fixture("patch_coroutines"))
     check_coroutines(r, "patched", None)
-    r = syscope("sample", "--output-format", "json", "--",
+    r = syscope("sample", "--output-format", "json pftrace", "--",
                 fixture("guarantee_coroutines_hooks"))
     check_coroutines(r, "-finstrument-functions", "co_entry")
 
