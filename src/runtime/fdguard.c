@@ -5,6 +5,14 @@
  * sandboxes): close() of one of ours pretends to succeed, close_range()/closefrom() skip
  * them, and dup2()/dup3() onto one of ours is let through but remembered, so we never later
  * close or ioctl the program's file by mistake.
+ *
+ * Libraries syscope calls (libunwind keeps a pipe to validate addresses, and closes and
+ * recreates it when a read from it fails) reach these wrappers too, since libsyscope.so is
+ * preloaded. While syscope's own code runs on a thread (rt_fd_enter_library), pipes made
+ * there become ours like the raw file (high, spared by the program's close loops), and a
+ * close() there really closes ours but never a number the program took over: otherwise the
+ * library would close the program's files, or take their numbers, once the program closed
+ * every descriptor.
  */
 #include "rt.h"
 
@@ -115,11 +123,72 @@ void rt_fd_close_all_inherited(int keep)
 	}
 }
 
+/* The number is no longer ours (closed behind our back), and must not be closed by us. */
+void rt_fd_forget(int fd)
+{
+	if (fd < 0 || fd >= FD_TRACKED)
+		return;
+	set_bit(ours, fd, false);
+	set_bit(clobbered, fd, false);
+}
+
+int rt_fd_enter_library(void)
+{
+	return rt_self.in_library++;
+}
+
+void rt_fd_leave_library(int saved)
+{
+	rt_self.in_library = saved;
+}
+
+/* close() from a library syscope called: its own descriptors (ours, or files it opened and
+ * closes itself), never one the program put on a number of ours (dup2 onto it). */
+static int library_close(int fd)
+{
+	if (test_bit(clobbered, fd)) {
+		errno = EBADF;
+		return -1;
+	}
+	if (test_bit(ours, fd))
+		set_bit(ours, fd, false);
+	return RT_REAL(close)(fd);
+}
+
 RT_EXPORT int close(int fd)
 {
+	if (rt_self.in_library)
+		return library_close(fd);
 	if (test_bit(ours, fd))
 		return 0; /* the program never knew about it; it stays ours */
 	return RT_REAL(close)(fd);
+}
+
+static int adopt_pair(int rc, int fds[2])
+{
+	if (rc == 0 && rt_self.in_library) {
+		fds[0] = rt_fd_adopt(fds[0]);
+		fds[1] = rt_fd_adopt(fds[1]);
+	}
+	return rc;
+}
+
+RT_EXPORT int pipe2(int fds[2], int flags)
+{
+	static int (*real_pipe2)(int[2], int);
+
+	if (!real_pipe2)
+		real_pipe2 = (int (*)(int[2], int))rt_real_lookup("pipe2");
+	return adopt_pair(real_pipe2(fds, flags), fds);
+}
+
+RT_EXPORT int pipe(int fds[2])
+{
+	static int (*real_pipe)(int[2]);
+
+	if (!real_pipe)
+		real_pipe = (int (*)(int[2]))rt_real_lookup("pipe");
+	return adopt_pair(real_pipe(fds), fds);
 }
 
 /* Close [first, last] except our descriptors, as close_range(2) with `flags` would. */
