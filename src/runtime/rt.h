@@ -259,8 +259,9 @@ bool rt_signal_program_handles(int sig);
 /* Forward a signal that is not syscope's to the handler the program installed. */
 void rt_signal_forward(int sig, siginfo_t *si, void *uc);
 void rt_signals_install_fatal(void);
-void rt_signals_sampler_set(sigset_t *set); /* the sampler signals in use */
-extern atomic_int rt_guard_blocking;	    /* wrap_block.c guards blocking calls */
+bool rt_signal_hide_on_default(int sig, rt_sig_handler handler); /* lifecycle.c's recorders */
+void rt_signals_sampler_set(sigset_t *set);			 /* the sampler signals in use */
+extern atomic_int rt_guard_blocking; /* wrap_block.c guards blocking calls */
 
 /* ---- real libc entry points, resolved once (interpose.c) ---- */
 struct rt_real {
