@@ -187,14 +187,21 @@ static int peek_cb(struct dl_phdr_info *info, size_t size, void *data)
 
 void rt_modules_check(void)
 {
+	static RT_TLS int inside; /* a sample landing in our own check: the loader lock is held */
 	struct scan sc = { 0 };
 
+	if (inside)
+		return;
+	inside = 1;
 	dl_iterate_phdr(peek_cb, &sc);
+	inside = 0;
 	if (sc.adds == last_adds && sc.subs == last_subs)
 		return;
 	if (atomic_exchange(&scanning, 1))
 		return; /* another thread is recording the change */
+	inside = 1;
 	rescan(0, false);
+	inside = 0;
 	atomic_store(&scanning, 0);
 }
 

@@ -451,6 +451,30 @@ static bool exchange(struct rt_thread *t, uint32_t gen, uint32_t off, enum sc_lo
 	return true;
 }
 
+/*
+ * An exchange with every signal held back: a handler that records (a sample, a patched
+ * signal handler of the program's) would find the thread between two chunks and lose its
+ * record; held, it runs a few microseconds later, once the new chunk is in place. Two system
+ * calls per chunk, never on the fast path.
+ */
+static bool exchange_unsignalled(struct rt_thread *t, uint32_t gen, uint32_t off,
+				 enum sc_lost_cause *why)
+{
+	sigset_t all, saved;
+	bool ok = true;
+
+	sigfillset(&all);
+	RT_REAL(pthread_sigmask)(SIG_BLOCK, &all, &saved);
+	t->exchanging = 1;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	if (gen == (uint32_t)(t->word >> 32) || !(t->word >> 32))
+		ok = exchange(t, gen, off, why);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	t->exchanging = 0;
+	RT_REAL(pthread_sigmask)(SIG_SETMASK, &saved, NULL);
+	return ok;
+}
+
 /* Why rt_reserve refuses a record before trying: no file, too large, or no thread. */
 static enum sc_lost_cause refusal_cause(uint32_t size)
 {
@@ -488,16 +512,8 @@ void *rt_reserve(uint32_t size)
 		}
 		if (t->exchanging)
 			break; /* a handler interrupted an exchange on this thread */
-		t->exchanging = 1;
-		__atomic_signal_fence(__ATOMIC_SEQ_CST);
-		if ((gen == (uint32_t)(t->word >> 32) || !(t->word >> 32)) &&
-		    !exchange(t, gen, off, &why)) {
-			__atomic_signal_fence(__ATOMIC_SEQ_CST);
-			t->exchanging = 0;
+		if (!exchange_unsignalled(t, gen, off, &why))
 			break; /* no chunk to be had: a second try would fail the same way */
-		}
-		__atomic_signal_fence(__ATOMIC_SEQ_CST);
-		t->exchanging = 0;
 		why = SC_LOST_REENTRY;
 	}
 	count_lost(t, size, why);
