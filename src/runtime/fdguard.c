@@ -27,6 +27,7 @@
 
 static _Atomic unsigned long ours[FD_TRACKED / WORD_BITS];
 static _Atomic unsigned long clobbered[FD_TRACKED / WORD_BITS];
+static _Atomic unsigned long library[FD_TRACKED / WORD_BITS]; /* a library's, kept at fork */
 
 static void set_bit(_Atomic unsigned long *map, int fd, bool on)
 {
@@ -102,6 +103,7 @@ void rt_fd_release(int fd)
 		return;
 	}
 	set_bit(ours, fd, false);
+	set_bit(library, fd, false);
 	RT_REAL(close)(fd);
 }
 
@@ -115,7 +117,8 @@ void rt_fd_close_all_inherited(int keep)
 			int fd = (int)(w * WORD_BITS) + __builtin_ctzl(bits);
 
 			bits &= bits - 1;
-			if (fd == keep)
+			/* A library's descriptors are in its own state, which the child inherits. */
+			if (fd == keep || test_bit(library, fd))
 				set_bit(ours, fd, true);
 			else
 				RT_REAL(close)(fd);
@@ -130,6 +133,7 @@ void rt_fd_forget(int fd)
 		return;
 	set_bit(ours, fd, false);
 	set_bit(clobbered, fd, false);
+	set_bit(library, fd, false);
 }
 
 int rt_fd_enter_library(void)
@@ -150,8 +154,10 @@ static int library_close(int fd)
 		errno = EBADF;
 		return -1;
 	}
-	if (test_bit(ours, fd))
+	if (test_bit(ours, fd)) {
 		set_bit(ours, fd, false);
+		set_bit(library, fd, false);
+	}
 	return RT_REAL(close)(fd);
 }
 
@@ -167,8 +173,11 @@ RT_EXPORT int close(int fd)
 static int adopt_pair(int rc, int fds[2])
 {
 	if (rc == 0 && rt_self.in_library) {
-		fds[0] = rt_fd_adopt(fds[0]);
-		fds[1] = rt_fd_adopt(fds[1]);
+		for (int i = 0; i < 2; i++) {
+			fds[i] = rt_fd_adopt(fds[i]);
+			if (fds[i] >= 0 && fds[i] < FD_TRACKED)
+				set_bit(library, fds[i], true);
+		}
 	}
 	return rc;
 }
@@ -236,6 +245,7 @@ static void note_clobber(int newfd, int oldfd)
 {
 	if (newfd != oldfd && test_bit(ours, newfd)) {
 		set_bit(ours, newfd, false);
+		set_bit(library, newfd, false);
 		set_bit(clobbered, newfd, true);
 	}
 }
