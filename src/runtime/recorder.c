@@ -451,6 +451,15 @@ static bool exchange(struct rt_thread *t, uint32_t gen, uint32_t off, enum sc_lo
 	return true;
 }
 
+/* The buffer limit is reached, or the disk failed a moment ago, and no partial chunk waits. */
+static bool no_chunk_to_be_had(const struct rt_thread *t)
+{
+	if (!t->gen && (uint32_t)atomic_load(&rec.pool_head) != POOL_NONE)
+		return false;
+	return atomic_load_explicit(&rec.next_chunk, memory_order_relaxed) >= rec.max_chunks ||
+	       rt_now_ns() < atomic_load_explicit(&rec.retry_after_ns, memory_order_relaxed);
+}
+
 /*
  * An exchange with every signal held back: a handler that records (a sample, a patched
  * signal handler of the program's) would find the thread between two chunks and lose its
@@ -460,18 +469,23 @@ static bool exchange(struct rt_thread *t, uint32_t gen, uint32_t off, enum sc_lo
 static bool exchange_unsignalled(struct rt_thread *t, uint32_t gen, uint32_t off,
 				 enum sc_lost_cause *why)
 {
+	/* Once no chunk can be had, every record tries again: no system calls for those. */
+	bool hold = !no_chunk_to_be_had(t);
 	sigset_t all, saved;
 	bool ok = true;
 
-	sigfillset(&all);
-	RT_REAL(pthread_sigmask)(SIG_BLOCK, &all, &saved);
+	if (hold) {
+		sigfillset(&all);
+		RT_REAL(pthread_sigmask)(SIG_BLOCK, &all, &saved);
+	}
 	t->exchanging = 1;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	if (gen == (uint32_t)(t->word >> 32) || !(t->word >> 32))
 		ok = exchange(t, gen, off, why);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	t->exchanging = 0;
-	RT_REAL(pthread_sigmask)(SIG_SETMASK, &saved, NULL);
+	if (hold)
+		RT_REAL(pthread_sigmask)(SIG_SETMASK, &saved, NULL);
 	return ok;
 }
 
