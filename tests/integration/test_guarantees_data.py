@@ -153,6 +153,17 @@ def test_sigterm_is_reported_as_signal_15():
     check("nothing lost" in r.err, r.err)
 
 
+def test_quick_exit_keeps_the_calls_of_its_handlers():
+    """quick_exit() leaves through libc's own _exit, after the program's at_quick_exit
+    handlers: the end is recorded after them."""
+    r = instrument("quick", 30)
+    check_eq(r.rc, 3, r.describe())
+    calls = calls_of(r.profile("wall_clock"))
+    check_eq((calls["main"], calls["counted"]), (1, 31), f"30 calls and the handler's: {calls}")
+    check_eq(r.metadata()["exit"], {"reason": "_exit", "status": 3}, "recorded end")
+    check("nothing lost" in r.err, r.err)
+
+
 def test_dlopen_dlclose_loop_loses_nothing():
     """A sample landing while its thread changed chunks used to lose its record ("LOST 1
     records", blamed on the buffer limit)."""

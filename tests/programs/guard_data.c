@@ -11,6 +11,7 @@
  *   guard_data pipe COUNTFILE  writes lines to stdout until SIGPIPE kills it; before each write
  *                              the number of counted() calls so far goes into COUNTFILE
  *   guard_data term N          N calls, then SIGTERM to itself
+ *   guard_data quick N         N calls, then quick_exit(3), whose handler makes one more
  *   guard_data dlloop LIB N    dlopen and dlclose LIB N times
  */
 #include <dlfcn.h>
@@ -126,6 +127,19 @@ static int run_term(int n)
 	return 1;
 }
 
+static void last_call(void)
+{
+	counted();
+}
+
+static int run_quick(int n)
+{
+	at_quick_exit(last_call);
+	for (int i = 0; i < n; i++)
+		counted();
+	quick_exit(3);
+}
+
 static int run_dlloop(const char *lib, int n)
 {
 	for (int i = 0; i < n; i++) {
@@ -154,6 +168,8 @@ int main(int argc, char **argv)
 		return run_pipe(argv[2]);
 	if (!strcmp(what, "term") && argc == 3)
 		return run_term(atoi(argv[2]));
+	if (!strcmp(what, "quick") && argc == 3)
+		return run_quick(atoi(argv[2]));
 	if (!strcmp(what, "dlloop") && argc == 4)
 		return run_dlloop(argv[2], atoi(argv[3]));
 	fprintf(stderr, "usage: see the comment at the top of guard_data.c\n");
