@@ -5,6 +5,14 @@
  * sandboxes): close() of one of ours pretends to succeed, close_range()/closefrom() skip
  * them, and dup2()/dup3() onto one of ours is let through but remembered, so we never later
  * close or ioctl the program's file by mistake.
+ *
+ * Libraries syscope calls (libunwind keeps a pipe to validate addresses, and closes and
+ * recreates it when a read from it fails) reach these wrappers too, since libsyscope.so is
+ * preloaded. While syscope's own code runs on a thread (rt_fd_enter_library), pipes made
+ * there become ours like the raw file (high, spared by the program's close loops), and a
+ * close() there really closes ours but never a number the program took over: otherwise the
+ * library would close the program's files, or take their numbers, once the program closed
+ * every descriptor.
  */
 #include "rt.h"
 
@@ -19,6 +27,7 @@
 
 static _Atomic unsigned long ours[FD_TRACKED / WORD_BITS];
 static _Atomic unsigned long clobbered[FD_TRACKED / WORD_BITS];
+static _Atomic unsigned long library[FD_TRACKED / WORD_BITS]; /* a library's, kept at fork */
 
 static void set_bit(_Atomic unsigned long *map, int fd, bool on)
 {
@@ -94,6 +103,7 @@ void rt_fd_release(int fd)
 		return;
 	}
 	set_bit(ours, fd, false);
+	set_bit(library, fd, false);
 	RT_REAL(close)(fd);
 }
 
@@ -107,7 +117,8 @@ void rt_fd_close_all_inherited(int keep)
 			int fd = (int)(w * WORD_BITS) + __builtin_ctzl(bits);
 
 			bits &= bits - 1;
-			if (fd == keep)
+			/* A library's descriptors are in its own state, which the child inherits. */
+			if (fd == keep || test_bit(library, fd))
 				set_bit(ours, fd, true);
 			else
 				RT_REAL(close)(fd);
@@ -115,11 +126,78 @@ void rt_fd_close_all_inherited(int keep)
 	}
 }
 
+/* The number is no longer ours (closed behind our back), and must not be closed by us. */
+void rt_fd_forget(int fd)
+{
+	if (fd < 0 || fd >= FD_TRACKED)
+		return;
+	set_bit(ours, fd, false);
+	set_bit(clobbered, fd, false);
+	set_bit(library, fd, false);
+}
+
+int rt_fd_enter_library(void)
+{
+	return rt_self.in_library++;
+}
+
+void rt_fd_leave_library(int saved)
+{
+	rt_self.in_library = saved;
+}
+
+/* close() from a library syscope called: its own descriptors (ours, or files it opened and
+ * closes itself), never one the program put on a number of ours (dup2 onto it). */
+static int library_close(int fd)
+{
+	if (test_bit(clobbered, fd)) {
+		errno = EBADF;
+		return -1;
+	}
+	if (test_bit(ours, fd)) {
+		set_bit(ours, fd, false);
+		set_bit(library, fd, false);
+	}
+	return RT_REAL(close)(fd);
+}
+
 RT_EXPORT int close(int fd)
 {
+	if (rt_self.in_library)
+		return library_close(fd);
 	if (test_bit(ours, fd))
 		return 0; /* the program never knew about it; it stays ours */
 	return RT_REAL(close)(fd);
+}
+
+static int adopt_pair(int rc, int fds[2])
+{
+	if (rc == 0 && rt_self.in_library) {
+		for (int i = 0; i < 2; i++) {
+			fds[i] = rt_fd_adopt(fds[i]);
+			if (fds[i] >= 0 && fds[i] < FD_TRACKED)
+				set_bit(library, fds[i], true);
+		}
+	}
+	return rc;
+}
+
+RT_EXPORT int pipe2(int fds[2], int flags)
+{
+	static int (*real_pipe2)(int[2], int);
+
+	if (!real_pipe2)
+		real_pipe2 = (int (*)(int[2], int))rt_real_lookup("pipe2");
+	return adopt_pair(real_pipe2(fds, flags), fds);
+}
+
+RT_EXPORT int pipe(int fds[2])
+{
+	static int (*real_pipe)(int[2]);
+
+	if (!real_pipe)
+		real_pipe = (int (*)(int[2]))rt_real_lookup("pipe");
+	return adopt_pair(real_pipe(fds), fds);
 }
 
 /* Close [first, last] except our descriptors, as close_range(2) with `flags` would. */
@@ -167,6 +245,7 @@ static void note_clobber(int newfd, int oldfd)
 {
 	if (newfd != oldfd && test_bit(ours, newfd)) {
 		set_bit(ours, newfd, false);
+		set_bit(library, newfd, false);
 		set_bit(clobbered, newfd, true);
 	}
 }

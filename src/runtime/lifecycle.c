@@ -16,8 +16,10 @@
  *        │
  *        ▼
  *   finalized (exactly once): by the destructor (exit, return from main), by _exit/_Exit,
- *   or a fatal signal's recorder; samplers stop, end reason and status are stored.
- *   kill -9 skips this: everything recorded up to then is already in the file.
+ *   quick_exit, daemon()'s parent, or a fatal signal's recorder (crashes: signals.c; the
+ *   signals whose default action ends the process: here); samplers stop, end reason and
+ *   status are stored, every thread's records reach the file.
+ *   kill -9 skips this: all but the threads' last ~20 ms is already in the file.
  */
 #include "rt.h"
 #ifdef SYSCOPE_HAVE_PATCHING
@@ -25,11 +27,14 @@
 #endif
 
 #include <dlfcn.h>
+#include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "sources/source.h"
@@ -223,6 +228,48 @@ void rt_finalize(enum sc_end_reason reason, int status)
 	rt_set_end(reason, status);
 }
 
+/*
+ * Signals whose default action ends the process (SIGPIPE of `prog | head`, SIGTERM, Ctrl-C...)
+ * would otherwise end it without any of our code running: the threads' buffers would never
+ * reach the file and the end would read "still running". Where the program left the default,
+ * a hidden recorder stores everything and the end, then lets the signal take its course.
+ * Only what is async-signal-safe: the samplers are told to stop, buffers written, end set.
+ */
+static void on_ending_signal(int sig, siginfo_t *si, void *uc)
+{
+	struct sigaction dfl;
+	sigset_t unblock;
+
+	(void)si, (void)uc;
+	if (atomic_load(&rt_proc.active) && getpid() == rt_proc.pid &&
+	    !atomic_exchange(&finalized, 1)) {
+		atomic_store(&rt_proc.stopping, 1);
+		rt_set_end(SC_END_SIGNAL, sig);
+	}
+	memset(&dfl, 0, sizeof(dfl));
+	dfl.sa_handler = SIG_DFL;
+	RT_REAL(sigaction)(sig, &dfl, NULL);
+	sigemptyset(&unblock);
+	sigaddset(&unblock, sig);
+	raise(sig); /* pending until unblocked: then the default action, as without us */
+	RT_REAL(pthread_sigmask)(SIG_UNBLOCK, &unblock, NULL);
+}
+
+static void install_ending_recorders(void)
+{
+	static const int ending[] = { SIGHUP,	 SIGINT,  SIGQUIT, SIGPIPE, SIGALRM,
+				      SIGTERM,	 SIGUSR1, SIGUSR2, SIGXCPU, SIGXFSZ,
+				      SIGVTALRM, SIGPROF, SIGIO,   SIGPWR };
+
+	for (size_t i = 0; i < sizeof(ending) / sizeof(ending[0]); i++)
+		rt_signal_hide_on_default(ending[i], on_ending_signal);
+}
+
+static void on_quick_exit(void)
+{
+	rt_finalize(SC_END__EXIT, exit_status);
+}
+
 __attribute__((constructor)) static void rt_constructor(void)
 {
 	char err[SC_ERRMSG_MAX] = "";
@@ -269,6 +316,8 @@ __attribute__((constructor)) static void rt_constructor(void)
 		rt_note(SC_NOTE_WARN, "ignored a setting from the environment: %s", err);
 	rt_signals_install_fatal();
 	rt_sources_process_start();
+	install_ending_recorders();   /* after the sources: sampler signals are theirs */
+	at_quick_exit(on_quick_exit); /* the first registered runs last */
 	rt_thread_setup(&rt_self);
 	pthread_atfork(fork_prepare, fork_parent, fork_child);
 }
@@ -297,6 +346,66 @@ RT_EXPORT void _Exit(int status)
 	rt_finalize(SC_END__EXIT, status);
 	RT_REAL(_Exit)(status);
 	__builtin_unreachable();
+}
+
+/* quick_exit() leaves through libc's own _exit, past ours: on_quick_exit finalizes after the
+ * program's at_quick_exit handlers. */
+RT_EXPORT void quick_exit(int status)
+{
+	typedef void (*quick_exit_fn)(int) __attribute__((noreturn));
+	static quick_exit_fn real_quick_exit;
+
+	exit_status = status;
+	if (!real_quick_exit)
+		real_quick_exit = (quick_exit_fn)rt_real_lookup("quick_exit");
+	real_quick_exit(status);
+}
+
+/* daemon(3)'s standard streams onto /dev/null, as glibc does it. */
+static int streams_to_null(void)
+{
+	struct stat st;
+	int fd = open("/dev/null", O_RDWR);
+
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) || !S_ISCHR(st.st_mode)) {
+		RT_REAL(close)(fd);
+		errno = ENODEV;
+		return -1;
+	}
+	dup2(fd, STDIN_FILENO);
+	dup2(fd, STDOUT_FILENO);
+	dup2(fd, STDERR_FILENO);
+	if (fd > STDERR_FILENO)
+		RT_REAL(close)(fd);
+	return 0;
+}
+
+/*
+ * daemon(3) as glibc implements it, but its parent leaves through our _exit: libc's own
+ * would end the parent past every wrapper of ours, with its records still in its buffers.
+ */
+RT_EXPORT int daemon(int nochdir, int noclose)
+{
+	pid_t pid;
+
+	if (!atomic_load(&rt_proc.active)) {
+		int (*real_daemon)(int, int) = (int (*)(int, int))rt_real_lookup("daemon");
+
+		return real_daemon(nochdir, noclose);
+	}
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid > 0)
+		_exit(0);
+	if (setsid() < 0)
+		return -1;
+	if (!nochdir && chdir("/") < 0) {
+		/* glibc ignores this failure too */
+	}
+	return noclose ? 0 : streams_to_null();
 }
 
 /*

@@ -185,10 +185,35 @@ static int peek_cb(struct dl_phdr_info *info, size_t size, void *data)
 	return 1; /* the counters are the same in every entry: stop after the first */
 }
 
+/*
+ * The loader's lock is recursive, but a signal that lands while this thread is taking or
+ * releasing it (inside dl_iterate_phdr, or dlopen/dlclose changing the list) finds it held
+ * by nobody it knows and waits forever. So a check is skipped while this thread iterates the
+ * list (ours or the program's dl_iterate_phdr) and while the loader is adding or removing
+ * objects (r_state, readable without the lock); the next sample or loader event sees it.
+ */
+static RT_TLS int inside;
+
+RT_EXPORT int dl_iterate_phdr(int (*cb)(struct dl_phdr_info *, size_t, void *), void *data)
+{
+	static int (*real_iterate)(int (*)(struct dl_phdr_info *, size_t, void *), void *);
+	int rc;
+
+	if (!real_iterate)
+		real_iterate = (int (*)(int (*)(struct dl_phdr_info *, size_t, void *),
+					void *))rt_real_lookup("dl_iterate_phdr");
+	inside++;
+	rc = real_iterate(cb, data);
+	inside--;
+	return rc;
+}
+
 void rt_modules_check(void)
 {
 	struct scan sc = { 0 };
 
+	if (inside || _r_debug.r_state != RT_CONSISTENT)
+		return;
 	dl_iterate_phdr(peek_cb, &sc);
 	if (sc.adds == last_adds && sc.subs == last_subs)
 		return;

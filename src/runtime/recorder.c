@@ -29,7 +29,11 @@
  *   open --thread exit, little room--> closed, in the file
  *
  * Chunks are reserved with fallocate() before first use so a full disk is an error we
- * count, not a lost write.
+ * count, not a lost write. Every lost record is counted with its cause (format.h).
+ *
+ * The file's descriptor is checked (device and inode) before every write: a program's raw
+ * close_range/close system call passes fdguard by, and its next open() may get the number.
+ * We then open the file again by its path, and never write into what might be the program's.
  */
 #include "rt.h"
 
@@ -51,7 +55,10 @@
 #define DISK_RETRY_NS 1000000000ull /* after a failed claim, wait before trying again */
 
 struct recorder {
-	int fd;
+	int fd; /* read with file_fd(), which checks it still is our file */
+	dev_t dev;
+	ino_t ino;
+	char path[4200];
 	struct sc_file_header *hdr;
 	uint32_t chunk_size;
 	uint32_t max_chunks;
@@ -72,7 +79,7 @@ struct sc_file_header *rt_header(void)
 	return rec.hdr;
 }
 
-static void count_lost(struct rt_thread *t, uint32_t size)
+static void count_lost(struct rt_thread *t, uint32_t size, enum sc_lost_cause why)
 {
 	if (t) {
 		t->pending_lost_records++;
@@ -81,7 +88,44 @@ static void count_lost(struct rt_thread *t, uint32_t size)
 	if (rec.hdr) {
 		__atomic_fetch_add(&rec.hdr->lost_records, 1, __ATOMIC_RELAXED);
 		__atomic_fetch_add(&rec.hdr->lost_bytes, size, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&rec.hdr->lost_by_cause[why], 1, __ATOMIC_RELAXED);
 	}
+}
+
+/* Another thread opened the file again first, or it cannot be: keep what it left. */
+static int reopen_file(int stale)
+{
+	struct stat st;
+	int fd = open(rec.path, O_RDWR | O_CLOEXEC);
+
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) || st.st_dev != rec.dev || st.st_ino != rec.ino) {
+		RT_REAL(close)(fd); /* a new file by that name: not ours to write */
+		return -1;
+	}
+	fd = rt_fd_adopt(fd);
+	if (__atomic_compare_exchange_n(&rec.fd, &stale, fd, false, __ATOMIC_ACQ_REL,
+					__ATOMIC_ACQUIRE)) {
+		rt_fd_forget(stale); /* the number may be the program's now: never close it */
+		__atomic_fetch_add(&rec.hdr->file_reopened, 1, __ATOMIC_RELAXED);
+		return fd;
+	}
+	rt_fd_release(fd);
+	return stale; /* the descriptor the other thread installed */
+}
+
+/* The raw file's descriptor, checked to be the raw file still; -1 when there is none. */
+static int file_fd(void)
+{
+	int fd = __atomic_load_n(&rec.fd, __ATOMIC_ACQUIRE);
+	struct stat st;
+
+	if (fd < 0)
+		return -1;
+	if (!fstat(fd, &st) && st.st_dev == rec.dev && st.st_ino == rec.ino)
+		return fd;
+	return reopen_file(fd);
 }
 
 void rt_count_lost_sample(void)
@@ -137,18 +181,23 @@ static void flush_slot(struct rt_slot *s, uint32_t used)
 {
 	char *base = s->base;
 	uint32_t index = s->index, done = 0;
+	int fd;
 
 	if (!base || rec.fd < 0)
 		return;
 	if (used > rec.chunk_size)
 		used = rec.chunk_size;
+	fd = file_fd();
 	while (done < used) {
-		ssize_t n = pwrite(rec.fd, base + done, used - done, chunk_offset(index) + done);
+		ssize_t n =
+			fd < 0 ? -1
+			       : pwrite(fd, base + done, used - done, chunk_offset(index) + done);
 
 		if (n <= 0) {
 			if (n < 0 && errno == EINTR)
 				continue;
-			__atomic_fetch_add(&rec.hdr->lost_bytes, used - done, __ATOMIC_RELAXED);
+			__atomic_fetch_add(&rec.hdr->write_failed_bytes, used - done,
+					   __ATOMIC_RELAXED);
 			return;
 		}
 		done += (uint32_t)n;
@@ -209,7 +258,7 @@ static bool disk_has_room(void)
 {
 	struct statfs st;
 
-	if (!rec.disk_reserve || fstatfs(rec.fd, &st))
+	if (!rec.disk_reserve || fstatfs(file_fd(), &st))
 		return true;
 	return (uint64_t)st.f_bavail * (uint64_t)st.f_bsize >= rec.disk_reserve + rec.chunk_size;
 }
@@ -218,33 +267,42 @@ static bool disk_has_room(void)
 static int allocate_chunk_blocks(uint32_t index)
 {
 	off_t off = SC_FILE_HEADER_SIZE + (off_t)index * rec.chunk_size;
+	int fd = file_fd();
 
-	if (!fallocate(rec.fd, 0, off, rec.chunk_size))
+	if (fd < 0)
+		return -EBADF;
+	if (!fallocate(fd, 0, off, rec.chunk_size))
 		return 0;
 	if (errno != EOPNOTSUPP)
 		return -errno;
 	/* File systems without fallocate: extend the file; blocks come on first write. */
-	return pwrite(rec.fd, "", 1, off + rec.chunk_size - 1) == 1 ? 0 : -errno;
+	return pwrite(fd, "", 1, off + rec.chunk_size - 1) == 1 ? 0 : -errno;
 }
 
-/* A brand-new chunk from the end of the file. Returns its index or POOL_NONE. */
-static uint32_t claim_chunk(void)
+/* A brand-new chunk from the end of the file. Returns its index, or POOL_NONE and why. */
+static uint32_t claim_chunk(enum sc_lost_cause *why)
 {
 	uint64_t now = rt_now_ns();
 	uint32_t index;
+	int rc;
 
-	if (now < atomic_load_explicit(&rec.retry_after_ns, memory_order_relaxed))
-		return POOL_NONE;
+	*why = SC_LOST_LIMIT;
 	if (atomic_load_explicit(&rec.next_chunk, memory_order_relaxed) >= rec.max_chunks)
+		return POOL_NONE;
+	*why = SC_LOST_DISK; /* the last claim failed on the disk: wait before trying again */
+	if (now < atomic_load_explicit(&rec.retry_after_ns, memory_order_relaxed))
 		return POOL_NONE;
 	if (!disk_has_room()) {
 		atomic_store(&rec.retry_after_ns, now + DISK_RETRY_NS);
 		return POOL_NONE;
 	}
 	index = atomic_fetch_add(&rec.next_chunk, 1);
+	*why = SC_LOST_LIMIT;
 	if (index >= rec.max_chunks)
 		return POOL_NONE;
-	if (allocate_chunk_blocks(index)) {
+	rc = allocate_chunk_blocks(index);
+	if (rc) {
+		*why = rc == -EBADF ? SC_LOST_NO_FILE : SC_LOST_DISK;
 		atomic_store(&rec.retry_after_ns, now + DISK_RETRY_NS);
 		return POOL_NONE;
 	}
@@ -308,7 +366,7 @@ static char *slot_buffer(struct rt_slot *s)
  * chunk (OWNER) is written before the chunk is published, so that a signal handler
  * recording on this thread cannot slip in ahead of it.
  */
-static bool install_chunk(struct rt_thread *t)
+static bool install_chunk(struct rt_thread *t, enum sc_lost_cause *why)
 {
 	uint32_t ng = t->gen + 1 ? t->gen + 1 : 1, index, pos;
 	struct rt_slot *s = &t->slot[ng & 1];
@@ -321,6 +379,7 @@ static bool install_chunk(struct rt_thread *t)
 		s->base = NULL;
 	}
 	base = slot_buffer(s);
+	*why = SC_LOST_NO_MEMORY;
 	if (!base)
 		return false;
 	/* Only a thread's first chunk may be a continued one, so that every thread's records
@@ -333,7 +392,7 @@ static bool install_chunk(struct rt_thread *t)
 
 		/* What earlier owners wrote is in the file: continue after it. */
 		pos = rec.pool_pos[index];
-		if (pread(rec.fd, base, pos, chunk_offset(index)) != (ssize_t)pos)
+		if (pread(file_fd(), base, pos, chunk_offset(index)) != (ssize_t)pos)
 			arch_zero(base, pos);
 		arch_zero(base + pos, rec.chunk_size - pos);
 		own = (struct sc_rec_owner *)(base + pos);
@@ -344,7 +403,7 @@ static bool install_chunk(struct rt_thread *t)
 	} else {
 		struct sc_chunk_header *ch;
 
-		index = claim_chunk();
+		index = claim_chunk(why);
 		if (index == POOL_NONE)
 			return false;
 		/* A reused buffer: nothing of the last chunk may look like a record here. */
@@ -371,14 +430,15 @@ static bool install_chunk(struct rt_thread *t)
 	return true;
 }
 
-/* The chunk of generation `gen` overflowed at offset `off` (or there is none: gen 0). */
-static void exchange(struct rt_thread *t, uint32_t gen, uint32_t off)
+/* The chunk of generation `gen` overflowed at offset `off` (or there is none: gen 0).
+ * Returns false, and why, when the thread has no chunk to record into. */
+static bool exchange(struct rt_thread *t, uint32_t gen, uint32_t off, enum sc_lost_cause *why)
 {
 	if (gen && gen == t->gen && t->slot[gen & 1].gen == gen)
 		close_chunk(t->slot[gen & 1].base, off);
 	t->word = 0; /* reservations fail over to this path until a chunk is installed */
-	if (!install_chunk(t))
-		return;
+	if (!install_chunk(t, why))
+		return false;
 	if (t->pending_lost_records) {
 		struct sc_rec_lost lost = { .ts = rt_now_ns(),
 					    .records = t->pending_lost_records,
@@ -388,15 +448,65 @@ static void exchange(struct rt_thread *t, uint32_t gen, uint32_t off)
 		t->pending_lost_bytes = 0;
 		rt_record(SC_REC_LOST, 0, &lost.ts, sizeof(lost) - sizeof(lost.hdr), NULL, 0);
 	}
+	return true;
+}
+
+/* The buffer limit is reached, or the disk failed a moment ago, and no partial chunk waits. */
+static bool no_chunk_to_be_had(const struct rt_thread *t)
+{
+	if (!t->gen && (uint32_t)atomic_load(&rec.pool_head) != POOL_NONE)
+		return false;
+	return atomic_load_explicit(&rec.next_chunk, memory_order_relaxed) >= rec.max_chunks ||
+	       rt_now_ns() < atomic_load_explicit(&rec.retry_after_ns, memory_order_relaxed);
+}
+
+/*
+ * An exchange with every signal held back: a handler that records (a sample, a patched
+ * signal handler of the program's) would find the thread between two chunks and lose its
+ * record; held, it runs a few microseconds later, once the new chunk is in place. Two system
+ * calls per chunk, never on the fast path.
+ */
+static bool exchange_unsignalled(struct rt_thread *t, uint32_t gen, uint32_t off,
+				 enum sc_lost_cause *why)
+{
+	/* Once no chunk can be had, every record tries again: no system calls for those. */
+	bool hold = !no_chunk_to_be_had(t);
+	sigset_t all, saved;
+	bool ok = true;
+
+	if (hold) {
+		sigfillset(&all);
+		RT_REAL(pthread_sigmask)(SIG_BLOCK, &all, &saved);
+	}
+	t->exchanging = 1;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	if (gen == (uint32_t)(t->word >> 32) || !(t->word >> 32))
+		ok = exchange(t, gen, off, why);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	t->exchanging = 0;
+	if (hold)
+		RT_REAL(pthread_sigmask)(SIG_SETMASK, &saved, NULL);
+	return ok;
+}
+
+/* Why rt_reserve refuses a record before trying: no file, too large, or no thread. */
+static enum sc_lost_cause refusal_cause(uint32_t size)
+{
+	if (rec.fd < 0)
+		return SC_LOST_NO_FILE;
+	if (size > rec.chunk_size / 2)
+		return SC_LOST_TOO_LARGE;
+	return SC_LOST_NO_THREAD;
 }
 
 void *rt_reserve(uint32_t size)
 {
 	struct rt_thread *t = rt_thread_self();
+	enum sc_lost_cause why = SC_LOST_REENTRY;
 
 	if (!t || t->forking || t->state == RT_THREAD_EXITED || size > rec.chunk_size / 2 ||
 	    rec.fd < 0) {
-		count_lost(t, size);
+		count_lost(t, size, refusal_cause(size));
 		return NULL;
 	}
 	if (--t->flush_countdown >= FLUSH_EVERY) /* 0 wrapped, or never set */
@@ -416,14 +526,11 @@ void *rt_reserve(uint32_t size)
 		}
 		if (t->exchanging)
 			break; /* a handler interrupted an exchange on this thread */
-		t->exchanging = 1;
-		__atomic_signal_fence(__ATOMIC_SEQ_CST);
-		if (gen == (uint32_t)(t->word >> 32) || !(t->word >> 32))
-			exchange(t, gen, off);
-		__atomic_signal_fence(__ATOMIC_SEQ_CST);
-		t->exchanging = 0;
+		if (!exchange_unsignalled(t, gen, off, &why))
+			break; /* no chunk to be had: a second try would fail the same way */
+		why = SC_LOST_REENTRY;
 	}
-	count_lost(t, size);
+	count_lost(t, size, why);
 	return NULL;
 }
 
@@ -523,6 +630,23 @@ static int create_file(const char *session_dir, uint32_t image_seq, int fd_hint)
 	return fd < 0 ? -errno : rt_fd_adopt(fd);
 }
 
+/* What file_fd() compares the descriptor with, and the path it reopens. */
+static int remember_file(int fd)
+{
+	char link[64];
+	struct stat st;
+	ssize_t n;
+
+	if (fstat(fd, &st))
+		return -1;
+	rec.dev = st.st_dev;
+	rec.ino = st.st_ino;
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	n = readlink(link, rec.path, sizeof(rec.path) - 1);
+	rec.path[n > 0 ? n : 0] = '\0'; /* no path: a closed file cannot be reopened */
+	return 0;
+}
+
 int rt_recorder_open(const char *session_dir, uint32_t image_seq, int fd_hint)
 {
 	const struct sc_settings *s = &rt_proc.settings;
@@ -563,6 +687,11 @@ int rt_recorder_open(const char *session_dir, uint32_t image_seq, int fd_hint)
 	h = mmap(NULL, SC_FILE_HEADER_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (h == MAP_FAILED) {
 		rc = -errno;
+		goto fail_fd;
+	}
+	if (remember_file(fd)) {
+		rc = -errno;
+		munmap(h, SC_FILE_HEADER_SIZE);
 		goto fail_fd;
 	}
 	rec.fd = fd;

@@ -82,8 +82,9 @@ struct rt_thread {
 	bool has_cpu_timer, has_wall_timer;
 	bool sampled; /* passes the thread filter */
 	volatile int in_sampler;
-	uint64_t period_ns[2]; /* current CPU (0) and wall (1) periods; throttling raises them */
-	uint32_t throttled;    /* times the period was changed on this thread */
+	volatile int in_library; /* syscope is calling a library: see fdguard.c */
+	uint64_t period_ns[2];	 /* current CPU (0) and wall (1) periods; throttling raises them */
+	uint32_t throttled;	 /* times the period was changed on this thread */
 	uint64_t sample_cost_ns[2]; /* moving average of what a sample costs */
 	uint32_t cost_probe;	    /* counts samples; every eighth is timed */
 
@@ -243,6 +244,11 @@ void rt_fd_release(int fd); /* close one of ours */
 bool rt_fd_is_ours(int fd);
 void rt_fd_close_all_inherited(int keep); /* fork child: drop the parent's, but `keep` */
 bool rt_fd_was_clobbered(int fd);	  /* the program replaced it (dup2 onto it) */
+void rt_fd_forget(int fd); /* closed behind our back: no longer ours, never to be closed */
+/* Around calls into a library (libunwind): the pipes it makes become ours, its close() never
+ * reaches the program's descriptors. Returns what rt_fd_leave_library restores. */
+int rt_fd_enter_library(void);
+void rt_fd_leave_library(int saved);
 
 /* ---- signals.c: sampler signal ownership and the program's view of it ---- */
 typedef void (*rt_sig_handler)(int, siginfo_t *, void *);
@@ -255,8 +261,9 @@ bool rt_signal_unused(int sig);
 /* Forward a signal that is not syscope's to the handler the program installed. */
 void rt_signal_forward(int sig, siginfo_t *si, void *uc);
 void rt_signals_install_fatal(void);
-void rt_signals_sampler_set(sigset_t *set); /* the sampler signals in use */
-extern atomic_int rt_guard_blocking;	    /* wrap_block.c guards blocking calls */
+bool rt_signal_hide_on_default(int sig, rt_sig_handler handler); /* lifecycle.c's recorders */
+void rt_signals_sampler_set(sigset_t *set);			 /* the sampler signals in use */
+extern atomic_int rt_guard_blocking; /* wrap_block.c guards blocking calls */
 /* Per thread: sampler signals taken, and signals handed to the program's handlers (a call
  * that failed with EINTR while only the first count grew was cut short by a sample). */
 extern RT_TLS volatile unsigned rt_sampler_interrupts, rt_program_interrupts;

@@ -284,3 +284,26 @@ void rt_signals_install_fatal(void)
 			sigs[sig].fatal_hidden = false;
 	}
 }
+
+/*
+ * Hook for lifecycle.c: put `handler` on `sig` where the program left the default action,
+ * hidden exactly as the crash recorders above are (the program sees SIG_DFL, and its own
+ * sigaction() replaces ours). Not for sampler signals.
+ */
+bool rt_signal_hide_on_default(int sig, rt_sig_handler handler)
+{
+	struct sigaction cur, act;
+
+	if (!valid_sig(sig) || sigs[sig].ours || RT_REAL(sigaction)(sig, NULL, &cur) ||
+	    cur.sa_handler != SIG_DFL || (cur.sa_flags & SA_SIGINFO))
+		return false;
+	memset(&act, 0, sizeof(act));
+	act.sa_sigaction = handler;
+	act.sa_flags = SA_SIGINFO;
+	sigemptyset(&act.sa_mask);
+	sigs[sig].program_set = false;
+	sigs[sig].fatal_hidden = true;
+	if (rt_real.sigaction(sig, &act, NULL))
+		sigs[sig].fatal_hidden = false;
+	return sigs[sig].fatal_hidden;
+}

@@ -127,6 +127,26 @@ static json_t *threads_json(const struct sc_process *p)
 	return arr;
 }
 
+/* Lost records by cause, and the raw file's other accounts of trouble (format.h). */
+static json_t *losses_json(const struct sc_image *img)
+{
+	json_t *o = json_object(), *causes = json_object();
+	const struct sc_file_header *h;
+
+	json_object_set_new(o, "by_cause", causes);
+	if (!img->raw)
+		return o;
+	h = sc_raw_live_header(img->raw);
+	for (unsigned c = 0; c < SC_LOST_CAUSES; c++)
+		if (h->lost_by_cause[c])
+			json_object_set_new(causes, sc_lost_cause_name(c),
+					    json_integer((json_int_t)h->lost_by_cause[c]));
+	json_object_set_new(o, "write_failed_bytes",
+			    json_integer((json_int_t)h->write_failed_bytes));
+	json_object_set_new(o, "raw_file_reopened", json_integer((json_int_t)h->file_reopened));
+	return o;
+}
+
 static json_t *images_json(const struct sc_process *p)
 {
 	json_t *arr = json_array();
@@ -140,7 +160,8 @@ static json_t *images_json(const struct sc_process *p)
 		json_array_append_new(
 			arr,
 			json_pack(
-				"{s:s?, s:o, s:s?, s:o, s:I, s:I, s:s, s:i, s:s?, s:o, s:I, s:I, s:I, s:s}",
+				"{s:s?, s:o, s:s?, s:o, s:I, s:I, s:s, s:i, s:s?, s:o, s:I, s:I, s:I, s:o, "
+				"s:s}",
 				"executable", img->exe, "argv",
 				string_array(img->argv.v, img->argv.n), "cwd", img->cwd,
 				"start_time", iso_time(img->start_realtime_ns), "start_ns",
@@ -150,8 +171,8 @@ static json_t *images_json(const struct sc_process *p)
 				img->end_status, "exec", img->exec_path, "children", children,
 				"lost_records", (json_int_t)img->lost_records, "lost_bytes",
 				(json_int_t)img->lost_bytes, "lost_samples",
-				(json_int_t)img->lost_samples, "raw_file",
-				img->raw ? img->raw->path : ""));
+				(json_int_t)img->lost_samples, "losses", losses_json(img),
+				"raw_file", img->raw ? img->raw->path : ""));
 	}
 	return arr;
 }

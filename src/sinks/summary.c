@@ -209,29 +209,99 @@ static void print_gpu(FILE *f, const struct sc_model *m)
 		(double)busy * 1e-6);
 }
 
+/* What the files' headers count as lost, over every image, by cause. */
+struct losses {
+	uint64_t records, bytes, samples, write_failed, reopened;
+	uint64_t by_cause[SC_LOST_CAUSES];
+	bool any_unended; /* an image with no recorded end: its last moments may be missing */
+};
+
+static void gather_losses(const struct sc_model *m, struct losses *l)
+{
+	memset(l, 0, sizeof(*l));
+	for (size_t i = 0; i < m->images.n; i++) {
+		const struct sc_image *img = m->images.v[i];
+
+		l->records += img->lost_records;
+		l->bytes += img->lost_bytes;
+		l->samples += img->lost_samples;
+		l->any_unended |= img->end_reason == SC_END_RUNNING;
+		if (!img->raw)
+			continue;
+		const struct sc_file_header *h = sc_raw_live_header(img->raw);
+
+		for (unsigned c = 0; c < SC_LOST_CAUSES; c++)
+			l->by_cause[c] += h->lost_by_cause[c];
+		l->write_failed += h->write_failed_bytes;
+		l->reopened += h->file_reopened;
+	}
+}
+
+/* "LOST n records (b bytes): k because ...; j because ..." with every cause counted. */
+static void print_lost_records(FILE *f, const struct losses *l)
+{
+	uint64_t explained = 0;
+	const char *sep = "";
+
+	fprintf(f, "syscope: LOST %llu records (%llu bytes): ", (unsigned long long)l->records,
+		(unsigned long long)l->bytes);
+	for (unsigned c = 0; c < SC_LOST_CAUSES; c++) {
+		if (!l->by_cause[c])
+			continue;
+		fprintf(f, "%s%llu because %s", sep, (unsigned long long)l->by_cause[c],
+			sc_lost_cause_text(c));
+		explained += l->by_cause[c];
+		sep = "; ";
+	}
+	if (explained < l->records)
+		fprintf(f, "%s%llu for a cause not recorded (a raw file of an older syscope)", sep,
+			(unsigned long long)(l->records - explained));
+	fputc('\n', f);
+}
+
 static void print_losses(FILE *f, const struct sc_model *m)
 {
-	uint64_t records = 0, bytes = 0, samples = 0, truncated = 0;
+	const struct sc_raw_stats *st = &m->stats;
+	uint64_t truncated = 0;
+	struct losses l;
 
-	for (size_t i = 0; i < m->images.n; i++) {
-		records += m->images.v[i]->lost_records;
-		bytes += m->images.v[i]->lost_bytes;
-		samples += m->images.v[i]->lost_samples;
-	}
+	gather_losses(m, &l);
 	for (size_t i = 0; i < m->stacks.n; i++)
 		if (m->stacks.v[i].flags & SC_SAMPLE_TRUNCATED)
 			truncated += m->stacks.v[i].w.count;
-	if (!records && !samples)
+	/* "Nothing lost" only when no counter, no damage and no unknown end says otherwise. */
+	if (!l.records && !l.samples && !l.write_failed && !st->unwritten_chunks &&
+	    !st->damaged_chunks && !st->malformed && !st->truncated_chunks &&
+	    !m->session->problems.n && !l.any_unended)
 		fprintf(f, "syscope: nothing lost\n");
-	if (records)
-		fprintf(f,
-			"syscope: LOST %llu records (%llu bytes): the recording buffer limit or the "
-			"disk's free space was reached (see --buffer-limit-mb, "
-			"--buffer-disk-reserve-mb)\n",
-			(unsigned long long)records, (unsigned long long)bytes);
-	if (samples)
+	if (l.records)
+		print_lost_records(f, &l);
+	if (l.samples)
 		fprintf(f, "syscope: LOST %llu samples taken while a record was being written\n",
-			(unsigned long long)samples);
+			(unsigned long long)l.samples);
+	if (l.write_failed)
+		fprintf(f,
+			"syscope: LOST %llu bytes of records whose write into the raw file failed\n",
+			(unsigned long long)l.write_failed);
+	if (st->unwritten_chunks)
+		fprintf(f,
+			"syscope: LOST the records of %llu chunk%s claimed but never written (the "
+			"damaged-data lines below say how much and why)\n",
+			(unsigned long long)st->unwritten_chunks,
+			st->unwritten_chunks == 1 ? "" : "s");
+	if (st->damaged_chunks || st->malformed || st->truncated_chunks)
+		fprintf(f,
+			"syscope: LOST the rest of %llu damaged or cut-short chunk%s and %llu malformed "
+			"records (the damaged-data lines below say where)\n",
+			(unsigned long long)(st->damaged_chunks + st->truncated_chunks),
+			st->damaged_chunks + st->truncated_chunks == 1 ? "" : "s",
+			(unsigned long long)st->malformed);
+	if (l.reopened)
+		fprintf(f,
+			"syscope: the program closed syscope's raw file behind its back %llu time%s (a "
+			"raw close or close_range system call); syscope opened it again and lost "
+			"nothing by it\n",
+			(unsigned long long)l.reopened, l.reopened == 1 ? "" : "s");
 	if (truncated)
 		fprintf(f,
 			"syscope: %llu samples had stacks deeper than --sampling-max-depth; their "

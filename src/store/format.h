@@ -70,14 +70,32 @@ struct sc_file_header {
 
 	/* Live counters (atomic). */
 	uint64_t chunks_claimed; /* chunks handed out so far */
-	uint64_t lost_records;	 /* records dropped: no chunk available (disk full, limit) */
+	uint64_t lost_records;	 /* records dropped; lost_by_cause says why */
 	uint64_t lost_bytes;
 	uint64_t lost_samples; /* samples dropped for other reasons (re-entry, stack fault) */
 	uint64_t end_ns;       /* when the image stopped recording, 0 if unknown */
 	uint32_t end_reason;   /* enum sc_end_reason */
 	int32_t end_status;
 	uint64_t threads_seen; /* threads that recorded anything */
-	uint8_t pad[4096 - 8 - 10 * 4 - 2 * 8 - 64 - 8 - 5 * 8 - 2 * 4 - 8];
+	/* Why records were lost: lost_records split by enum sc_lost_cause (all zero in files of
+	 * writers older than these fields). */
+	uint64_t lost_by_cause[8];
+	uint64_t write_failed_bytes; /* bytes whose write into this file failed */
+	uint64_t file_reopened;	     /* times the program closed this file behind syscope's
+				      * back (a raw system call) and syscope opened it again */
+	uint8_t pad[4096 - 8 - 10 * 4 - 2 * 8 - 64 - 8 - 5 * 8 - 2 * 4 - 8 - 8 * 8 - 2 * 8];
+};
+
+/* Why a record could not be stored (sc_file_header.lost_by_cause). */
+enum sc_lost_cause {
+	SC_LOST_LIMIT = 0,     /* the recording buffer limit (--buffer-limit-mb) was reached */
+	SC_LOST_DISK = 1,      /* the disk was full or below --buffer-disk-reserve-mb */
+	SC_LOST_REENTRY = 2,   /* a signal handler recorded while its thread changed chunks */
+	SC_LOST_NO_THREAD = 3, /* the thread had ended or was forking */
+	SC_LOST_TOO_LARGE = 4, /* a record larger than half a chunk */
+	SC_LOST_NO_FILE = 5,   /* the raw file was closed under syscope and could not be reopened */
+	SC_LOST_NO_MEMORY = 6, /* a thread's buffer could not be mapped */
+	SC_LOST_CAUSES = 8,
 };
 static_assert(sizeof(struct sc_file_header) == SC_FILE_HEADER_SIZE, "header is one page");
 

@@ -81,6 +81,40 @@ static const uint32_t min_size[SC_REC_TYPE_COUNT] = {
 	[SC_REC_FUNC_COVERAGE] = sizeof(struct sc_rec_func_coverage),
 };
 
+static const struct {
+	const char *name, *text;
+} lost_causes[SC_LOST_CAUSES] = {
+	[SC_LOST_LIMIT] = { "buffer-limit",
+			    "the recording buffer limit was reached (--buffer-limit-mb)" },
+	[SC_LOST_DISK] = { "disk-full", "the disk was full or below its reserve "
+					"(--buffer-disk-reserve-mb)" },
+	[SC_LOST_REENTRY] = { "handler-during-exchange",
+			      "a signal handler recorded while its thread was changing chunks" },
+	[SC_LOST_NO_THREAD] = { "thread-ended", "the thread had already ended, or was forking" },
+	[SC_LOST_TOO_LARGE] = { "too-large", "the record was larger than half a chunk "
+					     "(--buffer-chunk-kb)" },
+	[SC_LOST_NO_FILE] = { "raw-file-closed", "the program closed syscope's raw file and it "
+						 "could not be opened again" },
+	[SC_LOST_NO_MEMORY] = { "no-memory", "a thread's buffer could not be mapped" },
+};
+
+const char *sc_lost_cause_name(unsigned cause)
+{
+	return cause < SC_LOST_CAUSES && lost_causes[cause].name ? lost_causes[cause].name
+								 : "unknown";
+}
+
+const char *sc_lost_cause_text(unsigned cause)
+{
+	return cause < SC_LOST_CAUSES && lost_causes[cause].text ? lost_causes[cause].text
+								 : "an unknown cause";
+}
+
+const struct sc_file_header *sc_raw_live_header(const struct sc_raw *r)
+{
+	return (const struct sc_file_header *)r->data;
+}
+
 const char *sc_record_type_name(unsigned type)
 {
 	return type < SC_REC_TYPE_COUNT && type_names[type] ? type_names[type] : "unknown";
@@ -401,6 +435,19 @@ static int walk_chunk(const struct sc_raw *r, uint32_t i, uint64_t start, uint64
 	return 0;
 }
 
+/* Why chunks were claimed and never written, from what the header says of the end. */
+static const char *unwritten_cause(const struct sc_raw *r)
+{
+	const struct sc_file_header *h = sc_raw_live_header(r);
+
+	if (h->write_failed_bytes)
+		return "writing them into the file failed";
+	if (h->end_reason == SC_END_RUNNING)
+		return "the process ended without running syscope's exit code (SIGKILL, or a "
+		       "raw exit_group system call) before its threads' buffers reached the file";
+	return "the process ended before its threads' buffers reached the file";
+}
+
 int sc_raw_foreach(const struct sc_raw *r, sc_raw_record_fn cb, void *ctx,
 		   struct sc_raw_stats *stats, sc_raw_diag_fn diag_fn, void *diag_ctx)
 {
@@ -458,9 +505,9 @@ int sc_raw_foreach(const struct sc_raw *r, sc_raw_record_fn cb, void *ctx,
 	if (unwritten) {
 		stats->unwritten_chunks += unwritten;
 		diag(diag_fn, diag_ctx,
-		     "%s: %u chunk%s claimed but never written: the process was killed before "
-		     "its threads' buffers reached the file; their records (up to %u KiB) are lost",
-		     r->path, unwritten, unwritten == 1 ? " was" : "s were",
+		     "%s: %u chunk%s claimed but never written: %s; their records (up to %u KiB) "
+		     "are lost",
+		     r->path, unwritten, unwritten == 1 ? " was" : "s were", unwritten_cause(r),
 		     unwritten * (uint32_t)(cs >> 10));
 	}
 	return result;

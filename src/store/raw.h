@@ -60,5 +60,10 @@ bool sc_region_args_valid(const char *args, uint32_t len, uint32_t nargs);
 /* The record's timestamp, or 0 for types without one. */
 uint64_t sc_record_ts(const struct sc_record *rec);
 const char *sc_record_type_name(unsigned type);
+/* enum sc_lost_cause as a short token ("buffer-limit") and as words for the summary. */
+const char *sc_lost_cause_name(unsigned cause);
+const char *sc_lost_cause_text(unsigned cause);
+/* The header's live counters of an open file (the writer may have updated them last). */
+const struct sc_file_header *sc_raw_live_header(const struct sc_raw *r);
 
 #endif /* SYSCOPE_STORE_RAW_H */

@@ -96,11 +96,13 @@ void rt_unwind_init(void)
 		 * here runs libunwind's one-time initialization outside any handler. */
 		unw_context_t ctx;
 		unw_cursor_t cur;
+		int lib = rt_fd_enter_library(); /* its address-validation pipe is made here */
 
 		unw.set_caching_policy(*unw.local_addr_space, UNW_CACHE_PER_THREAD);
 		unw.getcontext(&ctx);
 		unw.init_local(&cur, &ctx);
 		unw.step(&cur);
+		rt_fd_leave_library(lib);
 		return;
 	}
 	{
@@ -203,14 +205,28 @@ static int restart_past_exit_stub(unw_cursor_t *cur, ucontext_t *ctx, unw_word_t
 }
 #endif
 
+static int unwind_libunwind(const ucontext_t *uc, struct rt_thread *t, uint64_t *frames, int max,
+			    uint16_t *flags);
+
 int rt_unwind(void *ucv, struct rt_thread *t, uint64_t *frames, int max, uint16_t *flags)
 {
 	const ucontext_t *uc = ucv;
+	int lib, n;
 
 	if (max <= 0)
 		return 0;
 	if (use_fp)
 		return unwind_fp(uc, t, frames, max, flags);
+	/* libunwind may close and recreate its pipe while it validates addresses. */
+	lib = rt_fd_enter_library();
+	n = unwind_libunwind(uc, t, frames, max, flags);
+	rt_fd_leave_library(lib);
+	return n;
+}
+
+static int unwind_libunwind(const ucontext_t *uc, struct rt_thread *t, uint64_t *frames, int max,
+			    uint16_t *flags)
+{
 #ifdef SYSCOPE_HAVE_LIBUNWIND
 	unw_cursor_t cur;
 	int n = 0;
@@ -253,6 +269,7 @@ int rt_unwind(void *ucv, struct rt_thread *t, uint64_t *frames, int max, uint16_
 	}
 	return n;
 #else
+	(void)uc, (void)t, (void)frames, (void)max, (void)flags;
 	return 0;
 #endif
 }

@@ -1,0 +1,221 @@
+"""Never break the program, never lose its data (tests/programs/guard_data.c): a program that
+closes every descriptor keeps its own files byte for byte while libunwind validates addresses;
+a raw close_range of syscope's raw file loses nothing; processes that end through daemon(),
+fork-then-end, SIGPIPE or SIGTERM keep every call they made; and the summary's account of
+losses names each loss with its cause, never "nothing lost" beside one."""
+import os
+import re
+import shlex
+import shutil
+import struct
+import subprocess
+import tempfile
+
+import harness
+from harness import check, check_eq, fixture, syscope
+
+LINES = 100
+
+
+def expected_lines():
+    return "".join(f"line {i} of the program's own file\n" for i in range(LINES)).encode()
+
+
+def calls_of(profile):
+    return {f["name"]: f["calls"] for f in profile.meta["functions"]}
+
+
+def instrument(*args):
+    return syscope("instrument", "--min-instructions", "0", "--", fixture("guard_data"), *args)
+
+
+def check_files_intact(r, what):
+    check_eq(r.rc, 0, f"{what}: every write of the program succeeded\n" + r.describe())
+    check("fds 3 4" in r.out, f"{what}: the program's files got 3 and 4: {r.out}")
+    for name in ("a.txt", "b.txt"):
+        with open(os.path.join(r.workdir, name), "rb") as f:
+            check_eq(f.read(), expected_lines(), f"{what}: {name} byte for byte")
+
+
+def test_closing_every_descriptor_leaves_the_programs_files_alone():
+    """libunwind's validation pipe must not sit where the program's files go (it used to be
+    closed by the program, then libunwind closed the program's files and took their numbers);
+    with O_RDWR files it read and wrote a byte of them."""
+    for how in ("libc", "closefrom"):
+        for mode in ("wronly", "rdwr"):
+            what = f"{how} {mode}"
+            r = syscope("sample", "-f", "1000", "--", fixture("guard_data"), "close", how, mode,
+                        LINES)
+            check_files_intact(r, what)
+            p = r.profile()
+            check(p.total > 20, f"{what}: sampled while unwinding deep stacks: {p.total}")
+            check(p.samples("deep") > 0.8 * p.total, f"{what}: {p.function_names()[:5]}")
+            check("nothing lost" in r.err, f"{what}: {r.err}")
+
+
+def test_raw_close_range_system_call_loses_nothing():
+    """SYS_close_range past the libc wrapper closes syscope's raw file: it is opened again by
+    path before the next write, and nothing is written into a number the program now owns."""
+    for mode in ("wronly", "rdwr"):
+        r = syscope("sample", "-f", "1000", "--", fixture("guard_data"), "close", "raw", mode,
+                    LINES)
+        check_files_intact(r, f"raw {mode}")
+        md = r.metadata()
+        losses = md["images"][0]["losses"]
+        check(losses["raw_file_reopened"] >= 1 and losses["by_cause"] == {}, losses)
+        check("never written" not in r.err and "damaged data" not in r.err, r.err)
+        check("nothing lost" in r.err, r.err)
+        check(re.search(r"closed syscope's raw file behind its back \d+ times?", r.err), r.err)
+        check("1 thread recorded" in r.err, r.err)
+        check_eq(md["exit"], {"reason": "exit", "status": 0}, "recorded end")
+
+
+def test_daemon_parent_keeps_its_calls():
+    """daemon() leaves the parent through libc's internal _exit: its calls must be there."""
+    r = instrument("daemon", 50)
+    check_eq(r.rc, 0, r.describe())
+    pids = r.pids()
+    check_eq(len(pids), 2, "the parent and the daemon")
+    parent, child = pids if pids[0] == r.main_pid() else pids[::-1]
+    check_eq(calls_of(r.profile("wall_clock", pid=parent)), {"main": 1, "counted": 50},
+             "the parent's calls")
+    check_eq(calls_of(r.profile("wall_clock", pid=child)), {"counted": 50}, "the daemon's calls")
+    check_eq(r.metadata(parent)["exit"], {"reason": "_exit", "status": 0}, "the parent's end")
+    check("nothing lost" in r.err and "never written" not in r.err, r.err)
+
+
+def test_daemon_under_sampling():
+    r = syscope("sample", "-f", "1000", "--", fixture("guard_data"), "daemon", 50)
+    check_eq(r.rc, 0, r.describe())
+    check_eq(len(r.pids()), 2, "the parent and the daemon")
+    for pid in r.pids():
+        md = r.metadata(pid)
+        check(md["exit"]["reason"] in ("_exit", "exit"), f"{pid}: {md['exit']}")
+    check("nothing lost" in r.err and "never written" not in r.err, r.err)
+    check("?" not in re.findall(r"process \d+ \((.*?)\)", r.err), r.err)
+
+
+def test_parent_ending_while_its_child_goes_on():
+    r = instrument("forkexit", 50)
+    check_eq(r.rc, 0, r.describe())
+    pids = r.pids()
+    check_eq(len(pids), 2, "parent and child")
+    parent, child = pids if pids[0] == r.main_pid() else pids[::-1]
+    check_eq(calls_of(r.profile("wall_clock", pid=parent)), {"main": 1, "counted": 50},
+             "the parent's calls")
+    check_eq(calls_of(r.profile("wall_clock", pid=child)), {"counted": 50}, "the child's calls")
+    check("nothing lost" in r.err, r.err)
+
+
+def run_in_pipeline(verb_args, tail):
+    """`syscope VERB... | TAIL` through a shell, the way `sort | head` runs; returns a Result."""
+    workdir = tempfile.mkdtemp(prefix="syscope-it-")
+    harness._workdirs.append(workdir)
+    cmd = " ".join(shlex.quote(str(a)) for a in [harness.SYSCOPE] + verb_args) + " | " + tail
+    proc = subprocess.run(["sh", "-c", cmd], cwd=workdir, capture_output=True, text=True,
+                          timeout=300)
+    m = re.findall(r"wrote \d+ files? to (.*)/\n", proc.stderr)
+    return harness.Result(proc, workdir, m[-1] if m else None, 0)
+
+
+def test_sigpipe_keeps_every_call_and_the_command():
+    """`prog | head -1`: the program dies of SIGPIPE; every call it made (it counts them into
+    a file before each write) is in the profile, and the process shows its real command."""
+    r = run_in_pipeline(["instrument", "--min-instructions", "0", "--", fixture("guard_data"),
+                         "pipe", "count.txt"], "head -1")
+    check_eq(r.out, "line 1\n", r.describe())
+    with open(os.path.join(r.workdir, "count.txt")) as f:
+        made = int(f.read().split()[0])
+    check(made >= 1, f"{made} calls")
+    check_eq(calls_of(r.profile("wall_clock")), {"main": 1, "counted": made},
+             "every call the program made")
+    check_eq(r.metadata()["exit"], {"reason": "signal", "status": 13}, "SIGPIPE recorded")
+    check(re.search(r"process \d+ \(guard_data\) was killed by signal 13", r.err), r.err)
+    check("nothing lost" in r.err and "never written" not in r.err, r.err)
+
+
+def test_sigpipe_under_sampling_keeps_the_samples():
+    r = run_in_pipeline(["sample", "-f", "1000", "--", fixture("guard_data"), "pipe",
+                         "count.txt"], "head -1")
+    check_eq(r.out, "line 1\n", r.describe())
+    check_eq(r.metadata()["exit"], {"reason": "signal", "status": 13}, "SIGPIPE recorded")
+    check(re.search(r"process \d+ \(guard_data\) was killed by signal 13", r.err), r.err)
+    check("nothing lost" in r.err and "never written" not in r.err, r.err)
+
+
+def test_sigterm_is_reported_as_signal_15():
+    r = instrument("term", 50)
+    check_eq(r.rc, 128 + 15, "the program still dies of SIGTERM\n" + r.describe())
+    check_eq(calls_of(r.profile("wall_clock")), {"main": 1, "counted": 50}, "every call")
+    check_eq(r.metadata()["exit"], {"reason": "signal", "status": 15}, "recorded end")
+    check(re.search(r"process \d+ \(guard_data\) was killed by signal 15", r.err), r.err)
+    check("killed, or still running" not in r.err, r.err)
+    check("nothing lost" in r.err, r.err)
+
+
+def test_quick_exit_keeps_the_calls_of_its_handlers():
+    """quick_exit() leaves through libc's own _exit, after the program's at_quick_exit
+    handlers: the end is recorded after them."""
+    r = instrument("quick", 30)
+    check_eq(r.rc, 3, r.describe())
+    calls = calls_of(r.profile("wall_clock"))
+    check_eq((calls["main"], calls["counted"]), (1, 31), f"30 calls and the handler's: {calls}")
+    check_eq(r.metadata()["exit"], {"reason": "_exit", "status": 3}, "recorded end")
+    check("nothing lost" in r.err, r.err)
+
+
+def test_dlopen_dlclose_loop_loses_nothing():
+    """A sample landing while its thread changed chunks used to lose its record ("LOST 1
+    records", blamed on the buffer limit)."""
+    lib = os.path.join(os.path.dirname(fixture("guard_data")), "libhotlib.so")
+    r = syscope("sample", "-f", "5000", "--", fixture("guard_data"), "dlloop", lib, 1500)
+    check_eq(r.rc, 0, r.describe())
+    check("dlloop: 1500 rounds" in r.out, r.out)
+    check("LOST" not in r.err and "nothing lost" in r.err, r.err)
+    check_eq(r.metadata()["exit"], {"reason": "exit", "status": 0}, "recorded end")
+
+
+def set_header(path, lost_records, causes):
+    """lost_records, lost_bytes and lost_by_cause of a raw file (src/store/format.h)."""
+    with open(path, "r+b") as f:
+        f.seek(144)
+        f.write(struct.pack("<QQ", lost_records, lost_records * 64))
+        f.seek(192)
+        f.write(struct.pack("<8Q", *causes))
+
+
+def test_summary_names_every_loss_with_its_cause():
+    r = syscope("sample", "-f", "500", "--", fixture("guard_data"), "term", 20)
+    check("nothing lost" in r.err, r.err)
+    raw = r.raw_files()
+    check_eq(len(raw), 1, "one raw file")
+    copy = os.path.join(r.workdir, "copy")
+    shutil.copytree(r.session, copy)
+    path = os.path.join(copy, "raw", os.path.basename(raw[0]))
+    causes = [0] * 8
+    causes[2] = 29  # SC_LOST_REENTRY
+    set_header(path, 29, causes)
+    c = syscope("convert", copy)
+    check("LOST 29 records (1856 bytes): 29 because a signal handler recorded while its "
+          "thread was changing chunks" in c.err, c.err)
+    check("nothing lost" not in c.err and "buffer limit" not in c.err, c.err)
+    check_eq(c.metadata()["images"][0]["losses"]["by_cause"], {"handler-during-exchange": 29},
+             "metadata")
+    # A file of an older writer: a count without causes is said to be one.
+    set_header(path, 5, [0] * 8)
+    c = syscope("convert", copy)
+    check("LOST 5 records (320 bytes): 5 for a cause not recorded" in c.err, c.err)
+    # Damaged data is a loss too: never "nothing lost" beside it.
+    set_header(path, 0, [0] * 8)
+    with open(path, "r+b") as f:
+        chunk = struct.unpack_from("<I", f.read(24), 20)[0]
+        f.seek(4096 + 64)
+        f.write(struct.pack("<I", 3))  # a record of size 3 in chunk 0
+    c = syscope("convert", copy)
+    check("damaged data" in c.err and "nothing lost" not in c.err, c.err)
+    check(re.search(r"LOST the rest of 1 damaged or cut-short chunk", c.err), c.err)
+    check(chunk >= 4096, f"chunk size {chunk}")
+
+
+if __name__ == "__main__":
+    harness.main(globals())
