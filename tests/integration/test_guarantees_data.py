@@ -68,6 +68,9 @@ def test_raw_close_range_system_call_loses_nothing():
         check(re.search(r"closed syscope's raw file behind its back \d+ times?", r.err), r.err)
         check("1 thread recorded" in r.err, r.err)
         check_eq(md["exit"], {"reason": "exit", "status": 0}, "recorded end")
+        # The sampler's perf descriptor went too: its samples stop, and the run says so.
+        check("closed syscope's sampling descriptor of thread 0 with a raw close system "
+              "call" in r.err, f"the stopped samples are told: {r.err}")
 
 
 def test_daemon_parent_keeps_its_calls():

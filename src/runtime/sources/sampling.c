@@ -519,7 +519,25 @@ static void thread_start(struct rt_thread *t)
 	}
 }
 
-static atomic_int throttle_noted;
+static atomic_int throttle_noted, closed_noted;
+
+/*
+ * Whether `fd` is still the perf event we opened. A raw close_range or close system call of
+ * the program (no libc wrapper sees it) closes it behind us: its samples stop, and the number
+ * may be the program's file by now, which must be neither disabled nor closed.
+ */
+static bool still_perf_event(int fd)
+{
+	char path[32], target[64];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	n = readlink(path, target, sizeof(target) - 1);
+	if (n < 0)
+		return errno != ENOENT && errno != EBADF; /* no /proc: take it as ours */
+	target[n] = '\0';
+	return !strcmp(target, "anon_inode:[perf_event]");
+}
 
 static void thread_stop(struct rt_thread *t)
 {
@@ -555,6 +573,16 @@ static void thread_stop(struct rt_thread *t)
 			continue;
 		*p = -1;
 		retired_perf_fd = fd;
+		if (!rt_fd_was_clobbered(fd) && !still_perf_event(fd)) {
+			rt_fd_forget(fd);
+			if (!atomic_exchange(&closed_noted, 1))
+				rt_note(SC_NOTE_WARN,
+					"sampling: the program closed syscope's sampling descriptor "
+					"of thread %u with a raw close system call (close_range or "
+					"close through syscall()); its samples stopped there",
+					t->index);
+			continue;
+		}
 		if (!rt_fd_was_clobbered(fd))
 			ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
 		rt_fd_release(fd);
