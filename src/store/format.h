@@ -127,37 +127,11 @@ struct sc_record {
 };
 static_assert(sizeof(struct sc_record) == 8, "record header is 8 bytes");
 
+/* The record types: one row each in records.def. */
 enum sc_record_type {
-	SC_REC_OWNER = 1,	  /* struct sc_rec_owner: records that follow belong to tid */
-	SC_REC_PROCESS = 2,	  /* struct sc_rec_process + strings */
-	SC_REC_ENVIRON = 3,	  /* NUL-separated KEY=VALUE strings */
-	SC_REC_SETTINGS = 4,	  /* NUL-separated NAME=VALUE strings the runtime resolved */
-	SC_REC_THREAD_BEGIN = 5,  /* struct sc_rec_thread */
-	SC_REC_THREAD_END = 6,	  /* struct sc_rec_thread */
-	SC_REC_THREAD_NAME = 7,	  /* struct sc_rec_thread_name */
-	SC_REC_MODULE_LOAD = 8,	  /* struct sc_rec_module + path */
-	SC_REC_MODULE_UNLOAD = 9, /* struct sc_rec_module + path */
-	SC_REC_SAMPLE = 10,	  /* struct sc_rec_sample + frames */
-	SC_REC_FORK = 11,	  /* struct sc_rec_fork (in the parent) */
-	SC_REC_EXEC = 12,	  /* struct sc_rec_exec + path */
-	SC_REC_LOST = 13,	  /* struct sc_rec_lost: in-band account of dropped records */
-	SC_REC_NOTE = 14,	  /* struct sc_rec_note + text: a message for the summary */
-	SC_REC_SAMPLER = 15,	  /* struct sc_rec_sampler: a sampler armed on this thread */
-	SC_REC_REGION_BEGIN = 16, /* struct sc_rec_region + name, category, args */
-	SC_REC_REGION_END = 17, /* struct sc_rec_region_end: closes the thread's innermost region */
-	SC_REC_MARK = 18,	/* struct sc_rec_region + name, category, args: an instant */
-	SC_REC_COUNTER_TRACK = 19, /* struct sc_rec_counter_track + name, unit */
-	SC_REC_COUNTER = 20,	   /* struct sc_rec_counter: one value of a counter track */
-	SC_REC_STRING = 21,	   /* struct sc_rec_string + text: a name later records refer to */
-	SC_REC_GPU_AGENT = 22,	   /* struct sc_rec_gpu_agent + name, vendor */
-	SC_REC_GPU_STREAM = 23,	   /* struct sc_rec_gpu_stream + name */
-	SC_REC_GPU_OP = 24,	   /* struct sc_rec_gpu_op: kernel, copy, set, allocation */
-	SC_REC_REGION_SPAN = 25,   /* struct sc_rec_region_span + as REGION_BEGIN: a whole region */
-	SC_REC_PMC_EVENTS = 26,	   /* struct sc_rec_pmc_events + names: the CPU counters read */
-	SC_REC_PMC_READ = 27,	   /* struct sc_rec_pmc_read: this thread's CPU counters */
-	SC_REC_FUNC_ENTER = 28,	   /* struct sc_rec_func: an instrumented function was entered */
-	SC_REC_FUNC_EXIT = 29,	   /* struct sc_rec_func: ... and left */
-	SC_REC_FUNC_COVERAGE = 30, /* struct sc_rec_func_coverage: calls of a patched function */
+#define SC_RECORD(name, id, text, type, size, what) SC_REC_##name = id,
+#include "records.def"
+#undef SC_RECORD
 	SC_REC_TYPE_COUNT
 };
 
@@ -512,6 +486,13 @@ struct sc_rec_gpu_op {
 	uint32_t local_per_thread;		/* bytes */
 	uint32_t registers;			/* per thread */
 };
+
+/* Every record type's fixed part has the size its row pins (a layout change fails here). */
+#define SC_RECORD(name, id, text, type, size, what) \
+	static_assert(sizeof(struct type) == size,  \
+		      "record " #name ": struct " #type " is not " #size " bytes");
+#include "records.def"
+#undef SC_RECORD
 
 static inline uint32_t sc_record_align(uint32_t n)
 {

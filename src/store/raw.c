@@ -15,70 +15,16 @@
 #include "../common/vec.h"
 
 static const char *const type_names[SC_REC_TYPE_COUNT] = {
-	[SC_REC_OWNER] = "owner",
-	[SC_REC_PROCESS] = "process",
-	[SC_REC_ENVIRON] = "environ",
-	[SC_REC_SETTINGS] = "settings",
-	[SC_REC_THREAD_BEGIN] = "thread-begin",
-	[SC_REC_THREAD_END] = "thread-end",
-	[SC_REC_THREAD_NAME] = "thread-name",
-	[SC_REC_MODULE_LOAD] = "module-load",
-	[SC_REC_MODULE_UNLOAD] = "module-unload",
-	[SC_REC_SAMPLE] = "sample",
-	[SC_REC_FORK] = "fork",
-	[SC_REC_EXEC] = "exec",
-	[SC_REC_LOST] = "lost",
-	[SC_REC_NOTE] = "note",
-	[SC_REC_SAMPLER] = "sampler",
-	[SC_REC_REGION_BEGIN] = "region-begin",
-	[SC_REC_REGION_END] = "region-end",
-	[SC_REC_REGION_SPAN] = "region-span",
-	[SC_REC_MARK] = "mark",
-	[SC_REC_COUNTER_TRACK] = "counter-track",
-	[SC_REC_COUNTER] = "counter",
-	[SC_REC_STRING] = "string",
-	[SC_REC_GPU_AGENT] = "gpu-agent",
-	[SC_REC_GPU_STREAM] = "gpu-stream",
-	[SC_REC_GPU_OP] = "gpu-op",
-	[SC_REC_PMC_EVENTS] = "pmc-events",
-	[SC_REC_PMC_READ] = "pmc-read",
-	[SC_REC_FUNC_ENTER] = "func-enter",
-	[SC_REC_FUNC_EXIT] = "func-exit",
-	[SC_REC_FUNC_COVERAGE] = "func-coverage",
+#define SC_RECORD(name, id, text, type, size, what) [SC_REC_##name] = text,
+#include "records.def"
+#undef SC_RECORD
 };
 
 /* Smallest size of each known record type (its fixed part). */
 static const uint32_t min_size[SC_REC_TYPE_COUNT] = {
-	[SC_REC_OWNER] = sizeof(struct sc_rec_owner),
-	[SC_REC_PROCESS] = sizeof(struct sc_rec_process),
-	[SC_REC_ENVIRON] = sizeof(struct sc_record),
-	[SC_REC_SETTINGS] = sizeof(struct sc_record),
-	[SC_REC_THREAD_BEGIN] = sizeof(struct sc_rec_thread),
-	[SC_REC_THREAD_END] = sizeof(struct sc_rec_thread),
-	[SC_REC_THREAD_NAME] = sizeof(struct sc_rec_thread_name),
-	[SC_REC_MODULE_LOAD] = sizeof(struct sc_rec_module),
-	[SC_REC_MODULE_UNLOAD] = sizeof(struct sc_rec_module),
-	[SC_REC_SAMPLE] = sizeof(struct sc_rec_sample),
-	[SC_REC_FORK] = sizeof(struct sc_rec_fork),
-	[SC_REC_EXEC] = sizeof(struct sc_rec_exec),
-	[SC_REC_LOST] = sizeof(struct sc_rec_lost),
-	[SC_REC_NOTE] = sizeof(struct sc_rec_note),
-	[SC_REC_SAMPLER] = sizeof(struct sc_rec_sampler),
-	[SC_REC_REGION_BEGIN] = sizeof(struct sc_rec_region),
-	[SC_REC_REGION_END] = sizeof(struct sc_rec_region_end),
-	[SC_REC_REGION_SPAN] = sizeof(struct sc_rec_region_span),
-	[SC_REC_MARK] = sizeof(struct sc_rec_region),
-	[SC_REC_COUNTER_TRACK] = sizeof(struct sc_rec_counter_track),
-	[SC_REC_COUNTER] = sizeof(struct sc_rec_counter),
-	[SC_REC_STRING] = sizeof(struct sc_rec_string),
-	[SC_REC_GPU_AGENT] = sizeof(struct sc_rec_gpu_agent),
-	[SC_REC_GPU_STREAM] = sizeof(struct sc_rec_gpu_stream),
-	[SC_REC_GPU_OP] = sizeof(struct sc_rec_gpu_op),
-	[SC_REC_PMC_EVENTS] = sizeof(struct sc_rec_pmc_events),
-	[SC_REC_PMC_READ] = sizeof(struct sc_rec_pmc_read),
-	[SC_REC_FUNC_ENTER] = sizeof(struct sc_rec_func),
-	[SC_REC_FUNC_EXIT] = sizeof(struct sc_rec_func),
-	[SC_REC_FUNC_COVERAGE] = sizeof(struct sc_rec_func_coverage),
+#define SC_RECORD(name, id, text, type, size, what) [SC_REC_##name] = size,
+#include "records.def"
+#undef SC_RECORD
 };
 
 static const struct {

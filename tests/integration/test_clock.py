@@ -7,8 +7,9 @@ import harness
 from harness import check, check_eq, fixture, syscope
 
 import rawdump
+import records
 
-MARK = 18
+MARK = records.MARK
 # The TSC clock follows CLOCK_MONOTONIC within the jitter of reading both (tens of ns); the
 # bound leaves room for a steering period measured while the machine was very busy.
 TSC_TOLERANCE_NS = 20000

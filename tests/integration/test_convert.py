@@ -10,6 +10,7 @@ import harness
 from harness import check, check_eq, fixture, syscope
 
 import rawdump
+import records
 
 
 def test_convert_rebuilds_the_same_outputs():
@@ -52,7 +53,7 @@ def test_damaged_session_is_converted_as_far_as_valid():
         survive = 0
         for off, _tid, rtype, _flags, payload in rawdump.records(bytes(data), offsets=True):
             c = (off - 4096) // chunk
-            kind = struct.unpack_from("<H", payload, 16)[0] if rtype == 10 else 0
+            kind = struct.unpack_from("<H", payload, 16)[0] if rtype == records.SAMPLE else 0
             if kind == 1 and c not in (2, 3) and off + 8 + len(payload) <= cut:
                 survive += 1
         # Break chunk 2's header and a record inside chunk 3, then cut the file in the

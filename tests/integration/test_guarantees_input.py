@@ -19,6 +19,7 @@ from harness import Skip, check, check_eq, fixture, gen_session, syscope
 
 sys.path.insert(0, os.path.join(harness.SOURCE, "tests", "tools"))
 import rawdump  # noqa: E402
+import records  # noqa: E402
 
 FUZZ = os.path.join(harness.BUILD, "bin", "test_fuzz_sessions")
 SAMPLE_FLAGS_SYMBOLIC = 0x8000  # model.h: SC_STACK_SYMBOLIC, meant for imported stacks only
@@ -231,7 +232,7 @@ def test_fuzzed_sessions_and_databases_never_crash():
 def sample_offsets(path):
     data = read(path, "rb")
     return [off for off, _tid, rtype, _flags, _p in rawdump.records(data, offsets=True)
-            if rtype == 10]
+            if rtype == records.SAMPLE]
 
 
 def test_flipped_flag_in_raw_file_reads_as_unknown_frames():

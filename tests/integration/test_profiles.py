@@ -10,6 +10,7 @@ import harness
 from harness import check, check_eq, fixture, source_line, syscope
 
 import rawdump
+import records
 
 
 def raw_sample_count(result, kind=1):
@@ -18,7 +19,7 @@ def raw_sample_count(result, kind=1):
         with open(path, "rb") as f:
             data = f.read()
         for _tid, rtype, _flags, payload in rawdump.records(data):
-            if rtype == 10 and struct.unpack_from("<H", payload, 16)[0] == kind:
+            if rtype == records.SAMPLE and struct.unpack_from("<H", payload, 16)[0] == kind:
                 n += 1
     return n
 

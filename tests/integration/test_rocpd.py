@@ -5,6 +5,7 @@ import harness
 from harness import check, check_eq, fixture, syscope
 
 import rawdump
+import records
 from rocpd_checks import check_conventions, rows
 
 
@@ -42,7 +43,7 @@ def test_regions_marks_counters_and_samples():
     check_eq(rows(db, "SELECT units FROM rocpd_info_pmc WHERE name = 'queue depth'"),
              [("items",)], "counter unit")
     raw = sum(1 for path in r.raw_files()
-              for _t, rtype, _f, _p in rawdump.records(open(path, "rb").read()) if rtype == 10)
+              for _t, rtype, _f, _p in rawdump.records(open(path, "rb").read()) if rtype == records.SAMPLE)
     check_eq(rows(db, "SELECT COUNT(*) FROM samples WHERE category = 'timer_sampling'"),
              [(raw,)], "every sample")
 

@@ -7,6 +7,7 @@ from harness import check, check_eq, fixture, syscope
 
 import pftrace
 import rawdump
+import records
 
 
 def trace_of(r, pid=None):
@@ -24,7 +25,7 @@ def raw_samples(r):
     for path in r.raw_files():
         with open(path, "rb") as f:
             for _tid, rtype, _flags, payload in rawdump.records(f.read()):
-                n += rtype == 10
+                n += rtype == records.SAMPLE
     return n
 
 

@@ -7,13 +7,9 @@ writer and the reader against each other.  Usage: rawdump.py FILE.sraw [--sample
 import struct
 import sys
 
-REC_NAMES = {1: "OWNER", 2: "PROCESS", 3: "ENVIRON", 4: "SETTINGS", 5: "THREAD_BEGIN",
-             6: "THREAD_END", 7: "THREAD_NAME", 8: "MODULE_LOAD", 9: "MODULE_UNLOAD",
-             10: "SAMPLE", 11: "FORK", 12: "EXEC", 13: "LOST", 14: "NOTE", 15: "SAMPLER",
-             16: "REGION_BEGIN", 17: "REGION_END", 18: "MARK", 19: "COUNTER_TRACK",
-             20: "COUNTER", 21: "STRING", 22: "GPU_AGENT", 23: "GPU_STREAM", 24: "GPU_OP",
-             25: "REGION_SPAN", 26: "PMC_EVENTS", 27: "PMC_READ",
-             28: "FUNC_ENTER", 29: "FUNC_EXIT", 30: "FUNC_COVERAGE"}
+import records as record_types
+
+REC_NAMES = record_types.NAMES  # the one table's numbering (src/store/records.def)
 HDR = struct.Struct("<8sIIIIIIiiII QQ 64s Q QQQQQIiQ")
 
 
@@ -48,7 +44,7 @@ def records(data, offsets=False):
                 if size < 8 or size % 8 or pos + size > end:
                     raise ValueError(f"bad record at offset {pos}")
                 payload = data[pos + 8:pos + size]
-                if rtype == 1:
+                if rtype == record_types.OWNER:
                     tid = struct.unpack_from("<i", payload, 0)[0]
                 if offsets:
                     yield pos, tid, rtype, flags, payload
