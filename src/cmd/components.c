@@ -321,17 +321,6 @@ const struct sc_component *sc_component_find(const char *name)
 
 /* ---- domain flags ---- */
 
-static char *with_word(char *list, const char *word)
-{
-	char *next;
-
-	if (sc_has_word(list, word, " "))
-		return list;
-	next = sc_xasprintf("%s%s%s", list, *list ? " " : "", word);
-	free(list);
-	return next;
-}
-
 const char *sc_domain_flag_values(const char *flag, char *buf, size_t n)
 {
 	size_t len = 0;
@@ -386,7 +375,7 @@ char *sc_domain_tokens(const char *flag, const char *value, const struct sc_alia
 	if (!*value || !strcmp(value, "all")) {
 		for (size_t i = 0; al[i].spelling; i++)
 			if (!strcmp(al[i].spelling, al[i].token))
-				out = with_word(out, al[i].token);
+				out = sc_xwith_word(out, al[i].token);
 		free(copy);
 		return out;
 	}
@@ -398,7 +387,7 @@ char *sc_domain_tokens(const char *flag, const char *value, const struct sc_alia
 				tok = al[i].token;
 		if (!tok)
 			unknown_token(flag, w, al);
-		out = with_word(out, tok);
+		out = sc_xwith_word(out, tok);
 	}
 	free(copy);
 	return out;

@@ -21,18 +21,6 @@ extern char **environ;
 #include "cmd.h"
 #include "components.h"
 
-/* `list` (freed) with `word` appended unless it is there already. */
-static char *with_word(char *list, const char *word)
-{
-	char *next;
-
-	if (sc_has_word(list, word, " "))
-		return list;
-	next = sc_xasprintf("%s%s%s", list, *list ? " " : "", word);
-	free(list);
-	return next;
-}
-
 static void set_cli(struct sc_cli *cli, int id, const char *value, const char *flag)
 {
 	char err[SC_ERRMSG_MAX];
@@ -68,7 +56,7 @@ static void add_formats(struct sc_cli *cli, const char *formats, const char *fla
 	char *copy = sc_xstrdup(formats), *save = NULL;
 
 	for (char *w = strtok_r(copy, " ", &save); w; w = strtok_r(NULL, " ", &save))
-		list = with_word(list, w);
+		list = sc_xwith_word(list, w);
 	set_cli(cli, SC_SET_OUTPUT_FORMAT, list, flag);
 	free(list);
 	free(copy);

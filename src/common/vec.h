@@ -16,6 +16,8 @@ void *sc_xcalloc(size_t n, size_t size);
 char *sc_xstrdup(const char *s);
 char *sc_xstrndup(const char *s, size_t n);
 __attribute__((format(printf, 1, 2))) char *sc_xasprintf(const char *fmt, ...);
+/* `list` (freed) of space-separated words with `word` appended unless it is there already. */
+char *sc_xwith_word(char *list, const char *word);
 
 #define VEC(type)              \
 	struct {               \

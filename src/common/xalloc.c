@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "log.h"
+#include "strutil.h"
 #include "vec.h"
 
 void *sc_xrealloc(void *p, size_t size)
@@ -50,4 +51,15 @@ char *sc_xasprintf(const char *fmt, ...)
 		sc_die(70, "out of memory");
 	va_end(ap);
 	return s;
+}
+
+char *sc_xwith_word(char *list, const char *word)
+{
+	char *next;
+
+	if (sc_has_word(list, word, " "))
+		return list;
+	next = sc_xasprintf("%s%s%s", list, *list ? " " : "", word);
+	free(list);
+	return next;
 }

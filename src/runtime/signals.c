@@ -267,22 +267,8 @@ void rt_signals_install_fatal(void)
 {
 	static const int fatal[] = { SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT };
 
-	for (size_t i = 0; i < sizeof(fatal) / sizeof(fatal[0]); i++) {
-		struct sigaction cur, act;
-		int sig = fatal[i];
-
-		if (RT_REAL(sigaction)(sig, NULL, &cur) || cur.sa_handler != SIG_DFL ||
-		    (cur.sa_flags & SA_SIGINFO))
-			continue;
-		memset(&act, 0, sizeof(act));
-		act.sa_sigaction = on_fatal_signal;
-		act.sa_flags = SA_SIGINFO;
-		sigemptyset(&act.sa_mask);
-		sigs[sig].program_set = false;
-		sigs[sig].fatal_hidden = true;
-		if (rt_real.sigaction(sig, &act, NULL))
-			sigs[sig].fatal_hidden = false;
-	}
+	for (size_t i = 0; i < sizeof(fatal) / sizeof(fatal[0]); i++)
+		rt_signal_hide_on_default(fatal[i], on_fatal_signal);
 }
 
 /*
