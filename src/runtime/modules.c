@@ -191,6 +191,7 @@ static int peek_cb(struct dl_phdr_info *info, size_t size, void *data)
  * by nobody it knows and waits forever. So a check is skipped while this thread iterates the
  * list (ours or the program's dl_iterate_phdr) and while the loader is adding or removing
  * objects (r_state, readable without the lock); the next sample or loader event sees it.
+ * The unwinder's own calls from a sample are refused in the same two cases.
  */
 static RT_TLS int inside;
 
@@ -202,6 +203,11 @@ RT_EXPORT int dl_iterate_phdr(int (*cb)(struct dl_phdr_info *, size_t, void *), 
 	if (!real_iterate)
 		real_iterate = (int (*)(int (*)(struct dl_phdr_info *, size_t, void *),
 					void *))rt_real_lookup("dl_iterate_phdr");
+	/* From a sample (libunwind looking for unwind tables), where the interrupted code may be
+	 * inside the loader's lock, on this thread or in dlopen/dlclose: find nothing, so the
+	 * stack ends there (a truncated sample) instead of waiting forever. */
+	if (rt_self.in_sampler && (inside || _r_debug.r_state != RT_CONSISTENT))
+		return 0;
 	inside++;
 	rc = real_iterate(cb, data);
 	inside--;
