@@ -293,8 +293,8 @@ static void write_jump(const struct sc_plan_func *w, uint64_t func, uint8_t *tra
 
 /* Patch one module's functions (ids from `first_id`) and their loop probes. Returns false
  * when the module is not loaded (yet), true when it was dealt with (patched, or refused
- * with a note). Every path leaves through `out`, which releases the trampoline block of a
- * refused module and the flags. */
+ * with a note). Every path leaves through `out`, which releases the flags, and the
+ * trampoline block unless the module's code jumps into it. */
 static bool patch_module(const struct module_plan *mp, const char *path, bool is_main,
 			 uint32_t first_id, struct stats *st, struct patched_at *where)
 {
@@ -412,7 +412,8 @@ static bool patch_module(const struct module_plan *mp, const char *path, bool is
 	if (n && set_text(&m, PROT_READ | PROT_EXEC))
 		rt_note(SC_NOTE_WARN, "instrument: %s: could not restore read+exec: %s", path,
 			strerror(errno));
-	block = NULL; /* the module keeps its trampolines */
+	if (n)
+		block = NULL; /* the module's code jumps into it now */
 	next_loop += nloops;
 	next_probe += nprobes;
 	st->patched += n;
