@@ -36,6 +36,7 @@ struct instrument_opts {
 	bool bad_regex;
 	VEC(struct sc_module_info) mods; /* the program first, then libraries */
 	sc_path_vec lib_files;		 /* -MI values that name a library file */
+	sc_path_vec joined_args;	 /* compat_argv's "--print-X=WORD" */
 	char *plan;
 	char *plan_dir; /* a private folder for it: a fixed name in /tmp could be a planted link */
 };
@@ -105,7 +106,7 @@ static void collect_regexes(struct instrument_opts *o, int argc, char **argv, ch
 
 /* rocprof-sys spellings: -MI/-ME/-MR, and "--print-instrumented functions" (a separate word,
  * which would otherwise be taken for the program); up to "--". */
-static char **compat_argv(int argc, char **argv)
+static char **compat_argv(int argc, char **argv, sc_path_vec *joined)
 {
 	static const char *const two_letter[][2] = {
 		{ "-MI", "--module-include" },
@@ -128,7 +129,7 @@ static char **compat_argv(int argc, char **argv)
 				a = two_letter[k][1];
 		if (!strncmp(a, "--print-", 8) && !strchr(a, '=') && i + 1 < argc &&
 		    (!strcmp(argv[i + 1], "functions") || !strcmp(argv[i + 1], "modules"))) {
-			out[n++] = sc_xasprintf("%s=%s", a, argv[++i]);
+			out[n++] = *VEC_PUSH(joined) = sc_xasprintf("%s=%s", a, argv[++i]);
 			continue;
 		}
 		out[n++] = (char *)a;
@@ -365,14 +366,25 @@ static void keep_with_session(const char *session, void *ctx)
 
 	if (sc_dump_info(info, o->mods.v, o->mods.n, true))
 		pr_warn("cannot write %s: %s", info, strerror(errno));
-	if (rename(o->plan, plan))
-		unlink(o->plan);
-	rmdir(o->plan_dir);
+	rename(o->plan, plan); /* what cannot be moved, remove_plan removes */
 	free(info);
 	free(plan);
 }
 
-static void free_modules(struct instrument_opts *o)
+/* The plan's private folder, whatever is left in it (nothing once keep_with_session moved
+ * the plan into the session). */
+static void remove_plan(struct instrument_opts *o)
+{
+	if (o->plan)
+		unlink(o->plan);
+	if (o->plan_dir)
+		rmdir(o->plan_dir);
+	free(o->plan);
+	free(o->plan_dir);
+	o->plan = o->plan_dir = NULL;
+}
+
+static void free_opts(struct instrument_opts *o)
 {
 	for (size_t m = 0; m < o->mods.n; m++)
 		sc_module_info_free(&o->mods.v[m]);
@@ -380,9 +392,14 @@ static void free_modules(struct instrument_opts *o)
 	for (size_t i = 0; i < o->lib_files.n; i++)
 		free(o->lib_files.v[i]);
 	VEC_FREE(&o->lib_files);
+	for (size_t i = 0; i < o->joined_args.n; i++)
+		free(o->joined_args.v[i]);
+	VEC_FREE(&o->joined_args);
 	sc_selection_free(&o->sel);
 }
 
+/* One exit: every path leaves through `out` (through `out_cli` first while `cli` is ours),
+ * which removes the plan's folder and frees what the options hold. */
 int cmd_instrument(int argc, char **argv)
 {
 	static struct instrument_opts o;
@@ -438,17 +455,18 @@ int cmd_instrument(int argc, char **argv)
 		{ NULL, 0, false, NULL, NULL, NULL },
 	};
 	const struct sc_verb *verb = sc_verb_find("instrument");
-	char **args = compat_argv(argc, argv), err[SC_ERRMSG_MAX];
+	char **args = compat_argv(argc, argv, &o.joined_args), err[SC_ERRMSG_MAX], *plan_dir;
 	struct sc_cli cli;
-	int rc;
+	int rc = 0;
 
-	if (!sc_profiling_cli(&cli, verb, argc, args, NULL, extras)) {
-		free(args);
-		return 0;
-	}
+	if (!sc_profiling_cli(&cli, verb, argc, args, NULL, extras))
+		goto out; /* answered, and `cli` freed */
 	collect_regexes(&o, argc, args, cli.rest[0]);
-	if (o.bad_regex)
-		sc_die(SC_EXIT_USAGE, "instrument: %s", o.err);
+	if (o.bad_regex) {
+		pr_err("instrument: %s", o.err);
+		rc = SC_EXIT_USAGE;
+		goto out_cli;
+	}
 	o.sel.min_instructions =
 		parse_count("min-instructions", o.min_insns, DEFAULT_MIN_INSTRUCTIONS);
 	o.sel.min_address_range = parse_count("min-address-range", o.min_range, "0");
@@ -456,47 +474,55 @@ int cmd_instrument(int argc, char **argv)
 	if (!strcmp(sc_str(&cli.settings, SC_SET_INSTRUMENT_MODE), "sampling") && !o.rewrite) {
 		/* rocprof-sys's sampling mode: nothing patched, every thread sampled. */
 		if (sc_settings_set(&cli.settings, SC_SET_USE_SAMPLING, "true", SC_SRC_CLI, err))
-			sc_die(SC_EXIT_FAILURE, "%s", err);
-		free_modules(&o);
-		free(args);
-		return sc_profile_program(&cli);
+			goto settings_failed;
+		rc = sc_profile_program(&cli); /* frees `cli` */
+		goto out;
 	}
 	if (o.rewrite) {
 		rc = rewrite(&o, cli.rest, cli.nrest);
-		sc_cli_free(&cli);
-		free_modules(&o);
-		free(args);
-		return rc;
+		goto out_cli;
 	}
 	analyze(&o, cli.rest[0]);
 	print_choice(&o);
 	if (o.dump_info)
 		dump_info(&o, *o.dump_info ? o.dump_info : "instrumentation.json");
-	if (o.simulate) {
-		sc_cli_free(&cli);
-		free_modules(&o);
-		free(args);
-		return 0;
-	}
-	o.plan_dir = sc_xasprintf("%s/syscope-plan-XXXXXX",
-				  getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-	if (!mkdtemp(o.plan_dir))
-		sc_die(SC_EXIT_FAILURE, "instrument: cannot create a folder for the patch plan: %s",
+	if (o.simulate)
+		goto out_cli;
+	plan_dir = sc_xasprintf("%s/syscope-plan-XXXXXX",
+				getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+	if (!mkdtemp(plan_dir)) {
+		pr_err("instrument: cannot create a folder for the patch plan: %s",
 		       strerror(errno));
+		free(plan_dir);
+		rc = SC_EXIT_FAILURE;
+		goto out_cli;
+	}
+	o.plan_dir = plan_dir; /* ours from now on: `out` removes it */
 	o.plan = sc_xasprintf("%s/plan.bin", o.plan_dir);
-	if (sc_plan_write(o.plan, o.mods.v, o.mods.n, o.err, sizeof(o.err)) < 0)
-		sc_die(SC_EXIT_FAILURE, "instrument: cannot write the patch plan: %s", o.err);
+	if (sc_plan_write(o.plan, o.mods.v, o.mods.n, o.err, sizeof(o.err)) < 0) {
+		pr_err("instrument: cannot write the patch plan: %s", o.err);
+		rc = SC_EXIT_FAILURE;
+		goto out_cli;
+	}
 	if (sc_settings_set(&cli.settings, SC_SET_INSTRUMENT_PLAN, o.plan, SC_SRC_CLI, err))
-		sc_die(SC_EXIT_FAILURE, "%s", err);
+		goto settings_failed;
 	/* Instrumentation alone unless sampling was asked for (--cpu: both, as rocprof-sys's
 	 * combined mode). */
 	if (cli.settings.v[SC_SET_USE_SAMPLING].source < SC_SRC_ENV &&
 	    sc_settings_set(&cli.settings, SC_SET_USE_SAMPLING, "false", SC_SRC_CLI, err))
-		sc_die(SC_EXIT_FAILURE, "%s", err);
+		goto settings_failed;
+	/* Frees `cli`; keep_with_session moves the plan into the session. */
 	rc = sc_profile_program_then(&cli, keep_with_session, &o);
-	free_modules(&o);
-	free(o.plan);
-	free(o.plan_dir);
+	goto out;
+
+settings_failed:
+	pr_err("%s", err);
+	rc = SC_EXIT_FAILURE;
+out_cli:
+	sc_cli_free(&cli);
+out:
+	remove_plan(&o);
+	free_opts(&o);
 	free(args);
 	return rc;
 }

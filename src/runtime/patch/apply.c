@@ -293,7 +293,8 @@ static void write_jump(const struct sc_plan_func *w, uint64_t func, uint8_t *tra
 
 /* Patch one module's functions (ids from `first_id`) and their loop probes. Returns false
  * when the module is not loaded (yet), true when it was dealt with (patched, or refused
- * with a note). */
+ * with a note). Every path leaves through `out`, which releases the flags, and the
+ * trampoline block unless the module's code jumps into it. */
 static bool patch_module(const struct module_plan *mp, const char *path, bool is_main,
 			 uint32_t first_id, struct stats *st, struct patched_at *where)
 {
@@ -303,22 +304,25 @@ static bool patch_module(const struct module_plan *mp, const char *path, bool is
 	size_t len =
 		(16 + (size_t)pm->nfuncs * TRAMP_SIZE + (size_t)nprobes * PROBE_TRAMP_SIZE + 4095) &
 		~(size_t)4095;
-	uint8_t *block, *ok, *probe_ok, *probes_at;
+	uint8_t *block = NULL, *ok = NULL, *probe_ok, *probes_at;
 	uint32_t n = 0, np = 0;
+	bool dealt = false;
 
 	dl_iterate_phdr(find_module, &m);
 	if (!m.found)
-		return false; /* not this program (an exec'd child), or a library not loaded */
+		goto out; /* not this program (an exec'd child), or a library not loaded */
+	/* From here on it is dealt with: patched, or refused with a note. */
+	dealt = true;
 	if (first_id + (uint64_t)pm->nfuncs > MAX_IDS || next_loop + (uint64_t)nloops > MAX_IDS ||
 	    next_probe + (uint64_t)nprobes > MAX_IDS) {
 		rt_note(SC_NOTE_WARN, "instrument: more than %u functions; %s left uninstrumented",
 			MAX_IDS, path);
-		return true;
+		goto out;
 	}
 	if (pm->file_size && !same_file(path, pm)) {
 		rt_note(SC_NOTE_WARN,
 			"instrument: %s changed since it was analyzed; left uninstrumented", path);
-		return true;
+		goto out;
 	}
 	block = map_near(m.text_lo, m.text_hi, len);
 	if (!block) {
@@ -326,7 +330,7 @@ static bool patch_module(const struct module_plan *mp, const char *path, bool is
 			"instrument: no free memory within 2 GiB of %s for trampolines; left "
 			"uninstrumented",
 			path);
-		return true;
+		goto out;
 	}
 	ok = calloc((size_t)pm->nfuncs + nprobes + 1, 1);
 	probe_ok = ok ? ok + pm->nfuncs : NULL;
@@ -376,17 +380,14 @@ static bool patch_module(const struct module_plan *mp, const char *path, bool is
 	if (!ok || mprotect(block, len, PROT_READ | PROT_EXEC)) {
 		rt_note(SC_NOTE_WARN, "instrument: trampolines for %s: %s; left uninstrumented",
 			path, strerror(errno));
-		munmap(block, len);
-		free(ok);
-		return true;
+		goto out;
 	}
 	if (n && set_text(&m, PROT_READ | PROT_WRITE)) {
 		rt_note(SC_NOTE_WARN,
 			"instrument: the code of %s cannot be made writable (%s); left "
 			"uninstrumented",
 			path, strerror(errno));
-		free(ok);
-		return true;
+		goto out;
 	}
 	for (uint32_t i = 0; n && i < pm->nfuncs; i++) {
 		uint64_t func = m.bias + mp->fns[i].addr;
@@ -411,13 +412,18 @@ static bool patch_module(const struct module_plan *mp, const char *path, bool is
 	if (n && set_text(&m, PROT_READ | PROT_EXEC))
 		rt_note(SC_NOTE_WARN, "instrument: %s: could not restore read+exec: %s", path,
 			strerror(errno));
-	free(ok);
+	if (n)
+		block = NULL; /* the module's code jumps into it now */
 	next_loop += nloops;
 	next_probe += nprobes;
 	st->patched += n;
 	st->probes += np;
 	st->modules++;
-	return true;
+out:
+	if (block)
+		munmap(block, len);
+	free(ok);
+	return dealt;
 }
 
 static bool enabled(const struct sc_settings *s)
