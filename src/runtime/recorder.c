@@ -72,11 +72,11 @@ struct recorder {
 	void *arrays;
 };
 
-static struct recorder rec = { .fd = -1 };
+static struct recorder recorder = { .fd = -1 };
 
 struct sc_file_header *rt_header(void)
 {
-	return rec.hdr;
+	return recorder.hdr;
 }
 
 static void count_lost(struct rt_thread *t, uint32_t size, enum sc_lost_cause why)
@@ -85,10 +85,10 @@ static void count_lost(struct rt_thread *t, uint32_t size, enum sc_lost_cause wh
 		t->pending_lost_records++;
 		t->pending_lost_bytes += size;
 	}
-	if (rec.hdr) {
-		__atomic_fetch_add(&rec.hdr->lost_records, 1, __ATOMIC_RELAXED);
-		__atomic_fetch_add(&rec.hdr->lost_bytes, size, __ATOMIC_RELAXED);
-		__atomic_fetch_add(&rec.hdr->lost_by_cause[why], 1, __ATOMIC_RELAXED);
+	if (recorder.hdr) {
+		__atomic_fetch_add(&recorder.hdr->lost_records, 1, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&recorder.hdr->lost_bytes, size, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&recorder.hdr->lost_by_cause[why], 1, __ATOMIC_RELAXED);
 	}
 }
 
@@ -96,19 +96,19 @@ static void count_lost(struct rt_thread *t, uint32_t size, enum sc_lost_cause wh
 static int reopen_file(int stale)
 {
 	struct stat st;
-	int fd = open(rec.path, O_RDWR | O_CLOEXEC);
+	int fd = open(recorder.path, O_RDWR | O_CLOEXEC);
 
 	if (fd < 0)
 		return -1;
-	if (fstat(fd, &st) || st.st_dev != rec.dev || st.st_ino != rec.ino) {
+	if (fstat(fd, &st) || st.st_dev != recorder.dev || st.st_ino != recorder.ino) {
 		RT_REAL(close)(fd); /* a new file by that name: not ours to write */
 		return -1;
 	}
 	fd = rt_fd_adopt(fd);
-	if (__atomic_compare_exchange_n(&rec.fd, &stale, fd, false, __ATOMIC_ACQ_REL,
+	if (__atomic_compare_exchange_n(&recorder.fd, &stale, fd, false, __ATOMIC_ACQ_REL,
 					__ATOMIC_ACQUIRE)) {
 		rt_fd_forget(stale); /* the number may be the program's now: never close it */
-		__atomic_fetch_add(&rec.hdr->file_reopened, 1, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&recorder.hdr->file_reopened, 1, __ATOMIC_RELAXED);
 		return fd;
 	}
 	rt_fd_release(fd);
@@ -118,31 +118,31 @@ static int reopen_file(int stale)
 /* The raw file's descriptor, checked to be the raw file still; -1 when there is none. */
 static int file_fd(void)
 {
-	int fd = __atomic_load_n(&rec.fd, __ATOMIC_ACQUIRE);
+	int fd = __atomic_load_n(&recorder.fd, __ATOMIC_ACQUIRE);
 	struct stat st;
 
 	if (fd < 0)
 		return -1;
-	if (!fstat(fd, &st) && st.st_dev == rec.dev && st.st_ino == rec.ino)
+	if (!fstat(fd, &st) && st.st_dev == recorder.dev && st.st_ino == recorder.ino)
 		return fd;
 	return reopen_file(fd);
 }
 
 void rt_count_lost_sample(void)
 {
-	if (rec.hdr)
-		__atomic_fetch_add(&rec.hdr->lost_samples, 1, __ATOMIC_RELAXED);
+	if (recorder.hdr)
+		__atomic_fetch_add(&recorder.hdr->lost_samples, 1, __ATOMIC_RELAXED);
 }
 
 void rt_set_end(enum sc_end_reason reason, int status)
 {
-	if (!rec.hdr)
+	if (!recorder.hdr)
 		return;
 	if (reason != SC_END_RUNNING)
 		rt_recorder_flush_all(); /* what the threads' buffers hold, before the end is set */
-	rec.hdr->end_status = status;
-	rec.hdr->end_ns = reason == SC_END_RUNNING ? 0 : rt_now_ns();
-	__atomic_store_n(&rec.hdr->end_reason, (uint32_t)reason, __ATOMIC_RELEASE);
+	recorder.hdr->end_status = status;
+	recorder.hdr->end_ns = reason == SC_END_RUNNING ? 0 : rt_now_ns();
+	__atomic_store_n(&recorder.hdr->end_reason, (uint32_t)reason, __ATOMIC_RELEASE);
 }
 
 /* Threads that hold chunks, for the flush at the process's end (an exited thread leaves). */
@@ -173,7 +173,7 @@ static void unregister_writer(struct rt_thread *t)
 
 static off_t chunk_offset(uint32_t index)
 {
-	return SC_FILE_HEADER_SIZE + (off_t)index * rec.chunk_size;
+	return SC_FILE_HEADER_SIZE + (off_t)index * recorder.chunk_size;
 }
 
 /* The first `used` bytes of slot `s`'s chunk into the file. Async-signal-safe. */
@@ -183,10 +183,10 @@ static void flush_slot(struct rt_slot *s, uint32_t used)
 	uint32_t index = s->index, done = 0;
 	int fd;
 
-	if (!base || rec.fd < 0)
+	if (!base || recorder.fd < 0)
 		return;
-	if (used > rec.chunk_size)
-		used = rec.chunk_size;
+	if (used > recorder.chunk_size)
+		used = recorder.chunk_size;
 	fd = file_fd();
 	while (done < used) {
 		ssize_t n =
@@ -196,7 +196,7 @@ static void flush_slot(struct rt_slot *s, uint32_t used)
 		if (n <= 0) {
 			if (n < 0 && errno == EINTR)
 				continue;
-			__atomic_fetch_add(&rec.hdr->write_failed_bytes, used - done,
+			__atomic_fetch_add(&recorder.hdr->write_failed_bytes, used - done,
 					   __ATOMIC_RELAXED);
 			return;
 		}
@@ -215,7 +215,7 @@ static uint32_t slot_used(const struct rt_thread *t, const struct rt_slot *s)
 
 	if (s->gen && s->gen == (uint32_t)(word >> 32))
 		return (uint32_t)word;
-	return ch->state == SC_CHUNK_CLOSED ? ch->used : rec.chunk_size;
+	return ch->state == SC_CHUNK_CLOSED ? ch->used : recorder.chunk_size;
 }
 
 static void flush_thread(struct rt_thread *t)
@@ -258,25 +258,26 @@ static bool disk_has_room(void)
 {
 	struct statfs st;
 
-	if (!rec.disk_reserve || fstatfs(file_fd(), &st))
+	if (!recorder.disk_reserve || fstatfs(file_fd(), &st))
 		return true;
-	return (uint64_t)st.f_bavail * (uint64_t)st.f_bsize >= rec.disk_reserve + rec.chunk_size;
+	return (uint64_t)st.f_bavail * (uint64_t)st.f_bsize >=
+	       recorder.disk_reserve + recorder.chunk_size;
 }
 
 /* Reserve the chunk's blocks in the file; a hole would turn ENOSPC into SIGBUS later. */
 static int allocate_chunk_blocks(uint32_t index)
 {
-	off_t off = SC_FILE_HEADER_SIZE + (off_t)index * rec.chunk_size;
+	off_t off = SC_FILE_HEADER_SIZE + (off_t)index * recorder.chunk_size;
 	int fd = file_fd();
 
 	if (fd < 0)
 		return -EBADF;
-	if (!fallocate(fd, 0, off, rec.chunk_size))
+	if (!fallocate(fd, 0, off, recorder.chunk_size))
 		return 0;
 	if (errno != EOPNOTSUPP)
 		return -errno;
 	/* File systems without fallocate: extend the file; blocks come on first write. */
-	return pwrite(fd, "", 1, off + rec.chunk_size - 1) == 1 ? 0 : -errno;
+	return pwrite(fd, "", 1, off + recorder.chunk_size - 1) == 1 ? 0 : -errno;
 }
 
 /* A brand-new chunk from the end of the file. Returns its index, or POOL_NONE and why. */
@@ -287,49 +288,49 @@ static uint32_t claim_chunk(enum sc_lost_cause *why)
 	int rc;
 
 	*why = SC_LOST_LIMIT;
-	if (atomic_load_explicit(&rec.next_chunk, memory_order_relaxed) >= rec.max_chunks)
+	if (atomic_load_explicit(&recorder.next_chunk, memory_order_relaxed) >= recorder.max_chunks)
 		return POOL_NONE;
 	*why = SC_LOST_DISK; /* the last claim failed on the disk: wait before trying again */
-	if (now < atomic_load_explicit(&rec.retry_after_ns, memory_order_relaxed))
+	if (now < atomic_load_explicit(&recorder.retry_after_ns, memory_order_relaxed))
 		return POOL_NONE;
 	if (!disk_has_room()) {
-		atomic_store(&rec.retry_after_ns, now + DISK_RETRY_NS);
+		atomic_store(&recorder.retry_after_ns, now + DISK_RETRY_NS);
 		return POOL_NONE;
 	}
-	index = atomic_fetch_add(&rec.next_chunk, 1);
+	index = atomic_fetch_add(&recorder.next_chunk, 1);
 	*why = SC_LOST_LIMIT;
-	if (index >= rec.max_chunks)
+	if (index >= recorder.max_chunks)
 		return POOL_NONE;
 	rc = allocate_chunk_blocks(index);
 	if (rc) {
 		*why = rc == -EBADF ? SC_LOST_NO_FILE : SC_LOST_DISK;
-		atomic_store(&rec.retry_after_ns, now + DISK_RETRY_NS);
+		atomic_store(&recorder.retry_after_ns, now + DISK_RETRY_NS);
 		return POOL_NONE;
 	}
-	__atomic_fetch_add(&rec.hdr->chunks_claimed, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&recorder.hdr->chunks_claimed, 1, __ATOMIC_RELAXED);
 	return index;
 }
 
 static void pool_push(uint32_t index, uint32_t pos)
 {
-	uint64_t old = atomic_load(&rec.pool_head), nw;
+	uint64_t old = atomic_load(&recorder.pool_head), nw;
 
-	rec.pool_pos[index] = pos;
+	recorder.pool_pos[index] = pos;
 	do {
-		rec.pool_next[index] = (uint32_t)old;
+		recorder.pool_next[index] = (uint32_t)old;
 		nw = ((old >> 32) + 1) << 32 | index;
-	} while (!atomic_compare_exchange_weak(&rec.pool_head, &old, nw));
+	} while (!atomic_compare_exchange_weak(&recorder.pool_head, &old, nw));
 }
 
 static uint32_t pool_pop(void)
 {
-	uint64_t old = atomic_load(&rec.pool_head), nw;
+	uint64_t old = atomic_load(&recorder.pool_head), nw;
 
 	do {
 		if ((uint32_t)old == POOL_NONE)
 			return POOL_NONE;
-		nw = ((old >> 32) + 1) << 32 | rec.pool_next[(uint32_t)old];
-	} while (!atomic_compare_exchange_weak(&rec.pool_head, &old, nw));
+		nw = ((old >> 32) + 1) << 32 | recorder.pool_next[(uint32_t)old];
+	} while (!atomic_compare_exchange_weak(&recorder.pool_head, &old, nw));
 	return (uint32_t)old;
 }
 
@@ -337,7 +338,7 @@ static void close_chunk(char *base, uint32_t used)
 {
 	struct sc_chunk_header *ch = (struct sc_chunk_header *)base;
 
-	ch->used = used < rec.chunk_size ? used : rec.chunk_size;
+	ch->used = used < recorder.chunk_size ? used : recorder.chunk_size;
 	__atomic_store_n(&ch->state, (uint32_t)SC_CHUNK_CLOSED, __ATOMIC_RELEASE);
 }
 
@@ -355,7 +356,8 @@ static char *slot_buffer(struct rt_slot *s)
 
 	if (s->buf)
 		return s->buf;
-	p = mmap(NULL, rec.chunk_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	p = mmap(NULL, recorder.chunk_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
+		 0);
 	return s->buf = p == MAP_FAILED ? NULL : p;
 }
 
@@ -391,10 +393,10 @@ static bool install_chunk(struct rt_thread *t, enum sc_lost_cause *why)
 		struct sc_rec_owner *own;
 
 		/* What earlier owners wrote is in the file: continue after it. */
-		pos = rec.pool_pos[index];
+		pos = recorder.pool_pos[index];
 		if (pread(file_fd(), base, pos, chunk_offset(index)) != (ssize_t)pos)
 			arch_zero(base, pos);
-		arch_zero(base + pos, rec.chunk_size - pos);
+		arch_zero(base + pos, recorder.chunk_size - pos);
 		own = (struct sc_rec_owner *)(base + pos);
 		own->tid = t->tid;
 		own->reserved = 0;
@@ -407,7 +409,7 @@ static bool install_chunk(struct rt_thread *t, enum sc_lost_cause *why)
 		if (index == POOL_NONE)
 			return false;
 		/* A reused buffer: nothing of the last chunk may look like a record here. */
-		arch_zero(base, rec.chunk_size);
+		arch_zero(base, recorder.chunk_size);
 		ch = (struct sc_chunk_header *)base;
 		ch->index = index;
 		ch->tid = t->tid;
@@ -454,10 +456,11 @@ static bool exchange(struct rt_thread *t, uint32_t gen, uint32_t off, enum sc_lo
 /* The buffer limit is reached, or the disk failed a moment ago, and no partial chunk waits. */
 static bool no_chunk_to_be_had(const struct rt_thread *t)
 {
-	if (!t->gen && (uint32_t)atomic_load(&rec.pool_head) != POOL_NONE)
+	if (!t->gen && (uint32_t)atomic_load(&recorder.pool_head) != POOL_NONE)
 		return false;
-	return atomic_load_explicit(&rec.next_chunk, memory_order_relaxed) >= rec.max_chunks ||
-	       rt_now_ns() < atomic_load_explicit(&rec.retry_after_ns, memory_order_relaxed);
+	return atomic_load_explicit(&recorder.next_chunk, memory_order_relaxed) >=
+		       recorder.max_chunks ||
+	       rt_now_ns() < atomic_load_explicit(&recorder.retry_after_ns, memory_order_relaxed);
 }
 
 /*
@@ -492,9 +495,9 @@ static bool exchange_unsignalled(struct rt_thread *t, uint32_t gen, uint32_t off
 /* Why rt_reserve refuses a record before trying: no file, too large, or no thread. */
 static enum sc_lost_cause refusal_cause(uint32_t size)
 {
-	if (rec.fd < 0)
+	if (recorder.fd < 0)
 		return SC_LOST_NO_FILE;
-	if (size > rec.chunk_size / 2)
+	if (size > recorder.chunk_size / 2)
 		return SC_LOST_TOO_LARGE;
 	return SC_LOST_NO_THREAD;
 }
@@ -504,8 +507,8 @@ void *rt_reserve(uint32_t size)
 	struct rt_thread *t = rt_thread_self();
 	enum sc_lost_cause why = SC_LOST_REENTRY;
 
-	if (!t || t->forking || t->state == RT_THREAD_EXITED || size > rec.chunk_size / 2 ||
-	    rec.fd < 0) {
+	if (!t || t->forking || t->state == RT_THREAD_EXITED || size > recorder.chunk_size / 2 ||
+	    recorder.fd < 0) {
 		count_lost(t, size, refusal_cause(size));
 		return NULL;
 	}
@@ -515,7 +518,7 @@ void *rt_reserve(uint32_t size)
 		uint64_t old = arch_local_fetch_add(&t->word, size);
 		uint32_t gen = (uint32_t)(old >> 32), off = (uint32_t)old;
 
-		if (gen && off + size <= rec.chunk_size) {
+		if (gen && off + size <= recorder.chunk_size) {
 			struct rt_slot *s = &t->slot[gen & 1];
 			char *base = s->base;
 
@@ -573,7 +576,7 @@ void rt_release_thread_chunk(void)
 	struct rt_thread *t = &rt_self;
 	uint32_t gen = (uint32_t)(t->word >> 32), off = (uint32_t)t->word;
 
-	if (rec.fd < 0)
+	if (recorder.fd < 0)
 		return;
 	t->word = 0;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
@@ -583,8 +586,8 @@ void rt_release_thread_chunk(void)
 		bool current = s->gen == gen && gen;
 
 		if (s->base) {
-			if (current && off + 256 <= rec.chunk_size &&
-			    rec.chunk_size - off >= rec.chunk_size / 8) {
+			if (current && off + 256 <= recorder.chunk_size &&
+			    recorder.chunk_size - off >= recorder.chunk_size / 8) {
 				flush_slot(s, off);	  /* first: the next owner reads it back */
 				pool_push(s->index, off); /* room left: a later thread continues */
 			} else {
@@ -597,7 +600,7 @@ void rt_release_thread_chunk(void)
 		s->base = NULL;
 		s->gen = 0;
 		if (s->buf)
-			munmap(s->buf, rec.chunk_size);
+			munmap(s->buf, recorder.chunk_size);
 		s->buf = NULL;
 	}
 }
@@ -639,11 +642,11 @@ static int remember_file(int fd)
 
 	if (fstat(fd, &st))
 		return -1;
-	rec.dev = st.st_dev;
-	rec.ino = st.st_ino;
+	recorder.dev = st.st_dev;
+	recorder.ino = st.st_ino;
 	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
-	n = readlink(link, rec.path, sizeof(rec.path) - 1);
-	rec.path[n > 0 ? n : 0] = '\0'; /* no path: a closed file cannot be reopened */
+	n = readlink(link, recorder.path, sizeof(recorder.path) - 1);
+	recorder.path[n > 0 ? n : 0] = '\0'; /* no path: a closed file cannot be reopened */
 	return 0;
 }
 
@@ -656,24 +659,25 @@ int rt_recorder_open(const char *session_dir, uint32_t image_seq, int fd_hint)
 	char *a;
 	int fd, rc;
 
-	rec.chunk_size = (uint32_t)sc_int(s, SC_SET_BUFFER_CHUNK_KB) << 10;
-	if (page > 0 && rec.chunk_size % (uint32_t)page)
-		rec.chunk_size = (rec.chunk_size / (uint32_t)page + 1) * (uint32_t)page;
-	rec.max_chunks =
-		(uint32_t)(limit / rec.chunk_size) ? (uint32_t)(limit / rec.chunk_size) : 1;
-	rec.disk_reserve = (uint64_t)sc_int(s, SC_SET_BUFFER_DISK_RESERVE_MB) << 20;
+	recorder.chunk_size = (uint32_t)sc_int(s, SC_SET_BUFFER_CHUNK_KB) << 10;
+	if (page > 0 && recorder.chunk_size % (uint32_t)page)
+		recorder.chunk_size = (recorder.chunk_size / (uint32_t)page + 1) * (uint32_t)page;
+	recorder.max_chunks = (uint32_t)(limit / recorder.chunk_size)
+				      ? (uint32_t)(limit / recorder.chunk_size)
+				      : 1;
+	recorder.disk_reserve = (uint64_t)sc_int(s, SC_SET_BUFFER_DISK_RESERVE_MB) << 20;
 
-	rec.arrays_size = rec.max_chunks * 2 * sizeof(uint32_t);
-	rec.arrays = map_array(rec.arrays_size);
-	if (!rec.arrays)
+	recorder.arrays_size = recorder.max_chunks * 2 * sizeof(uint32_t);
+	recorder.arrays = map_array(recorder.arrays_size);
+	if (!recorder.arrays)
 		return -ENOMEM;
-	a = rec.arrays;
-	rec.pool_next = (void *)a;
-	a += rec.max_chunks * sizeof(uint32_t);
-	rec.pool_pos = (void *)a;
-	atomic_store(&rec.pool_head, POOL_NONE);
-	atomic_store(&rec.next_chunk, 0);
-	atomic_store(&rec.retry_after_ns, 0);
+	a = recorder.arrays;
+	recorder.pool_next = (void *)a;
+	a += recorder.max_chunks * sizeof(uint32_t);
+	recorder.pool_pos = (void *)a;
+	atomic_store(&recorder.pool_head, POOL_NONE);
+	atomic_store(&recorder.next_chunk, 0);
+	atomic_store(&recorder.retry_after_ns, 0);
 
 	fd = create_file(session_dir, image_seq, fd_hint);
 	if (fd < 0) {
@@ -694,14 +698,14 @@ int rt_recorder_open(const char *session_dir, uint32_t image_seq, int fd_hint)
 		munmap(h, SC_FILE_HEADER_SIZE);
 		goto fail_fd;
 	}
-	rec.fd = fd;
-	rec.hdr = h;
+	recorder.fd = fd;
+	recorder.hdr = h;
 
 	memset(h, 0, sizeof(*h));
 	h->version = SC_FORMAT_VERSION;
 	h->header_size = SC_FILE_HEADER_SIZE;
 	h->byte_order = SC_BYTE_ORDER_MARK;
-	h->chunk_size = rec.chunk_size;
+	h->chunk_size = recorder.chunk_size;
 	h->clock_id = CLOCK_MONOTONIC;
 	h->features = SC_FEATURE_FRAMES_ARE_RETURN_ADDRS;
 	if (rt_clock_uses_tsc())
@@ -725,8 +729,8 @@ int rt_recorder_open(const char *session_dir, uint32_t image_seq, int fd_hint)
 fail_fd:
 	rt_fd_release(fd);
 fail_arrays:
-	munmap(rec.arrays, rec.arrays_size);
-	rec.arrays = NULL;
+	munmap(recorder.arrays, recorder.arrays_size);
+	recorder.arrays = NULL;
 	return rc;
 }
 
@@ -735,13 +739,13 @@ void rt_recorder_forget(void)
 	char *bufs[2] = { rt_self.slot[0].buf, rt_self.slot[1].buf };
 	uint32_t n = atomic_load(&nwriters);
 
-	if (rec.arrays)
-		munmap(rec.arrays, rec.arrays_size);
-	if (rec.hdr)
-		munmap(rec.hdr, SC_FILE_HEADER_SIZE);
-	rec.arrays = NULL;
-	rec.hdr = NULL;
-	rec.fd = -1; /* the descriptor itself is closed with the other inherited ones */
+	if (recorder.arrays)
+		munmap(recorder.arrays, recorder.arrays_size);
+	if (recorder.hdr)
+		munmap(recorder.hdr, SC_FILE_HEADER_SIZE);
+	recorder.arrays = NULL;
+	recorder.hdr = NULL;
+	recorder.fd = -1; /* the descriptor itself is closed with the other inherited ones */
 	/* The parent's chunks are the parent's: this thread starts again in the child's file,
 	 * in the same memory; the parent's other threads do not exist here. */
 	for (uint32_t i = 0; i < n && i < MAX_WRITERS; i++)

@@ -58,7 +58,7 @@ static struct {
 	atomic_int perf_user_only; /* kernel-mode counting was refused: don't ask again */
 	atomic_int user_only_noted;
 	atomic_int moved_sig; /* 0, or the real-time signal the CPU samplers moved to */
-} smp;
+} sampler;
 
 /* The signal this thread's CPU samplers were armed with (0: none yet). */
 static RT_TLS int thread_cpu_sig;
@@ -67,9 +67,9 @@ static RT_TLS int thread_cpu_sig;
  * are re-armed one overflow at a time, so that they cannot fill the signal queue). */
 static int cpu_signal(void)
 {
-	int moved = atomic_load_explicit(&smp.moved_sig, memory_order_relaxed);
+	int moved = atomic_load_explicit(&sampler.moved_sig, memory_order_relaxed);
 
-	return moved ? moved : smp.cpu_sig;
+	return moved ? moved : sampler.cpu_sig;
 }
 
 static bool thread_refresh(void)
@@ -86,11 +86,11 @@ static bool thread_selected(const struct rt_thread *t)
 {
 	const unsigned bits = 8 * sizeof(unsigned long);
 
-	if (!smp.tid_filter)
+	if (!sampler.tid_filter)
 		return true;
 	if (t->index >= MAX_TID_FILTER)
 		return false;
-	return smp.tids[t->index / bits] & (1ul << (t->index % bits));
+	return sampler.tids[t->index / bits] & (1ul << (t->index % bits));
 }
 
 /* A thread's sampler of `kind`, armed (error 0) or not; its time starts after any delay. */
@@ -98,9 +98,9 @@ static void record_sampler(uint16_t kind, uint16_t mechanism, int error)
 {
 	uint64_t now = rt_now_ns();
 	struct sc_rec_sampler r = {
-		.ts = now > smp.start_ns ? now : smp.start_ns,
-		.period_ns = kind == SC_SAMPLE_OVERFLOW ? smp.overflow_attr.sample_period
-							: smp.period_ns,
+		.ts = now > sampler.start_ns ? now : sampler.start_ns,
+		.period_ns = kind == SC_SAMPLE_OVERFLOW ? sampler.overflow_attr.sample_period
+							: sampler.period_ns,
 		.kind = kind,
 		.mechanism = mechanism,
 		.error = error,
@@ -113,7 +113,7 @@ static void record_sampler(uint16_t kind, uint16_t mechanism, int error)
 /* Record one sample; returns the thread CPU time at its start (0 when nothing recorded). */
 static uint64_t record_sample(struct rt_thread *t, uint16_t kind, void *uc, uint64_t now)
 {
-	uint32_t max = (uint32_t)(sizeof(struct sc_rec_sample) + (size_t)smp.max_depth * 8);
+	uint32_t max = (uint32_t)(sizeof(struct sc_rec_sample) + (size_t)sampler.max_depth * 8);
 	uint64_t cpu = rt_thread_cpu_ns();
 	struct sc_rec_sample *r;
 	uint16_t flags = 0;
@@ -124,7 +124,7 @@ static uint64_t record_sample(struct rt_thread *t, uint16_t kind, void *uc, uint
 	r = rt_reserve(max);
 	if (!r)
 		return 0;
-	n = rt_unwind(uc, t, r->frames, smp.max_depth, &flags);
+	n = rt_unwind(uc, t, r->frames, sampler.max_depth, &flags);
 	r->ts = now;
 	r->cpu_ns = cpu;
 	r->kind = kind;
@@ -140,7 +140,7 @@ void rt_sampling_record_crash(void *uc)
 {
 	struct rt_thread *t = rt_thread_self();
 
-	if (t && smp.max_depth) {
+	if (t && sampler.max_depth) {
 		t->in_sampler = 1;
 		record_sample(t, SC_SAMPLE_CRASH, uc, rt_now_ns());
 		t->in_sampler = 0;
@@ -192,8 +192,8 @@ static void throttle(struct rt_thread *t, uint16_t kind, bool perf, uint64_t cos
 	t->sample_cost_ns[slot] =
 		t->sample_cost_ns[slot] ? (t->sample_cost_ns[slot] * 7 + cost) / 8 : cost;
 	want = t->sample_cost_ns[slot] * THROTTLE_SHARE;
-	if (want < smp.period_ns)
-		want = smp.period_ns;
+	if (want < sampler.period_ns)
+		want = sampler.period_ns;
 	if (want > THROTTLE_MAX_PERIOD)
 		want = THROTTLE_MAX_PERIOD;
 	if (!p || (want <= 2 * p && 2 * want >= p))
@@ -226,7 +226,7 @@ static void on_sample(int sig, siginfo_t *si, void *uc)
 	bool perf = false, stop = false;
 	int fd = -1; /* the perf event that overflowed */
 
-	if ((sig == smp.cpu_sig || sig == thread_cpu_sig) && si->si_code >= POLL_IN &&
+	if ((sig == sampler.cpu_sig || sig == thread_cpu_sig) && si->si_code >= POLL_IN &&
 	    si->si_code <= POLL_HUP) {
 		/* An overflow of one of our perf events is told apart by its descriptor; the
 		 * program may use the same signal on descriptors of its own (F_SETSIG), or send
@@ -260,13 +260,13 @@ static void on_sample(int sig, siginfo_t *si, void *uc)
 		uint64_t now = rt_now_ns();
 
 		t->in_sampler = 1;
-		if (smp.end_ns && now >= smp.end_ns) {
+		if (sampler.end_ns && now >= sampler.end_ns) {
 			stop = true;
 			if (t->has_cpu_timer)
 				disarm_posix(t->cpu_timer);
 			if (t->has_wall_timer)
 				disarm_posix(t->wall_timer);
-		} else if (now >= smp.start_ns && rt_recording()) {
+		} else if (now >= sampler.start_ns && rt_recording()) {
 			uint64_t cpu = record_sample(t, kind, uc, now);
 
 			/* CPU counters go with the CPU-time samples, or with the wall-clock ones
@@ -352,12 +352,12 @@ static int open_perf_clock(struct rt_thread *t, bool *user_only)
 	a.type = PERF_TYPE_SOFTWARE;
 	a.size = sizeof(a);
 	a.config = PERF_COUNT_SW_TASK_CLOCK;
-	a.sample_period = smp.period_ns;
-	if (!atomic_load(&smp.perf_user_only)) {
+	a.sample_period = sampler.period_ns;
+	if (!atomic_load(&sampler.perf_user_only)) {
 		err = open_perf_sampler(t, &a, true, &t->perf_fd);
 		if (err != -EACCES && err != -EPERM)
 			return err;
-		atomic_store(&smp.perf_user_only, 1);
+		atomic_store(&sampler.perf_user_only, 1);
 	}
 	*user_only = true;
 	return open_perf_sampler(t, &a, false, &t->perf_fd);
@@ -377,7 +377,7 @@ static void arm_kernel_time_timer(struct rt_thread *t)
 	t->has_cpu_timer = !err;
 	if (!err)
 		atomic_store(&rt_guard_blocking, 1); /* it can interrupt sleeping calls */
-	if (!atomic_exchange(&smp.user_only_noted, 1))
+	if (!atomic_exchange(&sampler.user_only_noted, 1))
 		rt_note(SC_NOTE_INFO,
 			"CPU-time sampling: perf may count user time only here "
 			"(perf_event_paranoid > 1 without CAP_PERFMON); time in the kernel is "
@@ -398,9 +398,9 @@ static int arm_posix(struct rt_thread *t, clockid_t clock, int sig, int cookie, 
 	sev.sigev_notify_thread_id = t->tid;
 	if (timer_create(clock, &sev, out))
 		return -errno;
-	its = interval(smp.period_ns);
-	if (clock == CLOCK_MONOTONIC && smp.start_ns > rt_now_ns() + smp.period_ns) {
-		uint64_t wait = smp.start_ns - rt_now_ns();
+	its = interval(sampler.period_ns);
+	if (clock == CLOCK_MONOTONIC && sampler.start_ns > rt_now_ns() + sampler.period_ns) {
+		uint64_t wait = sampler.start_ns - rt_now_ns();
 
 		its.it_value.tv_sec = (time_t)(wait / 1000000000ull);
 		its.it_value.tv_nsec = (long)(wait % 1000000000ull);
@@ -445,15 +445,15 @@ void rt_sampling_signal_taken(int sig)
 {
 	int alt = 0;
 
-	if (sig != smp.cpu_sig || sig >= SIGRTMIN || atomic_load(&smp.moved_sig) ||
-	    (!smp.cpu_on && !smp.overflow_on))
+	if (sig != sampler.cpu_sig || sig >= SIGRTMIN || atomic_load(&sampler.moved_sig) ||
+	    (!sampler.cpu_on && !sampler.overflow_on))
 		return;
 	for (int s = SIGRTMAX - 3; s >= SIGRTMIN + 2 && !alt; s--)
 		if (rt_signal_unused(s) && !rt_signal_claim(s, on_sample))
 			alt = s;
 	if (!alt)
 		return;
-	atomic_store(&smp.moved_sig, alt);
+	atomic_store(&sampler.moved_sig, alt);
 	rt_note(SC_NOTE_INFO,
 		"sampling: the program handles signal %d, the CPU-time sampler's; the sampler "
 		"moved to signal %d, which queues, so that none of the program's is lost",
@@ -464,7 +464,7 @@ static void arm_cpu(struct rt_thread *t)
 {
 	int err = -EOPNOTSUPP;
 
-	if (smp.cpu_timer_choice != 2) {
+	if (sampler.cpu_timer_choice != 2) {
 		bool user_only = false;
 
 		err = open_perf_clock(t, &user_only);
@@ -474,14 +474,14 @@ static void arm_cpu(struct rt_thread *t)
 				arm_kernel_time_timer(t);
 			return;
 		}
-		if (!atomic_exchange(&smp.perf_failed_noted, 1))
+		if (!atomic_exchange(&sampler.perf_failed_noted, 1))
 			rt_note(SC_NOTE_WARN,
 				"CPU-time sampling: perf_event_open(task-clock) failed (%s)%s",
 				strerror(-err),
-				smp.cpu_timer_choice == 1
+				sampler.cpu_timer_choice == 1
 					? "; no CPU-time samples on this thread"
 					: "; using POSIX CPU-time timers, limited to the scheduler tick rate");
-		if (smp.cpu_timer_choice == 1) {
+		if (sampler.cpu_timer_choice == 1) {
 			record_sampler(SC_SAMPLE_CPUTIME, SC_SAMPLER_PERF_TASK_CLOCK, -err);
 			return;
 		}
@@ -489,7 +489,7 @@ static void arm_cpu(struct rt_thread *t)
 	err = arm_cpu_timer(t);
 	t->has_cpu_timer = !err;
 	if (!err) {
-		atomic_store(&smp.posix_used, 1);
+		atomic_store(&sampler.posix_used, 1);
 		atomic_store(&rt_guard_blocking, 1); /* it can interrupt sleeping calls */
 	}
 	record_sampler(SC_SAMPLE_CPUTIME, SC_SAMPLER_POSIX_CPU, -err);
@@ -497,22 +497,23 @@ static void arm_cpu(struct rt_thread *t)
 
 static void thread_start(struct rt_thread *t)
 {
-	t->period_ns[0] = t->period_ns[1] = smp.period_ns;
+	t->period_ns[0] = t->period_ns[1] = sampler.period_ns;
 	t->sample_cost_ns[0] = t->sample_cost_ns[1] = 0;
 	t->throttled = 0;
 	t->sampled = thread_selected(t);
-	if (!t->sampled || (smp.end_ns && rt_now_ns() >= smp.end_ns))
+	if (!t->sampled || (sampler.end_ns && rt_now_ns() >= sampler.end_ns))
 		return;
-	if (smp.cpu_on)
+	if (sampler.cpu_on)
 		arm_cpu(t);
-	if (smp.wall_on) {
-		int err = arm_posix(t, CLOCK_MONOTONIC, smp.wall_sig, COOKIE_WALL, &t->wall_timer);
+	if (sampler.wall_on) {
+		int err = arm_posix(t, CLOCK_MONOTONIC, sampler.wall_sig, COOKIE_WALL,
+				    &t->wall_timer);
 
 		t->has_wall_timer = !err;
 		record_sampler(SC_SAMPLE_REALTIME, SC_SAMPLER_POSIX_MONO, -err);
 	}
-	if (smp.overflow_on) {
-		struct perf_event_attr a = smp.overflow_attr;
+	if (sampler.overflow_on) {
+		struct perf_event_attr a = sampler.overflow_attr;
 
 		record_sampler(SC_SAMPLE_OVERFLOW, SC_SAMPLER_PERF_OVERFLOW,
 			       -open_perf_sampler(t, &a, false, &t->overflow_fd));
@@ -544,7 +545,7 @@ static void thread_stop(struct rt_thread *t)
 	if (t->throttled) {
 		/* The periods the thread ended with, for the reader's rate accounting. */
 		for (int slot = 0; slot < 2; slot++)
-			if (t->period_ns[slot] != smp.period_ns) {
+			if (t->period_ns[slot] != sampler.period_ns) {
 				struct sc_rec_sampler r = {
 					.ts = rt_now_ns(),
 					.period_ns = t->period_ns[slot],
@@ -662,7 +663,7 @@ void rt_sampling_exec_failed(void)
 static bool parse_overflow(const char *text)
 {
 	unsigned long long type, config, config1, config2, period;
-	struct perf_event_attr *a = &smp.overflow_attr;
+	struct perf_event_attr *a = &sampler.overflow_attr;
 
 	if (sscanf(text, "%llx:%llx:%llx:%llx:%llx", &type, &config, &config1, &config2, &period) !=
 		    5 ||
@@ -689,49 +690,51 @@ static int process_start(void)
 	const char *timer = sc_str(s, SC_SET_SAMPLING_CPUTIME_TIMER);
 	int rc;
 
-	smp.wall_on = sc_bool(s, SC_SET_SAMPLING_REALTIME);
-	smp.overflow_on = parse_overflow(sc_str(s, SC_SET_SAMPLING_OVERFLOW_RESOLVED));
-	smp.cpu_on = sc_bool(s, SC_SET_SAMPLING_CPUTIME) || (!smp.wall_on && !smp.overflow_on);
-	smp.cpu_sig = resolve_signal(sc_int(s, SC_SET_SAMPLING_CPUTIME_SIGNAL));
-	smp.wall_sig = resolve_signal(sc_int(s, SC_SET_SAMPLING_REALTIME_SIGNAL));
-	smp.cpu_timer_choice = !strcmp(timer, "perf") ? 1 : !strcmp(timer, "posix") ? 2 : 0;
-	smp.period_ns = (uint64_t)(1e9 / sc_double(s, SC_SET_SAMPLING_FREQ));
-	if (smp.period_ns < 10000)
-		smp.period_ns = 10000;
-	smp.max_depth = (int)sc_int(s, SC_SET_SAMPLING_MAX_DEPTH);
-	smp.start_ns = rt_proc.start_ns + (uint64_t)(sc_double(s, SC_SET_SAMPLING_DELAY) * 1e9);
-	smp.end_ns =
-		sc_is_set(s, SC_SET_SAMPLING_DURATION)
-			? smp.start_ns + (uint64_t)(sc_double(s, SC_SET_SAMPLING_DURATION) * 1e9)
-			: 0;
-	smp.tid_filter = sc_is_set(s, SC_SET_SAMPLING_TIDS);
-	if (smp.tid_filter &&
-	    sc_parse_id_list(sc_str(s, SC_SET_SAMPLING_TIDS), smp.tids, MAX_TID_FILTER))
-		smp.tid_filter = false;
+	sampler.wall_on = sc_bool(s, SC_SET_SAMPLING_REALTIME);
+	sampler.overflow_on = parse_overflow(sc_str(s, SC_SET_SAMPLING_OVERFLOW_RESOLVED));
+	sampler.cpu_on =
+		sc_bool(s, SC_SET_SAMPLING_CPUTIME) || (!sampler.wall_on && !sampler.overflow_on);
+	sampler.cpu_sig = resolve_signal(sc_int(s, SC_SET_SAMPLING_CPUTIME_SIGNAL));
+	sampler.wall_sig = resolve_signal(sc_int(s, SC_SET_SAMPLING_REALTIME_SIGNAL));
+	sampler.cpu_timer_choice = !strcmp(timer, "perf") ? 1 : !strcmp(timer, "posix") ? 2 : 0;
+	sampler.period_ns = (uint64_t)(1e9 / sc_double(s, SC_SET_SAMPLING_FREQ));
+	if (sampler.period_ns < 10000)
+		sampler.period_ns = 10000;
+	sampler.max_depth = (int)sc_int(s, SC_SET_SAMPLING_MAX_DEPTH);
+	sampler.start_ns = rt_proc.start_ns + (uint64_t)(sc_double(s, SC_SET_SAMPLING_DELAY) * 1e9);
+	sampler.end_ns = sc_is_set(s, SC_SET_SAMPLING_DURATION)
+				 ? sampler.start_ns +
+					   (uint64_t)(sc_double(s, SC_SET_SAMPLING_DURATION) * 1e9)
+				 : 0;
+	sampler.tid_filter = sc_is_set(s, SC_SET_SAMPLING_TIDS);
+	if (sampler.tid_filter &&
+	    sc_parse_id_list(sc_str(s, SC_SET_SAMPLING_TIDS), sampler.tids, MAX_TID_FILTER))
+		sampler.tid_filter = false;
 
-	if (smp.cpu_on && smp.wall_on && smp.cpu_sig == smp.wall_sig) {
+	if (sampler.cpu_on && sampler.wall_on && sampler.cpu_sig == sampler.wall_sig) {
 		rt_note(SC_NOTE_WARN,
 			"sampling: CPU-time and wall-clock samplers share signal %d; "
 			"wall-clock sampling is off",
-			smp.wall_sig);
-		smp.wall_on = false;
+			sampler.wall_sig);
+		sampler.wall_on = false;
 	}
 	rt_unwind_init();
-	if ((smp.cpu_on || smp.overflow_on) && (rc = rt_signal_claim(smp.cpu_sig, on_sample))) {
-		rt_note(SC_NOTE_WARN, "sampling: cannot use signal %d: %s", smp.cpu_sig,
+	if ((sampler.cpu_on || sampler.overflow_on) &&
+	    (rc = rt_signal_claim(sampler.cpu_sig, on_sample))) {
+		rt_note(SC_NOTE_WARN, "sampling: cannot use signal %d: %s", sampler.cpu_sig,
 			strerror(-rc));
-		smp.cpu_on = smp.overflow_on = false;
+		sampler.cpu_on = sampler.overflow_on = false;
 	}
-	if (smp.wall_on && (rc = rt_signal_claim(smp.wall_sig, on_sample))) {
-		rt_note(SC_NOTE_WARN, "sampling: cannot use signal %d: %s", smp.wall_sig,
+	if (sampler.wall_on && (rc = rt_signal_claim(sampler.wall_sig, on_sample))) {
+		rt_note(SC_NOTE_WARN, "sampling: cannot use signal %d: %s", sampler.wall_sig,
 			strerror(-rc));
-		smp.wall_on = false;
+		sampler.wall_on = false;
 	}
-	if (smp.wall_on)
+	if (sampler.wall_on)
 		atomic_store(&rt_guard_blocking, 1);
-	if (rt_signal_program_handles(smp.cpu_sig)) /* installed before we started */
-		rt_sampling_signal_taken(smp.cpu_sig);
-	return smp.cpu_on || smp.wall_on || smp.overflow_on ? 0 : -EINVAL;
+	if (rt_signal_program_handles(sampler.cpu_sig)) /* installed before we started */
+		rt_sampling_signal_taken(sampler.cpu_sig);
+	return sampler.cpu_on || sampler.wall_on || sampler.overflow_on ? 0 : -EINVAL;
 }
 
 static void fork_child(void)
@@ -739,8 +742,8 @@ static void fork_child(void)
 	atomic_store(&throttle_noted, 0);
 	/* Timers are not inherited and the parent's perf descriptors were closed; the child's
 	 * thread is armed by its thread_start like any new thread. */
-	atomic_store(&smp.perf_failed_noted, 0);
-	atomic_store(&smp.user_only_noted, 0);
+	atomic_store(&sampler.perf_failed_noted, 0);
+	atomic_store(&sampler.user_only_noted, 0);
 }
 
 static void process_stop(void)
