@@ -22,9 +22,7 @@
  *   kill -9 skips this: all but the threads' last ~20 ms is already in the file.
  */
 #include "rt.h"
-#ifdef SYSCOPE_HAVE_PATCHING
 #include "patch/patch.h"
-#endif
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -284,15 +282,13 @@ __attribute__((constructor)) static void rt_constructor(void)
 		return;
 	env_rc = sc_settings_load_env(&rt_proc.settings, NULL, err);
 	dir = sc_str(&rt_proc.settings, SC_SET_SESSION_DIR);
-#ifdef SYSCOPE_HAVE_PATCHING
-	if (sc_bool(&rt_proc.settings, SC_SET_ENABLED) && !dir[0] &&
+	if (rt_patch_built() && sc_bool(&rt_proc.settings, SC_SET_ENABLED) && !dir[0] &&
 	    dladdr((void *)rt_constructor, &self) && self.dli_fname) {
 		char path[4096];
 
 		if (realpath(self.dli_fname, path))
 			rt_patch_self_launch(path); /* returns only when it did not */
 	}
-#endif
 	if (!sc_bool(&rt_proc.settings, SC_SET_ENABLED) || !dir[0])
 		return; /* not started by syscope: stay passive */
 	snprintf(rt_proc.session_dir, sizeof(rt_proc.session_dir), "%s", dir);

@@ -65,17 +65,53 @@ uint16_t rt_stack_context(uint64_t frame);
 void rt_patch_shadow_start(void);
 /* A thread's end: give its shadow stack back. */
 void rt_patch_shadow_thread_stop(void);
-/* For the sampler's unwinder: the return address the exit stub stands for in the slot at
- * `slot` on this thread's stack, or 0 when no frame of the shadow stack has that slot.
- * Async-signal-safe. */
-uint64_t rt_patch_real_return(uint64_t slot);
 /* embedded.c: the plan a rewritten file carries (malloc'd, `size` set), or NULL. */
 char *rt_patch_read_embedded(const char *path, size_t *size);
-/* embedded.c: a rewritten program started without syscope re-runs itself under it. */
-void rt_patch_self_launch(const char *self_path);
 /* Calls deeper than the shadow stack, not recorded (reported at the end). */
 uint64_t rt_patch_shadow_overflows(void);
 
 extern const struct rt_source rt_source_patching;
+
+/*
+ * What code outside patching calls (lifecycle.c, the unwinders): real functions here, and
+ * no-op stubs in a build without patching, so that the callers carry no #ifdef.
+ */
+#ifdef SYSCOPE_HAVE_PATCHING
+/* Whether this build has patching: a constant, so code that needs it alone folds away. */
+static inline bool rt_patch_built(void)
+{
+	return true;
+}
+/* For the sampler's unwinders: whether `addr` is the exit stub (a swapped return address). */
+static inline bool rt_patch_is_exit_stub(uint64_t addr)
+{
+	return addr == (uint64_t)(uintptr_t)rt_patch_exit_stub;
+}
+/* For the sampler's unwinders: the return address the exit stub stands for in the slot at
+ * `slot` on this thread's stack, or 0 when no frame of the shadow stack has that slot.
+ * Async-signal-safe. */
+uint64_t rt_patch_real_return(uint64_t slot);
+/* embedded.c: a rewritten program started without syscope re-runs itself under it. */
+void rt_patch_self_launch(const char *self_path);
+#else
+static inline bool rt_patch_built(void)
+{
+	return false;
+}
+static inline bool rt_patch_is_exit_stub(uint64_t addr)
+{
+	(void)addr;
+	return false;
+}
+static inline uint64_t rt_patch_real_return(uint64_t slot)
+{
+	(void)slot;
+	return 0;
+}
+static inline void rt_patch_self_launch(const char *self_path)
+{
+	(void)self_path;
+}
+#endif
 
 #endif /* SYSCOPE_RUNTIME_PATCH_PATCH_H */

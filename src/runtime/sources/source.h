@@ -72,7 +72,9 @@ static inline void rt_func_record(uint16_t type, uint64_t addr, uint64_t ts)
 	rt_func_record_flags(type, 0, addr, ts);
 }
 
-/* unwind.c: fill `frames` from the signal context; returns the count, sets SC_SAMPLE_* flags. */
+/* unwind.c: fill `frames` from the signal context; returns the count, sets SC_SAMPLE_* flags.
+ * Async-signal-safe; the walk is the backend rt_unwind_init chose (SAMPLING_UNWINDER, then
+ * the fallbacks of unwind.c's table). */
 int rt_unwind(void *ucontext, struct rt_thread *t, uint64_t *frames, int max, uint16_t *flags);
 void rt_unwind_init(void);
 

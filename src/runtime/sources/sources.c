@@ -1,9 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* The table of runtime sources and the dispatch of lifecycle hooks to them. */
 #include "source.h"
-#ifdef SYSCOPE_HAVE_PATCHING
+
 #include "../patch/patch.h"
-#endif
 
 static const struct rt_source *const table[] = {
 #ifdef SYSCOPE_HAVE_PATCHING

@@ -1,0 +1,193 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The libunwind unwinder (DWARF CFI): works on any code, with or without frame pointers.
+ * Built only where libunwind's headers were found (CMakeLists.txt).
+ *
+ * libunwind is loaded with dlopen, not linked: libsyscope.so then depends on libc alone, and
+ * goes into any program (one without libunwind installed too: a copy shipped next to
+ * libsyscope.so is the fallback). The names are libunwind's own (its macros expand unw_step
+ * to _ULx86_64_step and so on), taken here as strings.
+ */
+#include "unwind_backend.h"
+
+#include <dlfcn.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../../arch/arch.h"
+
+#define UNW_LOCAL_ONLY
+#include <libunwind.h>
+
+#define UNW_NAME_(x) #x
+#define UNW_NAME(x) UNW_NAME_(x)
+
+static struct {
+	int (*init_local)(unw_cursor_t *, unw_context_t *);
+	int (*init_local2)(unw_cursor_t *, unw_context_t *, int);
+	int (*step)(unw_cursor_t *);
+	int (*get_reg)(unw_cursor_t *, unw_regnum_t, unw_word_t *);
+	int (*is_signal_frame)(unw_cursor_t *);
+	int (*set_caching_policy)(unw_addr_space_t, unw_caching_policy_t);
+	int (*getcontext)(unw_context_t *);
+	unw_addr_space_t *local_addr_space;
+} unw;
+
+static void *open_libunwind(void)
+{
+	char path[PATH_MAX], *slash;
+	Dl_info self;
+	void *h = dlopen("libunwind.so.8", RTLD_NOW | RTLD_LOCAL);
+
+	if (h || !dladdr((void *)open_libunwind, &self) || !self.dli_fname)
+		return h;
+	snprintf(path, sizeof(path), "%s", self.dli_fname);
+	slash = strrchr(path, '/');
+	if (!slash)
+		return NULL;
+	snprintf(slash + 1, sizeof(path) - (size_t)(slash + 1 - path), "libunwind.so.8");
+	return dlopen(path, RTLD_NOW | RTLD_LOCAL);
+}
+
+#define LOAD(field, sym) (*(void **)&unw.field = dlsym(h, UNW_NAME(sym)))
+
+static bool load_libunwind(void)
+{
+	void *h = open_libunwind();
+
+	if (!h)
+		return false;
+	if (LOAD(init_local, unw_init_local) && LOAD(init_local2, unw_init_local2) &&
+	    LOAD(step, unw_step) && LOAD(get_reg, unw_get_reg) &&
+	    LOAD(is_signal_frame, unw_is_signal_frame) &&
+	    LOAD(set_caching_policy, unw_set_caching_policy) &&
+	    LOAD(getcontext, unw_tdep_getcontext) && LOAD(local_addr_space, unw_local_addr_space))
+		return true;
+	dlclose(h);
+	return false;
+}
+
+static bool init_libunwind(void)
+{
+	unw_context_t ctx;
+	unw_cursor_t cur;
+	const char *why;
+	int lib;
+
+	if (!load_libunwind()) {
+		why = dlerror();
+		rt_note(SC_NOTE_WARN,
+			"libunwind.so.8 could not be loaded (%s): call stacks are walked with "
+			"frame pointers, so frames of code built without them are missing",
+			why ? why : "a function is missing from it");
+		return false; /* the next backend: frame pointers */
+	}
+	/* Per-thread caches keep unw_step lock-free in signal handlers; one local unwind here
+	 * runs libunwind's one-time initialization outside any handler. */
+	lib = rt_fd_enter_library(); /* its address-validation pipe is made here */
+	unw.set_caching_policy(*unw.local_addr_space, UNW_CACHE_PER_THREAD);
+	unw.getcontext(&ctx);
+	unw.init_local(&cur, &ctx);
+	unw.step(&cur);
+	rt_fd_leave_library(lib);
+	return true;
+}
+
+#ifdef SYSCOPE_HAVE_PATCHING /* x86-64 only, as its registers below */
+/*
+ * The cursor stands at the exit stub of runtime patching: the frame below it had its return
+ * address swapped. Restart the walk at the address the shadow stack keeps for that slot
+ * (just below the cursor's stack pointer), with the registers libunwind recovered so far.
+ * Returns 0, or -1 when the slot is unknown (the walk stops there, as it would have).
+ */
+static int restart_past_exit_stub(unw_cursor_t *cur, ucontext_t *ctx, unw_word_t *ip)
+{
+	static const struct {
+		int unw, greg;
+	} regs[] = {
+		{ UNW_X86_64_RBX, REG_RBX }, { UNW_X86_64_RBP, REG_RBP },
+		{ UNW_X86_64_R12, REG_R12 }, { UNW_X86_64_R13, REG_R13 },
+		{ UNW_X86_64_R14, REG_R14 }, { UNW_X86_64_R15, REG_R15 },
+		{ UNW_X86_64_RSP, REG_RSP },
+	};
+	unw_word_t sp, v;
+	uint64_t real;
+
+	if (unw.get_reg(cur, UNW_REG_SP, &sp) < 0 || !(real = rt_patch_real_return(sp - 8)))
+		return -1;
+	memset(ctx, 0, sizeof(*ctx));
+	for (size_t i = 0; i < sizeof(regs) / sizeof(regs[0]); i++)
+		if (unw.get_reg(cur, regs[i].unw, &v) >= 0)
+			ctx->uc_mcontext.gregs[regs[i].greg] = (greg_t)v;
+	ctx->uc_mcontext.gregs[REG_RIP] = (greg_t)real;
+	if (unw.init_local2(cur, (unw_context_t *)ctx, 0) < 0)
+		return -1;
+	*ip = real;
+	return 0;
+}
+#else /* no patching: no exit stub is ever seen (rt_patch_is_exit_stub) */
+static inline int restart_past_exit_stub(unw_cursor_t *cur, ucontext_t *ctx, unw_word_t *ip)
+{
+	(void)cur, (void)ctx, (void)ip;
+	return -1;
+}
+#endif
+
+static int walk(const ucontext_t *uc, uint64_t *frames, int max, uint16_t *flags)
+{
+	unw_cursor_t cur;
+	int n = 0;
+	bool exact = false;
+	ucontext_t resume;
+
+	/* On x86-64 and aarch64 unw_context_t is the ucontext_t the kernel gave the handler. */
+	if (unw.init_local2(&cur, (unw_context_t *)uc, UNW_INIT_SIGNAL_FRAME) < 0) {
+		*flags |= SC_SAMPLE_UNWIND_ERR;
+		frames[0] = arch_uc_pc(uc);
+		return 1;
+	}
+	for (;;) {
+		unw_word_t ip = 0;
+		int step;
+
+		unw.get_reg(&cur, UNW_REG_IP, &ip);
+		if (!ip)
+			break;
+		if (rt_patch_is_exit_stub(ip) && restart_past_exit_stub(&cur, &resume, &ip) < 0)
+			break;
+		frames[n] = exact && n > 0 ? ip + 1 : ip;
+		n++;
+		exact = unw.is_signal_frame(&cur) > 0;
+		step = unw.step(&cur);
+		if (step <= 0) {
+			if (step < 0)
+				*flags |= SC_SAMPLE_UNWIND_ERR;
+			break;
+		}
+		if (n == max) {
+			*flags |= SC_SAMPLE_TRUNCATED;
+			break;
+		}
+	}
+	return n;
+}
+
+static int unwind_libunwind(void *ucontext, struct rt_thread *t, uint64_t *frames, int max,
+			    uint16_t *flags)
+{
+	int lib, n;
+
+	(void)t;
+	/* libunwind may close and recreate its pipe while it validates addresses. */
+	lib = rt_fd_enter_library();
+	n = walk(ucontext, frames, max, flags);
+	rt_fd_leave_library(lib);
+	return n;
+}
+
+const struct rt_unwinder rt_unwinder_libunwind = {
+	.name = "libunwind",
+	.init = init_libunwind,
+	.unwind = unwind_libunwind,
+};
