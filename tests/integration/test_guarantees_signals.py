@@ -17,12 +17,14 @@ def own_signal_counts(r):
 
 
 def check_own_signal(sig, when, *options, metric="sampling_cpu_clock"):
-    r = syscope("sample", *options, "--", fixture("own_signal"), sig, when, "0.5")
+    # One second of work: on a loaded machine the program gets a share of a CPU, and the
+    # CPU-time sampler's count follows its CPU time, not the wall time.
+    r = syscope("sample", *options, "--", fixture("own_signal"), sig, when, "1.0")
     check_eq(r.rc, 0, f"signal {sig} installed {when}\n" + r.describe())
     check_eq(own_signal_counts(r), (10, 10, 0),
              f"the handler of signal {sig} ({when}) sees its own 10 signals and no sample")
     p = r.profile(metric)
-    check(p.self_samples("own_signal_work") > 0.8 * p.total and p.total > 50,
+    check(p.self_samples("own_signal_work") > 0.8 * p.total and p.total > 20,
           f"sampled on signal {sig}: {p.total} samples, {p.function_names()[:5]}")
     if metric == "sampling_cpu_clock":
         # A standard signal does not queue: one of the program's arriving while a sample is

@@ -33,7 +33,8 @@ def test_program_with_its_own_sigprof_handler():
     r = syscope("sample", "-f", "500", "--", fixture("own_sigprof"), "0.8")
     check_eq(r.rc, 0, "its handler ran\n" + r.describe())
     ticks = int(re.search(r"own_sigprof: (\d+) ticks", r.out).group(1))
-    check(ticks > 10, f"{ticks} SIGPROF ticks")
+    # ITIMER_PROF ticks on CPU time (every 10 ms of it): a loaded machine gives fewer.
+    check(ticks > 2, f"{ticks} SIGPROF ticks")
     p = r.profile()
     check(p.self_samples("prof_work") > 0.8 * p.total, p.function_names()[:5])
 
