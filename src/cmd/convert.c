@@ -63,12 +63,7 @@ static int write_outputs(struct sc_model *model, const char *out_dir, const stru
 	else
 		for (size_t i = 0; i < out.errors.n; i++)
 			pr_err("%s", out.errors.v[i]);
-	for (size_t i = 0; i < out.written.n; i++)
-		free(out.written.v[i]);
-	for (size_t i = 0; i < out.errors.n; i++)
-		free(out.errors.v[i]);
-	VEC_FREE(&out.written);
-	VEC_FREE(&out.errors);
+	sc_output_free(&out);
 	sc_profiles_free(&profiles);
 	return failed ? 1 : 0;
 }

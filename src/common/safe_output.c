@@ -159,10 +159,10 @@ static void manifest_add(const char *dest)
 	free(dir);
 }
 
-static const char *kind_of(mode_t mode)
+const char *sc_file_kind(mode_t mode)
 {
 	return S_ISLNK(mode)	? "a symbolic link"
-	       : S_ISDIR(mode)	? "a folder"
+	       : S_ISDIR(mode)	? "a directory"
 	       : S_ISFIFO(mode) ? "a FIFO"
 	       : S_ISCHR(mode)	? "a character device"
 	       : S_ISBLK(mode)	? "a block device"
@@ -186,7 +186,7 @@ static int may_replace(const char *dest, bool known_ours, char *err, size_t errl
 		snprintf(err, errlen,
 			 "%s is %s: syscope writes only regular files, never through links or "
 			 "into devices; choose another path",
-			 dest, kind_of(st.st_mode));
+			 dest, sc_file_kind(st.st_mode));
 		return -1;
 	}
 	if (sc_out_force || known_ours)

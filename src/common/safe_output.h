@@ -24,6 +24,9 @@ extern bool sc_out_force;
 
 #define SC_OUT_MANIFEST ".syscope-outputs"
 
+/* What a path that is not a regular file is ("a FIFO"), for the message refusing it. */
+const char *sc_file_kind(mode_t mode);
+
 /* The temporary needs a name from the start (SQLite opens files by name). */
 #define SC_OUT_NAMED 0x1u
 /* The caller knows an existing destination is syscope's, by its contents. */

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "../common/log.h"
+#include "../common/safe_output.h"
 #include "../common/strutil.h"
 #include "../common/vec.h"
 #include "config.h"
@@ -256,17 +257,6 @@ static int load_json(const char *path, FILE *f, struct sc_settings *s, char err[
 	return rc;
 }
 
-/* What a path that is not a regular file is, for the message refusing it. */
-static const char *file_kind(mode_t mode)
-{
-	return S_ISDIR(mode)	? "a directory"
-	       : S_ISFIFO(mode) ? "a FIFO"
-	       : S_ISCHR(mode)	? "a character device"
-	       : S_ISBLK(mode)	? "a block device"
-	       : S_ISSOCK(mode) ? "a socket"
-				: "not a regular file";
-}
-
 /* The file opened for reading if it is a regular file, else NULL with `err` set. Opened
  * without blocking, and checked before any read: a FIFO or /dev/zero would hang or never
  * end. */
@@ -285,7 +275,7 @@ static FILE *open_regular(const char *path, char err[SC_CONFIG_ERR])
 		snprintf(err, SC_CONFIG_ERR,
 			 "configuration file %s is %s; give a regular file (KEY = value lines, or "
 			 "JSON)",
-			 path, file_kind(st.st_mode));
+			 path, sc_file_kind(st.st_mode));
 		close(fd);
 		return NULL;
 	}

@@ -254,21 +254,20 @@ static void maybe_flush(struct rt_thread *t)
 	flush_thread(t);
 }
 
-static bool disk_has_room(void)
+static bool disk_has_room(int fd)
 {
 	struct statfs st;
 
-	if (!recorder.disk_reserve || fstatfs(file_fd(), &st))
+	if (!recorder.disk_reserve || fstatfs(fd, &st))
 		return true;
 	return (uint64_t)st.f_bavail * (uint64_t)st.f_bsize >=
 	       recorder.disk_reserve + recorder.chunk_size;
 }
 
 /* Reserve the chunk's blocks in the file; a hole would turn ENOSPC into SIGBUS later. */
-static int allocate_chunk_blocks(uint32_t index)
+static int allocate_chunk_blocks(int fd, uint32_t index)
 {
 	off_t off = SC_FILE_HEADER_SIZE + (off_t)index * recorder.chunk_size;
-	int fd = file_fd();
 
 	if (fd < 0)
 		return -EBADF;
@@ -285,7 +284,7 @@ static uint32_t claim_chunk(enum sc_lost_cause *why)
 {
 	uint64_t now = rt_now_ns();
 	uint32_t index;
-	int rc;
+	int rc, fd;
 
 	*why = SC_LOST_LIMIT;
 	if (atomic_load_explicit(&recorder.next_chunk, memory_order_relaxed) >= recorder.max_chunks)
@@ -293,7 +292,8 @@ static uint32_t claim_chunk(enum sc_lost_cause *why)
 	*why = SC_LOST_DISK; /* the last claim failed on the disk: wait before trying again */
 	if (now < atomic_load_explicit(&recorder.retry_after_ns, memory_order_relaxed))
 		return POOL_NONE;
-	if (!disk_has_room()) {
+	fd = file_fd(); /* checked once for the claim */
+	if (!disk_has_room(fd)) {
 		atomic_store(&recorder.retry_after_ns, now + DISK_RETRY_NS);
 		return POOL_NONE;
 	}
@@ -301,7 +301,7 @@ static uint32_t claim_chunk(enum sc_lost_cause *why)
 	*why = SC_LOST_LIMIT;
 	if (index >= recorder.max_chunks)
 		return POOL_NONE;
-	rc = allocate_chunk_blocks(index);
+	rc = allocate_chunk_blocks(fd, index);
 	if (rc) {
 		*why = rc == -EBADF ? SC_LOST_NO_FILE : SC_LOST_DISK;
 		atomic_store(&recorder.retry_after_ns, now + DISK_RETRY_NS);

@@ -56,6 +56,16 @@ int sc_sinks_write_all(struct sc_output *out)
 	return failed;
 }
 
+void sc_output_free(struct sc_output *out)
+{
+	for (size_t i = 0; i < out->written.n; i++)
+		free(out->written.v[i]);
+	for (size_t i = 0; i < out->errors.n; i++)
+		free(out->errors.v[i]);
+	VEC_FREE(&out->written);
+	VEC_FREE(&out->errors);
+}
+
 int sc_output_each_profile(struct sc_output *out,
 			   int (*fn)(struct sc_output *out, const struct sc_profile *p))
 {

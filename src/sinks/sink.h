@@ -47,6 +47,8 @@ unsigned sc_sinks_replaying(const struct sc_settings *s);
 /* Run every sink named in OUTPUT_FORMAT, then the metadata (of a recorded session). Returns the number of sinks that
  * failed. */
 int sc_sinks_write_all(struct sc_output *out);
+/* Free what the sinks left in `out`: the names of the files written, the errors. */
+void sc_output_free(struct sc_output *out);
 
 /* Call `fn` for every profile; returns 0, or -1 when any call failed (all are made). */
 int sc_output_each_profile(struct sc_output *out,

@@ -96,6 +96,21 @@ class Profile:
         return max(depth(r, 0) for r in self.timemory["graph"][0])
 
 
+def children(node):
+    """A call-tree node's children (wall_clock or sampling profile JSON), by name."""
+    return {c["node"]["prefix"]: c for c in node["children"]}
+
+
+def count(node):
+    """How many times a call-tree node's call was made."""
+    return node["node"]["inclusive"]["stats"]["count"]
+
+
+def calls_of(profile):
+    """{function: calls} from a profile's flat table of functions."""
+    return {f["name"]: f["calls"] for f in profile.meta["functions"]}
+
+
 class Result:
     def __init__(self, proc, workdir, session, elapsed):
         self.rc = proc.returncode

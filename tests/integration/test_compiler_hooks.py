@@ -2,7 +2,7 @@
 regions (category 'instrumented'), and the wall_clock profile is the real call tree, count by
 count, at -O2 and at -O0 (tests/programs/instrumented.c)."""
 import harness
-from harness import check, check_eq, fixture, syscope
+from harness import check, check_eq, children, count, fixture, syscope
 
 import pftrace
 from rocpd_checks import rows
@@ -11,14 +11,6 @@ import sqlite3
 
 EXPECTED_CALLS = {"main": 1, "run_all": 1, "sum_loop": 1, "add": 1000, "fact": 10,
                   "jumper": 1, "deep1": 1, "deep2": 1, "thread_main": 1, "work": 5}
-
-
-def children(node):
-    return {c["node"]["prefix"]: c for c in node["children"]}
-
-
-def count(node):
-    return node["node"]["inclusive"]["stats"]["count"]
 
 
 def check_tree(name):

@@ -12,19 +12,7 @@ import tempfile
 
 import harness
 import pftrace
-from harness import Skip, check, check_eq, fixture, syscope
-
-
-def children(node):
-    return {c["node"]["prefix"]: c for c in node["children"]}
-
-
-def count(node):
-    return node["node"]["inclusive"]["stats"]["count"]
-
-
-def calls_of(profile):
-    return {f["name"]: f["calls"] for f in profile.meta["functions"]}
+from harness import Skip, calls_of, check, check_eq, children, count, fixture, syscope
 
 
 THROWER = r"""

@@ -12,17 +12,13 @@ import subprocess
 import tempfile
 
 import harness
-from harness import check, check_eq, fixture, syscope
+from harness import calls_of, check, check_eq, fixture, syscope
 
 LINES = 100
 
 
 def expected_lines():
     return "".join(f"line {i} of the program's own file\n" for i in range(LINES)).encode()
-
-
-def calls_of(profile):
-    return {f["name"]: f["calls"] for f in profile.meta["functions"]}
 
 
 def instrument(*args):
@@ -73,16 +69,24 @@ def test_raw_close_range_system_call_loses_nothing():
               "call" in r.err, f"the stopped samples are told: {r.err}")
 
 
-def test_daemon_parent_keeps_its_calls():
-    """daemon() leaves the parent through libc's internal _exit: its calls must be there."""
-    r = instrument("daemon", 50)
+def parent_and_child_calls(mode, child):
+    """guard_data MODE under instrument: the parent's 50 calls and its `child`'s 50, each in
+    its own process. Returns the result and the parent's pid."""
+    r = instrument(mode, 50)
     check_eq(r.rc, 0, r.describe())
     pids = r.pids()
-    check_eq(len(pids), 2, "the parent and the daemon")
-    parent, child = pids if pids[0] == r.main_pid() else pids[::-1]
+    check_eq(len(pids), 2, f"the parent and the {child}")
+    parent, other = pids if pids[0] == r.main_pid() else pids[::-1]
     check_eq(calls_of(r.profile("wall_clock", pid=parent)), {"main": 1, "counted": 50},
              "the parent's calls")
-    check_eq(calls_of(r.profile("wall_clock", pid=child)), {"counted": 50}, "the daemon's calls")
+    check_eq(calls_of(r.profile("wall_clock", pid=other)), {"counted": 50},
+             f"the {child}'s calls")
+    return r, parent
+
+
+def test_daemon_parent_keeps_its_calls():
+    """daemon() leaves the parent through libc's internal _exit: its calls must be there."""
+    r, parent = parent_and_child_calls("daemon", "daemon")
     check_eq(r.metadata(parent)["exit"], {"reason": "_exit", "status": 0}, "the parent's end")
     check("nothing lost" in r.err and "never written" not in r.err, r.err)
 
@@ -99,14 +103,7 @@ def test_daemon_under_sampling():
 
 
 def test_parent_ending_while_its_child_goes_on():
-    r = instrument("forkexit", 50)
-    check_eq(r.rc, 0, r.describe())
-    pids = r.pids()
-    check_eq(len(pids), 2, "parent and child")
-    parent, child = pids if pids[0] == r.main_pid() else pids[::-1]
-    check_eq(calls_of(r.profile("wall_clock", pid=parent)), {"main": 1, "counted": 50},
-             "the parent's calls")
-    check_eq(calls_of(r.profile("wall_clock", pid=child)), {"counted": 50}, "the child's calls")
+    r, _ = parent_and_child_calls("forkexit", "child")
     check("nothing lost" in r.err, r.err)
 
 

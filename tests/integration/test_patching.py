@@ -14,7 +14,7 @@ import subprocess
 import tempfile
 
 import harness
-from harness import Skip, check, check_eq, fixture, syscope
+from harness import Skip, calls_of, check, check_eq, children, count, fixture, syscope
 
 import pftrace
 from rocpd_checks import rows
@@ -23,18 +23,6 @@ EXPECTED_CALLS = {"main": 1, "run_all": 1, "sum_loop": 1, "add": 1000, "rdepth":
                   "jumper": 1, "deep1": 1, "deep2": 1, "pick": 8, "tail_a": 1, "tail_b": 1,
                   "call_through": 1, "work": 7, "signaller": 1, "on_usr1": 1,
                   "thread_main": 1, "finish": 1}
-
-
-def children(node):
-    return {c["node"]["prefix"]: c for c in node["children"]}
-
-
-def count(node):
-    return node["node"]["inclusive"]["stats"]["count"]
-
-
-def calls_of(profile):
-    return {f["name"]: f["calls"] for f in profile.meta["functions"]}
 
 
 def instrument(*args):

@@ -152,12 +152,7 @@ static void write_everything(struct sc_model *m, const char *out_dir, bool from_
 	out.profiles = &profiles;
 	sc_sinks_write_all(&out);
 	sc_summary_print(devnull, &out, 5);
-	for (size_t i = 0; i < out.written.n; i++)
-		free(out.written.v[i]);
-	for (size_t i = 0; i < out.errors.n; i++)
-		free(out.errors.v[i]);
-	VEC_FREE(&out.written);
-	VEC_FREE(&out.errors);
+	sc_output_free(&out);
 	sc_profiles_free(&profiles);
 }
 
