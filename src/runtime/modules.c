@@ -13,6 +13,7 @@
  */
 #include "rt.h"
 
+#include <dlfcn.h>
 #include <elf.h>
 #include <fcntl.h>
 #include <link.h>
@@ -195,6 +196,43 @@ static int peek_cb(struct dl_phdr_info *info, size_t size, void *data)
  */
 static RT_TLS int inside;
 
+/* The code of pthread_mutex_lock and _unlock, which the loader's lock goes through: a sample
+ * that interrupted them may find that lock between two owners. */
+static uintptr_t lock_code[2][2];
+
+static void find_lock_code(void)
+{
+	static const char *const names[2] = { "pthread_mutex_lock", "pthread_mutex_unlock" };
+
+	for (int i = 0; i < 2; i++) {
+		void *fn = rt_real_lookup(names[i]);
+		const ElfW(Sym) *sym = NULL;
+		Dl_info info;
+
+		if (fn && dladdr1(fn, &info, (void **)&sym, RTLD_DL_SYMENT) && sym &&
+		    sym->st_size) {
+			lock_code[i][0] = (uintptr_t)fn;
+			lock_code[i][1] = (uintptr_t)fn + sym->st_size;
+		}
+	}
+}
+
+/* Whether this thread is in a sample that must leave the list of loaded objects alone: it
+ * interrupted an iteration of it, the loader changing it, or a lock or unlock. */
+static bool sample_must_not_iterate(void)
+{
+	uintptr_t pc = rt_self.sample_pc;
+
+	if (!rt_self.in_sampler)
+		return false;
+	if (inside || _r_debug.r_state != RT_CONSISTENT)
+		return true;
+	for (int i = 0; i < 2; i++)
+		if (pc >= lock_code[i][0] && pc < lock_code[i][1])
+			return true;
+	return false;
+}
+
 RT_EXPORT int dl_iterate_phdr(int (*cb)(struct dl_phdr_info *, size_t, void *), void *data)
 {
 	static int (*real_iterate)(int (*)(struct dl_phdr_info *, size_t, void *), void *);
@@ -206,7 +244,7 @@ RT_EXPORT int dl_iterate_phdr(int (*cb)(struct dl_phdr_info *, size_t, void *), 
 	/* From a sample (libunwind looking for unwind tables), where the interrupted code may be
 	 * inside the loader's lock, on this thread or in dlopen/dlclose: find nothing, so the
 	 * stack ends there (a truncated sample) instead of waiting forever. */
-	if (rt_self.in_sampler && (inside || _r_debug.r_state != RT_CONSISTENT))
+	if (sample_must_not_iterate())
 		return 0;
 	inside++;
 	rc = real_iterate(cb, data);
@@ -218,7 +256,7 @@ void rt_modules_check(void)
 {
 	struct scan sc = { 0 };
 
-	if (inside || _r_debug.r_state != RT_CONSISTENT)
+	if (inside || _r_debug.r_state != RT_CONSISTENT || sample_must_not_iterate())
 		return;
 	dl_iterate_phdr(peek_cb, &sc);
 	if (sc.adds == last_adds && sc.subs == last_subs)
@@ -274,6 +312,7 @@ void rt_modules_init(bool fork_child)
 
 	vdso_addr = getauxval(AT_SYSINFO_EHDR);
 	if (!fork_child) {
+		find_lock_code();
 		n = readlink("/proc/self/exe", exe_path, sizeof(exe_path) - 1);
 		exe_path[n > 0 ? n : 0] = '\0';
 		save_vdso();

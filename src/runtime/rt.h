@@ -82,6 +82,7 @@ struct rt_thread {
 	bool has_cpu_timer, has_wall_timer;
 	bool sampled; /* passes the thread filter */
 	volatile int in_sampler;
+	uintptr_t sample_pc;	 /* where the sampler's signal interrupted the thread */
 	volatile int in_library; /* syscope is calling a library: see fdguard.c */
 	uint64_t period_ns[2];	 /* current CPU (0) and wall (1) periods; throttling raises them */
 	uint32_t throttled;	 /* times the period was changed on this thread */

@@ -120,7 +120,8 @@ static uint64_t record_sample(struct rt_thread *t, uint16_t kind, void *uc, uint
 	uint32_t size;
 	int n;
 
-	rt_modules_check(); /* a sample in a new library needs its load record first */
+	t->sample_pc = arch_uc_pc(uc); /* modules.c: is the loader's lock changing hands? */
+	rt_modules_check();	       /* a sample in a new library needs its load record first */
 	r = rt_reserve(max);
 	if (!r)
 		return 0;
