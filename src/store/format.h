@@ -213,6 +213,7 @@ enum sc_sample_kind {
 enum sc_sample_flags {
 	SC_SAMPLE_TRUNCATED = 0x1,  /* stack deeper than the depth limit; root frames missing */
 	SC_SAMPLE_UNWIND_ERR = 0x2, /* the unwinder stopped early on an error */
+	SC_SAMPLE_PYTHON = 0x4,	    /* a struct sc_py_stack follows the frames */
 };
 
 /* hdr.flags carries enum sc_sample_flags. frames[0] is the interrupted PC. */
@@ -486,6 +487,87 @@ struct sc_rec_gpu_op {
 	uint32_t local_per_thread;		/* bytes */
 	uint32_t registers;			/* per thread */
 };
+
+/*
+ * Python (CPython 3.10-3.13). PY_RUNTIME says an interpreter was found in the process and
+ * what syscope does with it; PY_CODE describes one code object, once per process, the first
+ * time a sample or the tracer meets it. Code ids are process-wide (a fork child starts its
+ * own table), 0 is "unknown code".
+ */
+enum sc_py_runtime_state {
+	SC_PY_FRAMES = 1,	 /* Python frames are read in samples */
+	SC_PY_UNSUPPORTED = 2,	 /* a version syscope has no layout for: native frames only */
+	SC_PY_FREE_THREADED = 3, /* a free-threaded build (3.13t): native frames only */
+	SC_PY_INVALID = 4,	 /* the layout did not match the running interpreter: off */
+	SC_PY_OFF = 5,		 /* found, and --no-python said leave it alone */
+};
+
+#define SC_PY_TRACING 0x1u /* flag of PY_RUNTIME: Python calls are traced (syscope python) */
+
+struct sc_rec_py_runtime {
+	struct sc_record hdr;
+	uint64_t ts;
+	uint64_t runtime; /* address of _PyRuntime */
+	uint32_t version; /* PY_VERSION_HEX, e.g. 0x030b02f0 for 3.11.2 */
+	uint16_t state;	  /* enum sc_py_runtime_state */
+	uint16_t flags;	  /* SC_PY_TRACING */
+};
+
+#define SC_PY_CODE_TRUNCATED 0x1u /* a string or the line table was cut at its bound */
+#define SC_PY_CODE_MAX_FILENAME 1024u
+#define SC_PY_CODE_MAX_QUALNAME 256u
+#define SC_PY_CODE_MAX_LINETABLE 16384u
+
+/* Followed by filename, qualname (UTF-8, no NUL) and the line table (co_linetable's bytes,
+ * in the format of `version`; 3.10: co_linetable, PEP 626 pairs), padded to 8. */
+struct sc_rec_py_code {
+	struct sc_record hdr;
+	uint32_t id;
+	int32_t first_line;   /* co_firstlineno */
+	uint64_t address;     /* the code object's address when seen; may be reused later */
+	uint64_t fingerprint; /* tells a new code object at a reused address from the old one */
+	uint32_t linetable_len;
+	uint16_t filename_len, qualname_len;
+	uint16_t version; /* PY_VERSION_HEX >> 16: 0x030b for 3.11 (line table format) */
+	uint16_t flags;	  /* SC_PY_CODE_* */
+	uint32_t reserved;
+};
+
+/*
+ * A sample of a thread that runs Python carries its Python frames too: SC_SAMPLE_PYTHON in
+ * the sample's hdr.flags says that after frames[nframes] come a struct sc_py_stack and its
+ * frames, innermost first (one record, so the two halves cannot be parted).
+ */
+enum sc_py_gil {
+	SC_PY_GIL_NONE = 0,	/* the thread has no Python thread state (or unknown) */
+	SC_PY_GIL_HELD = 1,	/* it holds the GIL */
+	SC_PY_GIL_RELEASED = 2, /* it has a thread state but does not hold the GIL */
+};
+
+#define SC_PY_STACK_TRUNCATED 0x1u /* more frames than the walk's bound */
+#define SC_PY_STACK_BAD_CODE 0x2u  /* the walk stopped at a frame whose code did not check out */
+#define SC_PY_STACK_MAX 256u
+
+struct sc_py_stack {
+	uint16_t nframes;
+	uint8_t gil;   /* enum sc_py_gil */
+	uint8_t flags; /* SC_PY_STACK_* */
+	uint32_t reserved;
+};
+
+/* bit 31 of sc_py_frame.instr: the last (outermost) frame run by one C-level call of the
+ * interpreter's eval loop, where the next native eval frame takes over. */
+#define SC_PY_FRAME_GROUP_END 0x80000000u
+
+struct sc_py_frame {
+	uint32_t code_id; /* a PY_CODE id, 0 = unknown */
+	uint32_t instr;	  /* bits 0-30: code-unit index + 1 (0: index -1, not started) */
+};
+
+/* FUNC_ENTER/EXIT flag: a Python call traced by syscope python; `addr` is
+ * SC_PY_FUNC_ADDR(code id). */
+#define SC_FUNC_PYTHON 0x2u
+#define SC_PY_FUNC_ADDR(code_id) (0x8000000000000000ull | (uint64_t)(code_id) << 32)
 
 /* Every record type's fixed part has the size its row pins (a layout change fails here). */
 #define SC_RECORD(name, id, text, type, size, what) \
