@@ -1,11 +1,13 @@
 """A small PyTorch training loop with one NVTX range per step ("train step"), for
 test_cuda.py and the GPU benchmark. Prints "loop_s=X" (the loop's own time).
 
-Usage: torch_loop.py STEPS [--tiny] [--torch-profiler]
+Usage: torch_loop.py STEPS [--tiny] [--torch-profiler [--with-stack]]
   --tiny            each step is two tiny element-wise ops (launch-bound), where a tracer's
                     per-launch cost shows most
   --torch-profiler  run the loop under torch.profiler (CPU and CUDA activities), the peer
-                    that the benchmark compares syscope with"""
+                    that the benchmark compares syscope with
+  --with-stack      ... recording the Python stack of each operator (with_stack=True), the
+                    peer of syscope's Python frames"""
 import contextlib
 import sys
 import time
@@ -18,7 +20,8 @@ torch.manual_seed(0)
 profiler = contextlib.nullcontext()
 if "--torch-profiler" in sys.argv:
     from torch.profiler import ProfilerActivity, profile
-    profiler = profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA])
+    profiler = profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA],
+                       with_stack="--with-stack" in sys.argv)
 
 if tiny:
     x = torch.ones(256, device="cuda")
