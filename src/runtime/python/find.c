@@ -7,8 +7,8 @@
  * handler, so everything here is async-signal-safe except the notes, which wait for normal
  * context (rt_py_flush_notes). The first interpreter found is the one used.
  *
- * Its version comes from Py_Version (3.11+), else from the module's name (python3.10,
- * libpython3.10.so.1.0), else from Py_GetVersion() outside a handler. A known minor gets
+ * Its version comes from Py_Version (3.11+), else from Py_GetVersion() outside a handler,
+ * else from the module's name (python3.10, libpython3.10.so.1.0). A known minor gets
  * its layout, checked against the running interpreter before any frame is read: the type
  * of code objects is named "code", is a type, and has the size of our PyCodeObject; 3.13's
  * own _Py_DebugOffsets equal our table.
@@ -165,10 +165,10 @@ static bool is_candidate(const struct dl_phdr_info *info)
 	return !name || !name[0] || version_after(base_name(name), "libpython");
 }
 
-/* PY_VERSION_HEX from "3.10.13 (main, ...)" (release level left at 0). */
+/* PY_VERSION_HEX from "3.10.13 (main, ...)" or "3.10.0rc1 ...". */
 static uint32_t parse_version(const char *s)
 {
-	unsigned v[3] = { 0, 0, 0 };
+	unsigned v[3] = { 0, 0, 0 }, level = 0xf, serial = 0;
 
 	for (int i = 0; i < 3 && *s >= '0' && *s <= '9'; i++) {
 		for (; *s >= '0' && *s <= '9' && v[i] < 1000; s++)
@@ -176,7 +176,14 @@ static uint32_t parse_version(const char *s)
 		if (*s == '.')
 			s++;
 	}
-	return v[0] == 3 ? (3u << 24) | (v[1] & 0xff) << 16 | (v[2] & 0xff) << 8 : 0;
+	if (*s == 'a' || *s == 'b' || *s == 'r') {
+		level = *s == 'a' ? 0xa : *s == 'b' ? 0xb : 0xc;
+		s += *s == 'r' ? 2 : 1;
+		serial = *s >= '0' && *s <= '9' ? (unsigned)(*s - '0') : 0;
+	}
+	return v[0] == 3
+		       ? (3u << 24) | (v[1] & 0xff) << 16 | (v[2] & 0xff) << 8 | level << 4 | serial
+		       : 0;
 }
 
 static uint32_t find_version(const struct rt_dynsym *d, const char *path)
@@ -188,14 +195,16 @@ static uint32_t find_version(const struct rt_dynsym *d, const char *path)
 
 	if (hex)
 		return *(const uint32_t *)hex;
-	v = version_after(name, "libpython");
-	if (!v)
-		v = version_after(name, "python");
-	if (v)
-		return v;
-	/* An embedding program: ask the interpreter, which needs no initialization for it. */
+	/* 3.10 and older: ask the interpreter (a formatter, no initialization needed), except
+	 * from a signal handler, where only the module's name can tell (micro left at 0). */
 	get_version = (const char *(*)(void))rt_dynsym_lookup(d, "Py_GetVersion", NULL);
-	return get_version && !rt_self.in_sampler ? parse_version(get_version()) : 0;
+	if (get_version && !rt_self.in_sampler) {
+		v = parse_version(get_version());
+		if (v)
+			return v;
+	}
+	v = version_after(name, "libpython");
+	return v ? v : version_after(name, "python");
 }
 
 /* The code type is a type named "code", of the size our layout gives code objects. */
