@@ -277,5 +277,41 @@ def test_unsupported_version_is_named_native_sampling_goes_on():
     check(any("CPython 3.9: no Python frames, native frames only" in n for n in notes), notes)
 
 
+EMBEDDED = """
+def embedded_leaf(n):
+    s = 0
+    for i in range(n):
+        s += i * i
+    return s
+for _ in range(30):
+    embedded_leaf(100000)
+"""
+
+
+def check_embedded(version, soname):
+    lib = os.path.join(PYENV, version, "lib", soname)
+    if not os.path.exists(lib):
+        raise Skip(f"no {lib}")
+    r = syscope("sample", "-f", "1000", "--", harness.fixture("py_embed"), lib, EMBEDDED)
+    check_eq(r.rc, 0, r.describe())
+    check("py_embed: 0" in r.out, r.out)
+    f = main_file(r)
+    check_eq([x["state_name"] for x in f.runtimes], ["frames"], "PY_RUNTIME")
+    check_eq(f.runtimes[0]["version"] >> 16, int(version.split(".")[1]) | 0x300,
+             "PY_RUNTIME version")
+    inner = collections.Counter(f.innermost(s) for _, s in f.python_samples())
+    check(inner["embedded_leaf"] >= 20, f"innermost Python frames: {dict(inner)}")
+    code = next(c for c in f.codes.values() if c["qualname"] == "embedded_leaf")
+    check_eq((code["filename"], code["first_line"]), ("<string>", 2), "PY_CODE")
+
+
+def test_libpython_dlopened_rtld_local_3_12():
+    check_embedded("3.12.1", "libpython3.12.so.1.0")
+
+
+def test_libpython_dlopened_rtld_local_3_10():
+    check_embedded("3.10.13", "libpython3.10.so.1.0")
+
+
 if __name__ == "__main__":
     harness.main(globals())
