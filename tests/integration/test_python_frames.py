@@ -126,6 +126,8 @@ def check_cpu_bound(python, *verb):
         check_eq(got, lines, f"{name}: the copied line table decodes as co_lines()")
 
     py = f.python_samples()
+    bad = sum(bool(s["python"]["flags"]) for _, s in py)
+    check(bad <= len(py) // 100, f"{bad} of {len(py)} walks stopped early or were cut")
     referenced = {c for _, s in py for c, _, _ in s["python"]["frames"]}
     check(referenced <= set(f.codes), f"code ids without PY_CODE: {referenced - set(f.codes)}")
     check(len(py) >= 0.8 * len(f.samples) and len(py) >= 20,
@@ -311,6 +313,20 @@ def test_libpython_dlopened_rtld_local_3_12():
 
 def test_libpython_dlopened_rtld_local_3_10():
     check_embedded("3.10.13", "libpython3.10.so.1.0")
+
+
+def test_exec_child_reads_its_own_interpreter():
+    r = syscope("sample", "-f", "1000", "--", PYTHON, script("spawn.py"))
+    check_eq(r.rc, 0, r.describe())
+    check("cpu_caller:" in r.out and "spawn: done" in r.out, r.out)
+    files = [PyFile(p) for p in raw_files(r)]
+    child = [f for f in files
+             if any(c["qualname"] == "leaf" for c in f.codes.values())]
+    check_eq(len(child), 1, f"one image ran cpu_caller.py: {[f.path for f in files]}")
+    check_eq([x["state_name"] for x in child[0].runtimes], ["frames"], "its PY_RUNTIME")
+    inner = collections.Counter(child[0].innermost(s) for _, s in child[0].python_samples())
+    check(inner["leaf"] >= 20, f"its samples: {dict(inner)}")
+    check(len(files) >= 2, "the parent's file too")
 
 
 if __name__ == "__main__":

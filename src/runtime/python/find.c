@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 struct rt_py_interp rt_py;
-bool rt_py_sampling;
+atomic_bool rt_py_sampling;
 
 static atomic_int detecting, checking;
 static const char *found_path;
@@ -312,12 +312,13 @@ static void publish(enum sc_py_runtime_state state)
 {
 	if (state == STATE_PENDING) {
 		atomic_store(&rt_py_pending, 1);
-		rt_py_sampling = true; /* the next sample looks again (rt_py_check_pending) */
+		atomic_store(&rt_py_sampling,
+			     true); /* the next sample looks again (rt_py_check_pending) */
 		return;
 	}
 	atomic_store_explicit(&rt_py.state, (int)state, memory_order_release);
 	atomic_store(&rt_py_pending, 0);
-	rt_py_sampling = state == SC_PY_FRAMES;
+	atomic_store(&rt_py_sampling, state == SC_PY_FRAMES);
 	rt_py_record_runtime();
 	if (!rt_self.in_sampler)
 		rt_py_flush_notes();
@@ -355,7 +356,7 @@ void rt_py_disable_bad_layout(uint32_t bad, uint32_t checked)
 {
 	int expected = SC_PY_FRAMES;
 
-	rt_py_sampling = false;
+	atomic_store(&rt_py_sampling, false);
 	if (!atomic_compare_exchange_strong(&rt_py.state, &expected, SC_PY_INVALID))
 		return;
 	rt_py.layout_ok = false; /* the tracer's rt_py_code_id stops too */

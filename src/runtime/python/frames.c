@@ -150,7 +150,7 @@ uint32_t rt_py_sample(struct rt_py_sample *out)
 	struct sc_py_stack *volatile head = &out->stack;
 	uintptr_t ts;
 
-	if (!rt_py_sampling)
+	if (!rt_py_sampling_on())
 		return 0;
 	if (__builtin_expect(atomic_load_explicit(&rt_py_pending, memory_order_relaxed), 0)) {
 		rt_py_check_pending();
