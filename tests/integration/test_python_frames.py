@@ -171,8 +171,8 @@ def test_instrument_verb_reads_python_frames():
     check_cpu_bound(PYTHON, "instrument", "-M", "sampling")
 
 
-def test_gil_released_in_zlib_held_in_python():
-    r = syscope("sample", "-f", "1000", "--", PYTHON, script("gil_threads.py"), "12")
+def check_gil(python):
+    r = syscope("sample", "-f", "1000", "--", python, script("gil_threads.py"), "12")
     check_eq(r.rc, 0, r.describe())
     f = main_file(r)
     gil = collections.defaultdict(collections.Counter)  # innermost function -> states
@@ -194,6 +194,10 @@ def test_gil_released_in_zlib_held_in_python():
     on_call = sum(records.py_line(code, s["python"]["frames"][0][1]) == compress
                   for _, s in f.python_samples() if f.innermost(s) == "compress_loop")
     check(on_call > 0.9 * sum(comp.values()), f"{on_call} samples on the zlib call's line")
+
+
+def test_gil_released_in_zlib_held_in_python():
+    check_gil(PYTHON)
 
 
 def test_each_thread_its_own_python_frames():
@@ -257,14 +261,17 @@ def test_python_not_in_native_programs():
 
 def test_pyenv_3_10():
     check_cpu_bound(pyenv("3.10.13"))
+    check_gil(pyenv("3.10.13"))
 
 
 def test_pyenv_3_12():
     check_cpu_bound(pyenv("3.12.1"))
+    check_gil(pyenv("3.12.1"))
 
 
 def test_pyenv_3_13():
     check_cpu_bound(pyenv("3.13.0"))
+    check_gil(pyenv("3.13.0"))
 
 
 def test_unsupported_version_is_named_native_sampling_goes_on():
