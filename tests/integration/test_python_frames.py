@@ -336,5 +336,20 @@ def test_exec_child_reads_its_own_interpreter():
     check(len(files) >= 2, "the parent's file too")
 
 
+def test_walk_that_faults_is_recovered_and_python_turned_off():
+    r = syscope("sample", "-f", "1000", "--", harness.fixture("py_fake"))
+    check_eq(r.rc, 0, "the program was not harmed\n" + r.describe())
+    check("py_fake: 1" in r.out, r.out)
+    f = main_file(r)
+    check_eq([x["state_name"] for x in f.runtimes], ["frames", "invalid"], "PY_RUNTIME")
+    walked = [s for _, s in f.python_samples()]
+    check(walked and all(s["python"]["flags"] == records.PY_STACK_BAD_CODE and
+                         not s["python"]["frames"] and s["frames"] for s in walked),
+          "each faulted walk: no Python frames, the native ones kept")
+    check(len(f.samples) - len(walked) >= 50, "native samples go on once Python is off")
+    notes = [n["text"] for n in r.metadata()["notes"]]
+    check(any("CPython 3.11" in n and "Python frames off" in n for n in notes), notes)
+
+
 if __name__ == "__main__":
     harness.main(globals())

@@ -103,8 +103,9 @@ void rt_py_flush_notes(void)
 		break;
 	case NOTE_BAD_FRAMES:
 		rt_note(SC_NOTE_WARN,
-			"CPython 3.%u: %u of the first %u Python frames read in samples had no "
-			"valid code object; Python frames off for the rest of this process",
+			"CPython 3.%u: %u of the first %u Python frames read in samples were not "
+			"valid (no code object, or unreadable memory); Python frames off for the "
+			"rest of this process",
 			minor, note.bad, note.checked);
 		break;
 	}
