@@ -112,25 +112,19 @@ static void record_sampler(uint16_t kind, uint16_t mechanism, int error)
 		  NULL, 0);
 }
 
-/* Record one sample; returns the thread CPU time at its start (0 when nothing recorded). */
-static uint64_t record_sample(struct rt_thread *t, uint16_t kind, void *uc, uint64_t now)
+/* Write one SAMPLE record: the native stack from `uc`, then `py_size` bytes of Python part
+ * from `py` (none when 0). */
+static bool write_sample(struct rt_thread *t, uint16_t kind, void *uc, uint64_t now, uint64_t cpu,
+			 const struct rt_py_sample *py, uint32_t py_size)
 {
 	uint32_t max = (uint32_t)(sizeof(struct sc_rec_sample) + (size_t)sampler.max_depth * 8);
-	uint64_t cpu = rt_thread_cpu_ns();
-	struct sc_rec_sample *r;
-	struct rt_py_sample py;
-	uint32_t size, py_size = 0;
+	struct sc_rec_sample *r = rt_reserve(max + py_size);
 	uint16_t flags = 0;
+	uint32_t size;
 	int n;
 
-	t->sample_pc = arch_uc_pc(uc); /* modules.c: is the loader's lock changing hands? */
-	rt_modules_check();	       /* a sample in a new library needs its load record first */
-	/* Python frames first: their code objects' first PY_CODE records are written then. */
-	if (__builtin_expect(rt_py_sampling_on(), 0) && kind != SC_SAMPLE_CRASH)
-		py_size = rt_py_sample(&py);
-	r = rt_reserve(max + py_size);
 	if (!r)
-		return 0;
+		return false;
 	n = rt_unwind(uc, t, r->frames, sampler.max_depth, &flags);
 	r->ts = now;
 	r->cpu_ns = cpu;
@@ -138,13 +132,41 @@ static uint64_t record_sample(struct rt_thread *t, uint16_t kind, void *uc, uint
 	r->nframes = (uint16_t)n;
 	r->reserved = 0;
 	if (py_size) {
-		arch_copy(&r->frames[n], &py, py_size);
+		arch_copy(&r->frames[n], py, py_size);
 		flags |= SC_SAMPLE_PYTHON;
 	}
 	size = sc_record_align((uint32_t)(sizeof(*r) + (size_t)n * 8 + py_size));
 	rt_shrink_last(r, max + py_size, size);
 	rt_commit(r, SC_REC_SAMPLE, flags, size);
-	return cpu;
+	return true;
+}
+
+/* The sample of a thread that may run Python. Its frames are read before the record is
+ * reserved (their code objects' first PY_CODE records are written then), into a 2 KiB
+ * buffer on the stack: kept out of record_sample so that the handler of a program that is
+ * not Python (a coroutine on a small stack) does not carry it. */
+static __attribute__((noinline)) bool write_python_sample(struct rt_thread *t, uint16_t kind,
+							  void *uc, uint64_t now, uint64_t cpu)
+{
+	struct rt_py_sample py;
+	uint32_t py_size = rt_py_sample(&py);
+
+	return write_sample(t, kind, uc, now, cpu, &py, py_size);
+}
+
+/* Record one sample; returns the thread CPU time at its start (0 when nothing recorded). */
+static uint64_t record_sample(struct rt_thread *t, uint16_t kind, void *uc, uint64_t now)
+{
+	uint64_t cpu = rt_thread_cpu_ns();
+	bool done;
+
+	t->sample_pc = arch_uc_pc(uc); /* modules.c: is the loader's lock changing hands? */
+	rt_modules_check();	       /* a sample in a new library needs its load record first */
+	if (__builtin_expect(rt_py_sampling_on(), 0) && kind != SC_SAMPLE_CRASH)
+		done = write_python_sample(t, kind, uc, now, cpu);
+	else
+		done = write_sample(t, kind, uc, now, cpu, NULL, 0);
+	return done ? cpu : 0;
 }
 
 void rt_sampling_record_crash(void *uc)
