@@ -3,13 +3,14 @@
 #include "source.h"
 
 #include "../patch/patch.h"
+#include "../python/capi.h"
 
 static const struct rt_source *const table[] = {
 #ifdef SYSCOPE_HAVE_PATCHING
 	&rt_source_patching, /* first: patching wants the process to have one thread */
 #endif
 	&rt_source_counters, /* before sampling: a thread's first sample finds them open */
-	&rt_source_sampling, &rt_source_telemetry, &rt_source_compiler_hooks,
+	&rt_source_sampling, &rt_source_telemetry, &rt_source_compiler_hooks, &rt_source_python_api,
 };
 
 #define NSOURCES (sizeof(table) / sizeof(table[0]))
