@@ -48,8 +48,8 @@ void rt_py_record_thread_name(const char *name)
 	struct sc_rec_thread_name rec = { .ts = rt_now_ns() };
 	size_t n = strlen(name);
 
-	if (n > sizeof(rec.name) - 1) {
-		n = sizeof(rec.name) - 1;
+	if (n > sizeof(rec.name)) { /* the reader takes 16 bytes without a NUL */
+		n = sizeof(rec.name);
 		while (n && ((unsigned char)name[n] & 0xc0) == 0x80)
 			n--; /* not in the middle of a UTF-8 character */
 	}

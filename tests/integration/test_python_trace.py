@@ -1,0 +1,243 @@
+"""syscope python: every Python call traced (FUNC_ENTER/EXIT with SC_FUNC_PYTHON, named by
+PY_CODE records), exact counts, pairing through exceptions, generators, threads and fork
+children, filters, Python thread names and worker roles, -m/-c, sys.argv as the script
+sees it, and clear errors. /usr/bin/python3 (CPython 3.11 on Debian 12); the pyenv
+interpreters, when present, are optional extras."""
+import os
+import struct
+import subprocess
+
+import harness
+from harness import Skip, check, check_eq, syscope
+
+import rawdump
+import records
+
+PYTHON = "/usr/bin/python3"
+FIXTURES = os.path.join(harness.SOURCE, "tests", "programs", "python")
+CALLS = os.path.join(FIXTURES, "trace_calls.py")
+FUNC_PYTHON = 0x2
+THREAD_NAME_GIVEN = 0x1
+PY_CODE_FIXED = struct.Struct("<IiQQIHHHHI")
+PYENV = "/root/.pyenv/versions"
+EXTRA_VERSIONS = ("3.10.13", "3.12.1", "3.13.0")
+
+
+def need_python(path=PYTHON):
+    if not os.access(path, os.X_OK):
+        raise Skip(f"{path} is not installed")
+
+
+class Trace:
+    """The Python calls of one raw file: per code id its name, per thread the records."""
+
+    def __init__(self, path):
+        self.codes = {}  # id -> (filename, qualname)
+        self.calls = []  # (tid, enter?, code id) in file order
+        self.names = {}  # tid -> Python name (THREAD_NAME given by the program)
+        for tid, rtype, flags, p in rawdump.records(open(path, "rb").read()):
+            if rtype == records.PY_CODE:
+                cid, _line, _a, _f, _lt, flen, qlen, _v, _fl, _r = PY_CODE_FIXED.unpack_from(p)
+                at = PY_CODE_FIXED.size
+                self.codes[cid] = (p[at:at + flen].decode(),
+                                   p[at + flen:at + flen + qlen].decode())
+            elif rtype in (records.FUNC_ENTER, records.FUNC_EXIT) and flags & FUNC_PYTHON:
+                addr = struct.unpack_from("<Q", p, 8)[0]
+                check_eq(addr >> 63, 1, "a Python FUNC address has bit 63 set")
+                self.calls.append((tid, rtype == records.FUNC_ENTER, (addr >> 32) & 0x7fffffff))
+            elif rtype == records.THREAD_NAME and flags & THREAD_NAME_GIVEN:
+                self.names[tid] = p[8:24].split(b"\0")[0].decode()
+
+    def name(self, cid):
+        return self.codes.get(cid, ("?", "?"))[1]
+
+    def entries(self, qualname, filename=None):
+        return sum(1 for _t, enter, cid in self.calls
+                   if enter and self.name(cid) == qualname
+                   and (filename is None or self.codes[cid][0] == filename))
+
+    def qualnames(self):
+        return {self.name(cid) for _t, _e, cid in self.calls}
+
+    def threads_calling(self, qualname):
+        return {tid for tid, enter, cid in self.calls if enter and self.name(cid) == qualname}
+
+    def check_paired(self):
+        """Every exit ends the innermost open call of its thread; nothing stays open."""
+        stacks = {}
+        for tid, enter, cid in self.calls:
+            stack = stacks.setdefault(tid, [])
+            if enter:
+                stack.append(cid)
+                continue
+            check(stack, f"thread {tid}: an exit of {self.name(cid)} without an entry")
+            check_eq(self.name(stack.pop()), self.name(cid), f"thread {tid}: exit pairs with")
+        for tid, stack in stacks.items():
+            check_eq([self.name(c) for c in stack], [], f"thread {tid}: calls left open")
+
+
+def run_python(*args, env=None):
+    r = syscope("python", "--no-summary", "--output-format", "json", *args, env=env)
+    return r
+
+
+def traces(r):
+    return {os.path.basename(p): Trace(p) for p in r.raw_files()}
+
+
+def main_trace(r):
+    files = r.raw_files()
+    check(files, r.describe())
+    main = [p for p in files if "-fork" not in os.path.basename(p)]
+    check_eq(len(main), 1, "one main raw file")
+    return Trace(main[0])
+
+
+def check_call_counts(t, n_fib=1973):
+    check_eq(t.entries("fib", CALLS), n_fib, "calls of fib")
+    check_eq(t.entries("fails"), 7, "calls of fails (each raising)")
+    check_eq(t.entries("catches"), 1, "calls of catches")
+    check_eq(t.entries("deep"), 10, "calls of deep (raising through all of them)")
+    check_eq(t.entries("countdown"), 6, "resumptions of the generator countdown")
+    check_eq(t.entries("consume"), 1, "calls of consume")
+    check_eq(t.entries("main"), 1, "calls of main")
+    check_eq(t.entries("<module>", CALLS), 1, "the script's own code, from its first line")
+    t.check_paired()
+
+
+def test_exact_counts_and_pairing():
+    need_python()
+    r = run_python("--", PYTHON, CALLS, "15")
+    check_eq(r.rc, 0, r.describe())
+    check("fib 610" in r.out, r.out)
+    check_call_counts(main_trace(r))
+
+
+def test_argv_path_and_main_as_python_sets_them():
+    need_python()
+    plain = subprocess.run([PYTHON, CALLS, "4", "x y"], capture_output=True, text=True)
+    r = run_python("--", PYTHON, CALLS, "4", "x y")
+    check_eq(r.rc, 0, r.describe())
+    want = [line for line in plain.stdout.splitlines() if line.split()[0] in
+            ("argv", "path0", "name")]
+    got = [line for line in r.out.splitlines() if line.split()[0] in ("argv", "path0", "name")]
+    check_eq(got, want, "what the script sees, against a plain run")
+
+
+def test_module_and_code():
+    need_python()
+    r = run_python("--", PYTHON, "-m", "trace_calls", "10", env={"PYTHONPATH": FIXTURES})
+    check_eq(r.rc, 0, r.describe())
+    check(f"argv ['{CALLS}', '10']" in r.out, r.out)
+    t = main_trace(r)
+    check_eq(t.entries("fib", CALLS), 177, "calls of fib(10) under -m")
+    t.check_paired()
+    r = run_python("--interpreter", PYTHON, "-c", "def f(): pass\nfor _ in range(4): f()\nimport sys; print(sys.argv)",
+                   "a1")
+    check_eq(r.rc, 0, r.describe())
+    check("['-c', 'a1']" in r.out, r.out)
+    t = main_trace(r)
+    check_eq(t.entries("f", "<string>"), 4, "calls of f in -c code")
+    check_eq(t.entries("<module>", "<string>"), 1, "the -c code itself")
+    t.check_paired()
+
+
+def test_filters():
+    need_python()
+    r = run_python("-I", "^fib$", "--", PYTHON, CALLS, "12")
+    check_eq(r.rc, 0, r.describe())
+    t = main_trace(r)
+    check_eq(t.qualnames(), {"fib"}, "-I ^fib$: only fib")
+    check_eq(t.entries("fib"), 465, "calls of fib(12)")
+    r = run_python("-E", "^(fib|countdown)$", "--", PYTHON, CALLS, "12")
+    t = main_trace(r)
+    check_eq(t.entries("fib"), 0, "-E: fib left out")
+    check_eq(t.entries("countdown"), 0, "-E: countdown left out")
+    check_eq(t.entries("fails"), 7, "-E: the others stay")
+    t.check_paired()
+    r = run_python("-MI", r"trace_calls\.py$", "--", PYTHON, CALLS, "12")
+    t = main_trace(r)
+    check_eq({t.codes[c][0] for _t, _e, c in t.calls}, {CALLS}, "-MI: only the script's file")
+    check_eq(t.entries("deep"), 10, "-MI: calls of deep")
+    r = run_python("-ME", r"trace_calls\.py$", "--", PYTHON, CALLS, "12")
+    t = main_trace(r)
+    check_eq(t.entries("fib"), 0, "-ME: nothing of the script's file")
+    check(t.calls, "-ME: the rest (the standard library) is traced")
+    r = run_python("-I", "fib(", "--", PYTHON, CALLS)
+    check_eq(r.rc, 2, r.describe())
+    check("function-include" in r.err and "fib(" in r.err and "regular expression" in r.err,
+          r.err)
+
+
+def test_thread_names():
+    need_python()
+    r = run_python("--", PYTHON, os.path.join(FIXTURES, "trace_threads.py"))
+    check_eq(r.rc, 0, r.describe())
+    t = main_trace(r)
+    workers = t.threads_calling("work")
+    check_eq(len(workers), 3, "threads calling work")
+    check_eq(sorted(t.names[tid] for tid in workers),
+             sorted(["alpha", "beta-worker", "Thread-3 (run)"]), "their Python names")
+    for tid in workers:
+        check_eq(sum(1 for tt, e, c in t.calls if tt == tid and e and t.name(c) == "work"), 3,
+                 f"calls of work on {t.names[tid]}")
+    t.check_paired()
+
+
+def test_worker_roles_and_fork_children():
+    need_python()
+    r = run_python("--", PYTHON, os.path.join(FIXTURES, "trace_workers.py"))
+    check_eq(r.rc, 0, r.describe())
+    check("exit codes 0 0" in r.out, r.out)
+    roles = []
+    for name, t in traces(r).items():
+        t.check_paired()  # frames entered before fork never exit in the child's file
+        if "-fork" not in name:
+            continue
+        check_eq(len(t.names), 1, f"{name}: one role")
+        role = list(t.names.values())[0]
+        roles.append(role)
+        if role in ("job", "loader"):
+            check_eq(t.entries("job"), 1, f"{name}: job ran once in its worker")
+    check_eq(sorted(roles), ["ForkPoolWorker-1", "ForkPoolWorker-2", "job", "loader"],
+             "roles of the workers")
+
+
+def test_thread_names_in_other_verbs():
+    need_python()
+    r = syscope("sample", "--no-summary", "--output-format", "json", "--", PYTHON,
+                os.path.join(FIXTURES, "trace_threads.py"))
+    check_eq(r.rc, 0, r.describe())
+    t = main_trace(r)
+    check_eq(t.calls, [], "no tracing outside syscope python")
+    check(set(t.names.values()) >= {"alpha", "beta-worker"}, f"names {t.names}")
+
+
+def test_errors():
+    r = syscope("python", "--", PYTHON, "/nonexistent/script.py")
+    check_eq(r.rc, 127, r.describe())
+    check("cannot open the script '/nonexistent/script.py'" in r.err, r.err)
+    r = syscope("python", "--", "/bin/ls")
+    check_eq(r.rc, 126, r.describe())
+    check("'/bin/ls' is a program, not a Python script" in r.err, r.err)
+    r = syscope("python")
+    check_eq(r.rc, 2, r.describe())
+    check("no script, -m MODULE or -c CODE" in r.err, r.err)
+    r = syscope("python", "--", PYTHON, "-m")
+    check_eq(r.rc, 2, r.describe())
+    check("-m needs a module name" in r.err, r.err)
+
+
+def test_other_versions():
+    """Optional: the pyenv builds 3.10, 3.12, 3.13 give the same exact counts."""
+    found = [v for v in EXTRA_VERSIONS if os.access(f"{PYENV}/{v}/bin/python3", os.X_OK)]
+    if not found:
+        raise Skip("no pyenv interpreters here")
+    for v in found:
+        r = run_python("--interpreter", f"{PYENV}/{v}/bin/python3", CALLS, "15")
+        check_eq(r.rc, 0, f"{v}: {r.describe()}")
+        check_call_counts(main_trace(r))
+
+
+if __name__ == "__main__":
+    harness.main(globals())
