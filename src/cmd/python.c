@@ -26,31 +26,34 @@
 #include "../common/vec.h"
 #include "cmd.h"
 
-/* Run by `python -c`: argv[1] is the mode (file, module, code), argv[2] its target. The
- * runtime's pending call sets sys._syscope_ready once tracing is installed (or could not
- * be); the bootstrap's own frames started before that and are never traced. */
+/* Run by `python -c`: argv[1] is the mode (syscope:file, syscope:module, syscope:code),
+ * argv[2] its target. The runtime's pending call, which may run while `site` is still
+ * importing, installs the tracer unarmed (the argv says a bootstrap will arm it) and puts
+ * the function that arms it in sys._syscope_start; the bootstrap calls it right before the
+ * script's code, so neither start-up nor the bootstrap is traced. */
 static const char bootstrap[] =
 	"def _syscope_boot():\n"
 	"    import os, sys, time\n"
 	"    mode, target = sys.argv[1], sys.argv[2]\n"
 	"    end = time.monotonic() + 10\n"
-	"    while not getattr(sys, '_syscope_ready', False):\n"
+	"    while not hasattr(sys, '_syscope_start'):\n"
 	"        if time.monotonic() > end:\n"
 	"            sys.stderr.write('syscope: Python tracing did not start within 10 s; "
 	"the script runs untraced\\n')\n"
-	"            break\n"
+	"            sys._syscope_start = lambda: None\n"
 	"        time.sleep(0.001)\n"
-	"    if hasattr(sys, '_syscope_ready'):\n"
-	"        del sys._syscope_ready\n"
+	"    start = sys._syscope_start\n"
+	"    del sys._syscope_start\n"
 	"    g = globals()\n"
 	"    del g['_syscope_boot']\n"
-	"    if mode == 'module':\n"
+	"    if mode == 'syscope:module':\n"
 	"        import runpy\n"
 	"        sys.argv = [target] + sys.argv[3:]\n"
 	"        sys.path[0] = os.getcwd()\n"
+	"        start()\n"
 	"        runpy._run_module_as_main(target, alter_argv=True)\n"
 	"        return\n"
-	"    if mode == 'code':\n"
+	"    if mode == 'syscope:code':\n"
 	"        sys.argv = ['-c'] + sys.argv[3:]\n"
 	"        code = compile(target, '<string>', 'exec')\n"
 	"    else:\n"
@@ -60,13 +63,14 @@ static const char bootstrap[] =
 	"            code = compile(f.read(), target, 'exec')\n"
 	"        g['__file__'] = target\n"
 	"        g['__cached__'] = None\n"
+	"    start()\n"
 	"    exec(code, g)\n"
 	"_syscope_boot()\n";
 
 struct python_cmd {
 	const char *interpreter;
 	VEC(char *) interp_opts;
-	const char *mode; /* "file", "module", "code" */
+	const char *mode; /* "syscope:file", "syscope:module", "syscope:code" */
 	const char *target;
 	char **args;
 	int nargs;
@@ -165,11 +169,11 @@ static void parse_python_part(struct python_cmd *pc, char **p, int n)
 		if (i + 1 >= n)
 			sc_die(SC_EXIT_USAGE, "python: %s needs a %s", p[i],
 			       p[i][1] == 'm' ? "module name" : "string of code");
-		pc->mode = p[i][1] == 'm' ? "module" : "code";
+		pc->mode = p[i][1] == 'm' ? "syscope:module" : "syscope:code";
 		pc->target = p[i + 1];
 		i += 2;
 	} else {
-		pc->mode = "file";
+		pc->mode = "syscope:file";
 		pc->target = p[i++];
 		check_script(pc->target);
 	}
@@ -215,11 +219,9 @@ static char **split_argv(int argc, char **argv, const struct sc_extra_opt *extra
 		if (!strcmp(a, "--") || a[0] != '-' || !a[1] || !strcmp(a, "-m") ||
 		    !strcmp(a, "-c"))
 			break;
-		if (!strcmp(a, "-MI") || !strcmp(a, "-ME")) {
-			out[n++] = a[2] == 'I' ? "--module-include" : "--module-exclude";
-			continue;
-		}
-		out[n++] = argv[i];
+		if (!strcmp(a, "-MI") || !strcmp(a, "-ME"))
+			a = a[2] == 'I' ? "--module-include" : "--module-exclude";
+		out[n++] = (char *)a;
 		if (takes_next(a, extras) && i + 1 < argc)
 			out[n++] = argv[++i];
 	}

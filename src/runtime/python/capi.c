@@ -28,13 +28,15 @@
 #include <unistd.h>
 
 #include "../sources/source.h"
+#include "python.h"
 
 #define FAST_POLL_NS 1000000ull	 /* while a normal start-up would still be going on */
 #define SLOW_POLL_NS 10000000ull /* later: an embedder may initialize whenever it likes */
 #define FAST_POLL_FOR_NS 5000000000ull
-#define READY_FLAG "_syscope_ready" /* sys attribute the bootstrap of syscope python waits for */
+#define START_ATTR "_syscope_start" /* sys attribute the bootstrap of syscope python waits for */
+#define BOOTSTRAP_MODE "syscope:"   /* sys.argv[1] of that bootstrap */
 
-struct rt_py_capi rt_py;
+struct rt_py_capi rt_capi;
 
 static struct {
 	pthread_t thread;
@@ -42,9 +44,13 @@ static struct {
 	atomic_int stop;
 } installer;
 
+/* In the interpreter's module (found by find.c, RTLD_LOCAL loads included), else in the
+ * global scope. */
 static void *sym(const char *name)
 {
-	return dlsym(RTLD_DEFAULT, name);
+	void *p = rt_py_symbol(name);
+
+	return p ? p : dlsym(RTLD_DEFAULT, name);
 }
 
 /* The first of two names (the newer first: 3.12 renamed the code-extra functions). */
@@ -55,24 +61,37 @@ static void *sym2(const char *name, const char *older)
 	return p ? p : sym(older);
 }
 
-#define LOOKUP(field, name) (*(void **)&rt_py.field = sym(name))
+#define LOOKUP(field, name) (*(void **)&rt_capi.field = sym(name))
 
 /* The entry points; false when this is no CPython (or one missing a part we need). */
 static bool find_api(void)
 {
 	void **need[] = {
-		(void **)&rt_py.is_initialized, (void **)&rt_py.add_pending_call,
-		(void **)&rt_py.inc_ref,	(void **)&rt_py.dec_ref,
-		(void **)&rt_py.get_attr,	(void **)&rt_py.set_attr,
-		(void **)&rt_py.call,		(void **)&rt_py.type_of,
-		(void **)&rt_py.utf8,		(void **)&rt_py.tuple_item,
-		(void **)&rt_py.tuple_size,	(void **)&rt_py.tuple_new,
-		(void **)&rt_py.tuple_set,	(void **)&rt_py.dict_item,
-		(void **)&rt_py.sys_get,	(void **)&rt_py.err_clear,
-		(void **)&rt_py.err_fetch,	(void **)&rt_py.err_restore,
-		(void **)&rt_py.cfunction_new,	(void **)&rt_py.instance_method,
-		(void **)&rt_py.sys_set,	(void **)&rt_py.py_true,
-		(void **)&rt_py.py_none,	(void **)&rt_py.code_type,
+		(void **)&rt_capi.is_initialized,
+		(void **)&rt_capi.add_pending_call,
+		(void **)&rt_capi.inc_ref,
+		(void **)&rt_capi.dec_ref,
+		(void **)&rt_capi.get_attr,
+		(void **)&rt_capi.set_attr,
+		(void **)&rt_capi.call,
+		(void **)&rt_capi.type_of,
+		(void **)&rt_capi.utf8,
+		(void **)&rt_capi.tuple_item,
+		(void **)&rt_capi.list_item,
+		(void **)&rt_capi.tuple_size,
+		(void **)&rt_capi.tuple_new,
+		(void **)&rt_capi.tuple_set,
+		(void **)&rt_capi.dict_item,
+		(void **)&rt_capi.sys_get,
+		(void **)&rt_capi.err_clear,
+		(void **)&rt_capi.err_fetch,
+		(void **)&rt_capi.err_restore,
+		(void **)&rt_capi.cfunction_new,
+		(void **)&rt_capi.instance_method,
+		(void **)&rt_capi.sys_set,
+		(void **)&rt_capi.py_true,
+		(void **)&rt_capi.py_none,
+		(void **)&rt_capi.code_type,
 	};
 
 	LOOKUP(is_initialized, "Py_IsInitialized");
@@ -85,12 +104,13 @@ static bool find_api(void)
 	LOOKUP(type_of, "PyObject_Type");
 	LOOKUP(utf8, "PyUnicode_AsUTF8");
 	LOOKUP(tuple_item, "PyTuple_GetItem");
+	LOOKUP(list_item, "PyList_GetItem");
 	LOOKUP(tuple_size, "PyTuple_Size");
 	LOOKUP(tuple_new, "PyTuple_New");
 	LOOKUP(tuple_set, "PyTuple_SetItem");
 	LOOKUP(dict_item, "PyDict_GetItemString");
 	LOOKUP(sys_get, "PySys_GetObject");
-	*(void **)&rt_py.is_finalizing = sym2("Py_IsFinalizing", "_Py_IsFinalizing");
+	*(void **)&rt_capi.is_finalizing = sym2("Py_IsFinalizing", "_Py_IsFinalizing");
 	LOOKUP(err_clear, "PyErr_Clear");
 	LOOKUP(err_fetch, "PyErr_Fetch");
 	LOOKUP(err_restore, "PyErr_Restore");
@@ -104,10 +124,10 @@ static bool find_api(void)
 	LOOKUP(interp_get, "PyInterpreterState_Get");
 	LOOKUP(get_eval_frame, "_PyInterpreterState_GetEvalFrameFunc");
 	LOOKUP(set_eval_frame, "_PyInterpreterState_SetEvalFrameFunc");
-	*(void **)&rt_py.request_code_extra =
+	*(void **)&rt_capi.request_code_extra =
 		sym2("PyUnstable_Eval_RequestCodeExtraIndex", "_PyEval_RequestCodeExtraIndex");
-	*(void **)&rt_py.code_get_extra = sym2("PyUnstable_Code_GetExtra", "_PyCode_GetExtra");
-	*(void **)&rt_py.code_set_extra = sym2("PyUnstable_Code_SetExtra", "_PyCode_SetExtra");
+	*(void **)&rt_capi.code_get_extra = sym2("PyUnstable_Code_GetExtra", "_PyCode_GetExtra");
+	*(void **)&rt_capi.code_set_extra = sym2("PyUnstable_Code_SetExtra", "_PyCode_SetExtra");
 	for (size_t i = 0; i < sizeof(need) / sizeof(need[0]); i++)
 		if (!*need[i])
 			return false;
@@ -128,23 +148,55 @@ static unsigned version_hex(void)
 	return major << 24 | minor << 16 | micro << 8;
 }
 
+/* Whether this is the bootstrap of syscope python: python -c BOOTSTRAP syscope:MODE ... */
+static bool run_by_bootstrap(void)
+{
+	py_obj *argv = rt_capi.sys_get("argv");
+	py_obj *mode = argv ? rt_capi.list_item(argv, 1) : NULL;
+	const char *m = mode ? rt_capi.utf8(mode) : NULL;
+
+	rt_capi.err_clear();
+	return m && !strncmp(m, BOOTSTRAP_MODE, strlen(BOOTSTRAP_MODE));
+}
+
+/* sys._syscope_start(): the bootstrap is about to run the script. */
+static py_obj *start_tracing(py_obj *self, py_obj *args, py_obj *kwargs)
+{
+	(void)self, (void)args, (void)kwargs;
+	rt_py_trace_arm();
+	rt_capi.inc_ref(rt_capi.py_none);
+	return rt_capi.py_none;
+}
+
+static struct py_method_def start_def = { START_ATTR, (void *)start_tracing,
+					  PY_METH_VARARGS | PY_METH_KEYWORDS, NULL };
+
 /* Runs in the main thread with the GIL (a pending call), once per process image. */
 static int install(void *arg)
 {
 	const struct sc_settings *s = &rt_proc.settings;
+	bool bootstrap;
+	py_obj *start;
 
 	(void)arg;
 	if (!rt_active())
 		return 0;
-	rt_py.version_hex = version_hex();
-	rt_py.minor = (rt_py.version_hex >> 24) == 3 ? (rt_py.version_hex >> 16) & 0xff : 0;
+	rt_capi.version_hex = version_hex();
+	rt_capi.minor = (rt_capi.version_hex >> 24) == 3 ? (rt_capi.version_hex >> 16) & 0xff : 0;
 	rt_py_names_install();
-	if (sc_bool(s, SC_SET_PYTHON_TRACE)) {
-		rt_py_trace_install();
-		/* The bootstrap of syscope python waits for this, installed or not. */
-		if (rt_py.sys_set(READY_FLAG, rt_py.py_true))
-			rt_py.err_clear();
-	}
+	if (!sc_bool(s, SC_SET_PYTHON_TRACE))
+		return 0;
+	bootstrap = run_by_bootstrap();
+	if (rt_py_trace_install() && !bootstrap)
+		rt_py_trace_arm(); /* a child of the script: traced from here on */
+	if (!bootstrap)
+		return 0;
+	/* The bootstrap waits for this, installed or not. */
+	start = rt_capi.cfunction_new(&start_def, NULL, NULL);
+	if (!start || rt_capi.sys_set(START_ATTR, start))
+		rt_capi.err_clear();
+	if (start)
+		rt_capi.dec_ref(start);
 	return 0;
 }
 
@@ -163,7 +215,7 @@ static void *installer_main(void *arg)
 
 	(void)arg;
 	while (!atomic_load(&installer.stop)) {
-		if (rt_py.is_initialized() && rt_py.add_pending_call(install, NULL) == 0) {
+		if (rt_capi.is_initialized() && rt_capi.add_pending_call(install, NULL) == 0) {
 			break;
 		}
 		pause_ns(rt_now_ns() - start < FAST_POLL_FOR_NS ? FAST_POLL_NS : SLOW_POLL_NS);

@@ -55,6 +55,7 @@ struct rt_py_capi {
 	const char *(*utf8)(py_obj *str);
 	py_obj *(*tuple_item)(py_obj *tuple, py_ssize i); /* borrowed */
 	py_ssize (*tuple_size)(py_obj *tuple);
+	py_obj *(*list_item)(py_obj *list, py_ssize i); /* borrowed */
 	py_obj *(*tuple_new)(py_ssize n);
 	int (*tuple_set)(py_obj *tuple, py_ssize i, py_obj *item); /* steals `item` */
 	py_obj *(*dict_item)(py_obj *dict, const char *key);	   /* borrowed, no error set */
@@ -79,11 +80,13 @@ struct rt_py_capi {
 	void *code_type; /* &PyCode_Type */
 };
 
-extern struct rt_py_capi rt_py;
+extern struct rt_py_capi rt_capi;
 
 /* trace.c: install the PEP 523 hook (pending call, GIL held); false, with a note, when
  * tracing cannot work here. */
 bool rt_py_trace_install(void);
+/* trace.c: record calls from now on (calls entered before are never recorded). */
+void rt_py_trace_arm(void);
 /* trace.c: the fork child's frames in progress were entered in the parent. */
 void rt_py_trace_fork_child(void);
 

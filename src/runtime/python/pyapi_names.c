@@ -61,144 +61,146 @@ void rt_py_record_thread_name(const char *name)
 /* Record the text of attribute `name` of `o` as the thread's name, if it is some. */
 static void record_attr(py_obj *o, const char *name)
 {
-	py_obj *v = rt_py.get_attr(o, name);
-	const char *s = v ? rt_py.utf8(v) : NULL;
+	py_obj *v = rt_capi.get_attr(o, name);
+	const char *s = v ? rt_capi.utf8(v) : NULL;
 
 	if (s && *s)
 		rt_py_record_thread_name(s);
 	if (v)
-		rt_py.dec_ref(v);
-	rt_py.err_clear();
+		rt_capi.dec_ref(v);
+	rt_capi.err_clear();
 }
 
 static bool has_attr(py_obj *o, const char *name)
 {
-	py_obj *v = rt_py.get_attr(o, name);
+	py_obj *v = rt_capi.get_attr(o, name);
 
 	if (v)
-		rt_py.dec_ref(v);
-	rt_py.err_clear();
+		rt_capi.dec_ref(v);
+	rt_capi.err_clear();
 	return v != NULL;
 }
 
 /* The new thread's first code: its threading name, then what it was started to run. */
 static py_obj *thread_trampoline(py_obj *function, py_obj *args, py_obj *kwargs)
 {
-	py_obj *thread = rt_py.get_attr(function, "__self__"); /* Thread._bootstrap's self */
+	py_obj *thread = rt_capi.get_attr(function, "__self__"); /* Thread._bootstrap's self */
 
 	if (thread && rt_active() && has_attr(thread, "_bootstrap_inner"))
 		record_attr(thread, "name");
 	if (thread)
-		rt_py.dec_ref(thread);
-	rt_py.err_clear();
-	return rt_py.call(function, args, kwargs);
+		rt_capi.dec_ref(thread);
+	rt_capi.err_clear();
+	return rt_capi.call(function, args, kwargs);
 }
 
 /* _thread.start_*_thread(function, ...): the same, with the trampoline around `function`. */
 static py_obj *start_thread(py_obj *original, py_obj *args, py_obj *kwargs)
 {
-	py_ssize n = rt_py.tuple_size(args);
-	py_obj *function = n > 0 ? rt_py.tuple_item(args, 0) : NULL;
-	py_obj *trampoline = function ? rt_py.cfunction_new(&trampoline_def, function, NULL) : NULL;
-	py_obj *wrapped = trampoline ? rt_py.tuple_new(n) : NULL, *result;
+	py_ssize n = rt_capi.tuple_size(args);
+	py_obj *function = n > 0 ? rt_capi.tuple_item(args, 0) : NULL;
+	py_obj *trampoline =
+		function ? rt_capi.cfunction_new(&trampoline_def, function, NULL) : NULL;
+	py_obj *wrapped = trampoline ? rt_capi.tuple_new(n) : NULL, *result;
 
 	if (!wrapped) { /* let the original say what is wrong */
 		if (trampoline)
-			rt_py.dec_ref(trampoline);
-		rt_py.err_clear();
-		return rt_py.call(original, args, kwargs);
+			rt_capi.dec_ref(trampoline);
+		rt_capi.err_clear();
+		return rt_capi.call(original, args, kwargs);
 	}
-	rt_py.tuple_set(wrapped, 0, trampoline); /* steals the reference */
+	rt_capi.tuple_set(wrapped, 0, trampoline); /* steals the reference */
 	for (py_ssize i = 1; i < n; i++) {
-		py_obj *item = rt_py.tuple_item(args, i);
+		py_obj *item = rt_capi.tuple_item(args, i);
 
-		rt_py.inc_ref(item);
-		rt_py.tuple_set(wrapped, i, item);
+		rt_capi.inc_ref(item);
+		rt_capi.tuple_set(wrapped, i, item);
 	}
-	result = rt_py.call(original, wrapped, kwargs);
-	rt_py.dec_ref(wrapped);
+	result = rt_capi.call(original, wrapped, kwargs);
+	rt_capi.dec_ref(wrapped);
 	return result;
 }
 
 /* Whether `name` is the default multiprocessing gives a process of type `self`. */
 static bool default_name(py_obj *self, const char *name)
 {
-	py_obj *type = rt_py.type_of(self), *tname = type ? rt_py.get_attr(type, "__name__") : NULL;
-	const char *t = tname ? rt_py.utf8(tname) : NULL;
+	py_obj *type = rt_capi.type_of(self),
+	       *tname = type ? rt_capi.get_attr(type, "__name__") : NULL;
+	const char *t = tname ? rt_capi.utf8(tname) : NULL;
 	bool dflt = t && !strncmp(name, t, strlen(t)) && name[strlen(t)] == '-';
 
 	if (tname)
-		rt_py.dec_ref(tname);
+		rt_capi.dec_ref(tname);
 	if (type)
-		rt_py.dec_ref(type);
-	rt_py.err_clear();
+		rt_capi.dec_ref(type);
+	rt_capi.err_clear();
 	return dflt;
 }
 
 static void name_process(py_obj *process)
 {
-	py_obj *name = rt_py.get_attr(process, "name");
-	py_obj *target = rt_py.get_attr(process, "_target");
-	const char *n = name ? rt_py.utf8(name) : NULL;
+	py_obj *name = rt_capi.get_attr(process, "name");
+	py_obj *target = rt_capi.get_attr(process, "_target");
+	const char *n = name ? rt_capi.utf8(name) : NULL;
 
-	rt_py.err_clear();
-	if (n && target && target != rt_py.py_none && default_name(process, n))
+	rt_capi.err_clear();
+	if (n && target && target != rt_capi.py_none && default_name(process, n))
 		record_attr(target, "__qualname__");
 	else if (n && *n)
 		rt_py_record_thread_name(n);
 	if (target)
-		rt_py.dec_ref(target);
+		rt_capi.dec_ref(target);
 	if (name)
-		rt_py.dec_ref(name);
-	rt_py.err_clear();
+		rt_capi.dec_ref(name);
+	rt_capi.err_clear();
 }
 
 static py_obj *process_bootstrap(py_obj *original, py_obj *args, py_obj *kwargs)
 {
-	py_obj *self = rt_py.tuple_size(args) > 0 ? rt_py.tuple_item(args, 0) : NULL;
+	py_obj *self = rt_capi.tuple_size(args) > 0 ? rt_capi.tuple_item(args, 0) : NULL;
 
 	if (self && rt_active())
 		name_process(self);
-	rt_py.err_clear();
-	return rt_py.call(original, args, kwargs);
+	rt_capi.err_clear();
+	return rt_capi.call(original, args, kwargs);
 }
 
 /* A C function holding `original` as its self: `def` called with original first. */
 static py_obj *wrapper_of(py_obj *original, struct py_method_def *def, bool method)
 {
-	py_obj *fn = rt_py.cfunction_new(def, original, NULL), *m;
+	py_obj *fn = rt_capi.cfunction_new(def, original, NULL), *m;
 
 	if (!fn || !method)
 		return fn;
-	m = rt_py.instance_method(fn); /* binds like a function defined in the class */
-	rt_py.dec_ref(fn);
+	m = rt_capi.instance_method(fn); /* binds like a function defined in the class */
+	rt_capi.dec_ref(fn);
 	return m;
 }
 
 /* obj.attr = wrapper of obj.attr; false when obj has no attr. */
 static bool wrap_attr(py_obj *obj, const char *attr, struct py_method_def *def, bool method)
 {
-	py_obj *original = rt_py.get_attr(obj, attr), *wrapper;
+	py_obj *original = rt_capi.get_attr(obj, attr), *wrapper;
 	bool ok;
 
 	if (!original) {
-		rt_py.err_clear();
+		rt_capi.err_clear();
 		return false;
 	}
 	wrapper = wrapper_of(original, def, method);
-	ok = wrapper && rt_py.set_attr(obj, attr, wrapper) == 0;
+	ok = wrapper && rt_capi.set_attr(obj, attr, wrapper) == 0;
 	if (wrapper)
-		rt_py.dec_ref(wrapper);
-	rt_py.dec_ref(original);
-	rt_py.err_clear();
+		rt_capi.dec_ref(wrapper);
+	rt_capi.dec_ref(original);
+	rt_capi.err_clear();
 	return ok;
 }
 
 static py_obj *loaded_module(const char *name)
 {
-	py_obj *modules = rt_py.sys_get("modules");
+	py_obj *modules = rt_capi.sys_get("modules");
 
-	return modules ? rt_py.dict_item(modules, name) : NULL; /* borrowed */
+	return modules ? rt_capi.dict_item(modules, name) : NULL; /* borrowed */
 }
 
 static void wrap_thread_start(void)
@@ -225,20 +227,20 @@ static bool wrap_processes(void)
 
 	if (!module)
 		return false;
-	cls = rt_py.get_attr(module, "BaseProcess"); /* absent while the module imports */
+	cls = rt_capi.get_attr(module, "BaseProcess"); /* absent while the module imports */
 	if (!cls) {
-		rt_py.err_clear();
+		rt_capi.err_clear();
 		return false;
 	}
 	ok = wrap_attr(cls, "_bootstrap", &bootstrap_def, true);
-	rt_py.dec_ref(cls);
+	rt_capi.dec_ref(cls);
 	return ok;
 }
 
 static int audit(const char *event, py_obj *args, void *data)
 {
 	(void)event, (void)args, (void)data;
-	if (processes_wrapped || wrapping || (rt_py.is_finalizing && rt_py.is_finalizing()))
+	if (processes_wrapped || wrapping || (rt_capi.is_finalizing && rt_capi.is_finalizing()))
 		return 0;
 	wrapping = true; /* setting a class attribute is itself an audit event */
 	processes_wrapped = wrap_processes();
@@ -250,12 +252,12 @@ void rt_py_names_install(void)
 {
 	py_obj *etype, *evalue, *etb;
 
-	rt_py.err_fetch(&etype, &evalue, &etb);
+	rt_capi.err_fetch(&etype, &evalue, &etb);
 	wrap_thread_start();
 	processes_wrapped = wrap_processes();
-	if (!processes_wrapped && !hook_added && rt_py.add_audit_hook) {
-		hook_added = rt_py.add_audit_hook(audit, NULL) == 0;
-		rt_py.err_clear();
+	if (!processes_wrapped && !hook_added && rt_capi.add_audit_hook) {
+		hook_added = rt_capi.add_audit_hook(audit, NULL) == 0;
+		rt_capi.err_clear();
 	}
-	rt_py.err_restore(etype, evalue, etb);
+	rt_capi.err_restore(etype, evalue, etb);
 }

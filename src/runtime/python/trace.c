@@ -27,9 +27,7 @@
 #include <string.h>
 
 #include "../sources/source.h"
-
-/* The code table (py-capture's codes.c); weak until both halves are linked together. */
-uint32_t rt_py_code_id(uintptr_t code_object) __attribute__((weak));
+#include "python.h"
 
 /* co_extra value: bit 0 decided, bit 1 traced, bits 2-33 code id, bits 34-63 generation. */
 #define EXTRA_DECIDED 0x1u
@@ -51,6 +49,7 @@ static struct {
 	struct filter fn_include, fn_exclude, file_include, file_exclude;
 } tr;
 
+static bool armed;	       /* recording: from the pending call, or when the bootstrap says */
 static atomic_uint generation; /* fork children seen: frames of an older one are the parent's */
 
 static bool matches(const struct filter *f, const char *text)
@@ -73,10 +72,10 @@ static const char *str_attr(py_obj *o, const char *name, py_obj **ref)
 {
 	const char *s;
 
-	*ref = rt_py.get_attr(o, name);
+	*ref = rt_capi.get_attr(o, name);
 	if (!*ref)
 		return NULL;
-	s = rt_py.utf8(*ref);
+	s = rt_capi.utf8(*ref);
 	return s;
 }
 
@@ -90,21 +89,21 @@ static uint64_t decide(py_obj *code, unsigned gen)
 	uintptr_t extra;
 
 	/* A frame may start with an exception in flight (generator.throw): keep it. */
-	rt_py.err_fetch(&etype, &evalue, &etb);
+	rt_capi.err_fetch(&etype, &evalue, &etb);
 	file = str_attr(code, "co_filename", &file_ref);
-	name = str_attr(code, rt_py.minor >= 11 ? "co_qualname" : "co_name", &name_ref);
+	name = str_attr(code, rt_capi.minor >= 11 ? "co_qualname" : "co_name", &name_ref);
 	traced = selected(file, name);
-	if (traced && rt_py_code_id)
+	if (traced)
 		id = rt_py_code_id((uintptr_t)code);
 	extra = (uintptr_t)(gen & EXTRA_GEN_MASK) << EXTRA_GEN_SHIFT |
 		(uintptr_t)id << EXTRA_ID_SHIFT | (traced ? EXTRA_TRACED : 0) | EXTRA_DECIDED;
-	rt_py.code_set_extra(code, tr.extra_index, (void *)extra);
+	rt_capi.code_set_extra(code, tr.extra_index, (void *)extra);
 	if (file_ref)
-		rt_py.dec_ref(file_ref);
+		rt_capi.dec_ref(file_ref);
 	if (name_ref)
-		rt_py.dec_ref(name_ref);
-	rt_py.err_clear(); /* whatever failed above, the frame runs as it would have */
-	rt_py.err_restore(etype, evalue, etb);
+		rt_capi.dec_ref(name_ref);
+	rt_capi.err_clear(); /* whatever failed above, the frame runs as it would have */
+	rt_capi.err_restore(etype, evalue, etb);
 	return traced ? SC_PY_FUNC_ADDR(id) : 0;
 }
 
@@ -114,9 +113,9 @@ static inline uint64_t traced_addr(py_obj *code, unsigned gen)
 	void *extra = NULL;
 	uintptr_t v;
 
-	if (!code || *(void **)((char *)code + 8) != rt_py.code_type)
+	if (!code || *(void **)((char *)code + 8) != rt_capi.code_type)
 		return 0; /* 3.13's f_executable may be something else; the code's ob_type */
-	if (rt_py.code_get_extra(code, tr.extra_index, &extra))
+	if (rt_capi.code_get_extra(code, tr.extra_index, &extra))
 		return 0;
 	v = (uintptr_t)extra;
 	if (!(v & EXTRA_DECIDED) || (v >> EXTRA_GEN_SHIFT) != (gen & EXTRA_GEN_MASK))
@@ -127,10 +126,13 @@ static inline uint64_t traced_addr(py_obj *code, unsigned gen)
 static py_obj *trace_eval(void *tstate, void *frame, int throwflag)
 {
 	unsigned gen = atomic_load_explicit(&generation, memory_order_relaxed);
-	uint64_t addr = traced_addr(*(py_obj **)((char *)frame + tr.code_offset), gen);
+	uint64_t addr;
 	py_obj *result;
 
-	if (!addr || !rt_recording())
+	if (!armed || !rt_recording())
+		return tr.previous(tstate, frame, throwflag);
+	addr = traced_addr(*(py_obj **)((char *)frame + tr.code_offset), gen);
+	if (!addr)
 		return tr.previous(tstate, frame, throwflag);
 	rt_func_record_flags(SC_REC_FUNC_ENTER, SC_FUNC_PYTHON, addr, rt_now_ns());
 	result = tr.previous(tstate, frame, throwflag);
@@ -190,49 +192,52 @@ bool rt_py_trace_install(void)
 
 	if (tr.on)
 		return true;
-	if (!code_offset(rt_py.minor, &tr.code_offset)) {
+	if (!code_offset(rt_capi.minor, &tr.code_offset)) {
 		rt_note(SC_NOTE_WARN,
 			"Python tracing: CPython %u.%u is not supported (3.10-3.13 "
 			"are); Python calls not traced",
-			rt_py.version_hex >> 24, rt_py.minor);
+			rt_capi.version_hex >> 24, rt_capi.minor);
 		return false;
 	}
-	if (!rt_py.interp_get || !rt_py.get_eval_frame || !rt_py.set_eval_frame ||
-	    !rt_py.request_code_extra || !rt_py.code_get_extra || !rt_py.code_set_extra) {
+	if (!rt_capi.interp_get || !rt_capi.get_eval_frame || !rt_capi.set_eval_frame ||
+	    !rt_capi.request_code_extra || !rt_capi.code_get_extra || !rt_capi.code_set_extra) {
 		rt_note(SC_NOTE_WARN, "Python tracing: this interpreter does not export the frame "
 				      "evaluator API (PEP 523); Python calls not traced");
 		return false;
 	}
 	if (!compile_filters())
 		return false;
-	tr.extra_index = rt_py.request_code_extra(NULL); /* values are numbers: nothing to free */
+	tr.extra_index = rt_capi.request_code_extra(NULL); /* values are numbers: nothing to free */
 	if (tr.extra_index < 0) {
-		rt_py.err_clear();
+		rt_capi.err_clear();
 		rt_note(SC_NOTE_WARN, "Python tracing: no code-object slot left (255 in use); "
 				      "Python calls not traced");
 		return false;
 	}
-	if (!rt_py_code_id)
-		rt_note(SC_NOTE_WARN, "Python tracing: no code table in this runtime; every "
-				      "call is recorded as unknown code");
-	interp = rt_py.interp_get();
-	tr.previous = rt_py.get_eval_frame(interp);
+	interp = rt_capi.interp_get();
+	tr.previous = rt_capi.get_eval_frame(interp);
 	if (!tr.previous) {
 		rt_note(SC_NOTE_WARN,
 			"Python tracing: no frame evaluator to chain to; Python calls "
 			"not traced");
 		return false;
 	}
-	rt_py.set_eval_frame(interp, trace_eval);
+	rt_capi.set_eval_frame(interp, trace_eval);
 	tr.on = true;
+	rt_py_set_tracing(true); /* PY_RUNTIME says so */
 	if ((void *)tr.previous != dlsym(RTLD_DEFAULT, "_PyEval_EvalFrameDefault"))
 		rt_note(SC_NOTE_INFO, "Python tracing: another frame evaluator was installed "
 				      "(a debugger or JIT); syscope's calls it");
 	rt_note(SC_NOTE_INFO,
 		"Python tracing: every call of CPython %u.%u traced (PEP 523 frame "
 		"evaluator)",
-		rt_py.version_hex >> 24, rt_py.minor);
+		rt_capi.version_hex >> 24, rt_capi.minor);
 	return true;
+}
+
+void rt_py_trace_arm(void)
+{
+	armed = tr.on;
 }
 
 void rt_py_trace_fork_child(void)

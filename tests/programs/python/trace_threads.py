@@ -12,7 +12,7 @@ def run():
 
 
 threads = [threading.Thread(target=run, name=name) for name in ("alpha", "beta-worker")]
-threads.append(threading.Thread(target=run))  # Python's default name, "Thread-3 (run)"
+threads.append(threading.Thread(target=run))  # Python's default name, "Thread-1 (run)"
 for t in threads:
     t.start()
 for t in threads:

@@ -20,6 +20,8 @@ if __name__ == "__main__":
     q = ctx.Process(target=job, args=(10,), name="loader")
     q.start()
     q.join()
-    with ctx.Pool(2) as pool:
-        print("squares", sum(pool.map(square, range(20))))
+    pool = ctx.Pool(2)
+    print("squares", sum(pool.map(square, range(20))))
+    pool.close()  # the workers leave by themselves (terminate would kill them mid-call)
+    pool.join()
     print("exit codes", p.exitcode, q.exitcode)
