@@ -94,7 +94,8 @@ static bool find_api(void)
 		(void **)&rt_capi.code_type,
 	};
 
-	LOOKUP(is_initialized, "Py_IsInitialized");
+	if (!LOOKUP(is_initialized, "Py_IsInitialized"))
+		return false; /* no Python here: spare every other program the lookups */
 	LOOKUP(add_pending_call, "Py_AddPendingCall");
 	LOOKUP(inc_ref, "Py_IncRef");
 	LOOKUP(dec_ref, "Py_DecRef");
