@@ -18,7 +18,7 @@ FIXTURES = os.path.join(harness.SOURCE, "tests", "programs", "python")
 CALLS = os.path.join(FIXTURES, "trace_calls.py")
 FUNC_PYTHON = 0x2
 THREAD_NAME_GIVEN = 0x1
-PY_CODE_FIXED = struct.Struct("<IiQQIHHHHI")
+PY_TRACING = 0x1
 PYENV = "/root/.pyenv/versions"
 EXTRA_VERSIONS = ("3.10.13", "3.12.1", "3.13.0")
 
@@ -35,12 +35,13 @@ class Trace:
         self.codes = {}  # id -> (filename, qualname)
         self.calls = []  # (tid, enter?, code id) in file order
         self.names = {}  # tid -> Python name (THREAD_NAME given by the program)
+        self.runtime_flags = None  # of the last PY_RUNTIME record
         for tid, rtype, flags, p in rawdump.records(open(path, "rb").read()):
             if rtype == records.PY_CODE:
-                cid, _line, _a, _f, _lt, flen, qlen, _v, _fl, _r = PY_CODE_FIXED.unpack_from(p)
-                at = PY_CODE_FIXED.size
-                self.codes[cid] = (p[at:at + flen].decode(),
-                                   p[at + flen:at + flen + qlen].decode())
+                code = records.decode_py_code(p)
+                self.codes[code["id"]] = (code["filename"], code["qualname"])
+            elif rtype == records.PY_RUNTIME:
+                self.runtime_flags = records.decode_py_runtime(p)["flags"]
             elif rtype in (records.FUNC_ENTER, records.FUNC_EXIT) and flags & FUNC_PYTHON:
                 addr = struct.unpack_from("<Q", p, 8)[0]
                 check_eq(addr >> 63, 1, "a Python FUNC address has bit 63 set")
@@ -118,7 +119,11 @@ def test_exact_counts_and_pairing():
     r = run_python("--", PYTHON, CALLS, "15")
     check_eq(r.rc, 0, r.describe())
     check("fib 610" in r.out, r.out)
-    check_call_counts(main_trace(r))
+    t = main_trace(r)
+    check_call_counts(t)
+    check_eq(t.codes[t.calls[0][2]], (CALLS, "<module>"),
+             "the first call traced: the script, from its first line (not start-up)")
+    check_eq(t.runtime_flags, PY_TRACING, "PY_RUNTIME says calls are traced")
 
 
 def test_argv_path_and_main_as_python_sets_them():
