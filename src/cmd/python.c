@@ -46,13 +46,22 @@ static const char bootstrap[] =
 	"    del sys._syscope_start\n"
 	"    g = globals()\n"
 	"    del g['_syscope_boot']\n"
+	"    def run(f, *args):\n"
+	"        try:\n"
+	"            start()\n" /* from here on; this frame began before: never traced */
+	"            f(*args)\n"
+	"        except (SystemExit, KeyboardInterrupt):\n"
+	"            raise\n"
+	"        except BaseException as e:\n" /* its traceback as Python prints it */
+	"            tb = e.__traceback__\n"
+	"            e.__traceback__ = tb.tb_next or tb\n"
+	"            sys.excepthook(type(e), e, e.__traceback__)\n"
+	"            sys.exit(1)\n"
 	"    if mode == 'syscope:module':\n"
 	"        import runpy\n"
 	"        sys.argv = [target] + sys.argv[3:]\n"
 	"        sys.path[0] = os.getcwd()\n"
-	"        start()\n"
-	"        runpy._run_module_as_main(target, alter_argv=True)\n"
-	"        return\n"
+	"        return run(runpy._run_module_as_main, target, True)\n"
 	"    if mode == 'syscope:code':\n"
 	"        sys.argv = ['-c'] + sys.argv[3:]\n"
 	"        code = compile(target, '<string>', 'exec')\n"
@@ -63,8 +72,7 @@ static const char bootstrap[] =
 	"            code = compile(f.read(), target, 'exec')\n"
 	"        g['__file__'] = target\n"
 	"        g['__cached__'] = None\n"
-	"    start()\n"
-	"    exec(code, g)\n"
+	"    run(exec, code, g)\n"
 	"_syscope_boot()\n";
 
 struct python_cmd {

@@ -155,6 +155,18 @@ def test_module_and_code():
     t.check_paired()
 
 
+def test_exit_status_and_traceback_as_python():
+    need_python()
+    r = run_python("--interpreter", PYTHON, "-c", "import sys; sys.exit(7)")
+    check_eq(r.rc, 7, "sys.exit's status passes through")
+    code = "def f():\n    1/0\nf()"
+    plain = subprocess.run([PYTHON, "-c", code], capture_output=True, text=True)
+    r = run_python("--interpreter", PYTHON, "-c", code)
+    check_eq(r.rc, plain.returncode, "status of an uncaught exception")
+    traceback = [line for line in r.err.splitlines() if not line.startswith("syscope")]
+    check_eq(traceback, plain.stderr.splitlines(), "the traceback, without the bootstrap")
+
+
 def test_filters():
     need_python()
     r = run_python("-I", "^fib$", "--", PYTHON, CALLS, "12")
