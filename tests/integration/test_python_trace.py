@@ -36,6 +36,7 @@ class Trace:
         self.calls = []  # (tid, enter?, code id) in file order
         self.names = {}  # tid -> Python name (THREAD_NAME given by the program)
         self.runtime_flags = None  # of the last PY_RUNTIME record
+        self.notes = []
         for tid, rtype, flags, p in rawdump.records(open(path, "rb").read()):
             if rtype == records.PY_CODE:
                 code = records.decode_py_code(p)
@@ -46,6 +47,8 @@ class Trace:
                 addr = struct.unpack_from("<Q", p, 8)[0]
                 check_eq(addr >> 63, 1, "a Python FUNC address has bit 63 set")
                 self.calls.append((tid, rtype == records.FUNC_ENTER, (addr >> 32) & 0x7fffffff))
+            elif rtype == records.NOTE:
+                self.notes.append(p[16:].split(b"\0")[0].decode())
             elif rtype == records.THREAD_NAME and flags & THREAD_NAME_GIVEN:
                 self.names[tid] = p[8:24].split(b"\0")[0].decode()
 
@@ -196,6 +199,16 @@ def test_filters():
     check_eq(r.rc, 2, r.describe())
     check("function-include" in r.err and "fib(" in r.err and "regular expression" in r.err,
           r.err)
+
+
+def test_evaluator_replaced_is_said():
+    need_python()
+    r = run_python("--", PYTHON, os.path.join(FIXTURES, "trace_clobber.py"))
+    check_eq(r.rc, 0, r.describe())
+    t = main_trace(r)
+    check_eq(t.entries("f"), 1, "f traced until the program replaced the evaluator")
+    check([n for n in t.notes if "replaced syscope's frame evaluator" in n], f"notes {t.notes}")
+    t.check_paired()
 
 
 def test_thread_names():

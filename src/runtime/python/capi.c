@@ -89,6 +89,7 @@ static bool find_api(void)
 		(void **)&rt_capi.cfunction_new,
 		(void **)&rt_capi.instance_method,
 		(void **)&rt_capi.sys_set,
+		(void **)&rt_capi.import,
 		(void **)&rt_capi.py_true,
 		(void **)&rt_capi.py_none,
 		(void **)&rt_capi.code_type,
@@ -118,6 +119,7 @@ static bool find_api(void)
 	LOOKUP(cfunction_new, "PyCFunction_NewEx");
 	LOOKUP(instance_method, "PyInstanceMethod_New");
 	LOOKUP(sys_set, "PySys_SetObject");
+	LOOKUP(import, "PyImport_ImportModule");
 	LOOKUP(add_audit_hook, "PySys_AddAuditHook");
 	LOOKUP(py_true, "_Py_TrueStruct");
 	LOOKUP(py_none, "_Py_NoneStruct");

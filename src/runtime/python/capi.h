@@ -67,6 +67,7 @@ struct rt_py_capi {
 	py_obj *(*cfunction_new)(struct py_method_def *def, py_obj *self, py_obj *module);
 	py_obj *(*instance_method)(py_obj *fn);
 	int (*sys_set)(const char *name, py_obj *v);
+	py_obj *(*import)(const char *name);
 	int (*add_audit_hook)(py_audit_hook_fn hook, void *data);
 	py_obj *py_true, *py_none;
 

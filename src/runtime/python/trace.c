@@ -43,6 +43,7 @@ struct filter {
 
 static struct {
 	bool on;
+	void *interp;
 	py_eval_frame_fn previous;
 	py_ssize extra_index;
 	unsigned code_offset; /* of the code object in the frame the evaluator is given */
@@ -186,6 +187,49 @@ static bool code_offset(unsigned minor, unsigned *offset)
 	}
 }
 
+/* At the interpreter's exit (atexit, run last): an evaluator installed after ours that did
+ * not chain to it and put it back (unlike torch.compile's, a debugger's or a JIT's may not)
+ * stopped the tracing; say so. */
+static py_obj *check_at_exit(py_obj *self, py_obj *args, py_obj *kwargs)
+{
+	(void)self, (void)args, (void)kwargs;
+	if (tr.on && armed && rt_capi.get_eval_frame(tr.interp) != trace_eval)
+		rt_note(SC_NOTE_WARN,
+			"Python tracing: the program replaced syscope's frame "
+			"evaluator and did not put it back (a debugger or JIT); calls "
+			"after that were not traced");
+	rt_capi.inc_ref(rt_capi.py_none);
+	return rt_capi.py_none;
+}
+
+static struct py_method_def check_def = { "_syscope_check_tracing", (void *)check_at_exit,
+					  PY_METH_VARARGS | PY_METH_KEYWORDS, NULL };
+
+static void check_at_exit_register(void)
+{
+	py_obj *atexit = rt_capi.import("atexit"); /* built in: importing it does nothing else */
+	py_obj *reg = atexit ? rt_capi.get_attr(atexit, "register") : NULL;
+	py_obj *fn = reg ? rt_capi.cfunction_new(&check_def, NULL, NULL) : NULL;
+	py_obj *args = fn ? rt_capi.tuple_new(1) : NULL, *r = NULL;
+
+	if (args) {
+		rt_capi.tuple_set(args, 0, fn); /* steals it */
+		fn = NULL;
+		r = rt_capi.call(reg, args, NULL);
+	}
+	if (r)
+		rt_capi.dec_ref(r);
+	if (args)
+		rt_capi.dec_ref(args);
+	if (fn)
+		rt_capi.dec_ref(fn);
+	if (reg)
+		rt_capi.dec_ref(reg);
+	if (atexit)
+		rt_capi.dec_ref(atexit);
+	rt_capi.err_clear();
+}
+
 bool rt_py_trace_install(void)
 {
 	void *interp;
@@ -214,7 +258,7 @@ bool rt_py_trace_install(void)
 				      "Python calls not traced");
 		return false;
 	}
-	interp = rt_capi.interp_get();
+	interp = tr.interp = rt_capi.interp_get();
 	tr.previous = rt_capi.get_eval_frame(interp);
 	if (!tr.previous) {
 		rt_note(SC_NOTE_WARN,
@@ -225,6 +269,7 @@ bool rt_py_trace_install(void)
 	rt_capi.set_eval_frame(interp, trace_eval);
 	tr.on = true;
 	rt_py_set_tracing(true); /* PY_RUNTIME says so */
+	check_at_exit_register();
 	if ((void *)tr.previous != dlsym(RTLD_DEFAULT, "_PyEval_EvalFrameDefault"))
 		rt_note(SC_NOTE_INFO, "Python tracing: another frame evaluator was installed "
 				      "(a debugger or JIT); syscope's calls it");
