@@ -6,6 +6,7 @@ interpreters, when present, are optional extras."""
 import os
 import struct
 import subprocess
+import tempfile
 
 import harness
 from harness import Skip, check, check_eq, syscope
@@ -131,13 +132,23 @@ def test_exact_counts_and_pairing():
 
 def test_argv_path_and_main_as_python_sets_them():
     need_python()
-    plain = subprocess.run([PYTHON, CALLS, "4", "x y"], capture_output=True, text=True)
-    r = run_python("--", PYTHON, CALLS, "4", "x y")
+    for opts in ([], ["-X", "dev", "-B"]):
+        plain = subprocess.run([PYTHON, *opts, CALLS, "4", "x y"], capture_output=True,
+                               text=True)
+        r = run_python("--", PYTHON, *opts, CALLS, "4", "x y")
+        check_eq(r.rc, 0, r.describe())
+        keys = ("argv", "path0", "name", "dev")
+        want = [line for line in plain.stdout.splitlines() if line.split()[0] in keys]
+        got = [line for line in r.out.splitlines() if line.split()[0] in keys]
+        check_eq(len(want), 4, "the fixture's lines")
+        check_eq(got, want, f"what the script sees with {opts}, against a plain run")
+    work = tempfile.mkdtemp(prefix="syscope-it-")
+    rel = os.path.relpath(CALLS, work)
+    plain = subprocess.run([PYTHON, rel, "3"], capture_output=True, text=True, cwd=work)
+    r = syscope("python", "--no-summary", "--", PYTHON, rel, "3", cwd=work)
     check_eq(r.rc, 0, r.describe())
-    want = [line for line in plain.stdout.splitlines() if line.split()[0] in
-            ("argv", "path0", "name")]
-    got = [line for line in r.out.splitlines() if line.split()[0] in ("argv", "path0", "name")]
-    check_eq(got, want, "what the script sees, against a plain run")
+    check_eq(r.out.splitlines()[:3], plain.stdout.splitlines()[:3],
+             f"a relative path ({rel}): argv, path0, name")
 
 
 def test_module_and_code():

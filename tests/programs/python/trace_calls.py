@@ -51,6 +51,7 @@ def main():
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 15
     print("argv", sys.argv)
     print("path0", sys.path[0])
+    print("dev", sys.flags.dev_mode)
     print("name", __name__, "file", __file__ if "__file__" in globals() else None)
     print("fib", fib(n))
     print("caught", catches(7))
