@@ -69,15 +69,11 @@ static bool selected(const char *file, const char *qualname)
 	return !(tr.fn_exclude.on && matches(&tr.fn_exclude, qualname));
 }
 
+/* The text of string attribute `name` of `o`, alive while *ref is (NULL on failure). */
 static const char *str_attr(py_obj *o, const char *name, py_obj **ref)
 {
-	const char *s;
-
 	*ref = rt_capi.get_attr(o, name);
-	if (!*ref)
-		return NULL;
-	s = rt_capi.utf8(*ref);
-	return s;
+	return *ref ? rt_capi.utf8(*ref) : NULL;
 }
 
 /* First call of a code object (in this process image): filter, code id, remembered. */
