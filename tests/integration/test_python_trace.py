@@ -282,6 +282,12 @@ def test_errors():
     r = syscope("python", "--", PYTHON, "-m")
     check_eq(r.rc, 2, r.describe())
     check("-m needs a module name" in r.err, r.err)
+    r = syscope("python", "--no-python", "--", PYTHON, CALLS)
+    check_eq(r.rc, 2, r.describe())
+    check("--no-python leaves Python alone" in r.err, r.err)
+    r = syscope("python", "--", "ls")
+    check_eq(r.rc, 126, r.describe())
+    check("'ls' is a program, not a Python script" in r.err, r.err)
 
 
 def test_other_versions():
