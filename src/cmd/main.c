@@ -26,6 +26,11 @@ const struct sc_verb sc_verbs[] = {
 	  "syscope instrument [-I REGEX] [-E REGEX] [-R REGEX] [--min-instructions N] "
 	  "[--simulate] [--print-instrumented] [--print-excluded] [--dump-info[=FILE]] "
 	  "[options] [--] program [args...]" },
+	{ "python", cmd_python, SC_VERB_PYTHON,
+	  "Run a Python script with every Python call traced as a region (exact counts, "
+	  "mean, min, max), thread names and worker roles; sampling with -S.",
+	  "syscope python [-I REGEX] [-E REGEX] [-MI REGEX] [-ME REGEX] [options] [--] "
+	  "[PYTHON [interpreter options]] script.py|-m MODULE|-c CODE [args...]" },
 	{ "avail", cmd_avail, SC_VERB_AVAIL,
 	  "What this syscope can do here: settings, data sources, CPU events, domains, presets; "
 	  "write a configuration file.",

@@ -3,6 +3,7 @@
 #include "source.h"
 
 #include "../patch/patch.h"
+#include "../python/capi.h"
 
 static const struct rt_source *const table[] = {
 #ifdef SYSCOPE_HAVE_PATCHING
@@ -10,7 +11,8 @@ static const struct rt_source *const table[] = {
 #endif
 	&rt_source_counters, /* before sampling: a thread's first sample finds them open */
 	&rt_source_python,   /* notes of what samples found; the fork child's code table */
-	&rt_source_sampling, &rt_source_telemetry, &rt_source_compiler_hooks,
+	&rt_source_sampling,   &rt_source_telemetry, &rt_source_compiler_hooks,
+	&rt_source_python_api, /* after python: the child's code table is reset first */
 };
 
 #define NSOURCES (sizeof(table) / sizeof(table[0]))

@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The CPython C API as the runtime uses it: function pointers looked up in the interpreter
+ * already in the process (libsyscope.so links nothing from Python and includes no Python
+ * header), and the installation of what needs the interpreter (tracing, thread names,
+ * worker roles) from a pending call, which CPython runs in the main thread with the GIL.
+ *
+ * Everything here runs in normal context with the GIL held, except rt_py_capi_find (the
+ * constructor) and the installer thread, which only calls Py_IsInitialized and
+ * Py_AddPendingCall (both may be called from any thread without the GIL).
+ */
+#ifndef SYSCOPE_RUNTIME_PYTHON_CAPI_H
+#define SYSCOPE_RUNTIME_PYTHON_CAPI_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "../sources/source.h"
+
+typedef void py_obj; /* PyObject */
+typedef ssize_t py_ssize;
+
+/* PyMethodDef, the stable ABI's layout. */
+struct py_method_def {
+	const char *name;
+	void *meth;
+	int flags;
+	const char *doc;
+};
+
+#define PY_METH_VARARGS 0x1
+#define PY_METH_KEYWORDS 0x2
+#define PY_METH_O 0x8
+
+/* PEP 523: the evaluator of one frame (PyFrameObject * on 3.10, _PyInterpreterFrame * on
+ * 3.11-3.13). */
+typedef py_obj *(*py_eval_frame_fn)(void *tstate, void *frame, int throwflag);
+typedef int (*py_audit_hook_fn)(const char *event, py_obj *args, void *data);
+
+struct rt_py_capi {
+	unsigned minor; /* 3.minor; 0 when no interpreter was found */
+	unsigned version_hex;
+
+	int (*is_initialized)(void);
+	int (*add_pending_call)(int (*fn)(void *), void *arg);
+
+	/* Objects and errors */
+	void (*inc_ref)(py_obj *o);
+	void (*dec_ref)(py_obj *o);
+	py_obj *(*get_attr)(py_obj *o, const char *name);
+	int (*set_attr)(py_obj *o, const char *name, py_obj *v);
+	py_obj *(*call)(py_obj *callable, py_obj *args, py_obj *kwargs);
+	py_obj *(*type_of)(py_obj *o); /* PyObject_Type: a new reference */
+	const char *(*utf8)(py_obj *str);
+	py_obj *(*tuple_item)(py_obj *tuple, py_ssize i); /* borrowed */
+	py_ssize (*tuple_size)(py_obj *tuple);
+	py_obj *(*list_item)(py_obj *list, py_ssize i); /* borrowed */
+	py_obj *(*tuple_new)(py_ssize n);
+	int (*tuple_set)(py_obj *tuple, py_ssize i, py_obj *item); /* steals `item` */
+	py_obj *(*dict_item)(py_obj *dict, const char *key);	   /* borrowed, no error set */
+	py_obj *(*sys_get)(const char *name);			   /* borrowed, no error set */
+	int (*is_finalizing)(void);
+	void (*err_clear)(void);
+	void (*err_fetch)(py_obj **type, py_obj **value, py_obj **traceback);
+	void (*err_restore)(py_obj *type, py_obj *value, py_obj *traceback);
+	py_obj *(*cfunction_new)(struct py_method_def *def, py_obj *self, py_obj *module);
+	py_obj *(*instance_method)(py_obj *fn);
+	int (*sys_set)(const char *name, py_obj *v);
+	py_obj *(*import)(const char *name);
+	int (*add_audit_hook)(py_audit_hook_fn hook, void *data);
+	py_obj *py_true, *py_none;
+
+	/* PEP 523 and per-code-object storage */
+	void *(*interp_get)(void);
+	py_eval_frame_fn (*get_eval_frame)(void *interp);
+	void (*set_eval_frame)(void *interp, py_eval_frame_fn fn);
+	py_ssize (*request_code_extra)(void (*free_fn)(void *));
+	int (*code_get_extra)(py_obj *code, py_ssize index, void **extra);
+	int (*code_set_extra)(py_obj *code, py_ssize index, void *extra);
+	void *code_type; /* &PyCode_Type */
+};
+
+extern struct rt_py_capi rt_capi;
+
+/* trace.c: install the PEP 523 hook (pending call, GIL held); false, with a note, when
+ * tracing cannot work here. */
+bool rt_py_trace_install(void);
+/* trace.c: record calls from now on (calls entered before are never recorded). */
+void rt_py_trace_arm(void);
+/* trace.c: the fork child's frames in progress were entered in the parent. */
+void rt_py_trace_fork_child(void);
+
+/* pyapi_names.c: record Python thread names and multiprocessing roles from now on. */
+void rt_py_names_install(void);
+
+/* Record `name` as the calling thread's name (THREAD_NAME, given by the program). */
+void rt_py_record_thread_name(const char *name);
+
+extern const struct rt_source rt_source_python_api;
+
+#endif /* SYSCOPE_RUNTIME_PYTHON_CAPI_H */
