@@ -276,6 +276,21 @@ size_t sc_stack_path(struct sc_profile_set *set, const struct sc_stack *st, uint
 	return path_buf.n;
 }
 
+unsigned sc_stack_gil(struct sc_profile_set *set, uint32_t idx)
+{
+	const struct sc_stack *st = &set->model->stacks.v[idx];
+
+	if (!(st->flags & SC_SAMPLE_PYTHON))
+		return SC_GIL_NONE;
+	while (set->stack_gil.n <= idx)
+		*VEC_PUSH(&set->stack_gil) = 0;
+	if (!set->stack_gil.v[idx]) {
+		sc_stack_path(set, st, NULL, NULL);
+		set->stack_gil.v[idx] = (uint8_t)(set->last_splice.gil + 1);
+	}
+	return set->stack_gil.v[idx] - 1u;
+}
+
 static void tree_init(struct sc_tree *t, int32_t tid)
 {
 	struct sc_node *root;
@@ -534,6 +549,7 @@ void sc_profiles_free(struct sc_profile_set *set)
 	VEC_FREE(&set->profiles);
 	VEC_FREE(&set->funcs);
 	VEC_FREE(&set->lines);
+	VEC_FREE(&set->stack_gil);
 	sc_hashmap_free(&set->func_index);
 	sc_hashmap_free(&set->line_index);
 	VEC_FREE(&path_buf);

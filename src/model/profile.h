@@ -90,6 +90,7 @@ struct sc_profile_set {
 	struct sc_hashmap line_index;
 	VEC(struct sc_profile *) profiles; /* per process (model order), then kind */
 	struct sc_py_splice last_splice;   /* what the last sc_stack_path made of Python */
+	VEC(uint8_t) stack_gil;		   /* sc_stack_gil's answers, per stack + 1 (0: not yet) */
 };
 
 /* Build the profiles of every process and kind that has samples, and with `regions` the
@@ -106,6 +107,10 @@ void sc_profiles_free(struct sc_profile_set *set);
  */
 size_t sc_stack_path(struct sc_profile_set *set, const struct sc_stack *st, uint32_t **funcs,
 		     uint32_t **lines);
+
+/* The GIL state (enum sc_gil_state) of stack `idx` of the model, once its native frames are
+ * symbolized: SC_GIL_NONE for stacks without Python. */
+unsigned sc_stack_gil(struct sc_profile_set *set, uint32_t idx);
 
 /* Call-tree outputs (text and JSON trees) stop at this depth: below it, calls stay in the
  * node at the cut, which says so. Readers refuse deeper nesting and a 10 000-deep recursion
