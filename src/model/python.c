@@ -134,9 +134,16 @@ const struct sc_py_stack *sc_py_sample_stack(const struct sc_rec_sample *s,
 
 struct sc_module *sc_py_interpreter_module(struct sc_image *img)
 {
-	if (!img->py || !img->py->runtimes.n)
+	struct sc_py_image *py = img->py;
+
+	if (!py || !py->runtimes.n)
 		return NULL;
-	return sc_image_module_at(img, img->py->runtimes.v[0].runtime, img->py->runtimes.v[0].ts);
+	if (!py->interp_known) { /* asked per native frame: look it up once */
+		py->interp =
+			sc_image_module_at(img, py->runtimes.v[0].runtime, py->runtimes.v[0].ts);
+		py->interp_known = true;
+	}
+	return py->interp;
 }
 
 const char *sc_py_func_name(struct sc_model *m, const struct sc_image *img, uint64_t addr,

@@ -62,8 +62,9 @@ struct sc_py_image {
 	VEC(struct sc_py_code) codes;
 	struct sc_hashmap by_id; /* code id -> index + 1 (the first record of an id) */
 	VEC(struct sc_py_runtime_info) runtimes;
-	uint64_t bad_records; /* PY_CODE / PY_RUNTIME records whose lengths did not add up */
-	uint64_t bad_stacks;  /* samples whose Python part did not fit the record */
+	uint64_t bad_records;	  /* PY_CODE / PY_RUNTIME records whose lengths did not add up */
+	struct sc_module *interp; /* sc_py_interpreter_module's answer, once looked up */
+	bool interp_known;
 };
 
 /* Keep the image's PY_RUNTIME and PY_CODE records (the metadata pass calls it for both). */
