@@ -853,6 +853,12 @@ static int sample_record(void *ctx, int32_t tid, const struct sc_record *rec, ui
 	if (rec->type != SC_REC_SAMPLE || s->kind >= SC_KINDS || !s->nframes)
 		return 0;
 	t = thread_of(ps, tid);
+	if (rec->flags & SC_SAMPLE_PYTHON) {
+		const struct sc_py_frame *py;
+
+		if (!sc_py_sample_stack(s, &py))
+			sc_py_bad_stack(ps->img);
+	}
 	if (s->kind == SC_SAMPLE_CRASH) {
 		struct stack_key key;
 

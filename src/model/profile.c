@@ -185,8 +185,10 @@ static void python_frame(struct sc_profile_set *set, const struct sc_image *img,
 			   empty, 0, false, false, false);
 		return;
 	}
-	push_frame(set, c->qualname, c->filename, c->filename,
-		   (uint32_t)sc_py_code_line(c, f->instr), false, false, false);
+	int32_t line = sc_py_code_line(c, f->instr);
+
+	push_frame(set, c->qualname, c->filename, c->filename, line > 0 ? (uint32_t)line : 0, false,
+		   false, false);
 }
 
 /* The path of a stack with Python frames: native frames symbolized (innermost first, each

@@ -86,6 +86,11 @@ void sc_py_record(struct sc_model *m, struct sc_image *img, const struct sc_reco
 	}
 }
 
+void sc_py_bad_stack(struct sc_image *img)
+{
+	py_of(img)->bad_stacks++;
+}
+
 void sc_py_image_free(struct sc_py_image *py)
 {
 	if (!py)

@@ -62,11 +62,15 @@ struct sc_py_image {
 	VEC(struct sc_py_code) codes;
 	struct sc_hashmap by_id; /* code id -> index + 1 (the first record of an id) */
 	VEC(struct sc_py_runtime_info) runtimes;
-	uint64_t bad_records;	  /* PY_CODE / PY_RUNTIME records whose lengths did not add up */
+	uint64_t bad_records; /* PY_CODE / PY_RUNTIME records whose lengths did not add up */
+	uint64_t bad_stacks;  /* samples whose Python part did not fit the record: native only */
 	struct sc_module *interp; /* sc_py_interpreter_module's answer, once looked up */
 	bool interp_known;
 };
 
+/* Count a sample whose SC_SAMPLE_PYTHON part does not fit its record (it keeps its native
+ * frames only). */
+void sc_py_bad_stack(struct sc_image *img);
 /* Keep the image's PY_RUNTIME and PY_CODE records (the metadata pass calls it for both). */
 void sc_py_record(struct sc_model *m, struct sc_image *img, const struct sc_record *rec);
 void sc_py_image_free(struct sc_py_image *py);

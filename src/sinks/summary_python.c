@@ -37,6 +37,11 @@ static void print_runtimes(FILE *f, struct sc_image *img)
 			(int)img->pid, mod ? sc_base_name(mod->path) : "?", runtime_state(r->state),
 			r->flags & SC_PY_TRACING ? ", calls traced" : "");
 	}
+	if (img->py && img->py->bad_stacks)
+		fprintf(f,
+			"syscope: Python: %llu samples of process %d had a damaged Python part; "
+			"they keep their native frames only\n",
+			(unsigned long long)img->py->bad_stacks, (int)img->pid);
 	if (img->py && img->py->bad_records)
 		fprintf(f,
 			"syscope: Python: %llu damaged code records in process %d were skipped\n",

@@ -22,12 +22,12 @@ PID = 5151
 MAIN_DEFLATE = "gen_main;Py_RunMain;<module>;Trainer.step;Model.forward;gen_deflate"
 
 
-def py_session(*convert_args):
+def py_session(*convert_args, gen_args=()):
     """A fresh synthetic Python session converted with `convert_args`: (Result, folder)."""
     workdir = tempfile.mkdtemp(prefix="syscope-py-")
     harness._workdirs.append(workdir)
     session = os.path.join(workdir, "session")
-    subprocess.run([GEN_PY_SESSION, session, "--pid", str(PID)], check=True)
+    subprocess.run([GEN_PY_SESSION, session, "--pid", str(PID), *gen_args], check=True)
     r = syscope("convert", *convert_args, session)
     check_eq(r.rc, 0, r.describe())
     return r, session
@@ -160,6 +160,15 @@ def test_traced_python_calls_are_regions_with_statistics():
     check("Model.forward" in harness.children(step), "Model.forward inside step")
     check_eq(folded(s, "wall_clock"), {"Trainer.step": "6000",
                                         "Trainer.step;Model.forward": "6000"}, "regions folded")
+
+
+def test_damaged_python_part_is_counted_and_native_kept():
+    r, s = py_session("--output-format", "folded", gen_args=("--damaged",))
+    check("Python: 3 samples of process 5151 had a damaged Python part; they keep their "
+          "native frames only" in r.err, r.err)
+    f = folded(s, "sampling_wall_clock")
+    check_eq(f.get("gen_deflate"), "3", f)
+    check_eq(f.get("gen_thread_root;worker;[waiting for the GIL]"), "30", f)
 
 
 if __name__ == "__main__":

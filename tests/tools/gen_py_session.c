@@ -4,7 +4,7 @@
  * one (src/store/format.h), with exact counts, for the reader's tests while no interpreter
  * is needed (tests/integration/test_python_profiles.py says what each output must show).
  *
- *   gen_py_session DIR [--pid N]
+ *   gen_py_session DIR [--pid N] [--damaged]
  *
  * The "interpreter" is libgen_py_interp.so (its functions carry CPython's names); this
  * program's own functions are the native modules (gen_deflate stands for zlib). Code
@@ -20,7 +20,8 @@
  * Worker thread (wall time, 1 ms each): 30 samples in worker:32 waiting for the GIL (in
  * take_gil under PyEval_RestoreThread under time_sleep), 10 in worker:36 > gen_deflate
  * without the GIL, 10 in worker:38 holding it. Model.forward's PY_CODE record is on the
- * worker thread, after the main thread's samples that name it.
+ * worker thread, after the main thread's samples that name it. With --damaged, the worker
+ * thread also has 3 samples whose Python part claims more frames than the record holds.
  */
 #include <errno.h>
 #include <limits.h>
@@ -323,7 +324,25 @@ static void write_main_thread(int32_t pid)
 	write_thread_end(pid);
 }
 
-static void write_worker_thread(int32_t tid)
+/* A sample whose Python header claims 9 frames where the record holds one. */
+static void write_damaged_sample(void)
+{
+	struct {
+		struct sc_rec_sample s;
+		uint64_t frame;
+		struct sc_py_stack ps;
+		struct sc_py_frame pf;
+	} r = { .s = { .kind = SC_SAMPLE_REALTIME, .nframes = 1 },
+		.frame = (uint64_t)(uintptr_t)gen_deflate + 4,
+		.ps = { .nframes = 9, .gil = SC_PY_GIL_HELD },
+		.pf = { .code_id = 4, .instr = 1 } };
+
+	w.ts += 1000000;
+	r.s.ts = w.ts;
+	put(SC_REC_SAMPLE, SC_SAMPLE_PYTHON, &r, sizeof(r), NULL, 0);
+}
+
+static void write_worker_thread(int32_t tid, int damaged)
 {
 	static uint64_t (*const waiting[])(uint64_t) = {
 		gen_futex_wait,		  take_gil,	  PyEval_RestoreThread, time_sleep,
@@ -346,6 +365,8 @@ static void write_worker_thread(int32_t tid)
 		write_sample(SC_SAMPLE_REALTIME, 0, released, 4, at_deflate, 1, SC_PY_GIL_RELEASED);
 	for (int i = 0; i < 10; i++)
 		write_sample(SC_SAMPLE_REALTIME, 0, held, 3, at_held, 1, SC_PY_GIL_HELD);
+	for (int i = 0; damaged && i < 3; i++)
+		write_damaged_sample();
 	write_thread_end(tid);
 }
 
@@ -353,6 +374,7 @@ int main(int argc, char **argv)
 {
 	int32_t pid = 5151;
 	const char *dir = NULL;
+	int damaged = 0;
 	char path[PATH_MAX], exe[PATH_MAX];
 	struct sc_file_header h;
 	struct timespec now;
@@ -361,13 +383,15 @@ int main(int argc, char **argv)
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--pid") && i + 1 < argc)
 			pid = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--damaged"))
+			damaged = 1;
 		else if (argv[i][0] != '-')
 			dir = argv[i];
 		else
-			die("usage: gen_py_session DIR [--pid N]");
+			die("usage: gen_py_session DIR [--pid N] [--damaged]");
 	}
 	if (!dir || pid <= 0)
-		die("usage: gen_py_session DIR [--pid N]");
+		die("usage: gen_py_session DIR [--pid N] [--damaged]");
 	mkdir(dir, 0755);
 	snprintf(path, sizeof(path), "%s/raw", dir);
 	if (mkdir(path, 0755) && errno != EEXIST)
@@ -395,7 +419,7 @@ int main(int argc, char **argv)
 	write_module("", exe);
 	write_module("libgen_py_interp", exe);
 	write_main_thread(pid);
-	write_worker_thread(pid + 1);
+	write_worker_thread(pid + 1, damaged);
 	flush_chunk();
 	h.chunks_claimed = w.chunks;
 	h.end_ns = w.ts + 1000;
