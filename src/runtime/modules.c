@@ -12,6 +12,7 @@
  * is what libunwind calls from signal handlers too.
  */
 #include "rt.h"
+#include "python/python.h"
 
 #include <dlfcn.h>
 #include <elf.h>
@@ -140,6 +141,7 @@ static int scan_cb(struct dl_phdr_info *info, size_t size, void *data)
 		}
 	}
 	record_module(SC_REC_MODULE_LOAD, info, sc);
+	rt_py_module_loaded(info); /* is it a Python interpreter? */
 	if (i == nknown && nknown < MAX_MODULES) {
 		known[nknown].base = info->dlpi_addr;
 		known[nknown].phdr = info->dlpi_phdr;

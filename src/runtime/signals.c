@@ -20,6 +20,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "python/python.h"
 #include "sources/source.h"
 
 struct sig_state {
@@ -248,6 +249,7 @@ static void on_fatal_signal(int sig, siginfo_t *si, void *uc)
 	int saved_errno = errno;
 	struct sigaction dfl;
 
+	rt_py_recover_fault(sig); /* returns unless a Python walk faulted */
 	if (rt_active() && rt_self.state == RT_THREAD_ACTIVE) {
 		rt_sampling_record_crash(uc);
 		rt_set_end(SC_END_SIGNAL, sig);

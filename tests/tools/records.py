@@ -21,3 +21,104 @@ with open(DEF) as f:
 
 if not NAMES:
     raise ImportError(f"no SC_RECORD rows in {DEF}")
+
+
+# ---- decoders of the Python parts (src/store/format.h, docs/record-format.md) ----
+import struct  # noqa: E402
+
+SAMPLE_PYTHON = 0x4          # SAMPLE hdr.flags: a struct sc_py_stack follows the frames
+PY_GIL_NONE, PY_GIL_HELD, PY_GIL_RELEASED = 0, 1, 2
+PY_STACK_TRUNCATED, PY_STACK_BAD_CODE = 0x1, 0x2
+PY_FRAME_GROUP_END = 0x80000000
+PY_STATES = {1: "frames", 2: "unsupported", 3: "free-threaded", 4: "invalid", 5: "off"}
+PY_TRACING = 0x1
+
+
+def decode_sample(flags, payload):
+    """A SAMPLE record's payload (after the header) as a dict: ts, cpu_ns, kind, frames
+    (native PCs, innermost first) and python: None, or a dict with gil, flags and frames, a
+    list of (code_id, index, group_end) innermost first, index -1 for "not started"."""
+    ts, cpu, kind, n = struct.unpack_from("<QQHH", payload, 0)
+    frames = list(struct.unpack_from(f"<{n}Q", payload, 24))
+    s = {"ts": ts, "cpu_ns": cpu, "kind": kind, "frames": frames, "python": None}
+    if flags & SAMPLE_PYTHON:
+        off = 24 + 8 * n
+        npy, gil, pflags = struct.unpack_from("<HBB", payload, off)
+        py = []
+        for i in range(npy):
+            code_id, instr = struct.unpack_from("<II", payload, off + 8 + 8 * i)
+            py.append((code_id, (instr & 0x7fffffff) - 1, bool(instr & PY_FRAME_GROUP_END)))
+        s["python"] = {"gil": gil, "flags": pflags, "frames": py}
+    return s
+
+
+def decode_py_runtime(payload):
+    ts, runtime, version, state, flags = struct.unpack_from("<QQIHH", payload, 0)
+    return {"ts": ts, "runtime": runtime, "version": version, "state": state,
+            "state_name": PY_STATES.get(state, str(state)), "flags": flags}
+
+
+def decode_py_code(payload):
+    """A PY_CODE record: id, first_line, address, fingerprint, version (0x030b), flags,
+    filename, qualname (str) and linetable (bytes)."""
+    (code_id, first, addr, fp, lt_len, fn_len, qn_len, version,
+     flags, _r) = struct.unpack_from("<IiQQIHHHHI", payload, 0)
+    off = 40
+    filename = payload[off:off + fn_len].decode("utf-8")
+    qualname = payload[off + fn_len:off + fn_len + qn_len].decode("utf-8")
+    lt = bytes(payload[off + fn_len + qn_len:off + fn_len + qn_len + lt_len])
+    return {"id": code_id, "first_line": first, "address": addr, "fingerprint": fp,
+            "version": version, "flags": flags, "filename": filename, "qualname": qualname,
+            "linetable": lt}
+
+
+def _varint(b, i):
+    r, s = b[i] & 63, 6
+    while b[i] & 64:
+        i += 1
+        r |= (b[i] & 63) << s
+        s += 6
+    return r, i + 1
+
+
+def _svarint(b, i):
+    u, i = _varint(b, i)
+    return (-(u >> 1) if u & 1 else u >> 1), i
+
+
+def py_line(code, index):
+    """The line of code-unit `index` of a decoded PY_CODE record (its first line for -1,
+    None where the table gives no line), from the line table in its version's format."""
+    table, line = code["linetable"], code["first_line"]
+    if index < 0:
+        return line
+    if code["version"] < 0x030b:  # 3.10: PEP 626 (byte length, line delta) pairs
+        addr, target = 0, 2 * index
+        for k in range(0, len(table) - 1, 2):
+            length, delta = table[k], table[k + 1]
+            delta = delta - 256 if delta >= 128 else delta
+            if delta != -128:
+                line += delta
+            if addr <= target < addr + length:
+                return None if delta == -128 else line
+            addr += length
+        return None
+    i = addr = 0
+    while i < len(table):  # 3.11+: the location table
+        h = table[i]
+        code_kind, n, delta = (h >> 3) & 15, (h & 7) + 1, 0
+        i += 1
+        if code_kind in (13, 14):
+            delta, i = _svarint(table, i)
+            if code_kind == 14:
+                for _ in range(3):
+                    _, i = _varint(table, i)
+        elif code_kind >= 10 and code_kind <= 12:
+            delta, i = code_kind - 10, i + 2
+        elif code_kind < 10:
+            i += 1
+        line += delta
+        if addr <= index < addr + n:
+            return None if code_kind == 15 else line
+        addr += n
+    return None

@@ -26,6 +26,8 @@
  */
 #include "source.h"
 
+#include "../python/python.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/perf_event.h>
@@ -116,13 +118,17 @@ static uint64_t record_sample(struct rt_thread *t, uint16_t kind, void *uc, uint
 	uint32_t max = (uint32_t)(sizeof(struct sc_rec_sample) + (size_t)sampler.max_depth * 8);
 	uint64_t cpu = rt_thread_cpu_ns();
 	struct sc_rec_sample *r;
+	struct rt_py_sample py;
+	uint32_t size, py_size = 0;
 	uint16_t flags = 0;
-	uint32_t size;
 	int n;
 
 	t->sample_pc = arch_uc_pc(uc); /* modules.c: is the loader's lock changing hands? */
 	rt_modules_check();	       /* a sample in a new library needs its load record first */
-	r = rt_reserve(max);
+	/* Python frames first: their code objects' first PY_CODE records are written then. */
+	if (__builtin_expect(rt_py_sampling, 0) && kind != SC_SAMPLE_CRASH)
+		py_size = rt_py_sample(&py);
+	r = rt_reserve(max + py_size);
 	if (!r)
 		return 0;
 	n = rt_unwind(uc, t, r->frames, sampler.max_depth, &flags);
@@ -131,8 +137,12 @@ static uint64_t record_sample(struct rt_thread *t, uint16_t kind, void *uc, uint
 	r->kind = kind;
 	r->nframes = (uint16_t)n;
 	r->reserved = 0;
-	size = sc_record_align((uint32_t)(sizeof(*r) + (size_t)n * 8));
-	rt_shrink_last(r, max, size);
+	if (py_size) {
+		arch_copy(&r->frames[n], &py, py_size);
+		flags |= SC_SAMPLE_PYTHON;
+	}
+	size = sc_record_align((uint32_t)(sizeof(*r) + (size_t)n * 8 + py_size));
+	rt_shrink_last(r, max + py_size, size);
 	rt_commit(r, SC_REC_SAMPLE, flags, size);
 	return cpu;
 }

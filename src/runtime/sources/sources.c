@@ -9,6 +9,7 @@ static const struct rt_source *const table[] = {
 	&rt_source_patching, /* first: patching wants the process to have one thread */
 #endif
 	&rt_source_counters, /* before sampling: a thread's first sample finds them open */
+	&rt_source_python,   /* notes of what samples found; the fork child's code table */
 	&rt_source_sampling, &rt_source_telemetry, &rt_source_compiler_hooks,
 };
 

@@ -1,0 +1,362 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Finding the CPython interpreter of the process (docs/design/python-frames.md §2): the
+ * executable (Debian's and Ubuntu's python3.X link libpython in and export its symbols) or
+ * a libpython3.*.so* (shared builds, embedders, a dlopen'ed one), looked at as each module
+ * is mapped: at start, and when modules.c sees new ones, which may be from a sample's
+ * handler, so everything here is async-signal-safe except the notes, which wait for normal
+ * context (rt_py_flush_notes). The first interpreter found is the one used.
+ *
+ * Its version comes from Py_Version (3.11+), else from the module's name (python3.10,
+ * libpython3.10.so.1.0), else from Py_GetVersion() outside a handler. A known minor gets
+ * its layout, checked against the running interpreter before any frame is read: the type
+ * of code objects is named "code", is a type, and has the size of our PyCodeObject; 3.13's
+ * own _Py_DebugOffsets equal our table.
+ */
+#include "internal.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+struct rt_py_interp rt_py;
+bool rt_py_sampling;
+
+static atomic_int detecting;
+
+/* Notes found where no note can be written (a signal handler), written later. */
+enum pending_note {
+	NOTE_NONE,
+	NOTE_UNKNOWN_VERSION,
+	NOTE_UNSUPPORTED,
+	NOTE_FREE_THREADED,
+	NOTE_MISSING_SYMBOL,
+	NOTE_BAD_TYPE,
+	NOTE_DEBUG_OFFSETS,
+	NOTE_NO_MEMORY,
+	NOTE_BAD_FRAMES,
+};
+static struct {
+	atomic_int what; /* enum pending_note */
+	const char *name;
+	struct rt_py_mismatch mismatch;
+	uint32_t bad, checked;
+} note;
+
+static void queue_note(enum pending_note what, const char *name)
+{
+	note.name = name;
+	atomic_store(&note.what, what);
+}
+
+void rt_py_flush_notes(void)
+{
+	enum pending_note what = atomic_exchange(&note.what, NOTE_NONE);
+	unsigned minor = (rt_py.version >> 16) & 0xff;
+	const struct rt_py_mismatch *m = &note.mismatch;
+
+	switch (what) {
+	case NOTE_NONE:
+		break;
+	case NOTE_UNKNOWN_VERSION:
+		rt_note(SC_NOTE_WARN,
+			"Python: an interpreter (%s) whose version could not be told: no Python "
+			"frames, native frames only",
+			note.name);
+		break;
+	case NOTE_UNSUPPORTED:
+		rt_note(SC_NOTE_WARN,
+			"CPython 3.%u: no Python frames, native frames only (syscope reads "
+			"CPython 3.10 to 3.13)",
+			minor);
+		break;
+	case NOTE_FREE_THREADED:
+		rt_note(SC_NOTE_WARN,
+			"CPython 3.%u free-threaded build: no Python frames, native frames only",
+			minor);
+		break;
+	case NOTE_MISSING_SYMBOL:
+		rt_note(SC_NOTE_WARN,
+			"CPython 3.%u: its module exports no %s; no Python frames, native frames "
+			"only",
+			minor, note.name);
+		break;
+	case NOTE_BAD_TYPE:
+		rt_note(SC_NOTE_WARN,
+			"CPython 3.%u: its code objects are not laid out as syscope expects (%s); "
+			"no Python frames, native frames only",
+			minor, note.name);
+		break;
+	case NOTE_DEBUG_OFFSETS:
+		rt_note(SC_NOTE_WARN,
+			"CPython 3.%u: _Py_DebugOffsets %s is %llu, syscope's table says %lld; no "
+			"Python frames, native frames only",
+			minor, m->what, (unsigned long long)m->found, (long long)m->expected);
+		break;
+	case NOTE_NO_MEMORY:
+		rt_note(SC_NOTE_WARN,
+			"CPython 3.%u: no memory for the table of code objects; no "
+			"Python frames, native frames only",
+			minor);
+		break;
+	case NOTE_BAD_FRAMES:
+		rt_note(SC_NOTE_WARN,
+			"CPython 3.%u: %u of the first %u Python frames read in samples had no "
+			"valid code object; Python frames off for the rest of this process",
+			minor, note.bad, note.checked);
+		break;
+	}
+}
+
+void rt_py_record_runtime(void)
+{
+	struct sc_rec_py_runtime r = {
+		.ts = rt_now_ns(),
+		.runtime = rt_py.runtime,
+		.version = rt_py.version,
+		.state = (uint16_t)atomic_load(&rt_py.state),
+		.flags = rt_py.flags,
+	};
+
+	if (r.state)
+		rt_record(SC_REC_PY_RUNTIME, 0, &r.ts, sizeof(r) - sizeof(r.hdr), NULL, 0);
+}
+
+/* The name a module is known by: the executable's real path for the main program. */
+static const char *module_name(const struct dl_phdr_info *info)
+{
+	static char exe[512];
+	ssize_t n;
+
+	if (info->dlpi_name && info->dlpi_name[0])
+		return info->dlpi_name;
+	if (!exe[0]) {
+		n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+		exe[n > 0 ? n : 0] = '\0';
+	}
+	return exe;
+}
+
+static const char *base_name(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash ? slash + 1 : path;
+}
+
+/* "3.N" after `prefix` at the start of `name`: PY_VERSION_HEX without the micro, or 0. */
+static uint32_t version_after(const char *name, const char *prefix)
+{
+	size_t n = strlen(prefix);
+	unsigned minor = 0;
+	const char *p;
+
+	if (strncmp(name, prefix, n) || strncmp(name + n, "3.", 2))
+		return 0;
+	for (p = name + n + 2; *p >= '0' && *p <= '9' && minor < 1000; p++)
+		minor = minor * 10 + (unsigned)(*p - '0');
+	return p == name + n + 2 ? 0 : (3u << 24) | (minor << 16);
+}
+
+static bool is_candidate(const struct dl_phdr_info *info)
+{
+	const char *name = info->dlpi_name;
+
+	return !name || !name[0] || version_after(base_name(name), "libpython");
+}
+
+/* PY_VERSION_HEX from "3.10.13 (main, ...)" (release level left at 0). */
+static uint32_t parse_version(const char *s)
+{
+	unsigned v[3] = { 0, 0, 0 };
+
+	for (int i = 0; i < 3 && *s >= '0' && *s <= '9'; i++) {
+		for (; *s >= '0' && *s <= '9' && v[i] < 1000; s++)
+			v[i] = v[i] * 10 + (unsigned)(*s - '0');
+		if (*s == '.')
+			s++;
+	}
+	return v[0] == 3 ? (3u << 24) | (v[1] & 0xff) << 16 | (v[2] & 0xff) << 8 : 0;
+}
+
+static uint32_t find_version(const struct rt_dynsym *d, const char *path)
+{
+	uintptr_t hex = rt_dynsym_lookup(d, "Py_Version", NULL);
+	const char *name = base_name(path);
+	const char *(*get_version)(void);
+	uint32_t v;
+
+	if (hex)
+		return *(const uint32_t *)hex;
+	v = version_after(name, "libpython");
+	if (!v)
+		v = version_after(name, "python");
+	if (v)
+		return v;
+	/* An embedding program: ask the interpreter, which needs no initialization for it. */
+	get_version = (const char *(*)(void))rt_dynsym_lookup(d, "Py_GetVersion", NULL);
+	return get_version && !rt_self.in_sampler ? parse_version(get_version()) : 0;
+}
+
+/* The code type is a type named "code", of the size our layout gives code objects. */
+static const char *check_code_type(const struct rt_py_layout *L)
+{
+	uintptr_t name;
+
+	if (rt_py_ptr(rt_py.code_type, L->ob_type) != rt_py.type_type)
+		return "PyCode_Type is not a type";
+	name = rt_py_ptr(rt_py.code_type, L->tp_name);
+	if (!name || strcmp((const char *)name, "code"))
+		return "PyCode_Type is not named \"code\"";
+	if (*(const int64_t *)(rt_py.code_type + (uintptr_t)L->tp_basicsize) != L->co_basicsize)
+		return "PyCode_Type has another size";
+	return NULL;
+}
+
+static bool find_symbols(void)
+{
+	static const struct {
+		const char *name;
+		uintptr_t *at;
+	} wanted[] = {
+		{ "PyCode_Type", &rt_py.code_type },
+		{ "PyType_Type", &rt_py.type_type },
+		{ "PyUnicode_Type", &rt_py.str_type },
+		{ "PyBytes_Type", &rt_py.bytes_type },
+	};
+
+	for (size_t i = 0; i < sizeof(wanted) / sizeof(wanted[0]); i++) {
+		*wanted[i].at = rt_dynsym_lookup(&rt_py.syms, wanted[i].name, NULL);
+		if (!*wanted[i].at) {
+			queue_note(NOTE_MISSING_SYMBOL, wanted[i].name);
+			return false;
+		}
+	}
+	return true;
+}
+
+/* What syscope does with the interpreter just found; the layout is set when known. */
+static enum sc_py_runtime_state decide(const char *path)
+{
+	const struct rt_py_layout *table = rt_py_layout_of_minor((rt_py.version >> 16) & 0xff);
+	bool free_threaded = false;
+	const char *why;
+
+	if (!rt_py.version) {
+		queue_note(NOTE_UNKNOWN_VERSION, path);
+		return SC_PY_UNSUPPORTED;
+	}
+	if (!table) {
+		queue_note(NOTE_UNSUPPORTED, NULL);
+		return SC_PY_UNSUPPORTED;
+	}
+	rt_py.layout = *table;
+	if (table->minor >= 13 &&
+	    !rt_py_layout_from_debug_offsets(table, (const void *)rt_py.runtime, rt_py.version,
+					     &rt_py.layout, &free_threaded, &note.mismatch)) {
+		queue_note(NOTE_DEBUG_OFFSETS, NULL);
+		return free_threaded ? SC_PY_FREE_THREADED : SC_PY_INVALID;
+	}
+	if (free_threaded) {
+		queue_note(NOTE_FREE_THREADED, NULL);
+		return SC_PY_FREE_THREADED;
+	}
+	if (!find_symbols())
+		return SC_PY_INVALID;
+	why = check_code_type(&rt_py.layout);
+	if (why) {
+		queue_note(NOTE_BAD_TYPE, why);
+		return SC_PY_INVALID;
+	}
+	rt_py.layout_ok = true;
+	if (!sc_bool(&rt_proc.settings, SC_SET_PYTHON))
+		return SC_PY_OFF;
+	if (!rt_py_codes_init()) {
+		rt_py.layout_ok = false;
+		queue_note(NOTE_NO_MEMORY, NULL);
+		return SC_PY_INVALID;
+	}
+	return SC_PY_FRAMES;
+}
+
+void rt_py_module_loaded(const struct dl_phdr_info *info)
+{
+	enum sc_py_runtime_state state;
+	struct rt_dynsym d;
+	const char *path;
+	uintptr_t runtime;
+
+	if (atomic_load(&rt_py.state) || !is_candidate(info) || !rt_dynsym_open(&d, info))
+		return;
+	runtime = rt_dynsym_lookup(&d, "_PyRuntime", NULL);
+	if (!runtime || atomic_exchange(&detecting, 1))
+		return; /* not an interpreter, or another thread is looking at one */
+	path = module_name(info);
+	rt_py.syms = d;
+	rt_py.runtime = runtime;
+	rt_py.version = find_version(&d, path);
+	state = decide(path);
+	atomic_store_explicit(&rt_py.state, (int)state, memory_order_release);
+	rt_py_sampling = state == SC_PY_FRAMES;
+	rt_py_record_runtime();
+	if (!rt_self.in_sampler)
+		rt_py_flush_notes();
+}
+
+void rt_py_disable_bad_layout(uint32_t bad, uint32_t checked)
+{
+	int expected = SC_PY_FRAMES;
+
+	rt_py_sampling = false;
+	if (!atomic_compare_exchange_strong(&rt_py.state, &expected, SC_PY_INVALID))
+		return;
+	rt_py.layout_ok = false; /* the tracer's rt_py_code_id stops too */
+	note.bad = bad;
+	note.checked = checked;
+	queue_note(NOTE_BAD_FRAMES, NULL);
+	rt_py_record_runtime();
+}
+
+void *rt_py_symbol(const char *name)
+{
+	if (!atomic_load_explicit(&rt_py.state, memory_order_acquire))
+		return NULL;
+	return (void *)rt_dynsym_lookup(&rt_py.syms, name, NULL);
+}
+
+void rt_py_set_tracing(bool on)
+{
+	rt_py.flags = on ? (uint16_t)(rt_py.flags | SC_PY_TRACING)
+			 : (uint16_t)(rt_py.flags & ~SC_PY_TRACING);
+	rt_py_record_runtime();
+}
+
+bool rt_py_found(void)
+{
+	return atomic_load_explicit(&rt_py.state, memory_order_acquire) != 0;
+}
+
+uint32_t rt_py_version(void)
+{
+	return rt_py_found() ? rt_py.version : 0;
+}
+
+unsigned rt_py_minor(void)
+{
+	return (rt_py_version() >> 16) & 0xff;
+}
+
+enum sc_py_runtime_state rt_py_state(void)
+{
+	return (enum sc_py_runtime_state)atomic_load_explicit(&rt_py.state, memory_order_acquire);
+}
+
+const struct rt_py_layout *rt_py_layout(void)
+{
+	return rt_py_found() && rt_py.layout_ok ? &rt_py.layout : NULL;
+}
+
+uintptr_t rt_py_runtime(void)
+{
+	return rt_py_found() ? rt_py.runtime : 0;
+}

@@ -1,0 +1,191 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The Python frames of a sample (docs/design/python-frames.md §1.3, §1.4, §5), read by the
+ * sampled thread's own signal handler: its thread state through the GIL-state TSS key (set
+ * whether or not it holds the GIL), the chain of frames from the innermost, each frame's
+ * code object (checked to be one) and instruction, the ends of eval groups, and the GIL.
+ *
+ * No allocation, no lock, no Python API: loads of the thread's own structures, every
+ * pointer checked before it is followed, every loop bounded. The thread may be stopped in
+ * the middle of pushing or popping a frame; a frame whose code does not check out ends the
+ * walk (SC_PY_STACK_BAD_CODE), and too many of those early on mean the layout is wrong for
+ * this interpreter: Python frames go off for the process, with a note. A fault that the
+ * checks missed lands in syscope's fault recorder, which resumes here (rt_py_recover_fault)
+ * and the sample keeps its native frames.
+ */
+#include "internal.h"
+
+#include <setjmp.h>
+
+#define MAX_TSS_KEY 1024u		    /* PTHREAD_KEYS_MAX */
+#define MAX_STEPS (2 * SC_PY_STACK_MAX + 2) /* frames and the eval calls' shims between */
+#define CHECK_FRAMES 1000u		    /* the first frames, where a wrong layout shows */
+#define MAX_BAD_SHARE 100u		    /* more than 1 in 100 bad: the layout is wrong */
+
+static atomic_uint frames_checked, frames_bad;
+
+static RT_TLS sigjmp_buf recovery;
+static RT_TLS volatile sig_atomic_t walking;
+
+/* SC_PY_GIL_HELD when the GIL is locked by this thread state (§5). */
+static uint8_t gil_state(const struct rt_py_layout *L, uintptr_t ts)
+{
+	uintptr_t gil;
+
+	if (L->rt_gil >= 0) {
+		gil = rt_py.runtime + (uintptr_t)L->rt_gil;
+	} else {
+		uintptr_t interp = rt_py_ptr(ts, L->ts_interp);
+
+		if (!rt_py_plausible(interp))
+			return SC_PY_GIL_NONE;
+		gil = rt_py_ptr(interp, L->interp_gil);
+		if (!rt_py_plausible(gil))
+			return SC_PY_GIL_NONE;
+	}
+	return rt_py_i32(gil, L->gil_locked) && rt_py_ptr(gil, L->gil_holder) == ts
+		       ? SC_PY_GIL_HELD
+		       : SC_PY_GIL_RELEASED;
+}
+
+static uintptr_t top_frame(const struct rt_py_layout *L, uintptr_t ts)
+{
+	uintptr_t f = rt_py_ptr(ts, L->ts_frame);
+
+	if (L->cframe_current >= 0 && rt_py_plausible(f))
+		f = rt_py_ptr(f, L->cframe_current);
+	return f;
+}
+
+/* The frame's instruction as sc_py_frame.instr wants it: code-unit index + 1, 0 for -1
+ * (a frame that has not started) and for anything outside its code. */
+static uint32_t instruction(const struct rt_py_layout *L, uintptr_t f, uintptr_t co)
+{
+	int64_t index, units;
+
+	if (L->instr_is_index) {
+		index = rt_py_i32(f, L->fr_instr);
+		units = 1 << 30;
+	} else {
+		index = ((int64_t)rt_py_ptr(f, L->fr_instr) -
+			 (int64_t)(co + (uintptr_t)L->co_code)) /
+			2;
+		units = *(const int64_t *)(co + (uintptr_t)L->ob_size); /* code units */
+	}
+	return index >= 0 && index < units ? (uint32_t)index + 1 : 0;
+}
+
+static void count_frame(bool bad)
+{
+	unsigned checked, nbad;
+
+	if (atomic_load_explicit(&frames_checked, memory_order_relaxed) >= CHECK_FRAMES)
+		return;
+	checked = atomic_fetch_add_explicit(&frames_checked, 1, memory_order_relaxed) + 1;
+	nbad = bad ? atomic_fetch_add_explicit(&frames_bad, 1, memory_order_relaxed) + 1
+		   : atomic_load_explicit(&frames_bad, memory_order_relaxed);
+	if (nbad * MAX_BAD_SHARE > CHECK_FRAMES)
+		rt_py_disable_bad_layout(nbad, checked);
+}
+
+/* The chain from `f`, innermost first, into out (nframes kept up to date: a fault may end
+ * the walk anywhere). */
+static void walk(const struct rt_py_layout *L, uintptr_t f, struct rt_py_sample *out)
+{
+	struct sc_py_stack *head = &out->stack;
+
+	for (unsigned step = 0; f && step < MAX_STEPS; step++) {
+		uintptr_t co;
+
+		if (!rt_py_plausible(f)) {
+			head->flags |= SC_PY_STACK_BAD_CODE;
+			return;
+		}
+		if (L->fr_owner >= 0 &&
+		    *(const uint8_t *)(f + (uintptr_t)L->fr_owner) == RT_PY_CSTACK_OWNER) {
+			/* The shim an eval call pushes: the frame before it ends that call's group. */
+			if (head->nframes)
+				out->frame[head->nframes - 1].instr |= SC_PY_FRAME_GROUP_END;
+			f = rt_py_ptr(f, L->fr_previous);
+			continue;
+		}
+		co = rt_py_ptr(f, L->fr_code);
+		if (!rt_py_is(co, rt_py.code_type)) {
+			head->flags |= SC_PY_STACK_BAD_CODE;
+			count_frame(true);
+			return;
+		}
+		count_frame(false);
+		if (head->nframes == SC_PY_STACK_MAX) {
+			head->flags |= SC_PY_STACK_TRUNCATED;
+			return;
+		}
+		out->frame[head->nframes].instr = instruction(L, f, co);
+		if (L->instr_is_index ||
+		    (L->fr_is_entry >= 0 && *(const uint8_t *)(f + (uintptr_t)L->fr_is_entry)))
+			out->frame[head->nframes].instr |= SC_PY_FRAME_GROUP_END;
+		out->frame[head->nframes].code_id = rt_py_code_id(co);
+		__atomic_signal_fence(__ATOMIC_SEQ_CST); /* the frame is there before it counts */
+		head->nframes++;
+		f = rt_py_ptr(f, L->fr_previous);
+	}
+	if (f)
+		head->flags |= SC_PY_STACK_TRUNCATED;
+}
+
+static uintptr_t thread_state(const struct rt_py_layout *L)
+{
+	uintptr_t key = rt_py.runtime + (uintptr_t)L->rt_tss_key;
+	uint32_t k;
+
+	if (!*(const int32_t *)key)
+		return 0; /* before Py_Initialize */
+	k = *(const uint32_t *)(key + 4);
+	return k < MAX_TSS_KEY ? (uintptr_t)pthread_getspecific((pthread_key_t)k) : 0;
+}
+
+uint32_t rt_py_sample(struct rt_py_sample *out)
+{
+	const struct rt_py_layout *L = &rt_py.layout;
+	struct sc_py_stack *volatile head = &out->stack;
+	uintptr_t ts;
+
+	if (!rt_py_sampling)
+		return 0;
+	ts = thread_state(L);
+	if (!rt_py_plausible(ts))
+		return 0; /* no Python on this thread */
+	head->nframes = 0;
+	head->flags = 0;
+	head->reserved = 0;
+	if (sigsetjmp(recovery, 0)) {
+		/* A fault inside the walk: keep the frames read before it. */
+		walking = 0;
+		rt_py_codes_abandon();
+		head->flags |= SC_PY_STACK_BAD_CODE;
+		return (uint32_t)(sizeof(*head) + head->nframes * sizeof(out->frame[0]));
+	}
+	walking = 1;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	head->gil = SC_PY_GIL_NONE;
+	head->gil = gil_state(L, ts);
+	walk(L, top_frame(L, ts), out);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	walking = 0;
+	return (uint32_t)(sizeof(*head) + head->nframes * sizeof(out->frame[0]));
+}
+
+void rt_py_recover_fault(int sig)
+{
+	sigset_t again;
+
+	if (!walking)
+		return;
+	walking = 0;
+	/* The fault's signal is blocked while its handler runs; siglongjmp(…, 0) leaves the
+	 * mask alone, so let it through again first. */
+	sigemptyset(&again);
+	sigaddset(&again, sig);
+	RT_REAL(pthread_sigmask)(SIG_UNBLOCK, &again, NULL);
+	siglongjmp(recovery, 1);
+}

@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: MIT */
+/* State shared by the files of runtime/python/ (python.h is the outside's interface). */
+#ifndef SYSCOPE_RUNTIME_PYTHON_INTERNAL_H
+#define SYSCOPE_RUNTIME_PYTHON_INTERNAL_H
+
+#include "../rt.h"
+#include "dynsym.h"
+#include "python.h"
+
+/* The interpreter found in this process; written once by find.c before `state` is set. */
+struct rt_py_interp {
+	_Atomic int state; /* enum sc_py_runtime_state, 0: none found (yet) */
+	bool layout_ok;	   /* `layout` is known and checked out */
+	uint32_t version;  /* PY_VERSION_HEX */
+	uint16_t flags;	   /* SC_PY_TRACING */
+	uintptr_t runtime, code_type, type_type, str_type, bytes_type;
+	struct rt_dynsym syms;
+	struct rt_py_layout layout; /* the table's, or 3.13's own (_Py_DebugOffsets) */
+};
+extern struct rt_py_interp rt_py;
+
+/* Reads of the interpreter's memory. Every pointer is checked first: non-NULL, aligned,
+ * below the top of user space; a bad one that passes still faults, which the recovery
+ * point of frames.c catches where syscope's fault recorder is installed. */
+static inline bool rt_py_plausible(uintptr_t p)
+{
+	return p >= 4096 && p < 0x800000000000ull && !(p & 7);
+}
+
+static inline uintptr_t rt_py_ptr(uintptr_t base, int32_t off)
+{
+	return *(const uintptr_t *)(base + (uintptr_t)off);
+}
+
+static inline int32_t rt_py_i32(uintptr_t base, int32_t off)
+{
+	return *(const int32_t *)(base + (uintptr_t)off);
+}
+
+/* An object of the type at `type` (a plausible pointer to it, the right ob_type). */
+static inline bool rt_py_is(uintptr_t obj, uintptr_t type)
+{
+	return rt_py_plausible(obj) && rt_py_ptr(obj, rt_py.layout.ob_type) == type;
+}
+
+/* find.c: PY_RUNTIME with the current state; notes queued by signal handlers. */
+void rt_py_record_runtime(void);
+void rt_py_flush_notes(void);
+/* find.c: frames.c found the layout wrong at run time (async-signal-safe). */
+void rt_py_disable_bad_layout(uint32_t bad, uint32_t checked);
+
+/* codes.c */
+bool rt_py_codes_init(void); /* the table, mapped and pre-faulted; false: no memory */
+void rt_py_codes_fork_child(void);
+void rt_py_codes_abandon(void); /* a fault interrupted this thread's insert */
+uint32_t rt_py_codes_full_count(void);
+
+#endif /* SYSCOPE_RUNTIME_PYTHON_INTERNAL_H */
