@@ -3,7 +3,9 @@
 The synthetic session of tests/tools/gen_py_session.c has exact counts (its comment says
 what it holds); the outputs must show its Python frames with file and line where CPython
 evaluated them, native frames of other modules under them, the GIL waits, and the traced
-calls as regions with their statistics."""
+calls as regions with their statistics. Then the same on real interpreters: Debian's
+/usr/bin/python3, and the pyenv builds of 3.10-3.13 where this machine has them."""
+import glob
 import json
 import os
 import sqlite3
@@ -169,6 +171,102 @@ def test_damaged_python_part_is_counted_and_native_kept():
     f = folded(s, "sampling_wall_clock")
     check_eq(f.get("gen_deflate"), "3", f)
     check_eq(f.get("gen_thread_root;worker;[waiting for the GIL]"), "30", f)
+
+
+SYSTEM_PYTHON = "/usr/bin/python3"
+PYENV_PYTHONS = sorted(glob.glob("/root/.pyenv/versions/3.1[0-3].*/bin/python3"))
+
+
+def script(name):
+    return os.path.join(harness.SOURCE, "tests", "programs", "python", name)
+
+
+def sample_python(python, name, *args, formats="folded json", seconds="1"):
+    if not os.access(python, os.X_OK):
+        raise harness.Skip(f"{python} is not here")
+    r = syscope("sample", *args, "--output-format", formats, "--", python, script(name), seconds)
+    check_eq(r.rc, 0, r.describe())
+    return r
+
+
+def folded_of(r, metric="sampling_cpu_clock"):
+    with open(r.path(f"{metric}-{r.main_pid()}.folded")) as f:
+        return {k: int(v) for k, v in (line.rsplit(" ", 1) for line in f.read().splitlines())}
+
+
+def check_cpu_profile(python):
+    r = sample_python(python, "pm_cpu.py")
+    version = r.err.split("Python: CPython ", 1)[-1].split(" ", 1)[0]
+    check("Python frames read in samples" in r.err, r.err)
+    stacks = folded_of(r)
+    total = sum(stacks.values())
+    hot = sum(n for k, n in stacks.items() if k.endswith("<module>;main;outer;leaf"))
+    check(hot > 0.5 * total, f"{python} ({version}): main > outer > leaf in {hot} of {total}")
+    for k in stacks:
+        check("<module>" not in k or "_PyEval_EvalFrameDefault" not in k.split("<module>")[1],
+              f"interpreter frames between Python frames: {k}")
+    p = r.profile()
+    leaf = p.function("leaf")
+    loop = harness.source_line("python/pm_cpu.py", "LEAF-LOOP")
+    check(leaf["file"].endswith("pm_cpu.py") and leaf["line"] in (loop - 1, loop),
+          f"{version}: leaf's hottest line {leaf['file']}:{leaf['line']}")
+    check(leaf["self_samples"] > 0.5 * p.total, f"{version}: leaf's own share {leaf}")
+    call = harness.source_line("python/pm_cpu.py", "OUTER-CALL")
+    outer = [ln for ln in p.meta["lines"] if ln["file"] == leaf["file"] and ln["line"] == call]
+    check(outer and outer[0]["samples"] >= leaf["self_samples"],
+          f"{version}: outer's samples on its call line {call}: {outer}")
+
+
+def test_real_cpu_profile_system_python():
+    check_cpu_profile(SYSTEM_PYTHON)
+
+
+def test_real_cpu_profile_other_versions():
+    if not PYENV_PYTHONS:
+        raise harness.Skip("no pyenv interpreters here")
+    for python in PYENV_PYTHONS:
+        check_cpu_profile(python)
+
+
+def test_real_zlib_frames_under_python_function():
+    r = sample_python(SYSTEM_PYTHON, "pm_zlib.py")
+    stacks = folded_of(r)
+    total = sum(stacks.values())
+    under = sum(n for k, n in stacks.items()
+                if "<module>;compress_loop;" in k and "libz.so" in k.split("compress_loop;")[1])
+    check(under > 0.5 * total, f"zlib frames under compress_loop in {under} of {total}")
+    p = r.profile()
+    libz = sum(f["self_samples"] for f in p.meta["functions"] if f["module"].startswith("libz"))
+    check(libz > 0.5 * p.total, f"libz's own share {libz} of {p.total}")
+
+
+def test_real_gil_contention_shows_waiting_samples():
+    r = sample_python(SYSTEM_PYTHON, "pm_gil.py", "--sampling-realtime")
+    stacks = folded_of(r, "sampling_wall_clock")
+    waiting = {k: n for k, n in stacks.items() if k.endswith("ticker;[waiting for the GIL]")}
+    ticker = sum(n for k, n in stacks.items() if ";ticker" in k)
+    check(sum(waiting.values()) > 0.5 * ticker,
+          f"ticker waited in {sum(waiting.values())} of {ticker} samples")
+    spinner = sum(n for k, n in stacks.items() if k.endswith(";spinner"))
+    check(spinner > 0.5 * sum(n for k, n in stacks.items() if ";spinner" in k),
+          "spinner runs Python itself")
+    check(" waited for the GIL in " in r.err, r.err)
+
+
+def test_real_trace_and_database_carry_python_frames():
+    r = sample_python(SYSTEM_PYTHON, "pm_cpu.py", formats="pftrace rocpd", seconds="0.5")
+    pid = r.main_pid()
+    t = pftrace.Trace(open(r.path(f"perfetto-trace-{pid}.pftrace"), "rb").read())
+    check_eq(t.errors, [], "trace problems")
+    leaves = [fr[-1] for _p, _t, _ts, fr in t.samples if fr]
+    on_leaf = [f for f in leaves if f[0] == "leaf"]
+    check(len(on_leaf) > 0.5 * len(leaves) and on_leaf[0][1].endswith("pm_cpu.py"), leaves[:5])
+    gil = [v for track, _ts, v in t.counters if t.tracks[track]["name"].startswith("GIL ")]
+    check(gil and gil.count(1.0) > 0.5 * len(gil), f"the GIL held in most samples: {gil[:10]}")
+    db = sqlite3.connect(r.path(f"rocpd-{pid}.db"))
+    n = db.execute("SELECT COUNT(*) FROM samples WHERE line_info LIKE "
+                   "'%\"name\":\"leaf\",\"file\":\"%pm_cpu.py\"%'").fetchone()[0]
+    check(n > 0.5 * len(leaves), f"{n} rocpd samples in leaf")
 
 
 if __name__ == "__main__":
