@@ -1123,6 +1123,13 @@ const char *sc_model_function_at(struct sc_model *m, struct sc_image *img, struc
 	char buf[32];
 
 	*frame = NULL;
+	if (!mod && addr >> 63 && !(addr & 0xffffffffu)) { /* SC_PY_FUNC_ADDR: a Python call */
+		const struct sc_py_code *code;
+		const char *name = sc_py_func_name(m, img, addr, &code);
+
+		if (code)
+			return name;
+	}
 	if (mod &&
 	    sc_symbolize(&m->sym, sc_model_module_elf(m, img, mod), addr - mod->base, &chain) &&
 	    chain[0].func) {

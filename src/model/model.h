@@ -294,7 +294,8 @@ struct sc_module *sc_image_module_at(struct sc_image *img, uint64_t addr, uint64
 /* Open (once) and return the symbolizer file of a module. */
 struct sc_elf *sc_model_module_elf(struct sc_model *m, struct sc_image *img, struct sc_module *mod);
 /* The interned name of the function at runtime address `addr` of `mod` (NULL: none), or
- * "0x<addr>" when it has none; `*frame` gets its symbolized frame (file, line), or NULL. */
+ * "0x<addr>" when it has none; `*frame` gets its symbolized frame (file, line), or NULL.
+ * A traced Python call's address (SC_PY_FUNC_ADDR, no module) is named by its code. */
 const char *sc_model_function_at(struct sc_model *m, struct sc_image *img, struct sc_module *mod,
 				 uint64_t addr, const struct sc_symframe **frame);
 const char *sc_kind_metric(unsigned kind); /* "sampling_cpu_clock", ... */

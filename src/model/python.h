@@ -102,10 +102,6 @@ struct sc_module *sc_py_interpreter_module(struct sc_image *img);
  * "<code N>" when no PY_CODE record names it); `code` gets its code object or NULL. */
 const char *sc_py_func_name(struct sc_model *m, const struct sc_image *img, uint64_t addr,
 			    const struct sc_py_code **code);
-static inline bool sc_py_func_addr(uint64_t addr)
-{
-	return (addr & 0x80000000ffffffffull) == 0x8000000000000000ull;
-}
 
 /*
  * The splice (design section 3). Input: a stack's native frames, innermost first, each
@@ -131,7 +127,7 @@ struct sc_py_item {
 };
 
 struct sc_py_splice {
-	unsigned gil;	       /* enum sc_gil_state: HELD, RELEASED become WAITING */
+	unsigned gil; /* enum sc_gil_state: the sample's, RELEASED made WAITING where acquiring */
 	uint32_t extra_groups; /* Python eval groups without a native eval frame: at the root */
 	uint32_t extra_evals;  /* native eval frames without a Python group: kept */
 };
