@@ -146,6 +146,20 @@ static void probe_host(struct sc_probe *p)
 	snprintf(p->state, sizeof(p->state), "/proc and getrusage");
 }
 
+/* What is read is decided in the program, by the interpreter found there; here only what
+ * this machine's python3 is, for orientation. */
+static void probe_python(struct sc_probe *p)
+{
+	char target[64];
+	ssize_t n = readlink("/usr/bin/python3", target, sizeof(target) - 1);
+
+	target[n > 0 ? n : 0] = '\0';
+	p->ok = true;
+	snprintf(p->state, sizeof(p->state),
+		 "CPython 3.10-3.13 (GIL builds), found in the program when it runs%s%s",
+		 target[0] ? "; /usr/bin/python3 is " : "", target);
+}
+
 /* ---- launcher hooks ---- */
 
 /* A preset turns GPU telemetry on everywhere; where there is no NVIDIA driver it goes off here,
@@ -257,6 +271,14 @@ const struct sc_component sc_components[] = {
 		.enable = SC_SET_USE_PROCESS_SAMPLING,
 		.value = -1,
 		.probe = probe_host,
+	},
+	{
+		.name = "python",
+		.description = "Python frames (file, function, line) and the GIL state in the "
+			       "samples of CPython programs (--python, on by default)",
+		.enable = SC_SET_PYTHON,
+		.value = -1,
+		.probe = probe_python,
 	},
 	{
 		.name = "mpi",

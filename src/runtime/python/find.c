@@ -7,8 +7,8 @@
  * handler, so everything here is async-signal-safe except the notes, which wait for normal
  * context (rt_py_flush_notes). The first interpreter found is the one used.
  *
- * Its version comes from Py_Version (3.11+), else from the module's name (python3.10,
- * libpython3.10.so.1.0), else from Py_GetVersion() outside a handler. A known minor gets
+ * Its version comes from Py_Version (3.11+), else from Py_GetVersion() outside a handler,
+ * else from the module's name (python3.10, libpython3.10.so.1.0). A known minor gets
  * its layout, checked against the running interpreter before any frame is read: the type
  * of code objects is named "code", is a type, and has the size of our PyCodeObject; 3.13's
  * own _Py_DebugOffsets equal our table.
@@ -20,9 +20,11 @@
 #include <unistd.h>
 
 struct rt_py_interp rt_py;
-bool rt_py_sampling;
+atomic_bool rt_py_sampling;
 
-static atomic_int detecting;
+static atomic_int detecting, checking;
+static const char *found_path;
+atomic_int rt_py_pending;
 
 /* Notes found where no note can be written (a signal handler), written later. */
 enum pending_note {
@@ -165,10 +167,10 @@ static bool is_candidate(const struct dl_phdr_info *info)
 	return !name || !name[0] || version_after(base_name(name), "libpython");
 }
 
-/* PY_VERSION_HEX from "3.10.13 (main, ...)" (release level left at 0). */
+/* PY_VERSION_HEX from "3.10.13 (main, ...)" or "3.10.0rc1 ...". */
 static uint32_t parse_version(const char *s)
 {
-	unsigned v[3] = { 0, 0, 0 };
+	unsigned v[3] = { 0, 0, 0 }, level = 0xf, serial = 0;
 
 	for (int i = 0; i < 3 && *s >= '0' && *s <= '9'; i++) {
 		for (; *s >= '0' && *s <= '9' && v[i] < 1000; s++)
@@ -176,9 +178,18 @@ static uint32_t parse_version(const char *s)
 		if (*s == '.')
 			s++;
 	}
-	return v[0] == 3 ? (3u << 24) | (v[1] & 0xff) << 16 | (v[2] & 0xff) << 8 : 0;
+	if (*s == 'a' || *s == 'b' || *s == 'r') {
+		level = *s == 'a' ? 0xa : *s == 'b' ? 0xb : 0xc;
+		s += *s == 'r' ? 2 : 1;
+		serial = *s >= '0' && *s <= '9' ? (unsigned)(*s - '0') : 0;
+	}
+	return v[0] == 3
+		       ? (3u << 24) | (v[1] & 0xff) << 16 | (v[2] & 0xff) << 8 | level << 4 | serial
+		       : 0;
 }
 
+/* The version of a relocated module; a signal handler must not call the interpreter, so
+ * there only the name tells 3.10 and older (micro 0). */
 static uint32_t find_version(const struct rt_dynsym *d, const char *path)
 {
 	uintptr_t hex = rt_dynsym_lookup(d, "Py_Version", NULL);
@@ -188,14 +199,25 @@ static uint32_t find_version(const struct rt_dynsym *d, const char *path)
 
 	if (hex)
 		return *(const uint32_t *)hex;
-	v = version_after(name, "libpython");
-	if (!v)
-		v = version_after(name, "python");
-	if (v)
-		return v;
-	/* An embedding program: ask the interpreter, which needs no initialization for it. */
+	/* 3.10 and older: ask the interpreter (a formatter, no initialization needed). */
 	get_version = (const char *(*)(void))rt_dynsym_lookup(d, "Py_GetVersion", NULL);
-	return get_version && !rt_self.in_sampler ? parse_version(get_version()) : 0;
+	if (get_version && !rt_self.in_sampler) {
+		v = parse_version(get_version());
+		if (v)
+			return v;
+	}
+	v = version_after(name, "libpython");
+	return v ? v : version_after(name, "python");
+}
+
+/* Whether the loader has relocated the module: found from its debug hook, between mapping
+ * and relocation, PyCode_Type's type pointer (at 8 in every 3.x) still reads 0 or an
+ * offset, and none of its functions may be called. */
+static bool module_relocated(void)
+{
+	uintptr_t code_type = rt_dynsym_lookup(&rt_py.syms, "PyCode_Type", NULL);
+
+	return !code_type || rt_py_plausible(rt_py_ptr(code_type, 8));
 }
 
 /* The code type is a type named "code", of the size our layout gives code objects. */
@@ -206,7 +228,7 @@ static const char *check_code_type(const struct rt_py_layout *L)
 	if (rt_py_ptr(rt_py.code_type, L->ob_type) != rt_py.type_type)
 		return "PyCode_Type is not a type";
 	name = rt_py_ptr(rt_py.code_type, L->tp_name);
-	if (!name || strcmp((const char *)name, "code"))
+	if (name < 4096 || name >= 0x800000000000ull || memcmp((const char *)name, "code", 5))
 		return "PyCode_Type is not named \"code\"";
 	if (*(const int64_t *)(rt_py.code_type + (uintptr_t)L->tp_basicsize) != L->co_basicsize)
 		return "PyCode_Type has another size";
@@ -235,13 +257,20 @@ static bool find_symbols(void)
 	return true;
 }
 
+#define STATE_PENDING 0 /* decide() again once the module is relocated */
+
 /* What syscope does with the interpreter just found; the layout is set when known. */
 static enum sc_py_runtime_state decide(const char *path)
 {
-	const struct rt_py_layout *table = rt_py_layout_of_minor((rt_py.version >> 16) & 0xff);
+	const struct rt_py_layout *table;
 	bool free_threaded = false;
 	const char *why;
 
+	if (!module_relocated())
+		return STATE_PENDING;
+	if (!rt_py.version)
+		rt_py.version = find_version(&rt_py.syms, path);
+	table = rt_py_layout_of_minor((rt_py.version >> 16) & 0xff);
 	if (!rt_py.version) {
 		queue_note(NOTE_UNKNOWN_VERSION, path);
 		return SC_PY_UNSUPPORTED;
@@ -279,35 +308,55 @@ static enum sc_py_runtime_state decide(const char *path)
 	return SC_PY_FRAMES;
 }
 
+static void publish(enum sc_py_runtime_state state)
+{
+	if (state == STATE_PENDING) {
+		atomic_store(&rt_py_pending, 1);
+		atomic_store(&rt_py_sampling,
+			     true); /* the next sample looks again (rt_py_check_pending) */
+		return;
+	}
+	atomic_store_explicit(&rt_py.state, (int)state, memory_order_release);
+	atomic_store(&rt_py_pending, 0);
+	atomic_store(&rt_py_sampling, state == SC_PY_FRAMES);
+	rt_py_record_runtime();
+	if (!rt_self.in_sampler)
+		rt_py_flush_notes();
+}
+
 void rt_py_module_loaded(const struct dl_phdr_info *info)
 {
-	enum sc_py_runtime_state state;
 	struct rt_dynsym d;
-	const char *path;
 	uintptr_t runtime;
 
 	if (atomic_load(&rt_py.state) || !is_candidate(info) || !rt_dynsym_open(&d, info))
 		return;
 	runtime = rt_dynsym_lookup(&d, "_PyRuntime", NULL);
 	if (!runtime || atomic_exchange(&detecting, 1))
-		return; /* not an interpreter, or another thread is looking at one */
-	path = module_name(info);
+		return; /* not an interpreter, or another interpreter was found first */
+	found_path = module_name(info);
 	rt_py.syms = d;
 	rt_py.runtime = runtime;
-	rt_py.version = find_version(&d, path);
-	state = decide(path);
-	atomic_store_explicit(&rt_py.state, (int)state, memory_order_release);
-	rt_py_sampling = state == SC_PY_FRAMES;
-	rt_py_record_runtime();
-	if (!rt_self.in_sampler)
-		rt_py_flush_notes();
+	rt_py.version = 0; /* decide() finds it */
+	atomic_store(&checking, 1);
+	publish(decide(found_path));
+	atomic_store(&checking, 0);
+}
+
+void rt_py_check_pending(void)
+{
+	if (!atomic_load(&rt_py_pending) || atomic_exchange(&checking, 1))
+		return;
+	if (atomic_load(&rt_py_pending))
+		publish(decide(found_path));
+	atomic_store(&checking, 0);
 }
 
 void rt_py_disable_bad_layout(uint32_t bad, uint32_t checked)
 {
 	int expected = SC_PY_FRAMES;
 
-	rt_py_sampling = false;
+	atomic_store(&rt_py_sampling, false);
 	if (!atomic_compare_exchange_strong(&rt_py.state, &expected, SC_PY_INVALID))
 		return;
 	rt_py.layout_ok = false; /* the tracer's rt_py_code_id stops too */
@@ -319,7 +368,8 @@ void rt_py_disable_bad_layout(uint32_t bad, uint32_t checked)
 
 void *rt_py_symbol(const char *name)
 {
-	if (!atomic_load_explicit(&rt_py.state, memory_order_acquire))
+	if (!atomic_load_explicit(&rt_py.state, memory_order_acquire) &&
+	    !atomic_load(&rt_py_pending))
 		return NULL;
 	return (void *)rt_dynsym_lookup(&rt_py.syms, name, NULL);
 }

@@ -150,8 +150,13 @@ uint32_t rt_py_sample(struct rt_py_sample *out)
 	struct sc_py_stack *volatile head = &out->stack;
 	uintptr_t ts;
 
-	if (!rt_py_sampling)
+	if (!rt_py_sampling_on())
 		return 0;
+	if (__builtin_expect(atomic_load_explicit(&rt_py_pending, memory_order_relaxed), 0)) {
+		rt_py_check_pending();
+		if (atomic_load(&rt_py.state) != SC_PY_FRAMES)
+			return 0;
+	}
 	ts = thread_state(L);
 	if (!rt_py_plausible(ts))
 		return 0; /* no Python on this thread */

@@ -46,6 +46,10 @@ static inline bool rt_py_is(uintptr_t obj, uintptr_t type)
 /* find.c: PY_RUNTIME with the current state; notes queued by signal handlers. */
 void rt_py_record_runtime(void);
 void rt_py_flush_notes(void);
+/* find.c: an interpreter was found while its module was not relocated yet; its checks are
+ * made again by rt_py_check_pending (async-signal-safe) at the next sample or thread event. */
+extern atomic_int rt_py_pending;
+void rt_py_check_pending(void);
 /* find.c: frames.c found the layout wrong at run time (async-signal-safe). */
 void rt_py_disable_bad_layout(uint32_t bad, uint32_t checked);
 

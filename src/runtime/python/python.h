@@ -11,6 +11,7 @@
 #ifndef SYSCOPE_RUNTIME_PYTHON_PYTHON_H
 #define SYSCOPE_RUNTIME_PYTHON_PYTHON_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -63,7 +64,11 @@ struct rt_py_sample {
 };
 
 /* True while samples read Python frames: the one branch a non-Python process pays. */
-extern bool rt_py_sampling;
+extern atomic_bool rt_py_sampling;
+static inline bool rt_py_sampling_on(void)
+{
+	return atomic_load_explicit(&rt_py_sampling, memory_order_relaxed);
+}
 
 /* sampling.c: the calling thread's Python frames and GIL state, read from its own signal
  * handler, into *out; returns the bytes to append to the SAMPLE record (0: none, the

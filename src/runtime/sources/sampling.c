@@ -126,7 +126,7 @@ static uint64_t record_sample(struct rt_thread *t, uint16_t kind, void *uc, uint
 	t->sample_pc = arch_uc_pc(uc); /* modules.c: is the loader's lock changing hands? */
 	rt_modules_check();	       /* a sample in a new library needs its load record first */
 	/* Python frames first: their code objects' first PY_CODE records are written then. */
-	if (__builtin_expect(rt_py_sampling, 0) && kind != SC_SAMPLE_CRASH)
+	if (__builtin_expect(rt_py_sampling_on(), 0) && kind != SC_SAMPLE_CRASH)
 		py_size = rt_py_sample(&py);
 	r = rt_reserve(max + py_size);
 	if (!r)
