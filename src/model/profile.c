@@ -453,6 +453,10 @@ static void python_counts(struct sc_profile *p, struct sc_tree *t, const struct 
 		p->py_extra_groups += st->w.count;
 	if (sp->extra_evals)
 		p->py_extra_evals += st->w.count;
+	if (st->flags & SC_STACK_PY_TRUNCATED)
+		p->py_truncated += st->w.count;
+	if (st->flags & SC_STACK_PY_BAD_CODE)
+		p->py_bad_code += st->w.count;
 	p->merged.gil[sp->gil] += st->w.count;
 	if (t)
 		t->gil[sp->gil] += st->w.count;

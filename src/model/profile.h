@@ -66,6 +66,7 @@ struct sc_profile {
 	/* Samples whose Python frames did not line up with the native eval frames (python.h:
 	 * groups put at the root, eval frames left without Python frames). */
 	uint64_t py_extra_groups, py_extra_evals, py_samples;
+	uint64_t py_truncated, py_bad_code; /* Python walks cut at their bound, stopped early */
 	/* CPU counters (--cpu-events) attributed to functions: what was counted between a
 	 * thread's previous sample and each sample goes to that sample's functions. */
 	unsigned pmc_n;

@@ -77,6 +77,18 @@ static void print_profile(FILE *f, const struct sc_profile *p)
 			"shown at the root\n",
 			(unsigned long long)p->py_extra_groups, kind_text(p->kind),
 			(int)p->proc->pid);
+	if (p->py_truncated)
+		fprintf(f,
+			"syscope: Python: %llu %s samples of process %d had more than %u Python "
+			"frames; their outermost ones are missing\n",
+			(unsigned long long)p->py_truncated, kind_text(p->kind), (int)p->proc->pid,
+			SC_PY_STACK_MAX);
+	if (p->py_bad_code)
+		fprintf(f,
+			"syscope: Python: in %llu %s samples of process %d the walk of the Python "
+			"frames stopped at a code object that did not check out; the frames outside "
+			"it are missing\n",
+			(unsigned long long)p->py_bad_code, kind_text(p->kind), (int)p->proc->pid);
 	if (p->py_extra_evals)
 		fprintf(f,
 			"syscope: Python: %llu %s samples of process %d had native eval frames "

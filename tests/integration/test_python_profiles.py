@@ -168,8 +168,13 @@ def test_damaged_python_part_is_counted_and_native_kept():
     r, s = py_session("--output-format", "folded", gen_args=("--damaged",))
     check("Python: 3 samples of process 5151 had a damaged Python part; they keep their "
           "native frames only" in r.err, r.err)
+    check("Python: 2 wall-clock samples of process 5151 had more than 256 Python frames; "
+          "their outermost ones are missing" in r.err, r.err)
+    check("Python: in 1 wall-clock samples of process 5151 the walk of the Python frames "
+          "stopped at a code object that did not check out" in r.err, r.err)
     f = folded(s, "sampling_wall_clock")
     check_eq(f.get("gen_deflate"), "3", f)
+    check_eq(f.get("gen_thread_root;worker"), "13", f)
     check_eq(f.get("gen_thread_root;worker;[waiting for the GIL]"), "30", f)
 
 

@@ -21,7 +21,9 @@
  * take_gil under PyEval_RestoreThread under time_sleep), 10 in worker:36 > gen_deflate
  * without the GIL, 10 in worker:38 holding it. Model.forward's PY_CODE record is on the
  * worker thread, after the main thread's samples that name it. With --damaged, the worker
- * thread also has 3 samples whose Python part claims more frames than the record holds.
+ * thread also has 3 samples whose Python part claims more frames than the record holds, 2
+ * whose Python walk was cut at its bound and 1 whose walk stopped at a bad code object (all
+ * three kinds in worker:32, holding the GIL).
  */
 #include <errno.h>
 #include <limits.h>
@@ -216,6 +218,8 @@ struct py_frame_spec {
 	int group_end;
 };
 
+static uint8_t py_walk_flags; /* SC_PY_STACK_* of the samples written next */
+
 /* A sample: native frames (functions, innermost first: the first an exact address, the rest
  * return addresses) and Python frames (innermost first). */
 static void write_sample(uint16_t kind, uint16_t flags, uint64_t (*const *native)(uint64_t),
@@ -239,6 +243,7 @@ static void write_sample(uint16_t kind, uint16_t flags, uint64_t (*const *native
 	ps = (void *)&s->frames[nn];
 	ps->nframes = (uint16_t)np;
 	ps->gil = gil;
+	ps->flags = py_walk_flags;
 	pf = (void *)(ps + 1);
 	for (unsigned i = 0; i < np; i++) {
 		pf[i].code_id = py[i].code;
@@ -367,6 +372,11 @@ static void write_worker_thread(int32_t tid, int damaged)
 		write_sample(SC_SAMPLE_REALTIME, 0, held, 3, at_held, 1, SC_PY_GIL_HELD);
 	for (int i = 0; damaged && i < 3; i++)
 		write_damaged_sample();
+	for (int i = 0; damaged && i < 3; i++) {
+		py_walk_flags = i < 2 ? SC_PY_STACK_TRUNCATED : SC_PY_STACK_BAD_CODE;
+		write_sample(SC_SAMPLE_REALTIME, 0, held, 3, at_wait, 1, SC_PY_GIL_HELD);
+	}
+	py_walk_flags = 0;
 	write_thread_end(tid);
 }
 
