@@ -171,8 +171,8 @@ def test_instrument_verb_reads_python_frames():
     check_cpu_bound(PYTHON, "instrument", "-M", "sampling")
 
 
-def test_gil_released_in_zlib_held_in_python():
-    r = syscope("sample", "-f", "1000", "--", PYTHON, script("gil_threads.py"), "12")
+def check_gil(python):
+    r = syscope("sample", "-f", "1000", "--", python, script("gil_threads.py"), "12")
     check_eq(r.rc, 0, r.describe())
     f = main_file(r)
     gil = collections.defaultdict(collections.Counter)  # innermost function -> states
@@ -194,6 +194,10 @@ def test_gil_released_in_zlib_held_in_python():
     on_call = sum(records.py_line(code, s["python"]["frames"][0][1]) == compress
                   for _, s in f.python_samples() if f.innermost(s) == "compress_loop")
     check(on_call > 0.9 * sum(comp.values()), f"{on_call} samples on the zlib call's line")
+
+
+def test_gil_released_in_zlib_held_in_python():
+    check_gil(PYTHON)
 
 
 def test_each_thread_its_own_python_frames():
@@ -257,14 +261,17 @@ def test_python_not_in_native_programs():
 
 def test_pyenv_3_10():
     check_cpu_bound(pyenv("3.10.13"))
+    check_gil(pyenv("3.10.13"))
 
 
 def test_pyenv_3_12():
     check_cpu_bound(pyenv("3.12.1"))
+    check_gil(pyenv("3.12.1"))
 
 
 def test_pyenv_3_13():
     check_cpu_bound(pyenv("3.13.0"))
+    check_gil(pyenv("3.13.0"))
 
 
 def test_unsupported_version_is_named_native_sampling_goes_on():
@@ -327,6 +334,21 @@ def test_exec_child_reads_its_own_interpreter():
     inner = collections.Counter(child[0].innermost(s) for _, s in child[0].python_samples())
     check(inner["leaf"] >= 20, f"its samples: {dict(inner)}")
     check(len(files) >= 2, "the parent's file too")
+
+
+def test_walk_that_faults_is_recovered_and_python_turned_off():
+    r = syscope("sample", "-f", "1000", "--", harness.fixture("py_fake"))
+    check_eq(r.rc, 0, "the program was not harmed\n" + r.describe())
+    check("py_fake: 1" in r.out, r.out)
+    f = main_file(r)
+    check_eq([x["state_name"] for x in f.runtimes], ["frames", "invalid"], "PY_RUNTIME")
+    walked = [s for _, s in f.python_samples()]
+    check(walked and all(s["python"]["flags"] == records.PY_STACK_BAD_CODE and
+                         not s["python"]["frames"] and s["frames"] for s in walked),
+          "each faulted walk: no Python frames, the native ones kept")
+    check(len(f.samples) - len(walked) >= 50, "native samples go on once Python is off")
+    notes = [n["text"] for n in r.metadata()["notes"]]
+    check(any("CPython 3.11" in n and "Python frames off" in n for n in notes), notes)
 
 
 if __name__ == "__main__":

@@ -30,29 +30,35 @@ struct code_slot {
 	_Atomic uint64_t word;
 };
 
-static struct code_slot *slots;
+static struct code_slot *_Atomic slots;
 static atomic_uint next_id = 1;
 static atomic_uint full_count;
 static RT_TLS struct code_slot *inserting; /* the slot this thread is filling */
 
+/* Also from the tracer's first call when samples read no Python (--no-python): the thread
+ * that loses the race to publish its mapping gives it back. */
 bool rt_py_codes_init(void)
 {
+	struct code_slot *none = NULL;
 	void *p;
 
-	if (slots)
+	if (atomic_load(&slots))
 		return true;
-	p = mmap(NULL, CODE_SLOTS * sizeof(*slots), PROT_READ | PROT_WRITE,
+	p = mmap(NULL, CODE_SLOTS * sizeof(struct code_slot), PROT_READ | PROT_WRITE,
 		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
 	if (p == MAP_FAILED)
 		return false;
-	slots = p;
+	if (!atomic_compare_exchange_strong(&slots, &none, p))
+		munmap(p, CODE_SLOTS * sizeof(struct code_slot));
 	return true;
 }
 
 void rt_py_codes_fork_child(void)
 {
-	if (slots)
-		arch_zero(slots, CODE_SLOTS * sizeof(*slots)); /* touches every page again */
+	struct code_slot *table = atomic_load(&slots);
+
+	if (table) /* touches every page again */
+		arch_zero(table, CODE_SLOTS * sizeof(struct code_slot));
 	atomic_store(&next_id, 1);
 	atomic_store(&full_count, 0);
 	inserting = NULL;
@@ -262,15 +268,21 @@ static uint32_t new_code(struct code_slot *s, uintptr_t co, uint64_t fp, uint64_
 
 uint32_t rt_py_code_id(uintptr_t co)
 {
+	struct code_slot *table = atomic_load_explicit(&slots, memory_order_acquire);
 	uint64_t fp;
 	uint32_t h;
 
-	if (!slots || !rt_py.layout_ok || !rt_py_is(co, rt_py.code_type))
+	if (!rt_py.layout_ok || !rt_py_is(co, rt_py.code_type))
 		return 0;
+	if (!table) {
+		if (!rt_py_codes_init())
+			return 0;
+		table = atomic_load(&slots);
+	}
 	fp = fingerprint(co);
 	h = (uint32_t)((co >> 4) * 0x9e3779b1u);
 	for (uint32_t probe = 0; probe < MAX_PROBES; probe++) {
-		struct code_slot *s = &slots[(h + probe) & (CODE_SLOTS - 1)];
+		struct code_slot *s = &table[(h + probe) & (CODE_SLOTS - 1)];
 		uint64_t addr = atomic_load_explicit(&s->addr, memory_order_acquire);
 		uint64_t word;
 

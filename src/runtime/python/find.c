@@ -103,8 +103,9 @@ void rt_py_flush_notes(void)
 		break;
 	case NOTE_BAD_FRAMES:
 		rt_note(SC_NOTE_WARN,
-			"CPython 3.%u: %u of the first %u Python frames read in samples had no "
-			"valid code object; Python frames off for the rest of this process",
+			"CPython 3.%u: %u of the first %u Python frames read in samples were not "
+			"valid (no code object, or unreadable memory); Python frames off for the "
+			"rest of this process",
 			minor, note.bad, note.checked);
 		break;
 	}
@@ -282,11 +283,12 @@ static enum sc_py_runtime_state decide(const char *path)
 	rt_py.layout = *table;
 	if (table->minor >= 13 &&
 	    !rt_py_layout_from_debug_offsets(table, (const void *)rt_py.runtime, rt_py.version,
-					     &rt_py.layout, &free_threaded, &note.mismatch)) {
+					     &rt_py.layout, &free_threaded, &note.mismatch) &&
+	    !free_threaded) {
 		queue_note(NOTE_DEBUG_OFFSETS, NULL);
-		return free_threaded ? SC_PY_FREE_THREADED : SC_PY_INVALID;
+		return SC_PY_INVALID;
 	}
-	if (free_threaded) {
+	if (free_threaded) { /* its layout differs anyway: say what it is */
 		queue_note(NOTE_FREE_THREADED, NULL);
 		return SC_PY_FREE_THREADED;
 	}

@@ -168,6 +168,7 @@ uint32_t rt_py_sample(struct rt_py_sample *out)
 		walking = 0;
 		rt_py_codes_abandon();
 		head->flags |= SC_PY_STACK_BAD_CODE;
+		count_frame(true); /* a layout that sends the walk astray is a wrong one */
 		return (uint32_t)(sizeof(*head) + head->nframes * sizeof(out->frame[0]));
 	}
 	walking = 1;

@@ -42,8 +42,8 @@ void *rt_py_symbol(const char *name);
 
 /*
  * The process-wide id of a code object (PyCodeObject *), writing its PY_CODE record into
- * the calling thread's stream the first time. 0: not a code object, or the table is full
- * (counted). Async-signal-safe and lock-free: the sampler's handler and the tracer (normal
+ * the calling thread's stream the first time. 0: not a code object, no checked layout
+ * (rt_py_layout() is NULL), or the table is full (counted). Works under --no-python too. Async-signal-safe and lock-free: the sampler's handler and the tracer (normal
  * context, GIL held) both call it; call it before reserving a record of your own.
  */
 uint32_t rt_py_code_id(uintptr_t code_object);
