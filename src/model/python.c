@@ -76,9 +76,17 @@ void sc_py_record(struct sc_model *m, struct sc_image *img, const struct sc_reco
 		add_code(m, img, (const struct sc_rec_py_code *)rec);
 	} else if (rec->type == SC_REC_PY_RUNTIME) {
 		const struct sc_rec_py_runtime *r = (const void *)rec;
-		struct sc_py_runtime_info *info = VEC_PUSH(&py_of(img)->runtimes);
+		struct sc_py_image *py = py_of(img);
+		struct sc_py_runtime_info *info = NULL;
 
-		info->ts = r->ts;
+		/* Written again when its state or flags change: the latest one counts. */
+		for (size_t i = 0; i < py->runtimes.n && !info; i++)
+			if (py->runtimes.v[i].runtime == r->runtime)
+				info = &py->runtimes.v[i];
+		if (!info) {
+			info = VEC_PUSH(&py->runtimes);
+			info->ts = r->ts;
+		}
 		info->runtime = r->runtime;
 		info->version = r->version;
 		info->state = r->state;

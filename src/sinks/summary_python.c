@@ -26,16 +26,30 @@ static const char *runtime_state(unsigned state)
 	}
 }
 
+static bool image_sampled(const struct sc_image *img)
+{
+	for (unsigned k = 0; k < SC_KINDS; k++)
+		if (sc_sample_kind_profiled(k) && img->proc->samples[k])
+			return true;
+	return false;
+}
+
 static void print_runtimes(FILE *f, struct sc_image *img)
 {
 	for (size_t i = 0; img->py && i < img->py->runtimes.n; i++) {
 		const struct sc_py_runtime_info *r = &img->py->runtimes.v[i];
 		struct sc_module *mod = sc_image_module_at(img, r->runtime, r->ts);
+		bool traced = r->flags & SC_PY_TRACING;
+		/* Frames are readable in a run that took no samples (syscope python traces
+		 * calls and samples only with -S): say only what was done. */
+		const char *what = r->state == SC_PY_FRAMES && !image_sampled(img) && traced
+					   ? "calls traced"
+					   : runtime_state(r->state);
 
 		fprintf(f, "syscope: Python: CPython %u.%u.%u in process %d (%s): %s%s\n",
 			r->version >> 24, (r->version >> 16) & 0xff, (r->version >> 8) & 0xff,
-			(int)img->pid, mod ? sc_base_name(mod->path) : "?", runtime_state(r->state),
-			r->flags & SC_PY_TRACING ? ", calls traced" : "");
+			(int)img->pid, mod ? sc_base_name(mod->path) : "?", what,
+			traced && what == runtime_state(r->state) ? ", calls traced" : "");
 	}
 	if (img->py && img->py->bad_stacks)
 		fprintf(f,
