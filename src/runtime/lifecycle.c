@@ -205,6 +205,7 @@ static void fork_child(void)
 	record_process();
 	record_strings(SC_REC_ENVIRON, environ);
 	record_settings();
+	rt_loader_fork_child();
 	rt_modules_init(true);
 	rt_counters_fork_child();
 	rt_sources_fork_child();
@@ -222,6 +223,7 @@ void rt_finalize(enum sc_end_reason reason, int status)
 	atomic_store(&rt_proc.stopping, 1); /* sample handlers record nothing more */
 	rt_sources_process_stop();
 	rt_modules_check();
+	rt_loader_process_stop();
 	rt_thread_end();
 	rt_set_end(reason, status);
 }
@@ -307,6 +309,7 @@ __attribute__((constructor)) static void rt_constructor(void)
 	if (!strcmp(sc_str(&rt_proc.settings, SC_SET_CLOCK), "tsc") && !rt_clock_uses_tsc())
 		rt_note(SC_NOTE_WARN, "clock: this CPU has no invariant time-stamp counter; "
 				      "timestamps from clock_gettime");
+	rt_loader_init();
 	rt_modules_init(false);
 	if (env_rc)
 		rt_note(SC_NOTE_WARN, "ignored a setting from the environment: %s", err);

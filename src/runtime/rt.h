@@ -227,8 +227,24 @@ void rt_threads_fork_child(void);
 /* Record every loaded module (process start, fork child). */
 void rt_modules_init(bool fork_child);
 /* Record modules loaded or unloaded since the last look; cheap when nothing changed.
- * Async-signal-safe in the sense libunwind relies on (dl_iterate_phdr). */
+ * Async-signal-safe: from a sample it reads loader.c's copy of the list. */
 void rt_modules_check(void);
+
+/* ---- loader.c: the loader's list of loaded objects, also for signal handlers ---- */
+struct dl_phdr_info;
+typedef int (*rt_phdr_callback)(struct dl_phdr_info *, size_t, void *);
+void rt_loader_init(void); /* the copy, and the loader event hook (before any source) */
+void rt_loader_fork_child(void);
+void rt_loader_process_stop(void); /* notes on what samples could not see */
+/* Every namespace's list is consistent (no dlopen or dlclose between its two events). */
+bool rt_loader_settled(void);
+/* `cb` on each loaded object, as dl_iterate_phdr; from a sample without the loader's lock.
+ * Returns false when only part of the list was walked (a library being unloaded), with
+ * the last callback's value in *rc (when rc is not NULL). */
+bool rt_loader_walk(rt_phdr_callback cb, void *data, int *rc);
+void rt_loader_event(void);	   /* the loader changed its list: called by the hook */
+bool rt_loader_hook_install(void); /* loader_hook_<arch>.c; false: no hook here */
+void *rt_map_near(uint64_t lo, uint64_t hi, size_t len); /* within +-2 GiB of [lo, hi) */
 
 /* ---- user_api.c: counter tracks of the process, shared with the runtime's sources ---- */
 /* The id of the track (name, unit), defined on first use; -1 when the table is full. */

@@ -25,8 +25,7 @@ void rt_patch_coverage_stub(void); /* coverage mode: counts calls in rt_patch_ca
 extern uint64_t *rt_patch_calls;
 void rt_patch_loop_stub(void); /* loop probes: saves everything, flags too; calls: */
 void rt_patch_loop(uint32_t probe_id);
-void rt_patch_loader_stub(void); /* over the loader's _dl_debug_state: saves, calls: */
-void rt_patch_loader_event(void);
+void rt_patch_loader_event(void); /* loader.c: the list of loaded objects changed */
 
 /* shadow.c: called by the stubs. */
 void rt_patch_enter(uint32_t id, uint64_t *ret_slot);
