@@ -8,6 +8,8 @@
 
 #include <dlfcn.h>
 #include <link.h>
+#include <stdlib.h>
+#include <unistd.h>
 
 struct rt_real rt_real;
 
@@ -180,6 +182,18 @@ void *rt_real_find(const char *name, struct rt_real_cache *cache, const void *ca
 	if (p && known)
 		cache_for(cache, object, start, p);
 	return p ? p : lookup_anywhere(name);
+}
+
+/* A hook whose function no loaded object defines, with no way to report failure: what the
+ * missing function would have done (the program could not have linked without it). */
+void rt_real_missing(const char *name)
+{
+	static const char msg[] = "syscope: a function the program calls is defined by no loaded "
+				  "object; aborting\n";
+
+	rt_note(SC_NOTE_WARN, "%s: defined by no loaded object; aborting", name);
+	(void)!write(STDERR_FILENO, msg, sizeof(msg) - 1);
+	abort();
 }
 
 #define RESOLVE(field) rt_real.field = (__typeof__(rt_real.field))rt_real_lookup(#field)

@@ -329,6 +329,24 @@ struct rt_real_cache {
 void *rt_real_find(const char *name, struct rt_real_cache *cache, const void *caller);
 #define RT_REAL(fn) (rt_real.fn ? rt_real.fn : (rt_real_resolve(), rt_real.fn))
 
+void rt_real_missing(const char *name) __attribute__((noreturn)); /* notes, then aborts */
+
+/* ---- stacks.c: the machine stacks calls run on (for the call tracers) ---- */
+/* The thread's signal stack, asked of the kernel only where frames on two stacks meet. */
+struct rt_alt_stack {
+	bool asked;
+	uint64_t lo, hi;
+};
+/* Whether a call whose frame is at `frame` is over, seen from later code at `here`: both on
+ * the thread's stack, or the frame on a signal stack that was left. Frames on stacks
+ * syscope does not know (coroutines) are never taken for over. */
+bool rt_frame_left(uint64_t frame, uint64_t here, struct rt_alt_stack *alt);
+/* On the thread's stack or its signal stack. */
+bool rt_on_known_stack(uint64_t a, struct rt_alt_stack *alt);
+/* The context (SC_FUNC_CONTEXT) of a call whose frame is at `frame`: 0 on the thread's stack
+ * or any stack not made by makecontext, else the made one's number. Async-signal-safe. */
+uint16_t rt_stack_context(uint64_t frame);
+
 /* ---- exec.c ---- */
 void rt_exec_env_init(void);
 

@@ -48,18 +48,6 @@ extern struct rt_probe *rt_patch_probes;
 
 /* The function addresses (at run time) by id, set by apply.c before any patch is live. */
 extern const uint64_t *rt_patch_func_addr;
-/* The thread's signal stack, asked of the kernel only where frames on two stacks meet. */
-struct rt_alt_stack {
-	bool asked;
-	uint64_t lo, hi;
-};
-/* Whether a call whose frame is at `frame` is over, seen from later code at `here`: both on
- * the thread's stack, or the frame on a signal stack that was left. Frames on stacks
- * syscope does not know (coroutines) are never taken for over. */
-bool rt_frame_left(uint64_t frame, uint64_t here, struct rt_alt_stack *alt);
-/* The context (SC_FUNC_CONTEXT) of a call whose frame is at `frame`: 0 on the thread's stack
- * or any stack not made by makecontext, else the made one's number. Async-signal-safe. */
-uint16_t rt_stack_context(uint64_t frame);
 /* Enable the exception hooks (only when something was patched). */
 void rt_patch_shadow_start(void);
 /* A thread's end: give its shadow stack back. */
