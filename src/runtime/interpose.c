@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The libc functions the runtime wraps, resolved once to their next definition (libc's).
- * Resolution happens in the constructor; a wrapper called earlier (another preloaded
- * library's constructor) resolves on first use through RT_REAL().
+ * The libc functions the runtime wraps (real.def), resolved once to their next definition
+ * (libc's), before any constructor of the program; a wrapper called earlier (another
+ * preloaded library's constructor) resolves on first use through RT_REAL(). And the
+ * definition a hook's caller would reach from its own scope (rt_real_find).
  */
 #include "rt.h"
 
@@ -196,27 +197,12 @@ void rt_real_missing(const char *name)
 	abort();
 }
 
-#define RESOLVE(field) rt_real.field = (__typeof__(rt_real.field))rt_real_lookup(#field)
+bool rt_real_resolved;
 
 void rt_real_resolve(void)
 {
-	RESOLVE(pthread_create);
-	RESOLVE(sigaction);
-	RESOLVE(sigprocmask);
-	RESOLVE(pthread_sigmask);
-	RESOLVE(close);
-	RESOLVE(close_range);
-	RESOLVE(closefrom);
-	RESOLVE(dup2);
-	RESOLVE(dup3);
-	RESOLVE(execve);
-	RESOLVE(execvpe);
-	RESOLVE(fexecve);
-	RESOLVE(posix_spawn);
-	RESOLVE(posix_spawnp);
-	RESOLVE(fork);
-	RESOLVE(exit);
-	RESOLVE(_exit);
-	RESOLVE(_Exit);
-	RESOLVE(pthread_setname_np);
+#define RT_REAL_FN(name) rt_real.name = (__typeof__(rt_real.name))rt_real_lookup(#name);
+#include "real.def"
+#undef RT_REAL_FN
+	__atomic_store_n(&rt_real_resolved, true, __ATOMIC_RELEASE);
 }

@@ -351,13 +351,8 @@ RT_EXPORT void _Exit(int status)
  * program's at_quick_exit handlers. */
 RT_EXPORT void quick_exit(int status)
 {
-	typedef void (*quick_exit_fn)(int) __attribute__((noreturn));
-	static quick_exit_fn real_quick_exit;
-
 	exit_status = status;
-	if (!real_quick_exit)
-		real_quick_exit = (quick_exit_fn)rt_real_lookup("quick_exit");
-	real_quick_exit(status);
+	RT_REAL(quick_exit)(status);
 }
 
 /* daemon(3)'s standard streams onto /dev/null, as glibc does it. */
@@ -389,11 +384,8 @@ RT_EXPORT int daemon(int nochdir, int noclose)
 {
 	pid_t pid;
 
-	if (!atomic_load(&rt_proc.active)) {
-		int (*real_daemon)(int, int) = (int (*)(int, int))rt_real_lookup("daemon");
-
-		return real_daemon(nochdir, noclose);
-	}
+	if (!atomic_load(&rt_proc.active))
+		return RT_REAL(daemon)(nochdir, noclose);
 	pid = fork();
 	if (pid < 0)
 		return -1;
@@ -423,13 +415,8 @@ static int main_hook(int argc, char **argv, char **envp)
 }
 
 RT_EXPORT int __libc_start_main(main_fn main, int argc, char **argv, void (*init)(void),
-				void (*fini)(void), void (*rtld_fini)(void), void *stack_end);
-RT_EXPORT int __libc_start_main(main_fn main, int argc, char **argv, void (*init)(void),
 				void (*fini)(void), void (*rtld_fini)(void), void *stack_end)
 {
-	int (*real)(main_fn, int, char **, void (*)(void), void (*)(void), void (*)(void), void *) =
-		rt_real_lookup("__libc_start_main");
-
 	program_main = main;
-	return real(main_hook, argc, argv, init, fini, rtld_fini, stack_end);
+	return RT_REAL(__libc_start_main)(main_hook, argc, argv, init, fini, rtld_fini, stack_end);
 }

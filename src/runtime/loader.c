@@ -59,8 +59,6 @@ static atomic_ulong partial_walks; /* samples served the initial objects only */
 static atomic_ulong slow_readers;  /* unloads that went on before every reader had left */
 static bool overflowed;		   /* more objects than LOADER_MAX_OBJECTS */
 
-static int (*real_iterate)(rt_phdr_callback, void *);
-
 /* ---- the loader's state, readable without its lock ---- */
 
 /* Every namespace's r_debug (one per dlmopen namespace, chained from r_version 2 on). */
@@ -139,7 +137,7 @@ static void publish(bool partial, bool initial)
 			if (old->obj[i].initial)
 				l->obj[l->n++] = old->obj[i];
 	} else {
-		real_iterate(copy_object, l);
+		RT_REAL(dl_iterate_phdr)(copy_object, l);
 		for (unsigned i = 0; i < l->n; i++)
 			l->obj[i].initial = initial || was_initial(old, &l->obj[i].info);
 	}
@@ -257,7 +255,7 @@ static int walk_loader(rt_phdr_callback cb, void *data)
 	int rc;
 
 	inside++;
-	rc = real_iterate(cb, data);
+	rc = RT_REAL(dl_iterate_phdr)(cb, data);
 	inside--;
 	return rc;
 }
@@ -276,8 +274,6 @@ bool rt_loader_walk(rt_phdr_callback cb, void *data, int *rc)
 	bool complete = true;
 	int r = 0;
 
-	if (!real_iterate)
-		real_iterate = (int (*)(rt_phdr_callback, void *))rt_real_lookup("dl_iterate_phdr");
 	if (!rt_self.in_sampler)
 		r = walk_loader(cb, data);
 	else if (hooked)
@@ -302,7 +298,6 @@ RT_EXPORT int dl_iterate_phdr(int (*cb)(struct dl_phdr_info *, size_t, void *), 
 
 void rt_loader_init(void)
 {
-	real_iterate = (int (*)(rt_phdr_callback, void *))rt_real_lookup("dl_iterate_phdr");
 	find_lock_code();
 	pthread_mutex_lock(&writer);
 	publish(false, true);

@@ -26,6 +26,7 @@
 #include "../arch/arch.h"
 #include "../common/settings.h"
 #include "../store/format.h"
+#include "real.h"
 
 /* Symbols the program may see; everything else in the library is hidden. */
 #define RT_EXPORT __attribute__((visibility("default")))
@@ -285,32 +286,7 @@ extern atomic_int rt_guard_blocking; /* wrap_block.c guards blocking calls */
  * that failed with EINTR while only the first count grew was cut short by a sample). */
 extern RT_TLS volatile unsigned rt_sampler_interrupts, rt_program_interrupts;
 
-/* ---- real libc entry points, resolved once (interpose.c) ---- */
-struct rt_real {
-	int (*pthread_create)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
-	int (*sigaction)(int, const struct sigaction *, struct sigaction *);
-	int (*sigprocmask)(int, const sigset_t *, sigset_t *);
-	int (*pthread_sigmask)(int, const sigset_t *, sigset_t *);
-	int (*close)(int);
-	int (*close_range)(unsigned, unsigned, int);
-	void (*closefrom)(int);
-	int (*dup2)(int, int);
-	int (*dup3)(int, int, int);
-	int (*execve)(const char *, char *const[], char *const[]);
-	int (*execvpe)(const char *, char *const[], char *const[]);
-	int (*fexecve)(int, char *const[], char *const[]);
-	int (*posix_spawn)(pid_t *, const char *, const posix_spawn_file_actions_t *,
-			   const posix_spawnattr_t *, char *const[], char *const[]);
-	int (*posix_spawnp)(pid_t *, const char *, const posix_spawn_file_actions_t *,
-			    const posix_spawnattr_t *, char *const[], char *const[]);
-	pid_t (*fork)(void);
-	void (*exit)(int) __attribute__((noreturn));
-	void (*_exit)(int) __attribute__((noreturn));
-	void (*_Exit)(int) __attribute__((noreturn));
-	int (*pthread_setname_np)(pthread_t, const char *);
-};
-extern struct rt_real rt_real;
-void rt_real_resolve(void);
+/* ---- real libc entry points: real.h; resolved once (interpose.c) ---- */
 void *rt_real_lookup(const char *name); /* the next definition of `name` after ours */
 /* Where rt_real_find keeps what it found for one name: the global scope's definition, and
  * for a few callers outside it (libraries loaded RTLD_LOCAL), the one their scope reaches. */
@@ -325,9 +301,10 @@ struct rt_real_cache {
 	} scope[RT_REAL_SCOPES];
 };
 /* The definition of `name` that `caller` would reach without us, wherever it is (RTLD_NEXT
- * first); NULL when no loaded object defines it. */
+ * first); NULL when no loaded object defines it. Only for hooks whose real function depends
+ * on the caller's scope (the unwinding hooks, makecontext: a library loaded RTLD_LOCAL may
+ * bring its own libgcc_s or libstdc++); every other wrapper uses RT_REAL (real.h). */
 void *rt_real_find(const char *name, struct rt_real_cache *cache, const void *caller);
-#define RT_REAL(fn) (rt_real.fn ? rt_real.fn : (rt_real_resolve(), rt_real.fn))
 
 void rt_real_missing(const char *name) __attribute__((noreturn)); /* notes, then aborts */
 
