@@ -1,8 +1,10 @@
 """Sampling never waits on the dynamic loader (tests/programs/dl_churn.c): a program that
 dlopens a library, runs its code and dlcloses it, over and over, under 5 kHz sampling, used
-to hang about one run in forty, when a sample landed while the loader's lock changed hands
+to hang about one run in fifty, when a sample landed while the loader's lock changed hands
 and the handler asked the loader for its list of objects. Many runs, several at a time, each
-bounded: a run that does not end fails the test instead of hanging it."""
+bounded: a run that does not end fails the test instead of hanging it. Every run must keep
+the program's output, name the library's samples and unwind them (and those of threads
+running meanwhile) through the list of objects samples now read."""
 import os
 import re
 import signal
@@ -13,7 +15,7 @@ import threading
 import harness
 from harness import check, check_eq, fixture, source_line
 
-RUNS = int(os.environ.get("SYSCOPE_LOADER_RUNS", "24"))  # more by hand, to hunt a rare hang
+RUNS = int(os.environ.get("SYSCOPE_LOADER_RUNS", "40"))  # more by hand, to hunt a rare hang
 PARALLEL = int(os.environ.get("SYSCOPE_LOADER_PARALLEL", "4"))
 ROUNDS = 1500
 LIMIT_S = 240  # far beyond a normal run (a few seconds), so only a hang reaches it
@@ -42,19 +44,49 @@ def run_bounded(args, limit=LIMIT_S):
     return harness.Result(done, workdir, m[-1] if m else None, 0.0), None
 
 
-def check_run(r, expected_out, what):
+def folded_stacks(r, leaf):
+    """{stack: samples} of the folded CPU profile's stacks that end in `leaf`."""
+    path = r.path(f"sampling_cpu_clock-{r.main_pid()}.folded")
+    stacks = {}
+    with open(path) as f:
+        for line in f:
+            stack, _, n = line.rstrip("\n").rpartition(" ")
+            if stack.split(";")[-1] == leaf:
+                stacks[stack] = stacks.get(stack, 0) + int(n)
+    return stacks
+
+
+def check_full_stacks(r, leaf, caller, what):
+    """Nearly all of `leaf`'s samples were unwound to `caller`: libunwind found the unwind
+    tables of every object, the dlopen'ed one too, in the list samples read."""
+    stacks = folded_stacks(r, leaf)
+    total = sum(stacks.values())
+    full = sum(n for s, n in stacks.items() if f"{caller};{leaf}" in s)
+    check(total > 0 and full >= 0.9 * total, f"{what}: {full} of {total} {leaf} samples "
+          f"unwound through {caller}: {sorted(stacks.items(), key=lambda kv: -kv[1])[:3]}")
+
+
+def check_run(r, expected_out, threads, what):
     check_eq(r.rc, 0, f"{what}: exit status\n" + r.describe())
     check_eq(r.out, expected_out, f"{what}: the program's output")
     check("LOST" not in r.err, f"{what}: {r.err}")
+    check("could not be hooked" not in r.err, f"{what}: the loader hook is in place: {r.err}")
     p = r.profile()
     f = p.function("lib_hot_work")
     check(f is not None, f"{what}: lib_hot_work among {p.function_names()[:10]}")
     check_eq(f["module"], "libhotlib.so", f"{what}: module of lib_hot_work")
     body = source_line("hotlib.c", "/* LIB_HOT_LINE */")
     check(f["line"] in (body - 1, body), f"{what}: hot line {f['line']}")
-    # Most of the program's time is in the library; a loose bound, machines are noisy.
-    check(f["self_samples"] > 0.2 * p.total,
+    check_full_stacks(r, "lib_hot_work", "main", what)
+    # Most of the main thread's time is in the library, the spinning threads' in spin_step;
+    # loose bounds, machines are noisy.
+    lib_share = 0.2 if not threads else 0.05
+    check(f["self_samples"] > lib_share * p.total,
           f"{what}: {f['self_samples']} of {p.total} samples in the library")
+    if threads:
+        check(p.self_samples("spin_step") > 0.3 * p.total,
+              f"{what}: {p.self_samples('spin_step')} of {p.total} samples in spin_step")
+        check_full_stacks(r, "spin_step", "spin", what)
 
 
 def test_dlopen_dlclose_loop_under_fast_sampling_never_hangs():
@@ -72,11 +104,13 @@ def test_dlopen_dlclose_loop_under_fast_sampling_never_hangs():
                 if not pending:
                     return
                 i = pending.pop()
+            # Every other run with two threads whose samples walk the list meanwhile.
+            threads = 2 if i % 2 else 0
             r, hung = run_bounded(["sample", "-f", "5000", "--", fixture("dl_churn"),
-                                   library(), ROUNDS])
+                                   library(), ROUNDS, threads])
             try:
                 check(hung is None, hung)
-                check_run(r, ref.stdout, f"run {i}")
+                check_run(r, ref.stdout, threads, f"run {i} ({threads} more threads)")
                 with lock:
                     passed.append(i)
             except AssertionError as e:
