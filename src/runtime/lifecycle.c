@@ -205,7 +205,6 @@ static void fork_child(void)
 	record_process();
 	record_strings(SC_REC_ENVIRON, environ);
 	record_settings();
-	rt_loader_fork_child();
 	rt_modules_init(true);
 	rt_counters_fork_child();
 	rt_sources_fork_child();

@@ -57,6 +57,7 @@ static pthread_mutex_t writer = PTHREAD_MUTEX_INITIALIZER;
 static bool hooked;		   /* loader events keep the copy: samples use it */
 static atomic_ulong partial_walks; /* samples served the initial objects only */
 static atomic_ulong slow_readers;  /* unloads that went on before every reader had left */
+static atomic_ulong stale_lists;   /* changes not copied: a reader held the spare list */
 static bool overflowed;		   /* more objects than LOADER_MAX_OBJECTS */
 
 /* ---- the loader's state, readable without its lock ---- */
@@ -108,18 +109,18 @@ static bool was_initial(const struct loader_list *old, const struct dl_phdr_info
 	return false;
 }
 
-/* Wait until no handler reads list `i` (the one just retired). */
-static void wait_for_readers(unsigned i)
+/* Wait until no handler reads list `i` (one retired); false if one still does after a while
+ * (its thread stopped in the middle, by a debugger say). */
+static bool wait_for_readers(unsigned i)
 {
 	uint64_t start = rt_now_ns();
 
 	while (atomic_load(&readers[i])) {
-		if (rt_now_ns() - start > WAIT_READERS_NS) {
-			atomic_fetch_add(&slow_readers, 1);
-			return;
-		}
+		if (rt_now_ns() - start > WAIT_READERS_NS)
+			return false;
 		sched_yield();
 	}
+	return true;
 }
 
 /* Fill the list nobody reads: the loader's list (`partial` false) or the initial objects of
@@ -129,7 +130,10 @@ static void publish(bool partial, bool initial)
 	unsigned cur = atomic_load(&current), next = cur ^ 1;
 	struct loader_list *old = &lists[cur], *l = &lists[next];
 
-	wait_for_readers(next); /* handlers that took it before the last switch */
+	if (!wait_for_readers(next)) { /* a handler that took it before the last switch */
+		atomic_fetch_add(&stale_lists, 1); /* the published list stays as it is */
+		return;
+	}
 	l->n = 0;
 	l->partial = partial;
 	if (partial) {
@@ -142,8 +146,8 @@ static void publish(bool partial, bool initial)
 			l->obj[i].initial = initial || was_initial(old, &l->obj[i].info);
 	}
 	atomic_store(&current, next);
-	if (partial)
-		wait_for_readers(cur); /* none may still walk objects about to be unmapped */
+	if (partial && !wait_for_readers(cur)) /* none may walk objects about to be unmapped */
+		atomic_fetch_add(&slow_readers, 1);
 }
 
 /* The loader calls this (through loader_hook_*.c) before and after it changes its list,
@@ -296,9 +300,22 @@ RT_EXPORT int dl_iterate_phdr(int (*cb)(struct dl_phdr_info *, size_t, void *), 
 	return rc;
 }
 
+/* Only this thread goes on in a fork child: nobody reads, nobody writes (whether the child
+ * is recorded or not: the hook stays in its loader). */
+static void fork_child(void)
+{
+	pthread_mutex_init(&writer, NULL);
+	atomic_store(&readers[0], 0);
+	atomic_store(&readers[1], 0);
+	atomic_store(&partial_walks, 0);
+	atomic_store(&slow_readers, 0);
+	atomic_store(&stale_lists, 0);
+}
+
 void rt_loader_init(void)
 {
 	find_lock_code();
+	pthread_atfork(NULL, NULL, fork_child);
 	pthread_mutex_lock(&writer);
 	publish(false, true);
 	pthread_mutex_unlock(&writer);
@@ -318,19 +335,10 @@ void rt_loader_init(void)
 	}
 }
 
-/* Only this thread goes on in a fork child: nobody reads, nobody writes. */
-void rt_loader_fork_child(void)
-{
-	pthread_mutex_init(&writer, NULL);
-	atomic_store(&readers[0], 0);
-	atomic_store(&readers[1], 0);
-	atomic_store(&partial_walks, 0);
-	atomic_store(&slow_readers, 0);
-}
-
 void rt_loader_process_stop(void)
 {
 	unsigned long partial = atomic_load(&partial_walks), slow = atomic_load(&slow_readers);
+	unsigned long stale = atomic_load(&stale_lists);
 
 	if (partial)
 		rt_note(SC_NOTE_INFO,
@@ -343,6 +351,12 @@ void rt_loader_process_stop(void)
 			"loader: %lu library unloads went on while a sample still read the list of "
 			"loaded objects (after waiting 1 s for it)",
 			slow);
+	if (stale)
+		rt_note(SC_NOTE_WARN,
+			"loader: %lu changes of the list of loaded objects were not copied for "
+			"samples (a sample held the copy for over 1 s): stacks through libraries "
+			"loaded since may end early",
+			stale);
 	if (overflowed)
 		rt_note(SC_NOTE_WARN,
 			"loader: more than %d objects were loaded: samples see the "

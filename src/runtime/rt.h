@@ -234,8 +234,7 @@ void rt_modules_check(void);
 /* ---- loader.c: the loader's list of loaded objects, also for signal handlers ---- */
 struct dl_phdr_info;
 typedef int (*rt_phdr_callback)(struct dl_phdr_info *, size_t, void *);
-void rt_loader_init(void); /* the copy, and the loader event hook (before any source) */
-void rt_loader_fork_child(void);
+void rt_loader_init(void);	   /* the copy, and the loader event hook (before any source) */
 void rt_loader_process_stop(void); /* notes on what samples could not see */
 /* Every namespace's list is consistent (no dlopen or dlclose between its two events). */
 bool rt_loader_settled(void);
