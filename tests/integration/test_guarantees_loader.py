@@ -16,7 +16,7 @@ import harness
 from harness import check, check_eq, fixture, source_line
 
 RUNS = int(os.environ.get("SYSCOPE_LOADER_RUNS", "40"))  # more by hand, to hunt a rare hang
-PARALLEL = int(os.environ.get("SYSCOPE_LOADER_PARALLEL", "4"))
+PARALLEL = int(os.environ.get("SYSCOPE_LOADER_PARALLEL", "8"))  # load widens the window
 ROUNDS = 1500
 LIMIT_S = 240  # far beyond a normal run (a few seconds), so only a hang reaches it
 
