@@ -184,20 +184,12 @@ static int adopt_pair(int rc, int fds[2])
 
 RT_EXPORT int pipe2(int fds[2], int flags)
 {
-	static int (*real_pipe2)(int[2], int);
-
-	if (!real_pipe2)
-		real_pipe2 = (int (*)(int[2], int))rt_real_lookup("pipe2");
-	return adopt_pair(real_pipe2(fds, flags), fds);
+	return adopt_pair(RT_REAL(pipe2)(fds, flags), fds);
 }
 
 RT_EXPORT int pipe(int fds[2])
 {
-	static int (*real_pipe)(int[2]);
-
-	if (!real_pipe)
-		real_pipe = (int (*)(int[2]))rt_real_lookup("pipe");
-	return adopt_pair(real_pipe(fds), fds);
+	return adopt_pair(RT_REAL(pipe)(fds), fds);
 }
 
 /* Close [first, last] except our descriptors, as close_range(2) with `flags` would. */

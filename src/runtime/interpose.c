@@ -1,13 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The libc functions the runtime wraps, resolved once to their next definition (libc's).
- * Resolution happens in the constructor; a wrapper called earlier (another preloaded
- * library's constructor) resolves on first use through RT_REAL().
+ * The libc functions the runtime wraps (real.def), resolved once to their next definition
+ * (libc's), before any constructor of the program; a wrapper called earlier (another
+ * preloaded library's constructor) resolves on first use through RT_REAL(). And the
+ * definition a hook's caller would reach from its own scope (rt_real_find).
  */
 #include "rt.h"
 
 #include <dlfcn.h>
 #include <link.h>
+#include <stdlib.h>
+#include <unistd.h>
 
 struct rt_real rt_real;
 
@@ -182,27 +185,24 @@ void *rt_real_find(const char *name, struct rt_real_cache *cache, const void *ca
 	return p ? p : lookup_anywhere(name);
 }
 
-#define RESOLVE(field) rt_real.field = (__typeof__(rt_real.field))rt_real_lookup(#field)
+/* A hook whose function no loaded object defines, with no way to report failure: what the
+ * missing function would have done (the program could not have linked without it). */
+void rt_real_missing(const char *name)
+{
+	static const char msg[] = "syscope: a function the program calls is defined by no loaded "
+				  "object; aborting\n";
+
+	rt_note(SC_NOTE_WARN, "%s: defined by no loaded object; aborting", name);
+	(void)!write(STDERR_FILENO, msg, sizeof(msg) - 1);
+	abort();
+}
+
+bool rt_real_resolved;
 
 void rt_real_resolve(void)
 {
-	RESOLVE(pthread_create);
-	RESOLVE(sigaction);
-	RESOLVE(sigprocmask);
-	RESOLVE(pthread_sigmask);
-	RESOLVE(close);
-	RESOLVE(close_range);
-	RESOLVE(closefrom);
-	RESOLVE(dup2);
-	RESOLVE(dup3);
-	RESOLVE(execve);
-	RESOLVE(execvpe);
-	RESOLVE(fexecve);
-	RESOLVE(posix_spawn);
-	RESOLVE(posix_spawnp);
-	RESOLVE(fork);
-	RESOLVE(exit);
-	RESOLVE(_exit);
-	RESOLVE(_Exit);
-	RESOLVE(pthread_setname_np);
+#define RT_REAL_FN(name) rt_real.name = (__typeof__(rt_real.name))rt_real_lookup(#name);
+#include "real.def"
+#undef RT_REAL_FN
+	__atomic_store_n(&rt_real_resolved, true, __ATOMIC_RELEASE);
 }

@@ -222,6 +222,7 @@ void rt_finalize(enum sc_end_reason reason, int status)
 	atomic_store(&rt_proc.stopping, 1); /* sample handlers record nothing more */
 	rt_sources_process_stop();
 	rt_modules_check();
+	rt_loader_process_stop();
 	rt_thread_end();
 	rt_set_end(reason, status);
 }
@@ -307,6 +308,7 @@ __attribute__((constructor)) static void rt_constructor(void)
 	if (!strcmp(sc_str(&rt_proc.settings, SC_SET_CLOCK), "tsc") && !rt_clock_uses_tsc())
 		rt_note(SC_NOTE_WARN, "clock: this CPU has no invariant time-stamp counter; "
 				      "timestamps from clock_gettime");
+	rt_loader_init();
 	rt_modules_init(false);
 	if (env_rc)
 		rt_note(SC_NOTE_WARN, "ignored a setting from the environment: %s", err);
@@ -348,13 +350,8 @@ RT_EXPORT void _Exit(int status)
  * program's at_quick_exit handlers. */
 RT_EXPORT void quick_exit(int status)
 {
-	typedef void (*quick_exit_fn)(int) __attribute__((noreturn));
-	static quick_exit_fn real_quick_exit;
-
 	exit_status = status;
-	if (!real_quick_exit)
-		real_quick_exit = (quick_exit_fn)rt_real_lookup("quick_exit");
-	real_quick_exit(status);
+	RT_REAL(quick_exit)(status);
 }
 
 /* daemon(3)'s standard streams onto /dev/null, as glibc does it. */
@@ -386,11 +383,8 @@ RT_EXPORT int daemon(int nochdir, int noclose)
 {
 	pid_t pid;
 
-	if (!atomic_load(&rt_proc.active)) {
-		int (*real_daemon)(int, int) = (int (*)(int, int))rt_real_lookup("daemon");
-
-		return real_daemon(nochdir, noclose);
-	}
+	if (!atomic_load(&rt_proc.active))
+		return RT_REAL(daemon)(nochdir, noclose);
 	pid = fork();
 	if (pid < 0)
 		return -1;
@@ -420,13 +414,8 @@ static int main_hook(int argc, char **argv, char **envp)
 }
 
 RT_EXPORT int __libc_start_main(main_fn main, int argc, char **argv, void (*init)(void),
-				void (*fini)(void), void (*rtld_fini)(void), void *stack_end);
-RT_EXPORT int __libc_start_main(main_fn main, int argc, char **argv, void (*init)(void),
 				void (*fini)(void), void (*rtld_fini)(void), void *stack_end)
 {
-	int (*real)(main_fn, int, char **, void (*)(void), void (*)(void), void (*)(void), void *) =
-		rt_real_lookup("__libc_start_main");
-
 	program_main = main;
-	return real(main_hook, argc, argv, init, fini, rtld_fini, stack_end);
+	return RT_REAL(__libc_start_main)(main_hook, argc, argv, init, fini, rtld_fini, stack_end);
 }

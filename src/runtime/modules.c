@@ -4,17 +4,16 @@
  * loaded ELF object's path, load bias, PT_LOAD segments and build-id, with load and unload
  * events as they happen.
  *
- * Changes are found by comparing dl_iterate_phdr()'s load/unload counters (dlpi_adds,
- * dlpi_subs) with the last values seen, before every sample and at thread and process
- * events. This sees every dlopen and dlclose, also those made inside libc, without wrapping
- * dlopen (a wrapper would become the "caller" whose RUNPATH dlopen searches, and break
- * programs that rely on their own). dl_iterate_phdr takes the loader's recursive lock; it
- * is what libunwind calls from signal handlers too.
+ * Changes are found by comparing the loader's load/unload counters (dlpi_adds, dlpi_subs)
+ * with the last values seen, at every loader event, before every sample and at thread and
+ * process events. This sees every dlopen and dlclose, also those made inside libc, without
+ * wrapping dlopen (a wrapper would become the "caller" whose RUNPATH dlopen searches, and
+ * break programs that rely on their own). The list comes from loader.c: from a sample, its
+ * copy, never the loader's lock.
  */
 #include "rt.h"
 #include "python/python.h"
 
-#include <dlfcn.h>
 #include <elf.h>
 #include <fcntl.h>
 #include <link.h>
@@ -157,7 +156,8 @@ static void rescan(uint32_t flags, bool record_all)
 
 	for (unsigned i = 0; i < nknown; i++)
 		known[i].seen = false;
-	dl_iterate_phdr(scan_cb, &sc);
+	if (!rt_loader_walk(scan_cb, &sc, NULL))
+		return; /* part of the list: what is missing is not gone; the next look sees */
 	for (unsigned i = 0; i < nknown;) {
 		if (known[i].seen) {
 			i++;
@@ -188,79 +188,14 @@ static int peek_cb(struct dl_phdr_info *info, size_t size, void *data)
 	return 1; /* the counters are the same in every entry: stop after the first */
 }
 
-/*
- * The loader's lock is recursive, but a signal that lands while this thread is taking or
- * releasing it (inside dl_iterate_phdr, or dlopen/dlclose changing the list) finds it held
- * by nobody it knows and waits forever. So a check is skipped while this thread iterates the
- * list (ours or the program's dl_iterate_phdr) and while the loader is adding or removing
- * objects (r_state, readable without the lock); the next sample or loader event sees it.
- * The unwinder's own calls from a sample are refused in the same two cases.
- */
-static RT_TLS int inside;
-
-/* The code of pthread_mutex_lock and _unlock, which the loader's lock goes through: a sample
- * that interrupted them may find that lock between two owners. */
-static uintptr_t lock_code[2][2];
-
-static void find_lock_code(void)
-{
-	static const char *const names[2] = { "pthread_mutex_lock", "pthread_mutex_unlock" };
-
-	for (int i = 0; i < 2; i++) {
-		void *fn = rt_real_lookup(names[i]);
-		const ElfW(Sym) *sym = NULL;
-		Dl_info info;
-
-		if (fn && dladdr1(fn, &info, (void **)&sym, RTLD_DL_SYMENT) && sym &&
-		    sym->st_size) {
-			lock_code[i][0] = (uintptr_t)fn;
-			lock_code[i][1] = (uintptr_t)fn + sym->st_size;
-		}
-	}
-}
-
-/* Whether this thread is in a sample that must leave the list of loaded objects alone: it
- * interrupted an iteration of it, the loader changing it, or a lock or unlock. */
-static bool sample_must_not_iterate(void)
-{
-	uintptr_t pc = rt_self.sample_pc;
-
-	if (!rt_self.in_sampler)
-		return false;
-	if (inside || _r_debug.r_state != RT_CONSISTENT)
-		return true;
-	for (int i = 0; i < 2; i++)
-		if (pc >= lock_code[i][0] && pc < lock_code[i][1])
-			return true;
-	return false;
-}
-
-RT_EXPORT int dl_iterate_phdr(int (*cb)(struct dl_phdr_info *, size_t, void *), void *data)
-{
-	static int (*real_iterate)(int (*)(struct dl_phdr_info *, size_t, void *), void *);
-	int rc;
-
-	if (!real_iterate)
-		real_iterate = (int (*)(int (*)(struct dl_phdr_info *, size_t, void *),
-					void *))rt_real_lookup("dl_iterate_phdr");
-	/* From a sample (libunwind looking for unwind tables), where the interrupted code may be
-	 * inside the loader's lock, on this thread or in dlopen/dlclose: find nothing, so the
-	 * stack ends there (a truncated sample) instead of waiting forever. */
-	if (sample_must_not_iterate())
-		return 0;
-	inside++;
-	rc = real_iterate(cb, data);
-	inside--;
-	return rc;
-}
-
 void rt_modules_check(void)
 {
 	struct scan sc = { 0 };
 
-	if (inside || _r_debug.r_state != RT_CONSISTENT || sample_must_not_iterate())
+	if (!rt_loader_settled()) /* the list is changing: the loader's next event sees it */
 		return;
-	dl_iterate_phdr(peek_cb, &sc);
+	if (!rt_loader_walk(peek_cb, &sc, NULL))
+		return;
 	if (sc.adds == last_adds && sc.subs == last_subs)
 		return;
 	if (atomic_exchange(&scanning, 1))
@@ -314,7 +249,6 @@ void rt_modules_init(bool fork_child)
 
 	vdso_addr = getauxval(AT_SYSINFO_EHDR);
 	if (!fork_child) {
-		find_lock_code();
 		n = readlink("/proc/self/exe", exe_path, sizeof(exe_path) - 1);
 		exe_path[n > 0 ? n : 0] = '\0';
 		save_vdso();

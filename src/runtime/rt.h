@@ -26,6 +26,7 @@
 #include "../arch/arch.h"
 #include "../common/settings.h"
 #include "../store/format.h"
+#include "real.h"
 
 /* Symbols the program may see; everything else in the library is hidden. */
 #define RT_EXPORT __attribute__((visibility("default")))
@@ -227,8 +228,23 @@ void rt_threads_fork_child(void);
 /* Record every loaded module (process start, fork child). */
 void rt_modules_init(bool fork_child);
 /* Record modules loaded or unloaded since the last look; cheap when nothing changed.
- * Async-signal-safe in the sense libunwind relies on (dl_iterate_phdr). */
+ * Async-signal-safe: from a sample it reads loader.c's copy of the list. */
 void rt_modules_check(void);
+
+/* ---- loader.c: the loader's list of loaded objects, also for signal handlers ---- */
+struct dl_phdr_info;
+typedef int (*rt_phdr_callback)(struct dl_phdr_info *, size_t, void *);
+void rt_loader_init(void);	   /* the copy, and the loader event hook (before any source) */
+void rt_loader_process_stop(void); /* notes on what samples could not see */
+/* Every namespace's list is consistent (no dlopen or dlclose between its two events). */
+bool rt_loader_settled(void);
+/* `cb` on each loaded object, as dl_iterate_phdr; from a sample without the loader's lock.
+ * Returns false when only part of the list was walked (a library being unloaded), with
+ * the last callback's value in *rc (when rc is not NULL). */
+bool rt_loader_walk(rt_phdr_callback cb, void *data, int *rc);
+void rt_loader_event(void);	   /* the loader changed its list: called by the hook */
+bool rt_loader_hook_install(void); /* loader_hook_<arch>.c; false: no hook here */
+void *rt_map_near(uint64_t lo, uint64_t hi, size_t len); /* within +-2 GiB of [lo, hi) */
 
 /* ---- user_api.c: counter tracks of the process, shared with the runtime's sources ---- */
 /* The id of the track (name, unit), defined on first use; -1 when the table is full. */
@@ -269,32 +285,7 @@ extern atomic_int rt_guard_blocking; /* wrap_block.c guards blocking calls */
  * that failed with EINTR while only the first count grew was cut short by a sample). */
 extern RT_TLS volatile unsigned rt_sampler_interrupts, rt_program_interrupts;
 
-/* ---- real libc entry points, resolved once (interpose.c) ---- */
-struct rt_real {
-	int (*pthread_create)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
-	int (*sigaction)(int, const struct sigaction *, struct sigaction *);
-	int (*sigprocmask)(int, const sigset_t *, sigset_t *);
-	int (*pthread_sigmask)(int, const sigset_t *, sigset_t *);
-	int (*close)(int);
-	int (*close_range)(unsigned, unsigned, int);
-	void (*closefrom)(int);
-	int (*dup2)(int, int);
-	int (*dup3)(int, int, int);
-	int (*execve)(const char *, char *const[], char *const[]);
-	int (*execvpe)(const char *, char *const[], char *const[]);
-	int (*fexecve)(int, char *const[], char *const[]);
-	int (*posix_spawn)(pid_t *, const char *, const posix_spawn_file_actions_t *,
-			   const posix_spawnattr_t *, char *const[], char *const[]);
-	int (*posix_spawnp)(pid_t *, const char *, const posix_spawn_file_actions_t *,
-			    const posix_spawnattr_t *, char *const[], char *const[]);
-	pid_t (*fork)(void);
-	void (*exit)(int) __attribute__((noreturn));
-	void (*_exit)(int) __attribute__((noreturn));
-	void (*_Exit)(int) __attribute__((noreturn));
-	int (*pthread_setname_np)(pthread_t, const char *);
-};
-extern struct rt_real rt_real;
-void rt_real_resolve(void);
+/* ---- real libc entry points: real.h; resolved once (interpose.c) ---- */
 void *rt_real_lookup(const char *name); /* the next definition of `name` after ours */
 /* Where rt_real_find keeps what it found for one name: the global scope's definition, and
  * for a few callers outside it (libraries loaded RTLD_LOCAL), the one their scope reaches. */
@@ -309,9 +300,28 @@ struct rt_real_cache {
 	} scope[RT_REAL_SCOPES];
 };
 /* The definition of `name` that `caller` would reach without us, wherever it is (RTLD_NEXT
- * first); NULL when no loaded object defines it. */
+ * first); NULL when no loaded object defines it. Only for hooks whose real function depends
+ * on the caller's scope (the unwinding hooks, makecontext: a library loaded RTLD_LOCAL may
+ * bring its own libgcc_s or libstdc++); every other wrapper uses RT_REAL (real.h). */
 void *rt_real_find(const char *name, struct rt_real_cache *cache, const void *caller);
-#define RT_REAL(fn) (rt_real.fn ? rt_real.fn : (rt_real_resolve(), rt_real.fn))
+
+void rt_real_missing(const char *name) __attribute__((noreturn)); /* notes, then aborts */
+
+/* ---- stacks.c: the machine stacks calls run on (for the call tracers) ---- */
+/* The thread's signal stack, asked of the kernel only where frames on two stacks meet. */
+struct rt_alt_stack {
+	bool asked;
+	uint64_t lo, hi;
+};
+/* Whether a call whose frame is at `frame` is over, seen from later code at `here`: both on
+ * the thread's stack, or the frame on a signal stack that was left. Frames on stacks
+ * syscope does not know (coroutines) are never taken for over. */
+bool rt_frame_left(uint64_t frame, uint64_t here, struct rt_alt_stack *alt);
+/* On the thread's stack or its signal stack. */
+bool rt_on_known_stack(uint64_t a, struct rt_alt_stack *alt);
+/* The context (SC_FUNC_CONTEXT) of a call whose frame is at `frame`: 0 on the thread's stack
+ * or any stack not made by makecontext, else the made one's number. Async-signal-safe. */
+uint16_t rt_stack_context(uint64_t frame);
 
 /* ---- exec.c ---- */
 void rt_exec_env_init(void);

@@ -180,14 +180,10 @@ RT_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *
 
 RT_EXPORT sighandler_t signal(int sig, sighandler_t handler)
 {
-	static sighandler_t (*real_signal)(int, sighandler_t);
 	struct sigaction act, old;
 
-	if (!valid_sig(sig) || !(sigs[sig].ours || sigs[sig].fatal_hidden)) {
-		if (!real_signal)
-			real_signal = (sighandler_t(*)(int, sighandler_t))rt_real_lookup("signal");
-		return real_signal(sig, handler);
-	}
+	if (!valid_sig(sig) || !(sigs[sig].ours || sigs[sig].fatal_hidden))
+		return RT_REAL(signal)(sig, handler);
 	/* glibc's signal() has BSD semantics: restart system calls, keep the handler. */
 	memset(&act, 0, sizeof(act));
 	act.sa_handler = handler;

@@ -31,14 +31,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#define REAL(name) real_##name
-#define DECLARE_REAL(ret, name, ...) static ret (*real_##name)(__VA_ARGS__)
-#define RESOLVE(name)                                                                 \
-	do {                                                                          \
-		if (!real_##name)                                                     \
-			real_##name = (__typeof__(real_##name))rt_real_lookup(#name); \
-	} while (0)
-
 static bool guard_wanted(void)
 {
 	return atomic_load_explicit(&rt_guard_blocking, memory_order_relaxed) && rt_active();
@@ -92,177 +84,131 @@ static const sigset_t *guarded_mask(const sigset_t *mask, sigset_t *copy)
 		return rc_;                    \
 	} while (0)
 
-DECLARE_REAL(int, nanosleep, const struct timespec *, struct timespec *);
 RT_EXPORT int nanosleep(const struct timespec *req, struct timespec *rem)
 {
-	RESOLVE(nanosleep);
-	GUARDED(int, REAL(nanosleep)(req, rem));
+	GUARDED(int, RT_REAL(nanosleep)(req, rem));
 }
 
-DECLARE_REAL(int, clock_nanosleep, clockid_t, int, const struct timespec *, struct timespec *);
 RT_EXPORT int clock_nanosleep(clockid_t clock, int flags, const struct timespec *req,
 			      struct timespec *rem)
 {
-	RESOLVE(clock_nanosleep);
-	GUARDED(int, REAL(clock_nanosleep)(clock, flags, req, rem));
+	GUARDED(int, RT_REAL(clock_nanosleep)(clock, flags, req, rem));
 }
 
-DECLARE_REAL(int, usleep, useconds_t);
 RT_EXPORT int usleep(useconds_t usec)
 {
-	RESOLVE(usleep);
-	GUARDED(int, REAL(usleep)(usec));
+	GUARDED(int, RT_REAL(usleep)(usec));
 }
 
-DECLARE_REAL(unsigned, sleep, unsigned);
 RT_EXPORT unsigned sleep(unsigned seconds)
 {
-	RESOLVE(sleep);
-	GUARDED(unsigned, REAL(sleep)(seconds));
+	GUARDED(unsigned, RT_REAL(sleep)(seconds));
 }
 
-DECLARE_REAL(int, pause, void);
 RT_EXPORT int pause(void)
 {
-	RESOLVE(pause);
-	GUARDED(int, REAL(pause)());
+	GUARDED(int, RT_REAL(pause)());
 }
 
-DECLARE_REAL(int, poll, struct pollfd *, nfds_t, int);
 RT_EXPORT int poll(struct pollfd *fds, nfds_t nfds, int timeout)
 {
-	RESOLVE(poll);
-	GUARDED(int, REAL(poll)(fds, nfds, timeout));
+	GUARDED(int, RT_REAL(poll)(fds, nfds, timeout));
 }
 
-DECLARE_REAL(int, ppoll, struct pollfd *, nfds_t, const struct timespec *, const sigset_t *);
 RT_EXPORT int ppoll(struct pollfd *fds, nfds_t nfds, const struct timespec *tmo,
 		    const sigset_t *mask)
 {
 	sigset_t copy;
 
-	RESOLVE(ppoll);
-	return REAL(ppoll)(fds, nfds, tmo, guarded_mask(mask, &copy));
+	return RT_REAL(ppoll)(fds, nfds, tmo, guarded_mask(mask, &copy));
 }
 
-DECLARE_REAL(int, select, int, fd_set *, fd_set *, fd_set *, struct timeval *);
 RT_EXPORT int select(int n, fd_set *r, fd_set *w, fd_set *e, struct timeval *tmo)
 {
-	RESOLVE(select);
-	GUARDED(int, REAL(select)(n, r, w, e, tmo));
+	GUARDED(int, RT_REAL(select)(n, r, w, e, tmo));
 }
 
-DECLARE_REAL(int, pselect, int, fd_set *, fd_set *, fd_set *, const struct timespec *,
-	     const sigset_t *);
 RT_EXPORT int pselect(int n, fd_set *r, fd_set *w, fd_set *e, const struct timespec *tmo,
 		      const sigset_t *mask)
 {
 	sigset_t copy;
 
-	RESOLVE(pselect);
-	return REAL(pselect)(n, r, w, e, tmo, guarded_mask(mask, &copy));
+	return RT_REAL(pselect)(n, r, w, e, tmo, guarded_mask(mask, &copy));
 }
 
-DECLARE_REAL(int, epoll_wait, int, struct epoll_event *, int, int);
 RT_EXPORT int epoll_wait(int epfd, struct epoll_event *ev, int max, int timeout)
 {
-	RESOLVE(epoll_wait);
-	GUARDED(int, REAL(epoll_wait)(epfd, ev, max, timeout));
+	GUARDED(int, RT_REAL(epoll_wait)(epfd, ev, max, timeout));
 }
 
-DECLARE_REAL(int, epoll_pwait, int, struct epoll_event *, int, int, const sigset_t *);
 RT_EXPORT int epoll_pwait(int epfd, struct epoll_event *ev, int max, int timeout,
 			  const sigset_t *mask)
 {
 	sigset_t copy;
 
-	RESOLVE(epoll_pwait);
-	return REAL(epoll_pwait)(epfd, ev, max, timeout, guarded_mask(mask, &copy));
+	return RT_REAL(epoll_pwait)(epfd, ev, max, timeout, guarded_mask(mask, &copy));
 }
 
-DECLARE_REAL(int, sigsuspend, const sigset_t *);
 RT_EXPORT int sigsuspend(const sigset_t *mask)
 {
 	sigset_t copy;
 
-	RESOLVE(sigsuspend);
-	return REAL(sigsuspend)(guarded_mask(mask, &copy));
+	return RT_REAL(sigsuspend)(guarded_mask(mask, &copy));
 }
 
-DECLARE_REAL(int, sigwaitinfo, const sigset_t *, siginfo_t *);
 RT_EXPORT int sigwaitinfo(const sigset_t *set, siginfo_t *info)
 {
-	RESOLVE(sigwaitinfo);
-	GUARDED(int, REAL(sigwaitinfo)(set, info));
+	GUARDED(int, RT_REAL(sigwaitinfo)(set, info));
 }
 
-DECLARE_REAL(int, sigtimedwait, const sigset_t *, siginfo_t *, const struct timespec *);
 RT_EXPORT int sigtimedwait(const sigset_t *set, siginfo_t *info, const struct timespec *tmo)
 {
-	RESOLVE(sigtimedwait);
-	GUARDED(int, REAL(sigtimedwait)(set, info, tmo));
+	GUARDED(int, RT_REAL(sigtimedwait)(set, info, tmo));
 }
 
-DECLARE_REAL(int, sem_timedwait, sem_t *, const struct timespec *);
 RT_EXPORT int sem_timedwait(sem_t *sem, const struct timespec *abstime)
 {
-	RESOLVE(sem_timedwait);
-	GUARDED(int, REAL(sem_timedwait)(sem, abstime));
+	GUARDED(int, RT_REAL(sem_timedwait)(sem, abstime));
 }
 
-DECLARE_REAL(int, sem_wait, sem_t *);
 RT_EXPORT int sem_wait(sem_t *sem)
 {
-	RESOLVE(sem_wait);
-	GUARDED(int, REAL(sem_wait)(sem));
+	GUARDED(int, RT_REAL(sem_wait)(sem));
 }
 
-DECLARE_REAL(int, sem_clockwait, sem_t *, clockid_t, const struct timespec *);
 RT_EXPORT int sem_clockwait(sem_t *sem, clockid_t clock, const struct timespec *abstime)
 {
-	RESOLVE(sem_clockwait);
-	GUARDED(int, REAL(sem_clockwait)(sem, clock, abstime));
+	GUARDED(int, RT_REAL(sem_clockwait)(sem, clock, abstime));
 }
 
-DECLARE_REAL(int, epoll_pwait2, int, struct epoll_event *, int, const struct timespec *,
-	     const sigset_t *);
 RT_EXPORT int epoll_pwait2(int epfd, struct epoll_event *ev, int max, const struct timespec *tmo,
 			   const sigset_t *mask)
 {
 	sigset_t copy;
 
-	RESOLVE(epoll_pwait2);
-	return REAL(epoll_pwait2)(epfd, ev, max, tmo, guarded_mask(mask, &copy));
+	return RT_REAL(epoll_pwait2)(epfd, ev, max, tmo, guarded_mask(mask, &copy));
 }
 
 /* ---- System V IPC: never restarted after a handler ---- */
 
-DECLARE_REAL(int, semop, int, struct sembuf *, size_t);
 RT_EXPORT int semop(int id, struct sembuf *ops, size_t n)
 {
-	RESOLVE(semop);
-	GUARDED(int, REAL(semop)(id, ops, n));
+	GUARDED(int, RT_REAL(semop)(id, ops, n));
 }
 
-DECLARE_REAL(int, semtimedop, int, struct sembuf *, size_t, const struct timespec *);
 RT_EXPORT int semtimedop(int id, struct sembuf *ops, size_t n, const struct timespec *tmo)
 {
-	RESOLVE(semtimedop);
-	GUARDED(int, REAL(semtimedop)(id, ops, n, tmo));
+	GUARDED(int, RT_REAL(semtimedop)(id, ops, n, tmo));
 }
 
-DECLARE_REAL(ssize_t, msgrcv, int, void *, size_t, long, int);
 RT_EXPORT ssize_t msgrcv(int id, void *msg, size_t size, long type, int flags)
 {
-	RESOLVE(msgrcv);
-	GUARDED(ssize_t, REAL(msgrcv)(id, msg, size, type, flags));
+	GUARDED(ssize_t, RT_REAL(msgrcv)(id, msg, size, type, flags));
 }
 
-DECLARE_REAL(int, msgsnd, int, const void *, size_t, int);
 RT_EXPORT int msgsnd(int id, const void *msg, size_t size, int flags)
 {
-	RESOLVE(msgsnd);
-	GUARDED(int, REAL(msgsnd)(id, msg, size, flags));
+	GUARDED(int, RT_REAL(msgsnd)(id, msg, size, flags));
 }
 
 /* ---- sockets with a timeout ---- */
@@ -363,13 +309,11 @@ static bool nonzero(const void *value, socklen_t len)
 	return false;
 }
 
-DECLARE_REAL(int, setsockopt, int, int, int, const void *, socklen_t);
 RT_EXPORT int setsockopt(int fd, int level, int name, const void *value, socklen_t len)
 {
 	int rc;
 
-	RESOLVE(setsockopt);
-	rc = REAL(setsockopt)(fd, level, name, value, len);
+	rc = RT_REAL(setsockopt)(fd, level, name, value, len);
 	if (!rc && is_timeout_option(level, name) && nonzero(value, len))
 		mark_timed_socket(fd, true);
 	return rc;
@@ -383,157 +327,116 @@ static int accepted(int listener, int fd)
 	return fd;
 }
 
-DECLARE_REAL(int, accept, int, __SOCKADDR_ARG, socklen_t *);
 static int accept_call(int fd, __SOCKADDR_ARG addr, socklen_t *len)
 {
-	SOCKET_CALL(int, fd, SOCK_RECV, REAL(accept)(fd, addr, len));
+	SOCKET_CALL(int, fd, SOCK_RECV, RT_REAL(accept)(fd, addr, len));
 }
 
 RT_EXPORT int accept(int fd, __SOCKADDR_ARG addr, socklen_t *restrict len)
 {
-	RESOLVE(accept);
 	return accepted(fd, accept_call(fd, addr, len));
 }
 
-DECLARE_REAL(int, accept4, int, __SOCKADDR_ARG, socklen_t *, int);
 static int accept4_call(int fd, __SOCKADDR_ARG addr, socklen_t *len, int flags)
 {
-	SOCKET_CALL(int, fd, SOCK_RECV, REAL(accept4)(fd, addr, len, flags));
+	SOCKET_CALL(int, fd, SOCK_RECV, RT_REAL(accept4)(fd, addr, len, flags));
 }
 
 RT_EXPORT int accept4(int fd, __SOCKADDR_ARG addr, socklen_t *restrict len, int flags)
 {
-	RESOLVE(accept4);
 	return accepted(fd, accept4_call(fd, addr, len, flags));
 }
 
 /* connect cannot be made again once cut short (the connection goes on), so it is always
  * guarded: a blocking connect with SO_SNDTIMEO would otherwise return EINTR. */
-DECLARE_REAL(int, connect, int, __CONST_SOCKADDR_ARG, socklen_t);
 RT_EXPORT int connect(int fd, __CONST_SOCKADDR_ARG addr, socklen_t len)
 {
-	RESOLVE(connect);
-	GUARDED(int, REAL(connect)(fd, addr, len));
+	GUARDED(int, RT_REAL(connect)(fd, addr, len));
 }
 
-DECLARE_REAL(ssize_t, recv, int, void *, size_t, int);
 RT_EXPORT ssize_t recv(int fd, void *buf, size_t n, int flags)
 {
-	RESOLVE(recv);
-	SOCKET_CALL(ssize_t, fd, SOCK_RECV, REAL(recv)(fd, buf, n, flags));
+	SOCKET_CALL(ssize_t, fd, SOCK_RECV, RT_REAL(recv)(fd, buf, n, flags));
 }
 
-DECLARE_REAL(ssize_t, recvfrom, int, void *, size_t, int, __SOCKADDR_ARG, socklen_t *);
 RT_EXPORT ssize_t recvfrom(int fd, void *restrict buf, size_t n, int flags, __SOCKADDR_ARG addr,
 			   socklen_t *restrict len)
 {
-	RESOLVE(recvfrom);
-	SOCKET_CALL(ssize_t, fd, SOCK_RECV, REAL(recvfrom)(fd, buf, n, flags, addr, len));
+	SOCKET_CALL(ssize_t, fd, SOCK_RECV, RT_REAL(recvfrom)(fd, buf, n, flags, addr, len));
 }
 
-DECLARE_REAL(ssize_t, recvmsg, int, struct msghdr *, int);
 RT_EXPORT ssize_t recvmsg(int fd, struct msghdr *msg, int flags)
 {
-	RESOLVE(recvmsg);
-	SOCKET_CALL(ssize_t, fd, SOCK_RECV, REAL(recvmsg)(fd, msg, flags));
+	SOCKET_CALL(ssize_t, fd, SOCK_RECV, RT_REAL(recvmsg)(fd, msg, flags));
 }
 
 /* With a timeout of its own, recvmmsg is never restarted, whatever the socket's timeouts. */
-DECLARE_REAL(int, recvmmsg, int, struct mmsghdr *, unsigned, int, struct timespec *);
 RT_EXPORT int recvmmsg(int fd, struct mmsghdr *v, unsigned n, int flags, struct timespec *tmo)
 {
-	RESOLVE(recvmmsg);
 	if (tmo)
-		GUARDED(int, REAL(recvmmsg)(fd, v, n, flags, tmo));
-	SOCKET_CALL(int, fd, SOCK_RECV, REAL(recvmmsg)(fd, v, n, flags, tmo));
+		GUARDED(int, RT_REAL(recvmmsg)(fd, v, n, flags, tmo));
+	SOCKET_CALL(int, fd, SOCK_RECV, RT_REAL(recvmmsg)(fd, v, n, flags, tmo));
 }
 
-DECLARE_REAL(ssize_t, send, int, const void *, size_t, int);
 RT_EXPORT ssize_t send(int fd, const void *buf, size_t n, int flags)
 {
-	RESOLVE(send);
-	SOCKET_CALL(ssize_t, fd, SOCK_SEND, REAL(send)(fd, buf, n, flags));
+	SOCKET_CALL(ssize_t, fd, SOCK_SEND, RT_REAL(send)(fd, buf, n, flags));
 }
 
-DECLARE_REAL(ssize_t, sendto, int, const void *, size_t, int, __CONST_SOCKADDR_ARG, socklen_t);
 RT_EXPORT ssize_t sendto(int fd, const void *buf, size_t n, int flags, __CONST_SOCKADDR_ARG addr,
 			 socklen_t len)
 {
-	RESOLVE(sendto);
-	SOCKET_CALL(ssize_t, fd, SOCK_SEND, REAL(sendto)(fd, buf, n, flags, addr, len));
+	SOCKET_CALL(ssize_t, fd, SOCK_SEND, RT_REAL(sendto)(fd, buf, n, flags, addr, len));
 }
 
-DECLARE_REAL(ssize_t, sendmsg, int, const struct msghdr *, int);
 RT_EXPORT ssize_t sendmsg(int fd, const struct msghdr *msg, int flags)
 {
-	RESOLVE(sendmsg);
-	SOCKET_CALL(ssize_t, fd, SOCK_SEND, REAL(sendmsg)(fd, msg, flags));
+	SOCKET_CALL(ssize_t, fd, SOCK_SEND, RT_REAL(sendmsg)(fd, msg, flags));
 }
 
-DECLARE_REAL(int, sendmmsg, int, struct mmsghdr *, unsigned, int);
 RT_EXPORT int sendmmsg(int fd, struct mmsghdr *v, unsigned n, int flags)
 {
-	RESOLVE(sendmmsg);
-	SOCKET_CALL(int, fd, SOCK_SEND, REAL(sendmmsg)(fd, v, n, flags));
+	SOCKET_CALL(int, fd, SOCK_SEND, RT_REAL(sendmmsg)(fd, v, n, flags));
 }
 
 /* read and write on a socket behave as recv and send. */
-DECLARE_REAL(ssize_t, read, int, void *, size_t);
 RT_EXPORT ssize_t read(int fd, void *buf, size_t n)
 {
-	RESOLVE(read);
-	SOCKET_CALL(ssize_t, fd, SOCK_RECV, REAL(read)(fd, buf, n));
+	SOCKET_CALL(ssize_t, fd, SOCK_RECV, RT_REAL(read)(fd, buf, n));
 }
 
-DECLARE_REAL(ssize_t, readv, int, const struct iovec *, int);
 RT_EXPORT ssize_t readv(int fd, const struct iovec *iov, int n)
 {
-	RESOLVE(readv);
-	SOCKET_CALL(ssize_t, fd, SOCK_RECV, REAL(readv)(fd, iov, n));
+	SOCKET_CALL(ssize_t, fd, SOCK_RECV, RT_REAL(readv)(fd, iov, n));
 }
 
-DECLARE_REAL(ssize_t, write, int, const void *, size_t);
 RT_EXPORT ssize_t write(int fd, const void *buf, size_t n)
 {
-	RESOLVE(write);
-	SOCKET_CALL(ssize_t, fd, SOCK_SEND, REAL(write)(fd, buf, n));
+	SOCKET_CALL(ssize_t, fd, SOCK_SEND, RT_REAL(write)(fd, buf, n));
 }
 
-DECLARE_REAL(ssize_t, writev, int, const struct iovec *, int);
 RT_EXPORT ssize_t writev(int fd, const struct iovec *iov, int n)
 {
-	RESOLVE(writev);
-	SOCKET_CALL(ssize_t, fd, SOCK_SEND, REAL(writev)(fd, iov, n));
+	SOCKET_CALL(ssize_t, fd, SOCK_SEND, RT_REAL(writev)(fd, iov, n));
 }
 
-/* The fortified entry points (_FORTIFY_SOURCE) that programs call instead. */
-ssize_t __read_chk(int fd, void *buf, size_t n, size_t buflen);
-ssize_t __recv_chk(int fd, void *buf, size_t n, size_t buflen, int flags);
-ssize_t __recvfrom_chk(int fd, void *buf, size_t n, size_t buflen, int flags, __SOCKADDR_ARG addr,
-		       socklen_t *len);
+/* The fortified entry points (_FORTIFY_SOURCE) that programs call instead (real.h). */
 
-DECLARE_REAL(ssize_t, __read_chk, int, void *, size_t, size_t);
 RT_EXPORT ssize_t __read_chk(int fd, void *buf, size_t n, size_t buflen)
 {
-	RESOLVE(__read_chk);
-	SOCKET_CALL(ssize_t, fd, SOCK_RECV, REAL(__read_chk)(fd, buf, n, buflen));
+	SOCKET_CALL(ssize_t, fd, SOCK_RECV, RT_REAL(__read_chk)(fd, buf, n, buflen));
 }
 
-DECLARE_REAL(ssize_t, __recv_chk, int, void *, size_t, size_t, int);
 RT_EXPORT ssize_t __recv_chk(int fd, void *buf, size_t n, size_t buflen, int flags)
 {
-	RESOLVE(__recv_chk);
-	SOCKET_CALL(ssize_t, fd, SOCK_RECV, REAL(__recv_chk)(fd, buf, n, buflen, flags));
+	SOCKET_CALL(ssize_t, fd, SOCK_RECV, RT_REAL(__recv_chk)(fd, buf, n, buflen, flags));
 }
 
-DECLARE_REAL(ssize_t, __recvfrom_chk, int, void *, size_t, size_t, int, __SOCKADDR_ARG,
-	     socklen_t *);
 RT_EXPORT ssize_t __recvfrom_chk(int fd, void *buf, size_t n, size_t buflen, int flags,
 				 __SOCKADDR_ARG addr, socklen_t *len)
 {
-	RESOLVE(__recvfrom_chk);
 	SOCKET_CALL(ssize_t, fd, SOCK_RECV,
-		    REAL(__recvfrom_chk)(fd, buf, n, buflen, flags, addr, len));
+		    RT_REAL(__recvfrom_chk)(fd, buf, n, buflen, flags, addr, len));
 }
 
 /*
@@ -543,9 +446,5 @@ RT_EXPORT ssize_t __recvfrom_chk(int fd, void *buf, size_t n, size_t buflen, int
  */
 __attribute__((constructor(101))) static void resolve_io_calls(void)
 {
-	RESOLVE(read);
-	RESOLVE(readv);
-	RESOLVE(write);
-	RESOLVE(writev);
-	RESOLVE(__read_chk);
+	rt_real_resolve();
 }

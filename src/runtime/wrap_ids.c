@@ -35,14 +35,11 @@ static void before_uid_change(uid_t target)
 			(unsigned)target, path, strerror(errno));
 }
 
-#define WRAP_ID_CALL(name, proto, args, target)                     \
-	RT_EXPORT int name proto                                    \
-	{                                                           \
-		static int(*real) proto;                            \
-		if (!real)                                          \
-			real = (int(*) proto)rt_real_lookup(#name); \
-		before_uid_change(target);                          \
-		return real args;                                   \
+#define WRAP_ID_CALL(name, proto, args, target) \
+	RT_EXPORT int name proto                \
+	{                                       \
+		before_uid_change(target);      \
+		return RT_REAL(name) args;      \
 	}
 
 WRAP_ID_CALL(setuid, (uid_t uid), (uid), uid)

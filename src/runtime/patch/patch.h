@@ -25,8 +25,7 @@ void rt_patch_coverage_stub(void); /* coverage mode: counts calls in rt_patch_ca
 extern uint64_t *rt_patch_calls;
 void rt_patch_loop_stub(void); /* loop probes: saves everything, flags too; calls: */
 void rt_patch_loop(uint32_t probe_id);
-void rt_patch_loader_stub(void); /* over the loader's _dl_debug_state: saves, calls: */
-void rt_patch_loader_event(void);
+void rt_patch_loader_event(void); /* loader.c: the list of loaded objects changed */
 
 /* shadow.c: called by the stubs. */
 void rt_patch_enter(uint32_t id, uint64_t *ret_slot);
@@ -49,18 +48,6 @@ extern struct rt_probe *rt_patch_probes;
 
 /* The function addresses (at run time) by id, set by apply.c before any patch is live. */
 extern const uint64_t *rt_patch_func_addr;
-/* The thread's signal stack, asked of the kernel only where frames on two stacks meet. */
-struct rt_alt_stack {
-	bool asked;
-	uint64_t lo, hi;
-};
-/* Whether a call whose frame is at `frame` is over, seen from later code at `here`: both on
- * the thread's stack, or the frame on a signal stack that was left. Frames on stacks
- * syscope does not know (coroutines) are never taken for over. */
-bool rt_frame_left(uint64_t frame, uint64_t here, struct rt_alt_stack *alt);
-/* The context (SC_FUNC_CONTEXT) of a call whose frame is at `frame`: 0 on the thread's stack
- * or any stack not made by makecontext, else the made one's number. Async-signal-safe. */
-uint16_t rt_stack_context(uint64_t frame);
 /* Enable the exception hooks (only when something was patched). */
 void rt_patch_shadow_start(void);
 /* A thread's end: give its shadow stack back. */

@@ -29,11 +29,9 @@
 #include <dlfcn.h>
 #include <execinfo.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <ucontext.h>
 #include <unistd.h>
 #include <unwind.h>
 
@@ -107,89 +105,6 @@ static void end_frame(struct frame *fr, uint64_t ts)
 	end_loops(fr, 0, ts);
 	rt_func_record_flags(SC_REC_FUNC_EXIT, rt_stack_context(fr->slot),
 			     rt_patch_func_addr[fr->id], ts);
-}
-
-static bool on_thread_stack(uint64_t a)
-{
-	return rt_self.stack_lo && a >= rt_self.stack_lo && a < rt_self.stack_hi;
-}
-
-static bool on_alt_stack(struct rt_alt_stack *alt, uint64_t a)
-{
-	if (!alt->asked) {
-		stack_t ss;
-
-		alt->asked = true;
-		if (!sigaltstack(NULL, &ss) && !(ss.ss_flags & SS_DISABLE)) {
-			alt->lo = (uint64_t)(uintptr_t)ss.ss_sp;
-			alt->hi = alt->lo + ss.ss_size;
-		}
-	}
-	return a >= alt->lo && a < alt->hi;
-}
-
-/*
- * Whether a call whose frame is at `frame` on the machine stack is over, seen from code at
- * `here` that runs after it (an entry, or an exit below it). On the same stack, when the
- * code is at or above it: the stack went back past it (longjmp). A frame on the signal
- * stack with the code elsewhere: its handler was left (siglongjmp). Any other frame, on a
- * stack syscope does not know (a coroutine's, a user-level thread's), may only be
- * suspended: it stays, and its own return finds it.
- */
-bool rt_frame_left(uint64_t frame, uint64_t here, struct rt_alt_stack *alt)
-{
-	if (on_thread_stack(frame) && on_thread_stack(here))
-		return frame <= here;
-	if (on_alt_stack(alt, frame))
-		return !on_alt_stack(alt, here) || frame <= here;
-	return false;
-}
-
-/*
- * The stacks of contexts made by makecontext (coroutines, user-level threads), learnt by
- * the makecontext wrapper: a call on one of them gets that stack's number as its context,
- * so that the reader pairs and nests calls per stack. Numbers are reused round-robin past
- * MADE_STACKS; a stack made again (the same memory) keeps its number.
- */
-#define MADE_STACKS 254u
-
-static struct {
-	_Atomic uint64_t lo, hi;
-} made[MADE_STACKS];
-static atomic_uint nmade;
-
-uint16_t rt_stack_context(uint64_t frame)
-{
-	unsigned n;
-
-	if (on_thread_stack(frame))
-		return 0;
-	n = atomic_load_explicit(&nmade, memory_order_acquire);
-	for (unsigned i = 0; i < n && i < MADE_STACKS; i++)
-		if (frame >= atomic_load_explicit(&made[i].lo, memory_order_relaxed) &&
-		    frame < atomic_load_explicit(&made[i].hi, memory_order_relaxed))
-			return (uint16_t)((i + 1) << SC_FUNC_CONTEXT_SHIFT);
-	return 0;
-}
-
-static void remember_stack(const stack_t *ss)
-{
-	uint64_t lo = (uint64_t)(uintptr_t)ss->ss_sp, hi = lo + ss->ss_size;
-	unsigned n = atomic_load_explicit(&nmade, memory_order_acquire), i;
-
-	if (!ss->ss_sp || !ss->ss_size)
-		return;
-	for (i = 0; i < n && i < MADE_STACKS; i++)
-		if (atomic_load_explicit(&made[i].lo, memory_order_relaxed) == lo) {
-			atomic_store_explicit(&made[i].hi, hi, memory_order_relaxed);
-			return;
-		}
-	i = atomic_fetch_add_explicit(&nmade, 1, memory_order_acq_rel) % MADE_STACKS;
-	atomic_store_explicit(&made[i].hi, 0, memory_order_relaxed); /* no match meanwhile */
-	atomic_store_explicit(&made[i].lo, lo, memory_order_relaxed);
-	atomic_store_explicit(&made[i].hi, hi, memory_order_release);
-	if (atomic_load_explicit(&nmade, memory_order_relaxed) > MADE_STACKS)
-		atomic_store_explicit(&nmade, MADE_STACKS, memory_order_relaxed);
 }
 
 static bool frame_is_over(const struct frame *fr, uint64_t slot, struct rt_alt_stack *alt)
@@ -368,7 +283,7 @@ static bool slot_mapped(const struct frame *fr, struct rt_alt_stack *alt)
 	static long page;
 	unsigned char resident;
 
-	if (on_thread_stack(fr->slot) || on_alt_stack(alt, fr->slot))
+	if (rt_on_known_stack(fr->slot, alt))
 		return true;
 	if (!page)
 		page = sysconf(_SC_PAGESIZE);
@@ -440,20 +355,10 @@ static void rearm_after_catch(uint64_t limit)
 
 static struct rt_real_cache real__Unwind_RaiseException, real__Unwind_Resume,
 	real__Unwind_Resume_or_Rethrow, real__Unwind_ForcedUnwind, real___cxa_begin_catch,
-	real_pthread_exit, real_backtrace, real__Unwind_Backtrace, real_makecontext;
+	real_pthread_exit, real_backtrace, real__Unwind_Backtrace;
 
 #define REAL(name) \
 	((__typeof__(&name))rt_real_find(#name, &real_##name, __builtin_return_address(0)))
-
-static void no_real(const char *name)
-{
-	static const char msg[] = "syscope: a function the program calls is defined by no loaded "
-				  "object; aborting\n";
-
-	rt_note(SC_NOTE_WARN, "%s: defined by no loaded object; aborting", name);
-	(void)!write(STDERR_FILENO, msg, sizeof(msg) - 1);
-	abort();
-}
 
 static void missing_once(const char *name)
 {
@@ -481,7 +386,7 @@ RT_EXPORT void _Unwind_Resume(struct _Unwind_Exception *e)
 	__typeof__(&_Unwind_Resume) fn = REAL(_Unwind_Resume);
 
 	if (!fn)
-		no_real("_Unwind_Resume");
+		rt_real_missing("_Unwind_Resume");
 	if (shadow.depth)
 		disarm_all();
 	fn(e);
@@ -522,7 +427,7 @@ RT_EXPORT void *__cxa_begin_catch(void *e)
 	void *r;
 
 	if (!fn)
-		no_real("__cxa_begin_catch");
+		rt_real_missing("__cxa_begin_catch");
 	r = fn(e);
 	/* Our return address sits just below the catching function's frame. */
 	if (shadow.depth && hooks_ready)
@@ -604,7 +509,7 @@ RT_EXPORT void pthread_exit(void *value)
 	__typeof__(&pthread_exit) fn = REAL(pthread_exit);
 
 	if (!fn)
-		no_real("pthread_exit");
+		rt_real_missing("pthread_exit");
 	if (shadow.depth) {
 		disarm_all();
 		for (uint32_t i = shadow.depth; i > 0; i--)
@@ -613,36 +518,6 @@ RT_EXPORT void pthread_exit(void *value)
 	}
 	fn(value);
 	abort();
-}
-
-/*
- * makecontext: the new context's stack is remembered (rt_stack_context), then the call goes
- * on as made. Its arguments are the machine words glibc itself reads (va_arg of 64 bits);
- * up to MAKECONTEXT_ARGS of them are passed on, which is more than any program we know.
- */
-#define MAKECONTEXT_ARGS 32
-
-RT_EXPORT void makecontext(ucontext_t *ucp, void (*func)(void), int argc, ...)
-{
-	__typeof__(&makecontext) fn = REAL(makecontext);
-	long a[MAKECONTEXT_ARGS] = { 0 };
-	va_list ap;
-
-	if (!fn)
-		no_real("makecontext");
-	if (ucp)
-		remember_stack(&ucp->uc_stack);
-	if (argc > MAKECONTEXT_ARGS)
-		rt_note(SC_NOTE_WARN,
-			"makecontext with %d arguments: only the first %d are passed on", argc,
-			MAKECONTEXT_ARGS);
-	va_start(ap, argc);
-	for (int i = 0; i < argc && i < MAKECONTEXT_ARGS; i++)
-		a[i] = va_arg(ap, long);
-	va_end(ap);
-	fn(ucp, func, argc, a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10],
-	   a[11], a[12], a[13], a[14], a[15], a[16], a[17], a[18], a[19], a[20], a[21], a[22],
-	   a[23], a[24], a[25], a[26], a[27], a[28], a[29], a[30], a[31]);
 }
 
 void rt_patch_shadow_start(void)

@@ -22,82 +22,7 @@
  */
 	.text
 
-/* Save and restore the call-clobbered registers at [rsp] (328 bytes, rsp 16-aligned). */
-.macro SAVE_CLOBBERED
-	movq	%rax, 0(%rsp)
-	movq	%rcx, 8(%rsp)
-	movq	%rdx, 16(%rsp)
-	movq	%rsi, 24(%rsp)
-	movq	%rdi, 32(%rsp)
-	movq	%r8, 40(%rsp)
-	movq	%r9, 48(%rsp)
-	movq	%r10, 56(%rsp)
-	movq	%r11, 64(%rsp)
-	movdqu	%xmm0, 72(%rsp)
-	movdqu	%xmm1, 88(%rsp)
-	movdqu	%xmm2, 104(%rsp)
-	movdqu	%xmm3, 120(%rsp)
-	movdqu	%xmm4, 136(%rsp)
-	movdqu	%xmm5, 152(%rsp)
-	movdqu	%xmm6, 168(%rsp)
-	movdqu	%xmm7, 184(%rsp)
-	movdqu	%xmm8, 200(%rsp)
-	movdqu	%xmm9, 216(%rsp)
-	movdqu	%xmm10, 232(%rsp)
-	movdqu	%xmm11, 248(%rsp)
-	movdqu	%xmm12, 264(%rsp)
-	movdqu	%xmm13, 280(%rsp)
-	movdqu	%xmm14, 296(%rsp)
-	movdqu	%xmm15, 312(%rsp)
-.endm
-
-.macro RESTORE_CLOBBERED
-	movq	0(%rsp), %rax
-	movq	8(%rsp), %rcx
-	movq	16(%rsp), %rdx
-	movq	24(%rsp), %rsi
-	movq	32(%rsp), %rdi
-	movq	40(%rsp), %r8
-	movq	48(%rsp), %r9
-	movq	56(%rsp), %r10
-	movq	64(%rsp), %r11
-	movdqu	72(%rsp), %xmm0
-	movdqu	88(%rsp), %xmm1
-	movdqu	104(%rsp), %xmm2
-	movdqu	120(%rsp), %xmm3
-	movdqu	136(%rsp), %xmm4
-	movdqu	152(%rsp), %xmm5
-	movdqu	168(%rsp), %xmm6
-	movdqu	184(%rsp), %xmm7
-	movdqu	200(%rsp), %xmm8
-	movdqu	216(%rsp), %xmm9
-	movdqu	232(%rsp), %xmm10
-	movdqu	248(%rsp), %xmm11
-	movdqu	264(%rsp), %xmm12
-	movdqu	280(%rsp), %xmm13
-	movdqu	296(%rsp), %xmm14
-	movdqu	312(%rsp), %xmm15
-.endm
-
-/* A frame on rbp with room for the saved registers, 16-byte aligned for the C call (the
- * caller's alignment is not trusted), and its undoing; CFA through rbp meanwhile. */
-.macro FRAME_SAVING
-	pushq	%rbp
-	.cfi_def_cfa_offset 16
-	.cfi_offset %rbp, -16
-	movq	%rsp, %rbp
-	.cfi_def_cfa_register %rbp
-	subq	$336, %rsp
-	andq	$-16, %rsp
-	SAVE_CLOBBERED
-.endm
-
-.macro FRAME_RESTORING
-	RESTORE_CLOBBERED
-	movq	%rbp, %rsp
-	popq	%rbp
-	.cfi_def_cfa %rsp, 8
-.endm
+#include "../../arch/x86_64/save_clobbered.inc"
 
 	.globl	rt_patch_entry_stub
 	.hidden	rt_patch_entry_stub
@@ -198,20 +123,5 @@ rt_patch_loop_stub:
 	ret	$8
 	.cfi_endproc
 	.size	rt_patch_loop_stub, .-rt_patch_loop_stub
-
-/* The dynamic loader's _dl_debug_state jumps here (apply.c): the loader may keep values in
- * any register across that call (it knows the function is a bare ret), so all are kept. */
-	.globl	rt_patch_loader_stub
-	.hidden	rt_patch_loader_stub
-	.type	rt_patch_loader_stub, @function
-	.p2align 4
-rt_patch_loader_stub:
-	.cfi_startproc
-	FRAME_SAVING
-	call	rt_patch_loader_event
-	FRAME_RESTORING
-	ret
-	.cfi_endproc
-	.size	rt_patch_loader_stub, .-rt_patch_loader_stub
 
 	.section .note.GNU-stack,"",@progbits

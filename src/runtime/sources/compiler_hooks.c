@@ -15,7 +15,6 @@
  */
 #include <sys/mman.h>
 
-#include "../patch/patch.h"
 #include "source.h"
 
 #define HOOK_FRAMES 65536u

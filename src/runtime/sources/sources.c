@@ -5,10 +5,25 @@
 #include "../patch/patch.h"
 #include "../python/capi.h"
 
-static const struct rt_source *const table[] = {
-#ifdef SYSCOPE_HAVE_PATCHING
-	&rt_source_patching, /* first: patching wants the process to have one thread */
+#ifndef SYSCOPE_HAVE_PATCHING
+/* A build without patching, given a plan (`syscope instrument`): said, not silently unused. */
+static int say_no_patching(void)
+{
+	if (sc_str(&rt_proc.settings, SC_SET_INSTRUMENT_PLAN)[0])
+		rt_note(SC_NOTE_WARN, "instrument: this build of syscope has no binary "
+				      "instrumentation (not x86-64, or configured with "
+				      "-DSYSCOPE_PATCHING=OFF): no function is patched");
+	return 0;
+}
+
+const struct rt_source rt_source_patching = {
+	.name = "binary instrumentation (not built)",
+	.process_start = say_no_patching,
+};
 #endif
+
+static const struct rt_source *const table[] = {
+	&rt_source_patching, /* first: patching wants the process to have one thread */
 	&rt_source_counters, /* before sampling: a thread's first sample finds them open */
 	&rt_source_python,   /* notes of what samples found; the fork child's code table */
 	&rt_source_sampling,   &rt_source_telemetry, &rt_source_compiler_hooks,
