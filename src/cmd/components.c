@@ -162,6 +162,30 @@ static void probe_python(struct sc_probe *p)
 
 /* ---- launcher hooks ---- */
 
+/*
+ * pthread tracing: its lock wrappers are a library of their own, put in LD_PRELOAD (before
+ * libsyscope.so, which the launcher adds after this) only when asked for, so that other runs
+ * do not pass every lock of the program through syscope.
+ */
+static void pthread_environment(const struct sc_settings *s, const struct sc_launch_env *e)
+{
+	char *lib = plugin_path(e->libdir, "libsyscope-pthread.so");
+	const char *old = getenv("LD_PRELOAD");
+
+	(void)s;
+	if (access(lib, R_OK)) {
+		pr_warn("--parallel=pthread: %s is missing; only semaphore waits, thread creations "
+			"and joins are recorded",
+			lib);
+	} else {
+		char *v = old && *old ? sc_xasprintf("%s:%s", lib, old) : sc_xstrdup(lib);
+
+		setenv("LD_PRELOAD", v, 1);
+		free(v);
+	}
+	free(lib);
+}
+
 /* A preset turns GPU telemetry on everywhere; where there is no NVIDIA driver it goes off here,
  * quietly. Asked for by the user, it stays on, and the run's notes say why it records nothing. */
 static void check_nvml(struct sc_settings *s)
@@ -318,16 +342,16 @@ const struct sc_component sc_components[] = {
 	},
 	{
 		.name = "pthread",
-		.description =
-			"pthread mutexes, condition variables and joins (--parallel=pthread)",
-		.enable = -1,
+		.description = "pthread lock, condition, barrier and semaphore waits, thread "
+			       "creations and joins (--parallel=pthread)",
+		.enable = SC_SET_USE_PTHREAD,
 		.flag = "parallel",
 		.flag_metavar = "RUNTIMES",
 		.flag_help = PARALLEL_HELP,
 		.token = "pthread",
 		.aliases = pthread_aliases,
 		.value = -1,
-		.pending = NOT_YET,
+		.environment = pthread_environment,
 	},
 };
 

@@ -387,7 +387,7 @@ static void session_info_write(struct launch *l)
 /* In the child: the settings the runtime reads, and libsyscope.so in LD_PRELOAD. */
 static void child_environment(struct launch *l)
 {
-	const char *old = getenv("LD_PRELOAD");
+	const char *old;
 
 	for (int id = 0; id < SC_SETTING_COUNT; id++) {
 		const struct sc_setting_def *d = &sc_setting_defs[id];
@@ -405,6 +405,7 @@ static void child_environment(struct launch *l)
 		sc_components_environment(l->s, &e);
 		free((char *)e.libdir);
 	}
+	old = getenv("LD_PRELOAD"); /* with what the components added */
 	if (l->preload) {
 		char *v = old && *old ? sc_xasprintf("%s:%s", l->lib, old) : sc_xstrdup(l->lib);
 

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 
+#include "parallel/pthread.h"
 #include "sources/source.h"
 
 RT_TLS struct rt_thread rt_self;
@@ -149,6 +150,7 @@ static void *thread_trampoline(void *p)
 	if (rt_active()) {
 		rt_thread_begin(&rt_self, tr.creator, tr.index);
 		rt_thread_setup(&rt_self);
+		rt_pthread_thread_started(tr.creator, tr.index);
 	}
 	return tr.fn(tr.arg);
 }
@@ -157,6 +159,8 @@ RT_EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *attr, void
 			     void *arg)
 {
 	struct trampoline *tr;
+	uint64_t start = rt_now_ns();
+	uint32_t index;
 	int rc;
 
 	if (!rt_active() || !(tr = malloc(sizeof(*tr))))
@@ -164,10 +168,12 @@ RT_EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *attr, void
 	tr->fn = fn;
 	tr->arg = arg;
 	tr->creator = rt_self.tid;
-	tr->index = atomic_fetch_add(&rt_proc.next_thread_index, 1);
+	tr->index = index = atomic_fetch_add(&rt_proc.next_thread_index, 1);
 	rc = RT_REAL(pthread_create)(thread, attr, thread_trampoline, tr);
 	if (rc)
 		free(tr);
+	else
+		rt_pthread_created(start, index); /* tr is the new thread's now */
 	return rc;
 }
 

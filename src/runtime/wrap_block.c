@@ -18,6 +18,7 @@
  * Only active when a sampler that can interrupt blocked threads is on (rt_guard_blocking).
  */
 #include "rt.h"
+#include "parallel/pthread.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -166,19 +167,42 @@ RT_EXPORT int sigtimedwait(const sigset_t *set, siginfo_t *info, const struct ti
 	GUARDED(int, RT_REAL(sigtimedwait)(set, info, tmo));
 }
 
+/*
+ * With --parallel=pthread, a semaphore wait also becomes a region when it blocked long
+ * enough (parallel/pthread.c); sem_trywait first, so one that does not block is not timed.
+ */
+#define SEM_WAIT(call, sem, wait)                                                           \
+	do {                                                                                \
+		sigset_t sem_old_;                                                          \
+		uint64_t sem_start_;                                                        \
+		int sem_saved_ = errno, sem_rc_;                                            \
+		bool sem_on_;                                                               \
+		if (!rt_pthread_tracing())                                                  \
+			GUARDED(int, wait);                                                 \
+		if (!RT_REAL(sem_trywait)(sem))                                             \
+			return 0;                                                           \
+		errno = sem_saved_;                                                         \
+		sem_start_ = rt_now_ns();                                                   \
+		sem_on_ = guard_begin(&sem_old_);                                           \
+		sem_rc_ = (wait);                                                           \
+		guard_end(sem_on_, &sem_old_);                                              \
+		rt_pthread_waited(call, "semaphore", sem, sem_start_, sem_rc_ ? errno : 0); \
+		return sem_rc_;                                                             \
+	} while (0)
+
 RT_EXPORT int sem_timedwait(sem_t *sem, const struct timespec *abstime)
 {
-	GUARDED(int, RT_REAL(sem_timedwait)(sem, abstime));
+	SEM_WAIT("sem_timedwait", sem, RT_REAL(sem_timedwait)(sem, abstime));
 }
 
 RT_EXPORT int sem_wait(sem_t *sem)
 {
-	GUARDED(int, RT_REAL(sem_wait)(sem));
+	SEM_WAIT("sem_wait", sem, RT_REAL(sem_wait)(sem));
 }
 
 RT_EXPORT int sem_clockwait(sem_t *sem, clockid_t clock, const struct timespec *abstime)
 {
-	GUARDED(int, RT_REAL(sem_clockwait)(sem, clock, abstime));
+	SEM_WAIT("sem_clockwait", sem, RT_REAL(sem_clockwait)(sem, clock, abstime));
 }
 
 RT_EXPORT int epoll_pwait2(int epfd, struct epoll_event *ev, int max, const struct timespec *tmo,

@@ -79,7 +79,7 @@ class Trace:
         self.errors = []
         self.tracks = {}        # uuid -> descriptor info
         self.slices = []        # (track, name, category, start, end, args)
-        self.instants = []      # (track, name, category, ts)
+        self.instants = []      # (track, name, category, ts, args)
         self.counters = []      # (track, ts, value)
         self.samples = []       # (pid, tid, ts, [frames outermost first as (func, file, line, mapping)])
         self.flows = []         # (flow id, source slice name, destination slice name)
@@ -239,7 +239,7 @@ class Trace:
                 s[4] = ts
                 self.slices.append(tuple(s))
             elif etype == 3:
-                self.instants.append((track, name, cat, ts))
+                self.instants.append((track, name, cat, ts, args))
         for track, st in stacks.items():
             for s in st:
                 self.error(f"slice {s[1]} on track {track:#x} never ends")
@@ -284,7 +284,7 @@ def content(trace):
                           i.get("unit") or "") for i in trace.tracks.values()),
         "slices": sorted((track(s[0]), s[1], s[2], s[3], s[4], sorted(s[5].items()))
                          for s in trace.slices),
-        "instants": sorted((track(i[0]),) + tuple(i[1:]) for i in trace.instants),
+        "instants": sorted((track(i[0]),) + tuple(i[1:4]) for i in trace.instants),
         "counters": sorted((track(c[0]), c[1], c[2]) for c in trace.counters),
         "samples": sorted((s[0], s[1], s[2], tuple(s[3])) for s in trace.samples),
         "flows": sorted((f[1], f[2]) for f in trace.flows),

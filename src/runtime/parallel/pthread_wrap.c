@@ -1,0 +1,269 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * libsyscope-pthread.so: the wrappers of --parallel=pthread, a library of their own that the
+ * launcher puts in LD_PRELOAD only when pthread tracing is asked for, so that without it no
+ * lock of the program goes through syscope. They time the waits; libsyscope.so records them
+ * (parallel/pthread.c, through its __syscope_pthread_* functions). Loaded without
+ * libsyscope.so, or while it is not recording, every wrapper passes straight through.
+ *
+ * An uncontended lock costs no clock reading: the wrapper first tries the lock
+ * (pthread_mutex_trylock, tryrdlock, trywrlock) and only when it is busy takes the time and
+ * blocks in the real call. Whatever a try returns other than EBUSY is what the blocking call
+ * would have returned at once (0, EOWNERDEAD of a robust mutex, EAGAIN of a recursive count,
+ * EINVAL), so it is returned as is. A condition-variable wait covers the re-acquisition of
+ * its mutex (inside the C library, not through these wrappers). Semaphore waits are wrapped
+ * in libsyscope.so already (wrap_block.c), and timed there.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
+
+#define EXPORT __attribute__((visibility("default")))
+
+/* libsyscope.so's side (parallel/pthread.c); weak: absent, nothing is timed. */
+bool __syscope_pthread_timing(void) __attribute__((weak));
+uint64_t __syscope_pthread_now(void) __attribute__((weak));
+void __syscope_pthread_waited(const char *call, const char *object_name, const void *object,
+			      uint64_t start, int error) __attribute__((weak));
+bool __syscope_pthread_lookup(pthread_t thread, int32_t *tid, uint32_t *index)
+	__attribute__((weak));
+void __syscope_pthread_joined(uint64_t start, bool found, int32_t tid, uint32_t index)
+	__attribute__((weak));
+
+static bool timing(void)
+{
+	return __syscope_pthread_timing && __syscope_pthread_timing();
+}
+
+static uint64_t now(void)
+{
+	return __syscope_pthread_now();
+}
+
+static void waited(const char *call, const char *object_name, const void *object, uint64_t start,
+		   int error)
+{
+	int saved_errno = errno;
+
+	__syscope_pthread_waited(call, object_name, object, start, error);
+	errno = saved_errno;
+}
+
+/* ---- the real functions: the next definitions after ours (the C library's) ---- */
+
+/* The condition-variable functions exist twice in glibc; an unversioned lookup may find the
+ * old LinuxThreads-compatible one, which must not be mixed with the current layout. */
+static void *real_cond(const char *name)
+{
+	void *p = dlvsym(RTLD_NEXT, name, "GLIBC_2.3.2");
+
+	return p ? p : dlsym(RTLD_NEXT, name);
+}
+
+static void *real_next(const char *name)
+{
+	return dlsym(RTLD_NEXT, name);
+}
+
+#define REAL(name) real_##name
+#define DECLARE_REAL(ret, name, ...) static ret (*real_##name)(__VA_ARGS__)
+#define RESOLVE_WITH(name, how)                                            \
+	do {                                                               \
+		if (!real_##name)                                          \
+			real_##name = (__typeof__(real_##name))how(#name); \
+	} while (0)
+#define RESOLVE(name) RESOLVE_WITH(name, real_next)
+
+/* ---- joins ---- */
+
+DECLARE_REAL(int, pthread_join, pthread_t, void **);
+EXPORT int pthread_join(pthread_t thread, void **ret)
+{
+	int32_t tid = 0;
+	uint32_t index = 0;
+	bool found;
+	uint64_t start;
+	int rc;
+
+	RESOLVE(pthread_join);
+	if (!timing())
+		return REAL(pthread_join)(thread, ret);
+	found = __syscope_pthread_lookup(thread, &tid, &index);
+	start = now();
+	rc = REAL(pthread_join)(thread, ret);
+	if (!found) /* not started yet when we looked */
+		found = __syscope_pthread_lookup(thread, &tid, &index);
+	__syscope_pthread_joined(start, found, tid, index);
+	return rc;
+}
+
+/* ---- locks: try first, time only what blocks ---- */
+
+/* The body of a lock wrapper: `try` and `wait` are calls of the real functions. */
+#define LOCK_WAIT(call, object_name, object, try, wait)         \
+	do {                                                    \
+		int rc_;                                        \
+		uint64_t start_;                                \
+		if (!timing())                                  \
+			return (wait);                          \
+		if ((rc_ = (try)) != EBUSY)                     \
+			return rc_;                             \
+		start_ = now();                                 \
+		rc_ = (wait);                                   \
+		waited(call, object_name, object, start_, rc_); \
+		return rc_;                                     \
+	} while (0)
+
+/* The body of a wrapper of a call that always waits (condition variables, barriers). */
+#define TIMED_WAIT(call, object_name, object, wait)             \
+	do {                                                    \
+		int rc_;                                        \
+		uint64_t start_;                                \
+		if (!timing())                                  \
+			return (wait);                          \
+		start_ = now();                                 \
+		rc_ = (wait);                                   \
+		waited(call, object_name, object, start_, rc_); \
+		return rc_;                                     \
+	} while (0)
+
+DECLARE_REAL(int, pthread_mutex_trylock, pthread_mutex_t *);
+DECLARE_REAL(int, pthread_mutex_lock, pthread_mutex_t *);
+DECLARE_REAL(int, pthread_mutex_timedlock, pthread_mutex_t *, const struct timespec *);
+DECLARE_REAL(int, pthread_mutex_clocklock, pthread_mutex_t *, clockid_t, const struct timespec *);
+
+EXPORT int pthread_mutex_lock(pthread_mutex_t *m)
+{
+	RESOLVE(pthread_mutex_lock);
+	RESOLVE(pthread_mutex_trylock);
+	LOCK_WAIT("pthread_mutex_lock", "mutex", m, REAL(pthread_mutex_trylock)(m),
+		  REAL(pthread_mutex_lock)(m));
+}
+
+EXPORT int pthread_mutex_timedlock(pthread_mutex_t *m, const struct timespec *abstime)
+{
+	RESOLVE(pthread_mutex_timedlock);
+	RESOLVE(pthread_mutex_trylock);
+	LOCK_WAIT("pthread_mutex_timedlock", "mutex", m, REAL(pthread_mutex_trylock)(m),
+		  REAL(pthread_mutex_timedlock)(m, abstime));
+}
+
+EXPORT int pthread_mutex_clocklock(pthread_mutex_t *m, clockid_t clock,
+				   const struct timespec *abstime)
+{
+	RESOLVE(pthread_mutex_clocklock);
+	RESOLVE(pthread_mutex_trylock);
+	LOCK_WAIT("pthread_mutex_clocklock", "mutex", m, REAL(pthread_mutex_trylock)(m),
+		  REAL(pthread_mutex_clocklock)(m, clock, abstime));
+}
+
+DECLARE_REAL(int, pthread_rwlock_tryrdlock, pthread_rwlock_t *);
+DECLARE_REAL(int, pthread_rwlock_trywrlock, pthread_rwlock_t *);
+DECLARE_REAL(int, pthread_rwlock_rdlock, pthread_rwlock_t *);
+DECLARE_REAL(int, pthread_rwlock_wrlock, pthread_rwlock_t *);
+DECLARE_REAL(int, pthread_rwlock_timedrdlock, pthread_rwlock_t *, const struct timespec *);
+DECLARE_REAL(int, pthread_rwlock_timedwrlock, pthread_rwlock_t *, const struct timespec *);
+DECLARE_REAL(int, pthread_rwlock_clockrdlock, pthread_rwlock_t *, clockid_t,
+	     const struct timespec *);
+DECLARE_REAL(int, pthread_rwlock_clockwrlock, pthread_rwlock_t *, clockid_t,
+	     const struct timespec *);
+
+EXPORT int pthread_rwlock_rdlock(pthread_rwlock_t *l)
+{
+	RESOLVE(pthread_rwlock_rdlock);
+	RESOLVE(pthread_rwlock_tryrdlock);
+	LOCK_WAIT("pthread_rwlock_rdlock", "rwlock", l, REAL(pthread_rwlock_tryrdlock)(l),
+		  REAL(pthread_rwlock_rdlock)(l));
+}
+
+EXPORT int pthread_rwlock_wrlock(pthread_rwlock_t *l)
+{
+	RESOLVE(pthread_rwlock_wrlock);
+	RESOLVE(pthread_rwlock_trywrlock);
+	LOCK_WAIT("pthread_rwlock_wrlock", "rwlock", l, REAL(pthread_rwlock_trywrlock)(l),
+		  REAL(pthread_rwlock_wrlock)(l));
+}
+
+EXPORT int pthread_rwlock_timedrdlock(pthread_rwlock_t *l, const struct timespec *abstime)
+{
+	RESOLVE(pthread_rwlock_timedrdlock);
+	RESOLVE(pthread_rwlock_tryrdlock);
+	LOCK_WAIT("pthread_rwlock_timedrdlock", "rwlock", l, REAL(pthread_rwlock_tryrdlock)(l),
+		  REAL(pthread_rwlock_timedrdlock)(l, abstime));
+}
+
+EXPORT int pthread_rwlock_timedwrlock(pthread_rwlock_t *l, const struct timespec *abstime)
+{
+	RESOLVE(pthread_rwlock_timedwrlock);
+	RESOLVE(pthread_rwlock_trywrlock);
+	LOCK_WAIT("pthread_rwlock_timedwrlock", "rwlock", l, REAL(pthread_rwlock_trywrlock)(l),
+		  REAL(pthread_rwlock_timedwrlock)(l, abstime));
+}
+
+EXPORT int pthread_rwlock_clockrdlock(pthread_rwlock_t *l, clockid_t clock,
+				      const struct timespec *abstime)
+{
+	RESOLVE(pthread_rwlock_clockrdlock);
+	RESOLVE(pthread_rwlock_tryrdlock);
+	LOCK_WAIT("pthread_rwlock_clockrdlock", "rwlock", l, REAL(pthread_rwlock_tryrdlock)(l),
+		  REAL(pthread_rwlock_clockrdlock)(l, clock, abstime));
+}
+
+EXPORT int pthread_rwlock_clockwrlock(pthread_rwlock_t *l, clockid_t clock,
+				      const struct timespec *abstime)
+{
+	RESOLVE(pthread_rwlock_clockwrlock);
+	RESOLVE(pthread_rwlock_trywrlock);
+	LOCK_WAIT("pthread_rwlock_clockwrlock", "rwlock", l, REAL(pthread_rwlock_trywrlock)(l),
+		  REAL(pthread_rwlock_clockwrlock)(l, clock, abstime));
+}
+
+/* ---- condition variables and barriers: always waits ---- */
+
+DECLARE_REAL(int, pthread_cond_wait, pthread_cond_t *, pthread_mutex_t *);
+DECLARE_REAL(int, pthread_cond_timedwait, pthread_cond_t *, pthread_mutex_t *,
+	     const struct timespec *);
+DECLARE_REAL(int, pthread_cond_clockwait, pthread_cond_t *, pthread_mutex_t *, clockid_t,
+	     const struct timespec *);
+DECLARE_REAL(int, pthread_barrier_wait, pthread_barrier_t *);
+
+EXPORT int pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m)
+{
+	RESOLVE_WITH(pthread_cond_wait, real_cond);
+	TIMED_WAIT("pthread_cond_wait", "cond", c, REAL(pthread_cond_wait)(c, m));
+}
+
+EXPORT int pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m,
+				  const struct timespec *abstime)
+{
+	RESOLVE_WITH(pthread_cond_timedwait, real_cond);
+	TIMED_WAIT("pthread_cond_timedwait", "cond", c,
+		   REAL(pthread_cond_timedwait)(c, m, abstime));
+}
+
+EXPORT int pthread_cond_clockwait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock,
+				  const struct timespec *abstime)
+{
+	RESOLVE(pthread_cond_clockwait);
+	TIMED_WAIT("pthread_cond_clockwait", "cond", c,
+		   REAL(pthread_cond_clockwait)(c, m, clock, abstime));
+}
+
+/* PTHREAD_BARRIER_SERIAL_THREAD is a result, not an error: recorded as 0. */
+EXPORT int pthread_barrier_wait(pthread_barrier_t *b)
+{
+	uint64_t start;
+	int rc;
+
+	RESOLVE(pthread_barrier_wait);
+	if (!timing())
+		return REAL(pthread_barrier_wait)(b);
+	start = now();
+	rc = REAL(pthread_barrier_wait)(b);
+	waited("pthread_barrier_wait", "barrier", b, start,
+	       rc == PTHREAD_BARRIER_SERIAL_THREAD ? 0 : rc);
+	return rc;
+}
