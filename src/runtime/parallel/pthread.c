@@ -25,6 +25,7 @@
 #define TEXT_MAX 384
 
 static bool tracing;
+RT_EXPORT int __syscope_pthread_on; /* tracing, for libsyscope-pthread.so's fast path */
 static uint64_t min_wait_ns;
 static RT_TLS bool recording_now; /* a wrapper reached from our own recording passes by */
 
@@ -139,7 +140,7 @@ void rt_pthread_waited(const char *call, const char *object_name, const void *ob
 			       { SC_ARG_INT, "error", (uint64_t)(int64_t)error } };
 	int saved_errno = errno;
 
-	if (end - start < min_wait_ns)
+	if (end - start < min_wait_ns || !rt_pthread_tracing())
 		return;
 	record_span(call, start, end, args, error ? 2 : 1);
 	errno = saved_errno;
@@ -251,12 +252,14 @@ static int process_start(void)
 {
 	min_wait_ns = (uint64_t)(sc_double(&rt_proc.settings, SC_SET_PTHREAD_MIN_WAIT) * 1e9);
 	tracing = true;
+	__atomic_store_n(&__syscope_pthread_on, 1, __ATOMIC_RELAXED);
 	return 0;
 }
 
 static void process_stop(void)
 {
 	tracing = false;
+	__atomic_store_n(&__syscope_pthread_on, 0, __ATOMIC_RELAXED);
 }
 
 const struct rt_source rt_source_pthread = {

@@ -28,6 +28,7 @@ void rt_pthread_created(uint64_t start, uint32_t index);
 void rt_pthread_thread_started(pid_t creator, uint32_t index);
 
 /* Called by libsyscope-pthread.so's wrappers (pthread_wrap.c declares them weak). */
+extern int __syscope_pthread_on;
 bool __syscope_pthread_timing(void);
 uint64_t __syscope_pthread_now(void);
 void __syscope_pthread_waited(const char *call, const char *object_name, const void *object,

@@ -23,7 +23,9 @@
 
 #define EXPORT __attribute__((visibility("default")))
 
-/* libsyscope.so's side (parallel/pthread.c); weak: absent, nothing is timed. */
+/* libsyscope.so's side (parallel/pthread.c); weak: absent, nothing is timed. The flag is
+ * read on every lock, so it is a variable: a load, not a call. */
+extern int __syscope_pthread_on __attribute__((weak));
 bool __syscope_pthread_timing(void) __attribute__((weak));
 uint64_t __syscope_pthread_now(void) __attribute__((weak));
 void __syscope_pthread_waited(const char *call, const char *object_name, const void *object,
@@ -33,9 +35,11 @@ bool __syscope_pthread_lookup(pthread_t thread, int32_t *tid, uint32_t *index)
 void __syscope_pthread_joined(uint64_t start, bool found, int32_t tid, uint32_t index)
 	__attribute__((weak));
 
-static bool timing(void)
+/* Whether to time waits: tracing is on (the process records; checked again, with pauses,
+ * when a wait ends). */
+static inline bool timing(void)
 {
-	return __syscope_pthread_timing && __syscope_pthread_timing();
+	return &__syscope_pthread_on && __atomic_load_n(&__syscope_pthread_on, __ATOMIC_RELAXED);
 }
 
 static uint64_t now(void)
@@ -89,7 +93,7 @@ EXPORT int pthread_join(pthread_t thread, void **ret)
 	int rc;
 
 	RESOLVE(pthread_join);
-	if (!timing())
+	if (!timing() || !__syscope_pthread_timing())
 		return REAL(pthread_join)(thread, ret);
 	found = __syscope_pthread_lookup(thread, &tid, &index);
 	start = now();
