@@ -173,7 +173,7 @@ RT_EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *attr, void
 	if (rc)
 		free(tr);
 	else
-		rt_pthread_created(start, index); /* tr is the new thread's now */
+		rt_pthread_created(start, *thread, index); /* tr is the new thread's now */
 	return rc;
 }
 

@@ -3,6 +3,7 @@ barriers and semaphores as regions of category "pthread" with the object's addre
 that never block left out, thread creations and joins with the other thread, the threshold
 --pthread-min-wait, and nothing of it without the flag. The fixture's waits are known: each
 worker blocks for 50 ms on one object while the main thread holds it."""
+import errno
 import os
 import re
 
@@ -84,6 +85,17 @@ def test_locks_that_do_not_block_are_not_recorded():
     # one says EDEADLK.
     check("recursive relock: 0 0\n" in r.out, r.out)
     check("errorcheck relock: 0 EDEADLK\n" in r.out, r.out)
+    check("robust after its owner ended: EOWNERDEAD\n" in r.out, r.out)
+    check_eq(waits_on(slices, "pthread_mutex_lock", addr["robust"]), [], "robust: not a wait")
+
+
+def test_a_wait_that_times_out_says_so():
+    r, addr, tids, t = run_fixture("--parallel=pthread")
+    check("timedlock of a held mutex: ETIMEDOUT\n" in r.out, r.out)
+    found = [s for s in pthread_slices(t) if s[1] == "pthread_mutex_timedlock"]
+    check_eq([(s[0], as_int(s[4]["mutex"]), s[4].get("error")) for s in found],
+             [(r.main_pid(), addr["timed"], errno.ETIMEDOUT)], "one timed-out wait, on main")
+    check(found[0][3] - found[0][2] >= 15_000_000, "it waited for its deadline (20 ms)")
 
 
 def test_creations_and_joins_name_the_other_thread():
@@ -92,15 +104,20 @@ def test_creations_and_joins_name_the_other_thread():
     slices = pthread_slices(t)
     creates = sorted((s for s in slices if s[1] == "pthread_create"), key=lambda s: s[2])
     joins = sorted((s for s in slices if s[1] == "pthread_join"), key=lambda s: s[2])
-    check_eq([s[0] for s in creates], [pid] * len(WORKERS), "the main thread created 5")
-    check_eq([s[0] for s in joins], [pid] * len(WORKERS), "the main thread joined 5")
-    check_eq([s[4]["thread"] for s in joins], [tids[p] for p in WORKERS],
+    # The five phases' workers, then the robust mutex's owner.
+    check_eq([s[0] for s in creates], [pid] * 6, "the main thread created 6")
+    check_eq([s[0] for s in joins], [pid] * 6, "the main thread joined 6")
+    check_eq([s[4]["thread"] for s in joins[:5]], [tids[p] for p in WORKERS],
              "each join names the thread it waited for")
     check_eq([s[4]["thread_index"] for s in joins], [s[4]["thread_index"] for s in creates],
              "joined in the order created")
     starts = {t.thread_of(i[0]): i[4] for i in t.instants
               if i[2] == "pthread" and i[1] == "thread start"}
-    check_eq(sorted(starts), sorted(tids.values()), "a start mark on each worker")
+    check_eq(len(starts), 6, "a start mark on each thread made")
+    check(set(tids.values()) <= set(starts), "on each worker")
+    by_index = {m["thread_index"]: tid for tid, m in starts.items()}
+    check_eq([s[4]["thread"] for s in joins], [by_index[s[4]["thread_index"]] for s in joins],
+             "each join's thread is the one of that creation index (handles are reused)")
     for phase, create, join in zip(WORKERS, creates, joins):
         start = starts[tids[phase]]
         check_eq(start["created_by"], pid, f"{phase} worker made by the main thread")

@@ -5,7 +5,9 @@
  * condition variable, barrier, semaphore) on an object whose address is printed, then joins
  * it. Around them, locks that never block: an uncontended mutex, a recursive one taken
  * twice, an error-checking one taken twice (EDEADLK, printed), an rwlock and a semaphore
- * that are free. Prints "name=ADDRESS" for every object and "worker N tid=T" for each worker.
+ * that are free. Last, a robust mutex whose owner thread ended holding it (EOWNERDEAD, printed)
+ * and a timed lock of a mutex the main thread holds itself (ETIMEDOUT after TIMEOUT_MS).
+ * Prints "name=ADDRESS" for every object and "worker tid=T" for each phase's worker.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -17,9 +19,11 @@
 
 #define HOLD_MS 50
 #define FREE_LOCKS 1000
+#define TIMEOUT_MS 20
 
 static pthread_mutex_t contended = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t uncontended = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t robust, timed = PTHREAD_MUTEX_INITIALIZER;
 static pthread_rwlock_t rwlock = PTHREAD_RWLOCK_INITIALIZER;
 static pthread_rwlock_t free_rwlock = PTHREAD_RWLOCK_INITIALIZER;
 static pthread_mutex_t cond_mutex = PTHREAD_MUTEX_INITIALIZER;
@@ -165,6 +169,42 @@ static void locks_that_never_block(void)
 	pthread_mutex_unlock(&errorcheck);
 }
 
+static void *robust_owner(void *arg)
+{
+	(void)arg;
+	pthread_mutex_lock(&robust);
+	return NULL; /* ends holding it */
+}
+
+static void locks_that_fail(void)
+{
+	pthread_mutexattr_t attr;
+	struct timespec deadline;
+	pthread_t t;
+	int rc;
+
+	pthread_mutexattr_init(&attr);
+	pthread_mutexattr_setrobust(&attr, PTHREAD_MUTEX_ROBUST);
+	pthread_mutex_init(&robust, &attr);
+	printf("robust=%p\ntimed=%p\n", (void *)&robust, (void *)&timed);
+	pthread_create(&t, NULL, robust_owner, NULL);
+	pthread_join(t, NULL);
+	rc = pthread_mutex_lock(&robust);
+	printf("robust after its owner ended: %s\n", rc == EOWNERDEAD ? "EOWNERDEAD" : "?");
+	pthread_mutex_consistent(&robust);
+	pthread_mutex_unlock(&robust);
+	pthread_mutex_lock(&timed);
+	clock_gettime(CLOCK_REALTIME, &deadline);
+	deadline.tv_nsec += TIMEOUT_MS * 1000000L;
+	if (deadline.tv_nsec >= 1000000000L) {
+		deadline.tv_sec++;
+		deadline.tv_nsec -= 1000000000L;
+	}
+	rc = pthread_mutex_timedlock(&timed, &deadline);
+	printf("timedlock of a held mutex: %s\n", rc == ETIMEDOUT ? "ETIMEDOUT" : "?");
+	pthread_mutex_unlock(&timed);
+}
+
 int main(void)
 {
 	pthread_barrier_init(&barrier, NULL, 2);
@@ -182,5 +222,6 @@ int main(void)
 	run(cond_worker, release_cond);
 	run(barrier_worker, release_barrier);
 	run(sem_worker, release_sem);
+	locks_that_fail();
 	return 0;
 }

@@ -149,61 +149,81 @@ void rt_pthread_waited(const char *call, const char *object_name, const void *ob
 /* ---- threads: who made whom, for joins ---- */
 
 /*
- * pthread_t -> (tid, creation index) of the threads started through pthread_create, written
- * by each new thread, read by its joiner. Direct-mapped: a thread whose slot another took
- * is joined without its id (the join is still recorded). A handle is reused only after its
- * thread was joined or detached, so a joiner reading before the join sees its own thread.
+ * Whom a join waits for, from two direct-mapped tables: pthread_t -> creation index, written
+ * by the creator as pthread_create returns (before anyone can join that thread, and again
+ * when a later thread reuses the handle), and creation index -> tid, written by each new
+ * thread as it starts (before its join can return). Keys are checked, so a slot another
+ * thread took makes a join recorded without the other thread, never with a wrong one.
  */
-#define KNOWN_THREADS 4096
+#define KNOWN_THREADS 4096 /* a power of two */
 
-struct known_thread {
+struct handle_slot {
 	_Atomic uintptr_t handle;
-	_Atomic int32_t tid;
 	_Atomic uint32_t index;
 };
 
-static struct known_thread known[KNOWN_THREADS];
+static struct handle_slot handles[KNOWN_THREADS];
+static _Atomic uint64_t tids[KNOWN_THREADS]; /* (index + 1) << 32 | tid */
 
-static struct known_thread *slot_of(pthread_t handle)
+static struct handle_slot *slot_of(pthread_t handle)
 {
 	uint64_t x = (uint64_t)handle;
 
 	x ^= x >> 23;
-	return &known[(x * 0x9e3779b97f4a7c15ull) >> 52]; /* 12 bits: KNOWN_THREADS */
+	return &handles[(x * 0x9e3779b97f4a7c15ull) >> 52]; /* 12 bits: KNOWN_THREADS */
 }
 
-static bool known_lookup(pthread_t handle, int32_t *tid, uint32_t *index)
+static void remember_handle(pthread_t handle, uint32_t index)
 {
-	struct known_thread *k = slot_of(handle);
+	struct handle_slot *h = slot_of(handle);
 
-	if (atomic_load_explicit(&k->handle, memory_order_acquire) != (uintptr_t)handle)
+	atomic_store_explicit(&h->handle, 0, memory_order_relaxed);
+	atomic_store_explicit(&h->index, index, memory_order_release);
+	atomic_store_explicit(&h->handle, (uintptr_t)handle, memory_order_release);
+}
+
+static bool index_of(pthread_t handle, uint32_t *index)
+{
+	struct handle_slot *h = slot_of(handle);
+
+	if (atomic_load_explicit(&h->handle, memory_order_acquire) != (uintptr_t)handle)
 		return false;
-	*tid = atomic_load_explicit(&k->tid, memory_order_relaxed);
-	*index = atomic_load_explicit(&k->index, memory_order_relaxed);
+	*index = atomic_load_explicit(&h->index, memory_order_acquire);
 	atomic_thread_fence(memory_order_acquire);
-	return atomic_load_explicit(&k->handle, memory_order_relaxed) == (uintptr_t)handle;
+	return atomic_load_explicit(&h->handle, memory_order_relaxed) == (uintptr_t)handle;
+}
+
+static bool tid_of(uint32_t index, int32_t *tid)
+{
+	uint64_t v = atomic_load_explicit(&tids[index % KNOWN_THREADS], memory_order_acquire);
+
+	if (v >> 32 != (uint64_t)index + 1)
+		return false;
+	*tid = (int32_t)(uint32_t)v;
+	return true;
 }
 
 void rt_pthread_thread_started(pid_t creator, uint32_t index)
 {
-	struct known_thread *k = slot_of(pthread_self());
 	struct arg args[2] = { { SC_ARG_INT, "created_by", (uint64_t)(int64_t)creator },
 			       { SC_ARG_UINT, "thread_index", index } };
 
 	if (!tracing)
 		return;
-	atomic_store_explicit(&k->handle, 0, memory_order_relaxed);
-	atomic_store_explicit(&k->tid, rt_gettid(), memory_order_relaxed);
-	atomic_store_explicit(&k->index, index, memory_order_relaxed);
-	atomic_store_explicit(&k->handle, (uintptr_t)pthread_self(), memory_order_release);
+	atomic_store_explicit(&tids[index % KNOWN_THREADS],
+			      ((uint64_t)index + 1) << 32 | (uint32_t)rt_gettid(),
+			      memory_order_release);
 	if (rt_recording())
 		record_mark("thread start", args, 2);
 }
 
-void rt_pthread_created(uint64_t start, uint32_t index)
+void rt_pthread_created(uint64_t start, pthread_t handle, uint32_t index)
 {
 	struct arg args[1] = { { SC_ARG_UINT, "thread_index", index } };
 
+	if (!tracing)
+		return;
+	remember_handle(handle, index);
 	if (rt_pthread_tracing())
 		record_span("pthread_create", start, rt_now_ns(), args, 1);
 }
@@ -226,9 +246,14 @@ RT_EXPORT void __syscope_pthread_waited(const char *call, const char *object_nam
 	rt_pthread_waited(call, object_name, object, start, error);
 }
 
-RT_EXPORT bool __syscope_pthread_lookup(pthread_t thread, int32_t *tid, uint32_t *index)
+RT_EXPORT bool __syscope_pthread_index(pthread_t thread, uint32_t *index)
 {
-	return known_lookup(thread, tid, index);
+	return index_of(thread, index);
+}
+
+RT_EXPORT bool __syscope_pthread_tid(uint32_t index, int32_t *tid)
+{
+	return tid_of(index, tid);
 }
 
 /* A join is recorded whatever it took: it says which thread the caller waited for. */

@@ -22,8 +22,8 @@ bool rt_pthread_tracing(void);
  * `error` is what the call returned (0 or an errno). Keeps errno. */
 void rt_pthread_waited(const char *call, const char *object_name, const void *object,
 		       uint64_t start, int error);
-/* pthread_create took [start, now) and made the thread of creation index `index`. */
-void rt_pthread_created(uint64_t start, uint32_t index);
+/* pthread_create took [start, now) and made `handle`, the thread of creation index `index`. */
+void rt_pthread_created(uint64_t start, pthread_t handle, uint32_t index);
 /* In a new thread, once it is registered: who made it, for its joiner and the timeline. */
 void rt_pthread_thread_started(pid_t creator, uint32_t index);
 
@@ -33,6 +33,7 @@ bool __syscope_pthread_timing(void);
 uint64_t __syscope_pthread_now(void);
 void __syscope_pthread_waited(const char *call, const char *object_name, const void *object,
 			      uint64_t start, int error);
-bool __syscope_pthread_lookup(pthread_t thread, int32_t *tid, uint32_t *index);
+bool __syscope_pthread_index(pthread_t thread, uint32_t *index);
+bool __syscope_pthread_tid(uint32_t index, int32_t *tid);
 void __syscope_pthread_joined(uint64_t start, bool found, int32_t tid, uint32_t index);
 #endif /* SYSCOPE_RT_PARALLEL_PTHREAD_H */

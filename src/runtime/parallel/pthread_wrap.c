@@ -30,8 +30,8 @@ bool __syscope_pthread_timing(void) __attribute__((weak));
 uint64_t __syscope_pthread_now(void) __attribute__((weak));
 void __syscope_pthread_waited(const char *call, const char *object_name, const void *object,
 			      uint64_t start, int error) __attribute__((weak));
-bool __syscope_pthread_lookup(pthread_t thread, int32_t *tid, uint32_t *index)
-	__attribute__((weak));
+bool __syscope_pthread_index(pthread_t thread, uint32_t *index) __attribute__((weak));
+bool __syscope_pthread_tid(uint32_t index, int32_t *tid) __attribute__((weak));
 void __syscope_pthread_joined(uint64_t start, bool found, int32_t tid, uint32_t index)
 	__attribute__((weak));
 
@@ -95,11 +95,12 @@ EXPORT int pthread_join(pthread_t thread, void **ret)
 	RESOLVE(pthread_join);
 	if (!timing() || !__syscope_pthread_timing())
 		return REAL(pthread_join)(thread, ret);
-	found = __syscope_pthread_lookup(thread, &tid, &index);
+	/* Its index before the join (after it, a new thread may have the handle), its id
+	 * after (it has surely started then). */
+	found = __syscope_pthread_index(thread, &index);
 	start = now();
 	rc = REAL(pthread_join)(thread, ret);
-	if (!found) /* not started yet when we looked */
-		found = __syscope_pthread_lookup(thread, &tid, &index);
+	found = found && __syscope_pthread_tid(index, &tid);
 	__syscope_pthread_joined(start, found, tid, index);
 	return rc;
 }
