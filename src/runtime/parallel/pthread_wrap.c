@@ -107,20 +107,30 @@ EXPORT int pthread_join(pthread_t thread, void **ret)
 
 /* ---- locks: try first, time only what blocks ---- */
 
-/* The body of a lock wrapper: `try` and `wait` are calls of the real functions. */
-#define LOCK_WAIT(call, object_name, object, try, wait)         \
-	do {                                                    \
-		int rc_;                                        \
-		uint64_t start_;                                \
-		if (!timing())                                  \
-			return (wait);                          \
-		if ((rc_ = (try)) != EBUSY)                     \
-			return rc_;                             \
-		start_ = now();                                 \
-		rc_ = (wait);                                   \
-		waited(call, object_name, object, start_, rc_); \
-		return rc_;                                     \
-	} while (0)
+/*
+ * A lock wrapper `fn` of the object `o` (its first parameter), trying `try_fn` first. What
+ * blocks is timed in fn_blocked, out of line, so that the way through a free lock keeps
+ * only `o` across the try.
+ */
+#define LOCK_WRAPPER(fn, try_fn, object_name, params, args)               \
+	static __attribute__((noinline, cold)) int fn##_blocked params    \
+	{                                                                 \
+		uint64_t start = now();                                   \
+		int rc = REAL(fn) args;                                   \
+		waited(#fn, object_name, o, start, rc);                   \
+		return rc;                                                \
+	}                                                                 \
+	EXPORT int fn params                                              \
+	{                                                                 \
+		int rc;                                                   \
+		RESOLVE(fn);                                              \
+		RESOLVE(try_fn);                                          \
+		if (!timing())                                            \
+			return REAL(fn) args;                             \
+		if (__builtin_expect((rc = REAL(try_fn)(o)) != EBUSY, 1)) \
+			return rc;                                        \
+		return fn##_blocked args;                                 \
+	}
 
 /* The body of a wrapper of a call that always waits (condition variables, barriers). */
 #define TIMED_WAIT(call, object_name, object, wait)             \
@@ -140,30 +150,12 @@ DECLARE_REAL(int, pthread_mutex_lock, pthread_mutex_t *);
 DECLARE_REAL(int, pthread_mutex_timedlock, pthread_mutex_t *, const struct timespec *);
 DECLARE_REAL(int, pthread_mutex_clocklock, pthread_mutex_t *, clockid_t, const struct timespec *);
 
-EXPORT int pthread_mutex_lock(pthread_mutex_t *m)
-{
-	RESOLVE(pthread_mutex_lock);
-	RESOLVE(pthread_mutex_trylock);
-	LOCK_WAIT("pthread_mutex_lock", "mutex", m, REAL(pthread_mutex_trylock)(m),
-		  REAL(pthread_mutex_lock)(m));
-}
-
-EXPORT int pthread_mutex_timedlock(pthread_mutex_t *m, const struct timespec *abstime)
-{
-	RESOLVE(pthread_mutex_timedlock);
-	RESOLVE(pthread_mutex_trylock);
-	LOCK_WAIT("pthread_mutex_timedlock", "mutex", m, REAL(pthread_mutex_trylock)(m),
-		  REAL(pthread_mutex_timedlock)(m, abstime));
-}
-
-EXPORT int pthread_mutex_clocklock(pthread_mutex_t *m, clockid_t clock,
-				   const struct timespec *abstime)
-{
-	RESOLVE(pthread_mutex_clocklock);
-	RESOLVE(pthread_mutex_trylock);
-	LOCK_WAIT("pthread_mutex_clocklock", "mutex", m, REAL(pthread_mutex_trylock)(m),
-		  REAL(pthread_mutex_clocklock)(m, clock, abstime));
-}
+LOCK_WRAPPER(pthread_mutex_lock, pthread_mutex_trylock, "mutex", (pthread_mutex_t * o), (o))
+LOCK_WRAPPER(pthread_mutex_timedlock, pthread_mutex_trylock, "mutex",
+	     (pthread_mutex_t * o, const struct timespec *abstime), (o, abstime))
+LOCK_WRAPPER(pthread_mutex_clocklock, pthread_mutex_trylock, "mutex",
+	     (pthread_mutex_t * o, clockid_t clock, const struct timespec *abstime),
+	     (o, clock, abstime))
 
 DECLARE_REAL(int, pthread_rwlock_tryrdlock, pthread_rwlock_t *);
 DECLARE_REAL(int, pthread_rwlock_trywrlock, pthread_rwlock_t *);
@@ -176,55 +168,18 @@ DECLARE_REAL(int, pthread_rwlock_clockrdlock, pthread_rwlock_t *, clockid_t,
 DECLARE_REAL(int, pthread_rwlock_clockwrlock, pthread_rwlock_t *, clockid_t,
 	     const struct timespec *);
 
-EXPORT int pthread_rwlock_rdlock(pthread_rwlock_t *l)
-{
-	RESOLVE(pthread_rwlock_rdlock);
-	RESOLVE(pthread_rwlock_tryrdlock);
-	LOCK_WAIT("pthread_rwlock_rdlock", "rwlock", l, REAL(pthread_rwlock_tryrdlock)(l),
-		  REAL(pthread_rwlock_rdlock)(l));
-}
-
-EXPORT int pthread_rwlock_wrlock(pthread_rwlock_t *l)
-{
-	RESOLVE(pthread_rwlock_wrlock);
-	RESOLVE(pthread_rwlock_trywrlock);
-	LOCK_WAIT("pthread_rwlock_wrlock", "rwlock", l, REAL(pthread_rwlock_trywrlock)(l),
-		  REAL(pthread_rwlock_wrlock)(l));
-}
-
-EXPORT int pthread_rwlock_timedrdlock(pthread_rwlock_t *l, const struct timespec *abstime)
-{
-	RESOLVE(pthread_rwlock_timedrdlock);
-	RESOLVE(pthread_rwlock_tryrdlock);
-	LOCK_WAIT("pthread_rwlock_timedrdlock", "rwlock", l, REAL(pthread_rwlock_tryrdlock)(l),
-		  REAL(pthread_rwlock_timedrdlock)(l, abstime));
-}
-
-EXPORT int pthread_rwlock_timedwrlock(pthread_rwlock_t *l, const struct timespec *abstime)
-{
-	RESOLVE(pthread_rwlock_timedwrlock);
-	RESOLVE(pthread_rwlock_trywrlock);
-	LOCK_WAIT("pthread_rwlock_timedwrlock", "rwlock", l, REAL(pthread_rwlock_trywrlock)(l),
-		  REAL(pthread_rwlock_timedwrlock)(l, abstime));
-}
-
-EXPORT int pthread_rwlock_clockrdlock(pthread_rwlock_t *l, clockid_t clock,
-				      const struct timespec *abstime)
-{
-	RESOLVE(pthread_rwlock_clockrdlock);
-	RESOLVE(pthread_rwlock_tryrdlock);
-	LOCK_WAIT("pthread_rwlock_clockrdlock", "rwlock", l, REAL(pthread_rwlock_tryrdlock)(l),
-		  REAL(pthread_rwlock_clockrdlock)(l, clock, abstime));
-}
-
-EXPORT int pthread_rwlock_clockwrlock(pthread_rwlock_t *l, clockid_t clock,
-				      const struct timespec *abstime)
-{
-	RESOLVE(pthread_rwlock_clockwrlock);
-	RESOLVE(pthread_rwlock_trywrlock);
-	LOCK_WAIT("pthread_rwlock_clockwrlock", "rwlock", l, REAL(pthread_rwlock_trywrlock)(l),
-		  REAL(pthread_rwlock_clockwrlock)(l, clock, abstime));
-}
+LOCK_WRAPPER(pthread_rwlock_rdlock, pthread_rwlock_tryrdlock, "rwlock", (pthread_rwlock_t * o), (o))
+LOCK_WRAPPER(pthread_rwlock_wrlock, pthread_rwlock_trywrlock, "rwlock", (pthread_rwlock_t * o), (o))
+LOCK_WRAPPER(pthread_rwlock_timedrdlock, pthread_rwlock_tryrdlock, "rwlock",
+	     (pthread_rwlock_t * o, const struct timespec *abstime), (o, abstime))
+LOCK_WRAPPER(pthread_rwlock_timedwrlock, pthread_rwlock_trywrlock, "rwlock",
+	     (pthread_rwlock_t * o, const struct timespec *abstime), (o, abstime))
+LOCK_WRAPPER(pthread_rwlock_clockrdlock, pthread_rwlock_tryrdlock, "rwlock",
+	     (pthread_rwlock_t * o, clockid_t clock, const struct timespec *abstime),
+	     (o, clock, abstime))
+LOCK_WRAPPER(pthread_rwlock_clockwrlock, pthread_rwlock_trywrlock, "rwlock",
+	     (pthread_rwlock_t * o, clockid_t clock, const struct timespec *abstime),
+	     (o, clock, abstime))
 
 /* ---- condition variables and barriers: always waits ---- */
 
