@@ -160,6 +160,18 @@ static void probe_python(struct sc_probe *p)
 		 target[0] ? "; /usr/bin/python3 is " : "", target);
 }
 
+static void probe_pthread(struct sc_probe *p)
+{
+	char *dir = installed_libdir(), *path = plugin_path(dir, "libsyscope-pthread.so");
+
+	p->ok = !access(path, R_OK);
+	snprintf(p->state, sizeof(p->state), "%s",
+		 p->ok ? "lock wrappers (libsyscope-pthread.so) preloaded with the flag"
+		       : "libsyscope-pthread.so missing beside libsyscope.so");
+	free(path);
+	free(dir);
+}
+
 /* ---- launcher hooks ---- */
 
 /*
@@ -351,6 +363,7 @@ const struct sc_component sc_components[] = {
 		.token = "pthread",
 		.aliases = pthread_aliases,
 		.value = -1,
+		.probe = probe_pthread,
 		.environment = pthread_environment,
 	},
 };

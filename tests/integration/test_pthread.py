@@ -154,4 +154,12 @@ def test_bad_threshold_is_refused_with_what_is_valid():
     check("valid: a number from 0 to 3600 seconds" in r.err, f"says what is valid: {r.err}")
 
 
+def test_avail_says_the_wrappers_are_there():
+    r = syscope("avail", "-C")
+    check_eq(r.rc, 0, r.describe())
+    row = [line for line in r.out.splitlines() if line.startswith("| pthread ")]
+    check_eq(len(row), 1, r.out)
+    check("| yes " in row[0] and "libsyscope-pthread.so" in row[0], row[0])
+
+
 harness.main(globals())
