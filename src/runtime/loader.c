@@ -226,18 +226,24 @@ static uintptr_t lock_code[2][2];
 static void find_lock_code(void)
 {
 	static const char *const names[2] = { "pthread_mutex_lock", "pthread_mutex_unlock" };
+	/* The C library's own: with --parallel=pthread the next definition after ours is the
+	 * wrapper in libsyscope-pthread.so. */
+	void *libc = dlopen("libc.so.6", RTLD_LAZY | RTLD_NOLOAD);
 
 	for (int i = 0; i < 2; i++) {
-		void *fn = rt_real_lookup(names[i]);
+		void *fn = libc ? dlsym(libc, names[i]) : NULL;
 		const ElfW(Sym) *sym = NULL;
 		Dl_info info;
 
+		fn = fn ? fn : rt_real_lookup(names[i]);
 		if (fn && dladdr1(fn, &info, (void **)&sym, RTLD_DL_SYMENT) && sym &&
 		    sym->st_size) {
 			lock_code[i][0] = (uintptr_t)fn;
 			lock_code[i][1] = (uintptr_t)fn + sym->st_size;
 		}
 	}
+	if (libc)
+		dlclose(libc);
 }
 
 /* A sample that interrupted an iteration of the list, the loader changing it, or a lock or
