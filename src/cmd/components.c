@@ -59,7 +59,7 @@ static const struct sc_alias pthread_aliases[] = { { "pthread", "pthread" },
 						   { "pthreads", "pthread" },
 						   { 0 } };
 
-#define PARALLEL_HELP "Parallel runtimes: mpi, openmp, nccl, pthread (not in this version yet)"
+#define PARALLEL_HELP "Parallel runtimes: pthread; mpi, openmp, nccl (not in this version yet)"
 #define NOT_YET "not in this version yet"
 
 /* ---- probes (avail -C) ---- */

@@ -28,8 +28,9 @@ static const struct {
 static const struct {
 	const char *name, *text;
 } pending[] = {
-	{ "parallel", "MPI, OpenMP, NCCL and pthread tracing are not in this version of syscope "
-		      "yet (--parallel is accepted and checked)." },
+	{ "parallel", "MPI, OpenMP and NCCL tracing are not in this version of syscope yet "
+		      "(--parallel is accepted and checked); --parallel=pthread records "
+		      "pthread waits, creations and joins (--pthread-min-wait)." },
 };
 
 static bool topic_is(size_t t, const char *topic)
