@@ -59,6 +59,7 @@ enum {
 #define UUID_GIL (8ull << 60)
 #define FLOW_GPU (1ull << 60)
 #define FLOW_GPU_FAN (2ull << 60) /* the second and later GPU ops of one host call */
+#define FLOW_THREAD (3ull << 60)  /* pthread_create -> the new thread's start */
 #define UUID_MASK ((1ull << 60) - 1)
 
 /* The slice tracks of one stream: work that overlaps goes to the next free lane. */
@@ -478,6 +479,28 @@ static uint64_t op_flow_id(struct pf *pf, uint64_t corr)
 	return seen ? fan_flow_id(pf, (*slot >> 16) + seen - 1) : flow_id(pf, corr);
 }
 
+/*
+ * --parallel=pthread: a flow from a pthread_create region to the "thread start" mark that
+ * begins the thread it made (both carry its creation index), named by that index. Other
+ * regions and marks: 0.
+ */
+static uint64_t thread_flow_id(const struct pf *pf, const struct sc_region_ev *r, const char *name)
+{
+	const char *a = r->args, *end = r->args + r->args_len;
+
+	if (!r->category || strcmp(r->category, "pthread") || strcmp(r->name, name))
+		return 0;
+	for (uint32_t i = 0; i < r->nargs && a < end; i++) {
+		const char *arg = a + strlen(a) + 1, *value = arg + strlen(arg) + 1;
+
+		if (!strcmp(arg, "thread_index"))
+			return FLOW_THREAD | (uint64_t)pf->seq << 36 |
+			       (strtoull(value, NULL, 10) & ((1ull << 36) - 1));
+		a = value + strlen(value) + 1;
+	}
+	return 0;
+}
+
 static void track_event(struct pf *pf, int type, uint64_t track, const struct sc_region_ev *r,
 			uint64_t flow)
 {
@@ -531,8 +554,11 @@ static void on_region_begin(void *ctx, struct sc_image *img, struct sc_thread *t
 {
 	struct pf *pf = ctx;
 
-	track_event(pf, EV_SLICE_BEGIN, region_track(pf, t, r), r,
-		    sc_image_corr_linked(img, r->corr_id) ? flow_id(pf, r->corr_id) : 0);
+	uint64_t flow = sc_image_corr_linked(img, r->corr_id)
+				? flow_id(pf, r->corr_id)
+				: thread_flow_id(pf, r, "pthread_create");
+
+	track_event(pf, EV_SLICE_BEGIN, region_track(pf, t, r), r, flow);
 	send_event(pf, r->start);
 }
 
@@ -550,9 +576,19 @@ static void on_mark(void *ctx, struct sc_image *img, struct sc_thread *t,
 		    const struct sc_region_ev *r)
 {
 	struct pf *pf = ctx;
+	uint64_t ends = thread_flow_id(pf, r, "thread start");
+	size_t e;
 
 	(void)img;
-	track_event(pf, EV_INSTANT, thread_uuid(pf, t->tid), r, 0);
+	if (!ends) {
+		track_event(pf, EV_INSTANT, thread_uuid(pf, t->tid), r, 0);
+	} else {
+		e = begin_track_event(pf, EV_INSTANT, thread_uuid(pf, t->tid), r->category,
+				      r->name);
+		debug_annotations(pf, r);
+		pb_fixed64(&pf->ev, 48, ends); /* terminating_flow_ids */
+		pb_end(&pf->ev, e);
+	}
 	send_event(pf, r->start);
 }
 

@@ -123,6 +123,10 @@ def test_creations_and_joins_name_the_other_thread():
         check_eq(start["created_by"], pid, f"{phase} worker made by the main thread")
         check_eq(start["thread_index"], create[4]["thread_index"], f"{phase}: its creation")
         check(create[3] <= join[2], f"{phase}: joined after created")
+    # In Perfetto, an arrow from each creation to the start of the thread it made.
+    check_eq(sorted((src, dst) for _f, src, dst in t.flows),
+             [("pthread_create", "thread start")] * 6, "a flow per thread made")
+    check_eq(len({f for f, _src, _dst in t.flows}), 6, "flows of their own")
     # The phase's wait sits between its worker's creation and join.
     wait = waits_on(slices, "pthread_mutex_lock", addr["contended"])[0]
     check(creates[0][2] <= wait[2] and wait[3] <= joins[0][3], "mutex wait inside its phase")
