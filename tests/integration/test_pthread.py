@@ -158,6 +158,20 @@ def test_bad_threshold_is_refused_with_what_is_valid():
     check("valid: a number from 0 to 3600 seconds" in r.err, f"says what is valid: {r.err}")
 
 
+def test_a_forked_and_exec_child_keeps_the_wrappers():
+    r = syscope("sample", "--parallel=pthread", "--", fixture("fork_exec"),
+                fixture("exec_child"))
+    check_eq(r.rc, 0, r.describe())
+    check_eq(len(r.pids()), 2, "parent and child")
+    for pid in r.pids():
+        md = r.metadata(pid)
+        libs = [os.path.basename(p) for p in md["environment"]["LD_PRELOAD"].split(":")]
+        check_eq([n for n in libs if n.startswith("libsyscope")],
+                 ["libsyscope.so", "libsyscope-pthread.so"], f"process {pid}")
+        check_eq([s["value"] for s in md["settings"] if s["name"] == "USE_PTHREAD"], ["true"],
+                 f"process {pid} traces")
+
+
 def test_avail_says_the_wrappers_are_there():
     r = syscope("avail", "-C")
     check_eq(r.rc, 0, r.describe())
