@@ -160,6 +160,15 @@ static void probe_python(struct sc_probe *p)
 		 target[0] ? "; /usr/bin/python3 is " : "", target);
 }
 
+/* OMPT is found in the program's runtime when it starts; libgomp's entry points are wrapped. */
+static void probe_openmp(struct sc_probe *p)
+{
+	p->ok = true;
+	snprintf(p->state, sizeof(p->state),
+		 "OMPT (LLVM libomp and runtimes built on it) or libgomp's entry points (GCC), "
+		 "found in the program when it runs");
+}
+
 /* ---- launcher hooks ---- */
 
 /* A preset turns GPU telemetry on everywhere; where there is no NVIDIA driver it goes off here,
@@ -294,15 +303,16 @@ const struct sc_component sc_components[] = {
 	},
 	{
 		.name = "openmp",
-		.description = "OpenMP parallel regions, tasks and barriers (--parallel=openmp)",
-		.enable = -1,
+		.description = "OpenMP parallel regions, tasks, loops, barriers, critical sections "
+			       "and locks (--parallel=openmp)",
+		.enable = SC_SET_USE_OPENMP,
 		.flag = "parallel",
 		.flag_metavar = "RUNTIMES",
 		.flag_help = PARALLEL_HELP,
 		.token = "openmp",
 		.aliases = openmp_aliases,
 		.value = -1,
-		.pending = NOT_YET,
+		.probe = probe_openmp,
 	},
 	{
 		.name = "nccl",

@@ -10,7 +10,7 @@ static const struct rt_source *const table[] = {
 #endif
 	&rt_source_counters, /* before sampling: a thread's first sample finds them open */
 	&rt_source_python,   /* notes of what samples found; the fork child's code table */
-	&rt_source_sampling, &rt_source_telemetry, &rt_source_compiler_hooks,
+	&rt_source_sampling, &rt_source_telemetry, &rt_source_compiler_hooks, &rt_source_openmp,
 };
 
 #define NSOURCES (sizeof(table) / sizeof(table[0]))

@@ -1,0 +1,133 @@
+"""OpenMP tracing (--parallel=openmp): tests/programs/omp_team.c built with gcc (libgomp, whose
+entry points syscope wraps) and with clang (libomp, through OMPT) gives the same regions,
+counted exactly from the raw records: parallel regions, each member's implicit task with its
+team id, explicit barriers, the dynamic loop with its iterations, 8 explicit tasks, taskwait,
+critical sections; and the wall_clock profile sums their time."""
+import os
+import struct
+
+import harness
+from harness import Skip, check, check_eq, fixture, syscope
+
+import rawdump
+import records
+
+TEAM, ROUNDS, ITERATIONS, TASKS = 4, 3, 1000, 8
+ANSWER = f"members {TEAM * ROUNDS} iterations {ITERATIONS} tasks {TASKS} critical {TEAM}"
+REGIONS = ROUNDS + 3  # parallel regions in the fixture
+QUIET = {"OMP_WAIT_POLICY": "passive"}  # 4 threads on 2 loaded cores: do not spin
+
+
+def program(compiler):
+    path = fixture(f"omp_team_{compiler}")
+    if not os.path.exists(path):
+        why = f"{path} not built (clang -fopenmp needs clang and libomp-dev)"
+        if os.environ.get("CI") == "true":
+            raise AssertionError(why)
+        raise Skip(why)
+    return path
+
+
+def region_fields(payload):
+    """(name, category, {arg: value}) of a REGION_BEGIN payload (struct sc_rec_region)."""
+    _ts, name_len, cat_len, args_len, nargs, _corr = struct.unpack_from("<QIIIIQ", payload, 0)
+    text = payload[32:32 + name_len + cat_len + args_len]
+    name = text[:name_len - 1].decode()
+    cat = text[name_len:name_len + cat_len - 1].decode()
+    parts = text[name_len + cat_len:].split(b"\0")
+    args = {parts[3 * i + 1].decode(): parts[3 * i + 2].decode() for i in range(nargs)}
+    return name, cat, args
+
+
+def openmp_regions(r):
+    """Every region of category openmp: (tid, name, args, parent name or None)."""
+    found = []
+    for path in r.raw_files():
+        with open(path, "rb") as f:
+            data = f.read()
+        stacks = {}
+        for tid, rtype, _flags, payload in rawdump.records(data):
+            stack = stacks.setdefault(tid, [])
+            if rtype == records.REGION_BEGIN:
+                name, cat, args = region_fields(payload)
+                if cat == "openmp":
+                    found.append((tid, name, args, stack[-1] if stack else None))
+                stack.append(name)
+            elif rtype == records.REGION_END and stack:
+                stack.pop()
+    return found
+
+
+def named(regions, name):
+    return [x for x in regions if x[1] == name]
+
+
+def check_program(compiler):
+    r = syscope("sample", "--parallel=openmp", "--output-format", "json", "--",
+                program(compiler), env=QUIET)
+    check_eq(r.rc, 0, r.describe())
+    check(ANSWER in r.out, f"the program's answers unchanged: {r.describe()}")
+    regions = openmp_regions(r)
+    par = named(regions, "omp parallel")
+    check_eq(len(par), REGIONS, f"{compiler}: parallel regions")
+    check_eq({x[2]["requested"] for x in par}, {str(TEAM)}, "requested team size")
+    tasks = named(regions, "omp implicit task")
+    check_eq(len(tasks), REGIONS * TEAM, f"{compiler}: an implicit task per member")
+    check_eq(sorted(int(x[2]["thread"]) for x in tasks),
+             sorted(list(range(TEAM)) * REGIONS), "team member ids 0..3 in each region")
+    check_eq({x[2]["team"] for x in tasks}, {str(TEAM)}, "team size on each member")
+    masters = [x for x in tasks if x[2]["thread"] == "0"]
+    check_eq({x[3] for x in masters}, {"omp parallel"},
+             "the master's implicit task nests in its parallel region")
+    check_eq(len({x[0] for x in tasks}), TEAM, "the team is 4 threads")
+    barriers = named(regions, "omp barrier")
+    check_eq(len(barriers), ROUNDS * TEAM, f"{compiler}: explicit barriers, one per member")
+    check_eq({x[3] for x in barriers}, {"omp implicit task"}, "barriers inside the tasks")
+    loops = named(regions, "omp loop")
+    check_eq(len(loops), TEAM, f"{compiler}: the loop on each member")
+    check_eq({x[2]["iterations"] for x in loops}, {str(ITERATIONS)}, "its iterations")
+    explicit = named(regions, "omp task")
+    check_eq(len(explicit), TASKS, f"{compiler}: explicit tasks run")
+    check_eq(len(named(regions, "omp taskwait")), 1, f"{compiler}: one taskwait")
+    critical = named(regions, "omp critical")
+    check_eq(len(critical), TEAM, f"{compiler}: a critical section per member")
+    waits = named(regions, "omp critical wait")
+    check_eq((len(waits), {x[3] for x in waits}), (TEAM, {"omp critical"}),
+             "each critical section's wait inside it")
+    implicit = named(regions, "omp implicit barrier")
+    check_eq((len(implicit), {x[3] for x in implicit}), (REGIONS * TEAM, {"omp implicit task"}),
+             f"{compiler}: each member's implicit barrier at the end of its task")
+    return r
+
+
+def test_gcc_libgomp_regions():
+    check_program("gcc")
+
+
+def test_clang_libomp_ompt_regions():
+    check_program("clang")
+
+
+def test_profile_sums_parallel_regions_and_barriers():
+    r = check_program("gcc")
+    p = r.profile("wall_clock")
+    funcs = {f["name"]: f for f in p.meta["functions"]}
+    for name, calls in (("omp parallel", REGIONS), ("omp barrier", ROUNDS * TEAM),
+                        ("omp implicit task", REGIONS * TEAM)):
+        check(name in funcs, f"{name} in the wall_clock profile: {sorted(funcs)}")
+        check_eq(funcs[name]["calls"], calls, f"{name}: calls summed")
+
+
+def test_off_by_default_and_without_openmp():
+    r = syscope("sample", "--output-format", "json", "--", program("gcc"), env=QUIET)
+    check_eq(r.rc, 0, r.describe())
+    check(ANSWER in r.out, r.describe())
+    check_eq(openmp_regions(r), [], "no OpenMP regions unless asked for")
+    r = syscope("sample", "--parallel=openmp", "--output-format", "json", "--",
+                fixture("hot"), "0.2", env=QUIET)
+    check_eq(r.rc, 0, r.describe())
+    check_eq(openmp_regions(r), [], "a program without OpenMP: nothing")
+
+
+if __name__ == "__main__":
+    harness.main(globals())
