@@ -7,7 +7,7 @@ import os
 import struct
 
 import harness
-from harness import Skip, check, check_eq, fixture, syscope
+from harness import Skip, check, check_eq, children, count, fixture, syscope
 
 import rawdump
 import records
@@ -118,15 +118,53 @@ def test_profile_sums_parallel_regions_and_barriers():
         check_eq(funcs[name]["calls"], calls, f"{name}: calls summed")
 
 
+def test_regions_nest_under_instrumented_functions():
+    # Built with -finstrument-functions: main's parallel regions are inside main, each
+    # explicit task's call of work() inside the task, on whichever thread ran it.
+    r = syscope("sample", "--parallel=openmp", "--output-format", "json", "--",
+                fixture("omp_team_hooks"), env=QUIET)
+    check_eq(r.rc, 0, r.describe())
+    check(ANSWER in r.out, r.describe())
+    trees = r.profile("wall_clock").thread_trees()
+    main = children(children(trees[0])["main"])
+    check_eq(count(main["omp parallel"]), REGIONS, "parallel regions under main")
+    task = children(main["omp parallel"])["omp implicit task"]
+    check_eq(count(task), REGIONS, "the master's implicit tasks in them")
+    check_eq(count(children(task)["work"]), ROUNDS, "work() of the rounds in the tasks")
+    in_tasks = 0
+    for root in trees.values():
+        def walk(node):
+            nonlocal in_tasks
+            kids = children(node)
+            if node["node"]["prefix"] == "omp task" and "work" in kids:
+                in_tasks += count(kids["work"])
+            for kid in kids.values():
+                walk(kid)
+        walk(root)
+    check_eq(in_tasks, TASKS, "each explicit task's work() inside it")
+
+
 def test_off_by_default_and_without_openmp():
     r = syscope("sample", "--output-format", "json", "--", program("gcc"), env=QUIET)
     check_eq(r.rc, 0, r.describe())
     check(ANSWER in r.out, r.describe())
     check_eq(openmp_regions(r), [], "no OpenMP regions unless asked for")
+    check(b"/libgomp.so" in raw_bytes(r), "the modules recorded include the program's libgomp")
     r = syscope("sample", "--parallel=openmp", "--output-format", "json", "--",
                 fixture("hot"), "0.2", env=QUIET)
     check_eq(r.rc, 0, r.describe())
     check_eq(openmp_regions(r), [], "a program without OpenMP: nothing")
+    raw = raw_bytes(r)
+    check(b"/libgomp.so" not in raw and b"/libomp.so" not in raw,
+          "syscope loads no OpenMP runtime into a program without OpenMP")
+
+
+def raw_bytes(r):
+    data = b""
+    for path in r.raw_files():
+        with open(path, "rb") as f:
+            data += f.read()
+    return data
 
 
 if __name__ == "__main__":
