@@ -13,7 +13,8 @@ import rawdump
 import records
 
 TEAM, ROUNDS, ITERATIONS, TASKS = 4, 3, 1000, 8
-ANSWER = f"members {TEAM * ROUNDS} iterations {ITERATIONS} tasks {TASKS} critical {TEAM}"
+ANSWER = (f"members {TEAM * ROUNDS} iterations {ITERATIONS} tasks {TASKS} critical {TEAM} "
+          f"locked {TEAM}")
 REGIONS = ROUNDS + 3  # parallel regions in the fixture
 QUIET = {"OMP_WAIT_POLICY": "passive"}  # 4 threads on 2 loaded cores: do not spin
 
@@ -94,6 +95,9 @@ def check_program(compiler):
     waits = named(regions, "omp critical wait")
     check_eq((len(waits), {x[3] for x in waits}), (TEAM, {"omp critical"}),
              "each critical section's wait inside it")
+    locks, waits = named(regions, "omp lock"), named(regions, "omp lock wait")
+    check_eq((len(locks), len(waits), {x[3] for x in waits}), (TEAM, TEAM, {"omp lock"}),
+             f"{compiler}: a lock taken per member, its wait inside")
     implicit = named(regions, "omp implicit barrier")
     check_eq((len(implicit), {x[3] for x in implicit}), (REGIONS * TEAM, {"omp implicit task"}),
              f"{compiler}: each member's implicit barrier at the end of its task")

@@ -11,6 +11,9 @@
  * cancellation is on, where threads may leave early). Explicit tasks are run through a
  * trampoline too, the outlined function's address travelling in front of the task's data.
  *
+ * The OpenMP API's lock functions are wrapped here too: with libomp they only forward, since
+ * OMPT reports locks there.
+ *
  * Nothing is recorded when OpenMP tracing is off, when the OMPT tool started (libomp then
  * reports everything itself), or when the runtime is passive; the wrappers then only forward.
  * What a construct does never changes: same functions, data, thread counts and flags.
@@ -422,6 +425,43 @@ RT_EXPORT void GOMP_critical_name_end(void **pptr)
 	NEXT(GOMP_critical_name_end);
 	next_GOMP_critical_name_end(pptr);
 	omp_end(OMP_CRITICAL);
+}
+
+/* Locks of the OpenMP API (nest locks are left out, as with OMPT): the region from the request
+ * to the release, its wait inside it. */
+RT_EXPORT void omp_set_lock(void *lock);
+RT_EXPORT void omp_set_lock(void *lock)
+{
+	bool on = recording();
+
+	NEXT(omp_set_lock);
+	if (on) {
+		omp_begin(OMP_LOCK, NULL, 0);
+		omp_begin(OMP_LOCK_WAIT, NULL, 0);
+	}
+	next_omp_set_lock(lock);
+	if (on)
+		omp_end(OMP_LOCK_WAIT);
+}
+
+RT_EXPORT int omp_test_lock(void *lock);
+RT_EXPORT int omp_test_lock(void *lock)
+{
+	int held;
+
+	NEXT(omp_test_lock);
+	held = next_omp_test_lock(lock);
+	if (held && recording())
+		omp_begin(OMP_LOCK, NULL, 0);
+	return held;
+}
+
+RT_EXPORT void omp_unset_lock(void *lock);
+RT_EXPORT void omp_unset_lock(void *lock)
+{
+	NEXT(omp_unset_lock);
+	next_omp_unset_lock(lock);
+	omp_end(OMP_LOCK);
 }
 
 /* ---- explicit tasks ---- */
