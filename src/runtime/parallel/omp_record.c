@@ -3,38 +3,12 @@
 #include "omp_record.h"
 
 #include <stdatomic.h>
-#include <string.h>
 
 #include "../sources/source.h"
 
 #define OMP_DEPTH 48 /* open OpenMP regions a thread can have; deeper ones are counted */
 #define OMP_TEXT 512 /* name, category and arguments of one region */
 #define OMP_CATEGORY "openmp"
-
-static const char *const kind_names[OMP_NKINDS] = {
-	[OMP_PARALLEL] = "omp parallel",
-	[OMP_IMPLICIT_TASK] = "omp implicit task",
-	[OMP_TASK] = "omp task",
-	[OMP_BARRIER] = "omp barrier",
-	[OMP_IMPLICIT_BARRIER] = "omp implicit barrier",
-	[OMP_TASKWAIT] = "omp taskwait",
-	[OMP_TASKGROUP] = "omp taskgroup",
-	[OMP_REDUCTION] = "omp reduction",
-	[OMP_LOOP] = "omp loop",
-	[OMP_SECTIONS] = "omp sections",
-	[OMP_SINGLE] = "omp single",
-	[OMP_WORKSHARE] = "omp workshare",
-	[OMP_DISTRIBUTE] = "omp distribute",
-	[OMP_TASKLOOP] = "omp taskloop",
-	[OMP_CRITICAL] = "omp critical",
-	[OMP_CRITICAL_WAIT] = "omp critical wait",
-	[OMP_LOCK] = "omp lock",
-	[OMP_LOCK_WAIT] = "omp lock wait",
-	[OMP_ORDERED] = "omp ordered",
-	[OMP_ORDERED_WAIT] = "omp ordered wait",
-	[OMP_TARGET] = "omp target",
-	[OMP_TARGET_DATA] = "omp target data",
-};
 
 bool omp_ompt_active;
 static bool tracing_on;
@@ -53,74 +27,109 @@ bool omp_tracing(void)
 	return tracing_on && rt_recording();
 }
 
-const char *omp_kind_name(enum omp_kind kind)
+/* Each kind's name and the category, as the record holds them ("omp barrier\0openmp\0"). */
+#define PREFIX(kind, name) \
+	[kind] = { name "\0" OMP_CATEGORY, sizeof(name), sizeof(name "\0" OMP_CATEGORY) }
+static const struct {
+	const char *text;
+	uint32_t name_len, len;
+} prefixes[OMP_NKINDS] = {
+	PREFIX(OMP_PARALLEL, "omp parallel"),
+	PREFIX(OMP_IMPLICIT_TASK, "omp implicit task"),
+	PREFIX(OMP_TASK, "omp task"),
+	PREFIX(OMP_BARRIER, "omp barrier"),
+	PREFIX(OMP_IMPLICIT_BARRIER, "omp implicit barrier"),
+	PREFIX(OMP_TASKWAIT, "omp taskwait"),
+	PREFIX(OMP_TASKGROUP, "omp taskgroup"),
+	PREFIX(OMP_REDUCTION, "omp reduction"),
+	PREFIX(OMP_LOOP, "omp loop"),
+	PREFIX(OMP_SECTIONS, "omp sections"),
+	PREFIX(OMP_SINGLE, "omp single"),
+	PREFIX(OMP_WORKSHARE, "omp workshare"),
+	PREFIX(OMP_DISTRIBUTE, "omp distribute"),
+	PREFIX(OMP_TASKLOOP, "omp taskloop"),
+	PREFIX(OMP_CRITICAL, "omp critical"),
+	PREFIX(OMP_CRITICAL_WAIT, "omp critical wait"),
+	PREFIX(OMP_LOCK, "omp lock"),
+	PREFIX(OMP_LOCK_WAIT, "omp lock wait"),
+	PREFIX(OMP_ORDERED, "omp ordered"),
+	PREFIX(OMP_ORDERED_WAIT, "omp ordered wait"),
+	PREFIX(OMP_TARGET, "omp target"),
+	PREFIX(OMP_TARGET_DATA, "omp target data"),
+};
+
+#define OMP_MAX_ARGS 4
+#define VALUE_MAX 64 /* a number's text, or a string argument's (longer ones are cut) */
+
+/* Short copies: a loop beats the library's call at these sizes (see user_api.c). */
+static inline void copy_short(char *dst, const char *src, uint32_t n)
 {
-	return kind > 0 && kind < OMP_NKINDS ? kind_names[kind] : "omp";
+	for (uint32_t i = 0; i < n; i++)
+		dst[i] = src[i];
 }
 
-static uint32_t put_text(char *buf, uint32_t at, const char *s)
-{
-	size_t n = strlen(s) + 1;
-
-	if (at + n > OMP_TEXT)
-		return OMP_TEXT + 1;
-	memcpy(buf + at, s, n);
-	return at + (uint32_t)n;
-}
-
-/* A number as decimal text (or 0x-hex for an address): snprintf costs more than the region. */
-static uint32_t put_number(char *buf, uint32_t at, uint64_t v, bool hex)
+/* An argument's value as the record holds it, NUL included; returns its length. */
+static uint32_t format_value(const struct omp_arg *a, char *out)
 {
 	char digits[24];
-	unsigned n = 0, base = hex ? 16 : 10;
+	uint32_t n = 0, at = 0;
+	bool hex = a->head[0] == SC_ARG_POINTER;
+	uint64_t v = a->value;
 
+	if (a->text) {
+		while (a->text[n] && n < VALUE_MAX - 1)
+			out[n] = a->text[n], n++;
+		out[n] = '\0';
+		return n + 1;
+	}
 	do {
-		digits[n++] = "0123456789abcdef"[v % base];
-		v /= base;
+		digits[n++] = "0123456789abcdef"[hex ? v & 15 : v % 10];
+		v = hex ? v >> 4 : v / 10;
 	} while (v);
-	if (at + n + 3 > OMP_TEXT)
-		return OMP_TEXT + 1;
 	if (hex) {
-		buf[at++] = '0';
-		buf[at++] = 'x';
+		out[at++] = '0';
+		out[at++] = 'x';
 	}
 	while (n)
-		buf[at++] = digits[--n];
-	buf[at++] = '\0';
+		out[at++] = digits[--n];
+	out[at++] = '\0';
 	return at;
 }
 
-static uint32_t put_arg(char *buf, uint32_t at, const struct omp_arg *a)
-{
-	char type[2] = { a->text ? SC_ARG_STRING : a->pointer ? SC_ARG_POINTER : SC_ARG_UINT, 0 };
-
-	at = put_text(buf, at, type);
-	if (at <= OMP_TEXT)
-		at = put_text(buf, at, a->name);
-	if (at > OMP_TEXT)
-		return at;
-	return a->text ? put_text(buf, at, a->text) : put_number(buf, at, a->value, a->pointer);
-}
-
+/* The record is written in place: measured, reserved, filled, committed. */
 static void write_begin(enum omp_kind kind, uint64_t ts, const struct omp_arg *args, unsigned nargs)
 {
-	struct sc_rec_region r = { .ts = ts };
-	char buf[OMP_TEXT];
-	uint32_t len = put_text(buf, 0, kind_names[kind]);
+	char values[OMP_MAX_ARGS][VALUE_MAX];
+	uint32_t value_len[OMP_MAX_ARGS], args_len = 0, used, size;
+	struct sc_rec_region *r;
+	char *text;
 
-	r.name_len = len;
-	len = put_text(buf, len, OMP_CATEGORY);
-	r.cat_len = len - r.name_len;
+	nargs = nargs < OMP_MAX_ARGS ? nargs : OMP_MAX_ARGS;
 	for (unsigned i = 0; i < nargs; i++) {
-		uint32_t next = put_arg(buf, len, &args[i]);
-
-		if (next > OMP_TEXT)
-			break; /* cannot happen with our names; keep the arguments that fit */
-		len = next;
-		r.nargs++;
+		value_len[i] = format_value(&args[i], values[i]);
+		args_len += args[i].head_len + value_len[i];
 	}
-	r.args_len = len - r.name_len - r.cat_len;
-	rt_record(SC_REC_REGION_BEGIN, 0, &r.ts, sizeof(r) - sizeof(r.hdr), buf, len);
+	used = (uint32_t)sizeof(*r) + prefixes[kind].len + args_len;
+	size = sc_record_align(used);
+	if (!(r = rt_reserve(size)))
+		return; /* counted as lost */
+	r->ts = ts;
+	r->name_len = prefixes[kind].name_len;
+	r->cat_len = prefixes[kind].len - prefixes[kind].name_len;
+	r->args_len = args_len;
+	r->nargs = nargs;
+	r->corr_id = 0;
+	text = (char *)(r + 1);
+	copy_short(text, prefixes[kind].text, prefixes[kind].len);
+	text += prefixes[kind].len;
+	for (unsigned i = 0; i < nargs; i++) {
+		copy_short(text, args[i].head, args[i].head_len);
+		text += args[i].head_len;
+		copy_short(text, values[i], value_len[i]);
+		text += value_len[i];
+	}
+	copy_short(text, "\0\0\0\0\0\0\0", size - used); /* the padding */
+	rt_commit(r, SC_REC_REGION_BEGIN, 0, size);
 	rt_counters_read_region(ts);
 }
 

@@ -42,18 +42,20 @@ enum omp_kind {
 	OMP_NKINDS
 };
 
-/* One argument of a region: a number, or (text != NULL) a string, or (pointer) an address. */
+/* One argument of a region: a number, or (text != NULL) a string, or an address. `head` is
+ * its type character and name as the record holds them ("u\0thread\0"), made at compile time
+ * by the macros below so that recording copies it without measuring it. */
 struct omp_arg {
-	const char *name;
+	const char *head;
+	uint32_t head_len;
 	uint64_t value;
 	const char *text;
-	bool pointer;
 };
 
-#define OMP_U(n, v) ((struct omp_arg){ .name = (n), .value = (uint64_t)(v) })
-#define OMP_S(n, s) ((struct omp_arg){ .name = (n), .text = (s) })
-#define OMP_P(n, p) \
-	((struct omp_arg){ .name = (n), .value = (uint64_t)(uintptr_t)(p), .pointer = true })
+#define OMP_ARG_HEAD(type, n) .head = type "\0" n, .head_len = sizeof(type "\0" n)
+#define OMP_U(n, v) ((struct omp_arg){ OMP_ARG_HEAD("u", n), .value = (uint64_t)(v) })
+#define OMP_S(n, s) ((struct omp_arg){ OMP_ARG_HEAD("s", n), .text = (s) })
+#define OMP_P(n, p) ((struct omp_arg){ OMP_ARG_HEAD("p", n), .value = (uint64_t)(uintptr_t)(p) })
 
 /* OpenMP tracing is on in this process (--parallel=openmp), and the runtime records. */
 bool omp_tracing(void);
@@ -63,6 +65,5 @@ extern bool omp_ompt_active;
 
 void omp_begin(enum omp_kind kind, const struct omp_arg *args, unsigned nargs);
 void omp_end(enum omp_kind kind);
-const char *omp_kind_name(enum omp_kind kind);
 
 #endif /* SYSCOPE_RUNTIME_PARALLEL_OMP_RECORD_H */
