@@ -110,13 +110,14 @@ static void loop_begin(const struct loop_info *l)
 static void implicit_task(void *arg)
 {
 	const struct team_work *w = arg;
-	struct omp_arg args[2] = { OMP_U("thread", team_member()), OMP_U("team", team_size()) };
+	int team = team_size();
+	struct omp_arg args[2] = { OMP_U("thread", team_member()), OMP_U("team", team) };
 
 	omp_begin(OMP_IMPLICIT_TASK, args, 2);
 	if (w->loop)
 		loop_begin(&w->info);
 	w->fn(w->data);
-	if (w->barrier) {
+	if (w->barrier && team > 1) { /* alone, nobody is waited for */
 		NEXT(GOMP_barrier);
 		omp_begin(OMP_IMPLICIT_BARRIER, NULL, 0);
 		next_GOMP_barrier();
