@@ -82,6 +82,14 @@ static bool recording(void)
 	return !omp_ompt_active && omp_tracing();
 }
 
+/* An end goes on while the program paused recording, but not under OMPT: libomp reports it
+ * itself, and this one would close an enclosing region of the same kind. */
+static void end(enum omp_kind kind)
+{
+	if (!omp_ompt_active)
+		omp_end(kind);
+}
+
 /* ---- parallel regions ---- */
 
 /* A worksharing loop as its first call describes it. */
@@ -243,7 +251,7 @@ RT_EXPORT void GOMP_loop_end(void);
 RT_EXPORT void GOMP_loop_end(void)
 {
 	NEXT(GOMP_loop_end);
-	omp_end(OMP_LOOP);
+	end(OMP_LOOP);
 	if (!recording()) {
 		next_GOMP_loop_end();
 		return;
@@ -257,7 +265,7 @@ RT_EXPORT void GOMP_loop_end_nowait(void);
 RT_EXPORT void GOMP_loop_end_nowait(void)
 {
 	NEXT(GOMP_loop_end_nowait);
-	omp_end(OMP_LOOP);
+	end(OMP_LOOP);
 	next_GOMP_loop_end_nowait();
 }
 
@@ -267,7 +275,7 @@ RT_EXPORT bool GOMP_loop_end_cancel(void)
 	bool cancelled;
 
 	NEXT(GOMP_loop_end_cancel);
-	omp_end(OMP_LOOP);
+	end(OMP_LOOP);
 	if (!recording())
 		return next_GOMP_loop_end_cancel();
 	omp_begin(OMP_IMPLICIT_BARRIER, NULL, 0);
@@ -412,7 +420,7 @@ RT_EXPORT void GOMP_critical_end(void)
 {
 	NEXT(GOMP_critical_end);
 	next_GOMP_critical_end();
-	omp_end(OMP_CRITICAL);
+	end(OMP_CRITICAL);
 }
 
 RT_EXPORT void GOMP_critical_name_start(void **pptr)
@@ -425,7 +433,7 @@ RT_EXPORT void GOMP_critical_name_end(void **pptr)
 {
 	NEXT(GOMP_critical_name_end);
 	next_GOMP_critical_name_end(pptr);
-	omp_end(OMP_CRITICAL);
+	end(OMP_CRITICAL);
 }
 
 /* Locks of the OpenMP API (nest locks are left out, as with OMPT): the region from the request
@@ -462,7 +470,7 @@ RT_EXPORT void omp_unset_lock(void *lock)
 {
 	NEXT(omp_unset_lock);
 	next_omp_unset_lock(lock);
-	omp_end(OMP_LOCK);
+	end(OMP_LOCK);
 }
 
 /* ---- explicit tasks ---- */
