@@ -7,7 +7,7 @@ import os
 import struct
 
 import harness
-from harness import Skip, check, check_eq, children, count, fixture, syscope
+from harness import Skip, calls_of, check, check_eq, children, count, fixture, syscope
 
 import rawdump
 import records
@@ -112,14 +112,41 @@ def test_clang_libomp_ompt_regions():
     check_program("clang")
 
 
+def pragma_lines():
+    """Lines of omp_team.c's parallel constructs, in order: rounds, loop, tasks, critical."""
+    path = os.path.join(harness.SOURCE, "tests", "programs", "omp_team.c")
+    with open(path) as f:
+        return [n for n, line in enumerate(f, 1) if line.startswith("#pragma omp parallel")]
+
+
 def test_profile_sums_parallel_regions_and_barriers():
+    # Each parallel construct is named after its code, so the profile sums them apart.
     r = check_program("gcc")
-    p = r.profile("wall_clock")
-    funcs = {f["name"]: f for f in p.meta["functions"]}
-    for name, calls in (("omp parallel", REGIONS), ("omp barrier", ROUNDS * TEAM),
-                        ("omp implicit task", REGIONS * TEAM)):
+    funcs = {f["name"]: f for f in r.profile("wall_clock").meta["functions"]}
+    constructs = {}
+    for name, f in funcs.items():
+        if name.startswith("omp parallel @ main"):
+            line = int(name.rsplit("[omp_team.c:", 1)[1].rstrip("]"))
+            constructs[line] = f["calls"]
+    rounds, loop, tasks, critical = pragma_lines()
+    check_eq(constructs, {rounds: ROUNDS, loop: 1, tasks: 1, critical: 1},
+             f"calls per parallel construct, by its line: {sorted(funcs)}")
+    for name, calls in (("omp barrier", ROUNDS * TEAM), ("omp implicit task", REGIONS * TEAM),
+                        ("omp implicit barrier", REGIONS * TEAM)):
         check(name in funcs, f"{name} in the wall_clock profile: {sorted(funcs)}")
         check_eq(funcs[name]["calls"], calls, f"{name}: calls summed")
+        check(funcs[name]["inclusive"] > 0, f"{name}: its time summed: {funcs[name]}")
+    check(funcs["omp implicit task"]["inclusive"] >= funcs["omp barrier"]["inclusive"],
+          "barriers are inside the implicit tasks: their time is part of the tasks'")
+
+
+def test_clang_parallel_regions_named_by_their_caller():
+    r = check_program("clang")
+    funcs = calls_of(r.profile("wall_clock"))
+    named_par = {n: c for n, c in funcs.items() if n.startswith("omp parallel")}
+    check_eq(sum(named_par.values()), REGIONS, f"parallel regions: {named_par}")
+    check(all(n.startswith("omp parallel @ main") for n in named_par),
+          f"named after the function that starts them: {named_par}")
 
 
 def test_regions_nest_under_instrumented_functions():
@@ -131,9 +158,12 @@ def test_regions_nest_under_instrumented_functions():
     check(ANSWER in r.out, r.describe())
     trees = r.profile("wall_clock").thread_trees()
     main = children(children(trees[0])["main"])
-    check_eq(count(main["omp parallel"]), REGIONS, "parallel regions under main")
-    task = children(main["omp parallel"])["omp implicit task"]
-    check_eq(count(task), REGIONS, "the master's implicit tasks in them")
+    parallel = {n: c for n, c in main.items() if n.startswith("omp parallel @ main._omp_fn")}
+    check_eq(sum(count(c) for c in parallel.values()), REGIONS, "parallel regions under main")
+    rounds = [c for n, c in parallel.items() if n.endswith(f":{pragma_lines()[0]}]")]
+    check_eq(len(rounds), 1, f"the rounds' construct: {sorted(parallel)}")
+    task = children(rounds[0])["omp implicit task"]
+    check_eq(count(task), ROUNDS, "the master's implicit tasks in them")
     check_eq(count(children(task)["work"]), ROUNDS, "work() of the rounds in the tasks")
     in_tasks = 0
     for root in trees.values():

@@ -23,7 +23,10 @@
 static void on_parallel_begin(ompt_data_t *task, const ompt_frame_t *frame, ompt_data_t *parallel,
 			      unsigned requested, int flags, const void *codeptr)
 {
-	struct omp_arg args[2] = { OMP_U("requested", requested), OMP_P("code", codeptr) };
+	/* The return address of the runtime's call; one byte back is the call itself, whose line
+	 * is the construct's. */
+	struct omp_arg args[2] = { OMP_U("requested", requested),
+				   OMP_P("code", codeptr ? (const char *)codeptr - 1 : NULL) };
 
 	(void)task, (void)frame, (void)parallel, (void)flags;
 	omp_begin(OMP_PARALLEL, args, 2);
