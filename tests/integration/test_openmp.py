@@ -68,6 +68,8 @@ def check_program(compiler):
                 program(compiler), env=QUIET)
     check_eq(r.rc, 0, r.describe())
     check(ANSWER in r.out, f"the program's answers unchanged: {r.describe()}")
+    check_eq("openmp: OMPT tool started" in r.err, compiler == "clang",
+             f"{compiler}: OMPT only with libomp: {r.err}")
     regions = openmp_regions(r)
     par = named(regions, "omp parallel")
     check_eq(len(par), REGIONS, f"{compiler}: parallel regions")

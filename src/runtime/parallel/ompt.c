@@ -11,6 +11,7 @@
  * sections, locks and ordered (each with its waiting time inside), target regions and data
  * transfers.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -279,6 +280,7 @@ static void on_target_data_op_emi(int endpoint, ompt_data_t *target_task, ompt_d
 /* ---- registration ---- */
 
 struct callback {
+	const char *name;
 	int event;
 	ompt_callback_t fn;
 	int fallback; /* an older event with the same meaning, tried when this one is refused */
@@ -288,27 +290,28 @@ struct callback {
 #define CB(f) ((ompt_callback_t)(void (*)(void))(f))
 
 static const struct callback callbacks[] = {
-	{ OMPT_CB_PARALLEL_BEGIN, CB(on_parallel_begin), 0, NULL },
-	{ OMPT_CB_PARALLEL_END, CB(on_parallel_end), 0, NULL },
-	{ OMPT_CB_IMPLICIT_TASK, CB(on_implicit_task), 0, NULL },
-	{ OMPT_CB_TASK_CREATE, CB(on_task_create), 0, NULL },
-	{ OMPT_CB_TASK_SCHEDULE, CB(on_task_schedule), 0, NULL },
-	{ OMPT_CB_WORK, CB(on_work), 0, NULL },
-	{ OMPT_CB_SYNC_REGION, CB(on_sync_region), 0, NULL },
-	{ OMPT_CB_MUTEX_ACQUIRE, CB(on_mutex_acquire), 0, NULL },
-	{ OMPT_CB_MUTEX_ACQUIRED, CB(on_mutex_acquired), 0, NULL },
-	{ OMPT_CB_MUTEX_RELEASED, CB(on_mutex_released), 0, NULL },
-	{ OMPT_CB_TARGET_EMI, CB(on_target_emi), OMPT_CB_TARGET, CB(on_target) },
-	{ OMPT_CB_TARGET_DATA_OP_EMI, CB(on_target_data_op_emi), 0, NULL },
+	{ "parallel_begin", OMPT_CB_PARALLEL_BEGIN, CB(on_parallel_begin), 0, NULL },
+	{ "parallel_end", OMPT_CB_PARALLEL_END, CB(on_parallel_end), 0, NULL },
+	{ "implicit_task", OMPT_CB_IMPLICIT_TASK, CB(on_implicit_task), 0, NULL },
+	{ "task_create", OMPT_CB_TASK_CREATE, CB(on_task_create), 0, NULL },
+	{ "task_schedule", OMPT_CB_TASK_SCHEDULE, CB(on_task_schedule), 0, NULL },
+	{ "work", OMPT_CB_WORK, CB(on_work), 0, NULL },
+	{ "sync_region", OMPT_CB_SYNC_REGION, CB(on_sync_region), 0, NULL },
+	{ "mutex_acquire", OMPT_CB_MUTEX_ACQUIRE, CB(on_mutex_acquire), 0, NULL },
+	{ "mutex_acquired", OMPT_CB_MUTEX_ACQUIRED, CB(on_mutex_acquired), 0, NULL },
+	{ "mutex_released", OMPT_CB_MUTEX_RELEASED, CB(on_mutex_released), 0, NULL },
+	{ "target", OMPT_CB_TARGET_EMI, CB(on_target_emi), OMPT_CB_TARGET, CB(on_target) },
+	{ "target_data_op", OMPT_CB_TARGET_DATA_OP_EMI, CB(on_target_data_op_emi), 0, NULL },
 };
 
 #define NCALLBACKS (sizeof(callbacks) / sizeof(callbacks[0]))
 
-static unsigned refused;
-
 static int initialize(ompt_function_lookup_t lookup, int initial_device, ompt_data_t *tool_data)
 {
 	ompt_set_callback_t set = (ompt_set_callback_t)lookup("ompt_set_callback");
+	char missing[256] = "";
+	size_t len = 0;
+	unsigned refused = 0;
 
 	(void)initial_device, (void)tool_data;
 	if (!set)
@@ -318,13 +321,18 @@ static int initialize(ompt_function_lookup_t lookup, int initial_device, ompt_da
 
 		if (set(c->event, c->fn) > OMPT_SET_NEVER)
 			continue;
-		if (!c->fallback || set(c->fallback, c->fallback_fn) <= OMPT_SET_NEVER)
-			refused++;
+		if (c->fallback && set(c->fallback, c->fallback_fn) > OMPT_SET_NEVER)
+			continue;
+		refused++;
+		if (len + strlen(c->name) + 3 < sizeof(missing))
+			len += (size_t)snprintf(missing + len, sizeof(missing) - len, "%s%s",
+						len ? ", " : "", c->name);
 	}
 	omp_ompt_active = true;
 	if (rt_active())
-		rt_note(SC_NOTE_INFO, "openmp: OMPT tool started (%zu events, %u not offered)",
-			NCALLBACKS - refused, refused);
+		rt_note(SC_NOTE_INFO, "openmp: OMPT tool started; %zu of %zu events offered%s%s",
+			NCALLBACKS - refused, NCALLBACKS, refused ? "; not offered: " : "",
+			missing);
 	return 1; /* keep the tool */
 }
 
