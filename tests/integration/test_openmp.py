@@ -180,6 +180,24 @@ def test_regions_nest_under_instrumented_functions():
     check_eq(in_tasks, TASKS, "each explicit task's work() inside it")
 
 
+def test_nested_teams():
+    for compiler in ("gcc", "clang"):
+        path = program(compiler).replace("omp_team_", "omp_nested_")
+        r = syscope("sample", "--parallel=openmp", "--output-format", "json", "--", path,
+                    env=QUIET)
+        check_eq(r.rc, 0, r.describe())
+        check("inner members 4" in r.out, r.describe())
+        regions = openmp_regions(r)
+        par = named(regions, "omp parallel")
+        check_eq(sorted(str(x[3]) for x in par), ["None", "omp implicit task",
+                                                  "omp implicit task"],
+                 f"{compiler}: each outer member's inner region inside its implicit task")
+        tasks = named(regions, "omp implicit task")
+        check_eq(sorted(x[2]["thread"] for x in tasks), ["0", "0", "0", "1", "1", "1"],
+                 f"{compiler}: team ids in the outer team and both inner ones")
+        check_eq(len(named(regions, "omp barrier")), 4, f"{compiler}: inner barriers")
+
+
 def test_off_by_default_and_without_openmp():
     r = syscope("sample", "--output-format", "json", "--", program("gcc"), env=QUIET)
     check_eq(r.rc, 0, r.describe())
