@@ -198,6 +198,20 @@ def test_nested_teams():
         check_eq(len(named(regions, "omp barrier")), 4, f"{compiler}: inner barriers")
 
 
+def test_libgomp_loaded_rtld_local():
+    # As Python loads PyTorch: libgomp in no global scope, its callers still reach the
+    # wrappers, which must find it in the caller's scope (this crashed before), traced or not.
+    lib = fixture("libomp_lib.so")
+    for flags in ((), ("--parallel=openmp",)):
+        r = syscope("sample", *flags, "--output-format", "json", "--", fixture("omp_dlopen"),
+                    lib, env=QUIET)
+        check_eq(r.rc, 0, r.describe())
+        check("members 2 2" in r.out, r.describe())
+        regions = openmp_regions(r)
+        check_eq((len(named(regions, "omp parallel")), len(named(regions, "omp implicit task"))),
+                 (2, 4) if flags else (0, 0), f"{flags}: regions of the library's teams")
+
+
 def test_off_by_default_and_without_openmp():
     r = syscope("sample", "--output-format", "json", "--", program("gcc"), env=QUIET)
     check_eq(r.rc, 0, r.describe())

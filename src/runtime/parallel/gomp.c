@@ -43,38 +43,44 @@ RT_EXPORT void GOMP_taskgroup_end(void);
 RT_EXPORT void GOMP_task(gomp_fn fn, void *data, gomp_cpyfn cpyfn, long arg_size, long arg_align,
 			 bool if_clause, unsigned flags, void **depend, int priority, void *detach);
 
-/* The next definition of each entry point, found at its first call (a benign race: every
- * thread finds the same). */
-#define NEXT(name)                            \
-	static __typeof__(&name) next_##name; \
-	if (!next_##name)                     \
-	next_##name = (__typeof__(&name))rt_real_lookup(#name)
+/* The next definition of each entry point, as the caller would reach it without us: the
+ * global scope's, else the caller's own (a library loaded RTLD_LOCAL with its libgomp, as
+ * Python extensions are: PyTorch), else any loaded object's. */
+#define NEXT(name)                                \
+	static struct rt_real_cache cache_##name; \
+	__typeof__(&name) next_##name =           \
+		(__typeof__(&name))rt_real_find(#name, &cache_##name, __builtin_return_address(0))
 
-static int team_member(void)
+/* The team's member id and size, and whether cancellation is on, from the runtime that runs
+ * the team (`caller`: code of that runtime or of the program that uses it). */
+static int runtime_int(const char *name, struct rt_real_cache *cache, const void *caller,
+		       int otherwise)
 {
-	static int (*get)(void);
+	int (*get)(void) = (int (*)(void))rt_real_find(name, cache, caller);
 
-	if (!get)
-		get = (int (*)(void))rt_real_lookup("omp_get_thread_num");
-	return get ? get() : -1;
+	return get ? get() : otherwise;
 }
 
-static int team_size(void)
+static int team_member(const void *caller)
 {
-	static int (*get)(void);
+	static struct rt_real_cache cache;
 
-	if (!get)
-		get = (int (*)(void))rt_real_lookup("omp_get_num_threads");
-	return get ? get() : -1;
+	return runtime_int("omp_get_thread_num", &cache, caller, -1);
 }
 
-static bool cancellation_on(void)
+static int team_size(const void *caller)
 {
-	static int (*get)(void);
+	static struct rt_real_cache cache;
 
-	if (!get)
-		get = (int (*)(void))rt_real_lookup("omp_get_cancellation");
-	return !get || get(); /* not knowing: assume threads may leave early */
+	return runtime_int("omp_get_num_threads", &cache, caller, -1);
+}
+
+/* Not knowing: assume threads may leave early. */
+static bool cancellation_on(const void *caller)
+{
+	static struct rt_real_cache cache;
+
+	return runtime_int("omp_get_cancellation", &cache, caller, 1) != 0;
 }
 
 static bool recording(void)
@@ -118,8 +124,9 @@ static void loop_begin(const struct loop_info *l)
 static void implicit_task(void *arg)
 {
 	const struct team_work *w = arg;
-	int team = team_size();
-	struct omp_arg args[2] = { OMP_U("thread", team_member()), OMP_U("team", team) };
+	const void *runtime = __builtin_return_address(0);
+	int team = team_size(runtime);
+	struct omp_arg args[2] = { OMP_U("thread", team_member(runtime)), OMP_U("team", team) };
 
 	omp_begin(OMP_IMPLICIT_TASK, args, 2);
 	if (w->loop)
@@ -140,7 +147,7 @@ static void parallel_begin(gomp_fn fn, unsigned num_threads, struct team_work *w
 
 	w->fn = fn;
 	w->data = data;
-	w->barrier = !cancellation_on();
+	w->barrier = !cancellation_on((const void *)fn);
 	w->loop = false;
 	omp_begin(OMP_PARALLEL, args, 2);
 }
