@@ -212,6 +212,21 @@ def test_libgomp_loaded_rtld_local():
                  (2, 4) if flags else (0, 0), f"{flags}: regions of the library's teams")
 
 
+def test_sections():
+    for compiler in ("gcc", "clang"):
+        path = program(compiler).replace("omp_team_", "omp_sections_")
+        r = syscope("sample", "--parallel=openmp", "--output-format", "json", "--", path,
+                    env=QUIET)
+        check_eq(r.rc, 0, r.describe())
+        check("sections 1 2 3 4" in r.out, r.describe())
+        regions = openmp_regions(r)
+        counts = [len(named(regions, n)) for n in ("omp parallel", "omp implicit task",
+                                                    "omp sections")]
+        check_eq(counts, [2, 4, 4], f"{compiler}: parallel regions, tasks, sections")
+        check_eq({x[3] for x in named(regions, "omp sections")}, {"omp implicit task"},
+                 f"{compiler}: each member's sections inside its task")
+
+
 def test_off_by_default_and_without_openmp():
     r = syscope("sample", "--output-format", "json", "--", program("gcc"), env=QUIET)
     check_eq(r.rc, 0, r.describe())

@@ -108,10 +108,18 @@ struct loop_info {
 struct team_work {
 	gomp_fn fn;
 	void *data;
-	bool barrier; /* end each implicit task with a visible barrier */
-	bool loop;    /* a combined parallel loop: each member's loop begins with its task */
+	bool barrier;  /* end each implicit task with a visible barrier */
+	bool loop;     /* a combined parallel loop: each member's loop begins with its task */
+	bool sections; /* the same for combined parallel sections */
 	struct loop_info info;
 };
+
+static void sections_begin(uint64_t count)
+{
+	struct omp_arg args[1] = { OMP_U("sections", count) };
+
+	omp_begin(OMP_SECTIONS, args, 1);
+}
 
 static void loop_begin(const struct loop_info *l)
 {
@@ -131,6 +139,8 @@ static void implicit_task(void *arg)
 	omp_begin(OMP_IMPLICIT_TASK, args, 2);
 	if (w->loop)
 		loop_begin(&w->info);
+	if (w->sections)
+		sections_begin(w->info.iterations);
 	w->fn(w->data);
 	if (w->barrier && team > 1) { /* alone, nobody is waited for */
 		NEXT(GOMP_barrier);
@@ -149,6 +159,7 @@ static void parallel_begin(gomp_fn fn, unsigned num_threads, struct team_work *w
 	w->data = data;
 	w->barrier = !cancellation_on((const void *)fn);
 	w->loop = false;
+	w->sections = false;
 	omp_begin(OMP_PARALLEL, args, 2);
 }
 
@@ -346,6 +357,58 @@ PARALLEL_LOOP(GOMP_parallel_loop_nonmonotonic_guided, "guided")
 PARALLEL_LOOP_RUNTIME(GOMP_parallel_loop_runtime)
 PARALLEL_LOOP_RUNTIME(GOMP_parallel_loop_nonmonotonic_runtime)
 PARALLEL_LOOP_RUNTIME(GOMP_parallel_loop_maybe_nonmonotonic_runtime)
+
+/* ---- sections ---- */
+
+RT_EXPORT unsigned GOMP_sections_start(unsigned count);
+RT_EXPORT unsigned GOMP_sections_start(unsigned count)
+{
+	NEXT(GOMP_sections_start);
+	if (recording())
+		sections_begin(count);
+	return next_GOMP_sections_start(count);
+}
+
+RT_EXPORT void GOMP_sections_end(void);
+RT_EXPORT void GOMP_sections_end(void)
+{
+	NEXT(GOMP_sections_end);
+	end(OMP_SECTIONS);
+	if (!recording()) {
+		next_GOMP_sections_end();
+		return;
+	}
+	omp_begin(OMP_IMPLICIT_BARRIER, NULL, 0);
+	next_GOMP_sections_end();
+	omp_end(OMP_IMPLICIT_BARRIER);
+}
+
+RT_EXPORT void GOMP_sections_end_nowait(void);
+RT_EXPORT void GOMP_sections_end_nowait(void)
+{
+	NEXT(GOMP_sections_end_nowait);
+	end(OMP_SECTIONS);
+	next_GOMP_sections_end_nowait();
+}
+
+RT_EXPORT void GOMP_parallel_sections(gomp_fn fn, void *data, unsigned num_threads, unsigned count,
+				      unsigned flags);
+RT_EXPORT void GOMP_parallel_sections(gomp_fn fn, void *data, unsigned num_threads, unsigned count,
+				      unsigned flags)
+{
+	struct team_work w;
+
+	NEXT(GOMP_parallel_sections);
+	if (!recording()) {
+		next_GOMP_parallel_sections(fn, data, num_threads, count, flags);
+		return;
+	}
+	parallel_begin(fn, num_threads, &w, data);
+	w.sections = true;
+	w.info.iterations = count;
+	next_GOMP_parallel_sections(implicit_task, &w, num_threads, count, flags);
+	omp_end(OMP_PARALLEL);
+}
 
 /* ---- synchronization ---- */
 
