@@ -227,6 +227,21 @@ def test_sections():
                  f"{compiler}: each member's sections inside its task")
 
 
+def test_ordered_loop():
+    for compiler in ("gcc", "clang"):
+        path = program(compiler).replace("omp_team_", "omp_ordered_")
+        r = syscope("sample", "--parallel=openmp", "--output-format", "json", "--", path,
+                    env=QUIET)
+        check_eq(r.rc, 0, r.describe())
+        check("ordered 16" in r.out, r.describe())
+        regions = openmp_regions(r)
+        counts = [len(named(regions, n)) for n in ("omp parallel", "omp loop", "omp ordered",
+                                                    "omp ordered wait")]
+        check_eq(counts, [1, 2, 16, 16], f"{compiler}: parallel, loops, ordered blocks, waits")
+        check_eq({x[3] for x in named(regions, "omp ordered")}, {"omp loop"},
+                 f"{compiler}: ordered blocks inside the loop")
+
+
 def test_off_by_default_and_without_openmp():
     r = syscope("sample", "--output-format", "json", "--", program("gcc"), env=QUIET)
     check_eq(r.rc, 0, r.describe())

@@ -246,6 +246,10 @@ LOOP_START(GOMP_loop_dynamic_start, "dynamic")
 LOOP_START(GOMP_loop_guided_start, "guided")
 LOOP_START(GOMP_loop_nonmonotonic_dynamic_start, "dynamic")
 LOOP_START(GOMP_loop_nonmonotonic_guided_start, "guided")
+LOOP_START(GOMP_loop_ordered_static_start, "static")
+LOOP_START(GOMP_loop_ordered_dynamic_start, "dynamic")
+LOOP_START(GOMP_loop_ordered_guided_start, "guided")
+LOOP_RUNTIME_START(GOMP_loop_ordered_runtime_start)
 LOOP_RUNTIME_START(GOMP_loop_runtime_start)
 LOOP_RUNTIME_START(GOMP_loop_nonmonotonic_runtime_start)
 LOOP_RUNTIME_START(GOMP_loop_maybe_nonmonotonic_runtime_start)
@@ -541,6 +545,30 @@ RT_EXPORT void omp_unset_lock(void *lock)
 	NEXT(omp_unset_lock);
 	next_omp_unset_lock(lock);
 	end(OMP_LOCK);
+}
+
+/* An ordered block: its wait is for the iterations before it. */
+RT_EXPORT void GOMP_ordered_start(void);
+RT_EXPORT void GOMP_ordered_start(void)
+{
+	bool on = recording();
+
+	NEXT(GOMP_ordered_start);
+	if (on) {
+		omp_begin(OMP_ORDERED, NULL, 0);
+		omp_begin(OMP_ORDERED_WAIT, NULL, 0);
+	}
+	next_GOMP_ordered_start();
+	if (on)
+		omp_end(OMP_ORDERED_WAIT);
+}
+
+RT_EXPORT void GOMP_ordered_end(void);
+RT_EXPORT void GOMP_ordered_end(void)
+{
+	NEXT(GOMP_ordered_end);
+	next_GOMP_ordered_end();
+	end(OMP_ORDERED);
 }
 
 /* ---- explicit tasks ---- */
