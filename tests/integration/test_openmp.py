@@ -242,6 +242,18 @@ def test_ordered_loop():
                  f"{compiler}: ordered blocks inside the loop")
 
 
+def test_taskloop():
+    for compiler in ("gcc", "clang"):
+        path = program(compiler).replace("omp_team_", "omp_taskloop_")
+        r = syscope("sample", "--parallel=openmp", "--output-format", "json", "--", path,
+                    env=QUIET)
+        check_eq(r.rc, 0, r.describe())
+        check("taskloop 4950" in r.out, r.describe())
+        loops = named(openmp_regions(r), "omp taskloop")
+        check_eq([x[2]["iterations"] for x in loops], ["100"],
+                 f"{compiler}: one taskloop of 100 iterations")
+
+
 def test_off_by_default_and_without_openmp():
     r = syscope("sample", "--output-format", "json", "--", program("gcc"), env=QUIET)
     check_eq(r.rc, 0, r.describe())

@@ -571,6 +571,30 @@ RT_EXPORT void GOMP_ordered_end(void)
 	end(OMP_ORDERED);
 }
 
+/* A taskloop, on the thread that encounters it: making its tasks and (without nogroup) waiting
+ * for them. Its tasks are not followed: libgomp writes each task's bounds at the start of
+ * its data, where the task trampoline's head would be. */
+RT_EXPORT void GOMP_taskloop(gomp_fn fn, void *data, gomp_cpyfn cpyfn, long arg_size,
+			     long arg_align, unsigned flags, unsigned long num_tasks, int priority,
+			     long start, long stop, long step);
+RT_EXPORT void GOMP_taskloop(gomp_fn fn, void *data, gomp_cpyfn cpyfn, long arg_size,
+			     long arg_align, unsigned flags, unsigned long num_tasks, int priority,
+			     long start, long stop, long step)
+{
+	bool on = recording();
+
+	NEXT(GOMP_taskloop);
+	if (on) {
+		struct omp_arg args[1] = { OMP_U("iterations", trip_count(start, stop, step)) };
+
+		omp_begin(OMP_TASKLOOP, args, 1);
+	}
+	next_GOMP_taskloop(fn, data, cpyfn, arg_size, arg_align, flags, num_tasks, priority, start,
+			   stop, step);
+	if (on)
+		omp_end(OMP_TASKLOOP);
+}
+
 /* ---- explicit tasks ---- */
 
 #define TASK_STAGE 1024 /* tasks with more firstprivate data than this are not followed */
