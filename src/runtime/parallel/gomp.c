@@ -615,10 +615,29 @@ static void explicit_task(void *arg)
 	omp_end(OMP_TASK);
 }
 
+typedef void (*gomp_task_fn)(gomp_fn, void *, gomp_cpyfn, long, long, bool, unsigned, void **, int,
+			     void *);
+
+/* The task handed on with its function in front of its data. Apart from GOMP_task so that
+ * tasks not followed do not pay for the stage on their stack (undeferred tasks nest). */
+static __attribute__((noinline)) void staged_task(gomp_task_fn next, gomp_fn fn, void *data,
+						  long arg_size, size_t align, size_t head,
+						  bool if_clause, unsigned flags, void **depend,
+						  int priority, void *detach)
+{
+	_Alignas(64) char stage[TASK_STAGE];
+
+	((struct task_head *)stage)->fn = fn;
+	((struct task_head *)stage)->offset = head;
+	if (arg_size)
+		memcpy(stage + head, data, (size_t)arg_size);
+	next(explicit_task, stage, NULL, (long)(head + (size_t)arg_size), (long)align, if_clause,
+	     flags, depend, priority, detach);
+}
+
 RT_EXPORT void GOMP_task(gomp_fn fn, void *data, gomp_cpyfn cpyfn, long arg_size, long arg_align,
 			 bool if_clause, unsigned flags, void **depend, int priority, void *detach)
 {
-	_Alignas(64) char stage[TASK_STAGE];
 	size_t align, head;
 
 	NEXT(GOMP_task);
@@ -628,15 +647,11 @@ RT_EXPORT void GOMP_task(gomp_fn fn, void *data, gomp_cpyfn cpyfn, long arg_size
 							   : sizeof(struct task_head);
 	head = (sizeof(struct task_head) + align - 1) / align * align;
 	if (!recording() || cpyfn || arg_size < 0 || arg_align > 64 ||
-	    head + (size_t)arg_size > sizeof(stage)) {
+	    head + (size_t)arg_size > TASK_STAGE) {
 		next_GOMP_task(fn, data, cpyfn, arg_size, arg_align, if_clause, flags, depend,
 			       priority, detach);
 		return;
 	}
-	((struct task_head *)stage)->fn = fn;
-	((struct task_head *)stage)->offset = head;
-	if (arg_size)
-		memcpy(stage + head, data, (size_t)arg_size);
-	next_GOMP_task(explicit_task, stage, NULL, (long)(head + (size_t)arg_size), (long)align,
-		       if_clause, flags, depend, priority, detach);
+	staged_task(next_GOMP_task, fn, data, arg_size, align, head, if_clause, flags, depend,
+		    priority, detach);
 }
