@@ -59,7 +59,7 @@ static const struct sc_alias pthread_aliases[] = { { "pthread", "pthread" },
 						   { "pthreads", "pthread" },
 						   { 0 } };
 
-#define PARALLEL_HELP "Parallel runtimes: pthread; mpi, openmp, nccl (not in this version yet)"
+#define PARALLEL_HELP "Parallel runtimes: openmp, pthread; mpi, nccl (not in this version yet)"
 #define NOT_YET "not in this version yet"
 
 /* ---- probes (avail -C) ---- */
@@ -170,6 +170,15 @@ static void probe_pthread(struct sc_probe *p)
 		       : "libsyscope-pthread.so missing beside libsyscope.so");
 	free(path);
 	free(dir);
+}
+
+/* OMPT is found in the program's runtime when it starts; libgomp's entry points are wrapped. */
+static void probe_openmp(struct sc_probe *p)
+{
+	p->ok = true;
+	snprintf(p->state, sizeof(p->state),
+		 "OMPT (LLVM libomp and runtimes built on it) or libgomp's entry points (GCC), "
+		 "found in the program when it runs");
 }
 
 /* ---- launcher hooks ---- */
@@ -330,15 +339,16 @@ const struct sc_component sc_components[] = {
 	},
 	{
 		.name = "openmp",
-		.description = "OpenMP parallel regions, tasks and barriers (--parallel=openmp)",
-		.enable = -1,
+		.description = "OpenMP parallel regions, tasks, loops, barriers, critical sections "
+			       "and locks (--parallel=openmp)",
+		.enable = SC_SET_USE_OPENMP,
 		.flag = "parallel",
 		.flag_metavar = "RUNTIMES",
 		.flag_help = PARALLEL_HELP,
 		.token = "openmp",
 		.aliases = openmp_aliases,
 		.value = -1,
-		.pending = NOT_YET,
+		.probe = probe_openmp,
 	},
 	{
 		.name = "nccl",

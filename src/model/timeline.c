@@ -256,6 +256,40 @@ static const char *func_name(struct replay *r, uint64_t addr, uint64_t ts, bool 
 	return *slot & 1 ? NULL : (const char *)(uintptr_t)(*slot >> 1);
 }
 
+/* An OpenMP parallel region is named after the code it runs, "omp parallel @ main [app.c:42]"
+ * (the `code` argument the OpenMP tracer records), so that profiles sum each construct
+ * apart. Names are made once per address (a key space of its own in func_names). */
+static void name_openmp_parallel(struct replay *r, struct sc_region_ev *ev)
+{
+	const char *p = ev->args, *end = ev->args + ev->args_len, *name, *value;
+	char type;
+
+	if (strcmp(ev->name, "omp parallel") || strcmp(ev->category, "openmp"))
+		return;
+	while ((p = sc_region_arg_next(p, end, &type, &name, &value))) {
+		uint64_t addr = strtoull(value, NULL, 16), *slot;
+		bool inserted;
+
+		if (type != SC_ARG_POINTER || strcmp(name, "code") || !addr)
+			continue;
+		slot = sc_hashmap_upsert(&r->func_names, (addr + 1) | 1ULL << 62, 0, &inserted);
+		if (inserted) {
+			struct sc_module *mod = sc_image_module_at(r->img, addr, ev->start);
+			const struct sc_symframe *f = NULL;
+			const char *fn = sc_model_function_at(r->m, r->img, mod, addr, &f);
+			char *text = f && f->file && *f->file && f->line
+					     ? sc_xasprintf("omp parallel @ %s [%s:%u]", fn,
+							    sc_base_name(f->file), f->line)
+					     : sc_xasprintf("omp parallel @ %s", fn);
+
+			*slot = (uint64_t)(uintptr_t)sc_strtab_intern(&r->m->strings, text);
+			free(text);
+		}
+		ev->name = (const char *)(uintptr_t)*slot;
+		return;
+	}
+}
+
 /* Open region `ev` on thread `tid` (copied onto its stack at the current depth). */
 static void open_region(struct replay *r, int32_t tid, const struct sc_region_ev *ev)
 {
@@ -311,6 +345,7 @@ static int replay_record(void *ctx, int32_t tid, const struct sc_record *rec, ui
 	case SC_REC_REGION_BEGIN:
 		region_from(&ev, (const void *)rec,
 			    (const char *)rec + sizeof(struct sc_rec_region));
+		name_openmp_parallel(r, &ev);
 		open_region(r, tid, &ev);
 		break;
 	case SC_REC_REGION_END: {

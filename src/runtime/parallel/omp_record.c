@@ -1,0 +1,224 @@
+/* SPDX-License-Identifier: MIT */
+/* OpenMP regions into the calling thread's stream (omp_record.h), and the "openmp" source. */
+#include "omp_record.h"
+
+#include <stdatomic.h>
+
+#include "../sources/source.h"
+
+#define OMP_DEPTH 48 /* open OpenMP regions a thread can have; deeper ones are counted */
+#define OMP_TEXT 512 /* name, category and arguments of one region */
+#define OMP_CATEGORY "openmp"
+
+bool omp_ompt_active;
+static bool tracing_on;
+
+/* What this thread has open (see omp_record.h); `over` counts begins past OMP_DEPTH. */
+static RT_TLS struct {
+	uint8_t depth;
+	uint8_t kind[OMP_DEPTH];
+	uint32_t over;
+} open_regions;
+
+static atomic_ulong too_deep, unmatched;
+
+bool omp_tracing(void)
+{
+	return tracing_on && rt_recording();
+}
+
+/* Each kind's name and the category, as the record holds them ("omp barrier\0openmp\0"). */
+#define PREFIX(kind, name) \
+	[kind] = { name "\0" OMP_CATEGORY, sizeof(name), sizeof(name "\0" OMP_CATEGORY) }
+static const struct {
+	const char *text;
+	uint32_t name_len, len;
+} prefixes[OMP_NKINDS] = {
+	PREFIX(OMP_PARALLEL, "omp parallel"),
+	PREFIX(OMP_IMPLICIT_TASK, "omp implicit task"),
+	PREFIX(OMP_TASK, "omp task"),
+	PREFIX(OMP_BARRIER, "omp barrier"),
+	PREFIX(OMP_IMPLICIT_BARRIER, "omp implicit barrier"),
+	PREFIX(OMP_TASKWAIT, "omp taskwait"),
+	PREFIX(OMP_TASKGROUP, "omp taskgroup"),
+	PREFIX(OMP_REDUCTION, "omp reduction"),
+	PREFIX(OMP_LOOP, "omp loop"),
+	PREFIX(OMP_SECTIONS, "omp sections"),
+	PREFIX(OMP_SINGLE, "omp single"),
+	PREFIX(OMP_WORKSHARE, "omp workshare"),
+	PREFIX(OMP_DISTRIBUTE, "omp distribute"),
+	PREFIX(OMP_TASKLOOP, "omp taskloop"),
+	PREFIX(OMP_CRITICAL, "omp critical"),
+	PREFIX(OMP_CRITICAL_WAIT, "omp critical wait"),
+	PREFIX(OMP_LOCK, "omp lock"),
+	PREFIX(OMP_LOCK_WAIT, "omp lock wait"),
+	PREFIX(OMP_ORDERED, "omp ordered"),
+	PREFIX(OMP_ORDERED_WAIT, "omp ordered wait"),
+	PREFIX(OMP_TARGET, "omp target"),
+	PREFIX(OMP_TARGET_DATA, "omp target data"),
+};
+
+#define OMP_MAX_ARGS 4
+#define VALUE_MAX 64 /* a number's text, or a string argument's (longer ones are cut) */
+
+/* Short copies: a loop beats the library's call at these sizes (see user_api.c). */
+static inline void copy_short(char *dst, const char *src, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++)
+		dst[i] = src[i];
+}
+
+/* An argument's value as the record holds it, NUL included; returns its length. */
+static uint32_t format_value(const struct omp_arg *a, char *out)
+{
+	char digits[24];
+	uint32_t n = 0, at = 0;
+	bool hex = a->head[0] == SC_ARG_POINTER;
+	uint64_t v = a->value;
+
+	if (a->text) {
+		while (a->text[n] && n < VALUE_MAX - 1)
+			out[n] = a->text[n], n++;
+		out[n] = '\0';
+		return n + 1;
+	}
+	do {
+		digits[n++] = "0123456789abcdef"[hex ? v & 15 : v % 10];
+		v = hex ? v >> 4 : v / 10;
+	} while (v);
+	if (hex) {
+		out[at++] = '0';
+		out[at++] = 'x';
+	}
+	while (n)
+		out[at++] = digits[--n];
+	out[at++] = '\0';
+	return at;
+}
+
+/* The record is written in place: measured, reserved, filled, committed. */
+static void write_begin(enum omp_kind kind, uint64_t ts, const struct omp_arg *args, unsigned nargs)
+{
+	char values[OMP_MAX_ARGS][VALUE_MAX];
+	uint32_t value_len[OMP_MAX_ARGS], args_len = 0, used, size;
+	struct sc_rec_region *r;
+	char *text;
+
+	nargs = nargs < OMP_MAX_ARGS ? nargs : OMP_MAX_ARGS;
+	for (unsigned i = 0; i < nargs; i++) {
+		value_len[i] = format_value(&args[i], values[i]);
+		args_len += args[i].head_len + value_len[i];
+	}
+	used = (uint32_t)sizeof(*r) + prefixes[kind].len + args_len;
+	size = sc_record_align(used);
+	if (!(r = rt_reserve(size)))
+		return; /* counted as lost */
+	r->ts = ts;
+	r->name_len = prefixes[kind].name_len;
+	r->cat_len = prefixes[kind].len - prefixes[kind].name_len;
+	r->args_len = args_len;
+	r->nargs = nargs;
+	r->corr_id = 0;
+	text = (char *)(r + 1);
+	copy_short(text, prefixes[kind].text, prefixes[kind].len);
+	text += prefixes[kind].len;
+	for (unsigned i = 0; i < nargs; i++) {
+		copy_short(text, args[i].head, args[i].head_len);
+		text += args[i].head_len;
+		copy_short(text, values[i], value_len[i]);
+		text += value_len[i];
+	}
+	copy_short(text, "\0\0\0\0\0\0\0", size - used); /* the padding */
+	rt_commit(r, SC_REC_REGION_BEGIN, 0, size);
+	rt_counters_read_region(ts);
+}
+
+static void write_end(uint64_t ts)
+{
+	struct sc_rec_region_end *r = rt_reserve(sizeof(*r));
+
+	if (r) {
+		r->ts = ts;
+		rt_commit(r, SC_REC_REGION_END, 0, sizeof(*r));
+	}
+}
+
+void omp_begin(enum omp_kind kind, const struct omp_arg *args, unsigned nargs)
+{
+	if (!omp_tracing() || kind <= 0 || kind >= OMP_NKINDS)
+		return;
+	if (open_regions.depth >= OMP_DEPTH) {
+		open_regions.over++;
+		atomic_fetch_add_explicit(&too_deep, 1, memory_order_relaxed);
+		return;
+	}
+	open_regions.kind[open_regions.depth++] = (uint8_t)kind;
+	write_begin(kind, rt_now_ns(), args, nargs);
+}
+
+void omp_end(enum omp_kind kind)
+{
+	int i = open_regions.depth - 1;
+	uint64_t ts;
+
+	if (!tracing_on || !rt_active())
+		return;
+	if (open_regions.over) {
+		open_regions.over--;
+		return;
+	}
+	while (i >= 0 && open_regions.kind[i] != kind)
+		i--;
+	if (i < 0) {
+		if (open_regions.depth)
+			atomic_fetch_add_explicit(&unmatched, 1, memory_order_relaxed);
+		return;
+	}
+	ts = rt_now_ns();
+	/* Regions a runtime left open inside this one end with it. */
+	for (int k = open_regions.depth - 1; k >= i; k--)
+		write_end(ts);
+	open_regions.depth = (uint8_t)i;
+	rt_counters_read_region(ts);
+}
+
+/* ---- the source ---- */
+
+static bool enabled(const struct sc_settings *s)
+{
+	return sc_bool(s, SC_SET_USE_OPENMP);
+}
+
+static int process_start(void)
+{
+	tracing_on = true;
+	return 0;
+}
+
+/* The child of a fork inside a region begins with no region open in its own file. */
+static void fork_child(void)
+{
+	open_regions.depth = 0;
+	open_regions.over = 0;
+}
+
+static void process_stop(void)
+{
+	unsigned long deep = atomic_load(&too_deep), odd = atomic_load(&unmatched);
+
+	if (deep)
+		rt_note(SC_NOTE_WARN,
+			"openmp: %lu regions nested deeper than %d OpenMP regions were not recorded",
+			deep, OMP_DEPTH);
+	if (odd)
+		rt_note(SC_NOTE_INFO,
+			"openmp: %lu region ends came without their begin and were left out", odd);
+}
+
+const struct rt_source rt_source_openmp = {
+	.name = "openmp",
+	.enabled = enabled,
+	.process_start = process_start,
+	.fork_child = fork_child,
+	.process_stop = process_stop,
+};

@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * OpenMP regions, shared by the two ways syscope sees OpenMP: the OMPT tool (ompt.c, for
+ * LLVM's libomp and the runtimes built on it) and the wrappers of libgomp's entry points
+ * (gomp.c, for GCC's runtime, which has no OMPT). Both write REGION_BEGIN/REGION_END records of
+ * category "openmp" with the same names, so a program reads alike whichever compiler built it.
+ *
+ * Each thread keeps the kinds of the OpenMP regions it opened (a small stack in TLS): an end
+ * closes the innermost open region of its kind and any left open above it, so records stay
+ * nested whatever order a runtime reports its events in, and an end whose begin was never
+ * recorded (paused, before the runtime started) writes nothing.
+ */
+#ifndef SYSCOPE_RUNTIME_PARALLEL_OMP_RECORD_H
+#define SYSCOPE_RUNTIME_PARALLEL_OMP_RECORD_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+enum omp_kind {
+	OMP_PARALLEL = 1,
+	OMP_IMPLICIT_TASK,
+	OMP_TASK,
+	OMP_BARRIER,
+	OMP_IMPLICIT_BARRIER,
+	OMP_TASKWAIT,
+	OMP_TASKGROUP,
+	OMP_REDUCTION,
+	OMP_LOOP,
+	OMP_SECTIONS,
+	OMP_SINGLE,
+	OMP_WORKSHARE,
+	OMP_DISTRIBUTE,
+	OMP_TASKLOOP,
+	OMP_CRITICAL,
+	OMP_CRITICAL_WAIT,
+	OMP_LOCK,
+	OMP_LOCK_WAIT,
+	OMP_ORDERED,
+	OMP_ORDERED_WAIT,
+	OMP_TARGET,
+	OMP_TARGET_DATA,
+	OMP_NKINDS
+};
+
+/* One argument of a region: a number, or (text != NULL) a string, or an address. `head` is
+ * its type character and name as the record holds them ("u\0thread\0"), made at compile time
+ * by the macros below so that recording copies it without measuring it. */
+struct omp_arg {
+	const char *head;
+	uint32_t head_len;
+	uint64_t value;
+	const char *text;
+};
+
+#define OMP_ARG_HEAD(type, n) .head = type "\0" n, .head_len = sizeof(type "\0" n)
+#define OMP_U(n, v) ((struct omp_arg){ OMP_ARG_HEAD("u", n), .value = (uint64_t)(v) })
+#define OMP_S(n, s) ((struct omp_arg){ OMP_ARG_HEAD("s", n), .text = (s) })
+#define OMP_P(n, p) ((struct omp_arg){ OMP_ARG_HEAD("p", n), .value = (uint64_t)(uintptr_t)(p) })
+
+/* OpenMP tracing is on in this process (--parallel=openmp), and the runtime records. */
+bool omp_tracing(void);
+/* The OMPT tool was started: the libgomp wrappers then only forward (a GCC program run on
+ * libomp would otherwise record every event twice). */
+extern bool omp_ompt_active;
+
+void omp_begin(enum omp_kind kind, const struct omp_arg *args, unsigned nargs);
+void omp_end(enum omp_kind kind);
+
+#endif /* SYSCOPE_RUNTIME_PARALLEL_OMP_RECORD_H */
