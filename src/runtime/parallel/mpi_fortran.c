@@ -1,0 +1,3 @@
+/* SPDX-License-Identifier: MIT */
+/* The Fortran bindings (added below). */
+#include "mpi_record.h"
