@@ -115,7 +115,7 @@ void sc_mpi_region(struct sc_region_ev *ev, const struct sc_rec_mpi_call *c, cha
 		arg_u(&t, "bytes_sent", c->sent);
 	if (c->received)
 		arg_u(&t, "bytes_received", c->received);
-	if (c->peer != SC_MPI_NONE)
+	if (c->peer != SC_MPI_NONE && c->fn != SC_MPI_INIT && c->fn != SC_MPI_INIT_THREAD)
 		arg_i(&t, sc_mpi_fn_kind(c->fn) == SC_MPIK_COLL ? "root" : "peer", c->peer);
 	if (c->fn == SC_MPI_SENDRECV && c->ndone && sc_mpi_dones(c)[0].peer != SC_MPI_NONE)
 		arg_i(&t, "source", sc_mpi_dones(c)[0].peer);

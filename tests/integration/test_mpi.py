@@ -1,0 +1,164 @@
+"""MPI tracing (--parallel=mpi): every call of tests/programs/mpi_basic.c, run under
+`mpirun -np 2`, with its bytes, peers, tags, communicators and requests, in every output;
+ranks in output paths (%rank%, %size%), metadata and process names; merged ranks."""
+import glob
+import json
+import os
+import shutil
+import sqlite3
+import subprocess
+import tempfile
+
+import harness
+from harness import SYSCOPE, Skip, check, check_eq, fixture
+
+import pftrace
+from rocpd_checks import check_conventions, rows
+
+MPIRUN = shutil.which("mpirun")
+
+
+def need_mpi(name="mpi_basic"):
+    """Skip without Open MPI here; in CI (CI=true) a missing tool is a failure."""
+    why = None
+    if not MPIRUN:
+        why = "mpirun not found (Debian: openmpi-bin)"
+    elif not os.path.exists(fixture(name)):
+        why = f"{name} not built: no MPI headers at build time (Debian: libopenmpi-dev)"
+    if why and os.environ.get("CI") == "true":
+        raise AssertionError(why)
+    if why:
+        raise Skip(why)
+
+
+def run_ranks(program, *flags, np=2, out="out-%rank%-of-%size%"):
+    """mpirun -np NP syscope run FLAGS -o OUT -- PROGRAM; returns (proc, workdir)."""
+    workdir = tempfile.mkdtemp(prefix="syscope-mpi-")
+    os.chmod(workdir, 0o755)
+    harness._workdirs.append(workdir)
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+               OMPI_MCA_rmaps_base_oversubscribe="1")
+    cmd = [MPIRUN, "--oversubscribe", "-np", str(np), SYSCOPE, "run", "--parallel=mpi",
+           "--no-time-output", "-o", out, *flags, "--", fixture(program)]
+    proc = subprocess.run(cmd, cwd=workdir, env=env, capture_output=True, text=True,
+                          timeout=300)
+    return proc, workdir
+
+
+def describe(proc):
+    return f"rc={proc.returncode}\nstdout:\n{proc.stdout}\nstderr:\n{proc.stderr}"
+
+
+def database(folder):
+    found = glob.glob(os.path.join(folder, "rocpd-*.db"))
+    check_eq(len(found), 1, f"one database in {folder}: {os.listdir(folder)}")
+    return sqlite3.connect(found[0])
+
+
+def mpi_calls(db):
+    """[(name, {arg: value})] of the mpi regions, in order of start."""
+    calls = []
+    for rid, name in rows(db, "SELECT id, name FROM regions WHERE category = 'mpi' "
+                              "ORDER BY start, id"):
+        args = dict(rows(db, "SELECT name, value FROM region_args WHERE id = ?", rid))
+        calls.append((name, args))
+    return calls
+
+
+def count(calls, name):
+    return len([1 for n, _ in calls if n == name])
+
+
+def bytes_of(calls, name, key):
+    return sum(int(a.get(key, 0)) for n, a in calls if n == name)
+
+
+# What each rank calls (mpi_basic.c): the same on both ranks but for the first message.
+COUNTS = {"MPI_Init": 1, "MPI_Comm_rank": 2, "MPI_Comm_size": 1, "MPI_Irecv": 2,
+          "MPI_Isend": 2, "MPI_Waitall": 1, "MPI_Wait": 2, "MPI_Sendrecv": 1,
+          "MPI_Barrier": 1, "MPI_Bcast": 1, "MPI_Reduce": 1, "MPI_Allreduce": 6,
+          "MPI_Gather": 1, "MPI_Gatherv": 1, "MPI_Scatter": 1, "MPI_Scatterv": 1,
+          "MPI_Allgather": 1, "MPI_Allgatherv": 1, "MPI_Alltoall": 1, "MPI_Alltoallv": 1,
+          "MPI_Comm_split": 1, "MPI_Comm_dup": 1, "MPI_Comm_free": 2, "MPI_Finalize": 1}
+
+
+def check_rank(calls, rank):
+    want = dict(COUNTS, MPI_Send=1, MPI_Recv=1)
+    got = {}
+    for n, _ in calls:
+        got[n] = got.get(n, 0) + 1
+    check_eq(got, want, f"rank {rank}: calls by function")
+    init = [a for n, a in calls if n == "MPI_Init"][0]
+    check_eq((init["rank"], init["comm_size"]), (str(rank), "2"), "MPI_Init names the job")
+    sends = [a for n, a in calls if n == "MPI_Send"]
+    recvs = [a for n, a in calls if n == "MPI_Recv"]
+    world, copy = (sends, recvs) if rank == 0 else (recvs, sends)
+    # The first message: 100 ints, tag 7, 0 -> 1, received from MPI_ANY_SOURCE/ANY_TAG.
+    check_eq((world[0]["peer"], world[0]["tag"], world[0]["comm"]), (str(1 - rank), "7", "1"),
+             "the first message's peer (the actual source on rank 1) and tag")
+    check_eq(world[0].get("bytes_sent" if rank == 0 else "bytes_received"), "400", "bytes")
+    # The message on the reversed duplicate: its peer is a world rank, its comm a new one.
+    check_eq((copy[0]["peer"], copy[0]["tag"], copy[0]["comm_size"]), (str(1 - rank), "11", "2"),
+             "peer translated to a world rank")
+    check(copy[0]["comm"] not in ("1", "2"), f"a communicator of its own: {copy[0]}")
+    # Non-blocking: requests named by the waits that complete them.
+    irecv = [a for n, a in calls if n == "MPI_Irecv"]
+    isend = [a for n, a in calls if n == "MPI_Isend"]
+    waitall = [a for n, a in calls if n == "MPI_Waitall"][0]
+    check_eq(waitall["completes"], f"{irecv[0]['request']}<-{1 - rank}:3,{isend[0]['request']}",
+             "MPI_Waitall names both requests, the receive's source and tag")
+    check_eq((waitall["bytes_sent"], waitall["bytes_received"]), ("80", "80"), "waitall bytes")
+    waits = [a["completes"] for n, a in calls if n == "MPI_Wait"]
+    check_eq(waits, [isend[1]["request"], f"{irecv[1]['request']}<-{1 - rank}:9"], "waits")
+    check_eq(bytes_of(calls, "MPI_Isend", "bytes_sent"), 82, "Isend bytes")
+    sr = [a for n, a in calls if n == "MPI_Sendrecv"][0]
+    check_eq((sr["peer"], sr["source"], sr["tag"], sr["bytes_sent"], sr["bytes_received"]),
+             (str(1 - rank), str(1 - rank), "5", "4", "4"), "Sendrecv")
+    # Collectives: bytes of each call by the rank's part (root 0).
+    root = rank == 0
+    check_eq(bytes_of(calls, "MPI_Bcast", "bytes_sent"), 256 if root else 0, "Bcast sent")
+    check_eq(bytes_of(calls, "MPI_Bcast", "bytes_received"), 0 if root else 256, "Bcast recv")
+    check_eq(bytes_of(calls, "MPI_Reduce", "bytes_received"), 64 if root else 0, "Reduce")
+    check_eq(bytes_of(calls, "MPI_Allreduce", "bytes_sent"), 5 * 8 + 16,
+             "Allreduce, MPI_IN_PLACE included")
+    for name in ("MPI_Gather", "MPI_Gatherv"):
+        check_eq((bytes_of(calls, name, "bytes_sent"), bytes_of(calls, name, "bytes_received")),
+                 (8, 16 if root else 0), name)
+    for name in ("MPI_Scatter", "MPI_Scatterv"):
+        check_eq((bytes_of(calls, name, "bytes_sent"), bytes_of(calls, name, "bytes_received")),
+                 (16 if root else 0, 8), name)
+    for name, sent, received in (("MPI_Allgather", 8, 16), ("MPI_Allgatherv", 8, 16),
+                                 ("MPI_Alltoall", 8, 8), ("MPI_Alltoallv", 16, 16)):
+        check_eq((bytes_of(calls, name, "bytes_sent"), bytes_of(calls, name, "bytes_received")),
+                 (sent, received), name)
+    roots = {a.get("root") for n, a in calls if n in ("MPI_Bcast", "MPI_Reduce", "MPI_Gather")}
+    check_eq(roots, {"0"}, "roots")
+
+
+def test_c_calls_with_their_arguments_per_rank():
+    need_mpi()
+    proc, workdir = run_ranks("mpi_basic")
+    check_eq(proc.returncode, 0, describe(proc))
+    check_eq(sorted(os.listdir(workdir)), ["out-0-of-2", "out-1-of-2"], "%rank% and %size%")
+    for rank in (0, 1):
+        folder = os.path.join(workdir, f"out-{rank}-of-2")
+        db = database(folder)
+        check_conventions(db)
+        check_rank(mpi_calls(db), rank)
+        meta = [json.load(open(p)) for p in glob.glob(os.path.join(folder, "metadata-*.json"))]
+        check_eq([(m["mpi"]["rank"], m["mpi"]["size"]) for m in meta], [(rank, 2)],
+                 "rank and size in the metadata")
+        text = open(glob.glob(os.path.join(folder, "wall_clock-*.txt"))[0]).read()
+        check("MPI_Allreduce" in text, "MPI calls in the wall-clock profile")
+
+
+def test_not_mpi_program_unaffected():
+    need_mpi()
+    r = harness.syscope("run", "--parallel=mpi", "--", fixture("hot"), "1")
+    check_eq(r.rc, 0, r.describe())
+    db = database(r.session)
+    check_eq(rows(db, "SELECT COUNT(*) FROM regions WHERE category = 'mpi'"), [(0,)],
+             "no MPI regions in a program without MPI")
+
+
+harness.main(globals())
