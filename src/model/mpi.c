@@ -8,6 +8,7 @@
 
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const struct {
@@ -74,7 +75,7 @@ static void arg_i(struct text *t, const char *name, int64_t v)
 	arg(t, SC_ARG_INT, name, num);
 }
 
-/* "3,4" for the requests completed, "3<-1:7" for a receive's (request, source, tag). */
+/* "3,4" for the requests completed, "3<-1:7/1" for a receive's (request<-source:tag/comm). */
 static void completions(struct text *t, const struct sc_rec_mpi_call *c)
 {
 	const struct sc_mpi_done *d = sc_mpi_dones(c);
@@ -86,8 +87,8 @@ static void completions(struct text *t, const struct sc_rec_mpi_call *c)
 			continue; /* a Sendrecv's receive half: shown by source and tag */
 		if (d[i].peer != SC_MPI_NONE)
 			len += (size_t)snprintf(list + len, sizeof(list) - len,
-						"%s%" PRIu64 "<-%d:%d", len ? "," : "",
-						d[i].request, d[i].peer, d[i].tag);
+						"%s%" PRIu64 "<-%d:%d/%u", len ? "," : "",
+						d[i].request, d[i].peer, d[i].tag, d[i].comm);
 		else
 			len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%" PRIu64,
 						len ? "," : "", d[i].request);
@@ -117,8 +118,10 @@ void sc_mpi_region(struct sc_region_ev *ev, const struct sc_rec_mpi_call *c, cha
 		arg_u(&t, "bytes_received", c->received);
 	if (c->peer != SC_MPI_NONE && c->fn != SC_MPI_INIT && c->fn != SC_MPI_INIT_THREAD)
 		arg_i(&t, sc_mpi_fn_kind(c->fn) == SC_MPIK_COLL ? "root" : "peer", c->peer);
-	if (c->fn == SC_MPI_SENDRECV && c->ndone && sc_mpi_dones(c)[0].peer != SC_MPI_NONE)
+	if (c->fn == SC_MPI_SENDRECV && c->ndone && sc_mpi_dones(c)[0].peer != SC_MPI_NONE) {
 		arg_i(&t, "source", sc_mpi_dones(c)[0].peer);
+		arg_i(&t, "source_tag", sc_mpi_dones(c)[0].tag);
+	}
 	if (c->tag != SC_MPI_NONE)
 		arg_i(&t, "tag", c->tag);
 	if (c->comm)
@@ -140,4 +143,71 @@ void sc_mpi_region(struct sc_region_ev *ev, const struct sc_rec_mpi_call *c, cha
 	ev->args = buf + args_at;
 	ev->args_len = (uint32_t)(t.used - args_at);
 	ev->nargs = t.nargs;
+}
+
+/* The receives of a "completes" list: "3<-1:7/1,4". */
+static unsigned completed(const char *list, int rank, struct sc_mpi_message *out, unsigned max)
+{
+	unsigned n = 0;
+
+	for (const char *p = list; p && *p && n < max;
+	     p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL) {
+		int src, tag;
+		unsigned comm;
+
+		if (sscanf(p, "%*u<-%d:%d/%u", &src, &tag, &comm) == 3)
+			out[n++] = (struct sc_mpi_message){
+				.src = src, .dst = rank, .tag = tag, .comm = comm, .send = false
+			};
+	}
+	return n;
+}
+
+unsigned sc_mpi_messages(const struct sc_region_ev *ev, int rank, struct sc_mpi_message *out,
+			 unsigned max)
+{
+	const char *p = ev->args, *end = ev->args + ev->args_len, *name, *value;
+	const char *completes = NULL;
+	long peer = -1, tag = -1, source = -1, source_tag = -1, comm = 0;
+	unsigned n = 0;
+	char type;
+
+	if (!ev->category || strcmp(ev->category, SC_MPI_CATEGORY) || rank < 0 || !max)
+		return 0;
+	while ((p = sc_region_arg_next(p, end, &type, &name, &value))) {
+		if (!strcmp(name, "peer"))
+			peer = strtol(value, NULL, 10);
+		else if (!strcmp(name, "tag"))
+			tag = strtol(value, NULL, 10);
+		else if (!strcmp(name, "source"))
+			source = strtol(value, NULL, 10);
+		else if (!strcmp(name, "source_tag"))
+			source_tag = strtol(value, NULL, 10);
+		else if (!strcmp(name, "comm"))
+			comm = strtol(value, NULL, 10);
+		else if (!strcmp(name, "completes"))
+			completes = value;
+	}
+	if (!strcmp(ev->name, "MPI_Send") || !strcmp(ev->name, "MPI_Isend") ||
+	    !strcmp(ev->name, "MPI_Sendrecv")) {
+		if (peer >= 0)
+			out[n++] = (struct sc_mpi_message){ .src = rank,
+							    .dst = (int32_t)peer,
+							    .tag = (int32_t)tag,
+							    .comm = (uint32_t)comm,
+							    .send = true };
+		if (source >= 0 && n < max)
+			out[n++] = (struct sc_mpi_message){ .src = (int32_t)source,
+							    .dst = rank,
+							    .tag = (int32_t)source_tag,
+							    .comm = (uint32_t)comm };
+	} else if (!strcmp(ev->name, "MPI_Recv") && peer >= 0) {
+		out[n++] = (struct sc_mpi_message){ .src = (int32_t)peer,
+						    .dst = rank,
+						    .tag = (int32_t)tag,
+						    .comm = (uint32_t)comm };
+	} else if (completes) {
+		n = completed(completes, rank, out, max);
+	}
+	return n;
 }

@@ -577,7 +577,9 @@ enum sc_mpi_fn {
 struct sc_mpi_done {
 	uint64_t request;
 	int32_t peer, tag; /* a receive's actual source and tag; SC_MPI_NONE for a send */
-	uint64_t bytes;	   /* bytes a receive got, a send sent */
+	uint32_t comm;	   /* as sc_rec_mpi_call's */
+	uint32_t reserved;
+	uint64_t bytes; /* bytes a receive got, a send sent */
 };
 
 /*

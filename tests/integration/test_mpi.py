@@ -105,11 +105,11 @@ def check_rank(calls, rank):
     irecv = [a for n, a in calls if n == "MPI_Irecv"]
     isend = [a for n, a in calls if n == "MPI_Isend"]
     waitall = [a for n, a in calls if n == "MPI_Waitall"][0]
-    check_eq(waitall["completes"], f"{irecv[0]['request']}<-{1 - rank}:3,{isend[0]['request']}",
+    check_eq(waitall["completes"], f"{irecv[0]['request']}<-{1 - rank}:3/1,{isend[0]['request']}",
              "MPI_Waitall names both requests, the receive's source and tag")
     check_eq((waitall["bytes_sent"], waitall["bytes_received"]), ("80", "80"), "waitall bytes")
     waits = [a["completes"] for n, a in calls if n == "MPI_Wait"]
-    check_eq(waits, [isend[1]["request"], f"{irecv[1]['request']}<-{1 - rank}:9"], "waits")
+    check_eq(waits, [isend[1]["request"], f"{irecv[1]['request']}<-{1 - rank}:9/1"], "waits")
     check_eq(bytes_of(calls, "MPI_Isend", "bytes_sent"), 82, "Isend bytes")
     sr = [a for n, a in calls if n == "MPI_Sendrecv"][0]
     check_eq((sr["peer"], sr["source"], sr["tag"], sr["bytes_sent"], sr["bytes_received"]),
@@ -150,6 +150,31 @@ def test_c_calls_with_their_arguments_per_rank():
                  "rank and size in the metadata")
         text = open(glob.glob(os.path.join(folder, "wall_clock-*.txt"))[0]).read()
         check("MPI_Allreduce" in text, "MPI calls in the wall-clock profile")
+
+
+def test_merged_ranks_have_message_flows():
+    need_mpi()
+    proc, workdir = run_ranks("mpi_basic", out="rank-%rank%")
+    check_eq(proc.returncode, 0, describe(proc))
+    out = os.path.join(workdir, "merged")
+    m = subprocess.run([SYSCOPE, "merge", "-o", out, os.path.join(workdir, "rank-0"),
+                        os.path.join(workdir, "rank-1")], capture_output=True, text=True,
+                       timeout=300)
+    check_eq(m.returncode, 0, m.stderr)
+    db = sqlite3.connect(os.path.join(out, "rocpd-merged.db"))
+    check_eq(rows(db, "SELECT COUNT(*) FROM regions WHERE category = 'mpi'"),
+             [(2 * (sum(COUNTS.values()) + 2),)], "both ranks' calls in one database")
+    t = pftrace.Trace(open(os.path.join(out, "perfetto-trace-merged.pftrace"), "rb").read())
+    # No flow ends before it starts (the checker's errors), none left dangling.
+    check_eq(t.errors, [], "a valid trace, every receive after its send")
+    procs = sorted(i["name"] for i in t.tracks.values() if i["kind"] == "process")
+    check_eq(procs, ["rank 0: mpi_basic", "rank 1: mpi_basic"], "processes named by rank")
+    # One flow per message: MPI_Send 0->1, an Isend each way twice, a Sendrecv each way,
+    # and the Send on the reversed duplicate communicator.
+    sources = sorted(src for _, src, _ in t.flows)
+    check_eq(sources, ["MPI_Isend"] * 4 + ["MPI_Send"] * 2 + ["MPI_Sendrecv"] * 2,
+             "flows from each send")
+    check_eq({dst for _, _, dst in t.flows}, {"MPI message received"}, "flows to receives")
 
 
 def test_not_mpi_program_unaffected():

@@ -213,7 +213,9 @@ int MPI_Sendrecv(const void *sbuf, int scount, MPI_Datatype stype, int dest, int
 	rc = real(sbuf, scount, stype, dest, stag, rbuf, rcount, rtype, source, rtag, comm, status);
 	mpi_call(&c, SC_MPI_SENDRECV, comm);
 	received(&c, comm, status, rtype); /* the receive half, as a completion below */
-	from = (struct sc_mpi_done){ .peer = c.peer, .tag = c.tag, .bytes = c.received };
+	from = (struct sc_mpi_done){
+		.peer = c.peer, .tag = c.tag, .comm = c.comm, .bytes = c.received
+	};
 	c.peer = mpi_world_rank(comm, dest);
 	c.tag = stag;
 	c.sent = mpi_bytes(stype, scount);

@@ -267,9 +267,13 @@ bool mpi_done(MPI_Request req, const MPI_Status *st, struct sc_mpi_done *d)
 
 	if (!request_take(req, &d->request, &fn, &bytes, &comm))
 		return false;
+	*d = (struct sc_mpi_done){ .request = d->request, .bytes = bytes };
 	d->peer = d->tag = SC_MPI_NONE;
-	d->bytes = bytes;
 	if (fn == SC_MPI_IRECV && st) {
+		struct sc_rec_mpi_call c = { 0 };
+
+		mpi_comm_fields(&c, comm);
+		d->comm = c.comm;
 		d->peer = mpi_world_rank(comm, st->MPI_SOURCE);
 		d->tag = st->MPI_TAG;
 	}
