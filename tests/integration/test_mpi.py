@@ -177,6 +177,38 @@ def test_merged_ranks_have_message_flows():
     check_eq({dst for _, _, dst in t.flows}, {"MPI message received"}, "flows to receives")
 
 
+FORTRAN_COUNTS = {"MPI_Init": 1, "MPI_Comm_rank": 1, "MPI_Comm_size": 1, "MPI_Irecv": 1,
+                  "MPI_Isend": 1, "MPI_Waitall": 1, "MPI_Barrier": 1, "MPI_Bcast": 1,
+                  "MPI_Reduce": 1, "MPI_Allreduce": 3, "MPI_Finalize": 1}
+
+
+def test_fortran_use_mpi_calls_seen_once():
+    """Open MPI 4's Fortran layer calls PMPI_* directly: the Fortran wrappers see its calls,
+    each once, and Fortran's MPI_IN_PLACE and MPI_STATUS(ES)_IGNORE keep their meaning."""
+    need_mpi("mpi_fortran")
+    proc, workdir = run_ranks("mpi_fortran", out="f-%rank%")
+    check_eq(proc.returncode, 0, describe(proc))
+    check_eq(proc.stdout.count("in-place sum right"), 2, "MPI_IN_PLACE kept: " + proc.stdout)
+    flows = []
+    for rank in (0, 1):
+        calls = mpi_calls(database(os.path.join(workdir, f"f-{rank}")))
+        got = {}
+        for n, a in calls:
+            got[n] = got.get(n, 0) + 1
+            check_eq(a.get("binding"), "fortran", f"{n} through the Fortran binding")
+        check_eq(got, dict(FORTRAN_COUNTS, **({"MPI_Send": 1} if rank == 0 else
+                                              {"MPI_Recv": 1})), f"rank {rank}: calls")
+        p2p = [a for n, a in calls if n in ("MPI_Send", "MPI_Recv")][0]
+        check_eq((p2p["peer"], p2p["tag"], p2p.get("bytes_sent", p2p.get("bytes_received"))),
+                 (str(1 - rank), "4", "40"), "the actual source and tag, 10 integers")
+        wa = [a for n, a in calls if n == "MPI_Waitall"][0]
+        check_eq((wa["bytes_sent"], wa["bytes_received"]), ("40", "40"), "waitall bytes")
+        check(f"<-{1 - rank}:6/1" in wa["completes"], wa["completes"])
+        check_eq(bytes_of(calls, "MPI_Bcast", "bytes_sent" if rank == 0 else
+                          "bytes_received"), 32, "Bcast of 8 integers")
+        check_eq(bytes_of(calls, "MPI_Allreduce", "bytes_sent"), 36, "3 Allreduce of 12")
+
+
 def test_not_mpi_program_unaffected():
     need_mpi()
     r = harness.syscope("run", "--parallel=mpi", "--", fixture("hot"), "1")

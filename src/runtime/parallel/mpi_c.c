@@ -274,9 +274,13 @@ static unsigned completions(struct sc_rec_mpi_call *c, const MPI_Request *reqs,
 	unsigned k = 0;
 
 	for (int i = 0; i < n; i++) {
-		if (reqs[i] == MPI_REQUEST_NULL || !mpi_done(reqs[i], st ? &st[i] : NULL, &done[k]))
+		int fn = reqs[i] == MPI_REQUEST_NULL
+				 ? 0
+				 : mpi_done(reqs[i], st ? &st[i] : NULL, &done[k]);
+
+		if (!fn)
 			continue;
-		if (done[k].peer == SC_MPI_NONE && done[k].tag == SC_MPI_NONE)
+		if (fn == SC_MPI_ISEND)
 			c->sent += done[k].bytes;
 		else
 			c->received += done[k].bytes;

@@ -259,14 +259,14 @@ static void mpi_report(void)
 	api->note(SC_NOTE_WARN, text);
 }
 
-bool mpi_done(MPI_Request req, const MPI_Status *st, struct sc_mpi_done *d)
+int mpi_done(MPI_Request req, const MPI_Status *st, struct sc_mpi_done *d)
 {
 	MPI_Comm comm;
 	uint64_t bytes;
 	int fn;
 
 	if (!request_take(req, &d->request, &fn, &bytes, &comm))
-		return false;
+		return 0;
 	*d = (struct sc_mpi_done){ .request = d->request, .bytes = bytes };
 	d->peer = d->tag = SC_MPI_NONE;
 	if (fn == SC_MPI_IRECV && st) {
@@ -277,5 +277,5 @@ bool mpi_done(MPI_Request req, const MPI_Status *st, struct sc_mpi_done *d)
 		d->peer = mpi_world_rank(comm, st->MPI_SOURCE);
 		d->tag = st->MPI_TAG;
 	}
-	return true;
+	return fn;
 }

@@ -81,8 +81,9 @@ static inline void mpi_call(struct sc_rec_mpi_call *c, int fn, MPI_Comm comm)
 		mpi_comm_fields(c, comm);
 }
 
-/* The completion of `req` (with its status, or NULL) as `d`; false when not followed. */
-bool mpi_done(MPI_Request req, const MPI_Status *st, struct sc_mpi_done *d);
+/* The completion of `req` (with its status, or NULL) as `d`: the function that started it
+ * (SC_MPI_ISEND, SC_MPI_IRECV), or 0 when it was not followed. */
+int mpi_done(MPI_Request req, const MPI_Status *st, struct sc_mpi_done *d);
 
 /* Calls made through a Fortran binding set this, so that the C wrappers an MPI library's
  * Fortran layer may call (Open MPI 5, MPICH) do not record them a second time. */
