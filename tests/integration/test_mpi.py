@@ -76,7 +76,7 @@ def bytes_of(calls, name, key):
 # What each rank calls (mpi_basic.c): the same on both ranks but for the first message.
 COUNTS = {"MPI_Init": 1, "MPI_Comm_rank": 2, "MPI_Comm_size": 1, "MPI_Irecv": 2,
           "MPI_Isend": 2, "MPI_Waitall": 1, "MPI_Wait": 2, "MPI_Sendrecv": 1,
-          "MPI_Barrier": 1, "MPI_Bcast": 1, "MPI_Reduce": 1, "MPI_Allreduce": 6,
+          "MPI_Barrier": 4, "MPI_Bcast": 1, "MPI_Reduce": 1, "MPI_Allreduce": 6,
           "MPI_Gather": 1, "MPI_Gatherv": 1, "MPI_Scatter": 1, "MPI_Scatterv": 1,
           "MPI_Allgather": 1, "MPI_Allgatherv": 1, "MPI_Alltoall": 1, "MPI_Alltoallv": 1,
           "MPI_Comm_split": 1, "MPI_Comm_dup": 1, "MPI_Comm_free": 2, "MPI_Finalize": 1}
@@ -175,6 +175,32 @@ def test_merged_ranks_have_message_flows():
     check_eq(sources, ["MPI_Isend"] * 4 + ["MPI_Send"] * 2 + ["MPI_Sendrecv"] * 2,
              "flows from each send")
     check_eq({dst for _, _, dst in t.flows}, {"MPI message received"}, "flows to receives")
+
+    s = subprocess.run([SYSCOPE, "summary", "--format", "json", "-n", "50",
+                        os.path.join(out, "rocpd-merged.db")], capture_output=True, text=True,
+                       timeout=300)
+    check_eq(s.returncode, 0, s.stderr)
+    doc = json.loads(s.stdout)
+    per_rank = [(r["rank"], r["calls"]) for r in doc["mpi_ranks"]]
+    check_eq(per_rank, [(0, sum(COUNTS.values()) + 2), (1, sum(COUNTS.values()) + 2)],
+             "time in MPI per rank, with its calls")
+    check(all(0 < r["percent_of_run"] <= 100 for r in doc["mpi_ranks"]), doc["mpi_ranks"])
+    funcs = {f["function"]: f for f in doc["mpi_functions"]}
+    check_eq((funcs["MPI_Send"]["calls"], funcs["MPI_Send"]["bytes_sent"]), (2, 404),
+             "MPI_Send: 400 bytes on rank 0, 4 on rank 1")
+    check_eq(funcs["MPI_Recv"]["bytes_received"], 404, "MPI_Recv bytes")
+    check_eq((funcs["MPI_Bcast"]["bytes_sent"], funcs["MPI_Bcast"]["bytes_received"]),
+             (256, 256), "Bcast: root sends, the other receives")
+    check_eq(funcs["MPI_Allreduce"]["calls"], 12, "Allreduce calls of both ranks")
+    coll = {c["collective"]: c for c in doc["mpi_collectives"]}
+    check_eq(set(coll), {"MPI_Barrier", "MPI_Bcast", "MPI_Reduce", "MPI_Allreduce",
+                         "MPI_Gather", "MPI_Gatherv", "MPI_Scatter", "MPI_Scatterv",
+                         "MPI_Allgather", "MPI_Allgatherv", "MPI_Alltoall", "MPI_Alltoallv"},
+             "every collective")
+    check_eq((coll["MPI_Barrier"]["operations"], coll["MPI_Barrier"]["slowest_rank"]), (4, 1),
+             "rank 1, late to three of four barriers, kept rank 0 waiting")
+    check(coll["MPI_Barrier"]["others_waited_ms"] > 0, coll["MPI_Barrier"])
+    check_eq(coll["MPI_Allreduce"]["operations"], 6, "each Allreduce is one operation")
 
 
 FORTRAN_COUNTS = {"MPI_Init": 1, "MPI_Comm_rank": 1, "MPI_Comm_size": 1, "MPI_Irecv": 1,

@@ -7,8 +7,10 @@
 #include <mpi.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #define ALLREDUCES 5
+#define LATE_BARRIERS 3
 
 static int rank, size;
 
@@ -79,6 +81,16 @@ static void communicators(void)
 	MPI_Comm_free(&half);
 }
 
+/* Rank 1 comes late to each barrier: rank 0 waits for it there. */
+static void late_rank(void)
+{
+	for (int i = 0; i < LATE_BARRIERS; i++) {
+		if (rank == 1)
+			usleep(50 * 1000);
+		MPI_Barrier(MPI_COMM_WORLD);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	MPI_Init(&argc, &argv);
@@ -93,6 +105,7 @@ int main(int argc, char **argv)
 	point_to_point();
 	collectives();
 	communicators();
+	late_rank();
 	MPI_Finalize();
 	printf("mpi_basic rank %d done\n", rank);
 	return 0;
