@@ -100,6 +100,7 @@ static struct comm_slot {
 static atomic_uint ncomms;
 static atomic_uint next_comm_id = 3; /* 1 world, 2 self */
 static MPI_Group world_group = MPI_GROUP_NULL;
+static int world_size; /* known from MPI_Init on: most calls name the world */
 
 static struct comm_slot *comm_slot(MPI_Comm comm)
 {
@@ -139,7 +140,10 @@ void mpi_comm_fields(struct sc_rec_mpi_call *c, MPI_Comm comm)
 	PMPI_FN(real, int, "PMPI_Comm_size", (MPI_Comm, int *));
 	struct comm_slot *s;
 
-	if (comm == MPI_COMM_WORLD || comm == MPI_COMM_SELF) {
+	if (comm == MPI_COMM_WORLD && world_size) {
+		c->comm = 1;
+		c->comm_size = world_size;
+	} else if (comm == MPI_COMM_WORLD || comm == MPI_COMM_SELF) {
 		c->comm = comm == MPI_COMM_WORLD ? 1 : 2;
 		real(comm, &c->comm_size);
 	} else if ((s = comm_slot(comm))) {
@@ -171,8 +175,10 @@ int32_t mpi_world_rank(MPI_Comm comm, int r)
 void mpi_job_started(void)
 {
 	PMPI_FN(real, int, "PMPI_Comm_group", (MPI_Comm, MPI_Group *));
+	PMPI_FN(size_of, int, "PMPI_Comm_size", (MPI_Comm, int *));
 
 	real(MPI_COMM_WORLD, &world_group);
+	size_of(MPI_COMM_WORLD, &world_size);
 }
 
 /* ---- requests ---- */
