@@ -19,16 +19,23 @@ _Thread_local int mpi_in_fortran;
 static const struct sc_plugin_api *api;
 static atomic_int api_state; /* 0 not looked up, 1 found, 2 none: record nothing */
 
+/*
+ * PMPI_X, else the next MPI_X: a program with MPI stubs of its own (a serial build against a
+ * library without a profiling interface) keeps calling its stubs.
+ */
 void *mpi_next(const char *name)
 {
-	return dlsym(RTLD_NEXT, name);
+	void *f = dlsym(RTLD_NEXT, name);
+
+	return f ? f : dlsym(RTLD_NEXT, name + 1);
 }
 
 _Noreturn void mpi_missing(const char *name)
 {
 	static const char msg[] = "syscope: the program calls MPI but no MPI library defines ";
 
-	/* Only reached by a program that calls MPI without linking an MPI library. */
+	/* Only reached by a program that calls an MPI function no library defines (a weak
+	 * reference): without us it would have crashed on a null call. */
 	if (write(2, msg, sizeof(msg) - 1) < 0 || write(2, name, strlen(name)) < 0 ||
 	    write(2, "\n", 1) < 0)
 		_exit(127);

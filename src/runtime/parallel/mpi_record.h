@@ -28,7 +28,8 @@
 #pragma weak MPI_F_STATUSES_IGNORE
 #endif
 
-/* The next definition of `name` after this library (the MPI library's), or NULL. */
+/* The next definition of PMPI_X `name` after this library (the MPI library's), else of
+ * MPI_X, or NULL. */
 void *mpi_next(const char *name);
 
 /* A PMPI_* function, found at its first use; a program that calls a wrapper of an MPI it
