@@ -237,8 +237,11 @@ def test_fortran_use_mpi_calls_seen_once():
 
 def test_not_mpi_program_unaffected():
     need_mpi()
-    r = harness.syscope("run", "--parallel=mpi", "--", fixture("hot"), "1")
+    r = harness.syscope("run", "--parallel=mpi", "-o", "solo-%rank%-of-%size%", "--",
+                        fixture("hot"), "1")
     check_eq(r.rc, 0, r.describe())
+    check_eq(sorted(os.listdir(r.workdir)), ["solo-0-of-1"], "rank 0 of 1 outside a job")
+    check("hot: done" in r.out, r.out)
     db = database(r.session)
     check_eq(rows(db, "SELECT COUNT(*) FROM regions WHERE category = 'mpi'"), [(0,)],
              "no MPI regions in a program without MPI")
