@@ -211,8 +211,16 @@ FORTRAN_COUNTS = {"MPI_Init": 1, "MPI_Comm_rank": 1, "MPI_Comm_size": 1, "MPI_Ir
 def test_fortran_use_mpi_calls_seen_once():
     """Open MPI 4's Fortran layer calls PMPI_* directly: the Fortran wrappers see its calls,
     each once, and Fortran's MPI_IN_PLACE and MPI_STATUS(ES)_IGNORE keep their meaning."""
-    need_mpi("mpi_fortran")
-    proc, workdir = run_ranks("mpi_fortran", out="f-%rank%")
+    fortran_calls("mpi_fortran")
+
+
+def test_fortran_mpi_f08_calls_seen_once():
+    fortran_calls("mpi_f08")
+
+
+def fortran_calls(program):
+    need_mpi(program)
+    proc, workdir = run_ranks(program, out="f-%rank%")
     check_eq(proc.returncode, 0, describe(proc))
     check_eq(proc.stdout.count("in-place sum right"), 2, "MPI_IN_PLACE kept: " + proc.stdout)
     flows = []

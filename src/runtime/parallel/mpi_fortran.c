@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The Fortran bindings (mpif.h and `use mpi`: the gfortran names, lower case with one
- * underscore). Open MPI 4's Fortran layer calls the C PMPI_* functions directly, so C
+ * underscore; `use mpi_f08`: the same with _f08_, from mpi_fortran_f08.c). Open MPI 4's Fortran layer calls the C PMPI_* functions directly, so C
  * wrappers never see a Fortran call; MPICH's and Open MPI 5's may call MPI_*. Each wrapper
  * here calls the Fortran pmpi_*_ entry point (so that Fortran's own MPI_IN_PLACE,
  * MPI_BOTTOM and MPI_STATUS_IGNORE keep their meaning: C-side reimplementations corrupt
@@ -11,6 +11,19 @@
 #include "mpi_record.h"
 
 #define FORTRAN_FOLLOWED 64
+
+/*
+ * The names: mpif.h's and `use mpi`'s (mpi_send_), or, compiled again by
+ * mpi_fortran_f08.c, `use mpi_f08`'s (mpi_send_f08_), whose arguments are passed alike
+ * (handles are one integer, ierror is optional: NULL when left out).
+ */
+#ifdef SYSCOPE_MPI_F08
+#define F(name) name##_f08_
+#define P(name) name "_f08_"
+#else
+#define F(name) name##_
+#define P(name) name "_"
+#endif
 
 /* The entry points below are the Fortran ABI's names: no C header declares them. */
 #pragma GCC diagnostic ignored "-Wmissing-prototypes"
@@ -88,9 +101,9 @@ static void fortran_init(struct sc_rec_mpi_call *c, int fn)
 	mpi_write(c, NULL, 0);
 }
 
-void mpi_init_(MPI_Fint *ierr)
+void F(mpi_init)(MPI_Fint *ierr)
 {
-	PMPI_FN(real, void, "pmpi_init_", (MPI_Fint *));
+	PMPI_FN(real, void, P("pmpi_init"), (MPI_Fint *));
 	struct sc_rec_mpi_call c;
 	bool on = mpi_begin(&c.ts);
 
@@ -99,9 +112,9 @@ void mpi_init_(MPI_Fint *ierr)
 		fortran_init(&c, SC_MPI_INIT);
 }
 
-void mpi_init_thread_(MPI_Fint *required, MPI_Fint *provided, MPI_Fint *ierr)
+void F(mpi_init_thread)(MPI_Fint *required, MPI_Fint *provided, MPI_Fint *ierr)
 {
-	PMPI_FN(real, void, "pmpi_init_thread_", (MPI_Fint *, MPI_Fint *, MPI_Fint *));
+	PMPI_FN(real, void, P("pmpi_init_thread"), (MPI_Fint *, MPI_Fint *, MPI_Fint *));
 	struct sc_rec_mpi_call c;
 	bool on = mpi_begin(&c.ts);
 
@@ -110,9 +123,9 @@ void mpi_init_thread_(MPI_Fint *required, MPI_Fint *provided, MPI_Fint *ierr)
 		fortran_init(&c, SC_MPI_INIT_THREAD);
 }
 
-void mpi_finalize_(MPI_Fint *ierr)
+void F(mpi_finalize)(MPI_Fint *ierr)
 {
-	PMPI_FN(real, void, "pmpi_finalize_", (MPI_Fint *));
+	PMPI_FN(real, void, P("pmpi_finalize"), (MPI_Fint *));
 	struct sc_rec_mpi_call c;
 	bool on = mpi_begin(&c.ts);
 
@@ -123,9 +136,9 @@ void mpi_finalize_(MPI_Fint *ierr)
 		mpi_write(&c, NULL, 0);
 }
 
-void mpi_comm_rank_(MPI_Fint *comm, MPI_Fint *rank, MPI_Fint *ierr)
+void F(mpi_comm_rank)(MPI_Fint *comm, MPI_Fint *rank, MPI_Fint *ierr)
 {
-	PMPI_FN(real, void, "pmpi_comm_rank_", (MPI_Fint *, MPI_Fint *, MPI_Fint *));
+	PMPI_FN(real, void, P("pmpi_comm_rank"), (MPI_Fint *, MPI_Fint *, MPI_Fint *));
 	struct sc_rec_mpi_call c;
 	bool on = mpi_begin(&c.ts);
 
@@ -136,9 +149,9 @@ void mpi_comm_rank_(MPI_Fint *comm, MPI_Fint *rank, MPI_Fint *ierr)
 	mpi_write(&c, NULL, 0);
 }
 
-void mpi_comm_size_(MPI_Fint *comm, MPI_Fint *size, MPI_Fint *ierr)
+void F(mpi_comm_size)(MPI_Fint *comm, MPI_Fint *size, MPI_Fint *ierr)
 {
-	PMPI_FN(real, void, "pmpi_comm_size_", (MPI_Fint *, MPI_Fint *, MPI_Fint *));
+	PMPI_FN(real, void, P("pmpi_comm_size"), (MPI_Fint *, MPI_Fint *, MPI_Fint *));
 	struct sc_rec_mpi_call c;
 	bool on = mpi_begin(&c.ts);
 
@@ -149,10 +162,10 @@ void mpi_comm_size_(MPI_Fint *comm, MPI_Fint *size, MPI_Fint *ierr)
 	mpi_write(&c, NULL, 0);
 }
 
-void mpi_send_(void *buf, MPI_Fint *count, MPI_Fint *type, MPI_Fint *dest, MPI_Fint *tag,
-	       MPI_Fint *comm, MPI_Fint *ierr)
+void F(mpi_send)(void *buf, MPI_Fint *count, MPI_Fint *type, MPI_Fint *dest, MPI_Fint *tag,
+		 MPI_Fint *comm, MPI_Fint *ierr)
 {
-	PMPI_FN(real, void, "pmpi_send_",
+	PMPI_FN(real, void, P("pmpi_send"),
 		(void *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *));
 	struct sc_rec_mpi_call c;
 	bool on = mpi_begin(&c.ts);
@@ -169,10 +182,10 @@ void mpi_send_(void *buf, MPI_Fint *count, MPI_Fint *type, MPI_Fint *dest, MPI_F
 	mpi_write(&c, NULL, 0);
 }
 
-void mpi_recv_(void *buf, MPI_Fint *count, MPI_Fint *type, MPI_Fint *source, MPI_Fint *tag,
-	       MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierr)
+void F(mpi_recv)(void *buf, MPI_Fint *count, MPI_Fint *type, MPI_Fint *source, MPI_Fint *tag,
+		 MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierr)
 {
-	PMPI_FN(real, void, "pmpi_recv_",
+	PMPI_FN(real, void, P("pmpi_recv"),
 		(void *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *,
 		 MPI_Fint *));
 	PMPI_FN(count_of, int, "PMPI_Get_count", (const MPI_Status *, MPI_Datatype, int *));
@@ -213,15 +226,15 @@ static void nonblocking(int fn, MPI_Fint *count, MPI_Fint *type, MPI_Fint *peer,
 	c->tag = fn == SC_MPI_IRECV && *tag == MPI_ANY_TAG ? SC_MPI_NONE : *tag;
 	if (fn == SC_MPI_ISEND)
 		c->sent = bytes;
-	if (*ierr == MPI_SUCCESS)
+	if (!ierr || *ierr == MPI_SUCCESS)
 		c->request = mpi_request_start(f_request(*req), fn, bytes, cc);
 	mpi_write(c, NULL, 0);
 }
 
-void mpi_isend_(void *buf, MPI_Fint *count, MPI_Fint *type, MPI_Fint *dest, MPI_Fint *tag,
-		MPI_Fint *comm, MPI_Fint *req, MPI_Fint *ierr)
+void F(mpi_isend)(void *buf, MPI_Fint *count, MPI_Fint *type, MPI_Fint *dest, MPI_Fint *tag,
+		  MPI_Fint *comm, MPI_Fint *req, MPI_Fint *ierr)
 {
-	PMPI_FN(real, void, "pmpi_isend_",
+	PMPI_FN(real, void, P("pmpi_isend"),
 		(void *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *,
 		 MPI_Fint *));
 	struct sc_rec_mpi_call c;
@@ -232,10 +245,10 @@ void mpi_isend_(void *buf, MPI_Fint *count, MPI_Fint *type, MPI_Fint *dest, MPI_
 		nonblocking(SC_MPI_ISEND, count, type, dest, tag, comm, req, ierr, &c);
 }
 
-void mpi_irecv_(void *buf, MPI_Fint *count, MPI_Fint *type, MPI_Fint *source, MPI_Fint *tag,
-		MPI_Fint *comm, MPI_Fint *req, MPI_Fint *ierr)
+void F(mpi_irecv)(void *buf, MPI_Fint *count, MPI_Fint *type, MPI_Fint *source, MPI_Fint *tag,
+		  MPI_Fint *comm, MPI_Fint *req, MPI_Fint *ierr)
 {
-	PMPI_FN(real, void, "pmpi_irecv_",
+	PMPI_FN(real, void, P("pmpi_irecv"),
 		(void *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *,
 		 MPI_Fint *));
 	struct sc_rec_mpi_call c;
@@ -274,9 +287,9 @@ static void waited(struct sc_rec_mpi_call *c, const MPI_Request *was, int n,
 	mpi_write(c, done, k);
 }
 
-void mpi_wait_(MPI_Fint *req, MPI_Fint *status, MPI_Fint *ierr)
+void F(mpi_wait)(MPI_Fint *req, MPI_Fint *status, MPI_Fint *ierr)
 {
-	PMPI_FN(real, void, "pmpi_wait_", (MPI_Fint *, MPI_Fint *, MPI_Fint *));
+	PMPI_FN(real, void, P("pmpi_wait"), (MPI_Fint *, MPI_Fint *, MPI_Fint *));
 	struct sc_rec_mpi_call c;
 	bool on = mpi_begin(&c.ts);
 	MPI_Request was = on ? f_request(*req) : MPI_REQUEST_NULL;
@@ -291,9 +304,9 @@ void mpi_wait_(MPI_Fint *req, MPI_Fint *status, MPI_Fint *ierr)
 	waited(&c, &was, 1, status, true);
 }
 
-void mpi_waitall_(MPI_Fint *count, MPI_Fint *reqs, MPI_Fint *statuses, MPI_Fint *ierr)
+void F(mpi_waitall)(MPI_Fint *count, MPI_Fint *reqs, MPI_Fint *statuses, MPI_Fint *ierr)
 {
-	PMPI_FN(real, void, "pmpi_waitall_", (MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *));
+	PMPI_FN(real, void, P("pmpi_waitall"), (MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *));
 	struct sc_rec_mpi_call c;
 	bool on = mpi_begin(&c.ts);
 	MPI_Request was[FORTRAN_FOLLOWED];
@@ -312,9 +325,9 @@ void mpi_waitall_(MPI_Fint *count, MPI_Fint *reqs, MPI_Fint *statuses, MPI_Fint 
 	waited(&c, was, n, statuses, false);
 }
 
-void mpi_barrier_(MPI_Fint *comm, MPI_Fint *ierr)
+void F(mpi_barrier)(MPI_Fint *comm, MPI_Fint *ierr)
 {
-	PMPI_FN(real, void, "pmpi_barrier_", (MPI_Fint *, MPI_Fint *));
+	PMPI_FN(real, void, P("pmpi_barrier"), (MPI_Fint *, MPI_Fint *));
 	struct sc_rec_mpi_call c;
 	bool on = mpi_begin(&c.ts);
 
@@ -334,10 +347,10 @@ static int rank_in(MPI_Comm comm)
 	return r;
 }
 
-void mpi_bcast_(void *buf, MPI_Fint *count, MPI_Fint *type, MPI_Fint *root, MPI_Fint *comm,
-		MPI_Fint *ierr)
+void F(mpi_bcast)(void *buf, MPI_Fint *count, MPI_Fint *type, MPI_Fint *root, MPI_Fint *comm,
+		  MPI_Fint *ierr)
 {
-	PMPI_FN(real, void, "pmpi_bcast_",
+	PMPI_FN(real, void, P("pmpi_bcast"),
 		(void *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *));
 	struct sc_rec_mpi_call c;
 	bool on = mpi_begin(&c.ts);
@@ -356,10 +369,10 @@ void mpi_bcast_(void *buf, MPI_Fint *count, MPI_Fint *type, MPI_Fint *root, MPI_
 	mpi_write(&c, NULL, 0);
 }
 
-void mpi_reduce_(void *sbuf, void *rbuf, MPI_Fint *count, MPI_Fint *type, MPI_Fint *op,
-		 MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr)
+void F(mpi_reduce)(void *sbuf, void *rbuf, MPI_Fint *count, MPI_Fint *type, MPI_Fint *op,
+		   MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr)
 {
-	PMPI_FN(real, void, "pmpi_reduce_",
+	PMPI_FN(real, void, P("pmpi_reduce"),
 		(void *, void *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *,
 		 MPI_Fint *));
 	struct sc_rec_mpi_call c;
@@ -378,10 +391,10 @@ void mpi_reduce_(void *sbuf, void *rbuf, MPI_Fint *count, MPI_Fint *type, MPI_Fi
 	mpi_write(&c, NULL, 0);
 }
 
-void mpi_allreduce_(void *sbuf, void *rbuf, MPI_Fint *count, MPI_Fint *type, MPI_Fint *op,
-		    MPI_Fint *comm, MPI_Fint *ierr)
+void F(mpi_allreduce)(void *sbuf, void *rbuf, MPI_Fint *count, MPI_Fint *type, MPI_Fint *op,
+		      MPI_Fint *comm, MPI_Fint *ierr)
 {
-	PMPI_FN(real, void, "pmpi_allreduce_",
+	PMPI_FN(real, void, P("pmpi_allreduce"),
 		(void *, void *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *));
 	struct sc_rec_mpi_call c;
 	bool on = mpi_begin(&c.ts);
