@@ -27,7 +27,7 @@
 #define MPI_COLLECTIVES                                                                     \
 	"'MPI_Barrier', 'MPI_Bcast', 'MPI_Reduce', 'MPI_Allreduce', 'MPI_Gather', "         \
 	"'MPI_Gatherv', 'MPI_Scatter', 'MPI_Scatterv', 'MPI_Allgather', 'MPI_Allgatherv', " \
-	"'MPI_Alltoall', 'MPI_Alltoallv'"
+	"'MPI_Alltoall', 'MPI_Alltoallv', 'MPI_Reduce_scatter', 'MPI_Scan', 'MPI_Exscan'"
 
 struct section {
 	const char *key, *title, *sql; /* a LIMIT of --top rows is appended */

@@ -145,6 +145,15 @@ void sc_mpi_region(struct sc_region_ev *ev, const struct sc_rec_mpi_call *c, cha
 	ev->nargs = t.nargs;
 }
 
+/* The kind of the function named `name`. */
+static enum sc_mpi_kind kind_of(const char *name)
+{
+	for (unsigned i = 0; i < SC_MPI_FN_END; i++)
+		if (functions[i].name && !strcmp(functions[i].name, name))
+			return functions[i].kind;
+	return SC_MPIK_LOCAL;
+}
+
 /* The receives of a "completes" list: "3<-1:7/1,4". */
 static unsigned completed(const char *list, int rank, struct sc_mpi_message *out, unsigned max)
 {
@@ -188,8 +197,7 @@ unsigned sc_mpi_messages(const struct sc_region_ev *ev, int rank, struct sc_mpi_
 		else if (!strcmp(name, "completes"))
 			completes = value;
 	}
-	if (!strcmp(ev->name, "MPI_Send") || !strcmp(ev->name, "MPI_Isend") ||
-	    !strcmp(ev->name, "MPI_Sendrecv")) {
+	if (kind_of(ev->name) == SC_MPIK_SEND) {
 		if (peer >= 0)
 			out[n++] = (struct sc_mpi_message){ .src = rank,
 							    .dst = (int32_t)peer,

@@ -80,10 +80,21 @@ COUNTS = {"MPI_Init": 1, "MPI_Comm_rank": 2, "MPI_Comm_size": 1, "MPI_Irecv": 2,
           "MPI_Gather": 1, "MPI_Gatherv": 1, "MPI_Scatter": 1, "MPI_Scatterv": 1,
           "MPI_Allgather": 1, "MPI_Allgatherv": 1, "MPI_Alltoall": 1, "MPI_Alltoallv": 1,
           "MPI_Comm_split": 1, "MPI_Comm_dup": 1, "MPI_Comm_free": 2, "MPI_Finalize": 1}
+# more(): the same on both ranks...
+COUNTS.update({"MPI_Irecv": 3, "MPI_Issend": 1, "MPI_Waitany": 2, "MPI_Barrier": 5,
+               "MPI_Ibarrier": 1, "MPI_Iallreduce": 1, "MPI_Ibcast": 1, "MPI_Wait": 5,
+               "MPI_Scan": 1, "MPI_Exscan": 1, "MPI_Reduce_scatter": 1})
+# ...but for each rank's part of the messages (rank 0 sends, rank 1 receives).
+RANK_COUNTS = [{"MPI_Send": 1, "MPI_Recv": 1, "MPI_Ssend": 1, "MPI_Rsend": 1},
+               {"MPI_Send": 1, "MPI_Recv": 2, "MPI_Probe": 1, "MPI_Irecv": 4, "MPI_Wait": 6}]
+
+
+def calls_of_rank(rank):
+    return sum(dict(COUNTS, **RANK_COUNTS[rank]).values())
 
 
 def check_rank(calls, rank):
-    want = dict(COUNTS, MPI_Send=1, MPI_Recv=1)
+    want = dict(COUNTS, **RANK_COUNTS[rank])
     got = {}
     for n, _ in calls:
         got[n] = got.get(n, 0) + 1
@@ -108,7 +119,7 @@ def check_rank(calls, rank):
     check_eq(waitall["completes"], f"{irecv[0]['request']}<-{1 - rank}:3/1,{isend[0]['request']}",
              "MPI_Waitall names both requests, the receive's source and tag")
     check_eq((waitall["bytes_sent"], waitall["bytes_received"]), ("80", "80"), "waitall bytes")
-    waits = [a["completes"] for n, a in calls if n == "MPI_Wait"]
+    waits = [a["completes"] for n, a in calls if n == "MPI_Wait"][:2]
     check_eq(waits, [isend[1]["request"], f"{irecv[1]['request']}<-{1 - rank}:9/1"], "waits")
     check_eq(bytes_of(calls, "MPI_Isend", "bytes_sent"), 82, "Isend bytes")
     sr = [a for n, a in calls if n == "MPI_Sendrecv"][0]
@@ -133,6 +144,27 @@ def check_rank(calls, rank):
                  (sent, received), name)
     roots = {a.get("root") for n, a in calls if n in ("MPI_Bcast", "MPI_Reduce", "MPI_Gather")}
     check_eq(roots, {"0"}, "roots")
+    # more(): the other modes, any-of completion, a probe, scans, non-blocking collectives.
+    if rank == 0:
+        for name, tag, size in (("MPI_Ssend", "21", "12"), ("MPI_Rsend", "23", "4")):
+            a = [a for n, a in calls if n == name][0]
+            check_eq((a["peer"], a["tag"], a["bytes_sent"]), ("1", tag, size), name)
+    else:
+        probe = [a for n, a in calls if n == "MPI_Probe"][0]
+        check_eq((probe["peer"], probe["tag"]), ("0", "21"), "the message a probe found")
+    issend = [a for n, a in calls if n == "MPI_Issend"][0]
+    anys = [a["completes"] for n, a in calls if n == "MPI_Waitany"]
+    check_eq(sorted(anys), sorted([issend["request"], f"{irecv[2]['request']}<-{1 - rank}:22/1"]),
+             "each MPI_Waitany names the one request it completed")
+    for name, sent, received in (("MPI_Iallreduce", 8, 8), ("MPI_Scan", 4, 4),
+                                 ("MPI_Exscan", 4, 4), ("MPI_Reduce_scatter", 8, 4),
+                                 ("MPI_Ibcast", 16 if root else 0, 0 if root else 16)):
+        check_eq((bytes_of(calls, name, "bytes_sent"), bytes_of(calls, name, "bytes_received")),
+                 (sent, received), name)
+    starts = {a["request"] for n, a in calls if n in ("MPI_Ibarrier", "MPI_Iallreduce",
+                                                      "MPI_Ibcast")}
+    done = {a.get("completes") for n, a in calls if n == "MPI_Wait"}
+    check(starts <= done, f"non-blocking collectives completed by waits: {starts} {done}")
 
 
 def test_c_calls_with_their_arguments_per_rank():
@@ -163,17 +195,17 @@ def test_merged_ranks_have_message_flows():
     check_eq(m.returncode, 0, m.stderr)
     db = sqlite3.connect(os.path.join(out, "rocpd-merged.db"))
     check_eq(rows(db, "SELECT COUNT(*) FROM regions WHERE category = 'mpi'"),
-             [(2 * (sum(COUNTS.values()) + 2),)], "both ranks' calls in one database")
+             [(calls_of_rank(0) + calls_of_rank(1),)], "both ranks' calls in one database")
     t = pftrace.Trace(open(os.path.join(out, "perfetto-trace-merged.pftrace"), "rb").read())
     # No flow ends before it starts (the checker's errors), none left dangling.
     check_eq(t.errors, [], "a valid trace, every receive after its send")
     procs = sorted(i["name"] for i in t.tracks.values() if i["kind"] == "process")
     check_eq(procs, ["rank 0: mpi_basic", "rank 1: mpi_basic"], "processes named by rank")
     # One flow per message: MPI_Send 0->1, an Isend each way twice, a Sendrecv each way,
-    # and the Send on the reversed duplicate communicator.
+    # the Send on the reversed duplicate communicator; more()'s Ssend, Issend each way, Rsend.
     sources = sorted(src for _, src, _ in t.flows)
-    check_eq(sources, ["MPI_Isend"] * 4 + ["MPI_Send"] * 2 + ["MPI_Sendrecv"] * 2,
-             "flows from each send")
+    check_eq(sources, ["MPI_Isend"] * 4 + ["MPI_Issend"] * 2 + ["MPI_Rsend"] +
+             ["MPI_Send"] * 2 + ["MPI_Sendrecv"] * 2 + ["MPI_Ssend"], "flows from each send")
     check_eq({dst for _, _, dst in t.flows}, {"MPI message received"}, "flows to receives")
 
     s = subprocess.run([SYSCOPE, "summary", "--format", "json", "-n", "50",
@@ -182,23 +214,23 @@ def test_merged_ranks_have_message_flows():
     check_eq(s.returncode, 0, s.stderr)
     doc = json.loads(s.stdout)
     per_rank = [(r["rank"], r["calls"]) for r in doc["mpi_ranks"]]
-    check_eq(per_rank, [(0, sum(COUNTS.values()) + 2), (1, sum(COUNTS.values()) + 2)],
+    check_eq(per_rank, [(0, calls_of_rank(0)), (1, calls_of_rank(1))],
              "time in MPI per rank, with its calls")
     check(all(0 < r["percent_of_run"] <= 100 for r in doc["mpi_ranks"]), doc["mpi_ranks"])
     funcs = {f["function"]: f for f in doc["mpi_functions"]}
     check_eq((funcs["MPI_Send"]["calls"], funcs["MPI_Send"]["bytes_sent"]), (2, 404),
              "MPI_Send: 400 bytes on rank 0, 4 on rank 1")
-    check_eq(funcs["MPI_Recv"]["bytes_received"], 404, "MPI_Recv bytes")
+    check_eq(funcs["MPI_Recv"]["bytes_received"], 404 + 12, "MPI_Recv bytes (and the Ssend's)")
     check_eq((funcs["MPI_Bcast"]["bytes_sent"], funcs["MPI_Bcast"]["bytes_received"]),
              (256, 256), "Bcast: root sends, the other receives")
     check_eq(funcs["MPI_Allreduce"]["calls"], 12, "Allreduce calls of both ranks")
     coll = {c["collective"]: c for c in doc["mpi_collectives"]}
     check_eq(set(coll), {"MPI_Barrier", "MPI_Bcast", "MPI_Reduce", "MPI_Allreduce",
                          "MPI_Gather", "MPI_Gatherv", "MPI_Scatter", "MPI_Scatterv",
-                         "MPI_Allgather", "MPI_Allgatherv", "MPI_Alltoall", "MPI_Alltoallv"},
-             "every collective")
-    check_eq((coll["MPI_Barrier"]["operations"], coll["MPI_Barrier"]["slowest_rank"]), (4, 1),
-             "rank 1, late to three of four barriers, kept rank 0 waiting")
+                         "MPI_Allgather", "MPI_Allgatherv", "MPI_Alltoall", "MPI_Alltoallv",
+                         "MPI_Reduce_scatter", "MPI_Scan", "MPI_Exscan"}, "every collective")
+    check_eq((coll["MPI_Barrier"]["operations"], coll["MPI_Barrier"]["slowest_rank"]), (5, 1),
+             "rank 1, late to three of five barriers, kept rank 0 waiting")
     check(coll["MPI_Barrier"]["others_waited_ms"] > 0, coll["MPI_Barrier"])
     check_eq(coll["MPI_Allreduce"]["operations"], 6, "each Allreduce is one operation")
 

@@ -81,6 +81,45 @@ static void communicators(void)
 	MPI_Comm_free(&half);
 }
 
+/* The other send modes, any-of completion, probes, scans, non-blocking collectives. */
+static void more(void)
+{
+	int three[3] = { 1, 2, 3 }, one = rank, got[2], four[4] = { 0 }, two[2] = { 1, 1 },
+	    counts[2] = { 1, 1 }, out = 0, index;
+	int peer = 1 - rank;
+	MPI_Request reqs[2];
+	MPI_Status st;
+
+	if (rank == 0) { /* 12 bytes, tag 21 */
+		MPI_Ssend(three, 3, MPI_INT, 1, 21, MPI_COMM_WORLD);
+	} else {
+		MPI_Probe(0, 21, MPI_COMM_WORLD, &st);
+		MPI_Recv(three, 3, MPI_INT, 0, 21, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+	}
+	/* 4 bytes each way, tag 22, completed one at a time */
+	MPI_Irecv(&got[0], 1, MPI_INT, peer, 22, MPI_COMM_WORLD, &reqs[0]);
+	MPI_Issend(&one, 1, MPI_INT, peer, 22, MPI_COMM_WORLD, &reqs[1]);
+	MPI_Waitany(2, reqs, &index, MPI_STATUS_IGNORE);
+	MPI_Waitany(2, reqs, &index, MPI_STATUS_IGNORE);
+	/* a ready send: its receive is posted before the barrier; 4 bytes, tag 23 */
+	if (rank == 1)
+		MPI_Irecv(&got[1], 1, MPI_INT, 0, 23, MPI_COMM_WORLD, &reqs[0]);
+	MPI_Barrier(MPI_COMM_WORLD);
+	if (rank == 0)
+		MPI_Rsend(&one, 1, MPI_INT, 1, 23, MPI_COMM_WORLD);
+	else
+		MPI_Wait(&reqs[0], MPI_STATUS_IGNORE);
+	MPI_Ibarrier(MPI_COMM_WORLD, &reqs[0]);
+	MPI_Wait(&reqs[0], MPI_STATUS_IGNORE);
+	MPI_Iallreduce(MPI_IN_PLACE, two, 2, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &reqs[0]);
+	MPI_Wait(&reqs[0], MPI_STATUS_IGNORE);
+	MPI_Ibcast(four, 4, MPI_INT, 0, MPI_COMM_WORLD, &reqs[0]); /* 16 bytes */
+	MPI_Wait(&reqs[0], MPI_STATUS_IGNORE);
+	MPI_Scan(&one, &out, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+	MPI_Exscan(&one, &out, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+	MPI_Reduce_scatter(two, &out, counts, MPI_INT, MPI_SUM, MPI_COMM_WORLD); /* 8 in, 4 */
+}
+
 /* Rank 1 comes late to each barrier: rank 0 waits for it there. */
 static void late_rank(void)
 {
@@ -105,6 +144,7 @@ int main(int argc, char **argv)
 	point_to_point();
 	collectives();
 	communicators();
+	more();
 	late_rank();
 	MPI_Finalize();
 	printf("mpi_basic rank %d done\n", rank);

@@ -280,9 +280,9 @@ static unsigned completions(struct sc_rec_mpi_call *c, const MPI_Request *reqs,
 
 		if (!fn)
 			continue;
-		if (fn == SC_MPI_ISEND)
+		if (fn == SC_MPI_ISEND || fn == SC_MPI_ISSEND)
 			c->sent += done[k].bytes;
-		else
+		else if (fn == SC_MPI_IRECV)
 			c->received += done[k].bytes;
 		k++;
 	}

@@ -280,7 +280,7 @@ static void waited(struct sc_rec_mpi_call *c, const MPI_Request *was, int n,
 			continue;
 		if (fn == SC_MPI_ISEND)
 			c->sent += done[k].bytes;
-		else
+		else if (fn == SC_MPI_IRECV)
 			c->received += done[k].bytes;
 		k++;
 	}
