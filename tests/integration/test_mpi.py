@@ -275,6 +275,22 @@ def fortran_calls(program):
         check_eq(bytes_of(calls, "MPI_Allreduce", "bytes_sent"), 36, "3 Allreduce of 12")
 
 
+def test_syscope_around_mpirun_gives_one_session():
+    """syscope run -- mpirun ...: the ranks are children of the launcher, in one session."""
+    need_mpi()
+    r = harness.syscope("run", "--parallel=mpi", "--", MPIRUN, "--oversubscribe", "-np", "2",
+                        fixture("mpi_basic"),
+                        env={"OMPI_ALLOW_RUN_AS_ROOT": "1",
+                             "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"})
+    check_eq(r.rc, 0, r.describe())
+    per_process = []
+    for db in sorted(glob.glob(os.path.join(r.session, "rocpd-*.db"))):
+        n = rows(sqlite3.connect(db), "SELECT COUNT(*) FROM regions WHERE category = 'mpi'")
+        per_process.append(n[0][0])
+    check_eq(sorted(per_process), sorted([0, calls_of_rank(0), calls_of_rank(1)]),
+             "mpirun records no MPI call, each rank all of its own")
+
+
 def test_not_mpi_program_unaffected():
     need_mpi()
     r = harness.syscope("run", "--parallel=mpi", "-o", "solo-%rank%-of-%size%", "--",
