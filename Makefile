@@ -14,6 +14,7 @@ BUILD_PACKAGES := build-essential g++ cmake pkg-config libdw-dev libelf-dev libu
                   libjansson-dev libsqlite3-dev libpfm4-dev libcapstone-dev
 TEST_PACKAGES  := $(BUILD_PACKAGES) python3 binutils clang-format sqlite3
 TEST_PACKAGES  += clang libomp-dev
+TEST_PACKAGES  += openmpi-bin libopenmpi-dev gfortran
 
 .PHONY: all build demo test test-fast asan deps deps-test format bench bundle clean
 

@@ -59,7 +59,7 @@ static const struct sc_alias pthread_aliases[] = { { "pthread", "pthread" },
 						   { "pthreads", "pthread" },
 						   { 0 } };
 
-#define PARALLEL_HELP "Parallel runtimes: openmp, pthread; mpi, nccl (not in this version yet)"
+#define PARALLEL_HELP "Parallel runtimes: mpi, openmp, pthread; nccl (not in this version yet)"
 #define NOT_YET "not in this version yet"
 
 /* ---- probes (avail -C) ---- */
@@ -245,6 +245,40 @@ static void cuda_environment(const struct sc_settings *s, const struct sc_launch
 	free(plugin);
 }
 
+/*
+ * MPI tracing: libsyscope-mpi.so defines the MPI functions and calls PMPI_*, so it must come
+ * before the MPI library in the lookup order: in LD_PRELOAD, after libsyscope.so.
+ */
+static void mpi_environment(const struct sc_settings *s, const struct sc_launch_env *e)
+{
+	char *plugin = plugin_path(e->libdir, "libsyscope-mpi.so");
+	const char *old = getenv("LD_PRELOAD");
+
+	(void)s;
+	if (access(plugin, R_OK)) {
+		pr_warn("MPI tracing not available: this syscope was built without MPI headers");
+	} else {
+		char *v = old && *old ? sc_xasprintf("%s:%s", plugin, old) : sc_xstrdup(plugin);
+
+		setenv("LD_PRELOAD", v, 1);
+		free(v);
+	}
+	free(plugin);
+}
+
+static void probe_mpi(struct sc_probe *p)
+{
+	char *dir = installed_libdir(), *path = plugin_path(dir, "libsyscope-mpi.so");
+	bool built = !access(path, R_OK);
+
+	p->ok = built;
+	snprintf(p->state, sizeof(p->state), "%s",
+		 built ? "C and Fortran bindings, through PMPI; on with --parallel=mpi"
+		       : "not built (no MPI headers at build time)");
+	free(path);
+	free(dir);
+}
+
 /* --cpu-events and --sample-overflow: event names resolved and tried here, before the run. */
 static void check_cpu_events(struct sc_settings *s)
 {
@@ -328,14 +362,15 @@ const struct sc_component sc_components[] = {
 	{
 		.name = "mpi",
 		.description = "MPI calls, with bytes and peers (--parallel=mpi)",
-		.enable = -1,
+		.enable = SC_SET_USE_MPI,
 		.flag = "parallel",
 		.flag_metavar = "RUNTIMES",
 		.flag_help = PARALLEL_HELP,
 		.token = "mpi",
 		.aliases = mpi_aliases,
 		.value = -1,
-		.pending = NOT_YET,
+		.probe = probe_mpi,
+		.environment = mpi_environment,
 	},
 	{
 		.name = "openmp",

@@ -28,9 +28,10 @@ static const struct {
 static const struct {
 	const char *name, *text;
 } pending[] = {
-	{ "parallel", "MPI, OpenMP and NCCL tracing are not in this version of syscope yet "
-		      "(--parallel is accepted and checked); --parallel=pthread records "
-		      "pthread waits, creations and joins (--pthread-min-wait)." },
+	{ "parallel", "--parallel=mpi traces MPI calls (C and Fortran), --parallel=openmp "
+		      "OpenMP constructs (OMPT or libgomp), --parallel=pthread pthread waits, "
+		      "creations and joins (--pthread-min-wait); NCCL tracing is not in this "
+		      "version of syscope yet (--parallel=nccl is accepted and checked)." },
 };
 
 static bool topic_is(size_t t, const char *topic)

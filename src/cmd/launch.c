@@ -181,7 +181,21 @@ static char *find_library(void)
 	return real;
 }
 
-/* Expand %tag% %pid% %host% %launch_time% %env{NAME}% in an output path. */
+/* The first of the launchers' variables that is set (Open MPI, PMIx, MPICH's Hydra, Slurm),
+ * or `none` outside a parallel job. */
+static const char *job_var(const char *const *vars, const char *none)
+{
+	for (; *vars; vars++)
+		if (getenv(*vars) && *getenv(*vars))
+			return getenv(*vars);
+	return none;
+}
+
+static const char *const rank_vars[] = { "OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK",
+					 "SLURM_PROCID", NULL };
+static const char *const size_vars[] = { "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS", NULL };
+
+/* Expand %tag% %pid% %host% %launch_time% %rank% %size% %env{NAME}% in an output path. */
 static char *expand_path(const char *tmpl, const char *tag, const char *launch_time)
 {
 	VEC(char) out = { 0 };
@@ -200,6 +214,12 @@ static char *expand_path(const char *tmpl, const char *tag, const char *launch_t
 			snprintf(num, sizeof(num), "%d", (int)getpid());
 			val = num;
 			skip = 5;
+		} else if (!strncmp(p, "%rank%", 6)) {
+			val = job_var(rank_vars, "0");
+			skip = 6;
+		} else if (!strncmp(p, "%size%", 6)) {
+			val = job_var(size_vars, "1");
+			skip = 6;
 		} else if (!strncmp(p, "%host%", 6)) {
 			val = host;
 			skip = 6;

@@ -20,6 +20,15 @@
 #include "cmd.h"
 #include "report.h"
 
+#define MPI_RANKS                                                                             \
+	"K AS (SELECT R.guid, R.nid, R.pid, CAST(A.value AS INTEGER) AS rank FROM regions R " \
+	"JOIN region_args A ON A.id = R.id AND A.guid = R.guid WHERE R.category = 'mpi' AND " \
+	"R.name IN ('MPI_Init', 'MPI_Init_thread') AND A.name = 'rank')"
+#define MPI_COLLECTIVES                                                                     \
+	"'MPI_Barrier', 'MPI_Bcast', 'MPI_Reduce', 'MPI_Allreduce', 'MPI_Gather', "         \
+	"'MPI_Gatherv', 'MPI_Scatter', 'MPI_Scatterv', 'MPI_Allgather', 'MPI_Allgatherv', " \
+	"'MPI_Alltoall', 'MPI_Alltoallv', 'MPI_Reduce_scatter', 'MPI_Scan', 'MPI_Exscan'"
+
 struct section {
 	const char *key, *title, *sql; /* a LIMIT of --top rows is appended */
 };
@@ -60,6 +69,39 @@ static const struct section sections[] = {
 	  "NULLIF(SUM(next - ts), 0), AVG(value)), 3) AS mean, ROUND(MAX(value), 3) AS max FROM V "
 	  "GROUP BY "
 	  "name, units ORDER BY name" },
+	/* MPI (regions of category mpi): ranks come from MPI_Init's rank argument. */
+	{ "mpi_ranks", "MPI TIME PER RANK",
+	  "WITH " MPI_RANKS " SELECT K.rank, P.hostname AS host, P.pid, COUNT(*) AS calls, "
+	  "ROUND(SUM(R.duration) / 1e6, 3) AS mpi_ms, ROUND(100.0 * SUM(R.duration) / "
+	  "NULLIF(P.end - P.start, 0), 1) AS percent_of_run FROM regions R JOIN processes P ON "
+	  "P.pid = R.pid AND P.nid = R.nid AND P.guid = R.guid LEFT JOIN K ON K.pid = R.pid AND "
+	  "K.nid = R.nid AND K.guid = R.guid WHERE R.category = 'mpi' GROUP BY R.guid, R.nid, "
+	  "R.pid ORDER BY K.rank, P.hostname, P.pid" },
+	{ "mpi_functions", "MPI FUNCTIONS",
+	  "WITH B AS (SELECT guid, id, SUM(CASE WHEN name = 'bytes_sent' THEN CAST(value AS "
+	  "INTEGER) END) AS sent, SUM(CASE WHEN name = 'bytes_received' THEN CAST(value AS "
+	  "INTEGER) END) AS received FROM region_args WHERE name IN ('bytes_sent', "
+	  "'bytes_received') GROUP BY guid, id) SELECT R.name AS function, COUNT(*) AS calls, "
+	  "COUNT(DISTINCT R.guid || '/' || R.nid || '/' || R.pid) AS ranks, ROUND(SUM(R.duration) "
+	  "/ 1e6, 3) AS total_ms, ROUND(MAX(R.duration) / 1e6, 3) AS max_ms, "
+	  "COALESCE(SUM(B.sent), 0) AS bytes_sent, COALESCE(SUM(B.received), 0) AS "
+	  "bytes_received FROM regions R LEFT JOIN B ON B.id = R.id AND B.guid = R.guid WHERE "
+	  "R.category = 'mpi' GROUP BY R.name ORDER BY SUM(R.duration) DESC" },
+	/* The n-th call of a collective on a communicator is one operation on every rank; the
+	 * rank that entered it last kept the others waiting (from their entry to its). */
+	{ "mpi_collectives", "MPI COLLECTIVES: WHO KEPT THE OTHERS WAITING",
+	  "WITH " MPI_RANKS ", C AS (SELECT R.guid, R.nid, R.pid, R.name, R.start, (SELECT "
+	  "value FROM region_args A WHERE A.id = R.id AND A.guid = R.guid AND A.name = 'comm') "
+	  "AS comm FROM regions R WHERE R.category = 'mpi' AND R.name IN (" MPI_COLLECTIVES
+	  ")), S AS (SELECT *, ROW_NUMBER() OVER (PARTITION BY guid, nid, pid, name, comm ORDER "
+	  "BY start) AS seq FROM C), I AS (SELECT name, comm, seq, MAX(start) AS last FROM S "
+	  "GROUP BY name, comm, seq), W AS (SELECT S.*, I.last - S.start AS waited, S.start = "
+	  "I.last AS slowest FROM S JOIN I USING (name, comm, seq)) SELECT W.name AS collective, "
+	  "COUNT(DISTINCT W.comm || '/' || W.seq) AS operations, (SELECT K.rank FROM W W2 JOIN K "
+	  "ON K.pid = W2.pid AND K.nid = W2.nid AND K.guid = W2.guid WHERE W2.name = W.name AND "
+	  "W2.slowest GROUP BY K.rank ORDER BY COUNT(*) DESC, K.rank LIMIT 1) AS slowest_rank, "
+	  "ROUND(SUM(W.waited) / 1e6, 3) AS others_waited_ms, ROUND(MAX(W.waited) / 1e6, 3) AS "
+	  "max_wait_ms FROM W GROUP BY W.name ORDER BY SUM(W.waited) DESC" },
 	{ "gpu_busy", "GPU BUSY",
 	  "SELECT agent_abs_index AS gpu, agent_name AS name, ROUND(busy_time / 1e6, 3) AS "
 	  "busy_ms, ROUND(wall_time / 1e6, 3) AS wall_ms, ROUND(busy_percent, 1) AS percent FROM "

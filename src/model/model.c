@@ -165,8 +165,25 @@ int32_t sc_image_corr_tid(const struct sc_image *img, uint64_t corr)
 	return slot ? (int32_t)(uint32_t)(*slot >> SC_CORR_TID_SHIFT) : 0;
 }
 
+/* MPI_Init's record names the process's rank and the job's size. */
+static void mpi_job(struct sc_image *img, const struct sc_rec_mpi_call *c)
+{
+	if ((c->fn == SC_MPI_INIT || c->fn == SC_MPI_INIT_THREAD) && c->peer >= 0) {
+		img->mpi_rank = c->peer + 1;
+		img->mpi_size = c->comm_size;
+	}
+}
+
+int sc_image_mpi_size(const struct sc_image *img)
+{
+	return img->mpi_size;
+}
+
 int sc_image_rank(const struct sc_image *img)
 {
+	if (img->mpi_rank)
+		return img->mpi_rank - 1;
+
 	static const char *const vars[] = { "OMPI_COMM_WORLD_RANK=", "PMI_RANK=", "PMIX_RANK=",
 					    "MV2_COMM_WORLD_RANK=", "SLURM_PROCID=" };
 
@@ -627,6 +644,10 @@ static int metadata_record(void *ctx, int32_t tid, const struct sc_record *rec, 
 		break;
 	case SC_REC_FUNC_ENTER:
 		img->regions++;
+		break;
+	case SC_REC_MPI_CALL:
+		img->regions++;
+		mpi_job(img, (const struct sc_rec_mpi_call *)rec);
 		break;
 	case SC_REC_FUNC_COVERAGE: {
 		const struct sc_rec_func_coverage *c = (const void *)rec;

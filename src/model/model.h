@@ -157,8 +157,9 @@ struct sc_image {
 	/* Coverage mode: each patched function's address and calls (FUNC_COVERAGE). */
 	VEC(struct sc_coverage) coverage;
 	uint64_t regions, marks, counter_values; /* counts, for the summary */
-	uint64_t gpu_ops[SC_GPU_OP_KINDS];	 /* by enum sc_gpu_op_kind */
-	uint64_t gpu_busy_ns;			 /* kernels, copies and sets, summed */
+	int32_t mpi_rank, mpi_size; /* from MPI_Init's record: rank + 1 (0: none), job size */
+	uint64_t gpu_ops[SC_GPU_OP_KINDS]; /* by enum sc_gpu_op_kind */
+	uint64_t gpu_busy_ns;		   /* kernels, copies and sets, summed */
 	uint64_t lost_records, lost_bytes, lost_samples;
 	int64_t crash_stack;		   /* index of the crash stack in sc_model.stacks, or -1 */
 	const char *pmc_names[SC_PMC_MAX]; /* CPU counters (--cpu-events), interned */
@@ -280,8 +281,11 @@ bool sc_image_corr_linked(const struct sc_image *img, uint64_t corr);
 uint64_t sc_image_corr_ops(const struct sc_image *img, uint64_t corr);
 /* The thread of the host call with correlation id `corr`, 0 if unknown. */
 int32_t sc_image_corr_tid(const struct sc_image *img, uint64_t corr);
-/* The MPI rank (or launcher task id) from the image's environment, or -1. */
+/* The MPI rank (from MPI_Init's record, else the launcher's task id in the image's
+ * environment), or -1. */
 int sc_image_rank(const struct sc_image *img);
+/* The MPI job's size (MPI_COMM_WORLD) as MPI_Init reported it, or 0. */
+int sc_image_mpi_size(const struct sc_image *img);
 /* `name` (interned) demangled, once per name (kernel names come with every launch). */
 const char *sc_model_demangle(struct sc_model *m, const char *name);
 /* The text of string `id` of an image, or NULL. */

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 #include "timeline.h"
 
+#include "mpi.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -378,6 +380,19 @@ static int replay_record(void *ctx, int32_t tid, const struct sc_record *rec, ui
 			r->ops->region_begin(r->ctx, r->img, t, &ev);
 		if (r->ops->region_end)
 			r->ops->region_end(r->ctx, r->img, t, &ev);
+		break;
+	}
+	case SC_REC_MPI_CALL: {
+		char text[1024];
+
+		r->stats->regions++;
+		sc_mpi_region(&ev, (const void *)rec, text, sizeof(text));
+		o = open_of(r, tid, false);
+		ev.depth = o ? o->depth : 0;
+		if (r->ops->region_begin)
+			r->ops->region_begin(r->ctx, r->img, thread_of(r, tid), &ev);
+		if (r->ops->region_end)
+			r->ops->region_end(r->ctx, r->img, thread_of(r, tid), &ev);
 		break;
 	}
 	case SC_REC_FUNC_ENTER: {

@@ -257,6 +257,14 @@ static json_t *load_session_info(const char *dir)
 	return json_load_file(path, 0, NULL);
 }
 
+/* The process's place in an MPI job: its rank (from MPI_Init, else the launcher), the job's
+ * size (0 when MPI_Init was not seen) and the host. */
+static json_t *mpi_json(const struct sc_image *img)
+{
+	return json_pack("{s:i, s:i, s:s?}", "rank", sc_image_rank(img), "size",
+			 sc_image_mpi_size(img), "host", img->hostname);
+}
+
 static int write_metadata(struct sc_output *out)
 {
 	json_t *session = load_session_info(out->model->session->dir);
@@ -295,6 +303,8 @@ static int write_metadata(struct sc_output *out)
 			"notes", notes_json(out->model, p->pid), "gpu", gpu_json(p), "files",
 			files);
 		json_object_set_new(doc, "counters", sc_counters_json(p));
+		if (sc_image_rank(first) >= 0 || sc_image_mpi_size(first))
+			json_object_set_new(doc, "mpi", mpi_json(first));
 		if (session) {
 			json_t *launcher = json_deep_copy(session);
 

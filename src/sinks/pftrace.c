@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "../common/strutil.h"
+#include "../model/mpi.h"
 #include "../model/timeline.h"
 #include "protobuf.h"
 #include "sink.h"
@@ -60,6 +61,7 @@ enum {
 #define FLOW_GPU (1ull << 60)
 #define FLOW_GPU_FAN (2ull << 60) /* the second and later GPU ops of one host call */
 #define FLOW_THREAD (3ull << 60)  /* pthread_create -> the new thread's start */
+#define FLOW_MPI (4ull << 60)	  /* a point-to-point MPI message, send -> receive */
 #define UUID_MASK ((1ull << 60) - 1)
 
 /* The slice tracks of one stream: work that overlaps goes to the next free lane. */
@@ -106,6 +108,9 @@ struct pf {
 	/* Host calls that caused several GPU ops: corr -> first fan flow << 16 | ops seen */
 	struct sc_hashmap fans;
 	uint64_t fan_next;
+	/* Merged traces: MPI message ends seen per (direction, src, dst, tag, comm) */
+	struct sc_hashmap mpi_ends;
+	bool mpi_flows;
 	const struct sc_image *img; /* being replayed */
 };
 
@@ -501,6 +506,49 @@ static uint64_t thread_flow_id(const struct pf *pf, const struct sc_region_ev *r
 	return 0;
 }
 
+/*
+ * MPI messages as flows from the send to the matching receive, in a merged trace: both ends
+ * name a message by (source, destination, tag, communicator) and how many messages of that
+ * kind the rank sent, or received, before it; MPI's non-overtaking rule makes the n-th send
+ * match the n-th receive. Each rank computes its ends alone.
+ */
+static unsigned mpi_flow_ids(struct pf *pf, const struct sc_region_ev *r, bool sends)
+{
+	struct sc_mpi_message msg[64];
+	unsigned n = sc_mpi_messages(r, sc_image_rank(pf->img), msg, 64), done = 0;
+
+	for (unsigned i = 0; i < n; i++) {
+		if (msg[i].send != sends)
+			continue;
+		done++;
+		uint64_t key = sc_hash_bytes(&msg[i].src, 3 * sizeof(int32_t), msg[i].comm);
+		bool inserted;
+		uint64_t *seen = sc_hashmap_upsert(&pf->mpi_ends, key ^ msg[i].send, 0, &inserted);
+		uint64_t id = sc_hash_u64(key + (*seen)++) & ((1ull << 60) - 1);
+
+		pb_fixed64(&pf->ev, msg[i].send ? 47 : 48, FLOW_MPI | id);
+	}
+	return done;
+}
+
+/* A receive's flows end at an instant where the call returns, not where it began: a
+ * receive usually starts waiting before its send, and a flow must not run back in time. */
+static void mpi_receive_instant(struct pf *pf, uint64_t track, const struct sc_region_ev *r)
+{
+	struct sc_mpi_message msg[64];
+	unsigned n = sc_mpi_messages(r, sc_image_rank(pf->img), msg, 64), recvs = 0;
+	size_t e;
+
+	for (unsigned i = 0; i < n; i++)
+		recvs += !msg[i].send;
+	if (!recvs)
+		return;
+	e = begin_track_event(pf, EV_INSTANT, track, SC_MPI_CATEGORY, "MPI message received");
+	mpi_flow_ids(pf, r, false);
+	pb_end(&pf->ev, e);
+	send_event(pf, r->end);
+}
+
 static void track_event(struct pf *pf, int type, uint64_t track, const struct sc_region_ev *r,
 			uint64_t flow)
 {
@@ -508,6 +556,8 @@ static void track_event(struct pf *pf, int type, uint64_t track, const struct sc
 
 	if (r)
 		debug_annotations(pf, r);
+	if (r && pf->mpi_flows && type == EV_SLICE_BEGIN)
+		mpi_flow_ids(pf, r, true);
 	if (flow) {
 		uint64_t ops = sc_image_corr_ops(pf->img, r->corr_id);
 
@@ -568,6 +618,8 @@ static void on_region_end(void *ctx, struct sc_image *img, struct sc_thread *t,
 	struct pf *pf = ctx;
 
 	(void)img;
+	if (pf->mpi_flows)
+		mpi_receive_instant(pf, region_track(pf, t, r), r);
 	track_event(pf, EV_SLICE_END, region_track(pf, t, r), NULL, 0);
 	send_event(pf, r->end);
 }
@@ -945,7 +997,7 @@ static void write_sequence(struct pf *pf, struct sc_process *p)
 				      &pf->func_names, &pf->mapping_paths, &pf->source_paths,
 				      &pf->mappings,   &pf->frames,	   &pf->callstacks,
 				      &pf->lanes,      &pf->gpu_memory,	   &pf->uuids,
-				      &pf->fans };
+				      &pf->fans,       &pf->mpi_ends };
 
 	for (size_t i = 0; i < sizeof(maps) / sizeof(maps[0]); i++)
 		sc_hashmap_init(maps[i]);
@@ -1050,6 +1102,7 @@ static int write_merged(struct sc_output *out)
 			pf.shift = ((int64_t)img->start_realtime_ns - (int64_t)img->start_ns) -
 				   ((int64_t)first->start_realtime_ns - (int64_t)first->start_ns);
 		pf.label = process_label(p, hosts);
+		pf.mpi_flows = true;
 		write_sequence(&pf, p);
 		free((char *)pf.label);
 	}

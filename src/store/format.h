@@ -534,6 +534,55 @@ struct sc_rec_py_code {
 };
 
 /*
+ * An MPI call of the recording thread, written once when it returns (libsyscope-mpi.so):
+ * every argument is known then (a receive's actual source and tag come from its status),
+ * and one fixed record costs far less than a REGION_BEGIN with strings. Readers make it a
+ * region of category "mpi". `fn` numbers the functions of src/store/mpi_functions.def.
+ * Ranks are ranks of MPI_COMM_WORLD (translated from the call's communicator); `ndone`
+ * struct sc_mpi_done follow: the requests an MPI_Wait or MPI_Test call completed.
+ */
+#define SC_MPI_NONE INT32_MIN /* no peer, no tag */
+#define SC_MPI_FORTRAN 0x1u   /* hdr.flags: called through a Fortran binding */
+
+struct sc_rec_mpi_call {
+	struct sc_record hdr;
+	uint64_t ts, end;
+	uint16_t fn;
+	uint16_t ndone;
+	uint32_t comm; /* 0 none, 1 MPI_COMM_WORLD, 2 MPI_COMM_SELF, then in order of creation */
+	int32_t comm_size; /* 0 when there is no communicator */
+	int32_t peer;	   /* world rank of dest, source (the actual one) or root; SC_MPI_NONE */
+	int32_t tag;	   /* SC_MPI_NONE */
+	uint32_t reserved;
+	uint64_t sent, received; /* bytes: count x type size, summed over ranks and v-counts */
+	uint64_t request;	 /* the request a non-blocking call started (ids from 1), or 0 */
+};
+
+enum sc_mpi_kind {
+	SC_MPIK_SETUP,
+	SC_MPIK_LOCAL,
+	SC_MPIK_SEND, /* the send end of a message (Sendrecv: and the receive end) */
+	SC_MPIK_RECV,
+	SC_MPIK_COLL,
+	SC_MPIK_DONE, /* completes requests (sc_mpi_done follow) */
+};
+
+enum sc_mpi_fn {
+#define SC_MPI_FN(name, id, text, kind) SC_MPI_##name = id,
+#include "mpi_functions.def"
+#undef SC_MPI_FN
+	SC_MPI_FN_END
+};
+
+struct sc_mpi_done {
+	uint64_t request;
+	int32_t peer, tag; /* a receive's actual source and tag; SC_MPI_NONE for a send */
+	uint32_t comm;	   /* as sc_rec_mpi_call's */
+	uint32_t reserved;
+	uint64_t bytes; /* bytes a receive got, a send sent */
+};
+
+/*
  * A sample of a thread that runs Python carries its Python frames too: SC_SAMPLE_PYTHON in
  * the sample's hdr.flags says that after frames[nframes] come a struct sc_py_stack and its
  * frames, innermost first (one record, so the two halves cannot be parted).

@@ -139,6 +139,12 @@ bool sc_record_well_formed(const struct sc_record *rec)
 	case SC_REC_REGION_BEGIN:
 	case SC_REC_MARK:
 		return region_tail_valid((const void *)rec, sizeof(struct sc_rec_region), size);
+	case SC_REC_MPI_CALL: {
+		const struct sc_rec_mpi_call *c = (const void *)rec;
+
+		return c->end >= c->ts &&
+		       sizeof(*c) + (uint64_t)c->ndone * sizeof(struct sc_mpi_done) <= size;
+	}
 	case SC_REC_REGION_SPAN: {
 		const struct sc_rec_region_span *sp = (const void *)rec;
 

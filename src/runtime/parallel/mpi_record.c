@@ -1,0 +1,294 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The recording half of libsyscope-mpi.so (see mpi_record.h): the runtime's plugin table,
+ * communicators, requests and the one record per call.
+ */
+
+#include "mpi_record.h"
+
+#include <dlfcn.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../plugin.h"
+
+_Thread_local int mpi_in_fortran;
+
+static const struct sc_plugin_api *api;
+static atomic_int api_state; /* 0 not looked up, 1 found, 2 none: record nothing */
+
+/*
+ * PMPI_X, else the next MPI_X: a program with MPI stubs of its own (a serial build against a
+ * library without a profiling interface) keeps calling its stubs.
+ */
+void *mpi_next(const char *name)
+{
+	void *f = dlsym(RTLD_NEXT, name);
+
+	return f ? f : dlsym(RTLD_NEXT, name + 1);
+}
+
+_Noreturn void mpi_missing(const char *name)
+{
+	static const char msg[] = "syscope: the program calls MPI but no MPI library defines ";
+
+	/* Only reached by a program that calls an MPI function no library defines (a weak
+	 * reference): without us it would have crashed on a null call. */
+	if (write(2, msg, sizeof(msg) - 1) < 0 || write(2, name, strlen(name)) < 0 ||
+	    write(2, "\n", 1) < 0)
+		_exit(127);
+	_exit(127);
+}
+
+static void mpi_report(void);
+
+static bool find_api(void)
+{
+	sc_plugin_api_fn fn = (sc_plugin_api_fn)dlsym(RTLD_DEFAULT, SC_PLUGIN_API_SYMBOL);
+	const struct sc_plugin_api *a = fn ? fn(SC_PLUGIN_ABI) : NULL;
+
+	if (a && a->size >= sizeof(*a)) {
+		api = a;
+		a->at_stop(mpi_report);
+		atomic_store(&api_state, 1);
+		return true;
+	}
+	atomic_store(&api_state, 2);
+	return false;
+}
+
+bool mpi_begin(uint64_t *t0)
+{
+	int state = atomic_load_explicit(&api_state, memory_order_acquire);
+
+	if (__builtin_expect(state != 1, 0) && (state == 2 || !find_api()))
+		return false;
+	if (mpi_in_fortran || !api->active())
+		return false;
+	*t0 = api->now_ns();
+	return true;
+}
+
+void mpi_write(struct sc_rec_mpi_call *c, const struct sc_mpi_done *done, unsigned ndone)
+{
+	c->end = api->now_ns();
+	c->ndone = (uint16_t)ndone;
+	api->record(SC_REC_MPI_CALL, c->hdr.flags, &c->ts, sizeof(*c) - sizeof(c->hdr), done,
+		    (uint32_t)(ndone * sizeof(*done)));
+}
+
+uint64_t mpi_bytes(MPI_Datatype type, long long count)
+{
+	PMPI_FN(real, int, "PMPI_Type_size", (MPI_Datatype, int *));
+	int size = 0;
+
+	if (type == MPI_DATATYPE_NULL || count <= 0 || real(type, &size) != MPI_SUCCESS || size < 0)
+		return 0;
+	return (uint64_t)size * (uint64_t)count;
+}
+
+/* ---- communicators ---- */
+
+/*
+ * Communicators the program made, with their number and group. Numbers follow the order of
+ * creation, which is the same on every rank for collective creation in the same order, so
+ * the reader can match messages across ranks by it. Kept in a fixed table: a creation is
+ * not a hot path, but the table is read at every call on such a communicator.
+ */
+#define MAX_COMMS 256
+static struct comm_slot {
+	MPI_Comm comm;
+	MPI_Group group;
+	uint32_t id;
+	int size;
+} comms[MAX_COMMS];
+static atomic_uint ncomms;
+static atomic_uint next_comm_id = 3; /* 1 world, 2 self */
+static MPI_Group world_group = MPI_GROUP_NULL;
+static int world_size; /* known from MPI_Init on: most calls name the world */
+
+static struct comm_slot *comm_slot(MPI_Comm comm)
+{
+	unsigned n = atomic_load_explicit(&ncomms, memory_order_acquire);
+
+	for (unsigned i = 0; i < n && i < MAX_COMMS; i++)
+		if (comms[i].comm == comm && comms[i].id)
+			return &comms[i];
+	return NULL;
+}
+
+void mpi_comm_created(MPI_Comm comm)
+{
+	PMPI_FN(group_of, int, "PMPI_Comm_group", (MPI_Comm, MPI_Group *));
+	PMPI_FN(size_of, int, "PMPI_Comm_size", (MPI_Comm, int *));
+	unsigned i = atomic_fetch_add(&ncomms, 1);
+	uint32_t id = atomic_fetch_add(&next_comm_id, 1);
+
+	if (comm == MPI_COMM_NULL || i >= MAX_COMMS)
+		return; /* its calls name no communicator id; peers stay in its own ranks */
+	comms[i].comm = comm;
+	group_of(comm, &comms[i].group);
+	size_of(comm, &comms[i].size);
+	comms[i].id = id;
+}
+
+void mpi_comm_freed(MPI_Comm comm)
+{
+	struct comm_slot *s = comm_slot(comm);
+
+	if (s)
+		s->id = 0; /* the handle may come back for another communicator */
+}
+
+void mpi_comm_fields(struct sc_rec_mpi_call *c, MPI_Comm comm)
+{
+	PMPI_FN(real, int, "PMPI_Comm_size", (MPI_Comm, int *));
+	struct comm_slot *s;
+
+	if (comm == MPI_COMM_WORLD && world_size) {
+		c->comm = 1;
+		c->comm_size = world_size;
+	} else if (comm == MPI_COMM_WORLD || comm == MPI_COMM_SELF) {
+		c->comm = comm == MPI_COMM_WORLD ? 1 : 2;
+		real(comm, &c->comm_size);
+	} else if ((s = comm_slot(comm))) {
+		c->comm = s->id;
+		c->comm_size = s->size;
+	} else if (comm != MPI_COMM_NULL) {
+		real(comm, &c->comm_size);
+	}
+}
+
+int32_t mpi_world_rank(MPI_Comm comm, int r)
+{
+	PMPI_FN(real, int, "PMPI_Group_translate_ranks",
+		(MPI_Group, int, const int *, MPI_Group, int *));
+	struct comm_slot *s;
+	int out = MPI_UNDEFINED;
+
+	if (r < 0)
+		return SC_MPI_NONE;
+	if (comm == MPI_COMM_WORLD)
+		return r;
+	if (comm == MPI_COMM_SELF || !(s = comm_slot(comm)) || world_group == MPI_GROUP_NULL)
+		return r; /* a communicator we did not see made: its own rank */
+	if (real(s->group, 1, &r, world_group, &out) != MPI_SUCCESS || out < 0)
+		return r;
+	return out;
+}
+
+void mpi_job_started(void)
+{
+	PMPI_FN(real, int, "PMPI_Comm_group", (MPI_Comm, MPI_Group *));
+	PMPI_FN(size_of, int, "PMPI_Comm_size", (MPI_Comm, int *));
+
+	real(MPI_COMM_WORLD, &world_group);
+	size_of(MPI_COMM_WORLD, &world_size);
+}
+
+/* ---- requests ---- */
+
+/*
+ * Requests in flight, per thread (a request is completed by the thread that waits for it,
+ * almost always the one that started it; one completed elsewhere is simply not named).
+ * Open addressing on the handle; a full table keeps nothing more, and the wait then names
+ * no request: counted in a note at the end.
+ */
+#define REQ_SLOTS 256
+struct req_slot {
+	MPI_Request req;
+	uint64_t id, bytes; /* id 0: free */
+	MPI_Comm comm;
+	int fn;
+	bool used; /* was ever taken: lookups go past it */
+};
+static _Thread_local struct req_slot reqs[REQ_SLOTS];
+static atomic_uint_least64_t next_request = 1;
+static atomic_uint_least64_t untracked_requests;
+
+static unsigned req_hash(MPI_Request req)
+{
+	uint64_t h = (uint64_t)(uintptr_t)req * 0x9e3779b97f4a7c15ull;
+
+	return (unsigned)(h >> 56);
+}
+
+uint64_t mpi_request_start(MPI_Request req, int fn, uint64_t bytes, MPI_Comm comm)
+{
+	unsigned h = req_hash(req);
+
+	if (req == MPI_REQUEST_NULL)
+		return 0;
+	for (unsigned i = 0; i < REQ_SLOTS; i++) {
+		struct req_slot *s = &reqs[(h + i) % REQ_SLOTS];
+
+		if (!s->id) {
+			*s = (struct req_slot){
+				.req = req, .bytes = bytes, .comm = comm, .fn = fn, .used = true
+			};
+			s->id = atomic_fetch_add_explicit(&next_request, 1, memory_order_relaxed);
+			return s->id;
+		}
+	}
+	atomic_fetch_add_explicit(&untracked_requests, 1, memory_order_relaxed);
+	return 0;
+}
+
+static bool request_take(MPI_Request req, uint64_t *id, int *fn, uint64_t *bytes, MPI_Comm *comm)
+{
+	unsigned h = req_hash(req);
+
+	for (unsigned i = 0; i < REQ_SLOTS; i++) {
+		struct req_slot *s = &reqs[(h + i) % REQ_SLOTS];
+
+		if (!s->used)
+			return false;
+		if (s->id && s->req == req) {
+			*id = s->id;
+			*fn = s->fn;
+			*bytes = s->bytes;
+			*comm = s->comm;
+			s->id = 0;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* At the process's end: what could not be followed. */
+static void mpi_report(void)
+{
+	uint64_t n = atomic_load(&untracked_requests);
+	char text[160];
+
+	if (!n || atomic_load(&api_state) != 1)
+		return;
+	snprintf(text, sizeof(text),
+		 "MPI: %llu requests were not followed (more than %d in flight on a thread); "
+		 "their waits name no request",
+		 (unsigned long long)n, REQ_SLOTS);
+	api->note(SC_NOTE_WARN, text);
+}
+
+int mpi_done(MPI_Request req, const MPI_Status *st, struct sc_mpi_done *d)
+{
+	MPI_Comm comm;
+	uint64_t bytes;
+	int fn;
+
+	if (!request_take(req, &d->request, &fn, &bytes, &comm))
+		return 0;
+	*d = (struct sc_mpi_done){ .request = d->request, .bytes = bytes };
+	d->peer = d->tag = SC_MPI_NONE;
+	if (fn == SC_MPI_IRECV && st) {
+		struct sc_rec_mpi_call c = { 0 };
+
+		mpi_comm_fields(&c, comm);
+		d->comm = c.comm;
+		d->peer = mpi_world_rank(comm, st->MPI_SOURCE);
+		d->tag = st->MPI_TAG;
+	}
+	return fn;
+}

@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * libsyscope-mpi.so, the MPI tracer: wrappers of the C (mpi_c.c) and Fortran (mpi_fortran.c)
+ * bindings that call the PMPI_* entry points and write one SC_REC_MPI_CALL per call
+ * (mpi_record.c). It is preloaded only with --parallel=mpi, and is never linked with an
+ * MPI library: every PMPI_* function is looked up when first called, so it loads in any
+ * process and a program that is not MPI never reaches it.
+ */
+#ifndef SYSCOPE_RUNTIME_MPI_RECORD_H
+#define SYSCOPE_RUNTIME_MPI_RECORD_H
+
+#include <mpi.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "../../store/format.h"
+
+/* Open MPI's handles are addresses of objects in libmpi: weak references keep this library
+ * loadable in a process without it (MPICH's handles are plain numbers). */
+#ifdef OPEN_MPI
+#pragma weak ompi_mpi_comm_world
+#pragma weak ompi_mpi_comm_self
+#pragma weak ompi_mpi_comm_null
+#pragma weak ompi_mpi_group_null
+#pragma weak ompi_request_null
+#pragma weak ompi_mpi_datatype_null
+#pragma weak MPI_F_STATUS_IGNORE
+#pragma weak MPI_F_STATUSES_IGNORE
+#endif
+
+/* The next definition of PMPI_X `name` after this library (the MPI library's), else of
+ * MPI_X, or NULL. */
+void *mpi_next(const char *name);
+
+/* A PMPI_* function, found at its first use; a program that calls a wrapper of an MPI it
+ * does not have gets a clear message and exit status 127 from mpi_missing. `var` names
+ * the pointer. */
+#define PMPI_FN(var, ret, name, params)              \
+	static ret(*var) params;                     \
+	if (__builtin_expect(!var, 0)) {             \
+		var = (ret(*) params)mpi_next(name); \
+		if (!var)                            \
+			mpi_missing(name);           \
+	}
+
+_Noreturn void mpi_missing(const char *name);
+
+/* Whether calls are recorded now; sets `t0` then. */
+bool mpi_begin(uint64_t *t0);
+
+/* The world rank of rank `r` of `comm` (r itself for MPI_COMM_WORLD), SC_MPI_NONE for a
+ * negative rank (MPI_ANY_SOURCE, MPI_PROC_NULL, MPI_ROOT). */
+int32_t mpi_world_rank(MPI_Comm comm, int r);
+
+/* Fill the communicator fields of `c`. */
+void mpi_comm_fields(struct sc_rec_mpi_call *c, MPI_Comm comm);
+
+/* Bytes of `count` elements of `type` (0 for MPI_DATATYPE_NULL or a bad type). */
+uint64_t mpi_bytes(MPI_Datatype type, long long count);
+
+/* Write `c` (ended now), with `ndone` completions after it. */
+void mpi_write(struct sc_rec_mpi_call *c, const struct sc_mpi_done *done, unsigned ndone);
+
+/* Requests of non-blocking calls: remember one started (its id, 0 when not kept). */
+uint64_t mpi_request_start(MPI_Request req, int fn, uint64_t bytes, MPI_Comm comm);
+
+/* A communicator made by a call (split, dup): numbered in order of creation. */
+void mpi_comm_created(MPI_Comm comm);
+void mpi_comm_freed(MPI_Comm comm);
+
+/* At MPI_Init's end: the job's rank and size, noted for the reader. */
+void mpi_job_started(void);
+
+/* Start `c` as a call of `fn` on `comm` (MPI_COMM_NULL: none), keeping its start time. */
+static inline void mpi_call(struct sc_rec_mpi_call *c, int fn, MPI_Comm comm)
+{
+	uint64_t ts = c->ts;
+
+	*c = (struct sc_rec_mpi_call){ .ts = ts, .fn = (uint16_t)fn };
+	c->peer = c->tag = SC_MPI_NONE;
+	if (comm != MPI_COMM_NULL)
+		mpi_comm_fields(c, comm);
+}
+
+/* The completion of `req` (with its status, or NULL) as `d`: the function that started it
+ * (SC_MPI_ISEND, SC_MPI_IRECV), or 0 when it was not followed. */
+int mpi_done(MPI_Request req, const MPI_Status *st, struct sc_mpi_done *d);
+
+/* Calls made through a Fortran binding set this, so that the C wrappers an MPI library's
+ * Fortran layer may call (Open MPI 5, MPICH) do not record them a second time. */
+extern _Thread_local int mpi_in_fortran;
+
+#endif /* SYSCOPE_RUNTIME_MPI_RECORD_H */
