@@ -44,6 +44,7 @@ static int write_outputs(struct sc_model *model, const char *out_dir, const stru
 		sc_die(SC_EXIT_USAGE, "%s", err);
 	model->func_filter.label_file = sc_list_has(s, SC_SET_FUNCTION_LABEL, "file");
 	model->func_filter.label_line = sc_list_has(s, SC_SET_FUNCTION_LABEL, "line");
+	model->python_native = sc_bool(s, SC_SET_PYTHON_NATIVE);
 	/* Region profiles are read by the profile outputs only. */
 	sc_profiles_build(&profiles, model,
 			  sc_list_has(s, SC_SET_OUTPUT_FORMAT, "text") ||

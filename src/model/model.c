@@ -652,6 +652,10 @@ static int metadata_record(void *ctx, int32_t tid, const struct sc_record *rec, 
 	case SC_REC_PMC_READ:
 		pmc_read(ps, tid, (const struct sc_rec_pmc_read *)rec);
 		break;
+	case SC_REC_PY_RUNTIME:
+	case SC_REC_PY_CODE:
+		sc_py_record(m, img, rec);
+		break;
 	case SC_REC_STRING:
 	case SC_REC_GPU_AGENT:
 	case SC_REC_GPU_STREAM:
@@ -701,22 +705,64 @@ static uint64_t *frame_alloc(struct sc_model *m, uint32_t n)
 	return p;
 }
 
-static uint32_t stack_lookup(struct sc_model *m, struct sc_image *img, int32_t tid, uint16_t kind,
-			     uint16_t flags, const uint64_t *frames, uint32_t n, uint64_t ts)
+/* What tells a stack from another: its sample's kind, flags (with the Python walk's GIL
+ * state and flags, SC_STACK_*), native frames and Python frames. */
+struct stack_key {
+	uint16_t kind, flags;
+	const uint64_t *frames;
+	uint32_t n;
+	const struct sc_py_frame *py; /* 8 bytes each, stored as they are after the frames */
+	uint32_t npy;
+};
+
+static void key_of(const struct sc_rec_sample *s, struct stack_key *k)
 {
-	uint64_t h = sc_hash_bytes(frames, (size_t)n * 8,
+	const struct sc_py_frame *py;
+	const struct sc_py_stack *ps = sc_py_sample_stack(s, &py);
+
+	k->kind = s->kind;
+	k->flags = s->hdr.flags & ~SC_SAMPLE_PYTHON;
+	k->frames = s->frames;
+	k->n = s->nframes;
+	k->py = NULL;
+	k->npy = 0;
+	if (!ps)
+		return;
+	k->flags |= SC_SAMPLE_PYTHON | (uint16_t)((ps->gil & 3u) << SC_STACK_GIL_SHIFT);
+	if (ps->flags & SC_PY_STACK_TRUNCATED)
+		k->flags |= SC_STACK_PY_TRUNCATED;
+	if (ps->flags & SC_PY_STACK_BAD_CODE)
+		k->flags |= SC_STACK_PY_BAD_CODE;
+	k->py = py;
+	k->npy = ps->nframes;
+}
+
+static bool stack_is(const struct sc_stack *st, const struct sc_image *img, int32_t tid,
+		     const struct stack_key *k)
+{
+	return st->img == img && st->tid == tid && st->kind == k->kind && st->flags == k->flags &&
+	       st->nframes == k->n && st->py_nframes == k->npy &&
+	       !memcmp(st->frames, k->frames, (size_t)k->n * 8) &&
+	       (!k->npy || !memcmp(st->frames + k->n, k->py, (size_t)k->npy * 8));
+}
+
+static uint32_t stack_lookup(struct sc_model *m, struct sc_image *img, int32_t tid,
+			     const struct stack_key *k, uint64_t ts)
+{
+	uint64_t h = sc_hash_bytes(k->frames, (size_t)k->n * 8,
 				   (uint64_t)(uintptr_t)img ^ ((uint64_t)(uint32_t)tid << 20) ^
-					   ((uint64_t)kind << 52) ^ ((uint64_t)flags << 56));
+					   ((uint64_t)k->kind << 52) ^ ((uint64_t)k->flags << 56));
 	bool inserted;
-	uint64_t *slot = sc_hashmap_upsert(&m->stack_index, h, 0, &inserted);
+	uint64_t *slot;
 	struct sc_stack *st;
 
+	if (k->npy)
+		h = sc_hash_bytes(k->py, (size_t)k->npy * 8, h);
+	slot = sc_hashmap_upsert(&m->stack_index, h, 0, &inserted);
 	if (!inserted) {
 		for (uint32_t i = (uint32_t)(*slot - 1);; i = m->stacks.v[i].next_same_hash) {
 			st = &m->stacks.v[i];
-			if (st->img == img && st->tid == tid && st->kind == kind &&
-			    st->flags == flags && st->nframes == n &&
-			    !memcmp(st->frames, frames, (size_t)n * 8))
+			if (stack_is(st, img, tid, k))
 				return i;
 			if (st->next_same_hash == UINT32_MAX)
 				break;
@@ -725,11 +771,14 @@ static uint32_t stack_lookup(struct sc_model *m, struct sc_image *img, int32_t t
 	st = VEC_PUSH(&m->stacks);
 	st->img = img;
 	st->tid = tid;
-	st->kind = kind;
-	st->flags = flags;
-	st->nframes = n;
-	st->frames = frame_alloc(m, n);
-	memcpy(st->frames, frames, (size_t)n * 8);
+	st->kind = k->kind;
+	st->flags = k->flags;
+	st->nframes = k->n;
+	st->py_nframes = k->npy;
+	st->frames = frame_alloc(m, k->n + k->npy);
+	memcpy(st->frames, k->frames, (size_t)k->n * 8);
+	if (k->npy)
+		memcpy(st->frames + k->n, k->py, (size_t)k->npy * 8);
 	st->first_ts = ts;
 	st->hash = h;
 	st->next_same_hash = inserted ? UINT32_MAX : (uint32_t)(*slot - 1);
@@ -742,20 +791,20 @@ uint32_t sc_model_stack_of(struct sc_model *m, struct sc_image *img, int32_t tid
 {
 	const struct sc_rec_sample *s = (const void *)sample;
 	const unsigned n = sizeof(m->recent_stacks) / sizeof(m->recent_stacks[0]);
+	struct stack_key key;
 	uint32_t found;
 
+	key_of(s, &key);
 	/* A thread sampled in a loop repeats a few stacks (a thread's samples come together):
 	 * compare with the last ones found before hashing. */
 	for (unsigned i = 0; i < n; i++) { /* the most recent first */
 		uint32_t k = m->recent_stacks[(m->recent_next - 1 - i) % n];
 		const struct sc_stack *st = k && k <= m->stacks.n ? &m->stacks.v[k - 1] : NULL;
 
-		if (st && st->img == img && st->tid == tid && st->kind == s->kind &&
-		    st->flags == sample->flags && st->nframes == s->nframes &&
-		    !memcmp(st->frames, s->frames, (size_t)s->nframes * 8))
+		if (st && stack_is(st, img, tid, &key))
 			return k - 1;
 	}
-	found = stack_lookup(m, img, tid, s->kind, sample->flags, s->frames, s->nframes, s->ts);
+	found = stack_lookup(m, img, tid, &key, s->ts);
 	m->recent_stacks[m->recent_next++ % n] = found + 1;
 	return found;
 }
@@ -804,9 +853,17 @@ static int sample_record(void *ctx, int32_t tid, const struct sc_record *rec, ui
 	if (rec->type != SC_REC_SAMPLE || s->kind >= SC_KINDS || !s->nframes)
 		return 0;
 	t = thread_of(ps, tid);
+	if (rec->flags & SC_SAMPLE_PYTHON) {
+		const struct sc_py_frame *py;
+
+		if (!sc_py_sample_stack(s, &py))
+			sc_py_bad_stack(ps->img);
+	}
 	if (s->kind == SC_SAMPLE_CRASH) {
-		idx = stack_lookup(ps->m, ps->img, tid, s->kind, rec->flags, s->frames, s->nframes,
-				   s->ts);
+		struct stack_key key;
+
+		key_of(s, &key);
+		idx = stack_lookup(ps->m, ps->img, tid, &key, s->ts);
 		ps->img->crash_stack = idx;
 		sc_stats_add(&ps->m->stacks.v[idx].w, 0);
 		return 0;
@@ -1013,6 +1070,7 @@ void sc_model_free(struct sc_model *m)
 		sc_hashmap_free(&img->corr);
 		VEC_FREE(&img->children);
 		VEC_FREE(&img->coverage);
+		sc_py_image_free(img->py);
 		free(img);
 	}
 	VEC_FREE(&m->images);
@@ -1065,6 +1123,13 @@ const char *sc_model_function_at(struct sc_model *m, struct sc_image *img, struc
 	char buf[32];
 
 	*frame = NULL;
+	if (!mod && addr >> 63 && !(addr & 0xffffffffu)) { /* SC_PY_FUNC_ADDR: a Python call */
+		const struct sc_py_code *code;
+		const char *name = sc_py_func_name(m, img, addr, &code);
+
+		if (code)
+			return name;
+	}
 	if (mod &&
 	    sc_symbolize(&m->sym, sc_model_module_elf(m, img, mod), addr - mod->base, &chain) &&
 	    chain[0].func) {

@@ -19,6 +19,7 @@
 #include "../common/vec.h"
 #include "../store/session.h"
 #include "strtab.h"
+#include "python.h"
 #include "symbols.h"
 
 #define SC_KINDS 5 /* indexed by enum sc_sample_kind */
@@ -162,6 +163,7 @@ struct sc_image {
 	int64_t crash_stack;		   /* index of the crash stack in sc_model.stacks, or -1 */
 	const char *pmc_names[SC_PMC_MAX]; /* CPU counters (--cpu-events), interned */
 	uint32_t pmc_n;
+	struct sc_py_image *py; /* interpreters and code objects (python.h), or NULL */
 };
 
 /* The counter track of CPU counter `event` of thread `tid` (built from PMC_READ records,
@@ -188,7 +190,8 @@ struct sc_stack {
 	int32_t tid;
 	uint16_t kind, flags;
 	uint32_t nframes;
-	uint64_t *frames; /* leaf first; frames[0] is an exact PC, the rest return addresses */
+	uint32_t py_nframes; /* Python frames (struct sc_py_frame) after the native ones */
+	uint64_t *frames;    /* leaf first; frames[0] is an exact PC, the rest return addresses */
 	uint64_t first_ts;
 	uint64_t hash;
 	uint32_t next_same_hash;
@@ -227,6 +230,7 @@ struct sc_model {
 	/* CPU counters per stack: SC_PMC_MAX sums per stack (in its image's event order),
 	 * grown with the stacks once any image has counters; empty otherwise. */
 	VEC(double) stack_pmc;
+	bool python_native; /* PYTHON_NATIVE: spliced stacks keep the interpreter's frames */
 };
 
 /* The CPU counter sums of stack `idx` (SC_PMC_MAX of them), or NULL when none. */
@@ -290,7 +294,8 @@ struct sc_module *sc_image_module_at(struct sc_image *img, uint64_t addr, uint64
 /* Open (once) and return the symbolizer file of a module. */
 struct sc_elf *sc_model_module_elf(struct sc_model *m, struct sc_image *img, struct sc_module *mod);
 /* The interned name of the function at runtime address `addr` of `mod` (NULL: none), or
- * "0x<addr>" when it has none; `*frame` gets its symbolized frame (file, line), or NULL. */
+ * "0x<addr>" when it has none; `*frame` gets its symbolized frame (file, line), or NULL.
+ * A traced Python call's address (SC_PY_FUNC_ADDR, no module) is named by its code. */
 const char *sc_model_function_at(struct sc_model *m, struct sc_image *img, struct sc_module *mod,
 				 uint64_t addr, const struct sc_symframe **frame);
 const char *sc_kind_metric(unsigned kind); /* "sampling_cpu_clock", ... */

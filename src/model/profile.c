@@ -129,6 +129,112 @@ static void elide_internal(struct sc_profile_set *set)
 	path_buf.n = out;
 }
 
+/* Push the inline chain of native frame `i` of a stack, outermost first; with `role`, the
+ * frame's enum sc_py_native_role bits too. Returns how many frames it pushed. */
+static unsigned native_frame(struct sc_profile_set *set, const struct sc_stack *st, uint32_t i,
+			     uint8_t *role)
+{
+	struct sc_model *m = set->model;
+	/* Return addresses point after the call; look up the call itself. */
+	uint64_t addr = i ? st->frames[i] - 1 : st->frames[i];
+	struct sc_module *mod = sc_image_module_at(st->img, addr, st->first_ts);
+	const char *names[16];
+	const struct sc_symframe *chain;
+	struct sc_elf *elf;
+	unsigned n;
+
+	if (!mod) {
+		const char *empty = sc_strtab_intern(&m->strings, "");
+
+		push_frame(set, sc_strtab_intern(&m->strings, "[unknown]"), empty, empty, 0, false,
+			   false, false);
+		if (role)
+			*role = 0;
+		return 1;
+	}
+	elf = sc_model_module_elf(m, st->img, mod);
+	n = sc_symbolize(&m->sym, elf, addr - mod->base, &chain);
+	for (unsigned j = 0; j < n; j++) {
+		push_frame(set, chain[j].func, sc_elf_name(elf), chain[j].file, chain[j].line,
+			   mod->is_self, mod->is_system, chain[j].exported);
+		if (j < sizeof(names) / sizeof(names[0]))
+			names[j] = chain[j].func;
+	}
+	if (role)
+		*role = (uint8_t)sc_py_native_role(names, n < 16 ? n : 16,
+						   mod == sc_py_interpreter_module(st->img));
+	return n;
+}
+
+static VEC(struct path_frame) native_buf;
+static VEC(uint32_t) native_at; /* per native frame (innermost first): start in native_buf */
+static VEC(uint8_t) native_roles;
+static VEC(uint32_t) py_instr;
+static VEC(struct sc_py_item) py_items;
+
+/* Push a Python frame: its qualname in a "module" that is its file, and its line. */
+static void python_frame(struct sc_profile_set *set, const struct sc_image *img,
+			 const struct sc_py_frame *f)
+{
+	struct sc_model *m = set->model;
+	const struct sc_py_code *c = sc_py_code_of(img, f->code_id);
+	const char *empty = sc_strtab_intern(&m->strings, "");
+
+	if (!c) {
+		push_frame(set, sc_strtab_intern(&m->strings, "[unknown Python code]"), empty,
+			   empty, 0, false, false, false);
+		return;
+	}
+	int32_t line = sc_py_code_line(c, f->instr);
+
+	push_frame(set, c->qualname, c->filename, c->filename, line > 0 ? (uint32_t)line : 0, false,
+		   false, false);
+}
+
+/* The path of a stack with Python frames: native frames symbolized (innermost first, each
+ * with its role), then spliced (python_splice.c) into path_buf. */
+static void python_path(struct sc_profile_set *set, const struct sc_stack *st)
+{
+	const struct sc_py_frame *py = (const void *)(st->frames + st->nframes);
+	struct sc_model *m = set->model;
+	size_t n;
+
+	native_buf.n = native_at.n = native_roles.n = py_instr.n = 0;
+	for (uint32_t i = 0; i < st->nframes; i++) {
+		size_t mark = path_buf.n;
+		uint8_t role;
+		unsigned k = native_frame(set, st, i, &role);
+
+		/* native_frame pushes to path_buf: move the chain aside */
+		*VEC_PUSH(&native_at) = (uint32_t)native_buf.n;
+		*VEC_PUSH(&native_roles) = role;
+		for (unsigned j = 0; j < k; j++)
+			*VEC_PUSH(&native_buf) = path_buf.v[mark + j];
+		path_buf.n = mark;
+	}
+	*VEC_PUSH(&native_at) = (uint32_t)native_buf.n;
+	for (uint32_t i = 0; i < st->py_nframes; i++)
+		*VEC_PUSH(&py_instr) = py[i].instr;
+	VEC_RESERVE(&py_items, (size_t)st->nframes + st->py_nframes + 1);
+	n = sc_py_splice(native_roles.v, st->nframes, py_instr.v, st->py_nframes,
+			 (st->flags & SC_STACK_GIL_MASK) >> SC_STACK_GIL_SHIFT, m->python_native,
+			 py_items.v, &set->last_splice);
+	for (size_t i = 0; i < n; i++) {
+		const struct sc_py_item *it = &py_items.v[i];
+		const char *empty = sc_strtab_intern(&m->strings, "");
+
+		if (it->kind == SC_PY_ITEM_PYTHON)
+			python_frame(set, st->img, &py[it->index]);
+		else if (it->kind == SC_PY_ITEM_GIL_WAIT)
+			push_frame(set, sc_strtab_intern(&m->strings, "[waiting for the GIL]"),
+				   empty, empty, 0, false, false, false);
+		else
+			for (uint32_t j = native_at.v[it->index]; j < native_at.v[it->index + 1];
+			     j++)
+				*VEC_PUSH(&path_buf) = native_buf.v[j];
+	}
+}
+
 size_t sc_stack_path(struct sc_profile_set *set, const struct sc_stack *st, uint32_t **funcs,
 		     uint32_t **lines)
 {
@@ -137,6 +243,8 @@ size_t sc_stack_path(struct sc_profile_set *set, const struct sc_stack *st, uint
 	const char *empty = sc_strtab_intern(&m->strings, "");
 
 	path_buf.n = 0;
+	memset(&set->last_splice, 0, sizeof(set->last_splice));
+	set->last_splice.gil = (st->flags & SC_STACK_GIL_MASK) >> SC_STACK_GIL_SHIFT;
 	if (st->flags & SC_SAMPLE_TRUNCATED)
 		push_frame(set, sc_strtab_intern(&m->strings, "[truncated]"), empty, empty, 0,
 			   false, false, false);
@@ -152,24 +260,11 @@ size_t sc_stack_path(struct sc_profile_set *set, const struct sc_stack *st, uint
 		push_frame(set, f->func, f->module ? f->module : empty, f->file, f->line, false,
 			   false, false);
 	}
-	for (uint32_t i = st->nframes; i-- > 0 && !(st->flags & SC_STACK_SYMBOLIC);) {
-		/* Return addresses point after the call; look up the call itself. */
-		uint64_t addr = i ? st->frames[i] - 1 : st->frames[i];
-		struct sc_module *mod = sc_image_module_at(st->img, addr, st->first_ts);
-		const struct sc_symframe *chain;
-		struct sc_elf *elf;
-		unsigned n;
-
-		if (!mod) {
-			push_frame(set, unknown, empty, empty, 0, false, false, false);
-			continue;
-		}
-		elf = sc_model_module_elf(m, st->img, mod);
-		n = sc_symbolize(&m->sym, elf, addr - mod->base, &chain);
-		for (unsigned j = 0; j < n; j++)
-			push_frame(set, chain[j].func, sc_elf_name(elf), chain[j].file,
-				   chain[j].line, mod->is_self, mod->is_system, chain[j].exported);
-	}
+	if ((st->flags & SC_SAMPLE_PYTHON) && !(st->flags & SC_STACK_SYMBOLIC))
+		python_path(set, st);
+	for (uint32_t i = st->nframes;
+	     i-- > 0 && !(st->flags & (SC_STACK_SYMBOLIC | SC_SAMPLE_PYTHON));)
+		native_frame(set, st, i, NULL);
 	elide_internal(set);
 	path_funcs.n = path_lines.n = 0;
 	for (size_t i = 0; i < path_buf.n; i++) {
@@ -181,6 +276,21 @@ size_t sc_stack_path(struct sc_profile_set *set, const struct sc_stack *st, uint
 	if (lines)
 		*lines = path_lines.v;
 	return path_buf.n;
+}
+
+unsigned sc_stack_gil(struct sc_profile_set *set, uint32_t idx)
+{
+	const struct sc_stack *st = &set->model->stacks.v[idx];
+
+	if (!(st->flags & SC_SAMPLE_PYTHON))
+		return SC_GIL_NONE;
+	while (set->stack_gil.n <= idx)
+		*VEC_PUSH(&set->stack_gil) = 0;
+	if (!set->stack_gil.v[idx]) {
+		sc_stack_path(set, st, NULL, NULL);
+		set->stack_gil.v[idx] = (uint8_t)(set->last_splice.gil + 1);
+	}
+	return set->stack_gil.v[idx] - 1u;
 }
 
 static void tree_init(struct sc_tree *t, int32_t tid)
@@ -333,6 +443,25 @@ static void flat_add(struct sc_profile *p, const uint32_t *funcs, const uint32_t
 	}
 }
 
+/* A Python stack's GIL state and splice outcome (of the sc_stack_path just made). */
+static void python_counts(struct sc_profile *p, struct sc_tree *t, const struct sc_stack *st)
+{
+	const struct sc_py_splice *sp = &p->set->last_splice;
+
+	p->py_samples += st->w.count;
+	if (sp->extra_groups)
+		p->py_extra_groups += st->w.count;
+	if (sp->extra_evals)
+		p->py_extra_evals += st->w.count;
+	if (st->flags & SC_STACK_PY_TRUNCATED)
+		p->py_truncated += st->w.count;
+	if (st->flags & SC_STACK_PY_BAD_CODE)
+		p->py_bad_code += st->w.count;
+	p->merged.gil[sp->gil] += st->w.count;
+	if (t)
+		t->gil[sp->gil] += st->w.count;
+}
+
 static int by_creation(const void *a, const void *b)
 {
 	const struct sc_tree *x = a, *y = b;
@@ -384,6 +513,8 @@ void sc_profiles_build(struct sc_profile_set *set, struct sc_model *m, bool regi
 		sc_stats_merge(&p->total, &st->w);
 		if (st->flags & SC_SAMPLE_TRUNCATED)
 			p->truncated += st->w.count;
+		if (st->flags & SC_SAMPLE_PYTHON)
+			python_counts(p, tt ? &p->threads.v[*tt - 1] : NULL, st);
 	}
 	if (regions)
 		sc_region_profiles_build(set, m);
@@ -424,9 +555,15 @@ void sc_profiles_free(struct sc_profile_set *set)
 	VEC_FREE(&set->profiles);
 	VEC_FREE(&set->funcs);
 	VEC_FREE(&set->lines);
+	VEC_FREE(&set->stack_gil);
 	sc_hashmap_free(&set->func_index);
 	sc_hashmap_free(&set->line_index);
 	VEC_FREE(&path_buf);
+	VEC_FREE(&native_buf);
+	VEC_FREE(&native_at);
+	VEC_FREE(&native_roles);
+	VEC_FREE(&py_instr);
+	VEC_FREE(&py_items);
 	VEC_FREE(&path_funcs);
 	VEC_FREE(&path_lines);
 }

@@ -38,7 +38,8 @@ struct sc_tree {
 	int32_t tid;	     /* -1 for the tree merged over threads */
 	uint32_t thread_idx; /* index in the process's thread list; unused when merged */
 	VEC(struct sc_node) nodes;
-	struct sc_hashmap children; /* (parent << 32 | func) + 1 -> node index */
+	struct sc_hashmap children;  /* (parent << 32 | func) + 1 -> node index */
+	uint64_t gil[SC_GIL_STATES]; /* samples of Python threads by GIL state (python.h) */
 };
 
 struct sc_flat {
@@ -62,6 +63,10 @@ struct sc_profile {
 	VEC(struct sc_flat) lines;     /* indexed by line id */
 	struct sc_stats total;
 	uint64_t truncated; /* samples whose stacks hit the depth limit */
+	/* Samples whose Python frames did not line up with the native eval frames (python.h:
+	 * groups put at the root, eval frames left without Python frames). */
+	uint64_t py_extra_groups, py_extra_evals, py_samples;
+	uint64_t py_truncated, py_bad_code; /* Python walks cut at their bound, stopped early */
 	/* CPU counters (--cpu-events) attributed to functions: what was counted between a
 	 * thread's previous sample and each sample goes to that sample's functions. */
 	unsigned pmc_n;
@@ -85,6 +90,8 @@ struct sc_profile_set {
 	struct sc_hashmap func_index; /* hash -> id + 1 */
 	struct sc_hashmap line_index;
 	VEC(struct sc_profile *) profiles; /* per process (model order), then kind */
+	struct sc_py_splice last_splice;   /* what the last sc_stack_path made of Python */
+	VEC(uint8_t) stack_gil;		   /* sc_stack_gil's answers, per stack + 1 (0: not yet) */
 };
 
 /* Build the profiles of every process and kind that has samples, and with `regions` the
@@ -95,10 +102,16 @@ void sc_profiles_free(struct sc_profile_set *set);
 
 /*
  * The symbolized path of a stack, root to leaf, as (func, line) ids: fills `funcs` and
- * `lines` (either may be NULL) and returns the length.
+ * `lines` (either may be NULL) and returns the length. Python frames are spliced in
+ * (python.h): a function named by its qualname in the "module" of its file; set->last_splice
+ * tells the stack's GIL state and how the splice went.
  */
 size_t sc_stack_path(struct sc_profile_set *set, const struct sc_stack *st, uint32_t **funcs,
 		     uint32_t **lines);
+
+/* The GIL state (enum sc_gil_state) of stack `idx` of the model, once its native frames are
+ * symbolized: SC_GIL_NONE for stacks without Python. */
+unsigned sc_stack_gil(struct sc_profile_set *set, uint32_t idx);
 
 /* Call-tree outputs (text and JSON trees) stop at this depth: below it, calls stay in the
  * node at the cut, which says so. Readers refuse deeper nesting and a 10 000-deep recursion

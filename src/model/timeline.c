@@ -204,16 +204,35 @@ static const char *labeled(struct sc_model *m, const char *name, const struct sc
 	return r;
 }
 
+/* A traced Python call (SC_FUNC_PYTHON): its qualname, labeled as FUNCTION_LABEL asks with
+ * its file and first line. */
+static const char *python_func_name(struct replay *r, uint64_t addr)
+{
+	const struct sc_py_code *code;
+	const char *name = sc_py_func_name(r->m, r->img, addr, &code);
+	struct sc_symframe where = { 0 };
+
+	if (!code)
+		return name;
+	where.file = code->filename;
+	where.line = code->first_line > 0 ? (uint32_t)code->first_line : 0;
+	return labeled(r->m, name, &where);
+}
+
 /* The region name of an instrumented function at `addr`, or of a loop starting there
- * (`loop`: "[loop] solve:42", its function and the line of its first instruction); NULL
- * when the function filters leave it out. */
-static const char *func_name(struct replay *r, uint64_t addr, uint64_t ts, bool loop)
+ * (`loop`: "[loop] solve:42", its function and the line of its first instruction), or of a
+ * traced Python call (`python`); NULL when the function filters leave it out. */
+static const char *func_name(struct replay *r, uint64_t addr, uint64_t ts, bool loop, bool python)
 {
 	bool inserted;
-	uint64_t *slot =
-		sc_hashmap_upsert(&r->func_names, (addr + 1) | (uint64_t)loop << 63, 0, &inserted);
+	uint64_t *slot = sc_hashmap_upsert(
+		&r->func_names, (addr + 1) ^ (uint64_t)loop << 63 ^ python, 0, &inserted);
 
-	if (inserted) {
+	if (inserted && python) {
+		const char *name = python_func_name(r, addr);
+
+		*slot = (uint64_t)(uintptr_t)name << 1 | !sc_model_function_shown(r->m, name);
+	} else if (inserted) {
 		struct sc_module *mod = sc_image_module_at(r->img, addr, ts);
 		const struct sc_symframe *frame;
 		const char *name = sc_model_function_at(r->m, r->img, mod, addr, &frame);
@@ -328,7 +347,8 @@ static int replay_record(void *ctx, int32_t tid, const struct sc_record *rec, ui
 	}
 	case SC_REC_FUNC_ENTER: {
 		const struct sc_rec_func *f = (const void *)rec;
-		const char *name = func_name(r, f->addr, f->ts, rec->flags & SC_FUNC_LOOP);
+		const char *name = func_name(r, f->addr, f->ts, rec->flags & SC_FUNC_LOOP,
+					     rec->flags & SC_FUNC_PYTHON);
 
 		if (!name)
 			break; /* left out by --function-include/--function-exclude */
@@ -345,7 +365,8 @@ static int replay_record(void *ctx, int32_t tid, const struct sc_record *rec, ui
 		const struct sc_rec_func *f = (const void *)rec;
 		uint32_t at;
 
-		if (!func_name(r, f->addr, f->ts, rec->flags & SC_FUNC_LOOP))
+		if (!func_name(r, f->addr, f->ts, rec->flags & SC_FUNC_LOOP,
+			       rec->flags & SC_FUNC_PYTHON))
 			break; /* its entry was left out too */
 		o = open_in(r, tid, SC_FUNC_CONTEXT(rec->flags), false);
 		/* The innermost open entry of this function on its stack; entries above it

@@ -56,6 +56,7 @@ enum {
 #define UUID_LANE (5ull << 60)
 #define UUID_GPU_MEMORY (6ull << 60)
 #define UUID_CONTEXT (7ull << 60)
+#define UUID_GIL (8ull << 60)
 #define FLOW_GPU (1ull << 60)
 #define FLOW_GPU_FAN (2ull << 60) /* the second and later GPU ops of one host call */
 #define UUID_MASK ((1ull << 60) - 1)
@@ -651,6 +652,31 @@ static uint64_t callstack_iid(struct pf *pf, uint32_t stack)
 	return *slot;
 }
 
+/* A Python thread's GIL state at each sample, on a counter track under the thread (described
+ * at its first sample): 0 no thread state, 1 holds the GIL, 2 runs without it, 3 waits. */
+static void gil_sample(struct pf *pf, const struct sc_thread *t, uint64_t ts, unsigned state)
+{
+	uint64_t key = UUID_GIL | ((uint32_t)t->tid & UUID_MASK), *slot;
+	bool inserted;
+	size_t e;
+
+	slot = sc_hashmap_upsert(&pf->uuids, key, 0, &inserted);
+	if (inserted) {
+		char name[96];
+
+		*slot = ++*pf->next_uuid;
+		snprintf(name, sizeof(name), "GIL %d (1 holds, 2 released, 3 waiting)",
+			 (int)t->tid);
+		describe_named_track(pf, *slot, thread_uuid(pf, t->tid), name, "state", ts);
+	}
+	e = pb_begin(&pf->ev, PKT_TRACK_EVENT);
+	pb_varint(&pf->ev, 9, EV_COUNTER);
+	pb_varint(&pf->ev, 11, *slot);
+	pb_double(&pf->ev, 44, (double)state);
+	pb_end(&pf->ev, e);
+	send_event(pf, ts);
+}
+
 static void on_sample(void *ctx, struct sc_image *img, struct sc_thread *t, uint64_t ts,
 		      uint64_t cpu_ns, uint32_t stack)
 {
@@ -666,6 +692,8 @@ static void on_sample(void *ctx, struct sc_image *img, struct sc_thread *t, uint
 	pb_varint(&pf->ev, 5, CPU_MODE_USER);
 	pb_end(&pf->ev, s);
 	send_event(pf, ts);
+	if (pf->set->model->stacks.v[stack].flags & SC_SAMPLE_PYTHON)
+		gil_sample(pf, t, ts, sc_stack_gil(pf->set, stack));
 }
 
 static uint64_t gpu_uuid(struct pf *pf, uint32_t agent)

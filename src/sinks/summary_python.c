@@ -1,0 +1,110 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The Python lines of the end-of-run summary: which interpreter each process ran and what
+ * syscope did with it, the share of samples each thread spent waiting for the GIL, and
+ * samples whose Python frames did not line up with the native stack (python.h).
+ */
+#include "../common/strutil.h"
+#include "summary.h"
+
+static const char *runtime_state(unsigned state)
+{
+	switch (state) {
+	case SC_PY_FRAMES:
+		return "Python frames read in samples";
+	case SC_PY_UNSUPPORTED:
+		return "a version syscope has no layout for (3.10-3.13 are read): native frames "
+		       "only";
+	case SC_PY_FREE_THREADED:
+		return "a free-threaded build, not supported: native frames only";
+	case SC_PY_INVALID:
+		return "its memory layout did not match this version's: native frames only";
+	case SC_PY_OFF:
+		return "left alone (--no-python)";
+	default:
+		return "in a state this syscope does not know";
+	}
+}
+
+static void print_runtimes(FILE *f, struct sc_image *img)
+{
+	for (size_t i = 0; img->py && i < img->py->runtimes.n; i++) {
+		const struct sc_py_runtime_info *r = &img->py->runtimes.v[i];
+		struct sc_module *mod = sc_image_module_at(img, r->runtime, r->ts);
+
+		fprintf(f, "syscope: Python: CPython %u.%u.%u in process %d (%s): %s%s\n",
+			r->version >> 24, (r->version >> 16) & 0xff, (r->version >> 8) & 0xff,
+			(int)img->pid, mod ? sc_base_name(mod->path) : "?", runtime_state(r->state),
+			r->flags & SC_PY_TRACING ? ", calls traced" : "");
+	}
+	if (img->py && img->py->bad_stacks)
+		fprintf(f,
+			"syscope: Python: %llu samples of process %d had a damaged Python part; "
+			"they keep their native frames only\n",
+			(unsigned long long)img->py->bad_stacks, (int)img->pid);
+	if (img->py && img->py->bad_records)
+		fprintf(f,
+			"syscope: Python: %llu damaged code records in process %d were skipped\n",
+			(unsigned long long)img->py->bad_records, (int)img->pid);
+}
+
+static const char *kind_text(unsigned kind)
+{
+	return kind == SC_SAMPLE_REALTIME ? "wall-clock" : "CPU-time";
+}
+
+/* Threads that waited for the GIL in some of their samples, and the splice's misses. */
+static void print_profile(FILE *f, const struct sc_profile *p)
+{
+	for (size_t t = 0; t < p->threads.n; t++) {
+		const struct sc_tree *tr = &p->threads.v[t];
+		const struct sc_thread *th = &p->proc->threads.v[tr->thread_idx];
+		uint64_t all = tr->nodes.v[0].incl.count;
+
+		if (!tr->gil[SC_GIL_WAITING] || !all)
+			continue;
+		fprintf(f,
+			"syscope: Python: thread %u (tid %d%s%s) waited for the GIL in %llu of its "
+			"%llu %s samples (%.1f%%)\n",
+			th->index, (int)th->tid, th->name[0] ? ", " : "", th->name,
+			(unsigned long long)tr->gil[SC_GIL_WAITING], (unsigned long long)all,
+			kind_text(p->kind), 100.0 * (double)tr->gil[SC_GIL_WAITING] / (double)all);
+	}
+	if (p->py_extra_groups)
+		fprintf(f,
+			"syscope: Python: %llu %s samples of process %d had more Python eval groups "
+			"than native eval frames (the native stack was cut short); the outer ones are "
+			"shown at the root\n",
+			(unsigned long long)p->py_extra_groups, kind_text(p->kind),
+			(int)p->proc->pid);
+	if (p->py_truncated)
+		fprintf(f,
+			"syscope: Python: %llu %s samples of process %d had more than %u Python "
+			"frames; their outermost ones are missing\n",
+			(unsigned long long)p->py_truncated, kind_text(p->kind), (int)p->proc->pid,
+			SC_PY_STACK_MAX);
+	if (p->py_bad_code)
+		fprintf(f,
+			"syscope: Python: in %llu %s samples of process %d the walk of the Python "
+			"frames stopped at a code object that did not check out; the frames outside "
+			"it are missing\n",
+			(unsigned long long)p->py_bad_code, kind_text(p->kind), (int)p->proc->pid);
+	if (p->py_extra_evals)
+		fprintf(f,
+			"syscope: Python: %llu %s samples of process %d had native eval frames "
+			"without Python frames (a call just starting); they are shown as native "
+			"frames\n",
+			(unsigned long long)p->py_extra_evals, kind_text(p->kind),
+			(int)p->proc->pid);
+}
+
+void sc_summary_python(FILE *f, struct sc_output *out)
+{
+	struct sc_model *m = out->model;
+
+	for (size_t i = 0; i < m->images.n; i++)
+		print_runtimes(f, m->images.v[i]);
+	for (size_t i = 0; i < out->profiles->profiles.n; i++)
+		if (out->profiles->profiles.v[i]->kind != SC_PROFILE_REGIONS)
+			print_profile(f, out->profiles->profiles.v[i]);
+}
