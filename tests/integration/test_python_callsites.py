@@ -1,0 +1,89 @@
+"""GPU time by the Python line that launched it (issue 15), without a GPU: the synthetic
+session of tests/tools/gen_py_session.c --gpu has CUDA calls from Python (PY_CALLSITE) and
+the GPU ops they started, with known device times (its comment lists them); the reader must
+join them by correlation id into gpu_time_by_python-PID.txt/json and the summary. Then a
+real Python program without CUDA: nothing of the kind may appear. test_python_gpu.py is the
+same on a GPU, with PyTorch."""
+import os
+import shutil
+import subprocess
+import tempfile
+
+import harness
+from harness import Skip, check, check_eq, syscope
+
+GEN_PY_SESSION = os.path.join(harness.BUILD, "bin", "gen_py_session")
+PID = 5151
+
+
+def gpu_session(*convert_args):
+    workdir = tempfile.mkdtemp(prefix="syscope-pygpu-")
+    harness._workdirs.append(workdir)
+    session = os.path.join(workdir, "session")
+    subprocess.run([GEN_PY_SESSION, session, "--pid", str(PID), "--gpu"], check=True)
+    r = syscope("convert", *convert_args, session)
+    check_eq(r.rc, 0, r.describe())
+    return r, session
+
+
+def test_gpu_time_by_python_function_and_line():
+    r, s = gpu_session("--output-format", "text json")
+    p = harness.Profile(os.path.join(s, f"gpu_time_by_python-{PID}.json"))
+    check_eq(p.metric, "gpu_time_by_python", "the profile's metric")
+    # 12 calls with device time: the allocation without any and the native launch are out.
+    check_eq(p.total, 12, "CUDA calls from Python with GPU work")
+    check(abs(p.meta["seconds"] - 0.020) < 1e-9, f"20 ms of device time: {p.meta['seconds']}")
+    lines = {(ln["file"], ln["line"]): ln for ln in p.meta["lines"]}
+    want = {("/app/model.py", 22): (5, 0.010), ("/app/train.py", 13): (2, 0.005),
+            ("/app/model.py", 25): (3, 0.003), ("/app/train.py", 36): (2, 0.002)}
+    for key, (calls, sec) in want.items():
+        check(key in lines, f"line {key} in {sorted(lines)}")
+        check_eq(lines[key]["self_samples"], calls, f"calls launched by {key}")
+        check(abs(lines[key]["exclusive"] - sec) < 1e-9, f"{key}: {lines[key]}")
+    # Trainer.step:13 is also the caller of every Model.forward launch: 18 ms under it.
+    check(abs(lines[("/app/train.py", 13)]["inclusive"] - 0.018) < 1e-9, "Trainer.step:13")
+    fwd, step = p.function("Model.forward"), p.function("Trainer.step")
+    check_eq((fwd["module"], fwd["samples"]), ("/app/model.py", 8), "Model.forward's calls")
+    check(abs(fwd["inclusive"] - 0.013) < 1e-9 and abs(step["inclusive"] - 0.018) < 1e-9,
+          f"inclusive GPU time: {fwd} {step}")
+    check_eq(sorted((t["index"], t["calls"]) for t in p.threads()), [(0, 10), (1, 2)],
+             "calls per launching thread")
+    # The call tree: <module> > Trainer.step > Model.forward on the main thread.
+    main = harness.children(p.thread_trees()[0])
+    check_eq(list(main), ["<module>"], "the main thread's root")
+    step_node = harness.children(main["<module>"])["Trainer.step"]
+    check_eq(list(harness.children(step_node)), ["Model.forward"], "under Trainer.step")
+    with open(os.path.join(s, f"gpu_time_by_python-{PID}.txt")) as f:
+        text = f.read()
+    check("GPU TIME LAUNCHED BY PYTHON LINE" in text and "/app/model.py:22" in text, text[:600])
+    check("12 CUDA calls from Python" in text, text[:300])
+
+
+def test_summary_lists_gpu_time_by_python_line():
+    r, _ = gpu_session()
+    lines = [ln for ln in r.err.splitlines() if "GPU time launched by Python line" in ln]
+    check_eq(len(lines), 1, r.err)
+    check("0.020000 s of device time from 12 CUDA calls" in lines[0], lines[0])
+    rows = r.err.splitlines()
+    at = rows.index(lines[0])
+    top = [row.split()[4:7] for row in rows[at + 1:at + 5]]
+    check_eq(top, [["/app/model.py:22", "Model.forward", "(5"],
+                   ["/app/train.py:13", "Trainer.step", "(2"],
+                   ["/app/model.py:25", "Model.forward", "(3"],
+                   ["/app/train.py:36", "worker", "(2"]], f"the lines by GPU time:\n{r.err}")
+    check("50.0%" in rows[at + 1], rows[at + 1])
+
+
+def test_python_without_cuda_has_no_gpu_lines():
+    py = shutil.which("python3")
+    if not py:
+        raise Skip("no python3")
+    r = syscope("sample", "--", py, "-c", "sum(i * i for i in range(200000))")
+    check_eq(r.rc, 0, r.describe())
+    check(not [f for f in r.files() if f.startswith("gpu_time_by_python")], str(r.files()))
+    check("GPU time launched by Python line" not in r.err, r.err)
+    check("Python frames read in samples" in r.err, f"Python frames were on:\n{r.err}")
+
+
+if __name__ == "__main__":
+    harness.main(globals())
