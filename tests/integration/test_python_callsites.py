@@ -12,6 +12,8 @@ import tempfile
 import harness
 from harness import Skip, check, check_eq, syscope
 
+import pftrace
+
 GEN_PY_SESSION = os.path.join(harness.BUILD, "bin", "gen_py_session")
 PID = 5151
 
@@ -72,6 +74,30 @@ def test_summary_lists_gpu_time_by_python_line():
                    ["/app/model.py:25", "Model.forward", "(3"],
                    ["/app/train.py:36", "worker", "(2"]], f"the lines by GPU time:\n{r.err}")
     check("50.0%" in rows[at + 1], rows[at + 1])
+
+
+def test_perfetto_api_calls_and_gpu_ops_carry_the_python_stack():
+    _, s = gpu_session("--output-format", "pftrace")
+    names = [f for f in os.listdir(s) if f.endswith(".pftrace")]
+    check_eq(len(names), 1, f"one trace in {os.listdir(s)}")
+    t = pftrace.Trace(open(os.path.join(s, names[0]), "rb").read())
+    check_eq(t.errors, [], "a valid trace")
+    at22 = ("Model.forward (/app/model.py:22) <- Trainer.step (/app/train.py:13) <- "
+            "<module> (/app/train.py:5)")
+    stacks = {}
+    for _track, name, cat, _start, _end, args in t.slices:
+        stacks.setdefault((cat, name), []).append(args.get("python"))
+    launches = stacks[("CUDA_RUNTIME_API", "cudaLaunchKernel")]
+    check_eq(len(launches), 11, "launch slices")
+    check_eq(launches.count(at22), 6, "launches from model.py:22 (one without device time)")
+    check_eq(launches.count("worker (/app/train.py:36)"), 2, "the worker's launches")
+    copies = stacks[("CUDA_RUNTIME_API", "cudaMemcpyAsync")]
+    check_eq(copies, ["Trainer.step (/app/train.py:13) <- <module> (/app/train.py:5)"] * 2,
+             "copy slices")
+    kernels = [a for (cat, _), v in stacks.items() if cat == "KERNEL_DISPATCH" for a in v]
+    check_eq(len(kernels), 11, "kernel slices")
+    check_eq(kernels.count(at22), 5, "kernels launched from model.py:22")
+    check_eq(kernels.count(None), 1, "the native launch's kernel has no Python stack")
 
 
 def test_python_without_cuda_has_no_gpu_lines():

@@ -31,7 +31,8 @@
  * all under <module>:5 > Trainer.step:13, and one launch whose work has no device time; on
  * the worker 2 launches from worker:36 (1 ms each). A kernel of 4 ms has no call site (a
  * native launch). So 20 ms of GPU time from 12 calls: model.py:22 10 ms, train.py:13 5 ms,
- * model.py:25 3 ms, train.py:36 2 ms.
+ * model.py:25 3 ms, train.py:36 2 ms. Each call is also its API region (cudaLaunchKernel or
+ * cudaMemcpyAsync, 5 us, the same correlation id).
  */
 #include <errno.h>
 #include <limits.h>
@@ -280,6 +281,22 @@ static void write_thread_begin(int32_t tid, uint32_t index, const char *name, ui
 static int with_gpu;
 static uint64_t next_corr = 100;
 
+/* The CUDA API call as the tracer writes it: a whole region of this thread, 5 us. */
+static void write_api_call(const char *name, uint64_t corr)
+{
+	static const char category[] = "CUDA_RUNTIME_API";
+	struct sc_rec_region_span sp = { .r = { .ts = w.ts, .corr_id = corr },
+					 .end = w.ts + 5000,
+					 .tid = w.tid };
+	char tail[128];
+
+	sp.r.name_len = (uint32_t)strlen(name) + 1;
+	sp.r.cat_len = sizeof(category);
+	memcpy(tail, name, sp.r.name_len);
+	memcpy(tail + sp.r.name_len, category, sp.r.cat_len);
+	put(SC_REC_REGION_SPAN, 0, &sp, sizeof(sp), tail, sp.r.name_len + sp.r.cat_len);
+}
+
 /* A CUDA call from Python (its stack, innermost first) and the GPU op it started. */
 static void write_gpu_call(const struct py_frame_spec *py, unsigned np, uint16_t kind,
 			   uint64_t gpu_ns)
@@ -300,6 +317,7 @@ static void write_gpu_call(const struct py_frame_spec *py, unsigned np, uint16_t
 		pf[i].instr = (py[i].index + 1) | (py[i].group_end ? SC_PY_FRAME_GROUP_END : 0);
 	}
 	put(SC_REC_PY_CALLSITE, 0, cs, (uint32_t)((uint8_t *)(pf + np) - buf), NULL, 0);
+	write_api_call(kind == SC_GPU_COPY ? "cudaMemcpyAsync" : "cudaLaunchKernel", cs->corr_id);
 	if (kind == SC_GPU_COPY) {
 		op.copy_kind = SC_COPY_HTOD;
 		op.bytes = 1 << 20;
