@@ -4,6 +4,7 @@ the GPU ops they started, with known device times (its comment lists them); the 
 join them by correlation id into gpu_time_by_python-PID.txt/json and the summary. Then a
 real Python program without CUDA: nothing of the kind may appear. test_python_gpu.py is the
 same on a GPU, with PyTorch."""
+import glob
 import os
 import shutil
 import subprocess
@@ -13,6 +14,10 @@ import harness
 from harness import Skip, check, check_eq, syscope
 
 import pftrace
+import rawdump
+import records
+
+CALLER = os.path.join(harness.SOURCE, "tests", "programs", "py_callsite.py")
 
 GEN_PY_SESSION = os.path.join(harness.BUILD, "bin", "gen_py_session")
 PID = 5151
@@ -98,6 +103,70 @@ def test_perfetto_api_calls_and_gpu_ops_carry_the_python_stack():
     check_eq(len(kernels), 11, "kernel slices")
     check_eq(kernels.count(at22), 5, "kernels launched from model.py:22")
     check_eq(kernels.count(None), 1, "the native launch's kernel has no Python stack")
+
+
+def marked_line(mark):
+    with open(CALLER) as f:
+        return next(n for n, line in enumerate(f, 1) if f"# {mark} LINE" in line)
+
+
+def raw_callsites(r):
+    """{corr_id: [(qualname, line), ...] innermost first}, and the tid of each call."""
+    codes, sites, tids = {}, [], {}
+    for path in r.raw_files():
+        for tid, rtype, _flags, payload in rawdump.records(open(path, "rb").read()):
+            if rtype == records.PY_CODE:
+                c = records.decode_py_code(payload)
+                codes.setdefault(c["id"], c)
+            elif rtype == records.PY_CALLSITE:
+                sites.append((tid, records.decode_py_callsite(payload)))
+    stacks = {}
+    for tid, cs in sites:
+        stacks[cs["corr_id"]] = [(codes[code]["qualname"], records.py_line(codes[code], index))
+                                 for code, index, _end in cs["python"]["frames"]]
+        tids[cs["corr_id"]] = tid
+    return stacks, tids
+
+
+PYENV_PYTHONS = sorted(glob.glob("/root/.pyenv/versions/3.1[0-3].*/bin/python3"))
+
+
+def test_runtime_walks_the_callers_python_frames():
+    """The runtime's entry point, called as the CUDA tracer calls it (normal context, the
+    calling thread), from known lines of real interpreters: Debian's, and the pyenv builds of
+    3.10-3.13 where this machine has them."""
+    pythons = [p for p in [shutil.which("python3")] + PYENV_PYTHONS if p]
+    if not pythons:
+        raise Skip("no python3")
+    for py in pythons:
+        check_callsites_of(py)
+
+
+def check_callsites_of(py):
+    r = syscope("sample", "--", py, CALLER)
+    check_eq(r.rc, 0, r.describe())
+    check("on=1" in r.out and "py_callsite ok" in r.out, r.describe())
+    stacks, tids = raw_callsites(r)
+    check_eq(sorted(stacks), [1, 2, 3, 4, 5, 101, 102, 103], "one record per call")
+    launch, step, worker, module = (marked_line(m) for m in ("LAUNCH", "STEP", "WORKER",
+                                                             "MODULE"))
+    for corr in range(1, 6):
+        check_eq(stacks[corr], [("launch", launch), ("step", step), ("<module>", module)],
+                 f"{py}: the stack of call {corr}")
+    for corr in range(101, 104):
+        check_eq(stacks[corr][:2], [("launch", launch), ("worker", worker)],
+                 f"{py}: the worker's call {corr}")
+    check_eq(len({tids[c] for c in (1, 101)}), 2, f"{py}: each call on its thread's stream")
+
+
+def test_runtime_records_no_callsite_under_no_python():
+    py = shutil.which("python3")
+    if not py:
+        raise Skip("no python3")
+    r = syscope("sample", "--no-python", "--", py, CALLER)
+    check_eq(r.rc, 0, r.describe())
+    check("on=0" in r.out and "py_callsite ok" in r.out, r.describe())
+    check_eq(raw_callsites(r)[0], {}, "no call sites")
 
 
 def test_python_without_cuda_has_no_gpu_lines():
