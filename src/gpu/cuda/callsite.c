@@ -27,6 +27,8 @@ static bool starts_work(const char *name, bool runtime)
 						       "cuGraphLaunch" };
 	const char *const *p = runtime ? runtime_prefixes : driver_prefixes;
 
+	if (strstr(name, "HostFunc"))
+		return false; /* cudaLaunchHostFunc runs on the host: no device time */
 	for (unsigned i = 0; i < 4; i++)
 		if (!strncmp(name, p[i], strlen(p[i])))
 			return true;
