@@ -5,8 +5,10 @@ join them by correlation id into gpu_time_by_python-PID.txt/json and the summary
 real Python program without CUDA: nothing of the kind may appear. test_python_gpu.py is the
 same on a GPU, with PyTorch."""
 import glob
+import json
 import os
 import shutil
+import sqlite3
 import subprocess
 import tempfile
 
@@ -14,6 +16,7 @@ import harness
 from harness import Skip, check, check_eq, syscope
 
 import pftrace
+from rocpd_checks import check_conventions
 import rawdump
 import records
 
@@ -79,6 +82,23 @@ def test_summary_lists_gpu_time_by_python_line():
                    ["/app/model.py:25", "Model.forward", "(3"],
                    ["/app/train.py:36", "worker", "(2"]], f"the lines by GPU time:\n{r.err}")
     check("50.0%" in rows[at + 1], rows[at + 1])
+
+
+def test_rocpd_and_summary_verb_give_gpu_time_by_python_line():
+    _, s = gpu_session("--output-format", "rocpd")
+    db = sqlite3.connect(os.path.join(s, f"rocpd-{PID}.db"))
+    check_conventions(db)
+    stacks = db.execute("SELECT json_extract(line_info, '$[#-1].line'), COUNT(*) FROM regions "
+                        "WHERE name = 'cudaLaunchKernel' GROUP BY 1 ORDER BY 1").fetchall()
+    check_eq(stacks, [(22, 6), (25, 3), (36, 2)], "the launches' innermost Python lines")
+    r = syscope("summary", "--format", "json", s)
+    check_eq(r.rc, 0, r.describe())
+    got = [(row["file"], row["line"], row["function"], row["calls"], row["gpu_ms"])
+           for row in json.loads(r.out)["gpu_by_python_line"]]
+    check_eq(got, [("/app/model.py", 22, "Model.forward", 5, 10.0),
+                   ("/app/train.py", 13, "Trainer.step", 2, 5.0),
+                   ("/app/model.py", 25, "Model.forward", 3, 3.0),
+                   ("/app/train.py", 36, "worker", 2, 2.0)], "syscope summary's section")
 
 
 def test_perfetto_api_calls_and_gpu_ops_carry_the_python_stack():
