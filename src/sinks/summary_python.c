@@ -6,6 +6,7 @@
  * time each Python line launched (gpu_python.h).
  */
 #include "../common/strutil.h"
+#include "../model/gpu_python.h"
 #include "summary.h"
 
 #include <stdlib.h>
@@ -108,12 +109,21 @@ static void print_gpu_lines(FILE *f, const struct sc_profile *p, unsigned top)
 	const struct sc_profile_set *set = p->set;
 	size_t n;
 	uint32_t *ids = sc_profile_sorted_flat(p, true, &n);
+	uint64_t busy_ns = 0, bad = 0;
 
+	for (size_t i = 0; i < p->proc->images.n; i++) {
+		busy_ns += p->proc->images.v[i]->gpu_busy_ns;
+		if (p->proc->images.v[i]->py_callsites)
+			bad += p->proc->images.v[i]->py_callsites->bad_records;
+	}
+	/* The rest of the GPU work came from threads without Python (autograd's) or from
+	 * calls made before Python frames were read. */
 	fprintf(f,
 		"syscope: GPU time launched by Python line, process %d (%.6f s of device time "
-		"from %llu CUDA calls; gpu_time_by_python-%d.txt has the call tree):\n",
+		"from %llu CUDA calls, %.1f%% of its GPU work; gpu_time_by_python-%d.txt has the "
+		"call tree):\n",
 		(int)p->proc->pid, p->total.sum, (unsigned long long)p->total.count,
-		(int)p->proc->pid);
+		busy_ns ? 100.0 * p->total.sum / ((double)busy_ns * 1e-9) : 0.0, (int)p->proc->pid);
 	for (size_t i = 0; i < n && i < top; i++) {
 		const struct sc_flat *fl = &p->lines.v[ids[i]];
 		const struct sc_line *ln = &set->lines.v[ids[i]];
@@ -126,6 +136,11 @@ static void print_gpu_lines(FILE *f, const struct sc_profile *p, unsigned top)
 			(unsigned long long)fl->excl.count);
 	}
 	free(ids);
+	if (bad)
+		fprintf(f,
+			"syscope: Python: %llu damaged call-site records of process %d were "
+			"skipped\n",
+			(unsigned long long)bad, (int)p->proc->pid);
 	if (p->py_truncated || p->py_bad_code)
 		fprintf(f,
 			"syscope: Python: %llu CUDA calls of process %d had Python stacks cut "

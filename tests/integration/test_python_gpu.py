@@ -3,6 +3,7 @@
 launched them, in gpu_time_by_python-PID.json, the summary and the Perfetto trace. Skipped,
 with the reason, without an NVIDIA GPU, without syscope's CUDA tracing or without PyTorch
 with CUDA. test_python_callsites.py checks the reader without a GPU."""
+import json
 import os
 import shutil
 import subprocess
@@ -39,7 +40,7 @@ def script_line(text):
 
 def test_training_step_kernels_carry_their_python_line():
     need_torch_gpu()
-    r = syscope("sample", "--output-format", "json pftrace", "--", "python3", SCRIPT,
+    r = syscope("sample", "--output-format", "json pftrace rocpd", "--", "python3", SCRIPT,
                 str(STEPS))
     check_eq(r.rc, 0, r.describe())
     check("torch_loop ok" in r.out, r.describe())
@@ -72,6 +73,13 @@ def test_training_step_kernels_carry_their_python_line():
     tagged = [s for s in kernels if f"torch_loop.py:{forward})" in s[5].get("python", "")]
     check(len(tagged) >= 3 * STEPS, f"{len(tagged)} of {len(kernels)} kernels name the "
           f"forward line; e.g. {[s[5].get('python') for s in kernels[:3]]}")
+    # `syscope summary` over the database: Linear.forward's line among the launching lines.
+    s = syscope("summary", "--format", "json", r.session)
+    check_eq(s.rc, 0, s.describe())
+    rows = json.loads(s.out).get("gpu_by_python_line", [])
+    linear = [row for row in rows if row["function"] == "Linear.forward"]
+    check(linear and linear[0]["calls"] >= 2 * STEPS and linear[0]["gpu_ms"] > 0,
+          f"Linear.forward in syscope summary: {rows[:10]}")
 
 
 def test_no_python_leaves_gpu_work_unattributed():
