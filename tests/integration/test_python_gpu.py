@@ -84,10 +84,12 @@ def test_training_step_kernels_carry_their_python_line():
 
 def test_no_python_leaves_gpu_work_unattributed():
     need_torch_gpu()
-    r = syscope("sample", "--no-python", "--output-format", "json", "--", "python3", SCRIPT,
-                "5")
-    check_eq(r.rc, 0, r.describe())
-    check(not [f for f in r.files() if f.startswith("gpu_time_by_python")], str(r.files()))
+    for flag in ("--no-python", "--no-cuda-python-stacks"):
+        r = syscope("sample", flag, "--output-format", "json", "--", "python3", SCRIPT, "5")
+        check_eq(r.rc, 0, r.describe())
+        check("torch_loop ok" in r.out, r.describe())
+        check(not [f for f in r.files() if f.startswith("gpu_time_by_python")],
+              f"{flag}: {r.files()}")
 
 
 if __name__ == "__main__":

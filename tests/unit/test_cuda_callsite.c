@@ -74,10 +74,15 @@ int main(void)
 				   DRV = CUPTI_CB_DOMAIN_DRIVER_API;
 
 	cuda_api = &api;
-	/* No Python stacks in this process, or a runtime without the entry: no callback. */
+	/* No Python stacks in this process, or a runtime without the entry, or
+	 * --no-cuda-python-stacks: no callback. */
 	cuda_callsite_start(NULL);
 	CHECK(nenabled == 0);
 	python_on = true;
+	cuda_callsite_want(false);
+	cuda_callsite_start(NULL);
+	CHECK(nenabled == 0);
+	cuda_callsite_want(true);
 	api.size = offsetof(struct sc_plugin_api, py_callsites_on);
 	cuda_callsite_start(NULL);
 	CHECK(nenabled == 0);

@@ -6,8 +6,8 @@
  * correlation id (PY_CALLSITE, through libsyscope.so's runtime/python/callsite.c). The reader
  * joins it to the GPU ops by that id.
  *
- * Only in processes that read Python stacks: no callback is enabled otherwise, so a C
- * program's launches cost what they did. A driver call made by a runtime call that was
+ * Only in processes that read Python stacks, and unless --no-cuda-python-stacks: no callback
+ * is enabled otherwise, so a C program's launches cost what they did. A driver call made by a runtime call that was
  * recorded already is skipped (its work carries the runtime call's correlation id).
  */
 #include "callsite.h"
@@ -18,6 +18,12 @@
 static bool runtime_site[CUPTI_RUNTIME_TRACE_CBID_SIZE];
 static bool driver_site[CUPTI_DRIVER_TRACE_CBID_SIZE];
 static __thread unsigned in_runtime_launch; /* inside a recorded runtime call */
+static bool wanted = true;
+
+void cuda_callsite_want(bool on)
+{
+	wanted = on;
+}
 
 static bool starts_work(const char *name, bool runtime)
 {
@@ -59,7 +65,8 @@ void cuda_callsite_start(CUpti_SubscriberHandle sub)
 {
 	unsigned n;
 
-	if (cuda_api->size < offsetof(struct sc_plugin_api, py_callsite) + sizeof(void *) ||
+	if (!wanted ||
+	    cuda_api->size < offsetof(struct sc_plugin_api, py_callsite) + sizeof(void *) ||
 	    !cuda_api->py_callsites_on())
 		return; /* an older runtime, or no Python stacks in this process */
 	n = enable_domain(sub, CUPTI_CB_DOMAIN_RUNTIME_API, runtime_site,

@@ -5,6 +5,8 @@
 
 #include "cuda_common.h"
 
+/* --cuda-python-stacks: whether cuda_callsite_start may enable anything (default yes). */
+void cuda_callsite_want(bool on);
 /* Enable the launch, copy and set callbacks of `sub` when the process reads Python stacks
  * (libsyscope.so says); nothing otherwise. */
 void cuda_callsite_start(CUpti_SubscriberHandle sub);
