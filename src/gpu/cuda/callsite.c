@@ -7,8 +7,9 @@
  * joins it to the GPU ops by that id.
  *
  * Only in processes that read Python stacks, and unless --no-cuda-python-stacks: no callback
- * is enabled otherwise, so a C program's launches cost what they did. A driver call made by a runtime call that was
- * recorded already is skipped (its work carries the runtime call's correlation id).
+ * is enabled otherwise, so a C program's launches cost what they did. A driver call made by
+ * a runtime call that was recorded already is skipped (its work carries the runtime call's
+ * correlation id).
  */
 #include "callsite.h"
 
