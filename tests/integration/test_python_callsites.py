@@ -37,7 +37,7 @@ def gpu_session(*convert_args):
 
 
 def test_gpu_time_by_python_function_and_line():
-    r, s = gpu_session("--output-format", "text json")
+    r, s = gpu_session("--output-format", "text json folded")
     p = harness.Profile(os.path.join(s, f"gpu_time_by_python-{PID}.json"))
     check_eq(p.metric, "gpu_time_by_python", "the profile's metric")
     # 12 calls with device time: the allocation without any and the native launch are out.
@@ -67,6 +67,10 @@ def test_gpu_time_by_python_function_and_line():
         text = f.read()
     check("GPU TIME LAUNCHED BY PYTHON LINE" in text and "/app/model.py:22" in text, text[:600])
     check("12 CUDA calls from Python" in text, text[:300])
+    with open(os.path.join(s, f"gpu_time_by_python-{PID}.folded")) as f:
+        folded = dict(line.rsplit(" ", 1) for line in f.read().splitlines())
+    check_eq(folded, {"<module>;Trainer.step": "5000", "<module>;Trainer.step;Model.forward":
+                      "13000", "worker": "2000"}, "folded stacks in microseconds of GPU time")
 
 
 def test_summary_lists_gpu_time_by_python_line():
