@@ -56,6 +56,14 @@ static const struct section sections[] = {
 	  "ROUND(MAX(duration) / 1e3, 3) AS max_us, ROUND(100.0 * SUM(duration) / (SELECT "
 	  "SUM(duration) FROM kernels), 1) AS percent FROM kernels GROUP BY name ORDER BY "
 	  "SUM(duration) DESC" },
+	{ "gpu_by_python_line", "GPU TIME LAUNCHED BY PYTHON LINE",
+	  "SELECT json_extract(L.line_info, '$[#-1].file') AS file, json_extract(L.line_info, "
+	  "'$[#-1].line') AS line, json_extract(L.line_info, '$[#-1].name') AS function, "
+	  "COUNT(DISTINCT L.id) AS calls, ROUND(SUM(W.duration) / 1e6, 3) AS gpu_ms FROM (SELECT "
+	  "guid, stack_id, duration FROM kernels UNION ALL SELECT guid, stack_id, duration FROM "
+	  "memory_copies) W JOIN regions L ON L.guid = W.guid AND L.stack_id = W.stack_id WHERE "
+	  "W.stack_id != 0 AND json_valid(L.line_info) AND json_array_length(L.line_info) > 0 "
+	  "GROUP BY file, line, function ORDER BY SUM(W.duration) DESC" },
 	{ "memory_copies", "MEMORY COPIES",
 	  "SELECT name, COUNT(*) AS copies, SUM(size) AS bytes, ROUND(SUM(duration) / 1e6, 3) AS "
 	  "total_ms, ROUND(SUM(size) / NULLIF(SUM(duration), 0), 3) AS gb_per_s FROM "

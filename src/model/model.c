@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "../common/log.h"
+#include "gpu_python.h"
 #include "../common/strutil.h"
 
 #define FRAME_BLOCK (1u << 20) /* frames per arena block */
@@ -677,6 +678,9 @@ static int metadata_record(void *ctx, int32_t tid, const struct sc_record *rec, 
 	case SC_REC_PY_CODE:
 		sc_py_record(m, img, rec);
 		break;
+	case SC_REC_PY_CALLSITE:
+		sc_py_callsite_record(img, tid, rec);
+		break;
 	case SC_REC_STRING:
 	case SC_REC_GPU_AGENT:
 	case SC_REC_GPU_STREAM:
@@ -1092,6 +1096,7 @@ void sc_model_free(struct sc_model *m)
 		VEC_FREE(&img->children);
 		VEC_FREE(&img->coverage);
 		sc_py_image_free(img->py);
+		sc_py_callsites_free(img->py_callsites);
 		free(img);
 	}
 	VEC_FREE(&m->images);

@@ -25,6 +25,9 @@
 #define SC_KINDS 5 /* indexed by enum sc_sample_kind */
 /* The profile kind of time in regions (no sample kind uses 0); metric "wall_clock". */
 #define SC_PROFILE_REGIONS 0
+/* The profile kind of GPU time by the Python line that launched it (gpu_python.h); beyond
+ * the sample kinds, so threads have no sample counts of it. */
+#define SC_PROFILE_GPU_PYTHON SC_KINDS
 
 /* Count, sum, sum of squares, min and max of sample weights in seconds. */
 struct sc_stats {
@@ -165,6 +168,7 @@ struct sc_image {
 	const char *pmc_names[SC_PMC_MAX]; /* CPU counters (--cpu-events), interned */
 	uint32_t pmc_n;
 	struct sc_py_image *py; /* interpreters and code objects (python.h), or NULL */
+	struct sc_py_callsites *py_callsites; /* Python stacks of CUDA calls (gpu_python.h) */
 };
 
 /* The counter track of CPU counter `event` of thread `tid` (built from PMC_READ records,

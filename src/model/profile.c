@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include "profile_build.h"
+#include "gpu_python.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -518,6 +519,7 @@ void sc_profiles_build(struct sc_profile_set *set, struct sc_model *m, bool regi
 	}
 	if (regions)
 		sc_region_profiles_build(set, m);
+	sc_gpu_python_profiles_build(set, m);
 	for (size_t i = 0; i < set->profiles.n; i++) {
 		struct sc_profile *p = set->profiles.v[i];
 		size_t keep = 0;
@@ -536,6 +538,32 @@ void sc_profiles_build(struct sc_profile_set *set, struct sc_model *m, bool regi
 	}
 	VEC_FREE(&stamp_f);
 	VEC_FREE(&stamp_l);
+}
+
+void sc_profile_add_path(struct sc_profile *p, int32_t tid, const uint32_t *funcs,
+			 const uint32_t *lines, size_t n, double weight)
+{
+	static VEC(uint32_t) stamp_f, stamp_l; /* the model is built by one thread */
+	static uint32_t stamp;
+	struct sc_profile_set *set = p->set;
+	struct sc_stats w = { 0 };
+	struct sc_tree *t = sc_profile_thread_tree(p, tid);
+
+	sc_stats_add(&w, weight);
+	tree_add(&p->merged, funcs, n, &w);
+	if (t)
+		tree_add(t, funcs, n, &w);
+	while (stamp_f.n < set->funcs.n)
+		*VEC_PUSH(&stamp_f) = NONE;
+	while (stamp_l.n < set->lines.n)
+		*VEC_PUSH(&stamp_l) = NONE;
+	if (++stamp == NONE) { /* wrapped: no stale stamp may match */
+		memset(stamp_f.v, 0xff, stamp_f.n * sizeof(*stamp_f.v));
+		memset(stamp_l.v, 0xff, stamp_l.n * sizeof(*stamp_l.v));
+		stamp = 0;
+	}
+	flat_add(p, funcs, lines, n, &w, NULL, stamp_f.v, stamp_l.v, stamp);
+	sc_stats_merge(&p->total, &w);
 }
 
 void sc_profiles_free(struct sc_profile_set *set)

@@ -24,6 +24,12 @@ double *sc_profile_func_pmc_at(struct sc_profile *p, uint32_t id);
 /* The tree of thread `tid` in a profile being built, or NULL. */
 struct sc_tree *sc_profile_thread_tree(struct sc_profile *p, int32_t tid);
 
+/* Add one weighted path (root to leaf, `n` function and line ids) of thread `tid` to the
+ * merged tree, the thread's tree and the flat tables (a function or line counts once per
+ * path). */
+void sc_profile_add_path(struct sc_profile *p, int32_t tid, const uint32_t *funcs,
+			 const uint32_t *lines, size_t n, double weight);
+
 /* region_profile.c: the wall-clock profiles of every process's regions. */
 void sc_region_profiles_build(struct sc_profile_set *set, struct sc_model *m);
 

@@ -4,6 +4,7 @@
 
 #include <pthread.h>
 
+#include "python/python.h"
 #include "rt.h"
 
 static void (*stop_hooks[SC_PLUGIN_MAX_STOP_HOOKS])(void);
@@ -58,6 +59,8 @@ static const struct sc_plugin_api api = {
 	.at_stop = plugin_at_stop,
 	.counter_track = rt_counter_track,
 	.counter_value = rt_counter_value,
+	.py_callsites_on = rt_py_callsites_on,
+	.py_callsite = rt_py_callsite,
 };
 
 RT_EXPORT const struct sc_plugin_api *syscope_plugin_api(uint32_t abi);

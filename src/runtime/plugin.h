@@ -41,6 +41,11 @@ struct sc_plugin_api {
 	int (*counter_track)(const char *name, const char *unit);
 	/* A value of that track at `ts` (the recording clock). */
 	void (*counter_value)(int track, uint64_t ts, double value);
+	/* Python call sites (runtime/python/callsite.c), normal context, the calling thread:
+	 * does this process read Python stacks, and record the caller's for a CUDA correlation
+	 * id. Check `size` before use: a runtime of the same ABI may predate them. */
+	bool (*py_callsites_on)(void);
+	int (*py_callsite)(uint64_t corr_id);
 };
 
 typedef const struct sc_plugin_api *(*sc_plugin_api_fn)(uint32_t abi);

@@ -3,8 +3,9 @@
  * `folded`: <metric>-<pid>.folded, one line per distinct call path of the process (all
  * threads together): "outer;...;inner count", the input of flamegraph.pl, speedscope and
  * inferno. Counts are samples; for the wall_clock profile of regions, microseconds of
- * exclusive time (regions have no samples to count). Characters that would break the format in a frame name
- * (';' and line breaks) are replaced.
+ * exclusive time (regions have no samples to count), and for gpu_time_by_python microseconds
+ * of GPU time launched. Characters that would break the format in a frame name (';' and line
+ * breaks) are replaced.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -31,7 +32,7 @@ static void walk(FILE *f, const struct sc_profile *p, const struct sc_tree *t, u
 			put_frame(f, sc_func_of(p->set, t->nodes.v[path[i]].func)->name);
 		}
 		fprintf(f, " %llu\n",
-			p->kind == SC_PROFILE_REGIONS
+			p->kind == SC_PROFILE_REGIONS || p->kind == SC_PROFILE_GPU_PYTHON
 				? (unsigned long long)(n->excl.sum * 1e6 + 0.5)
 				: (unsigned long long)n->excl.count);
 	}

@@ -22,6 +22,7 @@
 
 #include "../common/strutil.h"
 #include "../model/mpi.h"
+#include "../model/gpu_python.h"
 #include "../model/timeline.h"
 #include "protobuf.h"
 #include "sink.h"
@@ -549,6 +550,18 @@ static void mpi_receive_instant(struct pf *pf, uint64_t track, const struct sc_r
 	send_event(pf, r->end);
 }
 
+/* The Python stack that made the CUDA call of `corr` (gpu_python.h), as an argument. */
+static void annotate_python(struct pf *pf, uint64_t corr)
+{
+	const struct sc_py_frame *frames;
+	const struct sc_py_callsite *cs = sc_py_callsite_of(pf->img, corr, &frames);
+	char text[4096];
+
+	if (cs && cs->nframes)
+		annotate_string(pf, "python",
+				sc_py_callsite_text(pf->img, cs, frames, text, sizeof(text)));
+}
+
 static void track_event(struct pf *pf, int type, uint64_t track, const struct sc_region_ev *r,
 			uint64_t flow)
 {
@@ -558,6 +571,8 @@ static void track_event(struct pf *pf, int type, uint64_t track, const struct sc
 		debug_annotations(pf, r);
 	if (r && pf->mpi_flows && type == EV_SLICE_BEGIN)
 		mpi_flow_ids(pf, r, true);
+	if (r && r->corr_id)
+		annotate_python(pf, r->corr_id);
 	if (flow) {
 		uint64_t ops = sc_image_corr_ops(pf->img, r->corr_id);
 
@@ -969,8 +984,10 @@ static void on_gpu_op(void *ctx, struct sc_image *img, struct sc_thread *t,
 			annotate_string(pf, "bandwidth", text);
 		}
 	}
-	if (o->corr_id)
+	if (o->corr_id) {
 		annotate_uint(pf, "correlation id", o->corr_id);
+		annotate_python(pf, o->corr_id);
+	}
 	if (sc_image_corr_linked(img, o->corr_id))
 		pb_fixed64(&pf->ev, 48, op_flow_id(pf, o->corr_id));
 	pb_end(&pf->ev, e);

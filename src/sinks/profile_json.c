@@ -161,6 +161,18 @@ static json_t *threads_json(const struct sc_profile *p)
 
 	for (size_t i = 0; i < p->threads.n; i++) {
 		const struct sc_thread *t = &p->proc->threads.v[p->threads.v[i].thread_idx];
+
+		if (p->kind >= SC_KINDS) { /* not a sample kind: no sampler counts */
+			json_array_append_new(
+				arr, json_pack("{s:I, s:I, s:s, s:I, s:f}", "tid",
+					       (json_int_t)t->tid, "index",
+					       (t->index == UINT32_MAX ? (json_int_t)-1
+								       : (json_int_t)t->index),
+					       "name", t->name, "calls",
+					       (json_int_t)p->threads.v[i].nodes.v[0].incl.count,
+					       "seconds", p->threads.v[i].nodes.v[0].incl.sum));
+			continue;
+		}
 		json_array_append_new(
 			arr,
 			json_pack("{s:I, s:I, s:s, s:I, s:f, s:f, s:f}", "tid", (json_int_t)t->tid,
@@ -196,12 +208,15 @@ static int write_profile(struct sc_output *out, const struct sc_profile *p)
 	metric = json_pack(
 		"{s:{s:I, s:s, s:s, s:[s]}, s:s, s:s, s:I, s:s, s:b, s:I, s:I, s:I, s:I, s:I, s:I}",
 		"properties", "value", (json_int_t)p->kind, "enum",
-		p->kind == SC_PROFILE_REGIONS	? "WALL_CLOCK"
-		: p->kind == SC_SAMPLE_REALTIME ? "SAMPLING_WALL_CLOCK"
-		: p->kind == SC_SAMPLE_OVERFLOW ? "SAMPLING_OVERFLOW"
-						: "SAMPLING_CPU_CLOCK",
+		p->kind == SC_PROFILE_REGIONS	   ? "WALL_CLOCK"
+		: p->kind == SC_PROFILE_GPU_PYTHON ? "GPU_TIME_BY_PYTHON"
+		: p->kind == SC_SAMPLE_REALTIME	   ? "SAMPLING_WALL_CLOCK"
+		: p->kind == SC_SAMPLE_OVERFLOW	   ? "SAMPLING_OVERFLOW"
+						   : "SAMPLING_CPU_CLOCK",
 		"id", p->metric, "ids", p->metric, "type", p->metric, "description",
-		p->kind == SC_PROFILE_REGIONS	? "Wall-clock time inside regions"
+		p->kind == SC_PROFILE_REGIONS ? "Wall-clock time inside regions"
+		: p->kind == SC_PROFILE_GPU_PYTHON
+			? "GPU time of the kernels, copies and sets each Python line launched"
 		: p->kind == SC_SAMPLE_REALTIME ? "Wall-clock time between samples of a thread"
 		: p->kind == SC_SAMPLE_OVERFLOW ? "Events of the overflow event between samples"
 						: "Thread CPU time between samples of a thread",

@@ -17,6 +17,8 @@ static const char *kind_title(unsigned kind)
 	switch (kind) {
 	case SC_PROFILE_REGIONS:
 		return "WALL-CLOCK TIME IN REGIONS (API CALLS, RANGES, USER REGIONS)";
+	case SC_PROFILE_GPU_PYTHON:
+		return "GPU TIME LAUNCHED BY PYTHON LINE (KERNELS, COPIES, SETS)";
 	case SC_SAMPLE_REALTIME:
 		return "WALL-CLOCK SAMPLING (WALL TIME BETWEEN SAMPLES)";
 	case SC_SAMPLE_OVERFLOW:
@@ -295,6 +297,11 @@ static int write_profile(struct sc_output *out, const struct sc_profile *p)
 	if (p->kind == SC_PROFILE_REGIONS)
 		fprintf(of.f,
 			"# %llu outermost regions, %.6f s in them; %zu threads with regions\n\n",
+			(unsigned long long)p->total.count, p->total.sum, p->threads.n);
+	else if (p->kind == SC_PROFILE_GPU_PYTHON)
+		fprintf(of.f,
+			"# %llu CUDA calls from Python that started GPU work, %.6f s of device time; "
+			"%zu threads launched it\n\n",
 			(unsigned long long)p->total.count, p->total.sum, p->threads.n);
 	else if (p->kind == SC_SAMPLE_OVERFLOW)
 		fprintf(of.f, "# %llu samples, %.0f events counted; %zu threads with samples%s\n\n",

@@ -14,6 +14,8 @@
  *   samples           call_stack and line_info JSON; and, as rocprof-sys does, each frame as a
  *                     region while consecutive samples share it, under one "samples
  *                     [syscope]" region per thread
+ *   CUDA calls from   their regions' events carry the Python stack that made the call as
+ *   Python            call_stack and line_info (PY_CALLSITE), outermost first as a sample's
  *
  * Rows go in through prepared statements in one transaction, with the journal off: the file
  * is built under a temporary name and renamed into place when complete.
@@ -27,6 +29,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../model/gpu_python.h"
 #include "../model/timeline.h"
 #include "../store/session.h"
 #include "rocpd_writer.h"
@@ -271,19 +274,53 @@ static int64_t shared_event(struct rp *rp, const char *category)
 	return (int64_t)*slot;
 }
 
+/* The Python stack that made the CUDA call of `corr` (gpu_python.h) as an event's call_stack
+ * and line_info, outermost first like a sample's; false when it has none. */
+static bool python_callsite_json(const struct sc_image *img, uint64_t corr, char **call_stack,
+				 char **line_info)
+{
+	const struct sc_py_frame *frames;
+	const struct sc_py_callsite *cs = sc_py_callsite_of(img, corr, &frames);
+	json_t *st, *li;
+
+	if (!cs || !cs->nframes)
+		return false;
+	st = json_array();
+	li = json_array();
+	for (uint16_t i = cs->nframes; i-- > 0;) {
+		const struct sc_py_code *c = sc_py_code_of(img, frames[i].code_id);
+		const char *name = c ? c->qualname : "[unknown Python code]";
+		const char *file = c ? c->filename : "";
+
+		json_array_append_new(st, json_pack("{s:s, s:s}", "name", name, "module", file));
+		json_array_append_new(
+			li, json_pack("{s:s, s:s, s:I}", "name", name, "file", file, "line",
+				      (json_int_t)(c ? sc_py_code_line(c, frames[i].instr) : 0)));
+	}
+	*call_stack = json_dumps(st, JSON_COMPACT);
+	*line_info = json_dumps(li, JSON_COMPACT);
+	json_decref(st);
+	json_decref(li);
+	return true;
+}
+
 static void on_region_end(void *ctx, struct sc_image *img, struct sc_thread *t,
 			  const struct sc_region_ev *r)
 {
 	struct rp *rp = ctx;
+	char *py_stack = NULL, *py_lines = NULL;
+	bool python = r->corr_id && python_callsite_json(img, r->corr_id, &py_stack, &py_lines);
 	int64_t ev = !r->nargs && !r->corr_id && !r->unterminated
 			     ? shared_event(rp, r->category)
-			     : rp_event(rp, r->category, (int64_t)r->corr_id, "{}", "{}",
+			     : rp_event(rp, r->category, (int64_t)r->corr_id,
+					python ? py_stack : "{}", python ? py_lines : "{}",
 					r->unterminated ? "{\"unterminated\":true}" : "{}");
 	const char *p = r->args, *end = r->args + r->args_len, *name, *value;
 	int64_t position = 0;
 	char type;
 
-	(void)img;
+	free(py_stack);
+	free(py_lines);
 	region_row(rp, t->tid, r->start, r->end, r->name, ev);
 	while ((p = sc_region_arg_next(p, end, &type, &name, &value)))
 		rp_run(rp, INS_ARG, "tiittt", rp->guid, ev, position++, arg_type(type), name,

@@ -356,7 +356,7 @@ void sc_summary_print(FILE *f, struct sc_output *out, unsigned top)
 		print_top(f, out, k, top);
 		any = true;
 	}
-	sc_summary_python(f, out);
+	sc_summary_python(f, out, top);
 	for (size_t i = 0; i < out->profiles->profiles.n; i++)
 		if (out->profiles->profiles.v[i]->kind == SC_PROFILE_REGIONS) {
 			/* Instrumented functions, API calls, user regions: their own time. */

@@ -8,7 +8,8 @@
 
 /* Print the end-of-run summary of a converted session, listing `top` functions per metric. */
 void sc_summary_print(FILE *f, struct sc_output *out, unsigned top);
-/* Its Python lines (summary_python.c): interpreters, GIL waits, splice misses. */
-void sc_summary_python(FILE *f, struct sc_output *out);
+/* Its Python lines (summary_python.c): interpreters, GIL waits, splice misses, the GPU
+ * time each Python line launched (its `top` lines). */
+void sc_summary_python(FILE *f, struct sc_output *out, unsigned top);
 
 #endif

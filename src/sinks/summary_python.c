@@ -2,10 +2,14 @@
 /*
  * The Python lines of the end-of-run summary: which interpreter each process ran and what
  * syscope did with it, the share of samples each thread spent waiting for the GIL, and
- * samples whose Python frames did not line up with the native stack (python.h).
+ * samples whose Python frames did not line up with the native stack (python.h), and the GPU
+ * time each Python line launched (gpu_python.h).
  */
 #include "../common/strutil.h"
+#include "../model/gpu_python.h"
 #include "summary.h"
+
+#include <stdlib.h>
 
 static const char *runtime_state(unsigned state)
 {
@@ -112,13 +116,62 @@ static void print_profile(FILE *f, const struct sc_profile *p)
 			(int)p->proc->pid);
 }
 
-void sc_summary_python(FILE *f, struct sc_output *out)
+/* The Python lines that launched the most GPU time: the innermost frame of each CUDA call's
+ * stack, so a line's time is what it launched itself. */
+static void print_gpu_lines(FILE *f, const struct sc_profile *p, unsigned top)
+{
+	const struct sc_profile_set *set = p->set;
+	size_t n;
+	uint32_t *ids = sc_profile_sorted_flat(p, true, &n);
+	uint64_t busy_ns = 0, bad = 0;
+
+	for (size_t i = 0; i < p->proc->images.n; i++) {
+		busy_ns += p->proc->images.v[i]->gpu_busy_ns;
+		if (p->proc->images.v[i]->py_callsites)
+			bad += p->proc->images.v[i]->py_callsites->bad_records;
+	}
+	/* The rest of the GPU work came from threads without Python (autograd's) or from
+	 * calls made before Python frames were read. */
+	fprintf(f,
+		"syscope: GPU time launched by Python line, process %d (%.6f s of device time "
+		"from %llu CUDA calls, %.1f%% of its GPU work; gpu_time_by_python-%d.txt has the "
+		"call tree):\n",
+		(int)p->proc->pid, p->total.sum, (unsigned long long)p->total.count,
+		busy_ns ? 100.0 * p->total.sum / ((double)busy_ns * 1e-9) : 0.0, (int)p->proc->pid);
+	for (size_t i = 0; i < n && i < top; i++) {
+		const struct sc_flat *fl = &p->lines.v[ids[i]];
+		const struct sc_line *ln = &set->lines.v[ids[i]];
+
+		if (!fl->excl.count)
+			break;
+		fprintf(f, "syscope: %12.6f s %5.1f%%  %s:%u  %s  (%llu calls)\n", fl->excl.sum,
+			p->total.sum > 0 ? 100.0 * fl->excl.sum / p->total.sum : 0.0, ln->file,
+			ln->line, sc_func_of(set, ln->func)->name,
+			(unsigned long long)fl->excl.count);
+	}
+	free(ids);
+	if (bad)
+		fprintf(f,
+			"syscope: Python: %llu damaged call-site records of process %d were "
+			"skipped\n",
+			(unsigned long long)bad, (int)p->proc->pid);
+	if (p->py_truncated || p->py_bad_code)
+		fprintf(f,
+			"syscope: Python: %llu CUDA calls of process %d had Python stacks cut "
+			"short (more than %u frames, or a code object that did not check out)\n",
+			(unsigned long long)(p->py_truncated + p->py_bad_code), (int)p->proc->pid,
+			SC_PY_STACK_MAX);
+}
+
+void sc_summary_python(FILE *f, struct sc_output *out, unsigned top)
 {
 	struct sc_model *m = out->model;
 
 	for (size_t i = 0; i < m->images.n; i++)
 		print_runtimes(f, m->images.v[i]);
 	for (size_t i = 0; i < out->profiles->profiles.n; i++)
-		if (out->profiles->profiles.v[i]->kind != SC_PROFILE_REGIONS)
+		if (out->profiles->profiles.v[i]->kind == SC_PROFILE_GPU_PYTHON)
+			print_gpu_lines(f, out->profiles->profiles.v[i], top);
+		else if (out->profiles->profiles.v[i]->kind != SC_PROFILE_REGIONS)
 			print_profile(f, out->profiles->profiles.v[i]);
 }

@@ -613,6 +613,19 @@ struct sc_py_frame {
 	uint32_t instr;	  /* bits 0-30: code-unit index + 1 (0: index -1, not started) */
 };
 
+/*
+ * The Python stack that made a CUDA launch, copy or set (the CUDA tracer's runtime- and
+ * driver-API callback, at the call): its correlation id is the one of the API region and of
+ * the GPU ops it caused (sc_rec_gpu_op.corr_id). stack.nframes struct sc_py_frame follow,
+ * innermost first, as in a sample.
+ */
+struct sc_rec_py_callsite {
+	struct sc_record hdr;
+	uint64_t ts;
+	uint64_t corr_id;
+	struct sc_py_stack stack;
+};
+
 /* FUNC_ENTER/EXIT flag: a Python call traced by syscope python; `addr` is
  * SC_PY_FUNC_ADDR(code id). */
 #define SC_FUNC_PYTHON 0x2u

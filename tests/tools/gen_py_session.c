@@ -4,7 +4,7 @@
  * one (src/store/format.h), with exact counts, for the reader's tests while no interpreter
  * is needed (tests/integration/test_python_profiles.py says what each output must show).
  *
- *   gen_py_session DIR [--pid N] [--damaged]
+ *   gen_py_session DIR [--pid N] [--damaged] [--gpu]
  *
  * The "interpreter" is libgen_py_interp.so (its functions carry CPython's names); this
  * program's own functions are the native modules (gen_deflate stands for zlib). Code
@@ -24,6 +24,15 @@
  * thread also has 3 samples whose Python part claims more frames than the record holds, 2
  * whose Python walk was cut at its bound and 1 whose walk stopped at a bad code object (all
  * three kinds in worker:32, holding the GIL).
+ *
+ * With --gpu, CUDA calls from Python (PY_CALLSITE) and the GPU ops they started, joined by
+ * correlation id: on the main thread 5 kernel launches from Model.forward:22 (2 ms of kernel
+ * each), 3 from Model.forward:25 (1 ms each), 2 copies from Trainer.step:13 (2.5 ms each),
+ * all under <module>:5 > Trainer.step:13, and one launch whose work has no device time; on
+ * the worker 2 launches from worker:36 (1 ms each). A kernel of 4 ms has no call site (a
+ * native launch). So 20 ms of GPU time from 12 calls: model.py:22 10 ms, train.py:13 5 ms,
+ * model.py:25 3 ms, train.py:36 2 ms. Each call is also its API region (cudaLaunchKernel or
+ * cudaMemcpyAsync, 5 us, the same correlation id).
  */
 #include <errno.h>
 #include <limits.h>
@@ -269,6 +278,76 @@ static void write_thread_begin(int32_t tid, uint32_t index, const char *name, ui
 	put(SC_REC_SAMPLER, 0, &sm, sizeof(sm), NULL, 0);
 }
 
+static int with_gpu;
+static uint64_t next_corr = 100;
+
+/* The CUDA API call as the tracer writes it: a whole region of this thread, 5 us. */
+static void write_api_call(const char *name, uint64_t corr)
+{
+	static const char category[] = "CUDA_RUNTIME_API";
+	struct sc_rec_region_span sp = { .r = { .ts = w.ts, .corr_id = corr },
+					 .end = w.ts + 5000,
+					 .tid = w.tid };
+	char tail[128];
+
+	sp.r.name_len = (uint32_t)strlen(name) + 1;
+	sp.r.cat_len = sizeof(category);
+	memcpy(tail, name, sp.r.name_len);
+	memcpy(tail + sp.r.name_len, category, sp.r.cat_len);
+	put(SC_REC_REGION_SPAN, 0, &sp, sizeof(sp), tail, sp.r.name_len + sp.r.cat_len);
+}
+
+/* A CUDA call from Python (its stack, innermost first) and the GPU op it started. */
+static void write_gpu_call(const struct py_frame_spec *py, unsigned np, uint16_t kind,
+			   uint64_t gpu_ns)
+{
+	uint8_t buf[512];
+	struct sc_rec_py_callsite *cs = (void *)buf;
+	struct sc_py_frame *pf = (void *)(cs + 1);
+	struct sc_rec_gpu_op op = { .kind = kind, .tid = w.tid, .stream = 7 };
+
+	memset(buf, 0, sizeof(buf));
+	w.ts += 10000;
+	cs->ts = w.ts;
+	cs->corr_id = ++next_corr;
+	cs->stack.nframes = (uint16_t)np;
+	cs->stack.gil = SC_PY_GIL_HELD;
+	for (unsigned i = 0; i < np; i++) {
+		pf[i].code_id = py[i].code;
+		pf[i].instr = (py[i].index + 1) | (py[i].group_end ? SC_PY_FRAME_GROUP_END : 0);
+	}
+	put(SC_REC_PY_CALLSITE, 0, cs, (uint32_t)((uint8_t *)(pf + np) - buf), NULL, 0);
+	write_api_call(kind == SC_GPU_COPY ? "cudaMemcpyAsync" : "cudaLaunchKernel", cs->corr_id);
+	if (kind == SC_GPU_COPY) {
+		op.copy_kind = SC_COPY_HTOD;
+		op.bytes = 1 << 20;
+		op.src_agent = SC_AGENT_HOST;
+	}
+	op.corr_id = cs->corr_id;
+	op.start = w.ts + 1000;
+	op.end = op.start + gpu_ns;
+	put(SC_REC_GPU_OP, 0, &op, sizeof(op), NULL, 0);
+}
+
+static void write_main_gpu_calls(void)
+{
+	const struct py_frame_spec at22[] = { { 3, 1, 0 }, { 2, 2, 1 }, { 1, 3, 1 } };
+	const struct py_frame_spec at25[] = { { 3, 4, 0 }, { 2, 2, 1 }, { 1, 3, 1 } };
+	const struct py_frame_spec at13[] = { { 2, 2, 1 }, { 1, 3, 1 } };
+	struct sc_rec_gpu_op native = { .kind = SC_GPU_KERNEL, .corr_id = 999, .tid = w.tid };
+
+	for (int i = 0; i < 5; i++)
+		write_gpu_call(at22, 3, SC_GPU_KERNEL, 2000000);
+	for (int i = 0; i < 3; i++)
+		write_gpu_call(at25, 3, SC_GPU_KERNEL, 1000000);
+	for (int i = 0; i < 2; i++)
+		write_gpu_call(at13, 2, SC_GPU_COPY, 2500000);
+	write_gpu_call(at22, 3, SC_GPU_ALLOC, 0); /* no device time */
+	native.start = w.ts + 1000;
+	native.end = native.start + 4000000;
+	put(SC_REC_GPU_OP, 0, &native, sizeof(native), NULL, 0);
+}
+
 static void write_thread_end(int32_t tid)
 {
 	struct sc_rec_thread te = { .ts = ++w.ts, .tid = tid, .cpu_ns = w.cpu };
@@ -326,6 +405,8 @@ static void write_main_thread(int32_t pid)
 		w.ts += step_ms[i] * 250000;
 		func(SC_REC_FUNC_EXIT, 2);
 	}
+	if (with_gpu)
+		write_main_gpu_calls();
 	write_thread_end(pid);
 }
 
@@ -377,6 +458,8 @@ static void write_worker_thread(int32_t tid, int damaged)
 		write_sample(SC_SAMPLE_REALTIME, 0, held, 3, at_wait, 1, SC_PY_GIL_HELD);
 	}
 	py_walk_flags = 0;
+	for (int i = 0; with_gpu && i < 2; i++)
+		write_gpu_call(at_deflate, 1, SC_GPU_KERNEL, 1000000);
 	write_thread_end(tid);
 }
 
@@ -395,13 +478,15 @@ int main(int argc, char **argv)
 			pid = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--damaged"))
 			damaged = 1;
+		else if (!strcmp(argv[i], "--gpu"))
+			with_gpu = 1;
 		else if (argv[i][0] != '-')
 			dir = argv[i];
 		else
-			die("usage: gen_py_session DIR [--pid N] [--damaged]");
+			die("usage: gen_py_session DIR [--pid N] [--damaged] [--gpu]");
 	}
 	if (!dir || pid <= 0)
-		die("usage: gen_py_session DIR [--pid N] [--damaged]");
+		die("usage: gen_py_session DIR [--pid N] [--damaged] [--gpu]");
 	mkdir(dir, 0755);
 	snprintf(path, sizeof(path), "%s/raw", dir);
 	if (mkdir(path, 0755) && errno != EEXIST)

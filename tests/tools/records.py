@@ -52,6 +52,16 @@ def decode_sample(flags, payload):
     return s
 
 
+def decode_py_callsite(payload):
+    """A PY_CALLSITE record's payload: ts, corr_id and python (as decode_sample's)."""
+    ts, corr, npy, gil, pflags = struct.unpack_from("<QQHBB", payload, 0)
+    py = []
+    for i in range(npy):
+        code_id, instr = struct.unpack_from("<II", payload, 24 + 8 * i)
+        py.append((code_id, (instr & 0x7fffffff) - 1, bool(instr & PY_FRAME_GROUP_END)))
+    return {"ts": ts, "corr_id": corr, "python": {"gil": gil, "flags": pflags, "frames": py}}
+
+
 def decode_py_runtime(payload):
     ts, runtime, version, state, flags = struct.unpack_from("<QQIHH", payload, 0)
     return {"ts": ts, "runtime": runtime, "version": version, "state": state,

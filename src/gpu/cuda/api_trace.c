@@ -6,6 +6,8 @@
  *   - the driver's calls are traced when asked for, or when the program drives CUDA through
  *     the driver API only (a program that uses the runtime would show its every driver call);
  *   - NVTX callbacks go to nvtx.c;
+ *   - in a process that reads Python stacks, the launch and copy functions' callbacks go to
+ *     callsite.c (the Python line behind each kernel);
  *   - a new context records its device as an agent; a context about to be destroyed has its
  *     activity flushed first.
  */
@@ -13,6 +15,7 @@
 
 #include "activity.h"
 #include "api_names.h"
+#include "callsite.h"
 #include "nvtx.h"
 
 #include <cuda.h>
@@ -106,6 +109,10 @@ static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain, CU
 	case CUPTI_CB_DOMAIN_RESOURCE:
 		resource(cbid, data);
 		break;
+	case CUPTI_CB_DOMAIN_RUNTIME_API:
+	case CUPTI_CB_DOMAIN_DRIVER_API:
+		cuda_callsite_callback(domain, cbid, data);
+		break;
 	default:
 		break;
 	}
@@ -183,6 +190,7 @@ CUptiResult cuda_api_start(unsigned *want, const char *include_re, const char *e
 	if (rc != CUPTI_SUCCESS)
 		return rc;
 	cuptiEnableDomain(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE);
+	cuda_callsite_start(subscriber); /* Python processes only */
 	atomic_store(&nvtx_wanted, (*want & CUDA_DOM_NVTX) != 0);
 	enable_nvtx_once();
 	return CUPTI_SUCCESS;

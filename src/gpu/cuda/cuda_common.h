@@ -7,6 +7,7 @@
  *   inject.c       InitializeInjection (and NVTX's): settings, CUPTI set-up, the stop hook
  *   api_trace.c    CUPTI callbacks on the calling thread: devices as agents, flushes at
  *                  context teardown, NVTX dispatch
+ *   callsite.c     launch and copy callbacks: the Python stack of each (Python processes)
  *   nvtx.c         NVTX callbacks: ranges, marks, registered strings, domains, names
  *   activity.c     CUPTI activity buffers: API calls as whole regions of their thread;
  *                  kernels, copies, sets, allocations as GPU ops

@@ -12,6 +12,7 @@
 #include "activity.h"
 #include "api_names.h"
 #include "api_trace.h"
+#include "callsite.h"
 #include "nvtx.h"
 
 #include <dlfcn.h>
@@ -98,6 +99,7 @@ static void start(const struct sc_settings *s)
 	if (rc != CUPTI_SUCCESS)
 		cuda_note(SC_NOTE_WARN, "CUPTI keeps its own clock (%s): GPU times may be offset",
 			  cuda_error(rc));
+	cuda_callsite_want(sc_bool(s, SC_SET_CUDA_PYTHON_STACKS));
 	rc = cuda_api_start(&domains, sc_str(s, SC_SET_CUDA_API_INCLUDE),
 			    sc_str(s, SC_SET_CUDA_API_EXCLUDE));
 	if (rc == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {

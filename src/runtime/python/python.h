@@ -75,6 +75,13 @@ static inline bool rt_py_sampling_on(void)
  * thread runs no Python). */
 uint32_t rt_py_sample(struct rt_py_sample *out);
 
+/* callsite.c: the CUDA tracer (through the plugin table), in normal context on the calling
+ * thread. Are Python stacks read in this process (the one branch a non-Python one pays)?
+ * Then record the calling thread's Python stack for CUDA correlation id `corr_id`
+ * (PY_CALLSITE); returns rt_record's result, 0 when there is none to record. */
+bool rt_py_callsites_on(void);
+int rt_py_callsite(uint64_t corr_id);
+
 /* signals.c: a fault inside a Python walk resumes the walk's sample (which keeps its native
  * frames); returns only when the fault was not one. */
 void rt_py_recover_fault(int sig);
