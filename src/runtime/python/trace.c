@@ -232,6 +232,11 @@ bool rt_py_trace_install(void)
 
 	if (tr.on)
 		return true;
+	if (rt_py_state() == SC_PY_FREE_THREADED) { /* no GIL: the hook would race itself */
+		rt_note(SC_NOTE_WARN, "Python tracing: a free-threaded CPython (3.13t) is not "
+				      "supported; Python calls not traced");
+		return false;
+	}
 	if (!code_offset(rt_capi.minor, &tr.code_offset)) {
 		rt_note(SC_NOTE_WARN,
 			"Python tracing: CPython %u.%u is not supported (3.10-3.13 "
