@@ -126,6 +126,8 @@ static py_obj *trace_eval(void *tstate, void *frame, int throwflag)
 	uint64_t addr;
 	py_obj *result;
 
+	if (rt_py_stack_exhausted()) /* RecursionError set: the frame unwinds at once */
+		return tr.previous(tstate, frame, 1);
 	if (!armed || !rt_recording())
 		return tr.previous(tstate, frame, throwflag);
 	addr = traced_addr(*(py_obj **)((char *)frame + tr.code_offset), gen);
