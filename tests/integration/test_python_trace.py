@@ -107,14 +107,17 @@ def minor_of(python):
     return int(out)
 
 
-def check_call_counts(t, python=PYTHON):
+def check_call_counts(t, python=PYTHON, backend="auto"):
     check_eq(t.entries("fib", CALLS), 1973, "calls of fib")
     check_eq(t.entries("fails", CALLS), 7, "calls of fails (each raising)")
     check_eq(t.entries("catches", CALLS), 1, "calls of catches")
     check_eq(t.entries("deep", CALLS), 10, "calls of deep (raising through all of them)")
-    # 3.11+ evaluates the call that makes a generator (RETURN_GENERATOR), 3.10 does not.
-    check_eq(t.entries("countdown", CALLS), 6 + (minor_of(python) >= 11),
-             "the generator countdown: its making, 5 values, its end")
+    # 3.11+ evaluates the call that makes a generator (RETURN_GENERATOR), 3.10 does not;
+    # sys.monitoring (the default on 3.12+) sees no call there (no RESUME runs).
+    minor = minor_of(python)
+    pep523 = backend == "pep523" or (backend == "auto" and minor < 12)
+    check_eq(t.entries("countdown", CALLS), 6 + (pep523 and minor >= 11),
+             "the generator countdown: [its making,] 5 values, its end")
     check_eq(t.entries("consume", CALLS), 1, "calls of consume")
     check_eq(t.entries("main", CALLS), 1, "calls of main")
     check_eq(t.entries("<module>", CALLS), 1, "the script's own code, from its first line")
@@ -299,9 +302,29 @@ def test_other_versions():
     if not found:
         raise Skip("no pyenv interpreters here")
     for v in found:
-        r = run_python("--interpreter", f"{PYENV}/{v}/bin/python3", CALLS, "15")
+        python = f"{PYENV}/{v}/bin/python3"
+        for backend in ("auto", "pep523", "monitoring") if minor_of(python) >= 12 else ("auto",):
+            r = run_python("--trace-backend", backend, "--interpreter", python, CALLS, "15")
+            check_eq(r.rc, 0, f"{v} {backend}: {r.describe()}")
+            t = main_trace(r)
+            pep523 = backend == "pep523" or minor_of(python) < 12
+            mechanism = "PEP 523" if pep523 else "sys.monitoring"
+            check(any(f"traced ({mechanism}" in n for n in t.notes), f"{v} {backend}: {t.notes}")
+            check_call_counts(t, python, backend)
+
+
+def test_recursion_depth_unchanged_with_sys_monitoring():
+    """3.12+: sys.monitoring leaves calls inlined: depth 50 000 as without syscope."""
+    found = [v for v in ("3.12.1", "3.13.0") if os.access(f"{PYENV}/{v}/bin/python3", os.X_OK)]
+    if not found:
+        raise Skip("no pyenv 3.12/3.13 here")
+    for v in found:
+        r = run_python("--", f"{PYENV}/{v}/bin/python3", os.path.join(FIXTURES, "deep_recursion.py"))
         check_eq(r.rc, 0, f"{v}: {r.describe()}")
-        check_call_counts(main_trace(r), f"{PYENV}/{v}/bin/python3")
+        check_eq(r.out.splitlines(), ["depth 50000", "after 100"], f"{v}: the recursion")
+        t = main_trace(r)
+        check_eq(t.entries("down"), 50000 + 1 + 101, f"{v}: calls of down")
+        t.check_paired()
 
 
 def test_audit_hook_acts_only_on_the_events_before_a_worker():

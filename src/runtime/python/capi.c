@@ -121,6 +121,9 @@ static bool find_api(void)
 	LOOKUP(err_restore, "PyErr_Restore");
 	LOOKUP(err_set_string, "PyErr_SetString");
 	LOOKUP(exc_recursion_error, "PyExc_RecursionError");
+	LOOKUP(long_from_long, "PyLong_FromLong");
+	LOOKUP(long_as_long, "PyLong_AsLong");
+	LOOKUP(str_from, "PyUnicode_FromString");
 	LOOKUP(cfunction_new, "PyCFunction_NewEx");
 	LOOKUP(instance_method, "PyInstanceMethod_New");
 	LOOKUP(sys_set, "PySys_SetObject");
@@ -290,6 +293,7 @@ static void fork_child(void)
 	 * is the parent's). A call still pending was copied too and runs in the child. */
 	installer.running = false;
 	rt_py_trace_fork_child();
+	rt_py_monitoring_fork_child();
 }
 
 static void process_stop(void)
