@@ -14,7 +14,8 @@
  *
  * Exits pair with entries by a per-thread depth: an exit at depth 0 belongs to a call
  * entered before recording began (before the bootstrap armed the tracer, or in the parent
- * of a fork child), whose entry was never written.
+ * of a fork child), whose entry was never written; a bit per depth says whether recording
+ * was paused at the entry (then neither is written, as under PEP 523).
  */
 #include "capi.h"
 
@@ -27,8 +28,11 @@
 #define TOOL_FIRST 2 /* sys.monitoring.PROFILER_ID */
 #define TOOL_LAST 4  /* 5 is the optimizer's */
 
-static RT_TLS long depth; /* calls entered and recorded on this thread, not yet left */
-static py_obj *disable;	  /* sys.monitoring.DISABLE */
+#define SKIP_BITS 4096 /* calls this deep remember whether their entry was recorded */
+
+static RT_TLS long depth; /* calls entered since recording began on this thread, not left */
+static RT_TLS uint64_t skipped[SKIP_BITS / 64]; /* entered while recording was paused */
+static py_obj *disable;				/* sys.monitoring.DISABLE */
 
 static py_obj *result(bool off)
 {
@@ -48,10 +52,17 @@ static py_obj *on_start(py_obj *self, py_obj *const *args, py_ssize nargs)
 	addr = rt_py_trace_addr(args[0]);
 	if (!addr)
 		return result(true);
-	if (!rt_py_trace_armed() || !rt_recording())
+	if (!rt_py_trace_armed())
 		return result(false);
+	if (depth >= 0 && depth < SKIP_BITS) {
+		uint64_t bit = 1ull << (depth % 64);
+
+		skipped[depth / 64] =
+			rt_recording() ? skipped[depth / 64] & ~bit : skipped[depth / 64] | bit;
+	}
 	depth++;
-	rt_func_record_flags(SC_REC_FUNC_ENTER, SC_FUNC_PYTHON, addr, rt_now_ns());
+	if (rt_recording())
+		rt_func_record_flags(SC_REC_FUNC_ENTER, SC_FUNC_PYTHON, addr, rt_now_ns());
 	return result(false);
 }
 
@@ -61,6 +72,8 @@ static void leave(py_obj *code, uint64_t addr)
 	if (depth <= 0)
 		return; /* entered before recording began: its entry is not in this file */
 	depth--;
+	if (depth < SKIP_BITS && skipped[depth / 64] & 1ull << (depth % 64))
+		return; /* its entry, while recording was paused, was not written either */
 	rt_func_record_flags(SC_REC_FUNC_EXIT, SC_FUNC_PYTHON, addr, rt_now_ns());
 }
 
@@ -207,4 +220,5 @@ bool rt_py_monitoring_install(void)
 void rt_py_monitoring_fork_child(void)
 {
 	depth = 0; /* the calls in progress were entered in the parent's file */
+	memset(skipped, 0, sizeof(skipped));
 }
