@@ -46,34 +46,51 @@ static const char bootstrap[] =
 	"    del sys._syscope_start\n"
 	"    g = globals()\n"
 	"    del g['_syscope_boot']\n"
-	"    def run(f, *args):\n"
-	"        try:\n"
-	"            start()\n" /* from here on; this frame began before: never traced */
-	"            f(*args)\n"
-	"        except (SystemExit, KeyboardInterrupt):\n"
-	"            raise\n"
-	"        except BaseException as e:\n" /* its traceback as Python prints it */
-	"            tb = e.__traceback__\n"
-	"            e.__traceback__ = tb.tb_next or tb\n"
-	"            sys.excepthook(type(e), e, e.__traceback__)\n"
-	"            sys.exit(1)\n"
+	/* -P, -I, PYTHONSAFEPATH: Python puts nothing before the first real entry */
+	"    safe = getattr(sys.flags, 'safe_path', False) or sys.flags.isolated\n"
 	"    if mode == 'syscope:module':\n"
-	"        import runpy\n"
 	"        sys.argv = [target] + sys.argv[3:]\n"
-	"        sys.path[0] = os.getcwd()\n"
-	"        return run(runpy._run_module_as_main, target, True)\n"
-	"    if mode == 'syscope:code':\n"
+	"        if not safe:\n"
+	"            sys.path[0] = os.getcwd()\n"
+	"        import runpy\n"
+	"        start()\n"
+	"        return runpy._run_module_as_main, [target], [True]\n"
+	"    elif mode == 'syscope:code':\n"
 	"        sys.argv = ['-c'] + sys.argv[3:]\n"
 	"        code = compile(target, '<string>', 'exec')\n"
 	"    else:\n"
+	"        path = os.path.abspath(target)\n" /* as 3.9+ makes __file__ and co_filename */
+	"        try:\n"
+	"            with open(path, 'rb') as f:\n"
+	"                source = f.read()\n"
+	"        except OSError as e:\n"
+	"            sys.stderr.write(\"%s: can't open file %r: [Errno %d] %s\\n\"\n"
+	"                             % (sys.orig_argv[0], path, e.errno, e.strerror))\n"
+	"            sys.exit(2)\n"
 	"        sys.argv = sys.argv[2:]\n"
-	"        sys.path[0] = os.path.dirname(os.path.realpath(target))\n"
-	"        with open(target, 'rb') as f:\n"
-	"            code = compile(f.read(), target, 'exec')\n"
-	"        g['__file__'] = target\n"
+	"        if not safe:\n"
+	"            sys.path[0] = os.path.dirname(os.path.realpath(target))\n"
+	"        code = compile(source, path, 'exec')\n"
+	"        g['__file__'] = path\n"
 	"        g['__cached__'] = None\n"
-	"    run(exec, code, g)\n"
-	"_syscope_boot()\n";
+	"        g['__loader__'] = sys.modules['_frozen_importlib_external'].SourceFileLoader(\n"
+	"            '__main__', path)\n"
+	"    start()\n" /* from here on; the frames that began before are never traced */
+	"    return exec, [code], [g]\n"
+	/* The script runs from this frame, the bootstrap's last (map calls without a frame of
+	 * its own): at its module level inspect.stack() has this one frame more than under
+	 * python, none of _syscope_boot's. */
+	"try:\n"
+	"    next(map(*_syscope_boot()))\n"
+	"except (SystemExit, KeyboardInterrupt):\n"
+	"    raise\n"
+	"except BaseException as _syscope_e:\n" /* its traceback as Python prints it */
+	"    _syscope_tb = _syscope_e.__traceback__.tb_next\n"
+	"    if _syscope_tb and _syscope_tb.tb_frame.f_code.co_name == '_syscope_boot':\n"
+	"        _syscope_tb = None\n" /* the script's SyntaxError: no traceback */
+	"    __import__('sys').excepthook(type(_syscope_e), _syscope_e,\n"
+	"                                 _syscope_e.with_traceback(_syscope_tb).__traceback__)\n"
+	"    __import__('sys').exit(1)\n";
 
 struct python_cmd {
 	const char *interpreter;

@@ -3,7 +3,10 @@ PY_CODE records), exact counts, pairing through exceptions, generators, threads 
 children, filters, Python thread names and worker roles, -m/-c, sys.argv as the script
 sees it, and clear errors. /usr/bin/python3 (CPython 3.11 on Debian 12); the pyenv
 interpreters, when present, are optional extras."""
+import json
 import os
+import shutil
+import socket
 import struct
 import subprocess
 import tempfile
@@ -104,14 +107,17 @@ def minor_of(python):
     return int(out)
 
 
-def check_call_counts(t, python=PYTHON):
+def check_call_counts(t, python=PYTHON, backend="auto"):
     check_eq(t.entries("fib", CALLS), 1973, "calls of fib")
     check_eq(t.entries("fails", CALLS), 7, "calls of fails (each raising)")
     check_eq(t.entries("catches", CALLS), 1, "calls of catches")
     check_eq(t.entries("deep", CALLS), 10, "calls of deep (raising through all of them)")
-    # 3.11+ evaluates the call that makes a generator (RETURN_GENERATOR), 3.10 does not.
-    check_eq(t.entries("countdown", CALLS), 6 + (minor_of(python) >= 11),
-             "the generator countdown: its making, 5 values, its end")
+    # 3.11+ evaluates the call that makes a generator (RETURN_GENERATOR), 3.10 does not;
+    # sys.monitoring (the default on 3.12+) sees no call there (no RESUME runs).
+    minor = minor_of(python)
+    pep523 = backend == "pep523" or (backend == "auto" and minor < 12)
+    check_eq(t.entries("countdown", CALLS), 6 + (pep523 and minor >= 11),
+             "the generator countdown: [its making,] 5 values, its end")
     check_eq(t.entries("consume", CALLS), 1, "calls of consume")
     check_eq(t.entries("main", CALLS), 1, "calls of main")
     check_eq(t.entries("<module>", CALLS), 1, "the script's own code, from its first line")
@@ -296,9 +302,129 @@ def test_other_versions():
     if not found:
         raise Skip("no pyenv interpreters here")
     for v in found:
-        r = run_python("--interpreter", f"{PYENV}/{v}/bin/python3", CALLS, "15")
+        python = f"{PYENV}/{v}/bin/python3"
+        for backend in ("auto", "pep523", "monitoring") if minor_of(python) >= 12 else ("auto",):
+            r = run_python("--trace-backend", backend, "--interpreter", python, CALLS, "15")
+            check_eq(r.rc, 0, f"{v} {backend}: {r.describe()}")
+            t = main_trace(r)
+            pep523 = backend == "pep523" or minor_of(python) < 12
+            mechanism = "PEP 523" if pep523 else "sys.monitoring"
+            check(any(f"traced ({mechanism}" in n for n in t.notes), f"{v} {backend}: {t.notes}")
+            check_call_counts(t, python, backend)
+
+
+def test_recursion_depth_unchanged_with_sys_monitoring():
+    """3.12+: sys.monitoring leaves calls inlined: depth 50 000 as without syscope."""
+    found = [v for v in ("3.12.1", "3.13.0") if os.access(f"{PYENV}/{v}/bin/python3", os.X_OK)]
+    if not found:
+        raise Skip("no pyenv 3.12/3.13 here")
+    for v in found:
+        r = run_python("--", f"{PYENV}/{v}/bin/python3", os.path.join(FIXTURES, "deep_recursion.py"))
         check_eq(r.rc, 0, f"{v}: {r.describe()}")
-        check_call_counts(main_trace(r), f"{PYENV}/{v}/bin/python3")
+        check_eq(r.out.splitlines(), ["depth 50000", "after 100"], f"{v}: the recursion")
+        t = main_trace(r)
+        check_eq(t.entries("down"), 50000 + 1 + 101, f"{v}: calls of down")
+        t.check_paired()
+
+
+def test_audit_hook_acts_only_on_the_events_before_a_worker():
+    """Every other audit event (a sys._getframe each) costs a comparison, not a lookup."""
+    need_python()
+    r = syscope("sample", "--no-summary", "--", PYTHON,
+                os.path.join(FIXTURES, "audit_events.py"))
+    check_eq(r.rc, 0, r.describe())
+    check_eq(r.out.splitlines(), ["after other events: False", "after os.fork: True"],
+             "when BaseProcess._bootstrap was wrapped")
+
+
+def plain_and_traced(args, cwd):
+    """The same command under python and under syscope python: (rc, out, err) of each."""
+    plain = subprocess.run([PYTHON] + args, cwd=cwd, capture_output=True, text=True)
+    traced = syscope("python", "--no-summary", "--", PYTHON, *args, cwd=cwd)
+    return plain, traced
+
+
+def test_script_sees_what_python_gives_it():
+    need_python()
+    parent = tempfile.mkdtemp(prefix="syscope-it-")  # the harness removes the folders used
+    os.mkdir(os.path.join(parent, "python"))
+    shutil.copy(os.path.join(FIXTURES, "main_globals.py"), os.path.join(parent, "python"))
+    for flags in ([], ["-I"], ["-P"]):
+        plain, r = plain_and_traced(flags + ["python/main_globals.py"], parent)
+        check_eq(r.rc, 0, r.describe())
+        want, got = json.loads(plain.stdout), json.loads(r.out)
+        check_eq(want["stack"], 1, "python: inspect.stack() at module level")
+        # The bootstrap's module level, from which the script runs, is the one frame more.
+        check_eq(got.pop("stack"), 2, f"{flags}: inspect.stack() at module level")
+        want.pop("stack")
+        check_eq(got, want, f"{flags}: what the script sees")
+        check(os.path.isabs(got["__file__"]), got)
+
+
+def test_script_errors_as_python_reports_them():
+    need_python()
+    folder = tempfile.mkdtemp(prefix="syscope-it-")
+    bad = os.path.join(folder, "bad.py")
+    with open(bad, "w") as f:
+        f.write("x = 1\ndef (\n")
+    plain, r = plain_and_traced([bad], folder)
+    check_eq((r.rc, plain.returncode), (1, 1), r.describe())
+    check_eq(r.err, plain.stderr, "a SyntaxError: no traceback of the bootstrap")
+    # A socket: stat() finds it, open() fails even for root (ENXIO).
+    sock_path = os.path.join(folder, "script.py")
+    sock = socket.socket(socket.AF_UNIX)
+    sock.bind(sock_path)
+    try:
+        plain, r = plain_and_traced([sock_path], folder)
+    finally:
+        sock.close()
+    check_eq((r.rc, plain.returncode), (2, 2), r.describe())
+    check("can't open file '%s': [Errno " % sock_path in plain.stderr, plain.stderr)
+    check_eq(r.err, plain.stderr, "an unreadable script")
+
+
+EMBEDDED_THREAD = """
+import threading, time, types, _thread
+end = time.monotonic() + 10
+while isinstance(_thread.start_new_thread.__self__, types.ModuleType):
+    if time.monotonic() > end:
+        raise SystemExit("syscope's names were never installed")
+    time.sleep(0.001)
+def embedded_work():
+    return sum(i * i for i in range(1000))
+t = threading.Thread(target=embedded_work, name="embedded-worker")
+t.start()
+t.join()
+"""
+
+
+def test_thread_names_in_a_dlopened_libpython():
+    lib = os.path.join(PYENV, "3.12.1", "lib", "libpython3.12.so.1.0")
+    if not os.path.exists(lib):
+        raise Skip(f"no {lib}")
+    r = syscope("run", "--no-summary", "--", harness.fixture("py_embed"), lib, EMBEDDED_THREAD)
+    check_eq(r.rc, 0, r.describe())
+    check("py_embed: 0" in r.out, r.out)
+    t = main_trace(r)
+    check_eq(sorted(t.names.values()), ["embedded-worker"], "Python thread names")
+
+
+def test_deep_recursion_raises_instead_of_crashing():
+    """setrecursionlimit(100000) and depth 50 000: fine under 3.11's python, whose Python
+    calls use no C stack; under the PEP 523 tracer a RecursionError, not a crash."""
+    need_python()
+    r = run_python("--", PYTHON, os.path.join(FIXTURES, "deep_recursion.py"))
+    check_eq(r.rc, 0, r.describe())
+    lines = r.out.splitlines()
+    check_eq(lines[-1], "after 100", "the program goes on after the error")
+    check(lines[0] == "depth 50000" or "(the C stack, under syscope python's tracer)"
+          in lines[0], lines)
+    t = main_trace(r)
+    t.check_paired()
+    if lines[0] != "depth 50000":
+        check(any("RecursionError raised there instead of a crash" in n for n in t.notes),
+              t.notes)
+        check(t.entries("down") > 1000, f"calls of down: {t.entries('down')}")
 
 
 if __name__ == "__main__":

@@ -42,6 +42,9 @@ static struct {
 	pthread_t thread;
 	bool running;
 	atomic_int stop;
+	atomic_int started; /* an installer was started (or the API looked for and missing) */
+	atomic_int process_started; /* process_start ran: settings are known */
+	bool late; /* started for an interpreter loaded later: its API is looked up here */
 } installer;
 
 /* In the interpreter's module (found by find.c, RTLD_LOCAL loads included), else in the
@@ -116,6 +119,11 @@ static bool find_api(void)
 	LOOKUP(err_clear, "PyErr_Clear");
 	LOOKUP(err_fetch, "PyErr_Fetch");
 	LOOKUP(err_restore, "PyErr_Restore");
+	LOOKUP(err_set_string, "PyErr_SetString");
+	LOOKUP(exc_recursion_error, "PyExc_RecursionError");
+	LOOKUP(long_from_long, "PyLong_FromLong");
+	LOOKUP(long_as_long, "PyLong_AsLong");
+	LOOKUP(str_from, "PyUnicode_FromString");
 	LOOKUP(cfunction_new, "PyCFunction_NewEx");
 	LOOKUP(instance_method, "PyInstanceMethod_New");
 	LOOKUP(sys_set, "PySys_SetObject");
@@ -218,9 +226,14 @@ static void *installer_main(void *arg)
 
 	(void)arg;
 	while (!atomic_load(&installer.stop)) {
-		if (rt_capi.is_initialized() && rt_capi.add_pending_call(install, NULL) == 0) {
-			break;
+		if (installer.late && rt_py_state()) { /* loaded, relocated and looked at */
+			if (!find_api())
+				break;
+			installer.late = false;
 		}
+		if (!installer.late && rt_capi.is_initialized() &&
+		    rt_capi.add_pending_call(install, NULL) == 0)
+			break;
 		pause_ns(rt_now_ns() - start < FAST_POLL_FOR_NS ? FAST_POLL_NS : SLOW_POLL_NS);
 	}
 	return NULL;
@@ -231,14 +244,16 @@ static bool enabled(const struct sc_settings *s)
 	return sc_bool(s, SC_SET_PYTHON);
 }
 
-static int process_start(void)
+/* The installer, once the API is there; only from normal context (it starts a thread). */
+static void start_installer(bool late)
 {
 	sigset_t all, old;
 	int rc;
 
-	if (!find_api())
-		return 0; /* not a Python program (or not one we can work with): nothing to do */
+	if (atomic_exchange(&installer.started, 1) || (!late && !find_api()))
+		return; /* not a Python program (or not one we can work with): nothing to do */ /* not a Python program (or not one we can work with): nothing to do */
 	atomic_store(&installer.stop, 0);
+	installer.late = late;
 	sigfillset(&all);
 	RT_REAL(pthread_sigmask)(SIG_SETMASK, &all, &old); /* the thread inherits: no signals */
 	rc = RT_REAL(pthread_create)(&installer.thread, NULL, installer_main, NULL);
@@ -249,7 +264,27 @@ static int process_start(void)
 			"Python: no thread to wait for the interpreter (%s); no "
 			"thread names, roles or tracing",
 			strerror(rc));
+}
+
+static int process_start(void)
+{
+	atomic_store(&installer.process_started, 1);
+	start_installer(false);
+	/* No interpreter yet: an embedder may dlopen one later (rt_py_capi_found). */
+	atomic_store(&installer.started, installer.running);
 	return 0;
+}
+
+void rt_py_capi_found(void)
+{
+	/* Before process_start, that one looks. A dlopen'ed interpreter is seen first from the
+	 * loader's event, in normal context, before its relocation: the installer starts
+	 * there and waits until find.c has decided (maybe in a sample's handler, where no
+	 * thread can start). */
+	if (!atomic_load(&installer.process_started) || rt_self.in_sampler || !rt_active() ||
+	    !enabled(&rt_proc.settings))
+		return;
+	start_installer(true);
 }
 
 static void fork_child(void)
@@ -258,6 +293,7 @@ static void fork_child(void)
 	 * is the parent's). A call still pending was copied too and runs in the child. */
 	installer.running = false;
 	rt_py_trace_fork_child();
+	rt_py_monitoring_fork_child();
 }
 
 static void process_stop(void)

@@ -64,6 +64,11 @@ struct rt_py_capi {
 	void (*err_clear)(void);
 	void (*err_fetch)(py_obj **type, py_obj **value, py_obj **traceback);
 	void (*err_restore)(py_obj *type, py_obj *value, py_obj *traceback);
+	void (*err_set_string)(py_obj *type, const char *message);
+	py_obj **exc_recursion_error; /* &PyExc_RecursionError */
+	py_obj *(*long_from_long)(long v);
+	long (*long_as_long)(py_obj *o);
+	py_obj *(*str_from)(const char *utf8);
 	py_obj *(*cfunction_new)(struct py_method_def *def, py_obj *self, py_obj *module);
 	py_obj *(*instance_method)(py_obj *fn);
 	int (*sys_set)(const char *name, py_obj *v);
@@ -90,6 +95,20 @@ bool rt_py_trace_install(void);
 void rt_py_trace_arm(void);
 /* trace.c: the fork child's frames in progress were entered in the parent. */
 void rt_py_trace_fork_child(void);
+
+/* trace.c: the FUNC address of code object `code`, 0 when the filters leave it out. */
+uint64_t rt_py_trace_addr(py_obj *code);
+/* trace.c: whether calls are recorded (the bootstrap armed the tracer). */
+bool rt_py_trace_armed(void);
+
+/* monitoring.c: trace through sys.monitoring (3.12+); false when it cannot. */
+bool rt_py_monitoring_install(void);
+/* monitoring.c: the fork child's calls in progress were entered in the parent. */
+void rt_py_monitoring_fork_child(void);
+
+/* stack_guard.c: whether the C stack is nearly used up; then, with RecursionError set
+ * (and a note, once), the frame must be run with throwflag set. Normal context. */
+bool rt_py_stack_exhausted(void);
 
 /* pyapi_names.c: record Python thread names and multiprocessing roles from now on. */
 void rt_py_names_install(void);

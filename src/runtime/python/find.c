@@ -312,6 +312,7 @@ static enum sc_py_runtime_state decide(const char *path)
 
 static void publish(enum sc_py_runtime_state state)
 {
+	rt_py_capi_found(); /* a dlopen'ed interpreter gets thread names and tracing too */
 	if (state == STATE_PENDING) {
 		atomic_store(&rt_py_pending, 1);
 		atomic_store(&rt_py_sampling,

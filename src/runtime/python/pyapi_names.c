@@ -20,7 +20,8 @@
  * multiprocessing.process is not imported yet at the pending call, it is wrapped at the
  * first audit event (PEP 578, a C hook) that finds it in sys.modules with its class made:
  * events always come between its import and a worker's start (os.fork, more imports,
- * pickle.find_class in a spawned child). Once wrapped, the hook returns at once.
+ * pickle.find_class in a spawned child), and only those events make it look. Once
+ * wrapped, the hook returns at once.
  */
 #include "capi.h"
 
@@ -237,10 +238,25 @@ static bool wrap_processes(void)
 	return ok;
 }
 
+/* The events that can come between multiprocessing.process's import and a worker's
+ * _bootstrap: a fork (fork or fork server), an import (its own end is seen at the next),
+ * a spawned child unpickling its process object. Every other event (there are many: each
+ * sys._getframe, open, exec...) costs one comparison, not a lookup in sys.modules. */
+static bool may_precede_worker(const char *event)
+{
+	static const char *const events[] = { "import", "os.fork", "pickle.find_class" };
+
+	for (size_t i = 0; i < sizeof(events) / sizeof(events[0]); i++)
+		if (event[0] == events[i][0] && !strcmp(event, events[i]))
+			return true;
+	return false;
+}
+
 static int audit(const char *event, py_obj *args, void *data)
 {
-	(void)event, (void)args, (void)data;
-	if (processes_wrapped || wrapping || (rt_capi.is_finalizing && rt_capi.is_finalizing()))
+	(void)args, (void)data;
+	if (processes_wrapped || wrapping || !event || !may_precede_worker(event) ||
+	    (rt_capi.is_finalizing && rt_capi.is_finalizing()))
 		return 0;
 	wrapping = true; /* setting a class attribute is itself an audit event */
 	processes_wrapped = wrap_processes();

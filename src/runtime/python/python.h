@@ -56,6 +56,8 @@ void rt_py_set_tracing(bool on);
 
 /* modules.c: a module was loaded (or is there at start); async-signal-safe. */
 void rt_py_module_loaded(const struct dl_phdr_info *info);
+/* capi.c: an interpreter was found (find.c's publish); starts what needs its C API. */
+void rt_py_capi_found(void);
 
 /* A sample's Python part: the header and the frames, innermost first. */
 struct rt_py_sample {

@@ -126,6 +126,8 @@ static py_obj *trace_eval(void *tstate, void *frame, int throwflag)
 	uint64_t addr;
 	py_obj *result;
 
+	if (rt_py_stack_exhausted()) /* RecursionError set: the frame unwinds at once */
+		return tr.previous(tstate, frame, 1);
 	if (!armed || !rt_recording())
 		return tr.previous(tstate, frame, throwflag);
 	addr = traced_addr(*(py_obj **)((char *)frame + tr.code_offset), gen);
@@ -226,12 +228,40 @@ static void check_at_exit_register(void)
 	rt_capi.err_clear();
 }
 
+/* PYTHON_TRACE_BACKEND: sys.monitoring (monitoring.c) where asked, by default on 3.12+. */
+static bool use_monitoring(void)
+{
+	const char *want = sc_str(&rt_proc.settings, SC_SET_PYTHON_TRACE_BACKEND);
+
+	if (!strcmp(want, "pep523") || (!strcmp(want, "auto") && rt_capi.minor < 12))
+		return false;
+	if (rt_capi.minor < 12) {
+		rt_note(SC_NOTE_WARN,
+			"Python tracing: sys.monitoring needs CPython 3.12+ (this is "
+			"3.%u); tracing with a frame evaluator (PEP 523) instead",
+			rt_capi.minor);
+		return false;
+	}
+	if (!rt_py_monitoring_install())
+		return false;
+	tr.on = true;
+	rt_py_set_tracing(true); /* PY_RUNTIME says so */
+	rt_note(SC_NOTE_INFO, "Python tracing: every call of CPython 3.%u traced (sys.monitoring)",
+		rt_capi.minor);
+	return true;
+}
+
 bool rt_py_trace_install(void)
 {
 	void *interp;
 
 	if (tr.on)
 		return true;
+	if (rt_py_state() == SC_PY_FREE_THREADED) { /* no GIL: the hook would race itself */
+		rt_note(SC_NOTE_WARN, "Python tracing: a free-threaded CPython (3.13t) is not "
+				      "supported; Python calls not traced");
+		return false;
+	}
 	if (!code_offset(rt_capi.minor, &tr.code_offset)) {
 		rt_note(SC_NOTE_WARN,
 			"Python tracing: CPython %u.%u is not supported (3.10-3.13 "
@@ -254,6 +284,8 @@ bool rt_py_trace_install(void)
 				      "Python calls not traced");
 		return false;
 	}
+	if (use_monitoring())
+		return true;
 	interp = tr.interp = rt_capi.interp_get();
 	tr.previous = rt_capi.get_eval_frame(interp);
 	if (!tr.previous) {
@@ -274,6 +306,16 @@ bool rt_py_trace_install(void)
 		"evaluator)",
 		rt_capi.version_hex >> 24, rt_capi.minor);
 	return true;
+}
+
+uint64_t rt_py_trace_addr(py_obj *code)
+{
+	return traced_addr(code, atomic_load_explicit(&generation, memory_order_relaxed));
+}
+
+bool rt_py_trace_armed(void)
+{
+	return armed;
 }
 
 void rt_py_trace_arm(void)
