@@ -13,6 +13,7 @@ JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 BUILD_PACKAGES := build-essential g++ cmake pkg-config libdw-dev libelf-dev libunwind-dev \
                   libjansson-dev libsqlite3-dev libpfm4-dev libcapstone-dev
 TEST_PACKAGES  := $(BUILD_PACKAGES) python3 binutils clang-format sqlite3
+TEST_PACKAGES  += libpython3.11 # test_python_frames.py: a libpython to dlopen and dlclose
 
 .PHONY: all build demo test test-fast asan deps deps-test format bench bundle clean
 

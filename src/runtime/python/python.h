@@ -56,6 +56,8 @@ void rt_py_set_tracing(bool on);
 
 /* modules.c: a module was loaded (or is there at start); async-signal-safe. */
 void rt_py_module_loaded(const struct dl_phdr_info *info);
+/* modules.c: the module loaded at `base` (dlpi_addr) went away; async-signal-safe. */
+void rt_py_module_unloaded(uintptr_t base);
 
 /* A sample's Python part: the header and the frames, innermost first. */
 struct rt_py_sample {
