@@ -265,6 +265,10 @@ RT_EXPORT int pthread_sigmask(int how, const sigset_t *set, sigset_t *old)
 	return RT_REAL(pthread_sigmask)(how, filter_mask(how, set, &copy), old);
 }
 
+/* The fault being handled by the program's handler: where its crash happened if that
+ * handler ends the program (faulthandler re-raises with the default restored). */
+static RT_TLS void *forwarded_uc;
+
 /* A fault that is the program's, on a signal it handles: to its handler as the kernel
  * would deliver it (the mask and flags are ours already, keep_fatal_recorder). True when
  * it was handled or ignored; false: the default action, which the caller takes. */
@@ -284,10 +288,12 @@ static bool forward_fault(int sig, siginfo_t *si, void *uc)
 		st->program.sa_handler = SIG_DFL;
 	}
 	rt_program_interrupts++;
+	forwarded_uc = uc;
 	if (act.sa_flags & SA_SIGINFO)
 		act.sa_sigaction(sig, si, uc);
 	else
 		act.sa_handler(sig);
+	forwarded_uc = NULL;
 	return true;
 }
 
@@ -302,7 +308,7 @@ static void on_fatal_signal(int sig, siginfo_t *si, void *uc)
 		return;
 	}
 	if (rt_active() && rt_self.state == RT_THREAD_ACTIVE) {
-		rt_sampling_record_crash(uc);
+		rt_sampling_record_crash(forwarded_uc ? forwarded_uc : uc);
 		rt_set_end(SC_END_SIGNAL, sig);
 	}
 	memset(&dfl, 0, sizeof(dfl));

@@ -447,5 +447,34 @@ def test_fault_while_writing_a_code_record_leaves_a_lost_record():
     check_eq(losses["by_cause"], {"fault": 1}, f"losses: {losses}")
 
 
+FAULTING = """
+import ctypes
+def fh_leaf(n):
+    s = 0
+    for i in range(n):
+        s += i
+    return s
+for _ in range(20):
+    fh_leaf(100000)
+ctypes.string_at(0)
+"""
+
+
+def test_faulthandler_on_python_frames_read_its_own_crash_reported():
+    """-X faulthandler installs SIGSEGV/SIGBUS handlers: Python frames are still read, and
+    the program's own crash reaches faulthandler (its traceback), then ends the program,
+    recorded as a crash at the faulting call."""
+    r = syscope("sample", "-f", "1000", "--", PYTHON, "-X", "faulthandler", "-c", FAULTING)
+    check_eq(r.rc, 128 + 11, "128 + SIGSEGV\n" + r.describe())
+    check("Fatal Python error: Segmentation fault" in r.err and
+          'File "<string>", line 10 in <module>' in r.err, "faulthandler's traceback\n" + r.err)
+    check("crashed (signal 11) in " in r.err and "crashed (signal 11) in [syscope]" not in r.err,
+          "the crash is where the program faulted\n" + r.err)
+    check_eq(r.metadata()["exit"], {"reason": "signal", "status": 11}, "recorded end")
+    f = main_file(r)
+    inner = collections.Counter(f.innermost(s) for _, s in f.python_samples())
+    check(inner["fh_leaf"] >= 20, f"innermost Python frames: {dict(inner)}")
+
+
 if __name__ == "__main__":
     harness.main(globals())
