@@ -476,5 +476,20 @@ def test_faulthandler_on_python_frames_read_its_own_crash_reported():
     check(inner["fh_leaf"] >= 20, f"innermost Python frames: {dict(inner)}")
 
 
+def test_libpython_whose_dlopen_fails_is_forgotten():
+    """A libpython look-alike is mapped (syscope sees an interpreter not relocated yet), then
+    its dlopen fails and it is unmapped: no sample and no thread start reads its tables; a
+    note says it went away; no PY_RUNTIME, the program's samples go on."""
+    lib = os.path.join(harness.FIXTURES, "badpy", "libpython3.11.so.1.0")
+    r = syscope("sample", "-f", "1000", "--", harness.fixture("py_dlopen_fails"), lib)
+    check_eq(r.rc, 0, "the program was not harmed\n" + r.describe())
+    check("py_dlopen_fails: failed" in r.out and "py_dlopen_fails: 1" in r.out, r.out)
+    f = main_file(r)
+    check_eq(f.runtimes, [], "no PY_RUNTIME: no interpreter was decided on")
+    check(len(f.samples) >= 50 and not f.python_samples(), f"{len(f.samples)} native samples")
+    check(any("went away before it was relocated" in n and "libpython3.11.so.1.0" in n
+              for n in notes_of(r)), notes_of(r))
+
+
 if __name__ == "__main__":
     harness.main(globals())

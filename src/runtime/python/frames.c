@@ -247,6 +247,28 @@ none:
 	return 0;
 }
 
+void rt_py_check_pending_guarded(void)
+{
+	sigset_t samplers, old;
+
+	if (!atomic_load(&rt_py_pending))
+		return;
+	/* No sample's walk in between: it would take the recovery point over. */
+	rt_signals_sampler_set(&samplers);
+	RT_REAL(pthread_sigmask)(SIG_BLOCK, &samplers, &old);
+	stage = STAGE_PENDING;
+	if (sigsetjmp(recovery, 0)) {
+		rt_py_pending_faulted(); /* the module's tables went away under the check */
+	} else {
+		walking = 1;
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		rt_py_check_pending();
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		walking = 0;
+	}
+	RT_REAL(pthread_sigmask)(SIG_SETMASK, &old, NULL);
+}
+
 void rt_py_recover_fault(int sig)
 {
 	sigset_t again;

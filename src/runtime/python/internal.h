@@ -52,6 +52,8 @@ void rt_py_flush_notes(void);
  * made again by rt_py_check_pending (async-signal-safe) at the next sample or thread event. */
 extern atomic_int rt_py_pending;
 void rt_py_check_pending(void);
+/* frames.c: the same in normal context, under the recovery point (the module may be gone). */
+void rt_py_check_pending_guarded(void);
 /* find.c: frames.c found the layout wrong at run time (async-signal-safe). */
 void rt_py_disable_bad_layout(uint32_t bad, uint32_t checked);
 /* find.c: a thread state's `field` was not what it must be (async-signal-safe). */
