@@ -103,6 +103,10 @@ void rt_py_codes_abandon(unsigned mark)
 	while (ninserts > mark) {
 		struct insert *in = &inserts[ninserts - 1];
 
+		if (!in->slot) { /* claimed, not filled yet: nothing of it was read */
+			ninserts--;
+			continue;
+		}
 		if (in->rec)
 			commit_as_lost(in->rec, in->size);
 		/* The object's memory faults: its slot stands for "unknown code" (id 0) from now
@@ -304,10 +308,13 @@ static uint32_t new_code(struct code_slot *s, uintptr_t co, uint64_t fp, uint64_
 	uint32_t id = atomic_fetch_add_explicit(&next_id, 1, memory_order_relaxed);
 	uint64_t word = WORD_VALID | WORD_FOLD(fp) | id;
 	unsigned n = ninserts;
-	struct insert *in = &inserts[n];
+	struct insert *in;
 
 	if (n == MAX_INSERTS)
 		return 0; /* not reached: a handler over the tracer is two */
+	in = &inserts[n];
+	in->slot = NULL;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	ninserts = n + 1; /* claimed before it is filled: a handler's insert goes above it */
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	*in = (struct insert){ .slot = s, .fp = fp };

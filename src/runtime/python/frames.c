@@ -200,8 +200,7 @@ static uint32_t recovered(struct sc_py_stack *head, unsigned codes_mark)
 		return 0; /* the runtime's memory is gone (an unloaded libpython) */
 	/* A fault inside the walk: keep the frames read before it. */
 	head->flags |= SC_PY_STACK_BAD_CODE;
-	return (uint32_t)(sizeof(*head) +
-			  head->nframes * sizeof(((struct rt_py_sample *)0)->frame[0]));
+	return (uint32_t)(sizeof(*head) + head->nframes * sizeof(struct sc_py_frame));
 }
 
 uint32_t rt_py_sample(struct rt_py_sample *out)
