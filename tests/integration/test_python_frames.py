@@ -406,12 +406,20 @@ def test_walk_faults_recovered_under_the_programs_own_sigsegv_handler():
     still syscope's to recover and never reach it; its own fault does, once, and its
     handler's repair lets it go on."""
     r, f = hostile("own-handler")
-    check("py_hostile: own faults 1" in r.out, r.out)
+    check("py_hostile: own faults 1" in r.out and "then the handler" in r.out, r.out)
     check_eq([x["state_name"] for x in f.runtimes], ["frames", "invalid"], "PY_RUNTIME")
     walked = [s for _, s in f.python_samples()]
     check(walked and all(s["python"]["flags"] == records.PY_STACK_BAD_CODE and s["frames"]
                          for s in walked), "each faulted walk keeps its native frames")
     check(any("Python frames off" in n for n in notes_of(r)), notes_of(r))
+
+
+def test_programs_sa_resethand_handler_runs_once_as_the_kernel_would():
+    """SA_RESETHAND: the program's handler gets its own fault, and the action is the
+    default after it, as the kernel does it; the walk's faults never reach it."""
+    r, f = hostile("own-resethand")
+    check("py_hostile: own faults 1" in r.out and "then SIG_DFL" in r.out, r.out)
+    check_eq([x["state_name"] for x in f.runtimes], ["frames", "invalid"], "PY_RUNTIME")
 
 
 def test_thread_state_of_another_thread_turns_python_frames_off():

@@ -3,6 +3,7 @@
  * (tests/integration/test_python_frames.py). Usage: py_hostile MODE, where MODE is
  *   own-handler  the top frame is unreadable, and the program has its own SIGSEGV handler:
  *                the walk's faults must not reach it, its own fault (after) must, once;
+ *   own-resethand  the same with SA_RESETHAND: after its fault the action is SIG_DFL;
  *   bad-tid      the thread state names another thread: syscope's check must refuse it;
  *   bad-linetable  a valid frame whose code object's line table runs into unreadable
  *                memory: the fault comes while its PY_CODE record is being written.
@@ -102,12 +103,12 @@ int main(int argc, char **argv)
 	put(tstate + 56, (uintptr_t)cframe);	 /* tstate->cframe */
 	put(tstate + 160, tid);			 /* tstate->native_thread_id */
 	put(cframe + 8, (uintptr_t)unreadable);	 /* cframe->current_frame */
-	if (!strcmp(mode, "own-handler")) {
+	if (!strcmp(mode, "own-handler") || !strcmp(mode, "own-resethand")) {
 		struct sigaction sa;
 
 		memset(&sa, 0, sizeof(sa));
 		sa.sa_sigaction = on_segv;
-		sa.sa_flags = SA_SIGINFO;
+		sa.sa_flags = SA_SIGINFO | (!strcmp(mode, "own-resethand") ? SA_RESETHAND : 0);
 		own_page = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		if (own_page == MAP_FAILED || sigaction(SIGSEGV, &sa, NULL))
 			return 2;
@@ -126,7 +127,8 @@ int main(int argc, char **argv)
 		put(code + 72, 7);   /* co_firstlineno */
 		put(code + 136, lt); /* co_linetable */
 	} else {
-		fprintf(stderr, "usage: py_hostile own-handler|bad-tid|bad-linetable\n");
+		fprintf(stderr,
+			"usage: py_hostile own-handler|own-resethand|bad-tid|bad-linetable\n");
 		return 2;
 	}
 	pthread_setspecific(key, tstate);
@@ -136,7 +138,12 @@ int main(int argc, char **argv)
 	printf("py_hostile: %.0f\n", spin(0.4) > 0 ? 1.0 : 0.0);
 	if (own_page) {
 		own_page[0] = 1; /* the program's own fault: its handler makes the page readable */
+		struct sigaction now;
+
 		printf("py_hostile: own faults %d\n", (int)own_faults);
+		if (!sigaction(SIGSEGV, NULL, &now))
+			printf("py_hostile: then %s\n",
+			       now.sa_handler == SIG_DFL ? "SIG_DFL" : "the handler");
 	}
 	return 0;
 }
