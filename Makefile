@@ -15,6 +15,7 @@ BUILD_PACKAGES := build-essential g++ cmake pkg-config libdw-dev libelf-dev libu
 TEST_PACKAGES  := $(BUILD_PACKAGES) python3 binutils clang-format sqlite3
 TEST_PACKAGES  += clang libomp-dev
 TEST_PACKAGES  += openmpi-bin libopenmpi-dev gfortran
+TEST_PACKAGES  += libpython3.11 # test_python_frames.py: a libpython to dlopen and dlclose
 
 .PHONY: all build demo test test-fast asan deps deps-test format bench bundle clean
 

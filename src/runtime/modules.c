@@ -171,6 +171,7 @@ static void rescan(uint32_t flags, bool record_all)
 		m.base = known[i].base;
 		m.path_len = 1;
 		rt_record(SC_REC_MODULE_UNLOAD, 0, &m.ts, sizeof(m) - sizeof(m.hdr), "", 1);
+		rt_py_module_unloaded(known[i].base); /* was it the interpreter's? */
 		known[i] = known[--nknown];
 	}
 	last_adds = sc.adds;

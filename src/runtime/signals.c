@@ -13,6 +13,9 @@
  * the program left the default action, and are invisible: sigaction() reports the default,
  * and the program's own handler simply replaces ours. On a crash we record the crashing
  * stack and the signal, restore the default action and let the signal take its course.
+ * SIGSEGV and SIGBUS are the exception: a fault in a Python walk must be recovered whatever
+ * the program installed (pytest enables faulthandler), so there ours stays, with the
+ * program's flags and mask, and passes every other fault on to the program's handler.
  */
 #include "rt.h"
 
@@ -26,6 +29,7 @@
 struct sig_state {
 	rt_sig_handler ours;	  /* non-NULL: a sampler signal owned by syscope */
 	bool fatal_hidden;	  /* our crash recorder is installed, the program sees SIG_DFL */
+	bool fatal_kept;	  /* ... and stays when the program installs its own (forwarded) */
 	bool program_set;	  /* `program` holds what the program installed */
 	struct sigaction program; /* the program's view of this signal */
 };
@@ -148,6 +152,25 @@ void rt_signal_forward(int sig, siginfo_t *si, void *uc)
 	call_program_handler(&act, sig, si, uc);
 }
 
+static void on_fatal_signal(int sig, siginfo_t *si, void *uc);
+
+/* The program installs `act` on SIGSEGV/SIGBUS: ours stays, delivered as the program's
+ * would be (its mask, SA_ONSTACK, SA_NODEFER), and calls it (forward_fault). */
+static int keep_fatal_recorder(int sig, const struct sigaction *act)
+{
+	struct sigaction ours;
+
+	memset(&ours, 0, sizeof(ours));
+	ours.sa_sigaction = on_fatal_signal;
+	ours.sa_flags = SA_SIGINFO | (act->sa_flags & (SA_ONSTACK | SA_NODEFER | SA_RESTART));
+	ours.sa_mask = act->sa_mask;
+	if (RT_REAL(sigaction)(sig, &ours, NULL))
+		return -1;
+	sigs[sig].program = *act;
+	sigs[sig].program_set = true;
+	return 0;
+}
+
 RT_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 {
 	if (valid_sig(sig) && (sigs[sig].ours || sigs[sig].fatal_hidden)) {
@@ -163,6 +186,8 @@ RT_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *
 		}
 		if (!act)
 			return 0;
+		if (st->fatal_kept)
+			return keep_fatal_recorder(sig, act);
 		if (st->fatal_hidden) {
 			/* The program takes the signal over; our recorder steps aside. */
 			st->fatal_hidden = false;
@@ -240,19 +265,57 @@ RT_EXPORT int pthread_sigmask(int how, const sigset_t *set, sigset_t *old)
 	return RT_REAL(pthread_sigmask)(how, filter_mask(how, set, &copy), old);
 }
 
+/* The fault being handled by the program's handler: where its crash happened if that
+ * handler ends the program (faulthandler re-raises with the default restored). */
+static RT_TLS void *forwarded_uc;
+
+/* A fault that is the program's, on a signal it handles: to its handler as the kernel
+ * would deliver it (the mask and flags are ours already, keep_fatal_recorder). True when
+ * it was handled or ignored; false: the default action, which the caller takes. */
+static bool forward_fault(int sig, siginfo_t *si, void *uc)
+{
+	struct sig_state *st = &sigs[sig];
+	struct sigaction act = st->program;
+
+	if (!st->fatal_kept || !st->program_set)
+		return false;
+	if (!(act.sa_flags & SA_SIGINFO) && act.sa_handler == SIG_DFL)
+		return false;
+	if (!(act.sa_flags & SA_SIGINFO) && act.sa_handler == SIG_IGN)
+		return si->si_code <= 0;   /* a fault cannot be ignored: the kernel kills */
+	if (act.sa_flags & SA_RESETHAND) { /* one delivery, then the default */
+		memset(&st->program, 0, sizeof(st->program));
+		st->program.sa_handler = SIG_DFL;
+	}
+	rt_program_interrupts++;
+	forwarded_uc = uc;
+	if (act.sa_flags & SA_SIGINFO)
+		act.sa_sigaction(sig, si, uc);
+	else
+		act.sa_handler(sig);
+	forwarded_uc = NULL;
+	return true;
+}
+
 static void on_fatal_signal(int sig, siginfo_t *si, void *uc)
 {
 	int saved_errno = errno;
 	struct sigaction dfl;
 
 	rt_py_recover_fault(sig); /* returns unless a Python walk faulted */
+	if (forward_fault(sig, si, uc)) {
+		errno = saved_errno;
+		return;
+	}
 	if (rt_active() && rt_self.state == RT_THREAD_ACTIVE) {
-		rt_sampling_record_crash(uc);
+		rt_sampling_record_crash(forwarded_uc ? forwarded_uc : uc);
 		rt_set_end(SC_END_SIGNAL, sig);
 	}
 	memset(&dfl, 0, sizeof(dfl));
 	dfl.sa_handler = SIG_DFL;
 	sigs[sig].fatal_hidden = false;
+	sigs[sig].fatal_kept = false;
+	sigs[sig].program_set = false;
 	RT_REAL(sigaction)(sig, &dfl, NULL);
 	/* A fault re-executes the instruction and dies of the default action; a signal sent
 	 * by kill() or raise() must be sent again (it is blocked until we return). */
@@ -266,7 +329,8 @@ void rt_signals_install_fatal(void)
 	static const int fatal[] = { SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT };
 
 	for (size_t i = 0; i < sizeof(fatal) / sizeof(fatal[0]); i++)
-		rt_signal_hide_on_default(fatal[i], on_fatal_signal);
+		if (rt_signal_hide_on_default(fatal[i], on_fatal_signal))
+			sigs[fatal[i]].fatal_kept = fatal[i] == SIGSEGV || fatal[i] == SIGBUS;
 }
 
 /*

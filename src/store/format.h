@@ -95,6 +95,7 @@ enum sc_lost_cause {
 	SC_LOST_TOO_LARGE = 4, /* a record larger than half a chunk */
 	SC_LOST_NO_FILE = 5,   /* the raw file was closed under syscope and could not be reopened */
 	SC_LOST_NO_MEMORY = 6, /* a thread's buffer could not be mapped */
+	SC_LOST_FAULT = 7,     /* memory being copied into the record faulted (LOST in place) */
 	SC_LOST_CAUSES = 8,
 };
 static_assert(sizeof(struct sc_file_header) == SC_FILE_HEADER_SIZE, "header is one page");

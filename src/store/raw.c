@@ -42,6 +42,7 @@ static const struct {
 	[SC_LOST_NO_FILE] = { "raw-file-closed", "the program closed syscope's raw file and it "
 						 "could not be opened again" },
 	[SC_LOST_NO_MEMORY] = { "no-memory", "a thread's buffer could not be mapped" },
+	[SC_LOST_FAULT] = { "fault", "memory being copied into it could not be read" },
 };
 
 const char *sc_lost_cause_name(unsigned cause)

@@ -351,5 +351,153 @@ def test_walk_that_faults_is_recovered_and_python_turned_off():
     check(any("CPython 3.11" in n and "Python frames off" in n for n in notes), notes)
 
 
+# ---- the recording side under hostile conditions (review of issue 15) ----
+
+SYSTEM_LIBPYTHON = "/usr/lib/x86_64-linux-gnu/libpython3.11.so.1.0"  # Debian's libpython3.11
+
+
+def notes_of(r):
+    return [n["text"] for n in r.metadata()["notes"]]
+
+
+def check_unloaded(lib, minor):
+    """py_unload: Python frames while the interpreter runs; after Py_FinalizeEx and dlclose
+    the program goes on, sampled, unharmed; PY_RUNTIME says Python frames went off, a note
+    says why."""
+    r = syscope("sample", "-f", "1000", "--", harness.fixture("py_unload"), lib, EMBEDDED)
+    check_eq(r.rc, 0, "the program was not harmed\n" + r.describe())
+    check("py_unload: 0 unloaded" in r.out, "dlclose unloaded libpython\n" + r.out)
+    f = main_file(r)
+    check_eq([x["state_name"] for x in f.runtimes], ["frames", "invalid"], "PY_RUNTIME")
+    inner = collections.Counter(f.innermost(s) for _, s in f.python_samples())
+    check(inner["embedded_leaf"] >= 20, f"innermost Python frames: {dict(inner)}")
+    off = f.runtimes[1]["ts"]
+    after = [s for _, s in f.samples if s["ts"] > off]
+    check(len(after) >= 50 and not any(s["python"] for s in after),
+          f"{len(after)} samples after the unload, all native")
+    check(any(f"CPython 3.{minor}" in n and "was unloaded" in n for n in notes_of(r)),
+          notes_of(r))
+
+
+def test_libpython_unloaded_turns_python_frames_off():
+    if not os.path.exists(SYSTEM_LIBPYTHON):
+        if os.environ.get("CI") == "true":
+            raise AssertionError(f"no {SYSTEM_LIBPYTHON}: Debian's libpython3.11 is needed")
+        raise Skip(f"no {SYSTEM_LIBPYTHON} (Debian's libpython3.11)")
+    check_unloaded(SYSTEM_LIBPYTHON, 11)
+
+
+def test_libpython_unloaded_turns_python_frames_off_3_12():
+    lib = os.path.join(PYENV, "3.12.1", "lib", "libpython3.12.so.1.0")
+    if not os.path.exists(lib):
+        raise Skip(f"no {lib}")
+    check_unloaded(lib, 12)
+
+
+def hostile(mode):
+    r = syscope("sample", "-f", "1000", "--", harness.fixture("py_hostile"), mode)
+    check_eq(r.rc, 0, "the program was not harmed\n" + r.describe())
+    check("py_hostile: 1" in r.out, r.out)
+    return r, main_file(r)
+
+
+def test_walk_faults_recovered_under_the_programs_own_sigsegv_handler():
+    """The program installs a SIGSEGV handler (as faulthandler does): the walk's faults are
+    still syscope's to recover and never reach it; its own fault does, once, and its
+    handler's repair lets it go on."""
+    r, f = hostile("own-handler")
+    check("py_hostile: own faults 1" in r.out and "then the handler" in r.out, r.out)
+    check_eq([x["state_name"] for x in f.runtimes], ["frames", "invalid"], "PY_RUNTIME")
+    walked = [s for _, s in f.python_samples()]
+    check(walked and all(s["python"]["flags"] == records.PY_STACK_BAD_CODE and s["frames"]
+                         for s in walked), "each faulted walk keeps its native frames")
+    check(any("Python frames off" in n for n in notes_of(r)), notes_of(r))
+
+
+def test_programs_sa_resethand_handler_runs_once_as_the_kernel_would():
+    """SA_RESETHAND: the program's handler gets its own fault, and the action is the
+    default after it, as the kernel does it; the walk's faults never reach it."""
+    r, f = hostile("own-resethand")
+    check("py_hostile: own faults 1" in r.out and "then SIG_DFL" in r.out, r.out)
+    check_eq([x["state_name"] for x in f.runtimes], ["frames", "invalid"], "PY_RUNTIME")
+
+
+def test_thread_state_of_another_thread_turns_python_frames_off():
+    """The TSS key leads to a thread state whose native_thread_id is not the sampled
+    thread's (a layout moved in a patch release): checked once, refused with a note, no
+    frame read from it."""
+    r, f = hostile("bad-tid")
+    check_eq([x["state_name"] for x in f.runtimes], ["frames", "invalid"], "PY_RUNTIME")
+    check_eq(f.python_samples(), [], "no Python part read from a wrong thread state")
+    check(len(f.samples) >= 50, f"{len(f.samples)} native samples")
+    check(any("native_thread_id" in n and "Python frames off" in n for n in notes_of(r)),
+          notes_of(r))
+
+
+def test_fault_while_writing_a_code_record_leaves_a_lost_record():
+    """The line table of the one code object runs into unreadable memory: the fault comes
+    after the PY_CODE record was reserved. Its space becomes one LOST record, counted with
+    cause "fault"; the rest of the thread's records stay readable; the code gets id 0 once
+    and is not read again, so Python frames stay on."""
+    r, f = hostile("bad-linetable")
+    raw = open(f.path, "rb").read()
+    types = collections.Counter(t for _, t, _, _ in rawdump.records(raw))
+    check_eq(types[records.LOST], 1, "one LOST record in place of the PY_CODE")
+    check_eq(f.codes, {}, "no PY_CODE record")
+    check_eq([x["state_name"] for x in f.runtimes], ["frames"], "PY_RUNTIME")
+    py = [s for _, s in f.python_samples()]
+    check(len(py) >= 50, f"{len(py)} samples with a Python part after the fault")
+    check(sum(s["python"]["flags"] == records.PY_STACK_BAD_CODE for s in py) == 1,
+          "only the first walk faulted")
+    check(all(s["python"]["frames"] and s["python"]["frames"][0][0] == 0 for s in py[1:]),
+          "later walks give the frame code id 0 (unknown code)")
+    losses = r.metadata()["images"][0]["losses"]
+    check_eq(losses["by_cause"], {"fault": 1}, f"losses: {losses}")
+
+
+FAULTING = """
+import ctypes
+def fh_leaf(n):
+    s = 0
+    for i in range(n):
+        s += i
+    return s
+for _ in range(20):
+    fh_leaf(100000)
+ctypes.string_at(0)
+"""
+
+
+def test_faulthandler_on_python_frames_read_its_own_crash_reported():
+    """-X faulthandler installs SIGSEGV/SIGBUS handlers: Python frames are still read, and
+    the program's own crash reaches faulthandler (its traceback), then ends the program,
+    recorded as a crash at the faulting call."""
+    r = syscope("sample", "-f", "1000", "--", PYTHON, "-X", "faulthandler", "-c", FAULTING)
+    check_eq(r.rc, 128 + 11, "128 + SIGSEGV\n" + r.describe())
+    check("Fatal Python error: Segmentation fault" in r.err and
+          'File "<string>", line 10 in <module>' in r.err, "faulthandler's traceback\n" + r.err)
+    check("crashed (signal 11) in " in r.err and "crashed (signal 11) in [syscope]" not in r.err,
+          "the crash is where the program faulted\n" + r.err)
+    check_eq(r.metadata()["exit"], {"reason": "signal", "status": 11}, "recorded end")
+    f = main_file(r)
+    inner = collections.Counter(f.innermost(s) for _, s in f.python_samples())
+    check(inner["fh_leaf"] >= 20, f"innermost Python frames: {dict(inner)}")
+
+
+def test_libpython_whose_dlopen_fails_is_forgotten():
+    """A libpython look-alike is mapped (syscope sees an interpreter not relocated yet), then
+    its dlopen fails and it is unmapped: no sample and no thread start reads its tables; a
+    note says it went away; no PY_RUNTIME, the program's samples go on."""
+    lib = os.path.join(harness.FIXTURES, "badpy", "libpython3.11.so.1.0")
+    r = syscope("sample", "-f", "1000", "--", harness.fixture("py_dlopen_fails"), lib)
+    check_eq(r.rc, 0, "the program was not harmed\n" + r.describe())
+    check("py_dlopen_fails: failed" in r.out and "py_dlopen_fails: 1" in r.out, r.out)
+    f = main_file(r)
+    check_eq(f.runtimes, [], "no PY_RUNTIME: no interpreter was decided on")
+    check(len(f.samples) >= 50 and not f.python_samples(), f"{len(f.samples)} native samples")
+    check(any("went away before it was relocated" in n and "libpython3.11.so.1.0" in n
+              for n in notes_of(r)), notes_of(r))
+
+
 if __name__ == "__main__":
     harness.main(globals())

@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 #include <time.h>
 
 struct fake_type {
@@ -25,7 +27,7 @@ struct fake_type PyUnicode_Type = { 1, &PyType_Type, 0, "str", 64 };
 struct fake_type PyBytes_Type = { 1, &PyType_Type, 0, "bytes", 33 };
 _Alignas(64) unsigned char _PyRuntime[4096];
 
-static _Alignas(64) unsigned char tstate[512], cframe[64];
+static _Alignas(64) unsigned char tstate[512], cframe[64], interp[64];
 
 static double spin(double seconds)
 {
@@ -54,6 +56,11 @@ int main(void)
 	memcpy(tstate + 56, &p, 8); /* tstate->cframe */
 	p = (uintptr_t)unreadable;
 	memcpy(cframe + 8, &p, 8); /* cframe->current_frame */
+	p = (uintptr_t)&interp;
+	memcpy(tstate + 16, &p, 8);	/* tstate->interp */
+	memcpy(_PyRuntime + 48, &p, 8); /* _PyRuntime.interpreters.main */
+	p = (uintptr_t)syscall(SYS_gettid);
+	memcpy(tstate + 160, &p, 8); /* tstate->native_thread_id */
 	pthread_setspecific(key, tstate);
 	tss[0] = 1;
 	tss[1] = (int32_t)key;

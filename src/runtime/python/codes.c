@@ -33,7 +33,17 @@ struct code_slot {
 static struct code_slot *_Atomic slots;
 static atomic_uint next_id = 1;
 static atomic_uint full_count;
-static RT_TLS struct code_slot *inserting; /* the slot this thread is filling */
+/* The inserts this thread is in: the tracer's (normal context), a sample's handler's over
+ * it. A fault recovered in the handler abandons the handler's only (rt_py_codes_abandon). */
+struct insert {
+	struct code_slot *slot;
+	uint64_t fp;
+	void *rec; /* reserved, not committed yet */
+	uint32_t size;
+};
+#define MAX_INSERTS 4
+static RT_TLS struct insert inserts[MAX_INSERTS];
+static RT_TLS volatile unsigned ninserts;
 
 /* Also from the tracer's first call when samples read no Python (--no-python): the thread
  * that loses the race to publish its mapping gives it back. */
@@ -61,15 +71,50 @@ void rt_py_codes_fork_child(void)
 		arch_zero(table, CODE_SLOTS * sizeof(struct code_slot));
 	atomic_store(&next_id, 1);
 	atomic_store(&full_count, 0);
-	inserting = NULL;
+	ninserts = 0;
 }
 
-void rt_py_codes_abandon(void)
+unsigned rt_py_codes_mark(void)
 {
-	/* The record was never written: the slot stands for "unknown code" from now on. */
-	if (inserting)
-		atomic_store_explicit(&inserting->word, WORD_VALID, memory_order_release);
-	inserting = NULL;
+	return ninserts;
+}
+
+/* The reserved space of a record that could not be written: a LOST record in its place
+ * (the reader skips it) and the loss counted, so the rest of the chunk stays readable. */
+static void commit_as_lost(void *rec, uint32_t size)
+{
+	struct sc_rec_lost *lost = rec;
+	struct sc_file_header *h = rt_header();
+
+	arch_zero(rec, size);
+	lost->ts = rt_now_ns();
+	lost->records = 1;
+	lost->bytes = size;
+	rt_commit(rec, SC_REC_LOST, 0, size);
+	if (h) {
+		__atomic_fetch_add(&h->lost_records, 1, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&h->lost_bytes, size, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&h->lost_by_cause[SC_LOST_FAULT], 1, __ATOMIC_RELAXED);
+	}
+}
+
+void rt_py_codes_abandon(unsigned mark)
+{
+	while (ninserts > mark) {
+		struct insert *in = &inserts[ninserts - 1];
+
+		if (!in->slot) { /* claimed, not filled yet: nothing of it was read */
+			ninserts--;
+			continue;
+		}
+		if (in->rec)
+			commit_as_lost(in->rec, in->size);
+		/* The object's memory faults: its slot stands for "unknown code" (id 0) from now
+		 * on, with its fold, so that the next lookup finds it and does not retry. */
+		atomic_store_explicit(&in->slot->word, WORD_VALID | WORD_FOLD(in->fp),
+				      memory_order_release);
+		ninserts--;
+	}
 }
 
 uint32_t rt_py_codes_full_count(void)
@@ -221,7 +266,7 @@ static void gather(uintptr_t co, struct code_parts *p)
 		p->flags |= SC_PY_CODE_TRUNCATED;
 }
 
-static void write_code_record(uintptr_t co, uint32_t id, uint64_t fp)
+static void write_code_record(struct insert *in, uintptr_t co, uint32_t id, uint64_t fp)
 {
 	struct code_parts p;
 	struct sc_rec_py_code *r;
@@ -234,6 +279,10 @@ static void write_code_record(uintptr_t co, uint32_t id, uint64_t fp)
 	r = rt_reserve(size);
 	if (!r)
 		return; /* counted as lost by the recorder */
+	in->size = size;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	in->rec = r; /* from here a fault commits it as LOST */
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	r->id = id;
 	r->first_line = rt_py_i32(co, rt_py.layout.co_firstlineno);
 	r->address = co;
@@ -249,6 +298,8 @@ static void write_code_record(uintptr_t co, uint32_t id, uint64_t fp)
 	utf8_write(&p.qualname, at + p.filename_len, p.qualname_len);
 	arch_copy(at + p.filename_len + p.qualname_len, (const void *)p.linetable, p.linetable_len);
 	arch_zero(at + tail, size - sizeof(*r) - tail);
+	in->rec = NULL;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	rt_commit(r, SC_REC_PY_CODE, 0, size);
 }
 
@@ -256,10 +307,21 @@ static uint32_t new_code(struct code_slot *s, uintptr_t co, uint64_t fp, uint64_
 {
 	uint32_t id = atomic_fetch_add_explicit(&next_id, 1, memory_order_relaxed);
 	uint64_t word = WORD_VALID | WORD_FOLD(fp) | id;
+	unsigned n = ninserts;
+	struct insert *in;
 
-	inserting = s;
-	write_code_record(co, id, fp);
-	inserting = NULL;
+	if (n == MAX_INSERTS)
+		return 0; /* not reached: a handler over the tracer is two */
+	in = &inserts[n];
+	in->slot = NULL;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	ninserts = n + 1; /* claimed before it is filled: a handler's insert goes above it */
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	*in = (struct insert){ .slot = s, .fp = fp };
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	write_code_record(in, co, id, fp);
+	ninserts = n;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	/* Only over what this thread saw: a racing thread's newer id wins as well. */
 	atomic_compare_exchange_strong_explicit(&s->word, &seen, word, memory_order_release,
 						memory_order_relaxed);

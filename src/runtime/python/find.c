@@ -23,7 +23,7 @@ struct rt_py_interp rt_py;
 atomic_bool rt_py_sampling;
 
 static atomic_int detecting, checking;
-static const char *found_path;
+static char found_path[512];
 atomic_int rt_py_pending;
 
 /* Notes found where no note can be written (a signal handler), written later. */
@@ -37,34 +37,70 @@ enum pending_note {
 	NOTE_DEBUG_OFFSETS,
 	NOTE_NO_MEMORY,
 	NOTE_BAD_FRAMES,
+	NOTE_UNLOADED,
+	NOTE_GONE_PENDING,
+	NOTE_BAD_TSTATE,
 };
-static struct {
-	atomic_int what; /* enum pending_note */
+struct queued_note {
+	atomic_int state; /* SLOT_FREE, SLOT_FILLING, SLOT_READY */
+	unsigned seq;	  /* notes are written in the order they were queued */
+	enum pending_note what;
 	const char *name;
 	struct rt_py_mismatch mismatch;
 	uint32_t bad, checked;
-} note;
+};
+enum {
+	SLOT_FREE,
+	SLOT_FILLING,
+	SLOT_READY
+};
+#define NOTE_SLOTS 8
+/* A few slots: handlers of several threads may each queue one before any is written. */
+static struct queued_note notes[NOTE_SLOTS];
+static atomic_uint note_seq, notes_dropped;
+static atomic_int flushing;
+static struct rt_py_mismatch mismatch; /* decide()'s, copied into its note */
+
+static void queue_full_note(const struct queued_note *n)
+{
+	for (unsigned i = 0; i < NOTE_SLOTS; i++) {
+		struct queued_note *slot = &notes[i];
+		int expected = SLOT_FREE;
+
+		if (!atomic_compare_exchange_strong(&slot->state, &expected, SLOT_FILLING))
+			continue;
+		slot->what = n->what;
+		slot->name = n->name;
+		slot->mismatch = n->mismatch;
+		slot->bad = n->bad;
+		slot->checked = n->checked;
+		slot->seq = atomic_fetch_add(&note_seq, 1);
+		atomic_store(&slot->state, SLOT_READY);
+		return;
+	}
+	atomic_fetch_add(&notes_dropped, 1); /* said when the notes are written */
+}
 
 static void queue_note(enum pending_note what, const char *name)
 {
-	note.name = name;
-	atomic_store(&note.what, what);
+	struct queued_note n = { .what = what, .name = name, .mismatch = mismatch };
+
+	queue_full_note(&n);
 }
 
-void rt_py_flush_notes(void)
+static void write_note(const struct queued_note *n)
 {
-	enum pending_note what = atomic_exchange(&note.what, NOTE_NONE);
 	unsigned minor = (rt_py.version >> 16) & 0xff;
-	const struct rt_py_mismatch *m = &note.mismatch;
+	const struct rt_py_mismatch *m = &n->mismatch;
 
-	switch (what) {
+	switch (n->what) {
 	case NOTE_NONE:
 		break;
 	case NOTE_UNKNOWN_VERSION:
 		rt_note(SC_NOTE_WARN,
 			"Python: an interpreter (%s) whose version could not be told: no Python "
 			"frames, native frames only",
-			note.name);
+			n->name);
 		break;
 	case NOTE_UNSUPPORTED:
 		rt_note(SC_NOTE_WARN,
@@ -81,13 +117,13 @@ void rt_py_flush_notes(void)
 		rt_note(SC_NOTE_WARN,
 			"CPython 3.%u: its module exports no %s; no Python frames, native frames "
 			"only",
-			minor, note.name);
+			minor, n->name);
 		break;
 	case NOTE_BAD_TYPE:
 		rt_note(SC_NOTE_WARN,
 			"CPython 3.%u: its code objects are not laid out as syscope expects (%s); "
 			"no Python frames, native frames only",
-			minor, note.name);
+			minor, n->name);
 		break;
 	case NOTE_DEBUG_OFFSETS:
 		rt_note(SC_NOTE_WARN,
@@ -106,9 +142,58 @@ void rt_py_flush_notes(void)
 			"CPython 3.%u: %u of the first %u Python frames read in samples were not "
 			"valid (no code object, or unreadable memory); Python frames off for the "
 			"rest of this process",
-			minor, note.bad, note.checked);
+			minor, n->bad, n->checked);
+		break;
+	case NOTE_UNLOADED:
+		rt_note(SC_NOTE_INFO,
+			"CPython 3.%u: its module (%s) was unloaded; Python frames off for the "
+			"rest of this process",
+			minor, n->name);
+		break;
+	case NOTE_GONE_PENDING:
+		rt_note(SC_NOTE_INFO,
+			"Python: an interpreter's module (%s) went away before it was relocated "
+			"(a failed dlopen?); not read",
+			n->name);
+		break;
+	case NOTE_BAD_TSTATE:
+		rt_note(SC_NOTE_WARN,
+			"CPython 3.%u: the thread state found through the GIL-state TSS key is not "
+			"one (its %s is %llu, expected %lld): syscope's layout is wrong for this "
+			"build; Python frames off for the rest of this process",
+			minor, m->what, (unsigned long long)m->found, (long long)m->expected);
 		break;
 	}
+}
+
+/* The oldest ready note, NULL when none is. */
+static struct queued_note *oldest_note(void)
+{
+	struct queued_note *best = NULL;
+
+	for (unsigned i = 0; i < NOTE_SLOTS; i++)
+		if (atomic_load(&notes[i].state) == SLOT_READY &&
+		    (!best || (int)(notes[i].seq - best->seq) < 0))
+			best = &notes[i];
+	return best;
+}
+
+void rt_py_flush_notes(void)
+{
+	struct queued_note *n;
+	unsigned dropped;
+
+	if (atomic_exchange(&flushing, 1))
+		return; /* another thread writes them */
+	while ((n = oldest_note())) {
+		write_note(n);
+		atomic_store(&n->state, SLOT_FREE);
+	}
+	dropped = atomic_exchange(&notes_dropped, 0);
+	if (dropped)
+		rt_note(SC_NOTE_WARN, "Python: %u more notes were found than could be kept",
+			dropped);
+	atomic_store(&flushing, 0);
 }
 
 void rt_py_record_runtime(void)
@@ -138,6 +223,15 @@ static const char *module_name(const struct dl_phdr_info *info)
 		exe[n > 0 ? n : 0] = '\0';
 	}
 	return exe;
+}
+
+static void copy_path(const char *path)
+{
+	size_t i = 0;
+
+	for (; path[i] && i < sizeof(found_path) - 1; i++)
+		found_path[i] = path[i];
+	found_path[i] = '\0';
 }
 
 static const char *base_name(const char *path)
@@ -283,7 +377,7 @@ static enum sc_py_runtime_state decide(const char *path)
 	rt_py.layout = *table;
 	if (table->minor >= 13 &&
 	    !rt_py_layout_from_debug_offsets(table, (const void *)rt_py.runtime, rt_py.version,
-					     &rt_py.layout, &free_threaded, &note.mismatch) &&
+					     &rt_py.layout, &free_threaded, &mismatch) &&
 	    !free_threaded) {
 		queue_note(NOTE_DEBUG_OFFSETS, NULL);
 		return SC_PY_INVALID;
@@ -337,7 +431,8 @@ void rt_py_module_loaded(const struct dl_phdr_info *info)
 	runtime = rt_dynsym_lookup(&d, "_PyRuntime", NULL);
 	if (!runtime || atomic_exchange(&detecting, 1))
 		return; /* not an interpreter, or another interpreter was found first */
-	found_path = module_name(info);
+	copy_path(module_name(info)); /* the loader frees its name when it is unloaded */
+	rt_py.module_base = info->dlpi_addr;
 	rt_py.syms = d;
 	rt_py.runtime = runtime;
 	rt_py.version = 0; /* decide() finds it */
@@ -355,24 +450,85 @@ void rt_py_check_pending(void)
 	atomic_store(&checking, 0);
 }
 
-void rt_py_disable_bad_layout(uint32_t bad, uint32_t checked)
+/* Python frames off for good: false when they were off already (another thread's note). */
+static bool turn_off(void)
 {
 	int expected = SC_PY_FRAMES;
 
 	atomic_store(&rt_py_sampling, false);
-	if (!atomic_compare_exchange_strong(&rt_py.state, &expected, SC_PY_INVALID))
-		return;
+	if (!atomic_compare_exchange_strong(&rt_py.state, &expected, SC_PY_INVALID)) {
+		expected = SC_PY_OFF; /* --no-python: the tracer's code ids stop too */
+		if (!atomic_compare_exchange_strong(&rt_py.state, &expected, SC_PY_INVALID))
+			return false;
+	}
 	rt_py.layout_ok = false; /* the tracer's rt_py_code_id stops too */
-	note.bad = bad;
-	note.checked = checked;
-	queue_note(NOTE_BAD_FRAMES, NULL);
+	return true;
+}
+
+void rt_py_disable_bad_layout(uint32_t bad, uint32_t checked)
+{
+	struct queued_note n = { .what = NOTE_BAD_FRAMES, .bad = bad, .checked = checked };
+
+	if (atomic_load(&rt_py.state) != SC_PY_FRAMES || !turn_off())
+		return;
+	queue_full_note(&n);
 	rt_py_record_runtime();
+}
+
+void rt_py_disable_bad_tstate(const char *field, uint64_t found, int64_t expected)
+{
+	struct queued_note n = { .what = NOTE_BAD_TSTATE,
+				 .mismatch = {
+					 .what = field, .found = found, .expected = expected } };
+
+	if (atomic_load(&rt_py.state) != SC_PY_FRAMES || !turn_off())
+		return;
+	queue_full_note(&n);
+	rt_py_record_runtime();
+}
+
+/* The module looked at is gone before it was relocated: forget it, look at the next one. */
+static void forget_pending(void)
+{
+	atomic_store(&rt_py_sampling, false);
+	if (!atomic_exchange(&rt_py_pending, 0))
+		return;
+	queue_note(NOTE_GONE_PENDING, found_path);
+	memset(&rt_py.syms, 0, sizeof(rt_py.syms));
+	atomic_store(&detecting, 0);
+}
+
+void rt_py_pending_faulted(void)
+{
+	forget_pending();
+	atomic_store(&checking, 0);
+}
+
+void rt_py_module_unloaded(uintptr_t base)
+{
+	if (!atomic_load(&detecting) || base != rt_py.module_base)
+		return;
+	if (atomic_load(&rt_py_pending)) {
+		if (!atomic_exchange(&checking, 1)) {
+			forget_pending();
+			atomic_store(&checking, 0);
+		}
+		return;
+	}
+	atomic_store(&rt_py.module_gone, true); /* its symbol tables went with it */
+	if (!turn_off())
+		return;
+	queue_note(NOTE_UNLOADED, found_path);
+	rt_py_record_runtime();
+	if (!rt_self.in_sampler)
+		rt_py_flush_notes();
 }
 
 void *rt_py_symbol(const char *name)
 {
-	if (!atomic_load_explicit(&rt_py.state, memory_order_acquire) &&
-	    !atomic_load(&rt_py_pending))
+	if ((!atomic_load_explicit(&rt_py.state, memory_order_acquire) &&
+	     !atomic_load(&rt_py_pending)) ||
+	    atomic_load(&rt_py.module_gone))
 		return NULL;
 	return (void *)rt_dynsym_lookup(&rt_py.syms, name, NULL);
 }

@@ -141,37 +141,98 @@ static uintptr_t thread_state(const struct rt_py_layout *L)
 	if (!*(const int32_t *)key)
 		return 0; /* before Py_Initialize */
 	k = *(const uint32_t *)(key + 4);
-	return k < MAX_TSS_KEY ? (uintptr_t)pthread_getspecific((pthread_key_t)k) : 0;
+	if (k >= MAX_TSS_KEY) {
+		rt_py_disable_bad_tstate("GIL-state TSS key", k, MAX_TSS_KEY - 1);
+		return 0;
+	}
+	return (uintptr_t)pthread_getspecific((pthread_key_t)k);
+}
+
+/* Once, at the first thread state found (§2): it must be the sampled thread's (3.11+
+ * record the thread's id), and the main thread's must belong to the main interpreter. A
+ * TSS key or a layout that moved in a patch release shows here, not as silently empty
+ * stacks. */
+static bool thread_state_checks_out(const struct rt_py_layout *L, uintptr_t ts)
+{
+	static atomic_bool tid_checked, interp_checked;
+	uintptr_t interp, main;
+	uint64_t tid;
+
+	if (L->ts_native_tid >= 0 && !atomic_load_explicit(&tid_checked, memory_order_relaxed) &&
+	    !atomic_exchange(&tid_checked, true)) {
+		tid = (uint64_t)rt_py_ptr(ts, L->ts_native_tid);
+		if (tid != (uint64_t)rt_self.tid) {
+			rt_py_disable_bad_tstate("native_thread_id", tid, rt_self.tid);
+			return false;
+		}
+	}
+	if (rt_self.tid == rt_proc.pid &&
+	    !atomic_load_explicit(&interp_checked, memory_order_relaxed) &&
+	    !atomic_exchange(&interp_checked, true)) {
+		interp = rt_py_ptr(ts, L->ts_interp);
+		main = rt_py_ptr(rt_py.runtime, L->rt_interp_main);
+		if (interp != main || !rt_py_plausible(interp)) {
+			rt_py_disable_bad_tstate("interp", interp, (int64_t)main);
+			return false;
+		}
+	}
+	return true;
+}
+
+/* Where a fault in rt_py_sample happened, for its recovery. */
+enum stage {
+	STAGE_PENDING,
+	STAGE_THREAD_STATE,
+	STAGE_WALK
+};
+static RT_TLS volatile sig_atomic_t stage;
+
+static uint32_t recovered(struct sc_py_stack *head, unsigned codes_mark)
+{
+	walking = 0;
+	rt_py_codes_abandon(codes_mark);
+	if (stage == STAGE_PENDING) { /* the module's tables went away under the check */
+		rt_py_pending_faulted();
+		return 0;
+	}
+	count_frame(true); /* a layout that sends the walk astray is a wrong one */
+	if (stage == STAGE_THREAD_STATE)
+		return 0; /* the runtime's memory is gone (an unloaded libpython) */
+	/* A fault inside the walk: keep the frames read before it. */
+	head->flags |= SC_PY_STACK_BAD_CODE;
+	return (uint32_t)(sizeof(*head) + head->nframes * sizeof(struct sc_py_frame));
 }
 
 uint32_t rt_py_sample(struct rt_py_sample *out)
 {
 	const struct rt_py_layout *L = &rt_py.layout;
 	struct sc_py_stack *volatile head = &out->stack;
+	unsigned codes_mark;
 	uintptr_t ts;
 
 	if (!rt_py_sampling_on())
 		return 0;
-	if (__builtin_expect(atomic_load_explicit(&rt_py_pending, memory_order_relaxed), 0)) {
-		rt_py_check_pending();
-		if (atomic_load(&rt_py.state) != SC_PY_FRAMES)
-			return 0;
-	}
-	ts = thread_state(L);
-	if (!rt_py_plausible(ts))
-		return 0; /* no Python on this thread */
 	head->nframes = 0;
 	head->flags = 0;
 	head->reserved = 0;
-	if (sigsetjmp(recovery, 0)) {
-		/* A fault inside the walk: keep the frames read before it. */
-		walking = 0;
-		rt_py_codes_abandon();
-		head->flags |= SC_PY_STACK_BAD_CODE;
-		count_frame(true); /* a layout that sends the walk astray is a wrong one */
-		return (uint32_t)(sizeof(*head) + head->nframes * sizeof(out->frame[0]));
-	}
+	codes_mark = rt_py_codes_mark();
+	stage = STAGE_PENDING;
+	if (sigsetjmp(recovery, 0))
+		return recovered(head, codes_mark);
+	/* Everything below reads the interpreter's module, which may be unmapped by now. */
 	walking = 1;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	if (__builtin_expect(atomic_load_explicit(&rt_py_pending, memory_order_relaxed), 0)) {
+		rt_py_check_pending();
+		if (atomic_load(&rt_py.state) != SC_PY_FRAMES)
+			goto none;
+	}
+	stage = STAGE_THREAD_STATE;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	ts = thread_state(L);
+	if (!rt_py_plausible(ts) || !thread_state_checks_out(L, ts))
+		goto none; /* no Python on this thread, or Python frames just went off */
+	stage = STAGE_WALK;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	head->gil = SC_PY_GIL_NONE;
 	head->gil = gil_state(L, ts);
@@ -179,6 +240,32 @@ uint32_t rt_py_sample(struct rt_py_sample *out)
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	walking = 0;
 	return (uint32_t)(sizeof(*head) + head->nframes * sizeof(out->frame[0]));
+none:
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	walking = 0;
+	return 0;
+}
+
+void rt_py_check_pending_guarded(void)
+{
+	sigset_t samplers, old;
+
+	if (!atomic_load(&rt_py_pending))
+		return;
+	/* No sample's walk in between: it would take the recovery point over. */
+	rt_signals_sampler_set(&samplers);
+	RT_REAL(pthread_sigmask)(SIG_BLOCK, &samplers, &old);
+	stage = STAGE_PENDING;
+	if (sigsetjmp(recovery, 0)) {
+		rt_py_pending_faulted(); /* the module's tables went away under the check */
+	} else {
+		walking = 1;
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		rt_py_check_pending();
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		walking = 0;
+	}
+	RT_REAL(pthread_sigmask)(SIG_SETMASK, &old, NULL);
 }
 
 void rt_py_recover_fault(int sig)

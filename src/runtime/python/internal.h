@@ -9,10 +9,12 @@
 
 /* The interpreter found in this process; written once by find.c before `state` is set. */
 struct rt_py_interp {
-	_Atomic int state; /* enum sc_py_runtime_state, 0: none found (yet) */
-	bool layout_ok;	   /* `layout` is known and checked out */
-	uint32_t version;  /* PY_VERSION_HEX */
-	uint16_t flags;	   /* SC_PY_TRACING */
+	_Atomic int state;	 /* enum sc_py_runtime_state, 0: none found (yet) */
+	bool layout_ok;		 /* `layout` is known and checked out */
+	uint32_t version;	 /* PY_VERSION_HEX */
+	uint16_t flags;		 /* SC_PY_TRACING */
+	uintptr_t module_base;	 /* its module's load bias (dlpi_addr), to tell its unload */
+	atomic_bool module_gone; /* that module was unloaded: nothing of it may be read */
 	uintptr_t runtime, code_type, type_type, str_type, bytes_type;
 	struct rt_dynsym syms;
 	struct rt_py_layout layout; /* the table's, or 3.13's own (_Py_DebugOffsets) */
@@ -50,13 +52,22 @@ void rt_py_flush_notes(void);
  * made again by rt_py_check_pending (async-signal-safe) at the next sample or thread event. */
 extern atomic_int rt_py_pending;
 void rt_py_check_pending(void);
+/* frames.c: the same in normal context, under the recovery point (the module may be gone). */
+void rt_py_check_pending_guarded(void);
 /* find.c: frames.c found the layout wrong at run time (async-signal-safe). */
 void rt_py_disable_bad_layout(uint32_t bad, uint32_t checked);
+/* find.c: a thread state's `field` was not what it must be (async-signal-safe). */
+void rt_py_disable_bad_tstate(const char *field, uint64_t found, int64_t expected);
+/* find.c: rt_py_check_pending faulted (the module went away under it): forget it. */
+void rt_py_pending_faulted(void);
 
 /* codes.c */
 bool rt_py_codes_init(void); /* the table, mapped and pre-faulted; false: no memory */
 void rt_py_codes_fork_child(void);
-void rt_py_codes_abandon(void); /* a fault interrupted this thread's insert */
+/* A mark of this thread's inserts in progress; a fault after it abandons those begun since
+ * (their reserved records committed as LOST, their slots id 0). */
+unsigned rt_py_codes_mark(void);
+void rt_py_codes_abandon(unsigned mark);
 uint32_t rt_py_codes_full_count(void);
 
 #endif /* SYSCOPE_RUNTIME_PYTHON_INTERNAL_H */

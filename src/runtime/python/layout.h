@@ -16,14 +16,16 @@ struct rt_py_layout {
 	unsigned minor; /* 10 for 3.10 */
 
 	/* _PyRuntime */
-	int32_t rt_tss_key; /* the GIL-state TSS key (Py_tss_t: int initialized, key) */
-	int32_t rt_gil;	    /* the GIL, embedded in the runtime (3.10, 3.11) */
-	int32_t interp_gil; /* the interpreter's pointer to its GIL (3.12+) */
-	int32_t gil_holder; /* in the GIL: last_holder (PyThreadState *) */
-	int32_t gil_locked; /* in the GIL: locked (int) */
+	int32_t rt_tss_key;	/* the GIL-state TSS key (Py_tss_t: int initialized, key) */
+	int32_t rt_gil;		/* the GIL, embedded in the runtime (3.10, 3.11) */
+	int32_t interp_gil;	/* the interpreter's pointer to its GIL (3.12+) */
+	int32_t gil_holder;	/* in the GIL: last_holder (PyThreadState *) */
+	int32_t gil_locked;	/* in the GIL: locked (int) */
+	int32_t rt_interp_main; /* interpreters.main (PyInterpreterState *) */
 
 	/* PyThreadState */
 	int32_t ts_interp;
+	int32_t ts_native_tid;	/* native_thread_id (unsigned long, 3.11+) */
 	int32_t ts_frame;	/* the top frame, or the _PyCFrame holding it */
 	int32_t cframe_current; /* in _PyCFrame: current_frame (3.11, 3.12) */
 

@@ -59,6 +59,9 @@ void rt_py_module_loaded(const struct dl_phdr_info *info);
 /* capi.c: an interpreter was found (find.c's publish); starts what needs its C API. */
 void rt_py_capi_found(void);
 
+/* modules.c: the module loaded at `base` (dlpi_addr) went away; async-signal-safe. */
+void rt_py_module_unloaded(uintptr_t base);
+
 /* A sample's Python part: the header and the frames, innermost first. */
 struct rt_py_sample {
 	struct sc_py_stack stack;

@@ -9,7 +9,7 @@
 
 static void flush(void)
 {
-	rt_py_check_pending();
+	rt_py_check_pending_guarded();
 	rt_py_flush_notes();
 }
 
