@@ -37,13 +37,15 @@ static int write_outputs(struct sc_model *model, const char *out_dir, const stru
 				 .merged_trace = merged_trace };
 	const char *inc = sc_str(s, SC_SET_FUNCTION_INCLUDE),
 		   *exc = sc_str(s, SC_SET_FUNCTION_EXCLUDE);
+	struct sc_func_view view;
 	char err[512];
 	int failed;
 
-	if (sc_model_function_filter(model, inc, exc, err, sizeof(err)))
+	if (sc_func_view_init(&view, inc, exc, err, sizeof(err)))
 		sc_die(SC_EXIT_USAGE, "%s", err);
-	model->func_filter.label_file = sc_list_has(s, SC_SET_FUNCTION_LABEL, "file");
-	model->func_filter.label_line = sc_list_has(s, SC_SET_FUNCTION_LABEL, "line");
+	view.label_file = sc_list_has(s, SC_SET_FUNCTION_LABEL, "file");
+	view.label_line = sc_list_has(s, SC_SET_FUNCTION_LABEL, "line");
+	model->view = &view;
 	model->python_native = sc_bool(s, SC_SET_PYTHON_NATIVE);
 	/* Region profiles are read by the profile outputs only. */
 	sc_profiles_build(&profiles, model,
@@ -54,10 +56,10 @@ static int write_outputs(struct sc_model *model, const char *out_dir, const stru
 	out.profiles = &profiles;
 	failed = sc_sinks_write_all(&out);
 	sc_progress_end();
-	if ((*inc || *exc) && !model->func_filter.seen)
+	if ((*inc || *exc) && !view.seen)
 		pr_warn("--function-include/--function-exclude: this session has no instrumented "
 			"functions (build with -finstrument-functions)");
-	else if (*inc && !model->func_filter.matched)
+	else if (*inc && !view.matched)
 		pr_warn("--function-include '%s' matched none of the instrumented functions", inc);
 	if (summary)
 		sc_summary_print(stderr, &out, (unsigned)sc_int(s, SC_SET_SUMMARY_TOP));
@@ -66,6 +68,8 @@ static int write_outputs(struct sc_model *model, const char *out_dir, const stru
 			pr_err("%s", out.errors.v[i]);
 	sc_output_free(&out);
 	sc_profiles_free(&profiles);
+	model->view = NULL;
+	sc_func_view_free(&view);
 	return failed ? 1 : 0;
 }
 

@@ -619,14 +619,13 @@ static void start_program(struct launch *l)
  * the program runs, not after. */
 static void check_function_filters(const struct sc_settings *s)
 {
-	struct sc_model probe;
+	struct sc_func_view probe;
 	char err[512];
 
-	memset(&probe, 0, sizeof(probe));
-	if (sc_model_function_filter(&probe, sc_str(s, SC_SET_FUNCTION_INCLUDE),
-				     sc_str(s, SC_SET_FUNCTION_EXCLUDE), err, sizeof(err)))
+	if (sc_func_view_init(&probe, sc_str(s, SC_SET_FUNCTION_INCLUDE),
+			      sc_str(s, SC_SET_FUNCTION_EXCLUDE), err, sizeof(err)))
 		sc_die(SC_EXIT_USAGE, "%s", err);
-	sc_model_function_filter_free(&probe);
+	sc_func_view_free(&probe);
 }
 
 int sc_launch(struct sc_cli *cli, struct sc_launch_result *res)

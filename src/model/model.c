@@ -1030,54 +1030,6 @@ int sc_model_build(struct sc_model *m, struct sc_session *s, bool inlines)
 	return 0;
 }
 
-static int compile_filter(regex_t *re, const char *text, const char *flag, char *err, size_t errlen)
-{
-	char why[256];
-	int rc = regcomp(re, text, REG_EXTENDED | REG_NOSUB);
-
-	if (!rc)
-		return 0;
-	regerror(rc, re, why, sizeof(why));
-	snprintf(err, errlen, "--%s: '%s' is not a valid extended regular expression: %s", flag,
-		 text, why);
-	return -1;
-}
-
-int sc_model_function_filter(struct sc_model *m, const char *include, const char *exclude,
-			     char *err, size_t errlen)
-{
-	if (include && *include) {
-		if (compile_filter(&m->func_filter.inc, include, "function-include", err, errlen))
-			return -1;
-		m->func_filter.include = true;
-	}
-	if (exclude && *exclude) {
-		if (compile_filter(&m->func_filter.exc, exclude, "function-exclude", err, errlen))
-			return -1;
-		m->func_filter.exclude = true;
-	}
-	return 0;
-}
-
-void sc_model_function_filter_free(struct sc_model *m)
-{
-	if (m->func_filter.include)
-		regfree(&m->func_filter.inc);
-	if (m->func_filter.exclude)
-		regfree(&m->func_filter.exc);
-	m->func_filter.include = m->func_filter.exclude = false;
-}
-
-bool sc_model_function_shown(struct sc_model *m, const char *name)
-{
-	bool shown = (!m->func_filter.include || !regexec(&m->func_filter.inc, name, 0, NULL, 0)) &&
-		     (!m->func_filter.exclude || regexec(&m->func_filter.exc, name, 0, NULL, 0));
-
-	m->func_filter.seen++;
-	m->func_filter.matched += shown;
-	return shown;
-}
-
 void sc_model_free(struct sc_model *m)
 {
 	for (size_t i = 0; i < m->images.n; i++) {
@@ -1111,7 +1063,6 @@ void sc_model_free(struct sc_model *m)
 	VEC_FREE(&m->processes);
 	VEC_FREE(&m->stacks);
 	VEC_FREE(&m->stack_pmc);
-	sc_model_function_filter_free(m);
 	sc_hashmap_free(&m->stack_index);
 	sc_hashmap_free(&m->demangled);
 	for (size_t i = 0; i < m->frame_blocks.n; i++)

@@ -20,6 +20,7 @@
 #include "../store/session.h"
 #include "strtab.h"
 #include "python.h"
+#include "func_view.h"
 #include "symbols.h"
 
 #define SC_KINDS 5 /* indexed by enum sc_sample_kind */
@@ -224,14 +225,9 @@ struct sc_model {
 	struct sc_raw_stats stats;
 	uint64_t samples[SC_KINDS];
 	uint64_t first_ts, last_ts; /* over every image */
-	/* Which instrumented functions (compiler hooks) the outputs show: --function-include
-	 * and --function-exclude, compiled; `matched` counts the shown functions. */
-	struct {
-		bool include, exclude;
-		bool label_file, label_line; /* FUNCTION_LABEL: names get [file:line] */
-		regex_t inc, exc;
-		uint64_t matched, seen;
-	} func_filter;
+	/* The reader's view (func_view.h): which instrumented functions the outputs show and
+	 * how they are labelled; NULL shows them all, unlabelled. Owned by the caller. */
+	struct sc_func_view *view;
 	/* CPU counters per stack: SC_PMC_MAX sums per stack (in its image's event order),
 	 * grown with the stacks once any image has counters; empty otherwise. */
 	VEC(double) stack_pmc;
@@ -250,16 +246,8 @@ static inline const double *sc_stack_pmc(const struct sc_model *m, size_t idx)
  * controls inline frames in symbolization. Returns 0.
  */
 int sc_model_build(struct sc_model *m, struct sc_session *s, bool inlines);
-/* Set the instrumented-function filters (regexes; NULL or "" for none). Returns 0, or -1 with
- * a message naming the bad regex in `err`. */
-int sc_model_function_filter(struct sc_model *m, const char *include, const char *exclude,
-			     char *err, size_t errlen);
 /* The counter track `id` of an image, or NULL. */
 const struct sc_counter_track *sc_image_counter_track(const struct sc_image *img, uint32_t id);
-/* Free what sc_model_function_filter compiled (sc_model_free does). */
-void sc_model_function_filter_free(struct sc_model *m);
-/* Whether the outputs show the instrumented function `name` (counts what it sees). */
-bool sc_model_function_shown(struct sc_model *m, const char *name);
 void sc_model_free(struct sc_model *m);
 
 /* The same in steps, for importers: init, add images (with a record source), finish (reads

@@ -186,8 +186,8 @@ static void replay_gpu_op(struct replay *r, const struct sc_rec_gpu_op *o)
 /* `name` with where the function is, as FUNCTION_LABEL asks: "solve [solver.c:120]". */
 static const char *labeled(struct sc_model *m, const char *name, const struct sc_symframe *f)
 {
-	bool with_file = m->func_filter.label_file && f->file && *f->file;
-	bool with_line = m->func_filter.label_line && f->line;
+	bool with_file = m->view && m->view->label_file && f->file && *f->file;
+	bool with_line = m->view && m->view->label_line && f->line;
 	char *text;
 	const char *r;
 
@@ -233,12 +233,12 @@ static const char *func_name(struct replay *r, uint64_t addr, uint64_t ts, bool 
 	if (inserted && python) {
 		const char *name = python_func_name(r, addr);
 
-		*slot = (uint64_t)(uintptr_t)name << 1 | !sc_model_function_shown(r->m, name);
+		*slot = (uint64_t)(uintptr_t)name << 1 | !sc_func_view_shown(r->m->view, name);
 	} else if (inserted) {
 		struct sc_module *mod = sc_image_module_at(r->img, addr, ts);
 		const struct sc_symframe *frame;
 		const char *name = sc_model_function_at(r->m, r->img, mod, addr, &frame);
-		bool shown = sc_model_function_shown(r->m, name);
+		bool shown = sc_func_view_shown(r->m->view, name);
 
 		if (loop) {
 			char *text =
