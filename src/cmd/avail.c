@@ -85,7 +85,7 @@ static void settings(struct avail *a)
 			 d->choices ? ")" : "");
 		sc_report_cell(&r, env, false);
 		sc_report_cell(&r, a->cli.settings.v[id].text, false);
-		sc_report_cell(&r, sc_setting_source_name(a->cli.settings.v[id].source), false);
+		sc_report_cell(&r, sc_setting_layer_name(a->cli.settings.v[id].layer), false);
 		sc_report_cell(&r, d->defval, false);
 		sc_report_cell(&r, type, false);
 		sc_report_cell(&r, sc_setting_categories(d->categories, cats, sizeof(cats)), false);
@@ -322,7 +322,7 @@ static void generate_config(struct avail *a, const char *path)
 			continue;
 		/* Values at their default stay commented out: active, they would override any
 		 * preset (configuration files rank above presets). */
-		at_default = a->cli.settings.v[id].source == SC_SRC_DEFAULT;
+		at_default = a->cli.settings.v[id].layer == SC_LAYER_DEFAULT;
 		if (as_json) {
 			if (a->cli.settings.v[id].set && !at_default)
 				json_object_set_new(doc, d->name,

@@ -213,10 +213,10 @@ static void check_nvml(struct sc_settings *s)
 {
 	char err[SC_ERRMSG_MAX];
 
-	if (s->v[SC_SET_USE_NVML].source > SC_SRC_PRESET || can_load("libnvidia-ml.so.1"))
+	if (s->v[SC_SET_USE_NVML].layer > SC_LAYER_PRESET || can_load("libnvidia-ml.so.1"))
 		return;
 	pr_dbg("GPU telemetry off: no libnvidia-ml.so.1 here");
-	sc_settings_set(s, SC_SET_USE_NVML, "false", s->v[SC_SET_USE_NVML].source, err);
+	sc_settings_set(s, SC_SET_USE_NVML, "false", s->v[SC_SET_USE_NVML].layer, err);
 }
 
 static const char *const cuda_env[] = { "CUDA_INJECTION64_PATH", "NVTX_INJECTION64_PATH", NULL };

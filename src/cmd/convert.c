@@ -147,10 +147,10 @@ bool sc_formats_besides_rocpd(struct sc_settings *set)
 	struct sc_setting_value *v = &set->v[SC_SET_OUTPUT_FORMAT];
 	char err[SC_ERRMSG_MAX], buf[256] = "";
 	char *copy, *save = NULL;
-	bool asked = v->source == SC_SRC_CLI && sc_list_has(set, SC_SET_OUTPUT_FORMAT, "rocpd");
+	bool asked = v->layer == SC_LAYER_CLI && sc_list_has(set, SC_SET_OUTPUT_FORMAT, "rocpd");
 
-	if (v->source < SC_SRC_ENV) {
-		sc_settings_set(set, SC_SET_OUTPUT_FORMAT, "pftrace", SC_SRC_CLI, err);
+	if (v->layer < SC_LAYER_ENV) {
+		sc_settings_set(set, SC_SET_OUTPUT_FORMAT, "pftrace", SC_LAYER_CLI, err);
 		return false;
 	}
 	copy = sc_xstrdup(v->text);
@@ -159,7 +159,7 @@ bool sc_formats_besides_rocpd(struct sc_settings *set)
 			snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf), "%s%s",
 				 buf[0] ? " " : "", t);
 	free(copy);
-	sc_settings_set(set, SC_SET_OUTPUT_FORMAT, buf, SC_SRC_CLI, err);
+	sc_settings_set(set, SC_SET_OUTPUT_FORMAT, buf, SC_LAYER_CLI, err);
 	return asked;
 }
 
@@ -209,7 +209,7 @@ bool sc_cli_parse_formats(struct sc_cli *cli, const struct sc_verb *verb, int ar
 	answered = sc_cli_answered(cli, extras);
 	sc_out_force = force != NULL;
 	if (!answered && formats &&
-	    sc_settings_set(&cli->settings, SC_SET_OUTPUT_FORMAT, formats, SC_SRC_CLI, err))
+	    sc_settings_set(&cli->settings, SC_SET_OUTPUT_FORMAT, formats, SC_LAYER_CLI, err))
 		sc_die(SC_EXIT_USAGE, "%s: -f: %s", verb->name, err);
 	free(joined); /* the setting keeps its own copy */
 	return !answered;
@@ -244,7 +244,7 @@ int cmd_convert(int argc, char **argv)
 			sc_die(SC_EXIT_FAILURE, "%s: %s", cli.rest[i], strerror(errno));
 	if (S_ISDIR(st.st_mode) && cli.nrest > 1)
 		sc_die(SC_EXIT_USAGE, "convert: give one session folder at a time");
-	out_dir = cli.settings.v[SC_SET_OUTPUT_PATH].source == SC_SRC_CLI
+	out_dir = cli.settings.v[SC_SET_OUTPUT_PATH].layer == SC_LAYER_CLI
 			  ? sc_xstrdup(sc_str(&cli.settings, SC_SET_OUTPUT_PATH))
 		  : S_ISDIR(st.st_mode) ? sc_xstrdup(cli.rest[0])
 					: sc_dir_of(cli.rest[0]);
@@ -265,8 +265,8 @@ int cmd_convert(int argc, char **argv)
 			       "(pftrace, csv, json, text, folded), or combine databases with "
 			       "'syscope merge'");
 		if (!sc_str(&cli.settings, SC_SET_OUTPUT_FORMAT)[0])
-			sc_settings_set(&cli.settings, SC_SET_OUTPUT_FORMAT, "pftrace", SC_SRC_CLI,
-					err);
+			sc_settings_set(&cli.settings, SC_SET_OUTPUT_FORMAT, "pftrace",
+					SC_LAYER_CLI, err);
 		rc = sc_convert_databases(cli.rest, (size_t)cli.nrest, out_dir, &cli.settings,
 					  sc_bool(&cli.settings, SC_SET_SUMMARY), NULL);
 	}

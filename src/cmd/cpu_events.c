@@ -234,7 +234,7 @@ void sc_cpu_events_prepare(struct sc_settings *s)
 			"without CPU counters");
 		return;
 	}
-	if (sc_settings_set(s, SC_SET_CPU_EVENTS_RESOLVED, resolved, SC_SRC_CLI, err))
+	if (sc_settings_set(s, SC_SET_CPU_EVENTS_RESOLVED, resolved, SC_LAYER_CLI, err))
 		sc_die(70, "%s", err);
 }
 
@@ -273,6 +273,6 @@ void sc_overflow_prepare(struct sc_settings *s)
 	snprintf(resolved, sizeof(resolved), "%x:%llx:%llx:%llx:%llx", pa.type,
 		 (unsigned long long)pa.config, (unsigned long long)pa.config1,
 		 (unsigned long long)pa.config2, period);
-	if (sc_settings_set(s, SC_SET_SAMPLING_OVERFLOW_RESOLVED, resolved, SC_SRC_CLI, err))
+	if (sc_settings_set(s, SC_SET_SAMPLING_OVERFLOW_RESOLVED, resolved, SC_LAYER_CLI, err))
 		sc_die(70, "%s", err);
 }

@@ -473,7 +473,7 @@ int cmd_instrument(int argc, char **argv)
 	o.sel.loops = o.loops != NULL;
 	if (!strcmp(sc_str(&cli.settings, SC_SET_INSTRUMENT_MODE), "sampling") && !o.rewrite) {
 		/* rocprof-sys's sampling mode: nothing patched, every thread sampled. */
-		if (sc_settings_set(&cli.settings, SC_SET_USE_SAMPLING, "true", SC_SRC_CLI, err))
+		if (sc_settings_set(&cli.settings, SC_SET_USE_SAMPLING, "true", SC_LAYER_CLI, err))
 			goto settings_failed;
 		rc = sc_profile_program(&cli); /* frees `cli` */
 		goto out;
@@ -504,12 +504,12 @@ int cmd_instrument(int argc, char **argv)
 		rc = SC_EXIT_FAILURE;
 		goto out_cli;
 	}
-	if (sc_settings_set(&cli.settings, SC_SET_INSTRUMENT_PLAN, o.plan, SC_SRC_CLI, err))
+	if (sc_settings_set(&cli.settings, SC_SET_INSTRUMENT_PLAN, o.plan, SC_LAYER_CLI, err))
 		goto settings_failed;
 	/* Instrumentation alone unless sampling was asked for (--cpu: both, as rocprof-sys's
 	 * combined mode). */
-	if (cli.settings.v[SC_SET_USE_SAMPLING].source < SC_SRC_ENV &&
-	    sc_settings_set(&cli.settings, SC_SET_USE_SAMPLING, "false", SC_SRC_CLI, err))
+	if (cli.settings.v[SC_SET_USE_SAMPLING].layer < SC_LAYER_ENV &&
+	    sc_settings_set(&cli.settings, SC_SET_USE_SAMPLING, "false", SC_LAYER_CLI, err))
 		goto settings_failed;
 	/* Frees `cli`; keep_with_session moves the plan into the session. */
 	rc = sc_profile_program_then(&cli, keep_with_session, &o);

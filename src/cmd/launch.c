@@ -346,7 +346,7 @@ static json_t *settings_json(const struct sc_settings *s)
 			arr, json_pack("{s:s, s:s+, s:s, s:s, s:s, s:s, s:s, s:s}", "name", d->name,
 				       "env", SC_SETTING_ENV_PREFIX, d->name, "value",
 				       s->v[id].text, "default", d->defval, "source",
-				       sc_setting_source_name(s->v[id].source), "type",
+				       sc_setting_layer_name(s->v[id].layer), "type",
 				       sc_setting_type_name(d->type), "categories",
 				       sc_setting_categories(d->categories, cats, sizeof(cats)),
 				       "description", d->help));
@@ -413,7 +413,7 @@ static void child_environment(struct launch *l)
 		const struct sc_setting_def *d = &sc_setting_defs[id];
 		char name[160];
 
-		if (!(d->flags & SC_SF_RUNTIME) || l->s->v[id].source == SC_SRC_DEFAULT)
+		if (!(d->flags & SC_SF_RUNTIME) || l->s->v[id].layer == SC_LAYER_DEFAULT)
 			continue;
 		snprintf(name, sizeof(name), SC_SETTING_ENV_PREFIX "%s", d->name);
 		setenv(name, l->s->v[id].text, 1);

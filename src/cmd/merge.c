@@ -61,7 +61,7 @@ int cmd_merge(int argc, char **argv)
 		sc_die(SC_EXIT_USAGE,
 		       "merge: give the sessions or rocpd databases to merge (usage: %s)",
 		       verb->usage);
-	target_of(cli.settings.v[SC_SET_OUTPUT_PATH].source == SC_SRC_CLI
+	target_of(cli.settings.v[SC_SET_OUTPUT_PATH].layer == SC_LAYER_CLI
 			  ? sc_str(&cli.settings, SC_SET_OUTPUT_PATH)
 			  : DEFAULT_OUT,
 		  &t);

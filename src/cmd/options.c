@@ -49,7 +49,7 @@ static void bad_value(const struct sc_verb *verb, int id, const char *errmsg)
 static void set_or_die(struct sc_cli *cli, int id, const char *value)
 {
 	char err[SC_ERRMSG_MAX];
-	int rc = sc_settings_set(&cli->settings, id, value, SC_SRC_CLI, err);
+	int rc = sc_settings_set(&cli->settings, id, value, SC_LAYER_CLI, err);
 
 	if (rc == -ENOMEM)
 		sc_die(70, "out of memory");
@@ -119,7 +119,7 @@ static int take_list(struct sc_cli *cli, int id, const char *first, char **argv,
 		/* Only words that are themselves valid choices join the list. */
 		if (sc_settings_init(&probe))
 			break;
-		if (sc_settings_set(&probe, id, argv[i + 1], SC_SRC_CLI, err)) {
+		if (sc_settings_set(&probe, id, argv[i + 1], SC_LAYER_CLI, err)) {
 			sc_settings_free(&probe);
 			break;
 		}
@@ -229,7 +229,7 @@ static int short_options(struct sc_cli *cli, struct sc_extra_opt *extras, char *
 			char buf[32];
 
 			snprintf(buf, sizeof(buf), "%ld",
-				 cli->settings.v[id].source == SC_SRC_CLI
+				 cli->settings.v[id].layer == SC_LAYER_CLI
 					 ? sc_int(&cli->settings, id) + 1
 					 : 1);
 			set_or_die(cli, id, buf);

@@ -25,7 +25,7 @@ static void set_cli(struct sc_cli *cli, int id, const char *value, const char *f
 {
 	char err[SC_ERRMSG_MAX];
 
-	if (sc_settings_set(&cli->settings, (enum sc_setting_id)id, value, SC_SRC_CLI, err))
+	if (sc_settings_set(&cli->settings, (enum sc_setting_id)id, value, SC_LAYER_CLI, err))
 		sc_die(SC_EXIT_USAGE, "--%s: %s", flag, err);
 }
 
@@ -34,7 +34,7 @@ static void contradiction(const struct sc_cli *cli, int id, const char *flag, co
 {
 	const struct sc_setting_def *d = &sc_setting_defs[id];
 
-	if (cli->settings.v[id].source == SC_SRC_CLI && strcmp(cli->settings.v[id].text, value))
+	if (cli->settings.v[id].layer == SC_LAYER_CLI && strcmp(cli->settings.v[id].text, value))
 		sc_die(SC_EXIT_USAGE, "--%s and --%s%s%s contradict each other; give one", flag,
 		       d->type == SC_T_BOOL && !strcmp(cli->settings.v[id].text, "false") ? "no-"
 											  : "",
@@ -82,7 +82,7 @@ static void apply_own_flag(struct sc_cli *cli, const struct sc_component *c, con
 		/* Parsed alone first, so that a contradiction compares canonical values. */
 		if (sc_settings_init(&probe))
 			sc_die(70, "out of memory");
-		if (sc_settings_set(&probe, (enum sc_setting_id)c->value, v, SC_SRC_CLI, err))
+		if (sc_settings_set(&probe, (enum sc_setting_id)c->value, v, SC_LAYER_CLI, err))
 			sc_die(SC_EXIT_USAGE, "--%s=%s: %s", c->flag, value, err);
 		contradiction(cli, c->value, c->flag, probe.v[c->value].text);
 		sc_settings_free(&probe);
@@ -160,7 +160,7 @@ static void apply_domains(struct sc_cli *cli, const struct domain_flags *df, boo
 		set_cli(cli, SC_SET_SAMPLING_DURATION, df->duration, "duration");
 	}
 	if (sc_bool(&cli->settings, SC_SET_USE_NVML) &&
-	    cli->settings.v[SC_SET_USE_NVML].source == SC_SRC_CLI &&
+	    cli->settings.v[SC_SET_USE_NVML].layer == SC_LAYER_CLI &&
 	    !sc_bool(&cli->settings, SC_SET_USE_CUDA))
 		pr_info("hint: --gpu without CUDA tracing shows telemetry but not the kernels; "
 			"add --cuda");
@@ -196,7 +196,7 @@ static void migrate_environment(struct sc_cli *cli)
 	char err[SC_CONFIG_ERR];
 
 	sc_migration_from_environment(&m, environ);
-	if (m.n && sc_migration_apply(&m, &cli->settings, SC_SRC_ENV, "environment", err))
+	if (m.n && sc_migration_apply(&m, &cli->settings, SC_LAYER_ENV, "environment", err))
 		sc_die(SC_EXIT_USAGE, "%s", err);
 	sc_migration_free(&m);
 }
@@ -332,9 +332,9 @@ bool sc_profiling_cli(struct sc_cli *cli, const struct sc_verb *verb, int argc, 
 		if (sc_preset_apply(&p, &cli->settings, err))
 			sc_die(SC_EXIT_USAGE, "%s", err);
 		if (sc_settings_set(&cli->settings, SC_SET_PRESET, p.name,
-				    cli->settings.v[SC_SET_PRESET].source == SC_SRC_DEFAULT
-					    ? SC_SRC_PRESET
-					    : cli->settings.v[SC_SET_PRESET].source,
+				    cli->settings.v[SC_SET_PRESET].layer == SC_LAYER_DEFAULT
+					    ? SC_LAYER_PRESET
+					    : cli->settings.v[SC_SET_PRESET].layer,
 				    err))
 			sc_die(SC_EXIT_FAILURE, "%s", err);
 		preset_sampled = sc_bool(&cli->settings, SC_SET_USE_SAMPLING);

@@ -281,7 +281,7 @@ static void set_or_die(struct sc_cli *cli, enum sc_setting_id id, const char *va
 {
 	char err[SC_ERRMSG_MAX];
 
-	if (sc_settings_set(&cli->settings, id, value, SC_SRC_CLI, err))
+	if (sc_settings_set(&cli->settings, id, value, SC_LAYER_CLI, err))
 		sc_die(SC_EXIT_FAILURE, "%s", err);
 }
 
@@ -339,7 +339,7 @@ int cmd_python(int argc, char **argv)
 	check_regex(&cli.settings, SC_SET_PYTHON_MODULE_EXCLUDE);
 	set_or_die(&cli, SC_SET_PYTHON_TRACE, "true");
 	/* Tracing alone unless sampling was asked for (-S, or the environment). */
-	if (cli.settings.v[SC_SET_USE_SAMPLING].source < SC_SRC_ENV)
+	if (cli.settings.v[SC_SET_USE_SAMPLING].layer < SC_LAYER_ENV)
 		set_or_die(&cli, SC_SET_USE_SAMPLING, "false");
 	build_command(&cli, &pc);
 	rc = sc_profile_program(&cli); /* frees `cli` (and the command line built above) */

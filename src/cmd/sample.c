@@ -15,7 +15,7 @@ int cmd_sample(int argc, char **argv)
 	if (!sc_profiling_cli(&cli, verb, argc, argv, NULL, NULL))
 		return 0;
 	/* This verb samples, whatever a preset or the environment says. */
-	if (sc_settings_set(&cli.settings, SC_SET_USE_SAMPLING, "true", SC_SRC_CLI, err))
+	if (sc_settings_set(&cli.settings, SC_SET_USE_SAMPLING, "true", SC_LAYER_CLI, err))
 		sc_die(SC_EXIT_FAILURE, "%s", err);
 	return sc_profile_program(&cli);
 }

@@ -38,9 +38,10 @@ static const char *const type_names[] = {
 	[SC_T_STRING] = "string", [SC_T_ENUM] = "enum", [SC_T_LIST] = "list",
 };
 
-static const char *const source_names[] = {
-	[SC_SRC_DEFAULT] = "default", [SC_SRC_PRESET] = "preset",    [SC_SRC_CONFIG] = "config",
-	[SC_SRC_ENV] = "environment", [SC_SRC_CLI] = "command line",
+static const char *const layer_names[] = {
+	[SC_LAYER_DEFAULT] = "default",	 [SC_LAYER_PRESET] = "preset",
+	[SC_LAYER_CONFIG] = "config",	 [SC_LAYER_ENV] = "environment",
+	[SC_LAYER_CLI] = "command line",
 };
 
 static const char *const category_names[] = {
@@ -52,9 +53,9 @@ const char *sc_setting_type_name(enum sc_setting_type type)
 	return type_names[type];
 }
 
-const char *sc_setting_source_name(enum sc_setting_source source)
+const char *sc_setting_layer_name(enum sc_setting_layer layer)
 {
-	return source_names[source];
+	return layer_names[layer];
 }
 
 const char *sc_setting_categories(unsigned categories, char *buf, size_t n)
@@ -321,14 +322,14 @@ static int canonical_list(const struct sc_setting_def *d, const char *text, char
 }
 
 int sc_settings_set(struct sc_settings *s, enum sc_setting_id id, const char *text,
-		    enum sc_setting_source source, char errmsg[SC_ERRMSG_MAX])
+		    enum sc_setting_layer layer, char errmsg[SC_ERRMSG_MAX])
 {
 	const struct sc_setting_def *d = &sc_setting_defs[id];
-	struct sc_setting_value nv = { .source = source };
+	struct sc_setting_value nv = { .layer = layer };
 	char valid[160];
 	int rc;
 
-	if (source < s->v[id].source)
+	if (layer < s->v[id].layer)
 		return 0; /* a higher-precedence value is already in place */
 
 	while (*text == ' ' || *text == '\t')
@@ -409,7 +410,7 @@ int sc_settings_init(struct sc_settings *s)
 	memset(s, 0, sizeof(*s));
 	for (int id = 0; id < SC_SETTING_COUNT; id++) {
 		char err[SC_ERRMSG_MAX];
-		int rc = sc_settings_set(s, id, sc_setting_defs[id].defval, SC_SRC_DEFAULT, err);
+		int rc = sc_settings_set(s, id, sc_setting_defs[id].defval, SC_LAYER_DEFAULT, err);
 
 		/* Defaults are checked by the unit tests; a bad one is a bug in settings.def. */
 		if (rc) {
@@ -482,7 +483,7 @@ int sc_settings_load_env(struct sc_settings *s, char *const *env, char errmsg[SC
 		id = sc_setting_by_name(name);
 		if (id < 0)
 			continue; /* unknown SYSCOPE_ variables belong to other tools or versions */
-		rc = sc_settings_set(s, id, eq + 1, SC_SRC_ENV, first_rc ? NULL : errmsg);
+		rc = sc_settings_set(s, id, eq + 1, SC_LAYER_ENV, first_rc ? NULL : errmsg);
 		if (rc && !first_rc)
 			first_rc = rc;
 	}

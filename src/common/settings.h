@@ -60,12 +60,12 @@ enum sc_setting_id {
 };
 
 /* Where a value came from, lowest precedence first. */
-enum sc_setting_source {
-	SC_SRC_DEFAULT,
-	SC_SRC_PRESET,
-	SC_SRC_CONFIG,
-	SC_SRC_ENV,
-	SC_SRC_CLI,
+enum sc_setting_layer {
+	SC_LAYER_DEFAULT,
+	SC_LAYER_PRESET,
+	SC_LAYER_CONFIG,
+	SC_LAYER_ENV,
+	SC_LAYER_CLI,
 };
 
 struct sc_setting_def {
@@ -88,7 +88,7 @@ struct sc_setting_value {
 	bool b;
 	long i;
 	double d;
-	enum sc_setting_source source;
+	enum sc_setting_layer layer;
 };
 
 struct sc_settings {
@@ -105,12 +105,12 @@ int sc_settings_init(struct sc_settings *s);
 void sc_settings_free(struct sc_settings *s);
 
 /*
- * Parse `text` as the value of setting `id`, and store it with `source` if it is valid and
- * `source` is not below the current value's source. Returns 0, -EINVAL with `errmsg` set to
+ * Parse `text` as the value of setting `id`, and store it with `layer` if it is valid and
+ * `layer` is not below the current value's layer. Returns 0, -EINVAL with `errmsg` set to
  * one line naming the value and what would be valid, or -ENOMEM.
  */
 int sc_settings_set(struct sc_settings *s, enum sc_setting_id id, const char *text,
-		    enum sc_setting_source source, char errmsg[SC_ERRMSG_MAX]);
+		    enum sc_setting_layer layer, char errmsg[SC_ERRMSG_MAX]);
 
 /*
  * Read every SYSCOPE_<NAME> variable of `environ`-style array `env` (NULL = the process
@@ -158,7 +158,7 @@ int sc_parse_bool(const char *text, bool *out);
 int sc_parse_id_list(const char *text, unsigned long *bitmap, unsigned nbits);
 
 const char *sc_setting_type_name(enum sc_setting_type type);
-const char *sc_setting_source_name(enum sc_setting_source source);
+const char *sc_setting_layer_name(enum sc_setting_layer layer);
 /* "general,output" for a category mask; writes into buf of size n. */
 const char *sc_setting_categories(unsigned categories, char *buf, size_t n);
 

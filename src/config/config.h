@@ -4,7 +4,7 @@
  *
  *   default < preset < configuration file < SYSCOPE_* environment < command line
  *
- * Each layer writes with its own source (enum sc_setting_source), and a value never replaces
+ * Each layer (enum sc_setting_layer) writes its own values, and a value never replaces
  * one from a higher layer, so layers may be applied in any order.
  *
  *   preset.c       presets: built-in (compiled in from the JSON files of presets/), a preset folder
@@ -45,7 +45,7 @@ struct sc_preset {
 int sc_preset_load(const char *name_or_path, const char *preset_dir, struct sc_preset *p,
 		   char err[SC_CONFIG_ERR]);
 void sc_preset_free(struct sc_preset *p);
-/* Apply a preset's settings with source SC_SRC_PRESET. Returns 0 or -1 with `err` set. */
+/* Apply a preset's settings with layer SC_LAYER_PRESET. Returns 0 or -1 with `err` set. */
 int sc_preset_apply(const struct sc_preset *p, struct sc_settings *s, char err[SC_CONFIG_ERR]);
 /* Every preset that can be named, grouped by category, with its description. */
 void sc_preset_list(FILE *f, const char *preset_dir);
@@ -54,8 +54,8 @@ void sc_preset_explain(FILE *f, const struct sc_preset *p);
 /* The resolved configuration as a preset document (settings not at their default). */
 json_t *sc_config_export(const struct sc_settings *s);
 
-/* Parse JSON `v` as the value of setting `id` and store it with `source`. */
-int sc_setting_from_json(struct sc_settings *s, int id, json_t *v, enum sc_setting_source source,
+/* Parse JSON `v` as the value of setting `id` and store it with `layer`. */
+int sc_setting_from_json(struct sc_settings *s, int id, json_t *v, enum sc_setting_layer layer,
 			 char err[SC_ERRMSG_MAX]);
 
 /* A setting's value as typed JSON (lists as arrays of tokens). */
@@ -66,7 +66,7 @@ json_t *sc_setting_json(const struct sc_settings *s, int id);
 bool sc_setting_configurable(int id);
 
 /* ---- config_file.c ---- */
-/* Read one configuration file, text or JSON (by content), with source SC_SRC_CONFIG.
+/* Read one configuration file, text or JSON (by content), with layer SC_LAYER_CONFIG.
  * Returns 0 or -1 with `err` set ("file:line:column: what"). */
 int sc_config_file_load(const char *path, struct sc_settings *s, char err[SC_CONFIG_ERR]);
 
@@ -82,10 +82,10 @@ struct sc_migration {
 
 void sc_migration_add(struct sc_migration *m, const char *name, const char *value);
 void sc_migration_free(struct sc_migration *m);
-/* Apply what has an equivalent with `source` (never over a value of that source or above);
+/* Apply what has an equivalent with `layer` (never over a value of that layer or above);
  * one warning from `origin` names the rest. Returns 0 or -1 with `err` set. */
 int sc_migration_apply(const struct sc_migration *m, struct sc_settings *s,
-		       enum sc_setting_source source, const char *origin, char err[SC_CONFIG_ERR]);
+		       enum sc_setting_layer layer, const char *origin, char err[SC_CONFIG_ERR]);
 /* "ROCPROFSYS_SAMPLING_FREQ" (any case) -> "SAMPLING_FREQ"; false for other keys. */
 bool sc_migration_key(const char *key, char *name, size_t n);
 void sc_migration_from_environment(struct sc_migration *m, char *const *env);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Configuration files, applied with source SC_SRC_CONFIG (below the environment and the
+ * Configuration files, applied with layer SC_LAYER_CONFIG (below the environment and the
  * command line, above presets). Two forms, told apart by the first character:
  *
  *   text   one setting per line, KEY = value; KEY is a setting's name with or without the
@@ -179,7 +179,7 @@ static int load_text(const char *path, FILE *f, struct sc_settings *s, char err[
 			warn_unknown_key(where, key);
 			continue;
 		}
-		if (sc_settings_set(s, (enum sc_setting_id)id, value, SC_SRC_CONFIG, e)) {
+		if (sc_settings_set(s, (enum sc_setting_id)id, value, SC_LAYER_CONFIG, e)) {
 			snprintf(err, SC_CONFIG_ERR, "%s:%d:%d: %s", path, lineno,
 				 (int)(raw - line) + 1, e);
 			rc = -1;
@@ -190,7 +190,7 @@ static int load_text(const char *path, FILE *f, struct sc_settings *s, char err[
 		free(vars.value[i]);
 	}
 	if (!rc && theirs.n)
-		rc = sc_migration_apply(&theirs, s, SC_SRC_CONFIG, path, err);
+		rc = sc_migration_apply(&theirs, s, SC_LAYER_CONFIG, path, err);
 	sc_migration_free(&theirs);
 	return rc;
 }
@@ -244,14 +244,14 @@ static int load_json(const char *path, FILE *f, struct sc_settings *s, char err[
 				warn_unknown_key(path, key);
 			continue;
 		}
-		if (sc_setting_from_json(s, id, v, SC_SRC_CONFIG, e)) {
+		if (sc_setting_from_json(s, id, v, SC_LAYER_CONFIG, e)) {
 			snprintf(err, SC_CONFIG_ERR, "%s: %s", path, e);
 			rc = -1;
 			break;
 		}
 	}
 	if (!rc && theirs.n)
-		rc = sc_migration_apply(&theirs, s, SC_SRC_CONFIG, path, err);
+		rc = sc_migration_apply(&theirs, s, SC_LAYER_CONFIG, path, err);
 	sc_migration_free(&theirs);
 	json_decref(doc);
 	return rc;

@@ -161,17 +161,17 @@ static void translate_words(const char *value, const struct word_map *map, char 
 	free(copy);
 }
 
-/* Set `ours` unless a value of `source` or above is there already. */
+/* Set `ours` unless a value of `layer` or above is there already. */
 static int set_ours(struct sc_settings *s, const char *ours, const char *value,
-		    enum sc_setting_source source, const char *origin, const char *theirs,
+		    enum sc_setting_layer layer, const char *origin, const char *theirs,
 		    char err[SC_CONFIG_ERR])
 {
 	int id = sc_setting_by_name(ours);
 	char e[SC_ERRMSG_MAX];
 
-	if (id < 0 || s->v[id].source >= source)
+	if (id < 0 || s->v[id].layer >= layer)
 		return 0;
-	if (sc_settings_set(s, (enum sc_setting_id)id, value, source, e)) {
+	if (sc_settings_set(s, (enum sc_setting_id)id, value, layer, e)) {
 		snprintf(err, SC_CONFIG_ERR, "%s: %s%s (as %s%s): %s", origin, THEIR_PREFIX, theirs,
 			 SC_SETTING_ENV_PREFIX, ours, e);
 		return -1;
@@ -180,7 +180,7 @@ static int set_ours(struct sc_settings *s, const char *ours, const char *value,
 }
 
 int sc_migration_apply(const struct sc_migration *m, struct sc_settings *s,
-		       enum sc_setting_source source, const char *origin, char err[SC_CONFIG_ERR])
+		       enum sc_setting_layer layer, const char *origin, char err[SC_CONFIG_ERR])
 {
 	char unmapped[1024] = "", formats[64] = "", cuda[128] = "", metrics[128] = "";
 	bool output_given = false;
@@ -192,20 +192,20 @@ int sc_migration_apply(const struct sc_migration *m, struct sc_settings *s,
 		for (size_t k = 0; k < sizeof(same) / sizeof(same[0]) && !known; k++)
 			if (!strcmp(name, same[k].theirs)) {
 				known = true;
-				if (set_ours(s, same[k].ours, value, source, origin, name, err))
+				if (set_ours(s, same[k].ours, value, layer, origin, name, err))
 					return -1;
 			}
 		if (!strcmp(name, "SAMPLING_DURATION")) { /* theirs: 0 = until the end */
 			known = true;
 			if (strtod(value, NULL) > 0 &&
-			    set_ours(s, "SAMPLING_DURATION", value, source, origin, name, err))
+			    set_ours(s, "SAMPLING_DURATION", value, layer, origin, name, err))
 				return -1;
 		}
 		if (!strcmp(name, "ROCM_DOMAINS")) {
 			known = true;
 			translate_words(value, domains, cuda, sizeof(cuda), unmapped,
 					sizeof(unmapped));
-			if (*cuda && set_ours(s, "CUDA_DOMAINS", cuda, source, origin, name, err))
+			if (*cuda && set_ours(s, "CUDA_DOMAINS", cuda, layer, origin, name, err))
 				return -1;
 		}
 		if (!strcmp(name, "PAPI_EVENTS")) {
@@ -220,7 +220,7 @@ int sc_migration_apply(const struct sc_migration *m, struct sc_settings *s,
 					translate_words(w, papi_events, events, sizeof(events),
 							unmapped, sizeof(unmapped));
 			free(copy);
-			if (*events && set_ours(s, "CPU_EVENTS", events, source, origin, name, err))
+			if (*events && set_ours(s, "CPU_EVENTS", events, layer, origin, name, err))
 				return -1;
 		}
 		if (!strcmp(name, "SAMPLING_OVERFLOW") ||
@@ -236,7 +236,7 @@ int sc_migration_apply(const struct sc_migration *m, struct sc_settings *s,
 				snprintf(pair, sizeof(pair), "%s %s",
 					 event ? event : "perf::PERF_COUNT_HW_CACHE_REFERENCES",
 					 freq && strtod(freq, NULL) > 0 ? freq : "1000000");
-				if (set_ours(s, "SAMPLING_OVERFLOW", pair, source, origin, name,
+				if (set_ours(s, "SAMPLING_OVERFLOW", pair, layer, origin, name,
 					     err))
 					return -1;
 			}
@@ -246,7 +246,7 @@ int sc_migration_apply(const struct sc_migration *m, struct sc_settings *s,
 			translate_words(value, smi_metrics, metrics, sizeof(metrics), unmapped,
 					sizeof(unmapped));
 			if (*metrics &&
-			    set_ours(s, "NVML_METRICS", metrics, source, origin, name, err))
+			    set_ours(s, "NVML_METRICS", metrics, layer, origin, name, err))
 				return -1;
 		}
 		if (!strcmp(name, "TRACE") || !strcmp(name, "PROFILE") ||
@@ -270,7 +270,7 @@ int sc_migration_apply(const struct sc_migration *m, struct sc_settings *s,
 		    (!lookup(m, "JSON_OUTPUT") || truthy(lookup(m, "JSON_OUTPUT"))))
 			append(formats, sizeof(formats), "json");
 		if (*formats &&
-		    set_ours(s, "OUTPUT_FORMAT", formats, source, origin, "TRACE/PROFILE", err))
+		    set_ours(s, "OUTPUT_FORMAT", formats, layer, origin, "TRACE/PROFILE", err))
 			return -1;
 	}
 	if (*unmapped)

@@ -35,7 +35,7 @@ bool sc_setting_configurable(int id)
 	       id != SC_SET_PRESET && id != SC_SET_CONFIG_FILE && id != SC_SET_PRESET_DIR;
 }
 
-int sc_setting_from_json(struct sc_settings *s, int id, json_t *v, enum sc_setting_source source,
+int sc_setting_from_json(struct sc_settings *s, int id, json_t *v, enum sc_setting_layer layer,
 			 char err[SC_ERRMSG_MAX])
 {
 	char buf[4096];
@@ -75,7 +75,7 @@ int sc_setting_from_json(struct sc_settings *s, int id, json_t *v, enum sc_setti
 			 sc_setting_defs[id].name);
 		return -EINVAL;
 	}
-	return sc_settings_set(s, (enum sc_setting_id)id, buf, source, err);
+	return sc_settings_set(s, (enum sc_setting_id)id, buf, layer, err);
 }
 
 /* ---- finding presets ---- */
@@ -191,10 +191,10 @@ static int convert_theirs(json_t *doc, const char *origin, char err[SC_CONFIG_ER
 	}
 	snprintf(where, sizeof(where), "rocprof-sys preset %s", origin);
 	sc_migration_from_preset(&m, doc);
-	rc = sc_migration_apply(&m, &s, SC_SRC_PRESET, where, err);
+	rc = sc_migration_apply(&m, &s, SC_LAYER_PRESET, where, err);
 	settings = json_object();
 	for (int id = 0; !rc && id < SC_SETTING_COUNT; id++)
-		if (s.v[id].source == SC_SRC_PRESET && sc_setting_configurable(id))
+		if (s.v[id].layer == SC_LAYER_PRESET && sc_setting_configurable(id))
 			json_object_set_new(settings, sc_setting_defs[id].name,
 					    sc_setting_json(&s, id));
 	json_object_clear(doc);
@@ -330,7 +330,7 @@ int sc_preset_apply(const struct sc_preset *p, struct sc_settings *s, char err[S
 
 		if (!sc_setting_configurable(id))
 			continue; /* unknown: warned about when the preset was validated */
-		if (sc_setting_from_json(s, id, v, SC_SRC_PRESET, e)) {
+		if (sc_setting_from_json(s, id, v, SC_LAYER_PRESET, e)) {
 			snprintf(err, SC_CONFIG_ERR, "preset %s (%s): %s", p->name, p->origin, e);
 			return -1;
 		}
@@ -418,7 +418,7 @@ void sc_preset_explain(FILE *f, const struct sc_preset *p)
 		char err[SC_ERRMSG_MAX];
 
 		if (!sc_setting_configurable(id) ||
-		    sc_setting_from_json(&s, id, v, SC_SRC_PRESET, err))
+		    sc_setting_from_json(&s, id, v, SC_LAYER_PRESET, err))
 			continue;
 		fprintf(f, "    %s%-24s = %-28s (default: %s)\n", SC_SETTING_ENV_PREFIX,
 			sc_setting_defs[id].name, s.v[id].text,
@@ -466,7 +466,7 @@ json_t *sc_config_export(const struct sc_settings *s)
 	snprintf(desc, sizeof(desc), "The configuration syscope %s resolved on %s", SYSCOPE_VERSION,
 		 when);
 	for (int id = 0; id < SC_SETTING_COUNT; id++)
-		if (sc_setting_configurable(id) && s->v[id].source != SC_SRC_DEFAULT &&
+		if (sc_setting_configurable(id) && s->v[id].layer != SC_LAYER_DEFAULT &&
 		    s->v[id].set)
 			json_object_set_new(settings, sc_setting_defs[id].name,
 					    sc_setting_json(s, id));

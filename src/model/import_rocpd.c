@@ -924,9 +924,9 @@ static void add_process(struct importer *imp, sqlite3_stmt *p)
 		s->sampling_period_ns = 1e9 / atof(freq);
 
 	img = sc_model_add_image(imp->m, s->pid, *text(p, 10) ? text(p, 10) : "");
-	img->source.foreach = source_foreach;
-	img->source.src = s;
-	img->source.origin = s->origin;
+	img->feed.foreach = source_foreach;
+	img->feed.src = s;
+	img->feed.origin = s->origin;
 	img->ppid = (int32_t)sqlite3_column_int64(p, 3);
 	/* rocprof-sys leaves the process times 0: take them from its regions then. */
 	start = u64(p, 6) ? u64(p, 6) : u64(p, 4) ? u64(p, 4) : u64(p, 11);

@@ -974,7 +974,7 @@ int sc_image_foreach(const struct sc_image *img, sc_raw_record_fn cb, void *ctx,
 
 	if (img->raw)
 		return sc_raw_foreach(img->raw, cb, ctx, stats ? stats : &ignored, diag, diag_ctx);
-	return img->source.foreach(img->source.src, img, cb, ctx);
+	return img->feed.foreach(img->feed.src, img, cb, ctx);
 }
 
 void sc_model_finish(struct sc_model *m)

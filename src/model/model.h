@@ -125,7 +125,7 @@ struct sc_image;
 
 /* The records of an image that has no raw file (an importer made it), produced anew on each
  * call in the order a raw file would hold them. */
-struct sc_record_source {
+struct sc_record_feed {
 	int (*foreach)(void *src, const struct sc_image *img, sc_raw_record_fn cb, void *ctx);
 	void *src;
 	const char *origin; /* the file they come from */
@@ -137,8 +137,8 @@ struct sc_coverage {
 };
 
 struct sc_image {
-	struct sc_raw *raw;		/* NULL for an imported image */
-	struct sc_record_source source; /* for an imported image */
+	struct sc_raw *raw;	    /* NULL for an imported image */
+	struct sc_record_feed feed; /* for an imported image */
 	struct sc_process *proc;
 	int32_t pid, ppid;
 	uint32_t uid;
@@ -250,13 +250,13 @@ int sc_model_build(struct sc_model *m, struct sc_session *s, bool inlines);
 const struct sc_counter_track *sc_image_counter_track(const struct sc_image *img, uint32_t id);
 void sc_model_free(struct sc_model *m);
 
-/* The same in steps, for importers: init, add images (with a record source), finish (reads
+/* The same in steps, for importers: init, add images (with a record feed), finish (reads
  * every image's records: metadata, then samples). */
 void sc_model_init(struct sc_model *m, struct sc_session *s, bool inlines);
 struct sc_image *sc_model_add_image(struct sc_model *m, int32_t pid, const char *hostname);
 void sc_model_finish(struct sc_model *m);
 
-/* Every record of an image, from its raw file or its source. */
+/* Every record of an image, from its raw file or its feed. */
 int sc_image_foreach(const struct sc_image *img, sc_raw_record_fn cb, void *ctx,
 		     struct sc_raw_stats *stats, sc_raw_diag_fn diag, void *diag_ctx);
 

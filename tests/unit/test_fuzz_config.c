@@ -124,7 +124,7 @@ static void check_result(int rc, const char *err, const struct sc_settings *s)
 
 		if (sc_settings_init(&probe))
 			continue;
-		CHECK(sc_settings_set(&probe, (enum sc_setting_id)id, s->v[id].text, SC_SRC_CLI,
+		CHECK(sc_settings_set(&probe, (enum sc_setting_id)id, s->v[id].text, SC_LAYER_CLI,
 				      e) == 0);
 		sc_settings_free(&probe);
 	}

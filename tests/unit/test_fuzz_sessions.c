@@ -319,7 +319,7 @@ int main(int argc, char **argv)
 	devnull = fopen("/dev/null", "w");
 	if (!devnull || !mkdtemp(work) || sc_settings_init(&settings) ||
 	    sc_settings_set(&settings, SC_SET_OUTPUT_FORMAT, "rocpd pftrace text json folded csv",
-			    SC_SRC_CLI, err))
+			    SC_LAYER_CLI, err))
 		return 2;
 	for (int i = 3; i < argc; i++)
 		fuzz_input(argv[i], (unsigned)i, (unsigned)atoi(argv[1]));

@@ -16,7 +16,7 @@ static void test_defaults_valid(void)
 	CHECK(sc_bool(&s, SC_SET_FOLLOW_CHILDREN));
 	CHECK(!sc_is_set(&s, SC_SET_SAMPLING_DURATION));
 	CHECK(sc_list_has(&s, SC_SET_OUTPUT_FORMAT, "json"));
-	CHECK(s.v[SC_SET_SAMPLING_FREQ].source == SC_SRC_DEFAULT);
+	CHECK(s.v[SC_SET_SAMPLING_FREQ].layer == SC_LAYER_DEFAULT);
 	sc_settings_free(&s);
 }
 
@@ -48,25 +48,26 @@ static void test_values(void)
 	char err[SC_ERRMSG_MAX];
 
 	sc_settings_init(&s);
-	CHECK(sc_settings_set(&s, SC_SET_SAMPLING_FREQ, "1k", SC_SRC_CLI, err) == 0);
+	CHECK(sc_settings_set(&s, SC_SET_SAMPLING_FREQ, "1k", SC_LAYER_CLI, err) == 0);
 	CHECK(sc_double(&s, SC_SET_SAMPLING_FREQ) == 1000);
-	CHECK(sc_settings_set(&s, SC_SET_SAMPLING_DELAY, "250ms", SC_SRC_CLI, err) == 0);
+	CHECK(sc_settings_set(&s, SC_SET_SAMPLING_DELAY, "250ms", SC_LAYER_CLI, err) == 0);
 	CHECK(sc_double(&s, SC_SET_SAMPLING_DELAY) == 0.25);
-	CHECK(sc_settings_set(&s, SC_SET_SAMPLING_DURATION, "2m", SC_SRC_CLI, err) == 0);
+	CHECK(sc_settings_set(&s, SC_SET_SAMPLING_DURATION, "2m", SC_LAYER_CLI, err) == 0);
 	CHECK(sc_double(&s, SC_SET_SAMPLING_DURATION) == 120);
-	CHECK(sc_settings_set(&s, SC_SET_TIME_OUTPUT, "OFF", SC_SRC_CLI, err) == 0);
+	CHECK(sc_settings_set(&s, SC_SET_TIME_OUTPUT, "OFF", SC_LAYER_CLI, err) == 0);
 	CHECK(!sc_bool(&s, SC_SET_TIME_OUTPUT));
-	CHECK(sc_settings_set(&s, SC_SET_TIME_OUTPUT, "Yes", SC_SRC_CLI, err) == 0);
+	CHECK(sc_settings_set(&s, SC_SET_TIME_OUTPUT, "Yes", SC_LAYER_CLI, err) == 0);
 	CHECK(sc_bool(&s, SC_SET_TIME_OUTPUT));
-	CHECK(sc_settings_set(&s, SC_SET_OUTPUT_FORMAT, "folded,JSON json", SC_SRC_CLI, err) == 0);
+	CHECK(sc_settings_set(&s, SC_SET_OUTPUT_FORMAT, "folded,JSON json", SC_LAYER_CLI, err) ==
+	      0);
 	CHECK_STR(sc_str(&s, SC_SET_OUTPUT_FORMAT), "folded json");
 	CHECK(!sc_list_has(&s, SC_SET_OUTPUT_FORMAT, "text"));
 	/* One-character and spaced lists keep every token. */
-	CHECK(sc_settings_set(&s, SC_SET_SAMPLING_TIDS, "2", SC_SRC_CLI, err) == 0);
+	CHECK(sc_settings_set(&s, SC_SET_SAMPLING_TIDS, "2", SC_LAYER_CLI, err) == 0);
 	CHECK_STR(sc_str(&s, SC_SET_SAMPLING_TIDS), "2");
-	CHECK(sc_settings_set(&s, SC_SET_SAMPLING_TIDS, " 0 , 1-3 ", SC_SRC_CLI, err) == 0);
+	CHECK(sc_settings_set(&s, SC_SET_SAMPLING_TIDS, " 0 , 1-3 ", SC_LAYER_CLI, err) == 0);
 	CHECK_STR(sc_str(&s, SC_SET_SAMPLING_TIDS), "0 1-3");
-	CHECK(sc_settings_set(&s, SC_SET_SAMPLING_UNWINDER, "FP", SC_SRC_CLI, err) == 0);
+	CHECK(sc_settings_set(&s, SC_SET_SAMPLING_UNWINDER, "FP", SC_LAYER_CLI, err) == 0);
 	CHECK_STR(sc_str(&s, SC_SET_SAMPLING_UNWINDER), "fp");
 	sc_settings_free(&s);
 }
@@ -80,7 +81,7 @@ static void test_bad_values(void)
 
 	sc_settings_init(&s);
 	for (size_t i = 0; i < sizeof(bad_freq) / sizeof(bad_freq[0]); i++) {
-		int rc = sc_settings_set(&s, SC_SET_SAMPLING_FREQ, bad_freq[i], SC_SRC_CLI, err);
+		int rc = sc_settings_set(&s, SC_SET_SAMPLING_FREQ, bad_freq[i], SC_LAYER_CLI, err);
 
 		/* "" means unset, which a frequency with a default may not be... it is allowed
 		 * for the parser; the CLI treats it as the default. Everything else is refused. */
@@ -91,17 +92,18 @@ static void test_bad_values(void)
 		}
 	}
 	CHECK(sc_double(&s, SC_SET_SAMPLING_FREQ) == 300 || !sc_is_set(&s, SC_SET_SAMPLING_FREQ));
-	CHECK(sc_settings_set(&s, SC_SET_SAMPLING_DELAY, "-1", SC_SRC_CLI, err) == -EINVAL);
+	CHECK(sc_settings_set(&s, SC_SET_SAMPLING_DELAY, "-1", SC_LAYER_CLI, err) == -EINVAL);
 	CHECK_CONTAINS(err, "seconds");
-	CHECK(sc_settings_set(&s, SC_SET_SAMPLING_DURATION, "0", SC_SRC_CLI, err) == -EINVAL);
-	CHECK(sc_settings_set(&s, SC_SET_TIME_OUTPUT, "maybe", SC_SRC_CLI, err) == -EINVAL);
+	CHECK(sc_settings_set(&s, SC_SET_SAMPLING_DURATION, "0", SC_LAYER_CLI, err) == -EINVAL);
+	CHECK(sc_settings_set(&s, SC_SET_TIME_OUTPUT, "maybe", SC_LAYER_CLI, err) == -EINVAL);
 	CHECK_CONTAINS(err, "on, off");
-	CHECK(sc_settings_set(&s, SC_SET_OUTPUT_FORMAT, "json pftace", SC_SRC_CLI, err) == -EINVAL);
+	CHECK(sc_settings_set(&s, SC_SET_OUTPUT_FORMAT, "json pftace", SC_LAYER_CLI, err) ==
+	      -EINVAL);
 	CHECK_CONTAINS(err, "'pftace'");
 	CHECK_CONTAINS(err, "(valid: rocpd, pftrace, text, json, folded, csv)");
-	CHECK(sc_settings_set(&s, SC_SET_SAMPLING_UNWINDER, "dwarf", SC_SRC_CLI, err) == -EINVAL);
-	CHECK(sc_settings_set(&s, SC_SET_SAMPLING_MAX_DEPTH, "12x", SC_SRC_CLI, err) == -EINVAL);
-	CHECK(sc_settings_set(&s, SC_SET_SAMPLING_MAX_DEPTH, "5000", SC_SRC_CLI, err) == -EINVAL);
+	CHECK(sc_settings_set(&s, SC_SET_SAMPLING_UNWINDER, "dwarf", SC_LAYER_CLI, err) == -EINVAL);
+	CHECK(sc_settings_set(&s, SC_SET_SAMPLING_MAX_DEPTH, "12x", SC_LAYER_CLI, err) == -EINVAL);
+	CHECK(sc_settings_set(&s, SC_SET_SAMPLING_MAX_DEPTH, "5000", SC_LAYER_CLI, err) == -EINVAL);
 	sc_settings_free(&s);
 }
 
@@ -116,15 +118,15 @@ static void test_precedence(void)
 	sc_settings_init(&s);
 	CHECK(sc_settings_load_env(&s, env, err) == 0);
 	CHECK(sc_double(&s, SC_SET_SAMPLING_FREQ) == 500);
-	CHECK(s.v[SC_SET_SAMPLING_FREQ].source == SC_SRC_ENV);
+	CHECK(s.v[SC_SET_SAMPLING_FREQ].layer == SC_LAYER_ENV);
 	CHECK(sc_bool(&s, SC_SET_SAMPLING_REALTIME));
 	/* The command line wins over the environment... */
-	CHECK(sc_settings_set(&s, SC_SET_SAMPLING_FREQ, "2000", SC_SRC_CLI, err) == 0);
+	CHECK(sc_settings_set(&s, SC_SET_SAMPLING_FREQ, "2000", SC_LAYER_CLI, err) == 0);
 	CHECK(sc_double(&s, SC_SET_SAMPLING_FREQ) == 2000);
 	/* ...and a later, lower-precedence source does not undo it. */
 	CHECK(sc_settings_load_env(&s, env, err) == 0);
 	CHECK(sc_double(&s, SC_SET_SAMPLING_FREQ) == 2000);
-	CHECK(s.v[SC_SET_SAMPLING_FREQ].source == SC_SRC_CLI);
+	CHECK(s.v[SC_SET_SAMPLING_FREQ].layer == SC_LAYER_CLI);
 	sc_settings_free(&s);
 
 	/* A bad variable is reported by name; the good ones still apply. */
