@@ -5,8 +5,9 @@
  * in prose; this header is authoritative.
  *
  * A raw file holds what one process image recorded (a fork child or an exec'd image gets its
- * own file). It is written through shared file mappings, so everything stored is in the page
- * cache the moment it is stored and survives the writer being killed:
+ * own file). Each thread fills chunks in buffers of its own, which reach the file with pwrite
+ * when full, every flush period while it records, and at its end (runtime/recorder.c), so a
+ * writer killed outright loses at most its threads' last moments:
  *
  *   offset 0                 struct sc_file_header (live counters updated atomically)
  *   header_size + i*chunk    chunk i: struct sc_chunk_header, then records
