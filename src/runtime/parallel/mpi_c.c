@@ -143,21 +143,46 @@ int MPI_Comm_free(MPI_Comm *comm)
 
 /* ---- point to point ---- */
 
-int MPI_Send(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm)
+int mpi_traced_send(int fn, mpi_send_fn real, const void *buf, int count, MPI_Datatype type,
+		    int dest, int tag, MPI_Comm comm)
 {
-	PMPI_FN(real, int, "PMPI_Send", (const void *, int, MPI_Datatype, int, int, MPI_Comm));
 	struct sc_rec_mpi_call c;
 	int rc;
 
 	if (!mpi_begin(&c.ts))
 		return real(buf, count, type, dest, tag, comm);
 	rc = real(buf, count, type, dest, tag, comm);
-	mpi_call(&c, SC_MPI_SEND, comm);
+	mpi_call(&c, fn, comm);
 	c.peer = mpi_world_rank(comm, dest);
 	c.tag = tag;
 	c.sent = mpi_bytes(type, count);
 	mpi_write(&c, NULL, 0);
 	return rc;
+}
+
+int mpi_traced_isend(int fn, mpi_isend_fn real, const void *buf, int count, MPI_Datatype type,
+		     int dest, int tag, MPI_Comm comm, MPI_Request *req)
+{
+	struct sc_rec_mpi_call c;
+	int rc;
+
+	if (!mpi_begin(&c.ts))
+		return real(buf, count, type, dest, tag, comm, req);
+	rc = real(buf, count, type, dest, tag, comm, req);
+	mpi_call(&c, fn, comm);
+	c.peer = mpi_world_rank(comm, dest);
+	c.tag = tag;
+	c.sent = mpi_bytes(type, count);
+	if (rc == MPI_SUCCESS)
+		c.request = mpi_request_start(*req, fn, c.sent, comm);
+	mpi_write(&c, NULL, 0);
+	return rc;
+}
+
+int MPI_Send(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm)
+{
+	PMPI_FN(real, int, "PMPI_Send", (const void *, int, MPI_Datatype, int, int, MPI_Comm));
+	return mpi_traced_send(SC_MPI_SEND, real, buf, count, type, dest, tag, comm);
 }
 
 /* A receive's actual source, tag and size, from its status. */
@@ -228,20 +253,7 @@ int MPI_Isend(const void *buf, int count, MPI_Datatype type, int dest, int tag, 
 {
 	PMPI_FN(real, int, "PMPI_Isend",
 		(const void *, int, MPI_Datatype, int, int, MPI_Comm, MPI_Request *));
-	struct sc_rec_mpi_call c;
-	int rc;
-
-	if (!mpi_begin(&c.ts))
-		return real(buf, count, type, dest, tag, comm, req);
-	rc = real(buf, count, type, dest, tag, comm, req);
-	mpi_call(&c, SC_MPI_ISEND, comm);
-	c.peer = mpi_world_rank(comm, dest);
-	c.tag = tag;
-	c.sent = mpi_bytes(type, count);
-	if (rc == MPI_SUCCESS)
-		c.request = mpi_request_start(*req, SC_MPI_ISEND, c.sent, comm);
-	mpi_write(&c, NULL, 0);
-	return rc;
+	return mpi_traced_isend(SC_MPI_ISEND, real, buf, count, type, dest, tag, comm, req);
 }
 
 int MPI_Irecv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,

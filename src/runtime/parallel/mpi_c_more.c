@@ -8,42 +8,22 @@
 
 #define MAX_FOLLOWED 64
 
-/* A blocking send of mode `fn` (Ssend, Rsend, Bsend). */
-static int blocking_send(int fn, const char *name, const void *buf, int count, MPI_Datatype type,
-			 int dest, int tag, MPI_Comm comm)
-{
-	typedef int (*send_fn)(const void *, int, MPI_Datatype, int, int, MPI_Comm);
-	static send_fn reals[4];
-	send_fn *real = &reals[fn - SC_MPI_SSEND];
-	struct sc_rec_mpi_call c;
-	int rc;
-
-	if (__builtin_expect(!*real, 0) && !(*real = (send_fn)mpi_next(name)))
-		mpi_missing(name);
-	if (!mpi_begin(&c.ts))
-		return (*real)(buf, count, type, dest, tag, comm);
-	rc = (*real)(buf, count, type, dest, tag, comm);
-	mpi_call(&c, fn, comm);
-	c.peer = mpi_world_rank(comm, dest);
-	c.tag = tag;
-	c.sent = mpi_bytes(type, count);
-	mpi_write(&c, NULL, 0);
-	return rc;
-}
-
 int MPI_Ssend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm)
 {
-	return blocking_send(SC_MPI_SSEND, "PMPI_Ssend", buf, count, type, dest, tag, comm);
+	PMPI_FN(real, int, "PMPI_Ssend", (const void *, int, MPI_Datatype, int, int, MPI_Comm));
+	return mpi_traced_send(SC_MPI_SSEND, real, buf, count, type, dest, tag, comm);
 }
 
 int MPI_Rsend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm)
 {
-	return blocking_send(SC_MPI_RSEND, "PMPI_Rsend", buf, count, type, dest, tag, comm);
+	PMPI_FN(real, int, "PMPI_Rsend", (const void *, int, MPI_Datatype, int, int, MPI_Comm));
+	return mpi_traced_send(SC_MPI_RSEND, real, buf, count, type, dest, tag, comm);
 }
 
 int MPI_Bsend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm)
 {
-	return blocking_send(SC_MPI_BSEND, "PMPI_Bsend", buf, count, type, dest, tag, comm);
+	PMPI_FN(real, int, "PMPI_Bsend", (const void *, int, MPI_Datatype, int, int, MPI_Comm));
+	return mpi_traced_send(SC_MPI_BSEND, real, buf, count, type, dest, tag, comm);
 }
 
 int MPI_Issend(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm,
@@ -51,20 +31,7 @@ int MPI_Issend(const void *buf, int count, MPI_Datatype type, int dest, int tag,
 {
 	PMPI_FN(real, int, "PMPI_Issend",
 		(const void *, int, MPI_Datatype, int, int, MPI_Comm, MPI_Request *));
-	struct sc_rec_mpi_call c;
-	int rc;
-
-	if (!mpi_begin(&c.ts))
-		return real(buf, count, type, dest, tag, comm, req);
-	rc = real(buf, count, type, dest, tag, comm, req);
-	mpi_call(&c, SC_MPI_ISSEND, comm);
-	c.peer = mpi_world_rank(comm, dest);
-	c.tag = tag;
-	c.sent = mpi_bytes(type, count);
-	if (rc == MPI_SUCCESS)
-		c.request = mpi_request_start(*req, SC_MPI_ISSEND, c.sent, comm);
-	mpi_write(&c, NULL, 0);
-	return rc;
+	return mpi_traced_isend(SC_MPI_ISSEND, real, buf, count, type, dest, tag, comm, req);
 }
 
 /* The completion of request `was` (one of a Waitany or Testall), bytes summed into `c`. */

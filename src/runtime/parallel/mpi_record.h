@@ -86,6 +86,15 @@ static inline void mpi_call(struct sc_rec_mpi_call *c, int fn, MPI_Comm comm)
  * (SC_MPI_ISEND, SC_MPI_IRECV), or 0 when it was not followed. */
 int mpi_done(MPI_Request req, const MPI_Status *st, struct sc_mpi_done *d);
 
+/* mpi_c.c: a send of mode `fn` through `real` (its PMPI function), recorded when it returns;
+ * a non-blocking one also starts following its request. Shared by every send wrapper. */
+typedef int (*mpi_send_fn)(const void *, int, MPI_Datatype, int, int, MPI_Comm);
+typedef int (*mpi_isend_fn)(const void *, int, MPI_Datatype, int, int, MPI_Comm, MPI_Request *);
+int mpi_traced_send(int fn, mpi_send_fn real, const void *buf, int count, MPI_Datatype type,
+		    int dest, int tag, MPI_Comm comm);
+int mpi_traced_isend(int fn, mpi_isend_fn real, const void *buf, int count, MPI_Datatype type,
+		     int dest, int tag, MPI_Comm comm, MPI_Request *req);
+
 /* Calls made through a Fortran binding set this, so that the C wrappers an MPI library's
  * Fortran layer may call (Open MPI 5, MPICH) do not record them a second time. */
 extern _Thread_local int mpi_in_fortran;
