@@ -19,6 +19,7 @@
 #include "../store/session.h"
 #include "cmd.h"
 #include "report.h"
+#include "why_idle.h"
 
 #define MPI_RANKS                                                                             \
 	"K AS (SELECT R.guid, R.nid, R.pid, CAST(A.value AS INTEGER) AS rank FROM regions R " \
@@ -151,7 +152,7 @@ static int query(sqlite3 *db, const char *sql, struct sc_report *res, char *err,
 int cmd_summary(int argc, char **argv)
 {
 	const struct sc_verb *verb = sc_verb_find("summary");
-	const char *format = NULL, *top = NULL;
+	const char *format = NULL, *top = NULL, *why_idle = NULL, *idle_threshold = NULL;
 	enum sc_report_format fmt;
 	struct sc_extra_opt extras[] = {
 		{ "format", 'F', true, "table|csv|json|md",
@@ -159,6 +160,14 @@ int cmd_summary(int argc, char **argv)
 		  "CSV, JSON or Markdown",
 		  &format },
 		{ "top", 'n', true, "N", "Rows per section (default 10)", &top },
+		{ "why-idle", 0, false, NULL,
+		  "Why each GPU was idle: busy fraction, idle intervals and what held the next "
+		  "operation back, ranked (table or json)",
+		  &why_idle },
+		{ "idle-threshold", 0, true, "US",
+		  "--why-idle: idle intervals shorter than this are counted, not attributed "
+		  "(default 10)",
+		  &idle_threshold },
 		{ NULL, 0, false, NULL, NULL, NULL },
 	};
 	VEC(char *) files = { 0 };
@@ -188,6 +197,26 @@ int cmd_summary(int argc, char **argv)
 		       "summary: give one or more sessions or rocpd databases "
 		       "(usage: %s)",
 		       verb->usage);
+	if (why_idle) {
+		long us = 10;
+		char *end = NULL;
+
+		if (idle_threshold)
+			us = strtol(idle_threshold, &end, 10);
+		if (idle_threshold && (*end || us < 0 || us > 1000000000))
+			sc_die(SC_EXIT_USAGE,
+			       "summary: --idle-threshold '%s' is not valid (valid: 0 to 1000000000 "
+			       "microseconds)",
+			       idle_threshold);
+		if (fmt != SC_REPORT_TABLE && fmt != SC_REPORT_JSON)
+			sc_die(SC_EXIT_USAGE,
+			       "summary: --why-idle writes a table or JSON (valid: --format table, "
+			       "--format json)");
+		rc = sc_why_idle(cli.rest, cli.nrest, fmt == SC_REPORT_JSON, (unsigned)limit,
+				 (uint64_t)us * 1000);
+		sc_cli_free(&cli);
+		return rc;
+	}
 	for (int i = 0; i < cli.nrest; i++)
 		sc_rocpd_inputs(cli.rest[i], &files);
 	if (!files.n)

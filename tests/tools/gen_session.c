@@ -10,6 +10,7 @@
  *               [--counters N] [--marks N] [--kernels N] [--copies N] [--allocs N]
  *               [--graphs N] [--graph-ops N] [--api-spans] [--kernels-in-region]
  *               [--kernel-ns NS] [--rank R]
+ *               [--idle-steps N] [--idle-causes LIST] [--idle-gap-ns NS] [--idle-overlap]
  *               [--hostname NAME]
  *               [--start NS]
  *
@@ -28,6 +29,20 @@
  * them; a graph launch's after its kernels), and launched kernels do not name their thread
  * (readers find it through the correlation id). With --kernels-in-region the kernel
  * launches happen inside a user region "launch_all".
+ *
+ * GPU idle with known causes (test_why_idle.py): --idle-steps steps on the main thread, each
+ * a cudaLaunchKernel call (5 us, the kernel starting 2 us in, --kernel-ns long, stream 7),
+ * with --idle-overlap a second one launching a kernel on stream 8 from the middle of the
+ * first to as far past its end (a step keeps the GPU busy 1.5 x --kernel-ns, not 2 x). After
+ * each step but the last, --idle-gap-ns (1 ms by default) from the end of the step's work to
+ * the next launch, spent as the next entry of --idle-causes says (cycled; comma-separated):
+ * "sync" in cudaDeviceSynchronize (over the whole gap), "mpi" in MPI_Allreduce (category
+ * mpi, comm 1, over the whole gap), "gil" waiting for the GIL (samples in take_gil),
+ * "loader" in a data loader (samples in gen__getitem__ under gen_DataLoader_next, sleeping),
+ * "compute" in host compute (samples in gen_leaf_a), "late" in host compute then a 10 us
+ * MPI_Allreduce that ends 10 us before the launch (the straggler rank). Sampled causes have
+ * a wall-clock sample every 100 us of the gap (9 in a 1 ms gap). So each gap is
+ * --idle-gap-ns + 2 us long, of which 2 us are inside the launch call.
  */
 #include <elf.h>
 #include <errno.h>
@@ -62,6 +77,9 @@ struct options {
 		kernel_ns;
 	int api_spans;
 	int kernels_in_region;
+	uint64_t idle_steps, idle_gap_ns;
+	const char *idle_causes;
+	int idle_overlap;
 	int rank;
 	const char *hostname;
 	uint64_t start;
@@ -142,6 +160,27 @@ __attribute__((noinline)) static uint64_t gen_middle(uint64_t x)
 __attribute__((noinline)) static uint64_t gen_root(uint64_t x)
 {
 	return gen_middle(x) + 1;
+}
+
+/* What the idle gaps' samples show (--idle-causes). */
+__attribute__((noinline)) static uint64_t take_gil(uint64_t x)
+{
+	return x * 7 + 3;
+}
+
+__attribute__((noinline)) static uint64_t gen_time_sleep(uint64_t x)
+{
+	return x * 11 + 5;
+}
+
+__attribute__((noinline)) static uint64_t gen__getitem__(uint64_t x)
+{
+	return gen_time_sleep(x) + 1;
+}
+
+__attribute__((noinline)) static uint64_t gen_DataLoader_next(uint64_t x)
+{
+	return gen__getitem__(x) + 1;
 }
 
 struct self_module {
@@ -247,6 +286,18 @@ static void write_sample(struct writer *w, uint64_t cpu_ns, uint64_t i)
 	put(w, SC_REC_SAMPLE, &r, sizeof(r), NULL, 0);
 }
 
+/* A wall-clock sample whose stack is `frames` (leaf first). */
+static void write_wall_sample(struct writer *w, const uint64_t *frames, uint32_t n)
+{
+	struct {
+		struct sc_rec_sample s;
+		uint64_t frames[4];
+	} r = { .s = { .ts = w->ts, .kind = SC_SAMPLE_REALTIME, .nframes = n } };
+
+	memcpy(r.frames, frames, n * sizeof(*frames));
+	put(w, SC_REC_SAMPLE, &r, sizeof(r.s) + n * sizeof(*frames), NULL, 0);
+}
+
 static void write_gpu_op(struct writer *w, struct sc_rec_gpu_op *op)
 {
 	put(w, SC_REC_GPU_OP, op, sizeof(*op), NULL, 0);
@@ -280,7 +331,8 @@ static void write_gpu(struct writer *w, const struct options *o, int32_t tid)
 	static const char names[] = "NVIDIA H200\0NVIDIA";
 	uint64_t corr = 0;
 
-	if (!o->kernels && !o->copies && !o->allocs && !o->graphs && !o->graph_ops)
+	if (!o->kernels && !o->copies && !o->allocs && !o->graphs && !o->graph_ops &&
+	    !o->idle_steps)
 		return;
 	memset(a.uuid, 0xab, sizeof(a.uuid));
 	a.memory_bytes = 143771ull << 20;
@@ -400,6 +452,111 @@ static void write_gpu(struct writer *w, const struct options *o, int32_t tid)
 	}
 }
 
+/* The stack (leaf first) of a sample in a gap of `cause`, or 0 frames for an unsampled one. */
+static uint32_t idle_stack(const char *cause, uint64_t *f)
+{
+	if (!strcmp(cause, "gil")) {
+		f[0] = (uint64_t)(uintptr_t)take_gil + 4;
+		f[1] = (uint64_t)(uintptr_t)gen_root + 8;
+		return 2;
+	}
+	if (!strcmp(cause, "loader")) {
+		f[0] = (uint64_t)(uintptr_t)gen_time_sleep + 4;
+		f[1] = (uint64_t)(uintptr_t)gen__getitem__ + 8;
+		f[2] = (uint64_t)(uintptr_t)gen_DataLoader_next + 8;
+		f[3] = (uint64_t)(uintptr_t)gen_root + 8;
+		return 4;
+	}
+	if (!strcmp(cause, "compute") || !strcmp(cause, "late")) {
+		f[0] = (uint64_t)(uintptr_t)gen_leaf_a + 4;
+		f[1] = (uint64_t)(uintptr_t)gen_middle + 8;
+		f[2] = (uint64_t)(uintptr_t)gen_root + 8;
+		return 3;
+	}
+	if (strcmp(cause, "sync") && strcmp(cause, "mpi"))
+		die("--idle-causes: unknown cause (valid: sync, mpi, gil, loader, compute, late)");
+	return 0;
+}
+
+static void idle_mpi(struct writer *w, uint64_t end)
+{
+	static const char args[] = "u\0comm\0001";
+
+	write_region(w, SC_REC_REGION_BEGIN, "MPI_Allreduce", "mpi", args, sizeof(args), 1, 0);
+	w->ts = end;
+	write_end(w);
+}
+
+/* One gap of --idle-gap-ns from w->ts (the end of the step's work), spent on `cause`. */
+static void idle_gap(struct writer *w, const struct options *o, const char *cause)
+{
+	uint64_t start = w->ts, end = start + o->idle_gap_ns, f[4];
+	uint32_t n = idle_stack(cause, f);
+
+	if (!strcmp(cause, "sync")) {
+		write_region(w, SC_REC_REGION_BEGIN, "cudaDeviceSynchronize", "CUDA_RUNTIME_API",
+			     "", 0, 0, 0);
+		w->ts = end;
+		write_end(w);
+	} else if (!strcmp(cause, "mpi")) {
+		idle_mpi(w, end);
+	}
+	for (w->ts = start + 100000; n && w->ts + 20000 <= end; w->ts += 100000)
+		write_wall_sample(w, f, n);
+	if (!strcmp(cause, "late")) {
+		w->ts = end - 20000;
+		idle_mpi(w, end - 10000);
+	}
+	w->ts = end;
+}
+
+static void write_idle_steps(struct writer *w, const struct options *o, int32_t tid)
+{
+	struct sc_rec_sampler sm = { .ts = w->ts,
+				     .period_ns = 100000,
+				     .kind = SC_SAMPLE_REALTIME,
+				     .mechanism = SC_SAMPLER_PERF_TASK_CLOCK };
+	struct sc_rec_gpu_stream s8 = { .ts = w->ts, .stream = 8, .agent = 0, .name_len = 9 };
+	const char *causes = o->idle_causes ? o->idle_causes : "sync";
+	uint64_t corr = 1000000, k = o->kernel_ns;
+
+	put(w, SC_REC_SAMPLER, &sm, sizeof(sm), NULL, 0);
+	if (o->idle_overlap)
+		put(w, SC_REC_GPU_STREAM, &s8, sizeof(s8), "Stream 8", 9);
+	for (uint64_t i = 0; i < o->idle_steps; i++) {
+		struct sc_rec_gpu_op op = { .kind = SC_GPU_KERNEL,
+					    .corr_id = ++corr,
+					    .stream = 7,
+					    .tid = tid,
+					    .name_id = 1 };
+		uint64_t t = w->ts, end = t + 2000 + k;
+		char cause[32];
+		const char *c = causes;
+
+		launch(w, o, "cudaLaunchKernel", &op, k, tid);
+		if (o->idle_overlap) {
+			op.corr_id = ++corr;
+			op.stream = 8;
+			op.start = t + 2000 + k / 2;
+			op.end = end = op.start + k;
+			write_region(w, SC_REC_REGION_BEGIN, "cudaLaunchKernel", "CUDA_RUNTIME_API",
+				     "", 0, 0, op.corr_id);
+			w->ts += 5000;
+			write_end(w);
+			write_gpu_op(w, &op);
+		}
+		if (i + 1 == o->idle_steps)
+			break;
+		for (uint64_t skip = i; skip; skip--) { /* the (i mod n)-th entry of the list */
+			c = strchr(c, ',');
+			c = c ? c + 1 : causes;
+		}
+		snprintf(cause, sizeof(cause), "%.*s", (int)strcspn(c, ","), c);
+		w->ts = end;
+		idle_gap(w, o, cause);
+	}
+}
+
 static void write_thread(struct writer *w, const struct options *o, unsigned index)
 {
 	int32_t tid = o->pid + (int32_t)index;
@@ -424,6 +581,8 @@ static void write_thread(struct writer *w, const struct options *o, unsigned ind
 		if (o->counters)
 			put(w, SC_REC_COUNTER_TRACK, &ct, sizeof(ct), "queue depth\0items", 18);
 		write_gpu(w, o, tid);
+		if (o->idle_steps)
+			write_idle_steps(w, o, tid);
 	}
 	for (uint64_t i = 0; i < o->regions; i++) {
 		write_region(w, SC_REC_REGION_BEGIN, "outer", "user", "", 0, 0, 0);
@@ -505,7 +664,8 @@ int main(int argc, char **argv)
 			     .threads = 1,
 			     .rank = -1,
 			     .hostname = "synthetic-node",
-			     .kernel_ns = 50000 };
+			     .kernel_ns = 50000,
+			     .idle_gap_ns = 1000000 };
 	static struct writer w;
 	struct sc_file_header h;
 	char path[PATH_MAX], exe[PATH_MAX];
@@ -525,6 +685,10 @@ int main(int argc, char **argv)
 		}
 		if (!strcmp(a, "--api-spans")) { /* an option without a value */
 			o.api_spans = 1;
+			continue;
+		}
+		if (!strcmp(a, "--idle-overlap")) {
+			o.idle_overlap = 1;
 			continue;
 		}
 		i++;
@@ -554,6 +718,12 @@ int main(int argc, char **argv)
 			o.allocs = number(a, v);
 		else if (!strcmp(a, "--kernel-ns"))
 			o.kernel_ns = number(a, v);
+		else if (!strcmp(a, "--idle-steps"))
+			o.idle_steps = number(a, v);
+		else if (!strcmp(a, "--idle-gap-ns"))
+			o.idle_gap_ns = number(a, v);
+		else if (!strcmp(a, "--idle-causes") && v)
+			o.idle_causes = v;
 		else if (!strcmp(a, "--rank"))
 			o.rank = (int)number(a, v);
 		else if (!strcmp(a, "--start"))

@@ -1,0 +1,16 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef SYSCOPE_SINKS_SUMMARY_IDLE_H
+#define SYSCOPE_SINKS_SUMMARY_IDLE_H
+
+#include <jansson.h>
+#include <stdio.h>
+
+#include "../model/gpu_idle.h"
+
+/* Why each GPU was idle: a headline per GPU (prefixed "syscope: " when `brief`, for the
+ * end-of-run summary), else also each cause with its names and top stacks. */
+void sc_idle_print(FILE *f, struct sc_profile_set *set, const struct sc_idle_report *r, bool brief);
+/* The same as JSON, with `top` stacks per cause. */
+json_t *sc_idle_json(struct sc_profile_set *set, const struct sc_idle_report *r, unsigned top);
+
+#endif
