@@ -14,6 +14,10 @@
 
 #include "profile.h"
 
+/* Idle intervals shorter than this (launch latency) are counted, not explained, unless the
+ * user says otherwise (`summary --idle-threshold`). */
+#define SC_IDLE_THRESHOLD_NS 10000
+
 enum sc_idle_cause {
 	SC_IDLE_GIL,	 /* the launching thread waited for the GIL */
 	SC_IDLE_LOADER,	 /* in a data loader or a queue get */

@@ -20,6 +20,7 @@
 
 #include "../common/hashmap.h"
 #include "sink.h"
+#include "summary_idle.h"
 
 static json_t *stats_json(const struct sc_stats *s)
 {
@@ -259,6 +260,8 @@ static int write_json(struct sc_output *out)
 {
 	int rc = sc_output_each_profile(out, write_profile);
 
+	if (sc_idle_write_json(out, 5))
+		rc = -1;
 	return sc_coverage_write(out, true) ? -1 : rc;
 }
 

@@ -10,6 +10,7 @@
 
 #include "../common/strutil.h"
 #include "summary.h"
+#include "summary_idle.h"
 
 static void print_ending(FILE *f, const struct sc_model *m)
 {
@@ -380,6 +381,7 @@ void sc_summary_print(FILE *f, struct sc_output *out, unsigned top)
 		fprintf(f, "syscope: no samples were recorded (the program ran too briefly, or "
 			   "sampling could not start: see the notes)\n");
 	print_gpu(f, m);
+	sc_summary_idle(f, out);
 	print_losses(f, m);
 	print_notes(f, m);
 	if (s->empty_files)

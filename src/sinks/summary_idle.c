@@ -6,6 +6,7 @@
  */
 #include <string.h>
 
+#include "sink.h"
 #include "summary_idle.h"
 
 #define STACK_FRAMES 10 /* the leafmost frames of a stack shown */
@@ -248,4 +249,51 @@ json_t *sc_idle_json(struct sc_profile_set *set, const struct sc_idle_report *r,
 	for (size_t i = 0; i < r->gpus.n; i++)
 		json_array_append_new(gpus, gpu_json(set, &r->gpus.v[i], top));
 	return json_pack("{s:I, s:o}", "threshold_ns", (json_int_t)r->threshold_ns, "gpus", gpus);
+}
+
+static bool any_gpu_work(const struct sc_model *m)
+{
+	for (size_t i = 0; i < m->images.n; i++) {
+		const struct sc_image *img = m->images.v[i];
+
+		if (img->gpu_ops[SC_GPU_KERNEL] || img->gpu_ops[SC_GPU_COPY] ||
+		    img->gpu_ops[SC_GPU_SET] || img->gpu_ops[SC_GPU_GRAPH])
+			return true;
+	}
+	return false;
+}
+
+void sc_summary_idle(FILE *f, struct sc_output *out)
+{
+	struct sc_idle_report r;
+
+	if (!any_gpu_work(out->model))
+		return;
+	sc_idle_analyze(&r, out->profiles, SC_IDLE_THRESHOLD_NS);
+	sc_idle_print(f, out->profiles, &r, true);
+	fprintf(f, "syscope: (why each GPU was idle, with stacks: syscope summary --why-idle %s)\n",
+		out->dir);
+	sc_idle_free(&r);
+}
+
+int sc_idle_write_json(struct sc_output *out, unsigned top)
+{
+	struct sc_idle_report r;
+	struct sc_outfile of;
+	json_t *doc;
+	int rc;
+
+	if (!any_gpu_work(out->model))
+		return 0;
+	sc_idle_analyze(&r, out->profiles, SC_IDLE_THRESHOLD_NS);
+	doc = sc_idle_json(out->profiles, &r, top);
+	sc_idle_free(&r);
+	rc = sc_out_open(out, &of, "gpu-idle.json");
+	if (!rc) {
+		json_dumpf(doc, of.f, JSON_INDENT(1) | JSON_REAL_PRECISION(9));
+		fputc('\n', of.f);
+		rc = sc_out_close(out, &of);
+	}
+	json_decref(doc);
+	return rc;
 }

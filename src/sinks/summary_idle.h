@@ -13,4 +13,11 @@ void sc_idle_print(FILE *f, struct sc_profile_set *set, const struct sc_idle_rep
 /* The same as JSON, with `top` stacks per cause. */
 json_t *sc_idle_json(struct sc_profile_set *set, const struct sc_idle_report *r, unsigned top);
 
+/* The end-of-run summary's lines: each GPU's headline, when any GPU work was recorded. */
+struct sc_output;
+void sc_summary_idle(FILE *f, struct sc_output *out);
+/* The JSON profile's gpu-idle.json (sc_idle_json, `top` stacks per cause), when any GPU
+ * work was recorded. Returns 0 or -errno. */
+int sc_idle_write_json(struct sc_output *out, unsigned top);
+
 #endif
