@@ -848,3 +848,15 @@ unsigned sc_idle_ranked(const struct sc_idle_gpu *g, unsigned order[SC_IDLE_CAUS
 		}
 	return n;
 }
+
+bool sc_idle_has_work(const struct sc_model *m)
+{
+	for (size_t i = 0; i < m->images.n; i++) {
+		const struct sc_image *img = m->images.v[i];
+
+		if (img->gpu_ops[SC_GPU_KERNEL] || img->gpu_ops[SC_GPU_COPY] ||
+		    img->gpu_ops[SC_GPU_SET] || img->gpu_ops[SC_GPU_GRAPH])
+			return true;
+	}
+	return false;
+}

@@ -86,6 +86,9 @@ struct sc_idle_report {
 /* Analyse every image of the profiles' model (replaying its records once). */
 void sc_idle_analyze(struct sc_idle_report *r, struct sc_profile_set *set, uint64_t threshold_ns);
 void sc_idle_free(struct sc_idle_report *r);
+/* Whether any image recorded GPU work (kernels, copies, sets, graphs): else there is no
+ * need to analyse. */
+bool sc_idle_has_work(const struct sc_model *m);
 /* The causes of a GPU by time explained, largest first; returns how many explain any. */
 unsigned sc_idle_ranked(const struct sc_idle_gpu *g, unsigned order[SC_IDLE_CAUSES]);
 

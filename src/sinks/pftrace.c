@@ -23,6 +23,7 @@
 #include "../common/strutil.h"
 #include "../model/mpi.h"
 #include "../model/gpu_python.h"
+#include "../model/gpu_idle.h"
 #include "../model/timeline.h"
 #include "protobuf.h"
 #include "sink.h"
@@ -63,6 +64,8 @@ enum {
 #define FLOW_GPU_FAN (2ull << 60) /* the second and later GPU ops of one host call */
 #define FLOW_THREAD (3ull << 60)  /* pthread_create -> the new thread's start */
 #define FLOW_MPI (4ull << 60)	  /* a point-to-point MPI message, send -> receive */
+#define FLOW_IDLE (6ull << 60)	  /* a GPU idle interval -> the launch its host activity delayed */
+#define UUID_GPU_IDLE (10ull << 60)
 #define UUID_MASK ((1ull << 60) - 1)
 
 /* The slice tracks of one stream: work that overlaps goes to the next free lane. */
@@ -112,7 +115,9 @@ struct pf {
 	/* Merged traces: MPI message ends seen per (direction, src, dst, tag, comm) */
 	struct sc_hashmap mpi_ends;
 	bool mpi_flows;
-	const struct sc_image *img; /* being replayed */
+	const struct sc_image *img;	   /* being replayed */
+	const struct sc_idle_report *idle; /* why the GPUs were idle, or NULL */
+	uint64_t idle_flows;
 };
 
 /* Track uuids are small numbers handed out in order (a varint of a byte or two per
@@ -997,6 +1002,61 @@ static void on_gpu_op(void *ctx, struct sc_image *img, struct sc_thread *t,
 	send_event(pf, o->end);
 }
 
+/* An explained idle interval's flow ends where its launching thread began the launch: the
+ * host activity before that instant is what kept the GPU waiting. */
+static bool idle_host_cause(unsigned cause)
+{
+	return cause != SC_IDLE_LAUNCH && cause != SC_IDLE_UNSAMPLED && cause != SC_IDLE_NO_LAUNCH;
+}
+
+static void idle_gap(struct pf *pf, uint64_t track, const struct sc_idle_gap *g)
+{
+	const char *key = sc_idle_cause_key(g->cause);
+	bool flow = g->tid && idle_host_cause(g->cause);
+	uint64_t id = FLOW_IDLE | (uint64_t)pf->seq << 36 | (++pf->idle_flows & ((1ull << 36) - 1));
+	size_t e = begin_track_event(pf, EV_SLICE_BEGIN, track, "gpu_idle", key);
+
+	annotate_string(pf, "cause", sc_idle_cause_text(g->cause));
+	if (g->tid)
+		annotate_uint(pf, "launching thread", (uint64_t)g->tid);
+	if (g->corr)
+		annotate_uint(pf, "correlation id", g->corr);
+	if (flow)
+		pb_fixed64(&pf->ev, 47, id);
+	pb_end(&pf->ev, e);
+	send_event(pf, g->start);
+	e = begin_track_event(pf, EV_SLICE_END, track, NULL, NULL);
+	pb_end(&pf->ev, e);
+	send_event(pf, g->end);
+	if (!flow)
+		return;
+	e = begin_track_event(pf, EV_INSTANT, thread_uuid(pf, g->tid), "gpu_idle",
+			      "launch after GPU idle");
+	annotate_string(pf, "cause", key);
+	pb_fixed64(&pf->ev, 48, id);
+	pb_end(&pf->ev, e);
+	send_event(pf, g->call_start && g->call_start < g->end ? g->call_start : g->end);
+}
+
+/* A track "GPU n idle: why" per GPU of the process (gpu_idle.h): a slice per idle interval
+ * longer than the threshold, named by its main cause. */
+static void idle_tracks(struct pf *pf, const struct sc_process *p)
+{
+	for (size_t i = 0; pf->idle && i < pf->idle->gpus.n; i++) {
+		const struct sc_idle_gpu *g = &pf->idle->gpus.v[i];
+		uint64_t track;
+		char name[64];
+
+		if (g->img->proc != p || !g->gaps.n)
+			continue;
+		track = uuid_of(pf, UUID_GPU_IDLE, g->agent);
+		snprintf(name, sizeof(name), "GPU %u idle: why", g->agent);
+		describe_named_track(pf, track, process_uuid(pf), name, NULL, g->first);
+		for (size_t k = 0; k < g->gaps.n; k++)
+			idle_gap(pf, track, &g->gaps.v[k]);
+	}
+}
+
 static const struct sc_timeline_ops pf_ops = {
 	.region_begin = on_region_begin,
 	.region_end = on_region_end,
@@ -1026,6 +1086,7 @@ static void write_sequence(struct pf *pf, struct sc_process *p)
 		pf->img = p->images.v[i];
 		sc_timeline_replay(pf->out->model, p->images.v[i], &pf_ops, pf, &stats);
 	}
+	idle_tracks(pf, p);
 	for (size_t i = 0; i < sizeof(maps) / sizeof(maps[0]); i++)
 		sc_hashmap_free(maps[i]);
 	for (size_t i = 0; i < pf->lane_sets.n; i++)
@@ -1053,13 +1114,15 @@ static char *process_label(const struct sc_process *p, bool with_host)
 }
 
 /* Each process in its own file. */
-static int write_per_process(struct sc_output *out)
+static int write_per_process(struct sc_output *out, const struct sc_idle_report *idle)
 {
 	int rc = 0;
 
 	for (size_t i = 0; i < out->model->processes.n; i++) {
 		struct sc_process *p = out->model->processes.v[i];
-		struct pf pf = { .out = out, .set = out->profiles, .pid = p->pid, .seq = 1 };
+		struct pf pf = {
+			.out = out, .set = out->profiles, .pid = p->pid, .seq = 1, .idle = idle
+		};
 		uint64_t uuids = 0;
 		struct sc_outfile of;
 
@@ -1085,7 +1148,7 @@ static int write_per_process(struct sc_output *out)
  * time both recorded at their start; a pid seen before (another host) is written moved past
  * Linux's pid range, so that trace_processor keeps the two processes apart.
  */
-static int write_merged(struct sc_output *out)
+static int write_merged(struct sc_output *out, const struct sc_idle_report *idle)
 {
 	struct sc_model *m = out->model;
 	const struct sc_image *first = m->processes.v[0]->images.v[0];
@@ -1106,7 +1169,9 @@ static int write_merged(struct sc_output *out)
 	for (size_t i = 0; i < m->processes.n; i++) {
 		struct sc_process *p = m->processes.v[i];
 		const struct sc_image *img = p->images.v[0];
-		struct pf pf = { .out = out, .set = out->profiles, .f = of.f, .pid = p->pid };
+		struct pf pf = {
+			.out = out, .set = out->profiles, .f = of.f, .pid = p->pid, .idle = idle
+		};
 		unsigned same_pid = 0;
 
 		for (size_t j = 0; j < i; j++)
@@ -1128,9 +1193,18 @@ static int write_merged(struct sc_output *out)
 
 static int write_pftrace(struct sc_output *out)
 {
+	struct sc_idle_report idle = { 0 };
+	bool gpu = sc_idle_has_work(out->model);
+	int rc;
+
 	if (!out->model->processes.n)
 		return 0;
-	return out->merged_trace ? write_merged(out) : write_per_process(out);
+	if (gpu)
+		sc_idle_analyze(&idle, out->profiles, SC_IDLE_THRESHOLD_NS);
+	rc = out->merged_trace ? write_merged(out, gpu ? &idle : NULL)
+			       : write_per_process(out, gpu ? &idle : NULL);
+	sc_idle_free(&idle);
+	return rc;
 }
 
 const struct sc_sink sc_sink_pftrace = {

@@ -251,23 +251,11 @@ json_t *sc_idle_json(struct sc_profile_set *set, const struct sc_idle_report *r,
 	return json_pack("{s:I, s:o}", "threshold_ns", (json_int_t)r->threshold_ns, "gpus", gpus);
 }
 
-static bool any_gpu_work(const struct sc_model *m)
-{
-	for (size_t i = 0; i < m->images.n; i++) {
-		const struct sc_image *img = m->images.v[i];
-
-		if (img->gpu_ops[SC_GPU_KERNEL] || img->gpu_ops[SC_GPU_COPY] ||
-		    img->gpu_ops[SC_GPU_SET] || img->gpu_ops[SC_GPU_GRAPH])
-			return true;
-	}
-	return false;
-}
-
 void sc_summary_idle(FILE *f, struct sc_output *out)
 {
 	struct sc_idle_report r;
 
-	if (!any_gpu_work(out->model))
+	if (!sc_idle_has_work(out->model))
 		return;
 	sc_idle_analyze(&r, out->profiles, SC_IDLE_THRESHOLD_NS);
 	sc_idle_print(f, out->profiles, &r, true);
@@ -283,7 +271,7 @@ int sc_idle_write_json(struct sc_output *out, unsigned top)
 	json_t *doc;
 	int rc;
 
-	if (!any_gpu_work(out->model))
+	if (!sc_idle_has_work(out->model))
 		return 0;
 	sc_idle_analyze(&r, out->profiles, SC_IDLE_THRESHOLD_NS);
 	doc = sc_idle_json(out->profiles, &r, top);

@@ -9,6 +9,8 @@ import tempfile
 import harness
 from harness import check, check_eq, gen_session, syscope
 
+import pftrace
+
 GAP = 1000000 + 2000  # ns: the gap of the cause, then the launch call's first 2 us
 
 
@@ -173,6 +175,28 @@ def test_end_of_run_summary_and_json_profile():
     check_eq(gpu["causes"][0]["cause"], "data_loader", "gpu-idle.json: top cause")
     r = syscope("convert", "--output-format", "json", gen_session("--pid", 6109, "--samples", 3))
     check("idle" not in r.err and "gpu-idle.json" not in r.err, "no GPU, no idle lines")
+
+
+def test_perfetto_idle_track():
+    s = gen_session("--pid", 6112, "--idle-steps", 5, "--kernel-ns", 200000,
+                    "--idle-causes", "sync,gil")
+    r = syscope("convert", "--output-format", "pftrace", s)
+    check_eq(r.rc, 0, r.describe())
+    with open(os.path.join(s, "perfetto-trace-6112.pftrace"), "rb") as f:
+        t = pftrace.Trace(f.read())
+    check_eq(t.errors, [], "valid trace")
+    (idle,) = [u for u, i in t.tracks.items() if i["name"] == "GPU 0 idle: why"]
+    check_eq(t.tracks[t.tracks[idle]["parent"]]["kind"], "process", "in the process")
+    gaps = sorted((sl[3], sl[1], sl[4] - sl[3], sl[5]["launching thread"])
+                  for sl in t.slices if sl[0] == idle)
+    check_eq([g[1:] for g in gaps], [("synchronization", GAP, 6112), ("gil_wait", GAP, 6112)] * 2,
+             "a slice per gap, named by its cause")
+    flows = [(src, dst) for f, src, dst in t.flows if f >> 60 == 6]
+    check_eq(flows, [("synchronization", "launch after GPU idle"),
+                     ("gil_wait", "launch after GPU idle")] * 2, "a flow per gap to its launch")
+    launches = sorted(i[3] for i in t.instants if i[1] == "launch after GPU idle")
+    check_eq([b - a for (a, *_), b in zip(gaps, launches)], [GAP - 2000] * 4,
+             "the flows end where the next launch call began")
 
 
 def test_no_gpu_work():
