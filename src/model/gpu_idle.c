@@ -20,7 +20,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define SYNC_SLACK_NS 2000 /* a sync ending this close before the gap still drained it */
+/* A synchronization that ended this close before the gap began still waited for the op that
+ * ended it (GPU and host timestamps are brought onto one clock within microseconds). */
+#define SYNC_SLACK_NS 50000
 
 enum region_class {
 	RC_NONE,
@@ -410,6 +412,7 @@ struct analysis {
 	struct image_data *d;
 	struct sc_idle_gpu *g;
 	struct pool pools[2];	       /* [after a synchronization] */
+	int32_t last_tid;	       /* the last launching thread known on this GPU */
 	struct sc_hashmap stack_index; /* (cause << 32 | stack) + 1 -> index + 1 */
 	struct sc_hashmap latest;      /* call_key -> index in latest_calls + 1 */
 	VEC(struct latest) latest_calls;
@@ -562,7 +565,7 @@ struct gap_view {
 
 /* The launching thread's classified regions in the window: their time, and whether the
  * gap began in a synchronization. Returns the time they cover. */
-static uint64_t gap_regions(struct analysis *a, struct gap_view *v, bool *after_sync)
+static uint64_t gap_regions(struct analysis *a, struct gap_view *v, const char **drained_by)
 {
 	struct image_data *d = a->d;
 	size_t i = LOWER_BOUND(&d->regs, start, v->tid, v->w1);
@@ -576,7 +579,7 @@ static uint64_t gap_regions(struct analysis *a, struct gap_view *v, bool *after_
 		if (r->start + d->max_reg_ns < v->a)
 			break;
 		if (r->cls == RC_SYNC && r->start <= v->a && r->end + SYNC_SLACK_NS >= v->a)
-			*after_sync = true;
+			*drained_by = r->name;
 		if (e <= s)
 			continue;
 		region_cause(r->cls, &cause);
@@ -609,8 +612,12 @@ static bool in_region(const struct image_data *d, int32_t tid, uint64_t ts)
 	return false;
 }
 
-static void gap_samples(struct analysis *a, struct gap_view *v, uint64_t uncovered, bool after_sync)
+/* The launching thread's samples in the window, for the time no region covers. After a
+ * synchronization (`drained_by`), host compute and unsampled time are its cost. */
+static void gap_samples(struct analysis *a, struct gap_view *v, uint64_t uncovered,
+			const char *drained_by)
 {
+	bool after_sync = drained_by != NULL;
 	struct image_data *d = a->d;
 	struct sc_thread *th = sc_process_thread(d->img->proc, v->tid);
 	bool wall = th && th->samples[SC_SAMPLE_REALTIME];
@@ -643,8 +650,10 @@ static void gap_samples(struct analysis *a, struct gap_view *v, uint64_t uncover
 		if (in_region(d, v->tid, s->ts))
 			continue;
 		c = classify(a->cls, s->stack);
-		if (after_sync && c.cause == SC_IDLE_COMPUTE)
+		if (after_sync && c.cause == SC_IDLE_COMPUTE) {
 			c.cause = SC_IDLE_SYNC;
+			c.name = drained_by;
+		}
 		p->counts[c.cause]++;
 		p->n++;
 		v->local[c.cause] += weight;
@@ -655,6 +664,19 @@ static void gap_samples(struct analysis *a, struct gap_view *v, uint64_t uncover
 		gil_holders(a, v->tid, v->a, v->w1, v->local[SC_IDLE_GIL]);
 	if (!n && on > 0)
 		v->local[after_sync ? SC_IDLE_SYNC : SC_IDLE_UNSAMPLED] += on;
+	if (!n && on > 0 && after_sync)
+		add_named(&a->g->causes[SC_IDLE_SYNC].names, drained_by, on);
+}
+
+/* The thread that launched `next`: its call's, the op's, else the last one known on this
+ * GPU (the CUDA tracer may not see a launch made through the driver API). */
+static int32_t launching_thread(struct analysis *a, const struct call *call, const struct op *next)
+{
+	int32_t tid = call ? call->tid : next->tid;
+
+	if (tid)
+		a->last_tid = tid;
+	return tid ? tid : a->last_tid;
 }
 
 static void explain_gap(struct analysis *a, uint64_t gap_a, const struct op *next)
@@ -662,10 +684,13 @@ static void explain_gap(struct analysis *a, uint64_t gap_a, const struct op *nex
 	struct image_data *d = a->d;
 	uint64_t *slot = next->corr ? sc_hashmap_get(&d->corr_call, next->corr) : NULL;
 	const struct call *call = slot ? &d->calls.v[*slot - 1] : NULL;
-	struct gap_view v = { .a = gap_a, .b = next->start, .tid = call ? call->tid : next->tid };
+	struct gap_view v = { .a = gap_a,
+			      .b = next->start,
+			      .tid = launching_thread(a, call, next) };
 	struct sc_idle_gap *gap = VEC_PUSH(&a->g->gaps);
-	bool after_sync = false;
-	unsigned best = SC_IDLE_NO_LAUNCH;
+	const char *drained_by = NULL;
+	unsigned best = SC_IDLE_NO_LAUNCH, launch;
+	uint64_t covered;
 
 	gap->start = v.a;
 	gap->end = v.b;
@@ -679,14 +704,16 @@ static void explain_gap(struct analysis *a, uint64_t gap_a, const struct op *nex
 		return;
 	}
 	v.w1 = call && call->start < v.b ? (call->start > v.a ? call->start : v.a) : v.b;
+	covered = gap_regions(a, &v, &drained_by);
+	if (v.w1 > v.a)
+		gap_samples(a, &v, v.w1 - v.a - covered, drained_by);
+	/* The launch latency too is exposed by a synchronization that drained the queue. */
+	launch = drained_by ? SC_IDLE_SYNC : SC_IDLE_LAUNCH;
 	if (v.b > v.w1) {
-		v.local[SC_IDLE_LAUNCH] = (double)(v.b - v.w1);
-		a->g->causes[SC_IDLE_LAUNCH].ns += (double)(v.b - v.w1);
-	}
-	if (v.w1 > v.a) {
-		uint64_t covered = gap_regions(a, &v, &after_sync);
-
-		gap_samples(a, &v, v.w1 - v.a - covered, after_sync);
+		v.local[launch] += (double)(v.b - v.w1);
+		a->g->causes[launch].ns += (double)(v.b - v.w1);
+		if (drained_by)
+			add_named(&a->g->causes[launch].names, drained_by, (double)(v.b - v.w1));
 	}
 	for (unsigned c = 0; c < SC_IDLE_CAUSES; c++)
 		if (best == SC_IDLE_NO_LAUNCH || v.local[c] > v.local[best])
@@ -754,6 +781,7 @@ static void analyze_gpu(struct analysis *a, struct sc_idle_report *r, size_t fro
 	g->ops = to - from;
 	a->g = g;
 	memset(a->pools, 0, sizeof(a->pools));
+	a->last_tid = 0;
 	sc_hashmap_init(&a->stack_index);
 	for (size_t i = from + 1; i < to; i++) {
 		if (ops[i].start <= end) {
