@@ -45,6 +45,7 @@ struct reg {
 	uint64_t comm;	  /* MPI communicator, or 0 */
 	int peer;	  /* MPI point-to-point peer, or -1 */
 	uint32_t seq;	  /* the n-th call of this name and communicator in the image */
+	uint64_t reach;	  /* the latest end of the thread's regions up to this one */
 };
 
 struct call {
@@ -65,7 +66,6 @@ struct image_data {
 	VEC(struct smp) smps; /* sorted by thread, time */
 	VEC(struct call) calls;
 	struct sc_hashmap corr_call; /* correlation id -> index in calls + 1 */
-	uint64_t max_reg_ns;
 };
 
 struct ctx {
@@ -155,8 +155,6 @@ static void on_region_end(void *vctx, struct sc_image *img, struct sc_thread *t,
 		g->cls = (uint8_t)cls;
 		g->name = sc_strtab_intern(&c->set->model->strings, r->name);
 		read_mpi_args(r, g);
-		if (r->end - r->start > d->max_reg_ns)
-			d->max_reg_ns = r->end - r->start;
 	}
 }
 
@@ -260,6 +258,13 @@ static void read_image(struct sc_profile_set *set, struct sc_image *img, struct 
 	 * are ordered, and most programs call MPI from one thread). */
 	qsort(d->regs.v, d->regs.n, sizeof(*d->regs.v), by_tid_start);
 	number_calls(d);
+	for (size_t i = 0; i < d->regs.n; i++) {
+		struct reg *g = &d->regs.v[i];
+		bool same = i && d->regs.v[i - 1].tid == g->tid;
+
+		g->reach =
+			same && d->regs.v[i - 1].reach > g->end ? d->regs.v[i - 1].reach : g->end;
+	}
 }
 
 /* --- Classifying samples ------------------------------------------------------------- */
@@ -576,8 +581,8 @@ static uint64_t gap_regions(struct analysis *a, struct gap_view *v, const char *
 		uint64_t s = r->start > v->a ? r->start : v->a, e = r->end < until ? r->end : until;
 		unsigned cause;
 
-		if (r->start + d->max_reg_ns < v->a)
-			break;
+		if (r->reach + SYNC_SLACK_NS < v->a)
+			break; /* none of the thread's earlier regions reaches the gap */
 		if (r->cls == RC_SYNC && r->start <= v->a && r->end + SYNC_SLACK_NS >= v->a)
 			*drained_by = r->name;
 		if (e <= s)
@@ -604,7 +609,7 @@ static bool in_region(const struct image_data *d, int32_t tid, uint64_t ts)
 	size_t i = LOWER_BOUND(&d->regs, start, tid, ts);
 
 	while (i-- > 0 && d->regs.v[i].tid == tid) {
-		if (d->regs.v[i].start + d->max_reg_ns < ts)
+		if (d->regs.v[i].reach < ts)
 			break;
 		if (d->regs.v[i].end >= ts)
 			return true;
