@@ -103,6 +103,24 @@ def test_host_compute_names_the_function():
     check(abs(top["share_of_idle"] - 1000000 / GAP) < 0.02, f"share {top}")
 
 
+def test_cpu_time_samples_tell_off_cpu_time():
+    """With CPU-time samples (100 us period), a gap without one was spent off-CPU; one with 9
+    samples in 1 ms ran 900 us and was off-CPU the rest."""
+    s = gen_session("--pid", 6114, "--idle-steps", 5, "--idle-cputime", "--idle-causes",
+                    "offcpu")
+    (gpu,) = idle_json(s)["gpus"]
+    top = gpu["causes"][0]
+    check_eq(top["cause"], "not_running", "no sample: not running")
+    check(abs(top["share_of_idle"] - 1000000 / GAP) < 0.02, f"share {top}")
+    s = gen_session("--pid", 6115, "--idle-steps", 5, "--idle-cputime", "--idle-causes",
+                    "compute")
+    (gpu,) = idle_json(s)["gpus"]
+    check_eq([c["cause"] for c in gpu["causes"]][:2], ["host_compute", "not_running"], "ranked")
+    check(abs(gpu["causes"][0]["share_of_idle"] - 900000 / GAP) < 0.02, "90% on CPU")
+    check(abs(gpu["causes"][1]["share_of_idle"] - 100000 / GAP) < 0.02, "10% off CPU")
+    check_accounted(gpu)
+
+
 def test_overlapping_streams_counted_once():
     steps, kernel = 6, 400000
     s = gen_session("--pid", 6104, "--idle-steps", steps, "--kernel-ns", kernel,

@@ -11,6 +11,7 @@
  *               [--graphs N] [--graph-ops N] [--api-spans] [--kernels-in-region]
  *               [--kernel-ns NS] [--rank R]
  *               [--idle-steps N] [--idle-causes LIST] [--idle-gap-ns NS] [--idle-overlap]
+ *               [--idle-cputime]
  *               [--hostname NAME]
  *               [--start NS]
  *
@@ -41,12 +42,14 @@
  * "loader" in a data loader (samples in gen__getitem__ under gen_DataLoader_next, sleeping),
  * "compute" in host compute (samples in gen_leaf_a), "late" in host compute then a 10 us
  * MPI_Allreduce that ends 10 us before the launch (the straggler rank). Sampled causes have
- * a wall-clock sample every 100 us of the gap (9 in a 1 ms gap). So each gap is
+ * a wall-clock sample every 100 us of the gap (9 in a 1 ms gap), or with --idle-cputime a
+ * CPU-time sample (100 us of CPU each); "offcpu" has no sample at all. So each gap is
  * --idle-gap-ns + 2 us long, of which 2 us are inside the launch call.
  */
 #include <elf.h>
 #include <errno.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <link.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -79,7 +82,7 @@ struct options {
 	int kernels_in_region;
 	uint64_t idle_steps, idle_gap_ns;
 	const char *idle_causes;
-	int idle_overlap;
+	int idle_overlap, idle_cputime;
 	int rank;
 	const char *hostname;
 	uint64_t start;
@@ -286,13 +289,17 @@ static void write_sample(struct writer *w, uint64_t cpu_ns, uint64_t i)
 	put(w, SC_REC_SAMPLE, &r, sizeof(r), NULL, 0);
 }
 
-/* A wall-clock sample whose stack is `frames` (leaf first). */
-static void write_wall_sample(struct writer *w, const uint64_t *frames, uint32_t n)
+/* A wall-clock (or CPU-time) sample whose stack is `frames` (leaf first). */
+static void write_idle_sample(struct writer *w, const uint64_t *frames, uint32_t n, bool cpu)
 {
+	static uint64_t cpu_ns;
 	struct {
 		struct sc_rec_sample s;
 		uint64_t frames[4];
-	} r = { .s = { .ts = w->ts, .kind = SC_SAMPLE_REALTIME, .nframes = n } };
+	} r = { .s = { .ts = w->ts,
+		       .cpu_ns = cpu_ns += 100000,
+		       .kind = cpu ? SC_SAMPLE_CPUTIME : SC_SAMPLE_REALTIME,
+		       .nframes = n } };
 
 	memcpy(r.frames, frames, n * sizeof(*frames));
 	put(w, SC_REC_SAMPLE, &r, sizeof(r.s) + n * sizeof(*frames), NULL, 0);
@@ -473,8 +480,9 @@ static uint32_t idle_stack(const char *cause, uint64_t *f)
 		f[2] = (uint64_t)(uintptr_t)gen_root + 8;
 		return 3;
 	}
-	if (strcmp(cause, "sync") && strcmp(cause, "mpi"))
-		die("--idle-causes: unknown cause (valid: sync, mpi, gil, loader, compute, late)");
+	if (strcmp(cause, "sync") && strcmp(cause, "mpi") && strcmp(cause, "offcpu"))
+		die("--idle-causes: unknown cause (valid: sync, mpi, gil, loader, compute, late, "
+		    "offcpu)");
 	return 0;
 }
 
@@ -502,7 +510,7 @@ static void idle_gap(struct writer *w, const struct options *o, const char *caus
 		idle_mpi(w, end);
 	}
 	for (w->ts = start + 100000; n && w->ts + 20000 <= end; w->ts += 100000)
-		write_wall_sample(w, f, n);
+		write_idle_sample(w, f, n, o->idle_cputime);
 	if (!strcmp(cause, "late")) {
 		w->ts = end - 20000;
 		idle_mpi(w, end - 10000);
@@ -514,7 +522,8 @@ static void write_idle_steps(struct writer *w, const struct options *o, int32_t 
 {
 	struct sc_rec_sampler sm = { .ts = w->ts,
 				     .period_ns = 100000,
-				     .kind = SC_SAMPLE_REALTIME,
+				     .kind = o->idle_cputime ? SC_SAMPLE_CPUTIME
+							     : SC_SAMPLE_REALTIME,
 				     .mechanism = SC_SAMPLER_PERF_TASK_CLOCK };
 	struct sc_rec_gpu_stream s8 = { .ts = w->ts, .stream = 8, .agent = 0, .name_len = 9 };
 	const char *causes = o->idle_causes ? o->idle_causes : "sync";
@@ -689,6 +698,10 @@ int main(int argc, char **argv)
 		}
 		if (!strcmp(a, "--idle-overlap")) {
 			o.idle_overlap = 1;
+			continue;
+		}
+		if (!strcmp(a, "--idle-cputime")) {
+			o.idle_cputime = 1;
 			continue;
 		}
 		i++;
