@@ -4,6 +4,8 @@ thread did in them (tests/tools/gen_session.c, --idle-* options, says what each 
 holds: a gap is --idle-gap-ns + 2 us, of which 2 us inside the launch call)."""
 import json
 import os
+import shutil
+import subprocess
 import tempfile
 
 import harness
@@ -92,6 +94,25 @@ def test_gil_launch_latency_apart():
     s = gen_session("--pid", 6113, "--idle-steps", 3, "--idle-causes", "gil")
     (gpu,) = idle_json(s)["gpus"]
     check_eq(cause(gpu, "launch")["idle_ns"], 2 * 2000, "2 us per launch, no sync before")
+
+
+def test_python_frames_and_gil_state():
+    """gen_py_session --gpu: the one idle interval's next op is launched by the worker thread,
+    whose wall-clock samples in it are 26 GIL waits and 20 in Python code or below it."""
+    s = os.path.join(tempfile.mkdtemp(prefix="syscope-idle-py-"), "session")
+    subprocess.run([os.path.join(harness.BUILD, "bin", "gen_py_session"), s, "--gpu"],
+                   check=True)
+    (gpu,) = idle_json(s)["gpus"]
+    check_eq(gpu["intervals"], 1, "one idle interval")
+    gil, compute = gpu["causes"][0], gpu["causes"][1]
+    check_eq(gil["cause"], "gil_wait", "top cause")
+    check_eq(gil["stacks"], [{"samples": 26, "frames": ["gen_thread_root", "worker",
+                                                       "[waiting for the GIL]"]}],
+             "the Python frame above the GIL wait")
+    check(abs(gil["share_of_idle"] - 26 / 46) < 0.01, f"GIL share {gil}")
+    check_eq((compute["cause"], sorted(n["name"] for n in compute["names"])),
+             ("host_compute", ["gen_deflate", "worker"]), "native and Python leaves")
+    shutil.rmtree(os.path.dirname(s))
 
 
 def test_host_compute_names_the_function():
