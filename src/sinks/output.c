@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "../common/safe_output.h"
+#include "../model/gpu_idle.h"
 #include "sink.h"
 
 static const struct sc_sink *const sinks[] = {
@@ -64,6 +65,10 @@ void sc_output_free(struct sc_output *out)
 		free(out->errors.v[i]);
 	VEC_FREE(&out->written);
 	VEC_FREE(&out->errors);
+	if (out->idle)
+		sc_idle_free(out->idle);
+	free(out->idle);
+	out->idle = NULL;
 }
 
 int sc_output_each_profile(struct sc_output *out,

@@ -23,10 +23,10 @@
 #include "../common/strutil.h"
 #include "../model/mpi.h"
 #include "../model/gpu_python.h"
-#include "../model/gpu_idle.h"
 #include "../model/timeline.h"
 #include "protobuf.h"
 #include "sink.h"
+#include "summary_idle.h"
 
 /* TracePacket and friends: field numbers. */
 enum {
@@ -1193,18 +1193,12 @@ static int write_merged(struct sc_output *out, const struct sc_idle_report *idle
 
 static int write_pftrace(struct sc_output *out)
 {
-	struct sc_idle_report idle = { 0 };
-	bool gpu = sc_idle_has_work(out->model);
-	int rc;
+	const struct sc_idle_report *idle;
 
 	if (!out->model->processes.n)
 		return 0;
-	if (gpu)
-		sc_idle_analyze(&idle, out->profiles, SC_IDLE_THRESHOLD_NS);
-	rc = out->merged_trace ? write_merged(out, gpu ? &idle : NULL)
-			       : write_per_process(out, gpu ? &idle : NULL);
-	sc_idle_free(&idle);
-	return rc;
+	idle = sc_output_idle(out);
+	return out->merged_trace ? write_merged(out, idle) : write_per_process(out, idle);
 }
 
 const struct sc_sink sc_sink_pftrace = {

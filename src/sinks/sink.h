@@ -16,6 +16,8 @@
 #include "../model/model.h"
 #include "../model/profile.h"
 
+struct sc_idle_report;
+
 struct sc_output {
 	struct sc_model *model;
 	struct sc_profile_set *profiles;
@@ -24,7 +26,8 @@ struct sc_output {
 	VEC(char *) written; /* file names relative to dir, in the order written */
 	VEC(char *) errors;
 	bool from_database; /* the model was imported from rocpd: no metadata file is written */
-	const char *merged_trace; /* pftrace: every process in this one file (syscope merge) */
+	const char *merged_trace;    /* pftrace: every process in this one file (syscope merge) */
+	struct sc_idle_report *idle; /* why the GPUs were idle, once asked (summary_idle.h) */
 };
 
 struct sc_sink {

@@ -251,31 +251,36 @@ json_t *sc_idle_json(struct sc_profile_set *set, const struct sc_idle_report *r,
 	return json_pack("{s:I, s:o}", "threshold_ns", (json_int_t)r->threshold_ns, "gpus", gpus);
 }
 
+const struct sc_idle_report *sc_output_idle(struct sc_output *out)
+{
+	if (!out->idle && sc_idle_has_work(out->model)) {
+		out->idle = sc_xcalloc(1, sizeof(*out->idle));
+		sc_idle_analyze(out->idle, out->profiles, SC_IDLE_THRESHOLD_NS);
+	}
+	return out->idle;
+}
+
 void sc_summary_idle(FILE *f, struct sc_output *out)
 {
-	struct sc_idle_report r;
+	const struct sc_idle_report *r = sc_output_idle(out);
 
-	if (!sc_idle_has_work(out->model))
+	if (!r)
 		return;
-	sc_idle_analyze(&r, out->profiles, SC_IDLE_THRESHOLD_NS);
-	sc_idle_print(f, out->profiles, &r, true);
+	sc_idle_print(f, out->profiles, r, true);
 	fprintf(f, "syscope: (why each GPU was idle, with stacks: syscope summary --why-idle %s)\n",
 		out->dir);
-	sc_idle_free(&r);
 }
 
 int sc_idle_write_json(struct sc_output *out, unsigned top)
 {
-	struct sc_idle_report r;
+	const struct sc_idle_report *r = sc_output_idle(out);
 	struct sc_outfile of;
 	json_t *doc;
 	int rc;
 
-	if (!sc_idle_has_work(out->model))
+	if (!r)
 		return 0;
-	sc_idle_analyze(&r, out->profiles, SC_IDLE_THRESHOLD_NS);
-	doc = sc_idle_json(out->profiles, &r, top);
-	sc_idle_free(&r);
+	doc = sc_idle_json(out->profiles, r, top);
 	rc = sc_out_open(out, &of, "gpu-idle.json");
 	if (!rc) {
 		json_dumpf(doc, of.f, JSON_INDENT(1) | JSON_REAL_PRECISION(9));

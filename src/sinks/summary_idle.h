@@ -7,14 +7,17 @@
 
 #include "../model/gpu_idle.h"
 
+struct sc_output;
+
 /* Why each GPU was idle: a headline per GPU (prefixed "syscope: " when `brief`, for the
  * end-of-run summary), else also each cause with its names and top stacks. */
 void sc_idle_print(FILE *f, struct sc_profile_set *set, const struct sc_idle_report *r, bool brief);
 /* The same as JSON, with `top` stacks per cause. */
 json_t *sc_idle_json(struct sc_profile_set *set, const struct sc_idle_report *r, unsigned top);
 
+/* The analysis of an output's model, made at the first call (NULL without GPU work). */
+const struct sc_idle_report *sc_output_idle(struct sc_output *out);
 /* The end-of-run summary's lines: each GPU's headline, when any GPU work was recorded. */
-struct sc_output;
 void sc_summary_idle(FILE *f, struct sc_output *out);
 /* The JSON profile's gpu-idle.json (sc_idle_json, `top` stacks per cause), when any GPU
  * work was recorded. Returns 0 or -errno. */
