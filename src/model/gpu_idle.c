@@ -24,6 +24,13 @@
  * ended it (GPU and host timestamps are brought onto one clock within microseconds). */
 #define SYNC_SLACK_NS 50000
 
+/* qsort a VEC (qsort wants a valid pointer even for no elements). */
+#define SORT(vec, cmp)                                                     \
+	do {                                                               \
+		if ((vec)->n)                                              \
+			qsort((vec)->v, (vec)->n, sizeof(*(vec)->v), cmp); \
+	} while (0)
+
 enum region_class {
 	RC_NONE,
 	RC_SYNC,
@@ -252,11 +259,11 @@ static void read_image(struct sc_profile_set *set, struct sc_image *img, struct 
 	d->img = img;
 	sc_hashmap_init(&d->corr_call);
 	sc_timeline_replay(set->model, img, &ops, &c, &stats);
-	qsort(d->ops.v, d->ops.n, sizeof(*d->ops.v), by_agent_start);
-	qsort(d->smps.v, d->smps.n, sizeof(*d->smps.v), smp_by_tid_ts);
+	SORT(&d->ops, by_agent_start);
+	SORT(&d->smps, smp_by_tid_ts);
 	/* Calls are numbered in time order (by thread would do too: MPI calls of one rank
 	 * are ordered, and most programs call MPI from one thread). */
-	qsort(d->regs.v, d->regs.n, sizeof(*d->regs.v), by_tid_start);
+	SORT(&d->regs, by_tid_start);
 	number_calls(d);
 	for (size_t i = 0; i < d->regs.n; i++) {
 		struct reg *g = &d->regs.v[i];
@@ -762,10 +769,10 @@ static void sort_details(struct sc_idle_gpu *g)
 	for (unsigned c = 0; c < SC_IDLE_CAUSES; c++) {
 		struct sc_idle_cause_stat *s = &g->causes[c];
 
-		qsort(s->names.v, s->names.n, sizeof(*s->names.v), named_desc);
-		qsort(s->peers.v, s->peers.n, sizeof(*s->peers.v), named_desc);
-		qsort(s->holders.v, s->holders.n, sizeof(*s->holders.v), named_desc);
-		qsort(s->stacks.v, s->stacks.n, sizeof(*s->stacks.v), stack_desc);
+		SORT(&s->names, named_desc);
+		SORT(&s->peers, named_desc);
+		SORT(&s->holders, named_desc);
+		SORT(&s->stacks, stack_desc);
 	}
 }
 
