@@ -197,6 +197,8 @@ int cmd_summary(int argc, char **argv)
 		       "summary: give one or more sessions or rocpd databases "
 		       "(usage: %s)",
 		       verb->usage);
+	if (idle_threshold && !why_idle)
+		sc_die(SC_EXIT_USAGE, "summary: --idle-threshold goes with --why-idle");
 	if (why_idle) {
 		long us = 10;
 		char *end = NULL;
