@@ -9,9 +9,9 @@
  * Samples are sparse: a gap of 50 us rarely holds one. Their classes are therefore pooled
  * over all the gaps of a GPU, and the time no region explains is shared out by the pooled
  * counts (wall-clock samples), or, with CPU-time samples, the time they account for (count
- * x period) by the counts and the rest as not running. Host compute right after a
- * synchronization that drained the queue is the synchronization's cost: without it, the
- * next launches would have been queued behind the work.
+ * x period) by the counts and the rest as not running. Host compute and launch latency
+ * right after a synchronization that drained the queue are the synchronization's cost:
+ * without it, the next launches would have been queued behind the work.
  */
 #include "gpu_idle.h"
 #include "timeline.h"
@@ -261,8 +261,8 @@ static void read_image(struct sc_profile_set *set, struct sc_image *img, struct 
 	sc_timeline_replay(set->model, img, &ops, &c, &stats);
 	SORT(&d->ops, by_agent_start);
 	SORT(&d->smps, smp_by_tid_ts);
-	/* Calls are numbered in time order (by thread would do too: MPI calls of one rank
-	 * are ordered, and most programs call MPI from one thread). */
+	/* Calls are numbered by thread, in start order: a rank's MPI calls come from one
+	 * thread in most programs (and in order from any, MPI_THREAD_SERIALIZED or less). */
 	SORT(&d->regs, by_tid_start);
 	number_calls(d);
 	for (size_t i = 0; i < d->regs.n; i++) {
