@@ -161,7 +161,9 @@ static void on_region_end(void *vctx, struct sc_image *img, struct sc_thread *t,
 		g->tid = t->tid;
 		g->cls = (uint8_t)cls;
 		g->name = sc_strtab_intern(&c->set->model->strings, r->name);
-		read_mpi_args(r, g);
+		g->peer = -1;
+		if (cls == RC_MPI) /* NCCL's communicators are pointers: n-th call and name */
+			read_mpi_args(r, g);
 	}
 }
 

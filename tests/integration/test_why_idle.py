@@ -156,22 +156,25 @@ def test_overlapping_streams_counted_once():
     check_eq(gpu["causes"][0]["cause"], "gil_wait", "top cause")
 
 
-def test_merged_ranks_name_the_slowest():
-    """Rank 0 waits in MPI_Allreduce in every gap; rank 1 computes and enters each
-    allreduce late: rank 0's GPU idled waiting for rank 1."""
+def two_ranks(waits, late, pids):
+    """Rank 0 waits in a collective in every gap; rank 1 computes and enters each one
+    late. Returns why_idle's JSON GPUs by rank and its text."""
     work = tempfile.mkdtemp(prefix="syscope-idle-")
     common = ("--start", 1000000000, "--idle-steps", 5, "--kernel-ns", 500000)
-    r0 = gen_session("--pid", 6110, "--rank", 0, *common, "--idle-causes", "mpi",
-                     workdir=work)
-    r1 = gen_session("--pid", 6111, "--rank", 1, *common, "--idle-causes", "late",
-                     workdir=work)
     dbs = []
-    for s, pid in ((r0, 6110), (r1, 6111)):
+    for rank, cause_, pid in ((0, waits, pids[0]), (1, late, pids[1])):
+        s = gen_session("--pid", pid, "--rank", rank, *common, "--idle-causes", cause_,
+                        workdir=work)
         r = syscope("convert", "--output-format", "rocpd", s)
         check_eq(r.rc, 0, r.describe())
         dbs.append(os.path.join(s, f"rocpd-{pid}.db"))
     gpus = {g["rank"]: g for g in idle_json(*dbs)["gpus"]}
     check_eq(sorted(gpus), [0, 1], "one GPU per rank")
+    return gpus, why_idle(*dbs).out
+
+
+def test_merged_ranks_name_the_slowest():
+    gpus, text = two_ranks("mpi", "late", (6110, 6111))
     mpi = gpus[0]["causes"][0]
     check_eq((mpi["cause"], mpi["names"][0]["name"]), ("mpi", "MPI_Allreduce"), "rank 0")
     check_eq([p["name"] for p in mpi["peers"]], ["rank 1"], "waiting for rank 1")
@@ -179,9 +182,18 @@ def test_merged_ranks_name_the_slowest():
     late = gpus[1]["causes"][0]
     check_eq(late["cause"], "host_compute", "rank 1 computed")
     check_eq(cause(gpus[1], "mpi")["peers"], [], "rank 1 waited for nobody")
-    text = why_idle(*dbs).out
     check("GPU 0 of rank 0 (process 6110, NVIDIA H200) idle" in text, text)
     check("in MPI_Allreduce waiting for rank 1" in text, text)
+
+
+def test_nccl_regions_are_collectives():
+    gpus, text = two_ranks("nccl", "nccl_late", (6116, 6117))
+    nccl = gpus[0]["causes"][0]
+    check_eq((nccl["cause"], nccl["names"][0]["name"]), ("nccl", "ncclAllReduce"), "rank 0")
+    check_eq([p["name"] for p in nccl["peers"]], ["rank 1"], "waiting for rank 1")
+    check(abs(nccl["share_of_idle"] - 1000000 / GAP) < 0.02, f"share {nccl}")
+    check_eq(gpus[1]["causes"][0]["cause"], "host_compute", "rank 1 computed")
+    check("in ncclAllReduce waiting for rank 1" in text, text)
 
 
 def test_short_intervals_counted_not_attributed():

@@ -41,7 +41,8 @@
  * mpi, comm 1, over the whole gap), "gil" waiting for the GIL (samples in take_gil),
  * "loader" in a data loader (samples in gen__getitem__ under gen_DataLoader_next, sleeping),
  * "compute" in host compute (samples in gen_leaf_a), "late" in host compute then a 10 us
- * MPI_Allreduce that ends 10 us before the launch (the straggler rank). Sampled causes have
+ * MPI_Allreduce that ends 10 us before the launch (the straggler rank); "nccl" and
+ * "nccl_late" the same with a region ncclAllReduce (category nccl). Sampled causes have
  * a wall-clock sample every 100 us of the gap (9 in a 1 ms gap), or with --idle-cputime a
  * CPU-time sample (100 us of CPU each); "offcpu" has no sample at all. So each gap is
  * --idle-gap-ns + 2 us long, of which 2 us are inside the launch call.
@@ -474,23 +475,28 @@ static uint32_t idle_stack(const char *cause, uint64_t *f)
 		f[3] = (uint64_t)(uintptr_t)gen_root + 8;
 		return 4;
 	}
-	if (!strcmp(cause, "compute") || !strcmp(cause, "late")) {
+	if (!strcmp(cause, "compute") || !strcmp(cause, "late") || !strcmp(cause, "nccl_late")) {
 		f[0] = (uint64_t)(uintptr_t)gen_leaf_a + 4;
 		f[1] = (uint64_t)(uintptr_t)gen_middle + 8;
 		f[2] = (uint64_t)(uintptr_t)gen_root + 8;
 		return 3;
 	}
-	if (strcmp(cause, "sync") && strcmp(cause, "mpi") && strcmp(cause, "offcpu"))
-		die("--idle-causes: unknown cause (valid: sync, mpi, gil, loader, compute, late, "
-		    "offcpu)");
+	if (strcmp(cause, "sync") && strcmp(cause, "mpi") && strcmp(cause, "nccl") &&
+	    strcmp(cause, "offcpu"))
+		die("--idle-causes: unknown cause (valid: sync, mpi, nccl, gil, loader, compute, "
+		    "late, nccl_late, offcpu)");
 	return 0;
 }
 
-static void idle_mpi(struct writer *w, uint64_t end)
+static void idle_mpi(struct writer *w, uint64_t end, bool nccl)
 {
 	static const char args[] = "u\0comm\0001";
 
-	write_region(w, SC_REC_REGION_BEGIN, "MPI_Allreduce", "mpi", args, sizeof(args), 1, 0);
+	if (nccl)
+		write_region(w, SC_REC_REGION_BEGIN, "ncclAllReduce", "nccl", "", 0, 0, 0);
+	else
+		write_region(w, SC_REC_REGION_BEGIN, "MPI_Allreduce", "mpi", args, sizeof(args), 1,
+			     0);
 	w->ts = end;
 	write_end(w);
 }
@@ -506,14 +512,14 @@ static void idle_gap(struct writer *w, const struct options *o, const char *caus
 			     "", 0, 0, 0);
 		w->ts = end;
 		write_end(w);
-	} else if (!strcmp(cause, "mpi")) {
-		idle_mpi(w, end);
+	} else if (!strcmp(cause, "mpi") || !strcmp(cause, "nccl")) {
+		idle_mpi(w, end, cause[0] == 'n');
 	}
 	for (w->ts = start + 100000; n && w->ts + 20000 <= end; w->ts += 100000)
 		write_idle_sample(w, f, n, o->idle_cputime);
-	if (!strcmp(cause, "late")) {
+	if (!strcmp(cause, "late") || !strcmp(cause, "nccl_late")) {
 		w->ts = end - 20000;
-		idle_mpi(w, end - 10000);
+		idle_mpi(w, end - 10000, cause[0] == 'n');
 	}
 	w->ts = end;
 }
