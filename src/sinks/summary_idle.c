@@ -147,10 +147,10 @@ static void print_causes(FILE *f, struct sc_profile_set *set, const struct sc_id
 			named += (double)s->names.v[k].ns;
 		fprintf(f,
 			"  %5.1f%% of the time, %5.1f%% of the idle time, main cause of %llu "
-			"intervals: %s [%s]\n",
+			"interval%s: %s [%s]\n",
 			pct(s->ns, span), pct(s->ns, g->idle_ns - g->short_ns),
-			(unsigned long long)s->intervals, sc_idle_cause_text(order[i]),
-			sc_idle_cause_key(order[i]));
+			(unsigned long long)s->intervals, s->intervals == 1 ? "" : "s",
+			sc_idle_cause_text(order[i]), sc_idle_cause_key(order[i]));
 		print_named(f, "in", &s->names, named);
 		print_named(f, "waiting for", &s->peers, named);
 		print_named(f, "GIL held by", &s->holders, s->ns);
