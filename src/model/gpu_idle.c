@@ -14,6 +14,7 @@
  * without it, the next launches would have been queued behind the work.
  */
 #include "gpu_idle.h"
+#include "idle_classify.h"
 #include "timeline.h"
 
 #include <stdio.h>
@@ -276,133 +277,6 @@ static void read_image(struct sc_profile_set *set, struct sc_image *img, struct 
 	}
 }
 
-/* --- Classifying samples ------------------------------------------------------------- */
-
-static bool name_in(const char *name, const char *const *list)
-{
-	while (*name == '_')
-		name++;
-	if (!strncmp(name, "libc_", 5))
-		name += 5;
-	for (; *list; list++)
-		if (!strcmp(name, *list))
-			return true;
-	return false;
-}
-
-static const char *const io_calls[] = {
-	"read",	    "write",	"pread",   "pread64",	"pwrite",     "pwrite64",    "readv",
-	"writev",   "preadv",	"pwritev", "recv",	"recvfrom",   "recvmsg",     "send",
-	"sendto",   "sendmsg",	"poll",	   "ppoll",	"epoll_wait", "epoll_pwait", "select",
-	"pselect",  "pselect6", "fsync",   "fdatasync", "open",	      "open64",	     "openat",
-	"openat64", "fread",	"fwrite",  "fflush",	NULL,
-};
-
-static const char *const blocking_calls[] = {
-	"nanosleep",
-	"clock_nanosleep",
-	"usleep",
-	"sleep",
-	"pause",
-	"futex",
-	"pthread_cond_wait",
-	"pthread_cond_timedwait",
-	"sem_wait",
-	"sem_timedwait",
-	"pthread_join",
-	"pthread_mutex_lock",
-	"lll_lock_wait",
-	"futex_abstimed_wait_common",
-	"futex_wait",
-	"waitpid",
-	"wait4",
-	"sigwait",
-	"sigtimedwait",
-	"sched_yield",
-	NULL,
-};
-
-static bool is_loader(const struct sc_func *f)
-{
-	static const char *const names[] = { "DataLoader", "__getitem__", "_worker_loop",
-					     "Queue.get",  "queue.get",	  "fetch",
-					     NULL };
-	static const char *const modules[] = { "multiprocessing", "dataloader", "queue", NULL };
-
-	for (const char *const *n = names; *n; n++)
-		if (strstr(f->name, *n))
-			return !strcmp(*n, "fetch") ? strstr(f->name, "Fetcher") != NULL : true;
-	for (const char *const *n = modules; f->module && *n; n++)
-		if (strstr(f->module, *n))
-			return true;
-	return false;
-}
-
-struct sample_class {
-	uint8_t cause;
-	const char *name; /* what to name it by */
-};
-
-static struct sample_class classify_path(struct sc_profile_set *set, const uint32_t *funcs,
-					 size_t n, unsigned gil)
-{
-	const char *leaf = n ? sc_func_of(set, funcs[n - 1])->name : "?";
-	const char *loader = NULL;
-
-	for (size_t i = 0; i < n; i++) {
-		const struct sc_func *f = sc_func_of(set, funcs[i]);
-
-		if (!strcmp(f->name, "[waiting for the GIL]") || !strcmp(f->name, "take_gil"))
-			gil = SC_GIL_WAITING;
-		else if (is_loader(f))
-			loader = f->name; /* the innermost one */
-	}
-	if (gil == SC_GIL_WAITING)
-		return (struct sample_class){ SC_IDLE_GIL, "[waiting for the GIL]" };
-	if (loader)
-		return (struct sample_class){ SC_IDLE_LOADER, loader };
-	for (size_t i = n; i-- > 0;) {
-		const char *f = sc_func_of(set, funcs[i])->name;
-
-		if (!strncmp(f, "MPI_", 4) || !strncmp(f, "PMPI_", 5))
-			return (struct sample_class){ SC_IDLE_MPI, f };
-		if (!strncmp(f, "nccl", 4))
-			return (struct sample_class){ SC_IDLE_NCCL, f };
-		if (strstr(f, "ynchronize"))
-			return (struct sample_class){ SC_IDLE_SYNC, f };
-	}
-	/* The leaf or the two frames above it: a wrapper's, or the libc internals below. */
-	for (size_t i = n, k = 0; i-- > 0 && k < 3; k++) {
-		const char *f = sc_func_of(set, funcs[i])->name;
-
-		if (name_in(f, io_calls))
-			return (struct sample_class){ SC_IDLE_IO, f };
-		if (name_in(f, blocking_calls))
-			return (struct sample_class){ SC_IDLE_NOT_RUNNING, f };
-	}
-	return (struct sample_class){ SC_IDLE_COMPUTE, leaf };
-}
-
-struct classifier {
-	struct sc_profile_set *set;
-	VEC(struct sample_class) by_stack; /* + 1 in cause: 0 = not yet */
-};
-
-static struct sample_class classify(struct classifier *k, uint32_t stack)
-{
-	while (k->by_stack.n <= stack)
-		*VEC_PUSH(&k->by_stack) = (struct sample_class){ 0, NULL };
-	if (!k->by_stack.v[stack].name) {
-		const struct sc_stack *st = &k->set->model->stacks.v[stack];
-		unsigned gil = sc_stack_gil(k->set, stack);
-		uint32_t *funcs;
-		size_t n = sc_stack_path(k->set, st, &funcs, NULL);
-
-		k->by_stack.v[stack] = classify_path(k->set, funcs, n, gil);
-	}
-	return k->by_stack.v[stack];
-}
-
 /* --- Per GPU -------------------------------------------------------------------------- */
 
 /* Time no region explains, shared out at the end by the classes of the samples in it. */
@@ -420,7 +294,7 @@ struct latest {
 
 struct analysis {
 	struct sc_profile_set *set;
-	struct classifier *cls;
+	struct sc_idle_classifier *cls;
 	struct image_data *all;
 	size_t nimages;
 	struct image_data *d;
@@ -657,13 +531,13 @@ static void gap_samples(struct analysis *a, struct gap_view *v, uint64_t uncover
 	weight = n ? on / (double)n : 0;
 	for (size_t i = first; i < d->smps.n && d->smps.v[i].tid == v->tid; i++) {
 		const struct smp *s = &d->smps.v[i];
-		struct sample_class c;
+		struct sc_idle_class c;
 
 		if (s->ts > v->w1)
 			break;
 		if (in_region(d, v->tid, s->ts))
 			continue;
-		c = classify(a->cls, s->stack);
+		c = sc_idle_classify(a->cls, s->stack);
 		if (after_sync && c.cause == SC_IDLE_COMPUTE) {
 			c.cause = SC_IDLE_SYNC;
 			c.name = drained_by;
@@ -825,7 +699,7 @@ void sc_idle_analyze(struct sc_idle_report *r, struct sc_profile_set *set, uint6
 {
 	struct sc_model *m = set->model;
 	struct image_data *all = sc_xcalloc(m->images.n + 1, sizeof(*all));
-	struct classifier cls = { .set = set };
+	struct sc_idle_classifier cls = { .set = set };
 	struct analysis a = { .set = set, .cls = &cls, .all = all, .nimages = m->images.n };
 
 	memset(r, 0, sizeof(*r));
@@ -851,7 +725,7 @@ void sc_idle_analyze(struct sc_idle_report *r, struct sc_profile_set *set, uint6
 		VEC_FREE(&all[i].calls);
 		sc_hashmap_free(&all[i].corr_call);
 	}
-	VEC_FREE(&cls.by_stack);
+	sc_idle_classifier_free(&cls);
 	sc_hashmap_free(&a.latest);
 	VEC_FREE(&a.latest_calls);
 	free(all);
