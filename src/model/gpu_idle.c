@@ -446,7 +446,8 @@ static void gil_holders(struct analysis *a, int32_t self, uint64_t from, uint64_
 }
 
 struct gap_view {
-	uint64_t a, b, w1; /* the gap, and the end of the window before the launch call */
+	uint64_t a, b, w1;  /* the gap, and the end of the window before the launch call */
+	uint64_t busy_from; /* the start of the busy stretch that ended at a */
 	int32_t tid;
 	double local[SC_IDLE_CAUSES];
 };
@@ -466,7 +467,9 @@ static uint64_t gap_regions(struct analysis *a, struct gap_view *v, const char *
 
 		if (r->reach + SYNC_SLACK_NS < v->a)
 			break; /* none of the thread's earlier regions reaches the gap */
-		if (r->cls == RC_SYNC && r->start <= v->a && r->end + SYNC_SLACK_NS >= v->a)
+		/* It waited for the GPU if it ended while the last busy stretch ran or after. */
+		if (r->cls == RC_SYNC && r->start <= v->a && r->end + SYNC_SLACK_NS >= v->a &&
+		    r->end > v->busy_from)
 			*drained_by = r->name;
 		if (e <= s)
 			continue;
@@ -567,12 +570,14 @@ static int32_t launching_thread(struct analysis *a, const struct call *call, con
 	return tid ? tid : a->last_tid;
 }
 
-static void explain_gap(struct analysis *a, uint64_t gap_a, const struct op *next)
+static void explain_gap(struct analysis *a, uint64_t busy_from, uint64_t gap_a,
+			const struct op *next)
 {
 	struct image_data *d = a->d;
 	uint64_t *slot = next->corr ? sc_hashmap_get(&d->corr_call, next->corr) : NULL;
 	const struct call *call = slot ? &d->calls.v[*slot - 1] : NULL;
-	struct gap_view v = { .a = gap_a,
+	struct gap_view v = { .busy_from = busy_from,
+			      .a = gap_a,
 			      .b = next->start,
 			      .tid = launching_thread(a, call, next) };
 	struct sc_idle_gap *gap = VEC_PUSH(&a->g->gaps);
@@ -682,7 +687,7 @@ static void analyze_gpu(struct analysis *a, struct sc_idle_report *r, size_t fro
 			g->short_intervals++;
 			g->short_ns += ops[i].start - end;
 		} else {
-			explain_gap(a, end, &ops[i]);
+			explain_gap(a, seg, end, &ops[i]);
 		}
 		seg = ops[i].start;
 		end = ops[i].end;

@@ -90,6 +90,18 @@ def test_gil_and_loader_ranked():
     check("54 samples: gen_root > take_gil" in text, text)
 
 
+def test_sync_that_did_not_wait_for_the_gpu():
+    """A synchronization that returned before the next kernel started did not drain the
+    queue before the gap that kernel's end begins: that gap's host compute stays its own."""
+    s = gen_session("--pid", 6118, "--idle-steps", 9, "--kernel-ns", 20000, "--idle-causes",
+                    "sync,compute")
+    (gpu,) = idle_json(s)["gpus"]
+    check_eq([(c["cause"], c["intervals"]) for c in gpu["causes"]][:2],
+             [("synchronization", 4), ("host_compute", 4)], "4 gaps each")
+    check(abs(cause(gpu, "host_compute")["share_of_idle"] - 0.5 * 1000000 / GAP) < 0.02,
+          "compute's share")
+
+
 def test_gil_launch_latency_apart():
     s = gen_session("--pid", 6113, "--idle-steps", 3, "--idle-causes", "gil")
     (gpu,) = idle_json(s)["gpus"]

@@ -533,8 +533,10 @@ static void write_idle_steps(struct writer *w, const struct options *o, int32_t 
 				     .mechanism = SC_SAMPLER_PERF_TASK_CLOCK };
 	struct sc_rec_gpu_stream s8 = { .ts = w->ts, .stream = 8, .agent = 0, .name_len = 9 };
 	const char *causes = o->idle_causes ? o->idle_causes : "sync";
-	uint64_t corr = 1000000, k = o->kernel_ns;
+	uint64_t corr = 1000000, k = o->kernel_ns, ncauses = 1;
 
+	for (const char *c = causes; (c = strchr(c, ',')); c++)
+		ncauses++;
 	put(w, SC_REC_SAMPLER, &sm, sizeof(sm), NULL, 0);
 	if (o->idle_overlap)
 		put(w, SC_REC_GPU_STREAM, &s8, sizeof(s8), "Stream 8", 9);
@@ -562,10 +564,8 @@ static void write_idle_steps(struct writer *w, const struct options *o, int32_t 
 		}
 		if (i + 1 == o->idle_steps)
 			break;
-		for (uint64_t skip = i; skip; skip--) { /* the (i mod n)-th entry of the list */
-			c = strchr(c, ',');
-			c = c ? c + 1 : causes;
-		}
+		for (uint64_t skip = i % ncauses; skip; skip--) /* the (i mod n)-th entry */
+			c = strchr(c, ',') + 1;
 		snprintf(cause, sizeof(cause), "%.*s", (int)strcspn(c, ","), c);
 		w->ts = end;
 		idle_gap(w, o, cause);
