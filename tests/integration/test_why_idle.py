@@ -182,6 +182,11 @@ def two_ranks(waits, late, pids):
         dbs.append(os.path.join(s, f"rocpd-{pid}.db"))
     gpus = {g["rank"]: g for g in idle_json(*dbs)["gpus"]}
     check_eq(sorted(gpus), [0, 1], "one GPU per rank")
+    merged = os.path.join(work, "merged.db")
+    r = syscope("merge", "-o", merged, *dbs)
+    check_eq(r.rc, 0, r.describe())
+    check_eq({g["rank"]: g for g in idle_json(merged)["gpus"]}, gpus,
+             "the merged database says the same")
     return gpus, why_idle(*dbs).out
 
 
