@@ -1,0 +1,379 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * GPU hardware counters per kernel (--gpu-events) with CUPTI's range profiler: auto ranges
+ * (one per kernel) in kernel replay (CUPTI replays each kernel once per pass when the
+ * metrics need several; user and application replay would need a profiler that owns the
+ * program). The launch callbacks (runtime and driver API) drive it on the launching thread:
+ *
+ *   entry of the outermost launch call   the context's profiler is enabled at its first
+ *                                        launch; its lock is taken, so that no other
+ *                                        thread's kernel falls into this launch's range
+ *   exit                                 stop, decode, evaluate the range just made, write
+ *                                        one GPU_METRICS record under the launch's
+ *                                        correlation id (its kernel's), reset the counter
+ *                                        data and start again; unlock
+ *
+ * Kernels that other calls made (graphs) may land in the same window: the last range is
+ * the launch's (it was submitted last), the others are counted in a note. Whatever fails
+ * is said once in a note and the program runs on without counters.
+ */
+#include "counters.h"
+
+#include <cuda.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_CONTEXTS 64
+
+struct range_ctx {
+	CUcontext ctx;
+	uint32_t agent;
+	bool failed;
+	pthread_mutex_t lock;
+	CUpti_RangeProfiler_Object *obj;
+	struct cuda_config cfg;
+	uint8_t *data, *pristine;
+	size_t data_size;
+};
+
+static struct range_ctx contexts[MAX_CONTEXTS];
+static unsigned ncontexts;
+static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
+static bool launch_site[2][(int)CUPTI_DRIVER_TRACE_CBID_SIZE > (int)CUPTI_RUNTIME_TRACE_CBID_SIZE
+				   ? (int)CUPTI_DRIVER_TRACE_CBID_SIZE
+				   : (int)CUPTI_RUNTIME_TRACE_CBID_SIZE];
+static atomic_ullong extra_ranges, dropped_ranges, failed_kernels;
+static atomic_bool stopping;
+
+static __thread unsigned launch_depth;
+static __thread struct range_ctx *held; /* the context whose launch this thread is in */
+
+static void note_failure(struct range_ctx *r, const char *what, CUptiResult rc)
+{
+	r->failed = true;
+	cuda_note(SC_NOTE_WARN, "GPU counters off on GPU %u: %s failed: %s", r->agent, what,
+		  cuda_counters_why(rc));
+}
+
+static struct range_ctx *context_of(CUcontext ctx)
+{
+	struct range_ctx *r = NULL;
+
+	pthread_mutex_lock(&table_lock);
+	for (unsigned i = 0; i < ncontexts && !r; i++)
+		if (contexts[i].ctx == ctx)
+			r = &contexts[i];
+	if (!r && ncontexts < MAX_CONTEXTS) {
+		r = &contexts[ncontexts++];
+		r->ctx = ctx;
+		pthread_mutex_init(&r->lock, NULL);
+		if (cuptiGetDeviceId(ctx, &r->agent) != CUPTI_SUCCESS)
+			r->agent = 0;
+	}
+	pthread_mutex_unlock(&table_lock);
+	if (r)
+		pthread_mutex_lock(&r->lock);
+	return r;
+}
+
+static CUptiResult set_config(struct range_ctx *r)
+{
+	CUpti_RangeProfiler_SetConfig_Params sc = {
+		.structSize = CUpti_RangeProfiler_SetConfig_Params_STRUCT_SIZE
+	};
+
+	sc.pRangeProfilerObject = r->obj;
+	sc.configSize = r->cfg.size;
+	sc.pConfig = r->cfg.image;
+	sc.counterDataImageSize = r->data_size;
+	sc.pCounterDataImage = r->data;
+	sc.range = CUPTI_AutoRange;
+	sc.replayMode = CUPTI_KernelReplay;
+	sc.maxRangesPerPass = 8;
+	sc.numNestingLevels = 1;
+	sc.minNestingLevel = 1;
+	sc.passIndex = 0;
+	sc.targetNestingLevel = 1;
+	return cuptiRangeProfilerSetConfig(&sc);
+}
+
+static CUptiResult start(struct range_ctx *r)
+{
+	CUpti_RangeProfiler_Start_Params s = {
+		.structSize = CUpti_RangeProfiler_Start_Params_STRUCT_SIZE
+	};
+	CUptiResult rc;
+
+	memcpy(r->data, r->pristine, r->data_size);
+	if ((rc = set_config(r)) != CUPTI_SUCCESS)
+		return rc;
+	s.pRangeProfilerObject = r->obj;
+	return cuptiRangeProfilerStart(&s);
+}
+
+static CUptiResult counter_data(struct range_ctx *r)
+{
+	CUpti_RangeProfiler_GetCounterDataSize_Params s = {
+		.structSize = CUpti_RangeProfiler_GetCounterDataSize_Params_STRUCT_SIZE
+	};
+	CUpti_RangeProfiler_CounterDataImage_Initialize_Params ci = {
+		.structSize = CUpti_RangeProfiler_CounterDataImage_Initialize_Params_STRUCT_SIZE
+	};
+	CUptiResult rc;
+
+	s.pRangeProfilerObject = r->obj;
+	s.pMetricNames = (const char **)cuda_metrics.names;
+	s.numMetrics = cuda_metrics.n;
+	s.maxNumOfRanges = 8;
+	s.maxNumRangeTreeNodes = 8;
+	if ((rc = cuptiRangeProfilerGetCounterDataSize(&s)) != CUPTI_SUCCESS)
+		return rc;
+	r->data_size = s.counterDataSize;
+	r->data = malloc(r->data_size);
+	r->pristine = malloc(r->data_size);
+	if (!r->data || !r->pristine)
+		return CUPTI_ERROR_OUT_OF_MEMORY;
+	ci.pRangeProfilerObject = r->obj;
+	ci.counterDataSize = r->data_size;
+	ci.pCounterData = r->data;
+	if ((rc = cuptiRangeProfilerCounterDataImageInitialize(&ci)) != CUPTI_SUCCESS)
+		return rc;
+	memcpy(r->pristine, r->data, r->data_size);
+	return CUPTI_SUCCESS;
+}
+
+static bool counter_availability(CUcontext ctx, uint8_t **image)
+{
+	CUpti_Profiler_GetCounterAvailability_Params p = {
+		.structSize = CUpti_Profiler_GetCounterAvailability_Params_STRUCT_SIZE
+	};
+
+	p.ctx = ctx;
+	*image = NULL;
+	if (cuptiProfilerGetCounterAvailability(&p) != CUPTI_SUCCESS ||
+	    !(*image = malloc(p.counterAvailabilityImageSize)))
+		return false;
+	p.pCounterAvailabilityImage = *image;
+	return cuptiProfilerGetCounterAvailability(&p) == CUPTI_SUCCESS;
+}
+
+/* The context's first launch: host object, configuration, profiler object, counter data. */
+static void enable(struct range_ctx *r)
+{
+	CUpti_RangeProfiler_Enable_Params en = {
+		.structSize = CUpti_RangeProfiler_Enable_Params_STRUCT_SIZE
+	};
+	const char *chip;
+	uint8_t *avail = NULL;
+	CUptiResult rc;
+
+	if ((rc = cuda_profiler_init()) != CUPTI_SUCCESS)
+		return note_failure(r, "cuptiProfilerInitialize", rc);
+	if (!(chip = cuda_chip_name(r->agent)))
+		return note_failure(r, "cuptiDeviceGetChipName", CUPTI_ERROR_NOT_SUPPORTED);
+	if (!counter_availability(r->ctx, &avail)) {
+		free(avail);
+		avail = NULL; /* the chip's full list: SetConfig will tell */
+	}
+	rc = cuda_config_make(CUPTI_PROFILER_TYPE_RANGE_PROFILER, chip, avail, cuda_metrics.names,
+			      cuda_metrics.n, &r->cfg);
+	free(avail);
+	if (rc != CUPTI_SUCCESS) {
+		r->failed = true;
+		cuda_note(SC_NOTE_WARN,
+			  "GPU counters off: %s does not know every metric of --gpu-events (%s); "
+			  "`syscope avail -H -c GPU` lists them",
+			  chip, cuda_error(rc));
+		return;
+	}
+	en.ctx = r->ctx;
+	if ((rc = cuptiRangeProfilerEnable(&en)) != CUPTI_SUCCESS)
+		return note_failure(r, "cuptiRangeProfilerEnable", rc);
+	r->obj = en.pRangeProfilerObject;
+	if ((rc = counter_data(r)) != CUPTI_SUCCESS)
+		return note_failure(r, "the counter data image", rc);
+	if ((rc = start(r)) != CUPTI_SUCCESS)
+		return note_failure(r, "cuptiRangeProfilerStart", rc);
+	cuda_counters_write_names(r->agent);
+	cuda_note(SC_NOTE_INFO, "GPU counters on GPU %u (%s): %u metrics per kernel, %zu pass%s",
+		  r->agent, chip, cuda_metrics.n, r->cfg.passes, r->cfg.passes == 1 ? "" : "es");
+}
+
+static CUptiResult stop_and_decode(struct range_ctx *r)
+{
+	CUpti_RangeProfiler_Stop_Params st = {
+		.structSize = CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE
+	};
+	CUpti_RangeProfiler_DecodeData_Params dd = {
+		.structSize = CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE
+	};
+	CUptiResult rc;
+
+	st.pRangeProfilerObject = r->obj;
+	if ((rc = cuptiRangeProfilerStop(&st)) != CUPTI_SUCCESS)
+		return rc;
+	dd.pRangeProfilerObject = r->obj;
+	rc = cuptiRangeProfilerDecodeData(&dd);
+	atomic_fetch_add(&dropped_ranges, dd.numOfRangeDropped);
+	return rc;
+}
+
+/* The kernel's values: the last range of the window. */
+static void write_values(struct range_ctx *r, uint64_t corr_id)
+{
+	CUpti_RangeProfiler_GetCounterDataInfo_Params info = {
+		.structSize = CUpti_RangeProfiler_GetCounterDataInfo_Params_STRUCT_SIZE
+	};
+	struct sc_rec_gpu_metrics rec = { .corr_id = corr_id,
+					  .agent = r->agent,
+					  .count = cuda_metrics.n };
+	double values[SC_GPU_METRICS_MAX];
+
+	info.pCounterDataImage = r->data;
+	info.counterDataImageSize = r->data_size;
+	if (cuptiRangeProfilerGetCounterDataInfo(&info) != CUPTI_SUCCESS || !info.numTotalRanges) {
+		atomic_fetch_add(&failed_kernels, 1);
+		return;
+	}
+	atomic_fetch_add(&extra_ranges, info.numTotalRanges - 1);
+	if (cuda_config_evaluate(&r->cfg, r->data, r->data_size, info.numTotalRanges - 1,
+				 cuda_metrics.names, cuda_metrics.n, values) != CUPTI_SUCCESS) {
+		atomic_fetch_add(&failed_kernels, 1);
+		return;
+	}
+	rec.ts = cuda_api->now_ns();
+	cuda_api->record(SC_REC_GPU_METRICS, 0, &rec.ts, sizeof(rec) - sizeof(rec.hdr), values,
+			 (uint32_t)(cuda_metrics.n * sizeof(double)));
+}
+
+static void launch_entry(const CUpti_CallbackData *d)
+{
+	struct range_ctx *r;
+
+	if (cuda_metrics.interval_s > 0) {
+		cuda_pm_device_used(d->context);
+		return;
+	}
+	if (atomic_load(&stopping) || !cuda_api->active() || !(r = context_of(d->context)))
+		return;
+	if (!r->obj && !r->failed)
+		enable(r);
+	if (r->failed) {
+		pthread_mutex_unlock(&r->lock);
+		return;
+	}
+	held = r; /* unlocked at the exit */
+}
+
+static void launch_exit(const CUpti_CallbackData *d)
+{
+	struct range_ctx *r = held;
+	CUptiResult rc;
+
+	if (!r)
+		return;
+	held = NULL;
+	if ((rc = stop_and_decode(r)) != CUPTI_SUCCESS)
+		note_failure(r, "decoding the kernel's counters", rc);
+	else
+		write_values(r, d->correlationId);
+	if (!r->failed && (rc = start(r)) != CUPTI_SUCCESS)
+		note_failure(r, "restarting the range profiler", rc);
+	pthread_mutex_unlock(&r->lock);
+}
+
+void cuda_range_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+			 const CUpti_CallbackData *d)
+{
+	unsigned which = domain == CUPTI_CB_DOMAIN_DRIVER_API;
+
+	if (!cuda_metrics.n || cbid >= sizeof(launch_site[0]) || !launch_site[which][cbid])
+		return;
+	if (d->callbackSite == CUPTI_API_ENTER) {
+		if (launch_depth++ == 0)
+			launch_entry(d);
+	} else if (launch_depth && --launch_depth == 0) {
+		launch_exit(d);
+	}
+}
+
+static bool is_launch(const char *name, const char *prefix)
+{
+	return !strncmp(name, prefix, strlen(prefix)) && !strstr(name, "HostFunc");
+}
+
+static void enable_domain(CUpti_SubscriberHandle sub, CUpti_CallbackDomain domain,
+			  const char *prefix, unsigned size)
+{
+	bool *site = launch_site[domain == CUPTI_CB_DOMAIN_DRIVER_API];
+
+	for (unsigned cbid = 1; cbid < size; cbid++) {
+		const char *name = NULL;
+
+		if (cuptiGetCallbackName(domain, cbid, &name) == CUPTI_SUCCESS && name &&
+		    is_launch(name, prefix) &&
+		    cuptiEnableCallback(1, sub, domain, cbid) == CUPTI_SUCCESS)
+			site[cbid] = true;
+	}
+}
+
+void cuda_range_start(CUpti_SubscriberHandle sub)
+{
+	if (!cuda_metrics.n)
+		return;
+	enable_domain(sub, CUPTI_CB_DOMAIN_RUNTIME_API, "cudaLaunch",
+		      CUPTI_RUNTIME_TRACE_CBID_SIZE);
+	enable_domain(sub, CUPTI_CB_DOMAIN_DRIVER_API, "cuLaunch", CUPTI_DRIVER_TRACE_CBID_SIZE);
+}
+
+static void disable(struct range_ctx *r)
+{
+	CUpti_RangeProfiler_Stop_Params st = {
+		.structSize = CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE
+	};
+	CUpti_RangeProfiler_Disable_Params dis = {
+		.structSize = CUpti_RangeProfiler_Disable_Params_STRUCT_SIZE
+	};
+
+	if (!r->obj)
+		return;
+	st.pRangeProfilerObject = r->obj;
+	cuptiRangeProfilerStop(&st);
+	dis.pRangeProfilerObject = r->obj;
+	cuptiRangeProfilerDisable(&dis);
+	r->obj = NULL;
+	r->failed = true;
+	cuda_config_free(&r->cfg);
+	free(r->data);
+	free(r->pristine);
+	r->data = r->pristine = NULL;
+}
+
+void cuda_range_context_ending(CUcontext ctx)
+{
+	pthread_mutex_lock(&table_lock);
+	for (unsigned i = 0; i < ncontexts; i++)
+		if (contexts[i].ctx == ctx && contexts[i].obj &&
+		    !pthread_mutex_trylock(&contexts[i].lock)) {
+			disable(&contexts[i]);
+			contexts[i].ctx = NULL; /* a new context may get the same handle */
+			pthread_mutex_unlock(&contexts[i].lock);
+		}
+	pthread_mutex_unlock(&table_lock);
+}
+
+void cuda_range_stop(void)
+{
+	unsigned long long n;
+
+	atomic_store(&stopping, true);
+	if ((n = atomic_load(&extra_ranges)))
+		cuda_note(SC_NOTE_INFO,
+			  "GPU counters: %llu kernels ran inside another launch's window (graphs, "
+			  "library calls) and have no values of their own",
+			  n);
+	if ((n = atomic_load(&dropped_ranges) + atomic_load(&failed_kernels)))
+		cuda_note(SC_NOTE_WARN, "GPU counters: %llu kernel launches got no values", n);
+}
