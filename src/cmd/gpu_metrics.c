@@ -76,7 +76,7 @@ void sc_gpu_events_check(struct sc_settings *s)
 		case 1:
 			sc_die(SC_EXIT_USAGE, "--gpu-events: %s", err);
 		default:
-			pr_info("--gpu-events not checked before the run (%s); the run notes names "
+			pr_warn("--gpu-events not checked before the run (%s); the run notes names "
 				"the GPU does not know",
 				err);
 		}

@@ -21,9 +21,12 @@
 
 /* ---- counters_metrics.c ---- */
 
+#define CUDA_DURATION_METRIC "gpu__time_duration.sum"
+
 struct cuda_metrics {
 	const char *names[SC_GPU_METRICS_MAX];
 	unsigned n;
+	int duration;	   /* index of gpu__time_duration.sum (added when not asked for) */
 	double interval_s; /* > 0: PM sampling at this period instead of per kernel */
 };
 
@@ -37,7 +40,9 @@ struct cuda_config {
 	size_t passes;
 };
 
-/* Parse SYSCOPE_GPU_EVENTS (space- or comma-separated); false when it names none. */
+/* Parse SYSCOPE_GPU_EVENTS (space- or comma-separated); false when it names none. Per
+ * kernel, gpu__time_duration.sum is added when missing: under kernel replay CUPTI gives the
+ * kernels no timestamps, and the kernel's duration places it in its launch call. */
 bool cuda_counters_parse(const char *list, double interval_s);
 /* cuptiProfilerInitialize, once; its result. */
 CUptiResult cuda_profiler_init(void);

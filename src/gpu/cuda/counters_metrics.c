@@ -9,6 +9,7 @@
 #include "counters.h"
 
 #include <cuda.h>
+#include <dlfcn.h>
 #include <math.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -37,7 +38,53 @@ bool cuda_counters_parse(const char *list, double interval_s)
 		cuda_metrics.names[cuda_metrics.n++] = t;
 	}
 	cuda_metrics.interval_s = interval_s;
+	cuda_metrics.duration = -1;
+	for (unsigned i = 0; i < cuda_metrics.n; i++)
+		if (!strcmp(cuda_metrics.names[i], CUDA_DURATION_METRIC))
+			cuda_metrics.duration = (int)i;
+	if (cuda_metrics.n && cuda_metrics.duration < 0 && interval_s <= 0 &&
+	    cuda_metrics.n < SC_GPU_METRICS_MAX) {
+		cuda_metrics.duration = (int)cuda_metrics.n;
+		cuda_metrics.names[cuda_metrics.n++] = CUDA_DURATION_METRIC;
+	}
 	return cuda_metrics.n > 0;
+}
+
+/*
+ * CUPTI's profiler loads libnvperf_host.so and libnvperf_target.so, which a syscope bundle
+ * does not carry (32 MB): load them first, from beside the libcupti in use, else the CUDA
+ * toolkit's folders, so that CUPTI's own dlopen finds them loaded. False when one is missing.
+ */
+static bool preload_nvperf(void)
+{
+	static const char *const libs[] = { "libnvperf_host.so", "libnvperf_target.so" };
+	const char *dirs[] = { NULL, SYSCOPE_CUDA_LIBDIR, "/usr/local/cuda/lib64",
+			       "/usr/local/cuda/extras/CUPTI/lib64" };
+	char own[4096] = "", path[4200];
+	Dl_info di;
+	bool all = true;
+
+	if (dladdr((void *)cuptiGetVersion, &di) && di.dli_fname) {
+		snprintf(own, sizeof(own), "%s", di.dli_fname);
+		if (strrchr(own, '/'))
+			*strrchr(own, '/') = '\0';
+		dirs[0] = own;
+	}
+	for (unsigned i = 0; i < 2; i++) {
+		bool found = dlopen(libs[i], RTLD_NOW | RTLD_GLOBAL | RTLD_NOLOAD) != NULL;
+
+		for (unsigned d = 0; d < sizeof(dirs) / sizeof(dirs[0]) && !found; d++) {
+			if (!dirs[d] || !*dirs[d])
+				continue;
+			snprintf(path, sizeof(path), "%s/%s", dirs[d], libs[i]);
+			found = dlopen(path, RTLD_NOW | RTLD_GLOBAL) != NULL;
+		}
+		if (!found)
+			found = dlopen(libs[i], RTLD_NOW | RTLD_GLOBAL) !=
+				NULL; /* the search path */
+		all &= found;
+	}
+	return all;
 }
 
 CUptiResult cuda_profiler_init(void)
@@ -50,6 +97,12 @@ CUptiResult cuda_profiler_init(void)
 			.structSize = CUpti_Profiler_Initialize_Params_STRUCT_SIZE
 		};
 
+		if (!preload_nvperf())
+			cuda_note(SC_NOTE_WARN,
+				  "GPU counters: libnvperf_host.so or "
+				  "libnvperf_target.so (CUDA toolkit) not found; CUPTI's "
+				  "profiler needs them (add their folder to "
+				  "LD_LIBRARY_PATH)");
 		s = (int)cuptiProfilerInitialize(&p) + 1;
 		atomic_store(&state, s);
 	}

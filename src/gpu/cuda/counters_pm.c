@@ -55,10 +55,11 @@ static uint64_t clock_ns(clockid_t id)
 }
 
 /*
- * The samples' clock: the GPU's timer, which the driver keeps near the host's real time.
- * Taken from the first sample: within a minute of CLOCK_REALTIME it is real time (moved onto
- * the recording clock by their difference now), within a minute of the recording clock it is
- * that clock; otherwise the first sample is taken to have ended now.
+ * The samples' clock: CUPTI's, which is the recording clock once inject.c gave it ours
+ * (measured on an H200), else the GPU's timer near the host's real time. Taken from the
+ * first sample: within a minute of the recording clock it is that clock, within a minute of
+ * CLOCK_REALTIME real time (moved onto the recording clock by their difference now);
+ * otherwise the first sample is taken to have ended now.
  */
 static void learn_offset(struct pm_device *d, uint64_t end_ts)
 {
@@ -66,10 +67,10 @@ static void learn_offset(struct pm_device *d, uint64_t end_ts)
 	const int64_t minute = 60000000000ll;
 	int64_t to_real = (int64_t)(end_ts - real), to_now = (int64_t)(end_ts - now);
 
-	if (llabs(to_real) < minute)
-		d->offset = (int64_t)(now - real);
-	else if (llabs(to_now) < minute)
+	if (llabs(to_now) < minute)
 		d->offset = 0;
+	else if (llabs(to_real) < minute)
+		d->offset = (int64_t)(now - real);
 	else
 		d->offset = (int64_t)(now - end_ts);
 	d->offset_known = true;
@@ -190,6 +191,9 @@ static void write_sample(struct pm_device *d, size_t index)
 	if (cuptiPmSamplingCounterDataGetSampleInfo(&si) != CUPTI_SUCCESS ||
 	    cuda_config_evaluate(&d->cfg, d->data, d->data_size, index, d->names, d->n, v) !=
 		    CUPTI_SUCCESS)
+		return;
+	/* The first sample reaches back to before the start (measured: seconds): left out. */
+	if (si.endTimestamp - si.startTimestamp > 4 * (uint64_t)(cuda_metrics.interval_s * 1e9))
 		return;
 	if (!d->offset_known)
 		learn_offset(d, si.endTimestamp);

@@ -16,8 +16,15 @@
  * Kernels that other calls made (graphs) may land in the same window: the last range is
  * the launch's (it was submitted last), the others are counted in a note. Whatever fails
  * is said once in a note and the program runs on without counters.
+ *
+ * Under kernel replay CUPTI's kernel records have no timestamps (0, measured on an H200
+ * with CUPTI 13.0): the launch call runs the kernel's passes before it returns, so the
+ * kernel is placed at the end of its launch call, as long as gpu__time_duration.sum says
+ * (activity.c asks through cuda_untimed_kernel_time).
  */
 #include "counters.h"
+
+#include "activity.h"
 
 #include <cuda.h>
 #include <pthread.h>
@@ -47,6 +54,15 @@ static bool launch_site[2][(int)CUPTI_DRIVER_TRACE_CBID_SIZE > (int)CUPTI_RUNTIM
 static atomic_ullong extra_ranges, dropped_ranges, failed_kernels;
 static atomic_bool stopping;
 
+/* Host-side times of the kernels profiled, by correlation id, for activity.c. */
+#define KERNEL_TIMES 4096
+static struct {
+	uint32_t corr;
+	uint64_t start, end;
+} kernel_times[KERNEL_TIMES];
+static pthread_mutex_t times_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static __thread uint64_t launch_start;
 static __thread unsigned launch_depth;
 static __thread struct range_ctx *held; /* the context whose launch this thread is in */
 
@@ -220,8 +236,42 @@ static CUptiResult stop_and_decode(struct range_ctx *r)
 	return rc;
 }
 
+static void remember_time(uint32_t corr, uint64_t start, uint64_t end)
+{
+	pthread_mutex_lock(&times_lock);
+	kernel_times[corr % KERNEL_TIMES].corr = corr;
+	kernel_times[corr % KERNEL_TIMES].start = start;
+	kernel_times[corr % KERNEL_TIMES].end = end;
+	pthread_mutex_unlock(&times_lock);
+}
+
+static bool kernel_time(uint32_t corr, uint64_t *start, uint64_t *end)
+{
+	bool found;
+
+	pthread_mutex_lock(&times_lock);
+	found = corr && kernel_times[corr % KERNEL_TIMES].corr == corr;
+	if (found) {
+		*start = kernel_times[corr % KERNEL_TIMES].start;
+		*end = kernel_times[corr % KERNEL_TIMES].end;
+	}
+	pthread_mutex_unlock(&times_lock);
+	return found;
+}
+
+/* The kernel's place in time: the end of its launch call, its duration long. */
+static void place_kernel(uint32_t corr, uint64_t end, const double *values, bool valid)
+{
+	double d = valid && cuda_metrics.duration >= 0 ? values[cuda_metrics.duration] : 0;
+	uint64_t start = launch_start;
+
+	if (d > 0 && d < (double)(end - launch_start))
+		start = end - (uint64_t)d;
+	remember_time(corr, start, end);
+}
+
 /* The kernel's values: the last range of the window. */
-static void write_values(struct range_ctx *r, uint64_t corr_id)
+static void write_values(struct range_ctx *r, uint64_t corr_id, uint64_t end)
 {
 	CUpti_RangeProfiler_GetCounterDataInfo_Params info = {
 		.structSize = CUpti_RangeProfiler_GetCounterDataInfo_Params_STRUCT_SIZE
@@ -265,20 +315,25 @@ static void launch_entry(const CUpti_CallbackData *d)
 		return;
 	}
 	held = r; /* unlocked at the exit */
+	launch_start = cuda_api->now_ns();
 }
 
 static void launch_exit(const CUpti_CallbackData *d)
 {
 	struct range_ctx *r = held;
 	CUptiResult rc;
+	uint64_t end;
 
 	if (!r)
 		return;
 	held = NULL;
-	if ((rc = stop_and_decode(r)) != CUPTI_SUCCESS)
+	end = cuda_api->now_ns();
+	if ((rc = stop_and_decode(r)) != CUPTI_SUCCESS) {
 		note_failure(r, "decoding the kernel's counters", rc);
-	else
-		write_values(r, d->correlationId);
+		place_kernel(d->correlationId, end, NULL, false);
+	} else {
+		write_values(r, d->correlationId, end);
+	}
 	if (!r->failed && (rc = start(r)) != CUPTI_SUCCESS)
 		note_failure(r, "restarting the range profiler", rc);
 	pthread_mutex_unlock(&r->lock);
@@ -323,6 +378,7 @@ void cuda_range_start(CUpti_SubscriberHandle sub)
 {
 	if (!cuda_metrics.n)
 		return;
+	cuda_untimed_kernel_time = kernel_time;
 	enable_domain(sub, CUPTI_CB_DOMAIN_RUNTIME_API, "cudaLaunch",
 		      CUPTI_RUNTIME_TRACE_CBID_SIZE);
 	enable_domain(sub, CUPTI_CB_DOMAIN_DRIVER_API, "cuLaunch", CUPTI_DRIVER_TRACE_CBID_SIZE);
