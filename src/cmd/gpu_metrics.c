@@ -76,8 +76,8 @@ void sc_gpu_events_check(struct sc_settings *s)
 		case 1:
 			sc_die(SC_EXIT_USAGE, "--gpu-events: %s", err);
 		default:
-			pr_warn("--gpu-events not checked before the run (%s); the run notes names "
-				"the GPU does not know",
+			pr_warn("--gpu-events not checked before the run (%s); a name the GPU does "
+				"not know is noted during the run",
 				err);
 		}
 	}

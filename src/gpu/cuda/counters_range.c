@@ -33,6 +33,9 @@
 #include <string.h>
 
 #define MAX_CONTEXTS 64
+/* Ranges one window can hold. CUPTI keeps the first ones and drops the rest without saying
+ * (measured): a full window may not hold the launch's own kernel, and gives no values. */
+#define WINDOW_RANGES 8
 
 struct range_ctx {
 	CUcontext ctx;
@@ -107,7 +110,7 @@ static CUptiResult set_config(struct range_ctx *r)
 	sc.pCounterDataImage = r->data;
 	sc.range = CUPTI_AutoRange;
 	sc.replayMode = CUPTI_KernelReplay;
-	sc.maxRangesPerPass = 8;
+	sc.maxRangesPerPass = WINDOW_RANGES;
 	sc.numNestingLevels = 1;
 	sc.minNestingLevel = 1;
 	sc.passIndex = 0;
@@ -142,8 +145,8 @@ static CUptiResult counter_data(struct range_ctx *r)
 	s.pRangeProfilerObject = r->obj;
 	s.pMetricNames = (const char **)cuda_metrics.names;
 	s.numMetrics = cuda_metrics.n;
-	s.maxNumOfRanges = 8;
-	s.maxNumRangeTreeNodes = 8;
+	s.maxNumOfRanges = WINDOW_RANGES;
+	s.maxNumRangeTreeNodes = WINDOW_RANGES;
 	if ((rc = cuptiRangeProfilerGetCounterDataSize(&s)) != CUPTI_SUCCESS)
 		return rc;
 	r->data_size = s.counterDataSize;
@@ -283,16 +286,20 @@ static void write_values(struct range_ctx *r, uint64_t corr_id, uint64_t end)
 
 	info.pCounterDataImage = r->data;
 	info.counterDataImageSize = r->data_size;
-	if (cuptiRangeProfilerGetCounterDataInfo(&info) != CUPTI_SUCCESS || !info.numTotalRanges) {
+	if (cuptiRangeProfilerGetCounterDataInfo(&info) != CUPTI_SUCCESS || !info.numTotalRanges ||
+	    info.numTotalRanges >= WINDOW_RANGES) {
 		atomic_fetch_add(&failed_kernels, 1);
+		place_kernel((uint32_t)corr_id, end, values, false);
 		return;
 	}
 	atomic_fetch_add(&extra_ranges, info.numTotalRanges - 1);
 	if (cuda_config_evaluate(&r->cfg, r->data, r->data_size, info.numTotalRanges - 1,
 				 cuda_metrics.names, cuda_metrics.n, values) != CUPTI_SUCCESS) {
 		atomic_fetch_add(&failed_kernels, 1);
+		place_kernel((uint32_t)corr_id, end, values, false);
 		return;
 	}
+	place_kernel((uint32_t)corr_id, end, values, true);
 	rec.ts = cuda_api->now_ns();
 	cuda_api->record(SC_REC_GPU_METRICS, 0, &rec.ts, sizeof(rec) - sizeof(rec.hdr), values,
 			 (uint32_t)(cuda_metrics.n * sizeof(double)));
