@@ -68,6 +68,10 @@ void sc_gpu_events_check(struct sc_settings *s)
 			       SC_GPU_METRICS_MAX);
 		names[n++] = w;
 	}
+	if (!n && sc_double(s, SC_SET_GPU_EVENTS_INTERVAL) > 0)
+		sc_die(SC_EXIT_USAGE, "--gpu-events-interval samples the metrics of --gpu-events, "
+				      "and none are given (e.g. --gpu-events="
+				      "sm__cycles_active.avg.pct_of_peak_sustained_elapsed)");
 	if (n) {
 		*(void **)&check = plugin_function("syscope_cuda_check_metrics", err, sizeof(err));
 		switch (check ? check(names, n, err, sizeof(err)) : -1) {

@@ -50,6 +50,13 @@ def test_bad_interval_is_an_error():
         check(r.session is None or not r.raw_files(), "no run")
 
 
+def test_interval_without_metrics_is_an_error():
+    r = syscope("sample", "--gpu-events-interval", "5", "--", fixture("hot"))
+    check_eq(r.rc, 2, r.describe())
+    check("--gpu-events-interval samples the metrics of --gpu-events, and none are given"
+          in r.err, r.err)
+
+
 def test_too_many_metrics_is_an_error():
     many = ",".join(f"sm__metric_{i}.sum" for i in range(33))
     r = syscope("sample", "--gpu-events", many, "--", fixture("hot"))
