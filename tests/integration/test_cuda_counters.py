@@ -96,7 +96,7 @@ def test_copy_and_compute_kernel_counters():
         return [v for (v,) in rows(db, "SELECT V.counter_value FROM pmc_events V JOIN kernels "
                                        "K ON K.dispatch_id = V.dispatch_id AND K.guid = "
                                        "V.guid WHERE K.name = ? AND V.counter_name = ?",
-                                   (kernel, metric))]
+                                   kernel, metric)]
 
     # The copy kernel: DRAM traffic over its time agrees with what it copied over its time.
     for rd, wr, ns in zip(values(COPY, READ), values(COPY, WRITE), values(COPY, DURATION)):
@@ -131,6 +131,28 @@ def test_copy_and_compute_kernel_counters():
     check_eq(means[(COPY, READ)]["dispatches"], 3, "copy dispatches")
     check(abs(means[(COPY, READ)]["mean"] / COPY_BYTES - 1) < 0.10, means[(COPY, READ)])
     check(means[(COMPUTE, SM_ACTIVE)]["mean"] > 90, means[(COMPUTE, SM_ACTIVE)])
+
+
+def test_stream_capture_unchanged():
+    # cuda_workload captures a stream into a graph (cudaStreamCaptureModeGlobal): the
+    # profiler must stay out of the capture (stopping it there made the capture fail), the
+    # kernels launched outside it get their values, and the graph's kernels (launched with
+    # the profiler stopped) keep CUPTI's timestamps.
+    need_gpu()
+    r = syscope("sample", "--gpu-events", f"{READ},{SM_ACTIVE}", "--output-format", "rocpd",
+                "--", fixture("cuda_workload"))
+    check_eq(r.rc, 0, r.describe())
+    check("cuda_workload ok" in r.out, r.describe())
+    check(not any("GPU counters off" in n for n in notes(r)), notes(r))
+    db = database(r)
+    got = rows(db, "SELECT K.name, COUNT(DISTINCT K.dispatch_id), COUNT(V.id) FROM kernels K "
+                   "LEFT JOIN pmc_events V ON V.dispatch_id = K.dispatch_id AND V.guid = K.guid "
+                   "GROUP BY K.name ORDER BY K.name")
+    check_eq([g for g in got if not g[0].startswith("bump")],
+             [("saxpy(int, float, float const*, float*)", 10, 30),
+              ("scale(float*, float)", 5, 15)], "launched kernels: three values each")
+    check_eq([g for g in got if g[0].startswith("bump")], [("bump(float*)", 6, 0)],
+             "the graph's kernels (3 launches of 2 captured kernels): timed, no values")
 
 
 def test_pm_sampling_over_time():

@@ -45,6 +45,7 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_t decoder;
 static bool decoder_running;
 static atomic_bool stop_decoder;
+static atomic_flag exit_hook = ATOMIC_FLAG_INIT;
 
 static uint64_t clock_ns(clockid_t id)
 {
@@ -300,6 +301,8 @@ static void start_device(struct pm_device *d)
 		snprintf(name, sizeof(name), "GPU%u %s", d->dev, d->names[m]);
 		d->tracks[m] = cuda_api->counter_track(name, unit_of(d->names[m]));
 	}
+	if (!atomic_flag_test_and_set(&exit_hook))
+		atexit(cuda_pm_stop); /* before the profiler libraries' destructors */
 	cuda_note(SC_NOTE_INFO, "GPU %u (%s): PM sampling of %u metrics every %g ms", d->dev, chip,
 		  d->n, cuda_metrics.interval_s * 1e3);
 	return;

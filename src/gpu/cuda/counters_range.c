@@ -19,8 +19,17 @@
  *
  * Under kernel replay CUPTI's kernel records have no timestamps (0, measured on an H200
  * with CUPTI 13.0): the launch call runs the kernel's passes before it returns, so the
- * kernel is placed at the end of its launch call, as long as gpu__time_duration.sum says
+ * kernel is placed at the start of its launch call, as long as gpu__time_duration.sum says
  * (activity.c asks through cuda_untimed_kernel_time).
+ *
+ * Stream capture: stopping and decoding are not allowed while a stream captures (the
+ * capture fails: measured with cudaStreamCaptureModeGlobal), so the profilers stop when a
+ * capture begins and start again when the last one ends; launches meanwhile get no window
+ * (captured ones run later, in a graph launch, without values).
+ *
+ * Graph launches: their kernels share the launch's correlation id, so no window could tell
+ * them apart; the profiler stops for the call (their kernels then run as without counters,
+ * timed by CUPTI) and starts again after it.
  */
 #include "counters.h"
 
@@ -29,6 +38,7 @@
 #include <cuda.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -41,6 +51,7 @@ struct range_ctx {
 	CUcontext ctx;
 	uint32_t agent;
 	bool failed;
+	bool paused; /* stopped while a stream captures */
 	pthread_mutex_t lock;
 	CUpti_RangeProfiler_Object *obj;
 	struct cuda_config cfg;
@@ -51,11 +62,22 @@ struct range_ctx {
 static struct range_ctx contexts[MAX_CONTEXTS];
 static unsigned ncontexts;
 static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
-static bool launch_site[2][(int)CUPTI_DRIVER_TRACE_CBID_SIZE > (int)CUPTI_RUNTIME_TRACE_CBID_SIZE
-				   ? (int)CUPTI_DRIVER_TRACE_CBID_SIZE
-				   : (int)CUPTI_RUNTIME_TRACE_CBID_SIZE];
+enum site {
+	SITE_NONE,
+	SITE_LAUNCH,
+	SITE_GRAPH_LAUNCH,
+	SITE_BEGIN_CAPTURE,
+	SITE_END_CAPTURE
+};
+static unsigned char sites[2][(int)CUPTI_DRIVER_TRACE_CBID_SIZE > (int)CUPTI_RUNTIME_TRACE_CBID_SIZE
+				      ? (int)CUPTI_DRIVER_TRACE_CBID_SIZE
+				      : (int)CUPTI_RUNTIME_TRACE_CBID_SIZE];
+static atomic_int capturing; /* stream captures going on, in any thread */
+static __thread unsigned capture_calls;
 static atomic_ullong extra_ranges, dropped_ranges, failed_kernels;
 static atomic_bool stopping;
+static atomic_flag exit_hook = ATOMIC_FLAG_INIT;
+static void range_at_exit(void);
 
 /* Host-side times of the kernels profiled, by correlation id, for activity.c. */
 #define KERNEL_TIMES 4096
@@ -68,6 +90,7 @@ static pthread_mutex_t times_lock = PTHREAD_MUTEX_INITIALIZER;
 static __thread uint64_t launch_start;
 static __thread unsigned launch_depth;
 static __thread struct range_ctx *held; /* the context whose launch this thread is in */
+static __thread bool held_graph;	/* ... and the launch is a graph's */
 
 static void note_failure(struct range_ctx *r, const char *what, CUptiResult rc)
 {
@@ -216,6 +239,8 @@ static void enable(struct range_ctx *r)
 	if ((rc = start(r)) != CUPTI_SUCCESS)
 		return note_failure(r, "cuptiRangeProfilerStart", rc);
 	cuda_counters_write_names(r->agent);
+	if (!atomic_flag_test_and_set(&exit_hook))
+		atexit(range_at_exit);
 	cuda_note(SC_NOTE_INFO, "GPU counters on GPU %u (%s): %u metrics per kernel, %zu pass%s",
 		  r->agent, chip, cuda_metrics.n, r->cfg.passes, r->cfg.passes == 1 ? "" : "es");
 }
@@ -262,15 +287,14 @@ static bool kernel_time(uint32_t corr, uint64_t *start, uint64_t *end)
 	return found;
 }
 
-/* The kernel's place in time: the end of its launch call, its duration long. */
+/* The kernel's place in time: the start of its launch call, its duration long. */
 static void place_kernel(uint32_t corr, uint64_t end, const double *values, bool valid)
 {
 	double d = valid && cuda_metrics.duration >= 0 ? values[cuda_metrics.duration] : 0;
-	uint64_t start = launch_start;
 
 	if (d > 0 && d < (double)(end - launch_start))
-		start = end - (uint64_t)d;
-	remember_time(corr, start, end);
+		end = launch_start + (uint64_t)d;
+	remember_time(corr, launch_start, end);
 }
 
 /* The kernel's values: the last range of the window. */
@@ -305,10 +329,12 @@ static void write_values(struct range_ctx *r, uint64_t corr_id, uint64_t end)
 			 (uint32_t)(cuda_metrics.n * sizeof(double)));
 }
 
-static void launch_entry(const CUpti_CallbackData *d)
+static void launch_entry(const CUpti_CallbackData *d, bool graph)
 {
 	struct range_ctx *r;
 
+	if (atomic_load(&capturing))
+		return; /* no window while a stream captures */
 	if (cuda_metrics.interval_s > 0) {
 		cuda_pm_device_used(d->context);
 		return;
@@ -317,11 +343,20 @@ static void launch_entry(const CUpti_CallbackData *d)
 		return;
 	if (!r->obj && !r->failed)
 		enable(r);
-	if (r->failed) {
+	if (r->failed || r->paused) {
 		pthread_mutex_unlock(&r->lock);
 		return;
 	}
+	if (graph) {
+		CUpti_RangeProfiler_Stop_Params st = {
+			.structSize = CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE
+		};
+
+		st.pRangeProfilerObject = r->obj;
+		cuptiRangeProfilerStop(&st);
+	}
 	held = r; /* unlocked at the exit */
+	held_graph = graph;
 	launch_start = cuda_api->now_ns();
 }
 
@@ -334,6 +369,12 @@ static void launch_exit(const CUpti_CallbackData *d)
 	if (!r)
 		return;
 	held = NULL;
+	if (held_graph) { /* no window: start again */
+		if (!r->failed && (rc = start(r)) != CUPTI_SUCCESS)
+			note_failure(r, "restarting the range profiler after a graph launch", rc);
+		pthread_mutex_unlock(&r->lock);
+		return;
+	}
 	end = cuda_api->now_ns();
 	if ((rc = stop_and_decode(r)) != CUPTI_SUCCESS) {
 		note_failure(r, "decoding the kernel's counters", rc);
@@ -346,38 +387,122 @@ static void launch_exit(const CUpti_CallbackData *d)
 	pthread_mutex_unlock(&r->lock);
 }
 
+/* Stop every context's profiler before a capture begins (no window is open then). */
+static void pause_all(void)
+{
+	pthread_mutex_lock(&table_lock);
+	for (unsigned i = 0; i < ncontexts; i++) {
+		struct range_ctx *r = &contexts[i];
+		CUpti_RangeProfiler_Stop_Params st = {
+			.structSize = CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE
+		};
+
+		pthread_mutex_lock(&r->lock);
+		if (r->obj && !r->failed && !r->paused) {
+			st.pRangeProfilerObject = r->obj;
+			cuptiRangeProfilerStop(&st);
+			r->paused = true;
+		}
+		pthread_mutex_unlock(&r->lock);
+	}
+	pthread_mutex_unlock(&table_lock);
+}
+
+static void resume_all(void)
+{
+	CUptiResult rc;
+
+	pthread_mutex_lock(&table_lock);
+	for (unsigned i = 0; i < ncontexts; i++) {
+		struct range_ctx *r = &contexts[i];
+
+		pthread_mutex_lock(&r->lock);
+		if (r->paused && r->obj && !r->failed && (rc = start(r)) != CUPTI_SUCCESS)
+			note_failure(r, "restarting the range profiler after a stream capture", rc);
+		r->paused = false;
+		pthread_mutex_unlock(&r->lock);
+	}
+	pthread_mutex_unlock(&table_lock);
+}
+
+static bool call_failed(CUpti_CallbackDomain domain, const CUpti_CallbackData *d)
+{
+	if (!d->functionReturnValue)
+		return false;
+	return domain == CUPTI_CB_DOMAIN_DRIVER_API ? *(const CUresult *)d->functionReturnValue != 0
+						    : *(const int *)d->functionReturnValue != 0;
+}
+
+/* Begin and end of stream captures (the outermost call of each, runtime or driver). */
+static void capture_call(CUpti_CallbackDomain domain, unsigned site, const CUpti_CallbackData *d)
+{
+	bool begin = site == SITE_BEGIN_CAPTURE;
+
+	if (d->callbackSite == CUPTI_API_ENTER) {
+		if (capture_calls++ == 0 && begin && atomic_fetch_add(&capturing, 1) == 0)
+			pause_all();
+		return;
+	}
+	if (!capture_calls || --capture_calls)
+		return;
+	/* An end ends it, failed or not; a begin that failed began nothing. */
+	if ((!begin || call_failed(domain, d)) && atomic_fetch_sub(&capturing, 1) == 1)
+		resume_all();
+}
+
 void cuda_range_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
 			 const CUpti_CallbackData *d)
 {
-	unsigned which = domain == CUPTI_CB_DOMAIN_DRIVER_API;
+	unsigned which = domain == CUPTI_CB_DOMAIN_DRIVER_API, site;
 
-	if (!cuda_metrics.n || cbid >= sizeof(launch_site[0]) || !launch_site[which][cbid])
+	if (!cuda_metrics.n || cbid >= sizeof(sites[0]) || !(site = sites[which][cbid]))
 		return;
-	if (d->callbackSite == CUPTI_API_ENTER) {
+	if (site == SITE_BEGIN_CAPTURE || site == SITE_END_CAPTURE) {
+		capture_call(domain, site, d);
+	} else if (d->callbackSite == CUPTI_API_ENTER) {
 		if (launch_depth++ == 0)
-			launch_entry(d);
+			launch_entry(d, site == SITE_GRAPH_LAUNCH);
 	} else if (launch_depth && --launch_depth == 0) {
 		launch_exit(d);
 	}
 }
 
-static bool is_launch(const char *name, const char *prefix)
+static bool starts_with(const char *name, const char *prefix)
 {
-	return !strncmp(name, prefix, strlen(prefix)) && !strstr(name, "HostFunc");
+	return !strncmp(name, prefix, strlen(prefix));
 }
 
-static void enable_domain(CUpti_SubscriberHandle sub, CUpti_CallbackDomain domain,
-			  const char *prefix, unsigned size)
+/* What a runtime ("cuda") or driver ("cu") function is to the counters. */
+static enum site site_of(const char *name, const char *api)
 {
-	bool *site = launch_site[domain == CUPTI_CB_DOMAIN_DRIVER_API];
+	char launch[32], graph[32], begin[48], end[48];
+
+	snprintf(launch, sizeof(launch), "%sLaunch", api);
+	snprintf(graph, sizeof(graph), "%sGraphLaunch", api);
+	snprintf(begin, sizeof(begin), "%sStreamBeginCapture", api);
+	snprintf(end, sizeof(end), "%sStreamEndCapture", api);
+	if (starts_with(name, launch) && !strstr(name, "HostFunc"))
+		return SITE_LAUNCH;
+	if (starts_with(name, graph))
+		return SITE_GRAPH_LAUNCH;
+	if (starts_with(name, begin))
+		return SITE_BEGIN_CAPTURE;
+	return starts_with(name, end) ? SITE_END_CAPTURE : SITE_NONE;
+}
+
+static void enable_domain(CUpti_SubscriberHandle sub, CUpti_CallbackDomain domain, const char *api,
+			  unsigned size)
+{
+	unsigned char *site = sites[domain == CUPTI_CB_DOMAIN_DRIVER_API];
 
 	for (unsigned cbid = 1; cbid < size; cbid++) {
 		const char *name = NULL;
+		enum site what;
 
 		if (cuptiGetCallbackName(domain, cbid, &name) == CUPTI_SUCCESS && name &&
-		    is_launch(name, prefix) &&
+		    (what = site_of(name, api)) != SITE_NONE &&
 		    cuptiEnableCallback(1, sub, domain, cbid) == CUPTI_SUCCESS)
-			site[cbid] = true;
+			site[cbid] = (unsigned char)what;
 	}
 }
 
@@ -386,9 +511,8 @@ void cuda_range_start(CUpti_SubscriberHandle sub)
 	if (!cuda_metrics.n)
 		return;
 	cuda_untimed_kernel_time = kernel_time;
-	enable_domain(sub, CUPTI_CB_DOMAIN_RUNTIME_API, "cudaLaunch",
-		      CUPTI_RUNTIME_TRACE_CBID_SIZE);
-	enable_domain(sub, CUPTI_CB_DOMAIN_DRIVER_API, "cuLaunch", CUPTI_DRIVER_TRACE_CBID_SIZE);
+	enable_domain(sub, CUPTI_CB_DOMAIN_RUNTIME_API, "cuda", CUPTI_RUNTIME_TRACE_CBID_SIZE);
+	enable_domain(sub, CUPTI_CB_DOMAIN_DRIVER_API, "cu", CUPTI_DRIVER_TRACE_CBID_SIZE);
 }
 
 static void disable(struct range_ctx *r)
@@ -412,6 +536,22 @@ static void disable(struct range_ctx *r)
 	free(r->data);
 	free(r->pristine);
 	r->data = r->pristine = NULL;
+}
+
+/*
+ * At exit, before the destructors of CUPTI's profiler libraries (loaded after inject.c's
+ * atexit handler, so theirs run first): every profiler off, its host object freed.
+ */
+static void range_at_exit(void)
+{
+	atomic_store(&stopping, true);
+	pthread_mutex_lock(&table_lock);
+	for (unsigned i = 0; i < ncontexts; i++)
+		if (contexts[i].obj && !pthread_mutex_trylock(&contexts[i].lock)) {
+			disable(&contexts[i]);
+			pthread_mutex_unlock(&contexts[i].lock);
+		}
+	pthread_mutex_unlock(&table_lock);
 }
 
 void cuda_range_context_ending(CUcontext ctx)
