@@ -130,6 +130,21 @@ def test_pftrace_kernel_args():
     check_eq(kernels[0][5]["grid"], "256 x 1 x 1", "the other arguments stay")
 
 
+def test_database_round_trip_keeps_kernel_counters():
+    # A database converted again (syscope convert FILE.db): each kernel keeps its values.
+    s = gen_session("--pid", 5305, "--kernels", 3, "--kernel-metrics", "--api-spans")
+    r = convert(s, "rocpd pftrace")
+    out = os.path.join(r.workdir, "from-db")
+    r = syscope("convert", "-f", "pftrace", "-o", out, os.path.join(s, "rocpd-5305.db"))
+    check_eq(r.rc, 0, r.describe())
+    t = pftrace.Trace(open(os.path.join(out, "perfetto-trace-5305.pftrace"), "rb").read())
+    check_eq(t.errors, [], "valid trace")
+    kernels = sorted((sl for sl in t.slices if sl[2] == "KERNEL_DISPATCH"), key=lambda k: k[3])
+    check_eq([(k[5].get(DRAM), k[5].get(SM), k[5].get(DURATION)) for k in kernels],
+             [(1e6, 50.0, None), (2e6, 90.0, 50000.0), (3e6, 50.0, 50000.0)],
+             "the values of each kernel, through the database")
+
+
 def test_summary_kernel_means():
     s = gen_session("--pid", 5303, "--kernels", 4, "--kernel-metrics")
     convert(s, "rocpd")
