@@ -446,8 +446,15 @@ static void capture_call(CUpti_CallbackDomain domain, unsigned site, const CUpti
 	if (!capture_calls || --capture_calls)
 		return;
 	/* An end ends it, failed or not; a begin that failed began nothing. */
-	if ((!begin || call_failed(domain, d)) && atomic_fetch_sub(&capturing, 1) == 1)
-		resume_all();
+	if (!begin || call_failed(domain, d)) {
+		int n = atomic_load(&capturing);
+
+		/* never below 0: an end without a begin (an error of the program) */
+		while (n > 0 && !atomic_compare_exchange_weak(&capturing, &n, n - 1))
+			;
+		if (n == 1)
+			resume_all();
+	}
 }
 
 void cuda_range_callback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
