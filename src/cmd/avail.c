@@ -33,6 +33,7 @@
 #include "cmd.h"
 #include "components.h"
 #include "cpu_events.h"
+#include "gpu_metrics.h"
 #include "report.h"
 
 struct avail {
@@ -252,6 +253,54 @@ static void cpu_events(struct avail *a)
 
 /* ---- domains ---- */
 
+/* ---- GPU metrics (CUPTI, through libsyscope-cuda.so) ---- */
+
+struct gpu_rows {
+	struct avail *a;
+	struct sc_report r;
+	unsigned rows;
+};
+
+static void gpu_metric_row(void *ctx, unsigned device, const char *chip, const char *metric,
+			   const char *type, const char *unit, const char *description)
+{
+	struct gpu_rows *g = ctx;
+	char dev[32];
+
+	if (!wanted(g->a, metric, description))
+		return;
+	snprintf(dev, sizeof(dev), "%u", device);
+	sc_report_cell(&g->r, dev, true);
+	sc_report_cell(&g->r, chip, false);
+	sc_report_cell(&g->r, metric, false);
+	sc_report_cell(&g->r, type, false);
+	sc_report_cell(&g->r, unit, false);
+	if (g->a->descriptions)
+		sc_report_cell(&g->r, description, false);
+	g->rows++;
+}
+
+static void gpu_metrics(struct avail *a)
+{
+	struct gpu_rows g = { .a = a };
+	char err[1024];
+
+	sc_report_column(&g.r, "gpu");
+	sc_report_column(&g.r, "chip");
+	sc_report_column(&g.r, "metric");
+	sc_report_column(&g.r, "type");
+	sc_report_column(&g.r, "unit");
+	if (a->descriptions)
+		sc_report_column(&g.r, "description");
+	if (!sc_gpu_metrics_list(gpu_metric_row, &g, err, sizeof(err))) {
+		sc_report_free(&g.r);
+		sc_die(SC_EXIT_FAILURE, "avail: no GPU metrics: %s", err);
+	}
+	emit(a, &g.r, "gpu_metrics",
+	     "GPU METRICS (CUPTI base names: add .sum, .avg, .min, .max, or e.g. "
+	     ".avg.pct_of_peak_sustained_elapsed, for --gpu-events)");
+}
+
 static void domains(struct avail *a)
 {
 	struct sc_report r = { 0 };
@@ -359,7 +408,8 @@ int cmd_avail(int argc, char **argv)
 		{ "components", 'C', false, "", "Data sources and whether each works here", &c },
 		{ "hardware-counters", 'H', false, "", "CPU events perf_event_open accepts here",
 		  &hw },
-		{ "device", 'c', true, "CPU|GPU", "With -H: the device (GPU: not in this version)",
+		{ "device", 'c', true, "CPU|GPU",
+		  "With -H: the device (GPU: the CUPTI metrics of the GPUs here, for --gpu-events)",
 		  &dev },
 		{ "list-domains", 0, false, "", "The domain flags of run and sample", &dom },
 		{ "list-presets", 0, false, "", "The presets, by category", &pre },
@@ -434,7 +484,7 @@ int cmd_avail(int argc, char **argv)
 		settings(&a);
 	if (hw) {
 		if (dev && !strcasecmp(dev, "gpu"))
-			pr_warn("avail: GPU hardware counters (CUPTI) are not in this version yet");
+			gpu_metrics(&a);
 		else
 			cpu_events(&a);
 	}

@@ -15,6 +15,7 @@
 #include "cmd.h"
 #include "components.h"
 #include "cpu_events.h"
+#include "gpu_metrics.h"
 
 /* ---- domain tokens ---- */
 
@@ -279,6 +280,12 @@ static void probe_mpi(struct sc_probe *p)
 	free(dir);
 }
 
+/* --gpu-events: metric names checked against the GPU here, before the run. */
+static void check_gpu_events(struct sc_settings *s)
+{
+	sc_gpu_events_check(s);
+}
+
 /* --cpu-events and --sample-overflow: event names resolved and tried here, before the run. */
 static void check_cpu_events(struct sc_settings *s)
 {
@@ -319,6 +326,7 @@ const struct sc_component sc_components[] = {
 		.value = SC_SET_CUDA_DOMAINS,
 		.program_env = cuda_env,
 		.probe = probe_cuda,
+		.check = check_gpu_events,
 		.environment = cuda_environment,
 	},
 	{

@@ -57,6 +57,15 @@ static const struct section sections[] = {
 	  "ROUND(MAX(duration) / 1e3, 3) AS max_us, ROUND(100.0 * SUM(duration) / (SELECT "
 	  "SUM(duration) FROM kernels), 1) AS percent FROM kernels GROUP BY name ORDER BY "
 	  "SUM(duration) DESC" },
+	/* GPU hardware counters per kernel (--gpu-events): values on the dispatch's event. */
+	{ "kernel_counters", "GPU COUNTERS PER KERNEL (MEAN OVER ITS DISPATCHES)",
+	  "SELECT S.display_name AS kernel, M.name AS counter, M.units AS unit, COUNT(*) AS "
+	  "dispatches, ROUND(AVG(V.value), 3) AS mean, ROUND(MIN(V.value), 3) AS min, "
+	  "ROUND(MAX(V.value), 3) AS max FROM rocpd_pmc_event V JOIN rocpd_info_pmc M ON M.id = "
+	  "V.pmc_id AND M.guid = V.guid JOIN rocpd_kernel_dispatch K ON K.event_id = V.event_id "
+	  "AND K.guid = V.guid JOIN rocpd_info_kernel_symbol S ON S.id = K.kernel_id AND S.guid = "
+	  "K.guid GROUP BY S.display_name, M.name, M.units ORDER BY SUM(K.end - K.start) DESC, "
+	  "kernel, counter" },
 	{ "gpu_by_python_line", "GPU TIME LAUNCHED BY PYTHON LINE",
 	  "SELECT json_extract(L.line_info, '$[#-1].file') AS file, json_extract(L.line_info, "
 	  "'$[#-1].line') AS line, json_extract(L.line_info, '$[#-1].name') AS function, "

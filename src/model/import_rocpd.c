@@ -24,6 +24,7 @@
 #include "import.h"
 
 #include <jansson.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -438,6 +439,61 @@ static void emit_kernels(struct source *s)
 	sqlite3_finalize(st);
 }
 
+/* GPU counters per kernel (rocpd_pmc_event rows on a dispatch's event, as --gpu-events
+ * writes them): the names once, then each dispatch's values under its stack_id. */
+static void emit_kernel_metrics(struct source *s)
+{
+	static const char *const from =
+		" FROM rocpd_pmc_event V JOIN rocpd_info_pmc M ON M.id = V.pmc_id AND M.guid = "
+		"V.guid JOIN rocpd_kernel_dispatch K ON K.event_id = V.event_id AND K.guid = V.guid "
+		"JOIN rocpd_event E ON E.id = K.event_id AND E.guid = K.guid WHERE K.guid = ?1 AND "
+		"K.pid = ?2 AND E.stack_id > 0";
+	char *sql = sc_xasprintf("SELECT DISTINCT M.name%s ORDER BY M.name LIMIT %u", from,
+				 SC_GPU_METRICS_MAX);
+	sqlite3_stmt *st = query(s, sql);
+	struct sc_rec_gpu_metrics r = { .count = 0 };
+	static char names[SC_GPU_METRICS_MAX][256];
+	struct strings list = { 0 };
+	double values[SC_GPU_METRICS_MAX];
+	int64_t dispatch = -1;
+
+	free(sql);
+	while (st && sqlite3_step(st) == SQLITE_ROW && r.count < SC_GPU_METRICS_MAX) {
+		snprintf(names[r.count++], sizeof(names[0]), "%s", text(st, 0));
+		strings_add(&list, text(st, 0));
+	}
+	sqlite3_finalize(st);
+	if (!r.count) {
+		VEC_FREE(&list.v);
+		return;
+	}
+	emit(s, s->main_tid, SC_REC_GPU_METRICS, SC_GPU_METRICS_NAMES, &r, sizeof(r), list.v.v,
+	     list.v.n);
+	VEC_FREE(&list.v);
+	sql = sc_xasprintf("SELECT K.id, E.stack_id, M.name, V.value%s ORDER BY K.id", from);
+	st = query(s, sql);
+	free(sql);
+	while (st && !s->stop) {
+		bool row = sqlite3_step(st) == SQLITE_ROW;
+
+		if (dispatch >= 0 && (!row || sqlite3_column_int64(st, 0) != dispatch))
+			emit(s, s->main_tid, SC_REC_GPU_METRICS, 0, &r, sizeof(r), values,
+			     r.count * sizeof(double));
+		if (!row)
+			break;
+		if (sqlite3_column_int64(st, 0) != dispatch) {
+			dispatch = sqlite3_column_int64(st, 0);
+			r.corr_id = u64(st, 1);
+			for (unsigned i = 0; i < r.count; i++)
+				values[i] = NAN;
+		}
+		for (unsigned i = 0; i < r.count; i++)
+			if (!strcmp(names[i], text(st, 2)))
+				values[i] = sqlite3_column_double(st, 3);
+	}
+	sqlite3_finalize(st);
+}
+
 static uint16_t copy_kind_of(const char *name)
 {
 	static const struct {
@@ -804,6 +860,7 @@ static int source_foreach(void *src, const struct sc_image *img, sc_raw_record_f
 		emit_samples(s);
 		emit_counters(s);
 		emit_kernels(s);
+		emit_kernel_metrics(s);
 		emit_copies(s);
 		emit_allocations(s);
 		emit_threads(s, true);

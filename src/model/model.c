@@ -312,6 +312,47 @@ static void gpu_record(struct sc_model *m, struct sc_image *img, const struct sc
 	}
 }
 
+/* GPU_METRICS: the names once, then a kernel's values under its correlation id. */
+static void gpu_metrics_record(struct sc_model *m, struct sc_image *img,
+			       const struct sc_record *rec)
+{
+	const struct sc_rec_gpu_metrics *r = (const void *)rec;
+	bool inserted;
+	uint64_t *slot;
+
+	if (rec->flags & SC_GPU_METRICS_NAMES) {
+		const char *t = (const char *)(r + 1);
+
+		for (img->gpu_metric_n = 0; img->gpu_metric_n < r->count; img->gpu_metric_n++) {
+			img->gpu_metric_names[img->gpu_metric_n] = sc_strtab_intern(&m->strings, t);
+			t += strlen(t) + 1;
+		}
+		return;
+	}
+	if (!r->corr_id)
+		return;
+	slot = sc_hashmap_upsert(&img->gpu_metric_index, r->corr_id, 0, &inserted);
+	if (!inserted)
+		return; /* the first values of a correlation id are its kernel's */
+	*slot = img->gpu_metric_values.n + 1;
+	for (uint32_t i = 0; i < SC_GPU_METRICS_MAX; i++) {
+		double v = NAN;
+
+		if (i < r->count)
+			memcpy(&v, (const char *)(r + 1) + i * sizeof(double), sizeof(v));
+		*VEC_PUSH(&img->gpu_metric_values) = v;
+	}
+}
+
+const double *sc_image_gpu_metrics(const struct sc_image *img, uint64_t corr_id)
+{
+	const uint64_t *slot = img->gpu_metric_n && corr_id
+				       ? sc_hashmap_get(&img->gpu_metric_index, corr_id)
+				       : NULL;
+
+	return slot ? &img->gpu_metric_values.v[*slot - 1] : NULL;
+}
+
 /* Processes are told apart by host and pid (a merged database holds several hosts). */
 static struct sc_process *process_for(struct sc_model *m, int32_t pid, const char *host)
 {
@@ -674,6 +715,9 @@ static int metadata_record(void *ctx, int32_t tid, const struct sc_record *rec, 
 	case SC_REC_PMC_READ:
 		pmc_read(ps, tid, (const struct sc_rec_pmc_read *)rec);
 		break;
+	case SC_REC_GPU_METRICS:
+		gpu_metrics_record(m, img, rec);
+		break;
 	case SC_REC_PY_RUNTIME:
 	case SC_REC_PY_CODE:
 		sc_py_record(m, img, rec);
@@ -961,6 +1005,7 @@ struct sc_image *sc_model_add_image(struct sc_model *m, int32_t pid, const char 
 	sc_hashmap_init(&img->names);
 	sc_hashmap_init(&img->counter_index);
 	sc_hashmap_init(&img->corr);
+	sc_hashmap_init(&img->gpu_metric_index);
 	img->proc = process_for(m, pid, img->hostname);
 	*VEC_PUSH(&img->proc->images) = img;
 	*VEC_PUSH(&m->images) = img;
@@ -1045,6 +1090,8 @@ void sc_model_free(struct sc_model *m)
 		VEC_FREE(&img->streams);
 		sc_hashmap_free(&img->names);
 		sc_hashmap_free(&img->corr);
+		sc_hashmap_free(&img->gpu_metric_index);
+		VEC_FREE(&img->gpu_metric_values);
 		VEC_FREE(&img->children);
 		VEC_FREE(&img->coverage);
 		sc_py_image_free(img->py);

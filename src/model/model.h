@@ -170,6 +170,12 @@ struct sc_image {
 	uint32_t pmc_n;
 	struct sc_py_image *py; /* interpreters and code objects (python.h), or NULL */
 	struct sc_py_callsites *py_callsites; /* Python stacks of CUDA calls (gpu_python.h) */
+	/* GPU hardware counters per kernel (GPU_METRICS): the metric names, interned, and each
+	 * kernel's values, gpu_metric_n of them from the index its correlation id maps to. */
+	const char *gpu_metric_names[SC_GPU_METRICS_MAX];
+	uint32_t gpu_metric_n;
+	VEC(double) gpu_metric_values;
+	struct sc_hashmap gpu_metric_index; /* corr_id -> index in gpu_metric_values + 1 */
 };
 
 /* The counter track of CPU counter `event` of thread `tid` (built from PMC_READ records,
@@ -263,6 +269,9 @@ int sc_image_foreach(const struct sc_image *img, sc_raw_record_fn cb, void *ctx,
 struct sc_thread *sc_process_thread(struct sc_process *p, int32_t tid);
 /* The agent or stream of an image, or NULL. */
 const struct sc_gpu_agent *sc_image_agent(const struct sc_image *img, uint32_t id);
+/* The GPU counter values of the kernel of `corr_id` (img->gpu_metric_n of them; NaN: not
+ * measured), or NULL. */
+const double *sc_image_gpu_metrics(const struct sc_image *img, uint64_t corr_id);
 const struct sc_gpu_stream *sc_image_stream(const struct sc_image *img, uint32_t agent,
 					    uint64_t stream);
 /* A non-zero key for maps of (agent, stream). */

@@ -179,6 +179,8 @@ static void replay_gpu_op(struct replay *r, const struct sc_rec_gpu_op *o)
 	ev.agent = sc_image_agent(r->img, o->agent);
 	if (o->kind != SC_GPU_ALLOC && o->kind != SC_GPU_FREE)
 		ev.stream = sc_image_stream(r->img, o->agent, o->stream);
+	if (o->kind == SC_GPU_KERNEL)
+		ev.metrics = sc_image_gpu_metrics(r->img, o->corr_id);
 	tid = o->tid ? o->tid : sc_image_corr_tid(r->img, o->corr_id);
 	r->ops->gpu_op(r->ctx, r->img, tid ? thread_of(r, tid) : NULL, &ev);
 }

@@ -34,6 +34,9 @@ struct sc_gpu_op_ev {
 	const char *mangled;		 /* interned: the kernel name as recorded */
 	const struct sc_gpu_agent *agent;
 	const struct sc_gpu_stream *stream; /* NULL for allocations */
+	/* A kernel's GPU counters (img->gpu_metric_names, gpu_metric_n; NaN: not measured), or
+	 * NULL. */
+	const double *metrics;
 };
 
 /* Callbacks; any may be NULL. `t` is never NULL, except for a GPU op whose issuing thread

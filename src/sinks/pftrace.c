@@ -17,6 +17,7 @@
  * it. Load: one packet per event, a few dozen bytes each; the interning tables grow with
  * distinct names and stacks only.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -369,6 +370,14 @@ static void annotate_uint(struct pf *pf, const char *name, uint64_t v)
 	size_t a = annotation(pf, name);
 
 	pb_varint(&pf->ev, 3, v);
+	pb_end(&pf->ev, a);
+}
+
+static void annotate_double(struct pf *pf, const char *name, double v)
+{
+	size_t a = annotation(pf, name);
+
+	pb_double(&pf->ev, 5, v);
 	pb_end(&pf->ev, a);
 }
 
@@ -976,6 +985,9 @@ static void on_gpu_op(void *ctx, struct sc_image *img, struct sc_thread *t,
 		annotate_uint(pf, "shared memory static", o->shared_static);
 		annotate_uint(pf, "shared memory dynamic", o->shared_dynamic);
 		annotate_uint(pf, "local memory per thread", o->local_per_thread);
+		for (uint32_t i = 0; op->metrics && i < img->gpu_metric_n; i++)
+			if (!isnan(op->metrics[i])) /* GPU hardware counters (--gpu-events) */
+				annotate_double(pf, img->gpu_metric_names[i], op->metrics[i]);
 	} else if (o->kind == SC_GPU_GRAPH) {
 		annotate_string(pf, "nodes", "not traced one by one (--cuda-domains graph)");
 	} else {

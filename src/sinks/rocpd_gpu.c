@@ -13,11 +13,15 @@
  *                 is kept in extdata.
  *   copies, sets  rocpd_memory_copy (a set is a copy named MEMORY_SET from and to its device)
  *   allocations   rocpd_memory_allocate, type ALLOC or FREE
+ *   counters      a kernel's GPU hardware counters (--gpu-events): one rocpd_info_pmc row
+ *                 per metric and device, one rocpd_pmc_event per value on the kernel's
+ *                 event (the pmc_events view joins them to the dispatch)
  *
  * Every row has an event whose stack_id is the correlation id of the host call that caused
  * it, which is also the stack_id of that call's region: the link rocpd readers follow.
  */
 #include <jansson.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -156,6 +160,54 @@ static void kernel_row(struct rp *rp, int32_t tid, const struct sc_gpu_op_ev *op
 	       (int64_t)o->grid[2] * (int64_t)o->block[2], rp_string_of(rp, ""), ev, ext);
 }
 
+static const char *metric_unit(const char *metric)
+{
+	if (strstr(metric, ".pct"))
+		return "%";
+	if (strstr(metric, ".per_second"))
+		return "1/s";
+	if (strstr(metric, "bytes"))
+		return "bytes";
+	if (strstr(metric, "duration"))
+		return "ns";
+	return strstr(metric, "cycles") ? "cycles" : "";
+}
+
+/* The rocpd_info_pmc row of a GPU metric on the kernel's device. */
+static int64_t metric_row(struct rp *rp, const char *name, uint32_t agent)
+{
+	const void *key[2] = { name, (const void *)(uintptr_t)agent };
+	bool inserted;
+	uint64_t *slot = sc_hashmap_upsert(
+		&rp->gpu_ids, sc_hash_bytes(key, sizeof(key), 0x676d6574726963) | 1, 0, &inserted);
+	char *sql;
+
+	if (!inserted)
+		return (int64_t)*slot;
+	*slot = (uint64_t)++rp->next_pmc;
+	sql = sqlite3_mprintf("INSERT INTO \"rocpd_info_pmc%s\" (id, guid, nid, pid, agent_id, "
+			      "target_arch, name, symbol, description, component, units, "
+			      "value_type, is_constant, is_derived) VALUES (%lld, %Q, %lld, %d, "
+			      "%lld, 'GPU', %Q, %Q, 'GPU hardware counter (CUPTI range profiler)', "
+			      "'cupti', %Q, 'ABS', 0, 1)",
+			      rp->uuid, (long long)*slot, rp->guid, (long long)rp->nid,
+			      (int)rp->proc->pid, (long long)agent_row(agent), name, name,
+			      metric_unit(name));
+	rp_exec(rp, sql);
+	sqlite3_free(sql);
+	return (int64_t)*slot;
+}
+
+static void metric_rows(struct rp *rp, const struct sc_image *img, const struct sc_gpu_op_ev *op,
+			int64_t ev)
+{
+	for (uint32_t i = 0; op->metrics && i < img->gpu_metric_n; i++)
+		if (!isnan(op->metrics[i]))
+			rp_run(rp, INS_PMC_EVENT, "tiid", rp->guid, ev,
+			       metric_row(rp, img->gpu_metric_names[i], op->rec->agent),
+			       op->metrics[i]);
+}
+
 void rp_gpu_op(void *ctx, struct sc_image *img, struct sc_thread *t, const struct sc_gpu_op_ev *op)
 {
 	struct rp *rp = ctx;
@@ -165,11 +217,11 @@ void rp_gpu_op(void *ctx, struct sc_image *img, struct sc_thread *t, const struc
 				      "{}", "{}");
 	uint32_t src, dst;
 
-	(void)img;
 	switch (o->kind) {
 	case SC_GPU_KERNEL:
 	case SC_GPU_GRAPH: /* a dispatch of the whole graph: GPU time in kernels and busy */
 		kernel_row(rp, tid, op, ev);
+		metric_rows(rp, img, op, ev);
 		break;
 	case SC_GPU_COPY:
 	case SC_GPU_SET:

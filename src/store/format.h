@@ -628,6 +628,24 @@ struct sc_rec_py_callsite {
 	struct sc_py_stack stack;
 };
 
+/*
+ * GPU hardware counters of one kernel (--gpu-events, the CUDA tracer's range profiler):
+ * `count` doubles follow, in the order of the process's metric names (NaN: not measured);
+ * `corr_id` is the kernel's sc_rec_gpu_op.corr_id. With SC_GPU_METRICS_NAMES the record
+ * names the metrics instead, once per process before any values: `count` NUL-terminated
+ * names follow, corr_id is 0.
+ */
+#define SC_GPU_METRICS_MAX 32u
+#define SC_GPU_METRICS_NAMES 0x1u
+
+struct sc_rec_gpu_metrics {
+	struct sc_record hdr;
+	uint64_t ts;
+	uint64_t corr_id;
+	uint32_t agent;
+	uint32_t count; /* <= SC_GPU_METRICS_MAX */
+};
+
 /* FUNC_ENTER/EXIT flag: a Python call traced by syscope python; `addr` is
  * SC_PY_FUNC_ADDR(code id). */
 #define SC_FUNC_PYTHON 0x2u

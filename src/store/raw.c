@@ -197,6 +197,20 @@ bool sc_record_well_formed(const struct sc_record *rec)
 	}
 	case SC_REC_PMC_READ:
 		return ((const struct sc_rec_pmc_read *)rec)->valid < (1u << SC_PMC_MAX);
+	case SC_REC_GPU_METRICS: {
+		const struct sc_rec_gpu_metrics *g = (const void *)rec;
+		const char *t = (const char *)(g + 1);
+		uint64_t room = size - sizeof(*g), nuls = 0;
+
+		if (!g->count || g->count > SC_GPU_METRICS_MAX)
+			return false;
+		if (!(rec->flags & SC_GPU_METRICS_NAMES))
+			return (uint64_t)g->count * sizeof(double) <= room;
+		for (uint64_t i = 0; i < room && nuls < g->count; i++)
+			nuls += !t[i];
+		return nuls == g->count;
+	}
+
 	default:
 		(void)body;
 		return true;

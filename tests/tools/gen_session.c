@@ -9,7 +9,7 @@
  *   gen_session DIR [--pid N] [--ppid N] [--threads N] [--regions N] [--samples N]
  *               [--counters N] [--marks N] [--kernels N] [--copies N] [--allocs N]
  *               [--graphs N] [--graph-ops N] [--api-spans] [--kernels-in-region]
- *               [--kernel-ns NS] [--rank R]
+ *               [--kernel-ns NS] [--rank R] [--kernel-metrics]
  *               [--idle-steps N] [--idle-causes LIST] [--idle-gap-ns NS] [--idle-overlap]
  *               [--idle-cputime]
  *               [--hostname NAME]
@@ -29,7 +29,11 @@
  * and cudaGraphLaunch calls are whole-region records (REGION_SPAN, as the CUDA tracer writes
  * them; a graph launch's after its kernels), and launched kernels do not name their thread
  * (readers find it through the correlation id). With --kernels-in-region the kernel
- * launches happen inside a user region "launch_all".
+ * launches happen inside a user region "launch_all". With --kernel-metrics each launched
+ * kernel i gets GPU hardware counters (GPU_METRICS, as --gpu-events records them):
+ * dram__bytes_read.sum = 1 MB x (i + 1), sm__throughput.avg.pct_of_peak_sustained_elapsed =
+ * 50 (even i) or 90 (odd i), gpu__time_duration.sum = --kernel-ns (NaN, not measured, for
+ * kernel 0).
  *
  * GPU idle with known causes (test_why_idle.py): --idle-steps steps on the main thread, each
  * a cudaLaunchKernel call (5 us, the kernel starting 2 us in, --kernel-ns long, stream 7),
@@ -84,6 +88,7 @@ struct options {
 	uint64_t idle_steps, idle_gap_ns;
 	const char *idle_causes;
 	int idle_overlap, idle_cputime;
+	int kernel_metrics;
 	int rank;
 	const char *hostname;
 	uint64_t start;
@@ -332,6 +337,19 @@ static void launch(struct writer *w, const struct options *o, const char *name,
 	write_gpu_op(w, op);
 }
 
+static const char metric_names[] = "dram__bytes_read.sum\0"
+				   "sm__throughput.avg.pct_of_peak_sustained_elapsed\0"
+				   "gpu__time_duration.sum";
+
+static void write_metrics(struct writer *w, const struct options *o, uint64_t corr, uint64_t i)
+{
+	struct sc_rec_gpu_metrics r = { .ts = w->ts, .corr_id = corr, .count = 3 };
+	double v[3] = { 1e6 * (double)(i + 1), i % 2 ? 90 : 50,
+			i ? (double)o->kernel_ns : __builtin_nan("") };
+
+	put(w, SC_REC_GPU_METRICS, &r, sizeof(r), v, sizeof(v));
+}
+
 static void write_gpu(struct writer *w, const struct options *o, int32_t tid)
 {
 	struct sc_rec_gpu_agent a = { .ts = w->ts, .id = 0, .type = SC_AGENT_GPU };
@@ -353,6 +371,12 @@ static void write_gpu(struct writer *w, const struct options *o, int32_t tid)
 	s.name_len = 9;
 	put(w, SC_REC_GPU_STREAM, &s, sizeof(s), "Stream 7", 9);
 	write_string(w, 1, "_Z9vectorAddPKfS0_Pfi");
+	if (o->kernel_metrics) {
+		struct sc_rec_gpu_metrics m = { .ts = w->ts, .count = 3 };
+
+		m.hdr.flags = SC_GPU_METRICS_NAMES;
+		put(w, SC_REC_GPU_METRICS, &m, sizeof(m), metric_names, sizeof(metric_names));
+	}
 	if (o->kernels_in_region)
 		write_region(w, SC_REC_REGION_BEGIN, "launch_all", "user", "", 0, 0, 0);
 	for (uint64_t i = 0; i < o->kernels; i++) {
@@ -367,6 +391,8 @@ static void write_gpu(struct writer *w, const struct options *o, int32_t tid)
 					   .registers = 32 };
 
 		launch(w, o, "cudaLaunchKernel", &k, o->kernel_ns, tid);
+		if (o->kernel_metrics)
+			write_metrics(w, o, k.corr_id, i);
 		w->ts += 60000;
 	}
 	if (o->kernels_in_region)
@@ -696,6 +722,10 @@ int main(int argc, char **argv)
 		}
 		if (!strcmp(a, "--kernels-in-region")) {
 			o.kernels_in_region = 1;
+			continue;
+		}
+		if (!strcmp(a, "--kernel-metrics")) {
+			o.kernel_metrics = 1;
 			continue;
 		}
 		if (!strcmp(a, "--api-spans")) { /* an option without a value */

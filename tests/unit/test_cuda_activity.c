@@ -183,6 +183,36 @@ static void test_kernels(void)
 	CHECK(cuda_activity_untimed() == 1);
 }
 
+/* Under the range profiler's kernel replay CUPTI gives kernels no timestamps: the counters
+ * give their host-side time by correlation id (counters_range.c). */
+static bool replayed_kernel_time(uint32_t corr, uint64_t *start, uint64_t *end)
+{
+	if (corr != 90)
+		return false;
+	*start = 111000;
+	*end = 111500;
+	return true;
+}
+
+static void test_replayed_kernel_times(void)
+{
+	CUpti_ActivityKernel10 k = { .kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
+				     .correlationId = 90,
+				     .name = "_Z6saxpyifPfS_" };
+	uint64_t untimed = cuda_activity_untimed();
+
+	cuda_untimed_kernel_time = replayed_kernel_time;
+	nout = 0;
+	cuda_activity_translate((const CUpti_Activity *)&k);
+	CHECK(nout == 1 && op_at(0)->start == 111000 && op_at(0)->end == 111500);
+	CHECK(op_at(0)->corr_id == 90 && op_at(0)->kind == SC_GPU_KERNEL);
+	k.correlationId = 91; /* not profiled: still untimed */
+	nout = 0;
+	cuda_activity_translate((const CUpti_Activity *)&k);
+	CHECK(nout == 0 && cuda_activity_untimed() == untimed + 1);
+	cuda_untimed_kernel_time = NULL;
+}
+
 static void test_copies(void)
 {
 	CUpti_ActivityMemcpy6 m = { .kind = CUPTI_ACTIVITY_KIND_MEMCPY };
@@ -461,6 +491,7 @@ int main(void)
 {
 	cuda_api = &fake;
 	test_kernels();
+	test_replayed_kernel_times();
 	test_copies();
 	test_allocations();
 	test_api_calls();

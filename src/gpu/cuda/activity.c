@@ -136,6 +136,8 @@ static void emit(struct sc_rec_gpu_op *op)
 	cuda_api->record(SC_REC_GPU_OP, 0, &op->start, sizeof(*op) - sizeof(op->hdr), NULL, 0);
 }
 
+bool (*cuda_untimed_kernel_time)(uint32_t corr, uint64_t *start, uint64_t *end);
+
 static void kernel(const CUpti_ActivityKernel10 *k)
 {
 	struct sc_rec_gpu_op op = {
@@ -154,6 +156,8 @@ static void kernel(const CUpti_ActivityKernel10 *k)
 		.registers = k->registersPerThread,
 	};
 
+	if (!op.start && !op.end && cuda_untimed_kernel_time) /* under kernel replay */
+		cuda_untimed_kernel_time(k->correlationId, &op.start, &op.end);
 	emit(&op);
 }
 

@@ -34,6 +34,10 @@ uint64_t cuda_activity_untimed(void);
 /* Records of a host thread CUPTI did not name (no API call seen for them): left out. */
 uint64_t cuda_activity_unplaced(void);
 
+/* Set by counters_range.c: the host-side time of a kernel CUPTI gives no timestamps (the
+ * range profiler's kernel replay), from its launch; false if unknown. */
+extern bool (*cuda_untimed_kernel_time)(uint32_t corr, uint64_t *start, uint64_t *end);
+
 /* The host thread that made the call with this correlation id, 0 if unknown. */
 int32_t cuda_corr_thread(uint32_t corr);
 void cuda_corr_note_thread(uint32_t corr, int32_t tid);

@@ -16,6 +16,7 @@
 #include "activity.h"
 #include "api_names.h"
 #include "callsite.h"
+#include "counters.h"
 #include "nvtx.h"
 
 #include <cuda.h>
@@ -89,6 +90,7 @@ static void resource(CUpti_CallbackId cbid, const CUpti_ResourceData *d)
 	case CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING:
 		in_tool++;
 		cuda_flush(true); /* its records must be out before the context goes */
+		cuda_range_context_ending(d->context);
 		in_tool--;
 		break;
 	default:
@@ -112,6 +114,7 @@ static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain, CU
 	case CUPTI_CB_DOMAIN_RUNTIME_API:
 	case CUPTI_CB_DOMAIN_DRIVER_API:
 		cuda_callsite_callback(domain, cbid, data);
+		cuda_range_callback(domain, cbid, data);
 		break;
 	default:
 		break;
@@ -191,6 +194,7 @@ CUptiResult cuda_api_start(unsigned *want, const char *include_re, const char *e
 		return rc;
 	cuptiEnableDomain(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE);
 	cuda_callsite_start(subscriber); /* Python processes only */
+	cuda_range_start(subscriber);	 /* --gpu-events only */
 	atomic_store(&nvtx_wanted, (*want & CUDA_DOM_NVTX) != 0);
 	enable_nvtx_once();
 	return CUPTI_SUCCESS;

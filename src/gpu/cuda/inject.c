@@ -13,6 +13,7 @@
 #include "api_names.h"
 #include "api_trace.h"
 #include "callsite.h"
+#include "counters.h"
 #include "nvtx.h"
 
 #include <dlfcn.h>
@@ -37,6 +38,8 @@ static void stop(void)
 
 	if (atomic_exchange(&stopped, 1))
 		return;
+	cuda_range_stop(); /* no new counter windows; the last launch's values are out */
+	cuda_pm_stop();	   /* the last samples decoded */
 	cuda_flush(true);
 	cuda_api_stop();
 	if ((n = cuda_activity_dropped()))
@@ -100,6 +103,8 @@ static void start(const struct sc_settings *s)
 		cuda_note(SC_NOTE_WARN, "CUPTI keeps its own clock (%s): GPU times may be offset",
 			  cuda_error(rc));
 	cuda_callsite_want(sc_bool(s, SC_SET_CUDA_PYTHON_STACKS));
+	cuda_counters_parse(sc_str(s, SC_SET_GPU_EVENTS),
+			    sc_double(s, SC_SET_GPU_EVENTS_INTERVAL) / 1e3);
 	rc = cuda_api_start(&domains, sc_str(s, SC_SET_CUDA_API_INCLUDE),
 			    sc_str(s, SC_SET_CUDA_API_EXCLUDE));
 	if (rc == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
