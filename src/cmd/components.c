@@ -283,7 +283,8 @@ static const char *const nccl_env[] = { "NCCL_PROFILER_PLUGIN", NULL };
 /*
  * NCCL tracing: NCCL dlopens the profiler plugin NCCL_PROFILER_PLUGIN names (a path is taken
  * as it is) when a communicator is made; libsyscope-nccl.so lives beside libsyscope.so. A
- * plugin the user chose is kept: NCCL loads only one.
+ * plugin the user chose is kept: NCCL loads only one (ours, preloaded, then records the
+ * calls themselves).
  */
 static void nccl_environment(const struct sc_settings *s, const struct sc_launch_env *e)
 {
@@ -299,6 +300,14 @@ static void nccl_environment(const struct sc_settings *s, const struct sc_launch
 			theirs);
 	else
 		setenv("NCCL_PROFILER_PLUGIN", plugin, 1);
+	/* Preloaded too, for the calls NCCL's profiler does not report (nccl_api.c). */
+	if (!access(plugin, R_OK)) {
+		const char *old = getenv("LD_PRELOAD");
+		char *v = old && *old ? sc_xasprintf("%s:%s", plugin, old) : sc_xstrdup(plugin);
+
+		setenv("LD_PRELOAD", v, 1);
+		free(v);
+	}
 	free(plugin);
 }
 

@@ -9,6 +9,7 @@
 #include "nccl_events.h"
 
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -80,29 +81,33 @@ static void report(void)
 	}
 }
 
-bool nccl_events_setup(void)
+static bool setup_ok;
+
+static void setup_once(void)
 {
-	static int state; /* 0 not yet, 1 recording, 2 not */
-	sc_plugin_api_fn fn;
+	sc_plugin_api_fn fn = (sc_plugin_api_fn)dlsym(RTLD_DEFAULT, SC_PLUGIN_API_SYMBOL);
 	const char *list;
 
-	if (state)
-		return state == 1;
-	state = 2;
-	fn = (sc_plugin_api_fn)dlsym(RTLD_DEFAULT, SC_PLUGIN_API_SYMBOL);
 	api = fn ? fn(SC_PLUGIN_ABI) : NULL;
 	if (!api || api->size < sizeof(*api) || !api->active())
-		return false;
+		return;
 	list = getenv("SYSCOPE_NCCL_EVENTS");
 	wanted = parse_events(list && *list ? list : "api tasks launch kernel proxy");
 	slots = calloc(NSLOTS, sizeof(*slots));
 	if (!slots) {
 		api->note(SC_NOTE_WARN, "NCCL: no memory for the event table; NCCL not traced");
-		return false;
+		return;
 	}
 	api->at_stop(report);
-	state = 1;
-	return true;
+	setup_ok = true;
+}
+
+bool nccl_events_setup(void)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+	pthread_once(&once, setup_once);
+	return setup_ok;
 }
 
 int nccl_events_mask(int version)
@@ -408,6 +413,43 @@ void nccl_event_stop(struct nccl_event *e)
 	if (worth_a_region(e) && api->active())
 		write_region(e, api->now_ns());
 	atomic_store(&e->busy, 0);
+}
+
+void nccl_call_region(const struct nccl_call *c, uint64_t start, uint64_t end)
+{
+	struct nccl_event e = { .type = NCCL_EV_COLL_API, .tid = this_tid(), .start = start };
+	struct sc_rec_region_span sp = { .r = { .ts = start }, .end = end, .tid = e.tid };
+	struct text t = { .len = 0 };
+	char name[64];
+
+	if (!slots || !(wanted & NCCL_EV_COLL_API) || !api->active())
+		return;
+	e.func = c->func;
+	e.count = c->count;
+	e.datatype = c->datatype;
+	e.root = c->root;
+	put(&t, region_name(&e, name, sizeof(name)));
+	sp.r.name_len = t.len;
+	put(&t, "nccl");
+	sp.r.cat_len = t.len - sp.r.name_len;
+	data_args(&t, &e);
+	if (c->op)
+		arg(&t, SC_ARG_STRING, "op", "%s", c->op);
+	arg(&t, SC_ARG_POINTER, "comm_handle", "%p", c->comm);
+	if (c->nranks > 0) {
+		arg(&t, SC_ARG_INT, "rank", "%d", c->rank);
+		arg(&t, SC_ARG_INT, "nranks", "%d", c->nranks);
+	}
+	arg(&t, SC_ARG_POINTER, "stream", "%p", c->stream);
+	arg(&t, SC_ARG_INT, "result", "%d", c->result);
+	sp.r.args_len = t.len - sp.r.name_len - sp.r.cat_len;
+	sp.r.nargs = t.nargs;
+	api->record(SC_REC_REGION_SPAN, 0, &sp.r.ts, sizeof(sp) - sizeof(sp.r.hdr), t.buf, t.len);
+}
+
+uint64_t nccl_now(void)
+{
+	return api ? api->now_ns() : 0;
 }
 
 unsigned nccl_type_size(const char *datatype)

@@ -73,6 +73,23 @@ void nccl_event_state(struct nccl_event *e, int state, const void *args);
 /* The event stopped: written as a region when its type is asked for, and freed. */
 void nccl_event_stop(struct nccl_event *e);
 
+/* A call seen by the API wrappers (nccl_api.c), where NCCL's profiler reports nothing. */
+struct nccl_call {
+	const char *func, *datatype, *op; /* "AllReduce", "ncclFloat32", "Sum" (NULL: none) */
+	size_t count;
+	int root; /* root or peer, -1 */
+	void *comm, *stream;
+	int rank, nranks; /* nranks 0: unknown */
+	int result;
+};
+
+/* Write call `c` as a region of this thread (no-op unless set up and API events wanted). */
+void nccl_call_region(const struct nccl_call *c, uint64_t start, uint64_t end);
+/* The recording clock, 0 before set-up. */
+uint64_t nccl_now(void);
+/* Whether NCCL's profiler initialized this plugin for some communicator (nccl_plugin.c). */
+extern _Atomic int nccl_profiler_seen;
+
 /* Bytes of one element of an NCCL data type by its name ("ncclFloat32"), 0 when unknown. */
 unsigned nccl_type_size(const char *datatype);
 

@@ -18,6 +18,7 @@
 #define EXPORT __attribute__((visibility("default")))
 
 static const char plugin_name[] = "syscope";
+_Atomic int nccl_profiler_seen;
 static struct nccl_comm unknown_comm; /* v3 tells no communicator at init */
 
 static void announce(int version, int mask)
@@ -50,6 +51,7 @@ static nccl_result_t init_common(void **ctx, int *mask, int version, uint64_t ha
 	*ctx = version >= 4 ? nccl_comm_new(hash, name, nnodes, nranks, rank) : &unknown_comm;
 	if (*ctx)
 		*mask = nccl_events_mask(version);
+	atomic_store(&nccl_profiler_seen, 1);
 	announce(version, *mask);
 	return 0;
 }
