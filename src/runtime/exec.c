@@ -163,8 +163,8 @@ void rt_exec_report(void)
 						excluded_name(i, name, sizeof(name)), n);
 	}
 	if (total)
-		rt_note(SC_NOTE_INFO, "%u children were not profiled (--follow-exclude): %s", total,
-			text);
+		rt_note(SC_NOTE_INFO, "%u %s not profiled (--follow-exclude): %s", total,
+			total == 1 ? "child was" : "children were", text);
 }
 
 static bool same_name(const char *a, const char *b)
