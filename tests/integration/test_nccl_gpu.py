@@ -59,13 +59,23 @@ def test_torch_one_rank_collectives_with_their_bytes():
     check_eq({a.get("nranks") for a in args}, {"1"}, "one rank")
 
 
+def nccl_env():
+    """LD_LIBRARY_PATH with a libnccl.so.2 (the toolkit's, else a pip package's: PyTorch's)."""
+    probe = subprocess.run(["python3", "-c", "import glob, site; print(*[g for s in "
+                            "site.getsitepackages() for g in glob.glob(s + '/nvidia/nccl/lib')])"],
+                           capture_output=True, text=True, timeout=60)
+    dirs = probe.stdout.split() + ["/usr/local/cuda/lib64", "/usr/local/cuda/lib"]
+    old = os.environ.get("LD_LIBRARY_PATH")
+    return {"LD_LIBRARY_PATH": ":".join(dirs + ([old] if old else []))}
+
+
 def need_c_fixture(ranks):
     if not shutil.which("nvidia-smi"):
         raise Skip("no NVIDIA GPU or driver on this machine")
     if not os.path.exists(fixture(C_FIXTURE)):
         raise Skip(f"{C_FIXTURE} not built: no nccl.h in the CUDA toolkit at build time")
     p = subprocess.run([fixture(C_FIXTURE), str(ranks)], capture_output=True, text=True,
-                       timeout=300)
+                       timeout=300, env=dict(os.environ, **nccl_env()))
     if p.returncode:
         raise Skip(f"NCCL refuses {ranks} ranks here: {p.stderr.strip()[-300:]}")
 
@@ -73,7 +83,7 @@ def need_c_fixture(ranks):
 def test_c_api_one_rank():
     need_c_fixture(1)
     r = syscope("sample", "--parallel=nccl", "--output-format", "rocpd", "--",
-                fixture(C_FIXTURE), 1, timeout=600)
+                fixture(C_FIXTURE), 1, timeout=600, env=nccl_env())
     check_eq(r.rc, 0, r.describe())
     found, args = calls_of(r)
     check_eq(found, expected_calls(r.out), "each collective once, with its count and bytes")
@@ -83,7 +93,7 @@ def test_c_api_one_rank():
 def test_c_api_two_ranks_on_one_process():
     need_c_fixture(2)
     r = syscope("sample", "--parallel=nccl", "--output-format", "rocpd", "--",
-                fixture(C_FIXTURE), 2, timeout=600)
+                fixture(C_FIXTURE), 2, timeout=600, env=nccl_env())
     check_eq(r.rc, 0, r.describe())
     found, args = calls_of(r, rank=0)
     check_eq(found, expected_calls(r.out), "rank 0's calls, from the profiler plugin")
