@@ -3,7 +3,9 @@ part towards libsyscope-nccl.so (init, the calls' events in NCCL's order, kernel
 proxy ops from a proxy thread) for a known workload: 3 AllReduce of 1 Mi float32 on two
 kernel channels of exactly 1 ms GPU time, 2 Broadcast of 64 Ki float64 from root 2, one user
 group with a Send of 1000 int32 to rank 3 and a Recv from rank 0, on rank 1 of 4 of
-communicator 0x1234abcd5678ef00. Also --follow-exclude, with tests/programs/spawn_tools.c."""
+communicator 0x1234abcd5678ef00. The call wrappers (for what NCCL's profiler does not report)
+with nccl_calls.c against a stand-in libnccl.so.2 (fake_nccl.c). Also --follow-exclude, with
+tests/programs/spawn_tools.c."""
 import json
 import os
 import sqlite3
@@ -201,6 +203,41 @@ def test_nothing_without_the_flag_or_without_syscope():
                        env=dict(os.environ, NCCL_PROFILER_PLUGIN=PLUGIN))
     check_eq(p.returncode, 0, p.stderr)
     check("init=0 mask=0x0" in p.stdout, p.stdout)
+
+
+def wrapped_calls(*flags, env=None):
+    r = syscope("sample", "--output-format", "rocpd", *flags, "--", fixture("nccl_calls"),
+                env=env)
+    check_eq(r.rc, 0, r.describe())
+    check("recv=4" in r.out, f"NCCL's own result comes back: {r.out}")
+    return r, regions(database(r), "nccl")
+
+
+def test_calls_the_profiler_does_not_report_come_from_the_wrappers():
+    # One rank: NCCL 2.28 reports nothing to its profiler; the preloaded wrappers do.
+    r, calls = wrapped_calls("--parallel=nccl")
+    check_eq([c[0] for c in calls], ["ncclAllReduce"] * 3 + ["ncclBroadcast", "ncclSend",
+                                                             "ncclRecv"],
+             "each call once (ncclBcast, which calls ncclBroadcast inside NCCL, too)")
+    check_eq([c[4]["op"] for c in calls[:3]], ["Sum", "Sum", "Max"], "reduction ops")
+    check_eq({(c[4]["count"], c[4]["bytes"], c[4]["datatype"], c[4]["nranks"]) for c in calls[:3]},
+             {("1000", "4000", "ncclFloat32", "1")}, "AllReduce count, bytes, type, ranks")
+    check_eq((calls[3][4]["root"], calls[3][4]["bytes"]), ("0", "256"), "Bcast")
+    check_eq((calls[4][4]["peer"], calls[4][4]["bytes"], calls[4][4]["datatype"]),
+             ("1", "80", "ncclInt64"), "Send")
+    check_eq((calls[4][4]["result"], calls[5][4]["result"]), ("0", "4"), "NCCL's results")
+    s = summary(r)
+    check_eq((s["AllReduce"]["calls"], s["AllReduce"]["bytes"], s["AllReduce"]["gpu_timed"]),
+             (3, 12000, 0), "the summary counts the wrapped calls")
+    # Several ranks, but no profiler plugin ever initialized (an NCCL without the interface).
+    r, calls = wrapped_calls("--parallel=nccl", env={"FAKE_NCCL_RANKS": "4"})
+    check_eq(len(calls), 6, "recorded when NCCL's profiler never started")
+    check_eq({c[4]["nranks"] for c in calls}, {"4"}, "ranks")
+
+
+def test_wrappers_pass_through_without_the_flag():
+    r, calls = wrapped_calls()
+    check_eq(calls, [], "no NCCL regions without --parallel=nccl")
 
 
 def tool_dir():
