@@ -205,9 +205,10 @@ def test_nothing_without_the_flag_or_without_syscope():
     check("init=0 mask=0x0" in p.stdout, p.stdout)
 
 
-def wrapped_calls(*flags, env=None):
+def wrapped_calls(*flags, env=None, local=False):
+    lib = [os.path.join(BUILD, "fixtures", "libnccl_user.so")] if local else []
     r = syscope("sample", "--output-format", "rocpd", *flags, "--", fixture("nccl_calls"),
-                env=env)
+                *lib, env=env)
     check_eq(r.rc, 0, r.describe())
     check("recv=4" in r.out, f"NCCL's own result comes back: {r.out}")
     return r, regions(database(r), "nccl")
@@ -233,6 +234,16 @@ def test_calls_the_profiler_does_not_report_come_from_the_wrappers():
     r, calls = wrapped_calls("--parallel=nccl", env={"FAKE_NCCL_RANKS": "4"})
     check_eq(len(calls), 6, "recorded when NCCL's profiler never started")
     check_eq({c[4]["nranks"] for c in calls}, {"4"}, "ranks")
+
+
+def test_wrappers_find_an_nccl_loaded_in_a_local_scope():
+    # As PyTorch under Python: the library calling NCCL and its libnccl loaded RTLD_LOCAL,
+    # where the preloaded wrappers' RTLD_NEXT does not look; NCCL's own must still be called.
+    r, calls = wrapped_calls("--parallel=nccl", local=True)
+    check_eq(len(calls), 6, "each call recorded")
+    check_eq(calls[5][4]["result"], "4", "NCCL's own ncclRecv answered")
+    check("NCCL: 6 calls: AllReduce 3 (11.7 KiB), Broadcast 1 (256 B), Send 1 (80 B), "
+          "Recv 1 (80 B)" in r.err, "the end-of-run line: " + r.err)
 
 
 def test_wrappers_pass_through_without_the_flag():

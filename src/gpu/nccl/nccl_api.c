@@ -9,8 +9,11 @@
  * only pass through.
  */
 #include <dlfcn.h>
+#include <link.h>
 #include <stdatomic.h>
 #include <stddef.h>
+#include <stdint.h>
+#include <string.h>
 
 #include "nccl_events.h"
 
@@ -44,27 +47,96 @@ static const char *op_name(int op)
 	return op >= 0 && op < 5 ? names[op] : "PreMulSum"; /* ncclRedOpCreatePreMulSum's */
 }
 
+static int find_nccl(struct dl_phdr_info *info, size_t size, void *out)
+{
+	const char *base = info->dlpi_name ? strrchr(info->dlpi_name, '/') : NULL;
+
+	(void)size;
+	base = base ? base + 1 : info->dlpi_name;
+	if (!base || strncmp(base, "libnccl.so", 10))
+		return 0;
+	*(void **)out = dlopen(info->dlpi_name, RTLD_NOLOAD | RTLD_LAZY);
+	return *(void **)out != NULL;
+}
+
+/* The loaded NCCL library, or NULL. */
+static void *nccl_library(void)
+{
+	static void *lib;
+
+	if (!lib)
+		lib = dlopen("libnccl.so.2", RTLD_NOLOAD | RTLD_LAZY);
+	if (!lib)
+		dl_iterate_phdr(find_nccl, &lib);
+	return lib;
+}
+
+/*
+ * NCCL's own `name`: the next definition, or, when NCCL was loaded into a local scope that
+ * RTLD_NEXT does not search (Python loads PyTorch's libraries RTLD_LOCAL, and their libnccl
+ * with them, while the program's calls still bind to this preloaded library), the loaded
+ * libnccl's.
+ */
 static void *next(const char *name)
 {
-	return dlsym(RTLD_NEXT, name);
+	void *f = dlsym(RTLD_NEXT, name), *lib;
+
+	if (!f && (lib = nccl_library()))
+		f = dlsym(lib, name);
+	if (!f)
+		nccl_missing(name);
+	return f;
+}
+
+/* A communicator's rank and size, asked of NCCL once per communicator (each ask is an NCCL
+ * call of its own, an NVTX range in the trace): a small table, lock-free. */
+#define COMM_SLOTS 256
+static struct {
+	_Atomic(void *) comm;
+	_Atomic int size; /* 0 until known */
+	int rank;
+} comm_slots[COMM_SLOTS];
+
+static void comm_lookup(struct nccl_call *c)
+{
+	static int (*count_fn)(nccl_comm, int *);
+	static int (*rank_fn)(nccl_comm, int *);
+	unsigned h = (unsigned)(((uintptr_t)c->comm >> 4) * 2654435761u) % COMM_SLOTS;
+
+	for (unsigned i = 0; i < 8; i++) {
+		unsigned at = (h + i) % COMM_SLOTS;
+		void *seen = atomic_load(&comm_slots[at].comm);
+
+		if (seen == c->comm && atomic_load(&comm_slots[at].size)) {
+			c->nranks = atomic_load(&comm_slots[at].size);
+			c->rank = comm_slots[at].rank;
+			return;
+		}
+		if (seen == c->comm || (!seen && atomic_compare_exchange_strong(
+							 &comm_slots[at].comm, &seen, c->comm))) {
+			if (!count_fn)
+				count_fn = (int (*)(nccl_comm, int *))next("ncclCommCount");
+			if (!rank_fn)
+				rank_fn = (int (*)(nccl_comm, int *))next("ncclCommUserRank");
+			if (!count_fn || !rank_fn || count_fn(c->comm, &c->nranks) ||
+			    rank_fn(c->comm, &c->rank)) {
+				c->nranks = 0;
+				return;
+			}
+			comm_slots[at].rank = c->rank;
+			atomic_store(&comm_slots[at].size, c->nranks);
+			return;
+		}
+	}
+	c->nranks = 0; /* the table is full around it: unknown, recorded as such */
 }
 
 /* Whether this call is ours to record; fills the communicator's rank and size. */
 static bool record_it(struct nccl_call *c)
 {
-	static nccl_result (*count_fn)(nccl_comm, int *);
-	static nccl_result (*rank_fn)(nccl_comm, int *);
-
 	if (inside || !nccl_events_setup())
 		return false;
-	if (!count_fn)
-		count_fn = (nccl_result(*)(nccl_comm, int *))next("ncclCommCount");
-	if (!rank_fn)
-		rank_fn = (nccl_result(*)(nccl_comm, int *))next("ncclCommUserRank");
-	if (!count_fn || count_fn(c->comm, &c->nranks))
-		c->nranks = 0;
-	if (!rank_fn || rank_fn(c->comm, &c->rank))
-		c->rank = -1;
+	comm_lookup(c);
 	return c->nranks == 1 || !atomic_load(&nccl_profiler_seen);
 }
 

@@ -447,6 +447,20 @@ void nccl_call_region(const struct nccl_call *c, uint64_t start, uint64_t end)
 	api->record(SC_REC_REGION_SPAN, 0, &sp.r.ts, sizeof(sp) - sizeof(sp.r.hdr), t.buf, t.len);
 }
 
+void nccl_missing(const char *name)
+{
+	static atomic_int said;
+	char text[200];
+
+	if (!api || atomic_exchange(&said, 1))
+		return;
+	snprintf(text, sizeof(text),
+		 "NCCL: the program called %s, but no loaded NCCL library defines it; the call "
+		 "returned ncclInternalError",
+		 name);
+	api->note(SC_NOTE_WARN, text);
+}
+
 uint64_t nccl_now(void)
 {
 	return api ? api->now_ns() : 0;

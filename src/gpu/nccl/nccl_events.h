@@ -85,6 +85,8 @@ struct nccl_call {
 
 /* Write call `c` as a region of this thread (no-op unless set up and API events wanted). */
 void nccl_call_region(const struct nccl_call *c, uint64_t start, uint64_t end);
+/* Say once that NCCL's own `name` was not found (the wrapper could not call it). */
+void nccl_missing(const char *name);
 /* The recording clock, 0 before set-up. */
 uint64_t nccl_now(void);
 /* Whether NCCL's profiler initialized this plugin for some communicator (nccl_plugin.c). */
