@@ -15,6 +15,7 @@ import tempfile
 import harness
 from harness import BUILD, SYSCOPE, check, check_eq, fixture, syscope
 
+import pftrace
 from rocpd_checks import rows
 
 PLUGIN = os.path.join(BUILD, "lib", "syscope", "libsyscope-nccl.so")
@@ -129,6 +130,20 @@ def test_tasks_kernel_channels_and_proxy_ops_join_their_calls():
     check_eq({k[1] for k in kernels} | {p[1] for p in proxy} - {main_tid},
              {kernels[0][1]}, "kernel channels and proxy ops on the proxy thread")
     check(kernels[0][1] != main_tid, "the proxy thread is not the caller's")
+
+
+def test_perfetto_slices_carry_the_arguments():
+    r = run_driver("--parallel=nccl", "--output-format", "pftrace")
+    with open(r.path(f"perfetto-trace-{r.main_pid()}.pftrace"), "rb") as f:
+        t = pftrace.Trace(f.read())
+    check_eq(t.errors, [], "trace problems")
+    calls = [s for s in t.slices if s[2] == "nccl" and s[1] == "ncclAllReduce"]
+    check_eq(len(calls), 3, "three AllReduce slices")
+    check_eq({(str(s[5].get("bytes")), s[5].get("datatype"), s[5].get("comm")) for s in calls},
+             {(str(ALLREDUCE_BYTES), "ncclFloat32", COMM)}, "their arguments")
+    kernels = [s for s in t.slices if s[2] == "nccl_kernel"]
+    check_eq(len({t.thread_of(s[0]) for s in kernels}), 1, "channels on one thread")
+    check(t.thread_of(kernels[0][0]) != t.thread_of(calls[0][0]), "the proxy thread's own")
 
 
 def test_summary_gives_bytes_time_and_bus_bandwidth():
