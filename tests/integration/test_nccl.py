@@ -280,15 +280,16 @@ def commands(r):
 
 def test_follow_exclude_leaves_compilers_out_and_counts_them():
     ptxas = os.path.join(tool_dir(), "ptxas")
-    r = syscope("sample", "--output-format", "rocpd", "--", fixture("spawn_tools"), ptxas, 3, 2,
+    r = syscope("sample", "--output-format", "rocpd", "--", fixture("spawn_tools"), ptxas, 3, 4,
                 "/bin/true")
     check_eq(r.rc, 0, r.describe())
-    check("spawned=3 forked=2 other=1 failed=0" in r.out, r.out)
-    # The main program, its two forks (until they exec ptxas) and /bin/true; no ptxas.
+    check("spawned=3 forked=4 other=1 failed=0" in r.out, r.out)
+    # The main program, its two forks (until they exec ptxas) and /bin/true; no ptxas, and
+    # no process for the vfork children (they share the parent's until exec).
     check_eq(commands(r), ["spawn_tools"] * 3 + ["true"], "processes profiled")
     main = r.metadata(r.main_pid())["notes"]
-    check(any(n["text"] == "3 children were not profiled (--follow-exclude): ptxas x3"
-              for n in main), main)
+    check(any(n["text"] == "5 children were not profiled (--follow-exclude): ptxas x5"
+              for n in main), f"3 spawned and 2 vfork children, counted by the parent: {main}")
     forked = [n["text"] for pid in r.pids() if pid != r.main_pid()
               for n in r.metadata(pid)["notes"]]
     check_eq(forked.count("a child running ptxas was not profiled (--follow-exclude)"), 2,

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Starts tool programs as a GPU job starts its compilers: spawn_tools TOOL NSPAWN NFORK
- * [OTHER] runs TOOL --version NSPAWN times with posix_spawn, NFORK times with fork and
- * execv, then OTHER once with posix_spawn, waiting for each. Prints what it started.
+ * [OTHER] runs TOOL --version NSPAWN times with posix_spawn, NFORK times with fork (even
+ * turns) or vfork (odd turns) and execv, then OTHER once with posix_spawn, waiting for each.
+ * Prints what it started.
  */
 #include <spawn.h>
 #include <stdio.h>
@@ -31,10 +32,10 @@ static int spawn(const char *path)
 	return wait_for(pid);
 }
 
-static int fork_exec(const char *path)
+static int fork_exec(const char *path, int use_vfork)
 {
 	char *argv[] = { (char *)path, "--version", NULL };
-	pid_t pid = fork();
+	pid_t pid = use_vfork ? vfork() : fork();
 
 	if (pid == 0) {
 		execv(path, argv);
@@ -56,7 +57,7 @@ int main(int argc, char **argv)
 	for (int i = 0; i < nspawn; i++)
 		failed += spawn(argv[1]) != 0;
 	for (int i = 0; i < nfork; i++)
-		failed += fork_exec(argv[1]) != 0;
+		failed += fork_exec(argv[1], i % 2) != 0;
 	if (argc > 4)
 		failed += spawn(argv[4]) != 0;
 	printf("spawned=%d forked=%d other=%d failed=%d\n", nspawn, nfork, argc > 4, failed);
