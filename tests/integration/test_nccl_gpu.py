@@ -53,7 +53,7 @@ def test_torch_one_rank_collectives_with_their_bytes():
                 SCRIPT, "29611", timeout=600)
     check_eq(r.rc, 0, r.describe())
     expected = expected_calls(r.out)
-    check_eq(len(expected), 7, r.out)
+    check_eq(len(expected), 6, r.out)
     found, args = calls_of(r)
     check_eq(found, expected, "each collective once, with its count and bytes")
     check_eq({a.get("nranks") for a in args}, {"1"}, "one rank")

@@ -13,6 +13,7 @@
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -331,10 +332,12 @@ static void type_args(struct text *t, const struct nccl_event *e)
 	case NCCL_EV_P2P_API:
 		data_args(t, e);
 		comm_args(t, e);
-		arg(t, SC_ARG_POINTER, "stream", "%p", e->stream);
+		arg(t, SC_ARG_POINTER, "stream", "0x%llx",
+		    (unsigned long long)(uintptr_t)e->stream);
 		break;
 	case NCCL_EV_KERNEL_LAUNCH:
-		arg(t, SC_ARG_POINTER, "stream", "%p", e->stream);
+		arg(t, SC_ARG_POINTER, "stream", "0x%llx",
+		    (unsigned long long)(uintptr_t)e->stream);
 		break;
 	case NCCL_EV_COLL:
 		data_args(t, e);
@@ -435,12 +438,12 @@ void nccl_call_region(const struct nccl_call *c, uint64_t start, uint64_t end)
 	data_args(&t, &e);
 	if (c->op)
 		arg(&t, SC_ARG_STRING, "op", "%s", c->op);
-	arg(&t, SC_ARG_POINTER, "comm_handle", "%p", c->comm);
+	arg(&t, SC_ARG_POINTER, "comm_handle", "0x%llx", (unsigned long long)(uintptr_t)c->comm);
 	if (c->nranks > 0) {
 		arg(&t, SC_ARG_INT, "rank", "%d", c->rank);
 		arg(&t, SC_ARG_INT, "nranks", "%d", c->nranks);
 	}
-	arg(&t, SC_ARG_POINTER, "stream", "%p", c->stream);
+	arg(&t, SC_ARG_POINTER, "stream", "0x%llx", (unsigned long long)(uintptr_t)c->stream);
 	arg(&t, SC_ARG_INT, "result", "%d", c->result);
 	sp.r.args_len = t.len - sp.r.name_len - sp.r.cat_len;
 	sp.r.nargs = t.nargs;
