@@ -60,8 +60,7 @@ static const struct sc_alias pthread_aliases[] = { { "pthread", "pthread" },
 						   { "pthreads", "pthread" },
 						   { 0 } };
 
-#define PARALLEL_HELP "Parallel runtimes: mpi, openmp, pthread; nccl (not in this version yet)"
-#define NOT_YET "not in this version yet"
+#define PARALLEL_HELP "Parallel runtimes: mpi, openmp, pthread, nccl"
 
 /* ---- probes (avail -C) ---- */
 
@@ -286,6 +285,52 @@ static void check_gpu_events(struct sc_settings *s)
 	sc_gpu_events_check(s);
 }
 
+static const char *const nccl_env[] = { "NCCL_PROFILER_PLUGIN", NULL };
+
+/*
+ * NCCL tracing: NCCL dlopens the profiler plugin NCCL_PROFILER_PLUGIN names (a path is taken
+ * as it is) when a communicator is made; libsyscope-nccl.so lives beside libsyscope.so. A
+ * plugin the user chose is kept: NCCL loads only one (ours, preloaded, then records the
+ * calls themselves).
+ */
+static void nccl_environment(const struct sc_settings *s, const struct sc_launch_env *e)
+{
+	char *plugin = plugin_path(e->libdir, "libsyscope-nccl.so");
+	const char *theirs = getenv("NCCL_PROFILER_PLUGIN");
+
+	(void)s;
+	if (access(plugin, R_OK))
+		pr_warn("NCCL tracing not available: %s is missing", plugin);
+	else if (theirs && *theirs && strcmp(theirs, plugin))
+		pr_warn("NCCL tracing off: NCCL_PROFILER_PLUGIN is already set (to %s) and NCCL "
+			"loads only one profiler plugin; yours is kept",
+			theirs);
+	else
+		setenv("NCCL_PROFILER_PLUGIN", plugin, 1);
+	/* Preloaded too, for the calls NCCL's profiler does not report (nccl_api.c). */
+	if (!access(plugin, R_OK)) {
+		const char *old = getenv("LD_PRELOAD");
+		char *v = old && *old ? sc_xasprintf("%s:%s", plugin, old) : sc_xstrdup(plugin);
+
+		setenv("LD_PRELOAD", v, 1);
+		free(v);
+	}
+	free(plugin);
+}
+
+static void probe_nccl(struct sc_probe *p)
+{
+	char *dir = installed_libdir(), *path = plugin_path(dir, "libsyscope-nccl.so");
+	bool built = !access(path, R_OK);
+
+	p->ok = built;
+	snprintf(p->state, sizeof(p->state), "%s",
+		 built ? "NCCL profiler plugin (interface v5, v4, v3); on with --parallel=nccl"
+		       : "libsyscope-nccl.so is missing from this installation");
+	free(path);
+	free(dir);
+}
+
 /* --cpu-events and --sample-overflow: event names resolved and tried here, before the run. */
 static void check_cpu_events(struct sc_settings *s)
 {
@@ -395,15 +440,18 @@ const struct sc_component sc_components[] = {
 	},
 	{
 		.name = "nccl",
-		.description = "NCCL collectives and their GPU kernels (--parallel=nccl)",
-		.enable = -1,
+		.description = "NCCL collectives and point-to-point calls with bytes, kinds and "
+			       "communicators, their kernels' GPU time (--parallel=nccl)",
+		.enable = SC_SET_USE_NCCL,
 		.flag = "parallel",
 		.flag_metavar = "RUNTIMES",
 		.flag_help = PARALLEL_HELP,
 		.token = "nccl",
 		.aliases = nccl_aliases,
 		.value = -1,
-		.pending = NOT_YET,
+		.program_env = nccl_env,
+		.probe = probe_nccl,
+		.environment = nccl_environment,
 	},
 	{
 		.name = "pthread",

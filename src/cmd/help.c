@@ -30,8 +30,8 @@ static const struct {
 } pending[] = {
 	{ "parallel", "--parallel=mpi traces MPI calls (C and Fortran), --parallel=openmp "
 		      "OpenMP constructs (OMPT or libgomp), --parallel=pthread pthread waits, "
-		      "creations and joins (--pthread-min-wait); NCCL tracing is not in this "
-		      "version of syscope yet (--parallel=nccl is accepted and checked)." },
+		      "creations and joins (--pthread-min-wait), --parallel=nccl NCCL collectives "
+		      "and point-to-point calls through NCCL's profiler plugin (--nccl-events)." },
 };
 
 static bool topic_is(size_t t, const char *topic)

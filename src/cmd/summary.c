@@ -20,6 +20,7 @@
 #include "cmd.h"
 #include "report.h"
 #include "why_idle.h"
+#include "summary_nccl.h"
 
 #define MPI_RANKS                                                                             \
 	"K AS (SELECT R.guid, R.nid, R.pid, CAST(A.value AS INTEGER) AS rank FROM regions R " \
@@ -120,6 +121,7 @@ static const struct section sections[] = {
 	  "W2.slowest GROUP BY K.rank ORDER BY COUNT(*) DESC, K.rank LIMIT 1) AS slowest_rank, "
 	  "ROUND(SUM(W.waited) / 1e6, 3) AS others_waited_ms, ROUND(MAX(W.waited) / 1e6, 3) AS "
 	  "max_wait_ms FROM W GROUP BY W.name ORDER BY SUM(W.waited) DESC" },
+	NCCL_SECTION,
 	{ "gpu_busy", "GPU BUSY",
 	  "SELECT agent_abs_index AS gpu, agent_name AS name, ROUND(busy_time / 1e6, 3) AS "
 	  "busy_ms, ROUND(wall_time / 1e6, 3) AS wall_ms, ROUND(busy_percent, 1) AS percent FROM "

@@ -12,6 +12,11 @@
  * These wrappers may run in a vfork() child, which shares the parent's memory: they allocate
  * nothing (the new environment lives on the stack) and record only when getpid() says we
  * are the process the runtime was started in.
+ *
+ * Programs named in FOLLOW_EXCLUDE (--follow-exclude: compilers and linkers a GPU job starts
+ * by the hundred) get the environment of FOLLOW_CHILDREN off. A process that execs one
+ * itself notes it at once (it is gone afterwards); spawns and vfork children count into
+ * the parent's table (a vfork child shares its memory), noted once when the parent ends.
  */
 #include "rt.h"
 #include "sources/source.h"
@@ -73,6 +78,95 @@ static bool follow(void)
 	return rt_proc.self_path[0] && sc_bool(&rt_proc.settings, SC_SET_FOLLOW_CHILDREN);
 }
 
+/* ---- --follow-exclude ---- */
+
+#define MAX_EXCLUDED 32
+
+static atomic_uint excluded_count[MAX_EXCLUDED];
+
+/* The index in FOLLOW_EXCLUDE of the program `path` runs (by its last component), or -1. */
+static int excluded_index(const char *path)
+{
+	const char *list = sc_str(&rt_proc.settings, SC_SET_FOLLOW_EXCLUDE);
+	const char *base = path ? strrchr(path, '/') : NULL;
+	size_t blen;
+
+	base = base ? base + 1 : path;
+	if (!base || !*base || !list)
+		return -1;
+	blen = strlen(base);
+	for (int i = 0; *list && i < MAX_EXCLUDED; i++) {
+		size_t len = strcspn(list, ", ");
+
+		if (len == blen && !strncmp(list, base, len))
+			return i;
+		list += len;
+		list += strspn(list, ", ");
+	}
+	return -1;
+}
+
+/* The name at `index` of FOLLOW_EXCLUDE, into buf. */
+static const char *excluded_name(int index, char *buf, size_t n)
+{
+	const char *list = sc_str(&rt_proc.settings, SC_SET_FOLLOW_EXCLUDE);
+
+	for (int i = 0; *list; i++) {
+		size_t len = strcspn(list, ", ");
+
+		if (i == index) {
+			snprintf(buf, n, "%.*s", (int)len, list);
+			return buf;
+		}
+		list += len;
+		list += strspn(list, ", ");
+	}
+	return "?";
+}
+
+/* Whether the child that runs `path` is profiled; counts or notes one that is not. */
+static bool follow_program(const char *path, bool spawned)
+{
+	int i;
+
+	if (!follow())
+		return false;
+	i = excluded_index(path);
+	if (i < 0)
+		return true;
+	if (!spawned && rt_active() && getpid() == rt_proc.pid) {
+		char name[64];
+
+		rt_note(SC_NOTE_INFO, "a child running %s was not profiled (--follow-exclude)",
+			excluded_name(i, name, sizeof(name)));
+	} else {
+		atomic_fetch_add(&excluded_count[i], 1);
+	}
+	return false;
+}
+
+void rt_exec_report(void)
+{
+	char text[400], name[64];
+	size_t len = 0;
+	unsigned total = 0;
+
+	for (int i = 0; i < MAX_EXCLUDED; i++) {
+		unsigned n = atomic_exchange(&excluded_count[i], 0);
+
+		if (!n)
+			continue;
+		total += n;
+		if (len < sizeof(text))
+			len += (size_t)snprintf(text + len, sizeof(text) - len, "%s%s x%u",
+						len ? ", " : "",
+						excluded_name(i, name, sizeof(name)), n);
+	}
+	if (total)
+		rt_note(SC_NOTE_INFO, "%u %s not profiled (--follow-exclude): %s", total,
+			total == 1 ? "child was" : "children were", text);
+}
+
 static bool same_name(const char *a, const char *b)
 {
 	while (*a && *a != '=' && *a == *b) {
@@ -125,9 +219,8 @@ static size_t env_count(char *const *env)
 }
 
 /* Fill `out` (room for env_count(env) + ncarried + 2) with the child's environment. */
-static char **child_env(char *const *env, char **out, char *preload_buf)
+static char **child_env(char *const *env, char **out, char *preload_buf, bool add)
 {
-	bool add = follow();
 	size_t n = 0;
 	const char *preload = NULL;
 
@@ -190,14 +283,15 @@ static void record_spawn(int rc, const pid_t *pid)
 	rt_record(SC_REC_FORK, 0, &rec.ts, sizeof(rec) - sizeof(rec.hdr), NULL, 0);
 }
 
-#define WITH_CHILD_ENV(env, newenv)                                \
+#define WITH_CHILD_ENV(env, newenv, path, spawned)                 \
 	char *newenv##_arr[env_count(env) + (size_t)ncarried + 2]; \
 	char newenv##_preload[PRELOAD_MAX];                        \
-	char **newenv = child_env(env, newenv##_arr, newenv##_preload)
+	char **newenv =                                            \
+		child_env(env, newenv##_arr, newenv##_preload, follow_program(path, spawned))
 
 RT_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 {
-	WITH_CHILD_ENV(envp, env);
+	WITH_CHILD_ENV(envp, env, path, false);
 	before_exec(path);
 	RT_REAL(execve)(path, argv, env);
 	exec_failed();
@@ -206,7 +300,7 @@ RT_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 
 RT_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
 {
-	WITH_CHILD_ENV(envp, env);
+	WITH_CHILD_ENV(envp, env, file, false);
 	before_exec(file);
 	RT_REAL(execvpe)(file, argv, env);
 	exec_failed();
@@ -225,7 +319,7 @@ RT_EXPORT int execvp(const char *file, char *const argv[])
 
 RT_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 {
-	WITH_CHILD_ENV(envp, env);
+	WITH_CHILD_ENV(envp, env, NULL, false);
 	before_exec("(fexecve)");
 	RT_REAL(fexecve)(fd, argv, env);
 	exec_failed();
@@ -277,7 +371,7 @@ RT_EXPORT int execle(const char *path, const char *arg, ...)
 RT_EXPORT int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_actions_t *fa,
 			  const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
 {
-	WITH_CHILD_ENV(envp, env);
+	WITH_CHILD_ENV(envp, env, path, true);
 	int rc = RT_REAL(posix_spawn)(pid, path, fa, attr, argv, env);
 
 	record_spawn(rc, pid);
@@ -287,7 +381,7 @@ RT_EXPORT int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_a
 RT_EXPORT int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_actions_t *fa,
 			   const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
 {
-	WITH_CHILD_ENV(envp, env);
+	WITH_CHILD_ENV(envp, env, file, true);
 	int rc = RT_REAL(posix_spawnp)(pid, file, fa, attr, argv, env);
 
 	record_spawn(rc, pid);

@@ -219,6 +219,7 @@ void rt_finalize(enum sc_end_reason reason, int status)
 	if (atomic_exchange(&finalized, 1))
 		return;
 	rt_plugins_stop(); /* plugins flush what they buffered while recording still works */
+	rt_exec_report();
 	atomic_store(&rt_proc.stopping, 1); /* sample handlers record nothing more */
 	rt_sources_process_stop();
 	rt_modules_check();

@@ -325,6 +325,8 @@ uint16_t rt_stack_context(uint64_t frame);
 
 /* ---- exec.c ---- */
 void rt_exec_env_init(void);
+/* Note the children --follow-exclude kept out that this process counted (at its end). */
+void rt_exec_report(void);
 
 /* ---- lifecycle.c ---- */
 void rt_finalize(enum sc_end_reason reason, int status);

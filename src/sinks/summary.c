@@ -358,6 +358,7 @@ void sc_summary_print(FILE *f, struct sc_output *out, unsigned top)
 		any = true;
 	}
 	sc_summary_python(f, out, top);
+	sc_summary_nccl(f, out);
 	for (size_t i = 0; i < out->profiles->profiles.n; i++)
 		if (out->profiles->profiles.v[i]->kind == SC_PROFILE_REGIONS) {
 			/* Instrumented functions, API calls, user regions: their own time. */

@@ -11,5 +11,7 @@ void sc_summary_print(FILE *f, struct sc_output *out, unsigned top);
 /* Its Python lines (summary_python.c): interpreters, GIL waits, splice misses, the GPU
  * time each Python line launched (its `top` lines). */
 void sc_summary_python(FILE *f, struct sc_output *out, unsigned top);
+/* Its NCCL line (summary_nccl.c): calls and bytes per collective kind, when NCCL was traced. */
+void sc_summary_nccl(FILE *f, struct sc_output *out);
 
 #endif
