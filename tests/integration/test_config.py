@@ -155,7 +155,10 @@ def test_unknown_keys_warn_and_the_run_goes_on():
     check_eq(r.rc, 0, r.describe())
     check("unknown key 'settings.SAMPLNG_FREQ' ignored (did you mean SAMPLING_FREQ?)"
           in r.err, r.err)
-    check("(20 Hz asked" in r.err, "the rest of the preset applies")
+    # The rest of the preset applies (read from the metadata: a summary's rate line needs
+    # samples, which a loaded machine may not give 0.2 s of work at 20 Hz).
+    freq = [s["value"] for s in r.metadata()["settings"] if s["name"] == "SAMPLING_FREQ"]
+    check_eq(freq, ["20"], "the rest of the preset applies")
 
 
 def test_export_round_trip():

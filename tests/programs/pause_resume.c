@@ -16,9 +16,9 @@ static volatile double sink;
 
 NOINLINE static void spin_for(double seconds)
 {
-	double end = fixture_now() + seconds, x = 1;
+	double end = fixture_cpu_now() + seconds, x = 1;
 
-	while (fixture_now() < end)
+	while (fixture_cpu_now() < end)
 		for (int i = 0; i < 1000; i++)
 			x = x * 1.0000001 + 0.5;
 	sink = x;
