@@ -382,11 +382,22 @@ static int replay_record(void *ctx, int32_t tid, const struct sc_record *rec, ui
 			r->ops->region_end(r->ctx, r->img, t, &ev);
 		break;
 	}
+	case SC_REC_MPI_SHORT:
+	case SC_REC_CLOCK_SYNC:
 	case SC_REC_MPI_CALL: {
+		struct sc_rec_mpi_call whole;
 		char text[1024];
 
 		r->stats->regions++;
-		sc_mpi_region(&ev, (const void *)rec, text, sizeof(text));
+		if (rec->type == SC_REC_CLOCK_SYNC)
+			sc_mpi_clock_region(&ev, (const void *)rec, text, sizeof(text));
+		else if (rec->type == SC_REC_MPI_SHORT)
+			sc_mpi_region(&ev,
+				      sc_mpi_unshort((const void *)rec, sc_image_mpi_size(r->img),
+						     &whole),
+				      text, sizeof(text));
+		else
+			sc_mpi_region(&ev, (const void *)rec, text, sizeof(text));
 		o = open_of(r, tid, false);
 		ev.depth = o ? o->depth : 0;
 		if (r->ops->region_begin)

@@ -585,6 +585,39 @@ struct sc_mpi_done {
 };
 
 /*
+ * An MPI call with nothing to say but its communicator (MPI_Comm_rank, MPI_Barrier...): a
+ * third of MPI_CALL's size, for the calls a program makes most. hdr.flags is the function
+ * (its id, as MPI_CALL's `fn`) with SC_MPI_SHORT_FORTRAN; only communicators whose size
+ * the reader knows are written so (none, MPI_COMM_WORLD, MPI_COMM_SELF).
+ */
+#define SC_MPI_SHORT_FN(flags) ((flags)&0x7fffu)
+#define SC_MPI_SHORT_FORTRAN 0x8000u
+
+struct sc_rec_mpi_short {
+	struct sc_record hdr;
+	uint64_t ts;
+	uint32_t duration; /* ns; longer calls are written as MPI_CALL */
+	uint32_t comm;	   /* 0, 1 or 2, as sc_rec_mpi_call's */
+};
+
+/*
+ * This process's clock against its job's rank 0, measured by ping-pongs at MPI_Init and
+ * MPI_Finalize (libsyscope-mpi.so): `offset` is what to add to this process's timestamps
+ * around `when` to read rank 0's clock; `syscope merge` interpolates between the two.
+ */
+#define SC_CLOCK_SYNC_FINALIZE 0x1u /* hdr.flags: measured at MPI_Finalize (else MPI_Init) */
+
+struct sc_rec_clock_sync {
+	struct sc_record hdr;
+	uint64_t ts, end; /* the measurement, on this process's clock */
+	uint64_t when;	  /* midpoint of the round kept (the shortest round trip) */
+	int64_t offset;	  /* ns */
+	uint64_t rtt;	  /* the round trip of the round kept, ns */
+	int32_t peer;	  /* the reference's world rank */
+	uint32_t rounds;
+};
+
+/*
  * A sample of a thread that runs Python carries its Python frames too: SC_SAMPLE_PYTHON in
  * the sample's hdr.flags says that after frames[nframes] come a struct sc_py_stack and its
  * frames, innermost first (one record, so the two halves cannot be parted).
