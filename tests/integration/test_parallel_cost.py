@@ -6,7 +6,11 @@ regions); `syscope merge` moves a rank whose clock is off (shifted on purpose th
 SYSCOPE_TEST_CLOCK_SHIFT_NS) so that no receive is drawn before its send.
 
 The fixture, tests/programs/mpi_clock.c: rank 1 sends 3 messages to rank 0 (tag 5), then
-each rank calls MPI_Comm_rank 100 times and MPI_Barrier once."""
+each rank calls MPI_Comm_rank 100 times and MPI_Barrier once.
+
+OpenMP: a construct whose arguments are all numbers begins with one OMP_BEGIN record of
+16 bytes and 8 per argument (tests/programs/omp_team.c, whose counts test_openmp.py knows),
+a REGION_BEGIN only when an argument is text (libgomp's loop schedule)."""
 import glob
 import os
 import shutil
@@ -216,6 +220,50 @@ def test_merge_without_clock_sync_leaves_clocks_alone():
     pairs = messages(db, pids_by_rank(db))
     check(all(send > recv_end for send, recv_end in pairs), f"left as recorded: {pairs}")
     check(trace.errors, "receives before their sends: the trace checker objects")
+
+
+# omp_team.c: 6 parallel regions of 4 threads, a barrier per member in 3, 8 tasks.
+OMP_COMPACT = {("omp parallel", 32): 6, ("omp implicit task", 32): 24,
+               ("omp implicit barrier", 16): 24, ("omp barrier", 16): 12,
+               ("omp task", 16): 8, ("omp taskwait", 16): 1, ("omp critical", 16): 4,
+               ("omp critical wait", 16): 4, ("omp lock", 16): 4, ("omp lock wait", 16): 4}
+
+
+def omp_begins(compiler):
+    path = fixture(f"omp_team_{compiler}")
+    if not os.path.exists(path):
+        why = f"{path} not built (clang -fopenmp needs clang and libomp-dev)"
+        if os.environ.get("CI") == "true":
+            raise AssertionError(why)
+        raise Skip(why)
+    r = harness.syscope("sample", "--parallel=openmp", "--output-format", "json", "--", path,
+                        env={"OMP_WAIT_POLICY": "passive"})
+    check_eq(r.rc, 0, r.describe())
+    compact, full = {}, []
+    for raw in r.raw_files():
+        with open(raw, "rb") as f:
+            for _tid, rtype, flags, payload in rawdump.records(f.read()):
+                if rtype == records.OMP_BEGIN:
+                    _ts, name, _args = records.decode_omp_begin(flags, payload)
+                    key = (name, len(payload) + 8)
+                    compact[key] = compact.get(key, 0) + 1
+                elif rtype == records.REGION_BEGIN:
+                    full.append(bytes(payload[32:]).split(b"\0")[0].decode())
+    return compact, full
+
+
+def test_openmp_begins_take_16_to_32_bytes_gcc():
+    compact, full = omp_begins("gcc")
+    check_eq(compact, OMP_COMPACT, "libgomp: compact begins by construct and size")
+    check_eq(full, ["omp loop"] * 4, "only the loops (a schedule name) stay REGION_BEGIN")
+
+
+def test_openmp_begins_take_16_to_32_bytes_clang():
+    compact, full = omp_begins("clang")
+    want = dict(OMP_COMPACT)
+    want.update({("omp loop", 24): 4, ("omp single", 16): 1})
+    check_eq(compact, want, "OMPT: compact begins by construct and size (loops: iterations)")
+    check_eq(full, [], "every OMPT begin of the fixture is compact")
 
 
 harness.main(globals())
