@@ -209,6 +209,36 @@ def test_merge_aligns_a_rank_whose_clock_is_off():
              "a flow per message")
 
 
+def test_merge_interpolates_between_init_and_finalize():
+    """Offsets of rank 1 rewritten in its database (a clock drifting by 20 us between
+    MPI_Init and MPI_Finalize, a few ms apart): merged, each of its regions moves by the
+    offset interpolated at its start."""
+    need_mpi()
+    workdir = run_job(shift_rank1=SHIFT_NS)
+    path = glob.glob(os.path.join(workdir, "rank-1", "rocpd-*.db"))[0]
+    db = sqlite3.connect(path)
+    args_table = rows(db, "SELECT name FROM sqlite_master WHERE type = 'table' AND "
+                          "name LIKE 'rocpd_arg%'")[0][0]
+    syncs = clock_syncs(db)
+    w0, w1 = int(syncs["MPI_Init"]["when"]), int(syncs["MPI_Finalize"]["when"])
+    o0, o1 = -SHIFT_NS, -SHIFT_NS - 20_000
+    for at, offset in (("MPI_Init", o0), ("MPI_Finalize", o1)):
+        db.execute(f'UPDATE "{args_table}" SET value = ? WHERE name = \'offset_ns\' AND '
+                   f'event_id = (SELECT R.event_id FROM rocpd_region R JOIN rocpd_arg A ON '
+                   f'A.event_id = R.event_id WHERE A.name = \'at\' AND A.value = ?)',
+                   (str(offset), at))
+    db.commit()
+    own = sorted(s for (s,) in rows(db, "SELECT start FROM regions WHERE name = 'MPI_Send'"))
+    merged, _trace = merge(workdir)
+    pid = pids_by_rank(merged)[1]
+    moved = sorted(s for (s,) in rows(merged, "SELECT start FROM regions WHERE "
+                                              "name = 'MPI_Send' AND pid = ?", pid))
+    want = [t + o0 + int((t - w0) * (o1 - o0) / (w1 - w0)) for t in own]
+    check(all(w0 < t < w1 for t in own), "the sends lie between the two measurements")
+    check(all(abs(m - w) <= 1 for m, w in zip(moved, want)) and len(moved) == MESSAGES,
+          f"moved by the interpolated offset: {moved} != {want}")
+
+
 def test_merge_without_clock_sync_leaves_clocks_alone():
     """The same shift with --no-mpi-clock-sync: nothing measured, nothing moved, and the
     merged trace shows receives before their sends (what the alignment prevents)."""
