@@ -212,7 +212,7 @@ struct clock_fix {
 	int64_t when[2], offset[2];
 };
 
-static void clock_fix_of(struct merge *mg, const char *guid, struct clock_fix *f)
+static void clock_fix_of(struct merge *mg, const char *path, const char *guid, struct clock_fix *f)
 {
 	static const char sql[] =
 		"SELECT (SELECT CAST(value AS INTEGER) FROM src.rocpd_arg A WHERE A.guid = R.guid "
@@ -237,10 +237,12 @@ static void clock_fix_of(struct merge *mg, const char *guid, struct clock_fix *f
 	sqlite3_finalize(st);
 	if (f->n == 2 && f->when[1] <= f->when[0])
 		f->n = 1;
-	if (f->n)
-		pr_info("clock of rocpd guid %s moved by %lld ns to rank 0's%s", guid,
-			(long long)f->offset[0],
-			f->n == 2 ? " (at MPI_Init; interpolated after)" : "");
+	if (f->n == 2)
+		pr_info("%s: clock moved onto rank 0's by %lld ns at MPI_Init, %lld at "
+			"MPI_Finalize, interpolated between",
+			path, (long long)f->offset[0], (long long)f->offset[1]);
+	else if (f->n)
+		pr_info("%s: clock moved onto rank 0's by %lld ns", path, (long long)f->offset[0]);
 }
 
 /* Whether column `col` holds a time (ns of the recording clock). */
@@ -350,7 +352,7 @@ static int merge_file(struct merge *mg, const char *path)
 		*VEC_PUSH(&mg->merged) = sc_xasprintf("%s %s", guids.v[g], path);
 		rc = share_by_value(mg, guids.v[g]);
 		compute_offsets(mg, guids.v[g]);
-		clock_fix_of(mg, guids.v[g], &fix);
+		clock_fix_of(mg, path, guids.v[g], &fix);
 		for (size_t t = FIRST_COPIED; !rc && tables[t]; t++)
 			rc = copy_table(mg, t, guids.v[g], &fix);
 	}
