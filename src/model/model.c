@@ -687,6 +687,11 @@ static int metadata_record(void *ctx, int32_t tid, const struct sc_record *rec, 
 	case SC_REC_FUNC_ENTER:
 		img->regions++;
 		break;
+	case SC_REC_MPI_SHORT:
+	case SC_REC_CLOCK_SYNC:
+	case SC_REC_OMP_BEGIN:
+		img->regions++;
+		break;
 	case SC_REC_MPI_CALL:
 		img->regions++;
 		mpi_job(img, (const struct sc_rec_mpi_call *)rec);

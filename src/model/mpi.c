@@ -145,6 +145,47 @@ void sc_mpi_region(struct sc_region_ev *ev, const struct sc_rec_mpi_call *c, cha
 	ev->nargs = t.nargs;
 }
 
+const struct sc_rec_mpi_call *sc_mpi_unshort(const struct sc_rec_mpi_short *s, int32_t world_size,
+					     struct sc_rec_mpi_call *out)
+{
+	*out = (struct sc_rec_mpi_call){ .ts = s->ts,
+					 .end = s->ts + s->duration,
+					 .fn = (uint16_t)SC_MPI_SHORT_FN(s->hdr.flags),
+					 .comm = s->comm,
+					 .peer = SC_MPI_NONE,
+					 .tag = SC_MPI_NONE };
+	out->hdr.flags = s->hdr.flags & SC_MPI_SHORT_FORTRAN ? SC_MPI_FORTRAN : 0;
+	out->comm_size = s->comm == 1 ? world_size : s->comm == 2 ? 1 : 0;
+	return out;
+}
+
+void sc_mpi_clock_region(struct sc_region_ev *ev, const struct sc_rec_clock_sync *c, char *buf,
+			 size_t cap)
+{
+	struct text t = { .buf = buf, .cap = cap };
+	size_t name_len, args_at;
+
+	put(&t, SC_MPI_CLOCK_REGION);
+	name_len = t.used;
+	put(&t, SC_MPI_CLOCK_CATEGORY);
+	args_at = t.used;
+	arg_i(&t, "peer", c->peer);
+	arg_i(&t, "offset_ns", c->offset);
+	arg_u(&t, "rtt_ns", c->rtt);
+	arg_u(&t, "when", c->when);
+	arg_u(&t, "rounds", c->rounds);
+	arg(&t, SC_ARG_STRING, "at",
+	    c->hdr.flags & SC_CLOCK_SYNC_FINALIZE ? "MPI_Finalize" : "MPI_Init");
+	memset(ev, 0, sizeof(*ev));
+	ev->start = c->ts;
+	ev->end = c->end;
+	ev->name = buf;
+	ev->category = buf + name_len;
+	ev->args = buf + args_at;
+	ev->args_len = (uint32_t)(t.used - args_at);
+	ev->nargs = t.nargs;
+}
+
 /* The kind of the function named `name`. */
 static enum sc_mpi_kind kind_of(const char *name)
 {

@@ -27,6 +27,18 @@ static inline const struct sc_mpi_done *sc_mpi_dones(const struct sc_rec_mpi_cal
  * (valid while buf is). */
 void sc_mpi_region(struct sc_region_ev *ev, const struct sc_rec_mpi_call *c, char *buf, size_t cap);
 
+/* Short call `s` as the MPI_CALL record it abbreviates, in `out` (returned); `world_size` is
+ * the job's size (MPI_Init's record), the size of communicator 1. */
+const struct sc_rec_mpi_call *sc_mpi_unshort(const struct sc_rec_mpi_short *s, int32_t world_size,
+					     struct sc_rec_mpi_call *out);
+
+/* The region of a clock measurement: SC_MPI_CLOCK_REGION, category "syscope", its numbers as
+ * arguments (peer, offset_ns, rtt_ns, when, rounds) for `syscope merge`. */
+#define SC_MPI_CLOCK_REGION "MPI clock sync"
+#define SC_MPI_CLOCK_CATEGORY "syscope"
+void sc_mpi_clock_region(struct sc_region_ev *ev, const struct sc_rec_clock_sync *c, char *buf,
+			 size_t cap);
+
 /* One end of a point-to-point message: both ends name it alike (world ranks). */
 struct sc_mpi_message {
 	int32_t src, dst, tag;

@@ -2,6 +2,7 @@
 #include "timeline.h"
 
 #include "mpi.h"
+#include "omp.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,6 +40,7 @@ struct replay {
 	int32_t last_tid;
 	struct sc_hashmap func_names; /* function address + 1 -> name pointer << 1 | hidden */
 	const char *category_instrumented;
+	struct sc_omp_texts omp; /* arguments of OMP_BEGIN regions */
 };
 
 const char *sc_region_arg_next(const char *p, const char *end, char *type, const char **name,
@@ -352,6 +354,12 @@ static int replay_record(void *ctx, int32_t tid, const struct sc_record *rec, ui
 		name_openmp_parallel(r, &ev);
 		open_region(r, tid, &ev);
 		break;
+	case SC_REC_OMP_BEGIN:
+		if (!sc_omp_region(&ev, (const void *)rec, rec->size, &r->omp))
+			break;
+		name_openmp_parallel(r, &ev);
+		open_region(r, tid, &ev);
+		break;
 	case SC_REC_REGION_END: {
 		uint32_t at;
 
@@ -384,11 +392,22 @@ static int replay_record(void *ctx, int32_t tid, const struct sc_record *rec, ui
 			r->ops->region_end(r->ctx, r->img, t, &ev);
 		break;
 	}
+	case SC_REC_MPI_SHORT:
+	case SC_REC_CLOCK_SYNC:
 	case SC_REC_MPI_CALL: {
+		struct sc_rec_mpi_call whole;
 		char text[1024];
 
 		r->stats->regions++;
-		sc_mpi_region(&ev, (const void *)rec, text, sizeof(text));
+		if (rec->type == SC_REC_CLOCK_SYNC)
+			sc_mpi_clock_region(&ev, (const void *)rec, text, sizeof(text));
+		else if (rec->type == SC_REC_MPI_SHORT)
+			sc_mpi_region(&ev,
+				      sc_mpi_unshort((const void *)rec, sc_image_mpi_size(r->img),
+						     &whole),
+				      text, sizeof(text));
+		else
+			sc_mpi_region(&ev, (const void *)rec, text, sizeof(text));
 		o = open_of(r, tid, false);
 		ev.depth = o ? o->depth : 0;
 		if (r->ops->region_begin)
@@ -505,6 +524,7 @@ int sc_timeline_replay(struct sc_model *m, struct sc_image *img, const struct sc
 
 	sc_hashmap_init(&r.open_index);
 	sc_hashmap_init(&r.func_names);
+	sc_omp_texts_init(&r.omp);
 	r.category_instrumented = sc_strtab_intern(&m->strings, "instrumented");
 	sc_image_foreach(img, replay_record, &r, NULL, NULL, NULL);
 	for (size_t i = 0; i < r.open.n; i++) {
@@ -515,6 +535,7 @@ int sc_timeline_replay(struct sc_model *m, struct sc_image *img, const struct sc
 	VEC_FREE(&r.open);
 	sc_hashmap_free(&r.open_index);
 	sc_hashmap_free(&r.func_names);
+	sc_omp_texts_free(&r.omp);
 	if (stats->too_deep && !warned_too_deep) {
 		warned_too_deep = true; /* once, not once per output format */
 		pr_warn("%llu regions of process %d nested deeper than %d were left out",

@@ -61,6 +61,8 @@ static const struct sc_plugin_api api = {
 	.counter_value = rt_counter_value,
 	.py_callsites_on = rt_py_callsites_on,
 	.py_callsite = rt_py_callsite,
+	.reserve = rt_reserve,
+	.commit = rt_commit,
 };
 
 RT_EXPORT const struct sc_plugin_api *syscope_plugin_api(uint32_t abi);

@@ -46,6 +46,10 @@ struct sc_plugin_api {
 	 * id. Check `size` before use: a runtime of the same ABI may predate them. */
 	bool (*py_callsites_on)(void);
 	int (*py_callsite)(uint64_t corr_id);
+	/* Record in place, as rt_reserve() and rt_commit() of rt.h: the cheap way for a small
+	 * fixed record on a hot path. Check `size` before use. */
+	void *(*reserve)(uint32_t size);
+	void (*commit)(void *rec, uint16_t type, uint16_t flags, uint32_t size);
 };
 
 typedef const struct sc_plugin_api *(*sc_plugin_api_fn)(uint32_t abi);

@@ -585,6 +585,70 @@ struct sc_mpi_done {
 };
 
 /*
+ * An MPI call with nothing to say but its communicator (MPI_Comm_rank, MPI_Barrier...): a
+ * third of MPI_CALL's size, for the calls a program makes most. hdr.flags is the function
+ * (its id, as MPI_CALL's `fn`) with SC_MPI_SHORT_FORTRAN; only communicators whose size
+ * the reader knows are written so (none, MPI_COMM_WORLD, MPI_COMM_SELF).
+ */
+#define SC_MPI_SHORT_FN(flags) ((flags)&0x7fffu)
+#define SC_MPI_SHORT_FORTRAN 0x8000u
+
+struct sc_rec_mpi_short {
+	struct sc_record hdr;
+	uint64_t ts;
+	uint32_t duration; /* ns; longer calls are written as MPI_CALL */
+	uint32_t comm;	   /* 0, 1 or 2, as sc_rec_mpi_call's */
+};
+
+/*
+ * This process's clock against its job's rank 0, measured by ping-pongs at MPI_Init and
+ * MPI_Finalize (libsyscope-mpi.so): `offset` is what to add to this process's timestamps
+ * around `when` to read rank 0's clock; `syscope merge` interpolates between the two.
+ */
+/*
+ * The begin of an OpenMP construct (libsyscope.so's OpenMP tracer) whose arguments are all
+ * numbers: the region a REGION_BEGIN would give, in 16-32 bytes instead of ~90, its name and
+ * argument names implied by numbers of src/store/omp_events.def. hdr.flags: the kind (bits
+ * 0-5), the number of arguments (6-7, at most 2), the id of each (8-11, 12-15); their values
+ * follow as u64. Ended by REGION_END, as a REGION_BEGIN.
+ */
+#define SC_OMP_KIND_OF(flags) ((flags)&0x3fu)
+#define SC_OMP_NARGS(flags) (((flags) >> 6) & 0x3u)
+#define SC_OMP_ARG_ID(flags, i) (((flags) >> (8 + 4 * (i))) & 0xfu)
+#define SC_OMP_MAX_ARGS 2
+
+enum sc_omp_kind {
+#define SC_OMP_KIND(e, id, name) SC_OMP_##e = id,
+#include "omp_events.def"
+#undef SC_OMP_KIND
+	SC_OMP_KIND_END
+};
+
+enum sc_omp_arg {
+#define SC_OMP_ARG(n, id, type) SC_OMP_ARG_##n = id,
+#include "omp_events.def"
+#undef SC_OMP_ARG
+	SC_OMP_ARG_END
+};
+
+struct sc_rec_omp_begin {
+	struct sc_record hdr;
+	uint64_t ts;
+};
+
+#define SC_CLOCK_SYNC_FINALIZE 0x1u /* hdr.flags: measured at MPI_Finalize (else MPI_Init) */
+
+struct sc_rec_clock_sync {
+	struct sc_record hdr;
+	uint64_t ts, end; /* the measurement, on this process's clock */
+	uint64_t when;	  /* midpoint of the round kept (the shortest round trip) */
+	int64_t offset;	  /* ns */
+	uint64_t rtt;	  /* the round trip of the round kept, ns */
+	int32_t peer;	  /* the reference's world rank */
+	uint32_t rounds;
+};
+
+/*
  * A sample of a thread that runs Python carries its Python frames too: SC_SAMPLE_PYTHON in
  * the sample's hdr.flags says that after frames[nframes] come a struct sc_py_stack and its
  * frames, innermost first (one record, so the two halves cannot be parted).

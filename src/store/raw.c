@@ -146,6 +146,14 @@ bool sc_record_well_formed(const struct sc_record *rec)
 		return c->end >= c->ts &&
 		       sizeof(*c) + (uint64_t)c->ndone * sizeof(struct sc_mpi_done) <= size;
 	}
+	case SC_REC_OMP_BEGIN:
+		return sizeof(struct sc_rec_omp_begin) + 8 * (uint64_t)SC_OMP_NARGS(rec->flags) <=
+		       size;
+	case SC_REC_CLOCK_SYNC: {
+		const struct sc_rec_clock_sync *c = (const void *)rec;
+
+		return c->end >= c->ts && c->when >= c->ts && c->when <= c->end;
+	}
 	case SC_REC_REGION_SPAN: {
 		const struct sc_rec_region_span *sp = (const void *)rec;
 

@@ -11,6 +11,7 @@
  * rocpd_info_process and `tid` of rocpd_info_thread are the OS ids, not references.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,7 +28,8 @@
 /* Tables are copied in the order of the schema's list (sc_rocpd_base_names), from the first
  * after these three: metadata is the output's own, strings and nodes are shared by value. */
 #define FIRST_COPIED 3
-#define NTABLES 32 /* more than the schema has */
+#define SC_CLOCK_REGION "MPI clock sync" /* model/mpi.h: SC_MPI_CLOCK_REGION */
+#define NTABLES 32			 /* more than the schema has */
 
 struct merge {
 	sqlite3 *db;
@@ -199,7 +201,77 @@ static void compute_offsets(struct merge *mg, const char *guid)
 	}
 }
 
-static int copy_table(struct merge *mg, size_t t, const char *guid)
+/*
+ * The clock of an input's process against its MPI job's rank 0: the offsets measured at
+ * MPI_Init and MPI_Finalize (regions "MPI clock sync", libsyscope-mpi.so's CLOCK_SYNC), to
+ * be added to its timestamps, interpolated between the two and constant outside them. Only
+ * an input holding one process is moved: a merged database holds several, already aligned.
+ */
+struct clock_fix {
+	int n;
+	int64_t when[2], offset[2];
+};
+
+static void clock_fix_of(struct merge *mg, const char *path, const char *guid, struct clock_fix *f)
+{
+	static const char sql[] =
+		"SELECT (SELECT CAST(value AS INTEGER) FROM src.rocpd_arg A WHERE A.guid = R.guid "
+		"AND A.event_id = R.event_id AND A.name = 'when'), (SELECT CAST(value AS INTEGER) "
+		"FROM src.rocpd_arg A WHERE A.guid = R.guid AND A.event_id = R.event_id AND "
+		"A.name = 'offset_ns') FROM src.rocpd_region R JOIN src.rocpd_string S ON S.id = "
+		"R.name_id AND S.guid = R.guid WHERE R.guid = ?1 AND S.string = '" SC_CLOCK_REGION
+		"' ORDER BY R.start LIMIT 2";
+	sqlite3_stmt *st;
+
+	f->n = 0;
+	if (scalar(mg, "SELECT COUNT(*) FROM src.rocpd_info_process WHERE guid = ?1", guid) != 1 ||
+	    sqlite3_prepare_v2(mg->db, sql, -1, &st, NULL) != SQLITE_OK)
+		return;
+	sqlite3_bind_text(st, 1, guid, -1, SQLITE_STATIC);
+	while (f->n < 2 && sqlite3_step(st) == SQLITE_ROW)
+		if (sqlite3_column_type(st, 0) != SQLITE_NULL &&
+		    sqlite3_column_type(st, 1) != SQLITE_NULL) {
+			f->when[f->n] = sqlite3_column_int64(st, 0);
+			f->offset[f->n++] = sqlite3_column_int64(st, 1);
+		}
+	sqlite3_finalize(st);
+	if (f->n == 2 && f->when[1] <= f->when[0])
+		f->n = 1;
+	if (f->n == 2)
+		pr_info("%s: clock moved onto rank 0's by %lld ns at MPI_Init, %lld at "
+			"MPI_Finalize, interpolated between",
+			path, (long long)f->offset[0], (long long)f->offset[1]);
+	else if (f->n)
+		pr_info("%s: clock moved onto rank 0's by %lld ns", path, (long long)f->offset[0]);
+}
+
+/* Whether column `col` holds a time (ns of the recording clock). */
+static bool is_time(const char *col)
+{
+	static const char *const names[] = { "start", "end", "init", "fini", "timestamp" };
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcmp(col, names[i]))
+			return true;
+	return false;
+}
+
+/* Column `col` of the input row on rank 0's clock. */
+static char *aligned(const struct clock_fix *f, const char *col)
+{
+	if (f->n == 1)
+		return sqlite3_mprintf("X.\"%w\" + %lld", col, (long long)f->offset[0]);
+	return sqlite3_mprintf("X.\"%w\" + CASE WHEN X.\"%w\" <= %lld THEN %lld WHEN X.\"%w\" >= "
+			       "%lld THEN %lld ELSE %lld + CAST((X.\"%w\" - %lld) * %lld.0 / %lld "
+			       "AS INTEGER) END",
+			       col, col, (long long)f->when[0], (long long)f->offset[0], col,
+			       (long long)f->when[1], (long long)f->offset[1],
+			       (long long)f->offset[0], col, (long long)f->when[0],
+			       (long long)(f->offset[1] - f->offset[0]),
+			       (long long)(f->when[1] - f->when[0]));
+}
+
+static int copy_table(struct merge *mg, size_t t, const char *guid, const struct clock_fix *fix)
 {
 	VEC(char *) cols = { 0 };
 	VEC(char) into = { 0 }, select = { 0 };
@@ -223,6 +295,8 @@ static int copy_table(struct merge *mg, size_t t, const char *guid)
 		else if (ref)
 			expr = sqlite3_mprintf("X.\"%w\" + %lld", col,
 					       (long long)mg->offset[table_index(ref)]);
+		else if (fix->n && is_time(col))
+			expr = aligned(fix, col);
 		else
 			expr = sqlite3_mprintf("X.\"%w\"", col);
 		for (const char *p = c ? ", " : ""; *p; p++)
@@ -253,6 +327,7 @@ static int copy_table(struct merge *mg, size_t t, const char *guid)
 static int merge_file(struct merge *mg, const char *path)
 {
 	VEC(char *) guids = { 0 };
+	struct clock_fix fix;
 	sqlite3_stmt *st;
 	int rc = 0;
 
@@ -277,8 +352,9 @@ static int merge_file(struct merge *mg, const char *path)
 		*VEC_PUSH(&mg->merged) = sc_xasprintf("%s %s", guids.v[g], path);
 		rc = share_by_value(mg, guids.v[g]);
 		compute_offsets(mg, guids.v[g]);
+		clock_fix_of(mg, path, guids.v[g], &fix);
 		for (size_t t = FIRST_COPIED; !rc && tables[t]; t++)
-			rc = copy_table(mg, t, guids.v[g]);
+			rc = copy_table(mg, t, guids.v[g], &fix);
 	}
 	if (rc) {
 		char why[512];

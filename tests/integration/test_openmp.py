@@ -54,6 +54,10 @@ def openmp_regions(r):
                 if cat == "openmp":
                     found.append((tid, name, args, stack[-1] if stack else None))
                 stack.append(name)
+            elif rtype == records.OMP_BEGIN:  # the compact begin: numeric arguments only
+                _ts, name, args = records.decode_omp_begin(_flags, payload)
+                found.append((tid, name, args, stack[-1] if stack else None))
+                stack.append(name)
             elif rtype == records.REGION_END and stack:
                 stack.pop()
     return found

@@ -132,3 +132,25 @@ def py_line(code, index):
             return None if code_kind == 15 else line
         addr += n
     return None
+
+
+# ---- OMP_BEGIN (src/store/omp_events.def): an OpenMP begin with numeric arguments ----
+_OMP_DEF = os.path.join(os.path.dirname(DEF), "omp_events.def")
+with open(_OMP_DEF) as _f:
+    _omp_text = _f.read()
+OMP_KINDS = {int(i): n for i, n in re.findall(r'^SC_OMP_KIND\(\w+, (\d+), "([^"]+)"\)',
+                                               _omp_text, re.M)}
+OMP_ARGS = {int(i): (n, t) for n, i, t in re.findall(r"^SC_OMP_ARG\((\w+), (\d+), '(\w)'\)",
+                                                      _omp_text, re.M)}
+
+
+def decode_omp_begin(flags, payload):
+    """(ts, name, {arg: value as the tracer renders it}) of an OMP_BEGIN record."""
+    ts, = struct.unpack_from("<Q", payload, 0)
+    nargs = (flags >> 6) & 3
+    args = {}
+    for i in range(nargs):
+        name, kind = OMP_ARGS[(flags >> (8 + 4 * i)) & 0xf]
+        value, = struct.unpack_from("<Q", payload, 8 + 8 * i)
+        args[name] = f"0x{value:x}" if kind == "p" else str(value)
+    return ts, OMP_KINDS[flags & 0x3f], args

@@ -116,15 +116,15 @@ struct team_work {
 
 static void sections_begin(uint64_t count)
 {
-	struct omp_arg args[1] = { OMP_U("sections", count) };
+	struct omp_arg args[1] = { OMP_U(sections, count) };
 
 	omp_begin(OMP_SECTIONS, args, 1);
 }
 
 static void loop_begin(const struct loop_info *l)
 {
-	struct omp_arg args[3] = { OMP_S("schedule", l->schedule), OMP_U("chunk", l->chunk),
-				   OMP_U("iterations", l->iterations) };
+	struct omp_arg args[3] = { OMP_S("schedule", l->schedule), OMP_U(chunk, l->chunk),
+				   OMP_U(iterations, l->iterations) };
 
 	omp_begin(OMP_LOOP, args, 3);
 }
@@ -134,7 +134,7 @@ static void implicit_task(void *arg)
 	const struct team_work *w = arg;
 	const void *runtime = __builtin_return_address(0);
 	int team = team_size(runtime);
-	struct omp_arg args[2] = { OMP_U("thread", team_member(runtime)), OMP_U("team", team) };
+	struct omp_arg args[2] = { OMP_U(thread, team_member(runtime)), OMP_U(team, team) };
 
 	omp_begin(OMP_IMPLICIT_TASK, args, 2);
 	if (w->loop)
@@ -153,7 +153,7 @@ static void implicit_task(void *arg)
 
 static void parallel_begin(gomp_fn fn, unsigned num_threads, struct team_work *w, void *data)
 {
-	struct omp_arg args[2] = { OMP_U("requested", num_threads), OMP_P("code", fn) };
+	struct omp_arg args[2] = { OMP_U(requested, num_threads), OMP_P(code, fn) };
 
 	w->fn = fn;
 	w->data = data;
@@ -585,7 +585,7 @@ RT_EXPORT void GOMP_taskloop(gomp_fn fn, void *data, gomp_cpyfn cpyfn, long arg_
 
 	NEXT(GOMP_taskloop);
 	if (on) {
-		struct omp_arg args[1] = { OMP_U("iterations", trip_count(start, stop, step)) };
+		struct omp_arg args[1] = { OMP_U(iterations, trip_count(start, stop, step)) };
 
 		omp_begin(OMP_TASKLOOP, args, 1);
 	}

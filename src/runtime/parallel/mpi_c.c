@@ -17,9 +17,19 @@ static int after_init(int rc, struct sc_rec_mpi_call *c, int fn)
 	PMPI_FN(real, int, "PMPI_Comm_rank", (MPI_Comm, int *));
 
 	mpi_job_started();
+	if (rc == MPI_SUCCESS)
+		mpi_clock_sync(true);
 	mpi_call(c, fn, MPI_COMM_WORLD);
 	real(MPI_COMM_WORLD, &c->peer); /* the rank: the reader names the process by it */
 	mpi_write(c, NULL, 0);
+	return rc;
+}
+
+/* An MPI_Init not recorded (paused) still measures the clock with the other ranks. */
+static int not_recorded_init(int rc)
+{
+	if (rc == MPI_SUCCESS && !mpi_in_fortran && mpi_tracer_present())
+		mpi_clock_sync(true);
 	return rc;
 }
 
@@ -32,7 +42,7 @@ int MPI_Init(int *argc, char ***argv)
 
 	/* The runtime may have become active only now: look again. */
 	if (!on && !mpi_begin(&c.ts))
-		return rc;
+		return not_recorded_init(rc);
 	return after_init(rc, &c, SC_MPI_INIT);
 }
 
@@ -43,8 +53,9 @@ int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 	bool on = mpi_begin(&c.ts);
 	int rc = real(argc, argv, required, provided);
 
+	/* The runtime may have become active only now: look again. */
 	if (!on && !mpi_begin(&c.ts))
-		return rc;
+		return not_recorded_init(rc);
 	return after_init(rc, &c, SC_MPI_INIT_THREAD);
 }
 
@@ -54,9 +65,13 @@ int MPI_Finalize(void)
 	struct sc_rec_mpi_call c;
 	int rc;
 
-	if (!mpi_begin(&c.ts))
+	if (!mpi_begin(&c.ts)) {
+		if (!mpi_in_fortran && mpi_tracer_present())
+			mpi_clock_sync(false); /* paused: the other ranks measure all the same */
 		return real();
+	}
 	mpi_call(&c, SC_MPI_FINALIZE, MPI_COMM_NULL);
+	mpi_clock_sync(false);
 	rc = real();
 	mpi_write(&c, NULL, 0);
 	return rc;
@@ -67,28 +82,24 @@ int MPI_Finalize(void)
 int MPI_Comm_rank(MPI_Comm comm, int *rank)
 {
 	PMPI_FN(real, int, "PMPI_Comm_rank", (MPI_Comm, int *));
-	struct sc_rec_mpi_call c;
 	int rc;
 
-	if (!mpi_begin(&c.ts))
+	if (!mpi_recording())
 		return real(comm, rank);
 	rc = real(comm, rank);
-	mpi_call(&c, SC_MPI_COMM_RANK, comm);
-	mpi_write(&c, NULL, 0);
+	mpi_write_query(SC_MPI_COMM_RANK, comm, 0);
 	return rc;
 }
 
 int MPI_Comm_size(MPI_Comm comm, int *size)
 {
 	PMPI_FN(real, int, "PMPI_Comm_size", (MPI_Comm, int *));
-	struct sc_rec_mpi_call c;
 	int rc;
 
-	if (!mpi_begin(&c.ts))
+	if (!mpi_recording())
 		return real(comm, size);
 	rc = real(comm, size);
-	mpi_call(&c, SC_MPI_COMM_SIZE, comm);
-	mpi_write(&c, NULL, 0);
+	mpi_write_query(SC_MPI_COMM_SIZE, comm, 0);
 	return rc;
 }
 
@@ -400,14 +411,13 @@ static void collective(struct sc_rec_mpi_call *c, int fn, MPI_Comm comm, int roo
 int MPI_Barrier(MPI_Comm comm)
 {
 	PMPI_FN(real, int, "PMPI_Barrier", (MPI_Comm));
-	struct sc_rec_mpi_call c;
+	uint64_t t0;
 	int rc;
 
-	if (!mpi_begin(&c.ts))
+	if (!mpi_begin(&t0))
 		return real(comm);
 	rc = real(comm);
-	collective(&c, SC_MPI_BARRIER, comm, -1);
-	mpi_write(&c, NULL, 0);
+	mpi_write_plain(SC_MPI_BARRIER, comm, t0, 0);
 	return rc;
 }
 

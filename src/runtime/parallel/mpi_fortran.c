@@ -96,6 +96,7 @@ static void fortran_init(struct sc_rec_mpi_call *c, int fn)
 	PMPI_FN(real, int, "PMPI_Comm_rank", (MPI_Comm, int *));
 
 	mpi_job_started();
+	mpi_clock_sync(true);
 	start(c, fn, MPI_COMM_WORLD);
 	real(MPI_COMM_WORLD, &c->peer);
 	mpi_write(c, NULL, 0);
@@ -110,6 +111,8 @@ void F(mpi_init)(MPI_Fint *ierr)
 	CALL(ierr);
 	if (on || mpi_begin(&c.ts))
 		fortran_init(&c, SC_MPI_INIT);
+	else if (mpi_tracer_present())
+		mpi_clock_sync(true);
 }
 
 void F(mpi_init_thread)(MPI_Fint *required, MPI_Fint *provided, MPI_Fint *ierr)
@@ -121,6 +124,8 @@ void F(mpi_init_thread)(MPI_Fint *required, MPI_Fint *provided, MPI_Fint *ierr)
 	CALL(required, provided, ierr);
 	if (on || mpi_begin(&c.ts))
 		fortran_init(&c, SC_MPI_INIT_THREAD);
+	else if (mpi_tracer_present())
+		mpi_clock_sync(true);
 }
 
 void F(mpi_finalize)(MPI_Fint *ierr)
@@ -131,6 +136,8 @@ void F(mpi_finalize)(MPI_Fint *ierr)
 
 	if (on)
 		start(&c, SC_MPI_FINALIZE, MPI_COMM_NULL);
+	if (mpi_tracer_present())
+		mpi_clock_sync(false);
 	CALL(ierr);
 	if (on)
 		mpi_write(&c, NULL, 0);
@@ -139,27 +146,21 @@ void F(mpi_finalize)(MPI_Fint *ierr)
 void F(mpi_comm_rank)(MPI_Fint *comm, MPI_Fint *rank, MPI_Fint *ierr)
 {
 	PMPI_FN(real, void, P("pmpi_comm_rank"), (MPI_Fint *, MPI_Fint *, MPI_Fint *));
-	struct sc_rec_mpi_call c;
-	bool on = mpi_begin(&c.ts);
+	bool on = mpi_recording();
 
 	CALL(comm, rank, ierr);
-	if (!on)
-		return;
-	start(&c, SC_MPI_COMM_RANK, f_comm(*comm));
-	mpi_write(&c, NULL, 0);
+	if (on)
+		mpi_write_query(SC_MPI_COMM_RANK, f_comm(*comm), SC_MPI_FORTRAN);
 }
 
 void F(mpi_comm_size)(MPI_Fint *comm, MPI_Fint *size, MPI_Fint *ierr)
 {
 	PMPI_FN(real, void, P("pmpi_comm_size"), (MPI_Fint *, MPI_Fint *, MPI_Fint *));
-	struct sc_rec_mpi_call c;
-	bool on = mpi_begin(&c.ts);
+	bool on = mpi_recording();
 
 	CALL(comm, size, ierr);
-	if (!on)
-		return;
-	start(&c, SC_MPI_COMM_SIZE, f_comm(*comm));
-	mpi_write(&c, NULL, 0);
+	if (on)
+		mpi_write_query(SC_MPI_COMM_SIZE, f_comm(*comm), SC_MPI_FORTRAN);
 }
 
 void F(mpi_send)(void *buf, MPI_Fint *count, MPI_Fint *type, MPI_Fint *dest, MPI_Fint *tag,

@@ -8,7 +8,9 @@
 
 #include <dlfcn.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -16,8 +18,9 @@
 
 _Thread_local int mpi_in_fortran;
 
-static const struct sc_plugin_api *api;
-static atomic_int api_state; /* 0 not looked up, 1 found, 2 none: record nothing */
+const struct sc_plugin_api *mpi_api;
+atomic_int mpi_api_state; /* 0 not looked up, 1 found, 2 none: record nothing */
+uint64_t mpi_clock_shift;
 
 /*
  * PMPI_X, else the next MPI_X: a program with MPI stubs of its own (a serial build against a
@@ -44,39 +47,110 @@ _Noreturn void mpi_missing(const char *name)
 
 static void mpi_report(void);
 
-static bool find_api(void)
+/* A runtime that predates in-place recording (or a test's) goes through record(). */
+static bool can_reserve;
+
+bool mpi_find_api(void)
 {
 	sc_plugin_api_fn fn = (sc_plugin_api_fn)dlsym(RTLD_DEFAULT, SC_PLUGIN_API_SYMBOL);
 	const struct sc_plugin_api *a = fn ? fn(SC_PLUGIN_ABI) : NULL;
+	const char *shift = getenv("SYSCOPE_TEST_CLOCK_SHIFT_NS");
 
-	if (a && a->size >= sizeof(*a)) {
-		api = a;
+	if (a && a->size >= offsetof(struct sc_plugin_api, py_callsites_on)) {
+		if (shift)
+			mpi_clock_shift = (uint64_t)strtoll(shift, NULL, 10);
+		can_reserve = a->size >= sizeof(*a) && a->reserve && a->commit;
+		mpi_api = a;
 		a->at_stop(mpi_report);
-		atomic_store(&api_state, 1);
+		atomic_store(&mpi_api_state, 1);
 		return true;
 	}
-	atomic_store(&api_state, 2);
+	atomic_store(&mpi_api_state, 2);
 	return false;
 }
 
-bool mpi_begin(uint64_t *t0)
+static void write_at(struct sc_rec_mpi_call *c, const struct sc_mpi_done *done, unsigned ndone,
+		     uint64_t end)
 {
-	int state = atomic_load_explicit(&api_state, memory_order_acquire);
+	c->end = end;
+	c->ndone = (uint16_t)ndone;
+	mpi_api->record(SC_REC_MPI_CALL, c->hdr.flags, &c->ts, sizeof(*c) - sizeof(c->hdr), done,
+			(uint32_t)(ndone * sizeof(*done)));
+}
 
-	if (__builtin_expect(state != 1, 0) && (state == 2 || !find_api()))
-		return false;
-	if (mpi_in_fortran || !api->active())
-		return false;
-	*t0 = api->now_ns();
-	return true;
+/* The id of `comm` when its size is known to the reader without being written (none, the
+ * world once MPI_Init returned, self), else UINT32_MAX. */
+static uint32_t plain_comm_id(MPI_Comm comm);
+static int world_size_now(void);
+
+static void write_short(int fn, uint32_t comm, uint64_t t0, uint64_t end, uint16_t flags)
+{
+	uint16_t f = (uint16_t)((unsigned)fn | (flags & SC_MPI_FORTRAN ? SC_MPI_SHORT_FORTRAN : 0));
+	struct sc_rec_mpi_short *r;
+
+	if (can_reserve) {
+		r = mpi_api->reserve(sizeof(*r));
+		if (r) { /* else counted as lost */
+			r->ts = t0;
+			r->duration = (uint32_t)(end - t0);
+			r->comm = comm;
+			mpi_api->commit(r, SC_REC_MPI_SHORT, f, sizeof(*r));
+		}
+	} else {
+		struct sc_rec_mpi_short s = { .ts = t0,
+					      .duration = (uint32_t)(end - t0),
+					      .comm = comm };
+
+		mpi_api->record(SC_REC_MPI_SHORT, f, &s.ts, sizeof(s) - sizeof(s.hdr), NULL, 0);
+	}
+}
+
+void mpi_write_query(int fn, MPI_Comm comm, uint16_t flags)
+{
+	uint64_t now = mpi_now();
+	uint32_t id = plain_comm_id(comm);
+	struct sc_rec_mpi_call c;
+
+	if (__builtin_expect(id != UINT32_MAX, 1)) {
+		write_short(fn, id, now, now, flags);
+		return;
+	}
+	c.ts = now;
+	mpi_call(&c, fn, comm);
+	c.hdr.flags = flags;
+	write_at(&c, NULL, 0, now);
+}
+
+void mpi_write_plain(int fn, MPI_Comm comm, uint64_t t0, uint16_t flags)
+{
+	uint64_t end = mpi_now();
+	uint32_t id = plain_comm_id(comm);
+	struct sc_rec_mpi_call c;
+
+	if (__builtin_expect(id != UINT32_MAX && end - t0 < UINT32_MAX, 1)) {
+		write_short(fn, id, t0, end, flags);
+		return;
+	}
+	c.ts = t0;
+	mpi_call(&c, fn, comm);
+	c.hdr.flags = flags;
+	write_at(&c, NULL, 0, end);
 }
 
 void mpi_write(struct sc_rec_mpi_call *c, const struct sc_mpi_done *done, unsigned ndone)
 {
-	c->end = api->now_ns();
-	c->ndone = (uint16_t)ndone;
-	api->record(SC_REC_MPI_CALL, c->hdr.flags, &c->ts, sizeof(*c) - sizeof(c->hdr), done,
-		    (uint32_t)(ndone * sizeof(*done)));
+	uint64_t end = mpi_now();
+
+	/* A call that turned out to have nothing but its communicator to say goes short. */
+	if (!ndone && c->peer == SC_MPI_NONE && c->tag == SC_MPI_NONE && !c->sent && !c->received &&
+	    !c->request && end - c->ts < UINT32_MAX &&
+	    ((c->comm == 0 && !c->comm_size) ||
+	     (c->comm == 1 && c->comm_size == world_size_now()) ||
+	     (c->comm == 2 && c->comm_size == 1))) {
+		write_short(c->fn, c->comm, c->ts, end, c->hdr.flags);
+		return;
+	}
+	write_at(c, done, ndone, end);
 }
 
 uint64_t mpi_bytes(MPI_Datatype type, long long count)
@@ -108,6 +182,20 @@ static atomic_uint ncomms;
 static atomic_uint next_comm_id = 3; /* 1 world, 2 self */
 static MPI_Group world_group = MPI_GROUP_NULL;
 static int world_size; /* known from MPI_Init on: most calls name the world */
+
+static uint32_t plain_comm_id(MPI_Comm comm)
+{
+	if (comm == MPI_COMM_WORLD)
+		return world_size ? 1 : UINT32_MAX;
+	if (comm == MPI_COMM_SELF)
+		return 2;
+	return comm == MPI_COMM_NULL ? 0 : UINT32_MAX;
+}
+
+static int world_size_now(void)
+{
+	return world_size ? world_size : -1;
+}
 
 static struct comm_slot *comm_slot(MPI_Comm comm)
 {
@@ -263,13 +351,13 @@ static void mpi_report(void)
 	uint64_t n = atomic_load(&untracked_requests);
 	char text[160];
 
-	if (!n || atomic_load(&api_state) != 1)
+	if (!n || atomic_load(&mpi_api_state) != 1)
 		return;
 	snprintf(text, sizeof(text),
 		 "MPI: %llu requests were not followed (more than %d in flight on a thread); "
 		 "their waits name no request",
 		 (unsigned long long)n, REQ_SLOTS);
-	api->note(SC_NOTE_WARN, text);
+	mpi_api->note(SC_NOTE_WARN, text);
 }
 
 int mpi_done(MPI_Request req, const MPI_Status *st, struct sc_mpi_done *d)

@@ -10,10 +10,12 @@
 #define SYSCOPE_RUNTIME_MPI_RECORD_H
 
 #include <mpi.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
 #include "../../store/format.h"
+#include "../plugin.h"
 
 /* Open MPI's handles are addresses of objects in libmpi: weak references keep this library
  * loadable in a process without it (MPICH's handles are plain numbers). */
@@ -24,6 +26,7 @@
 #pragma weak ompi_mpi_group_null
 #pragma weak ompi_request_null
 #pragma weak ompi_mpi_datatype_null
+#pragma weak ompi_mpi_byte
 #pragma weak MPI_F_STATUS_IGNORE
 #pragma weak MPI_F_STATUSES_IGNORE
 #endif
@@ -45,8 +48,56 @@ void *mpi_next(const char *name);
 
 _Noreturn void mpi_missing(const char *name);
 
-/* Whether calls are recorded now; sets `t0` then. */
-bool mpi_begin(uint64_t *t0);
+/* Calls made through a Fortran binding set this, so that the C wrappers an MPI library's
+ * Fortran layer may call (Open MPI 5, MPICH) do not record them a second time. */
+extern _Thread_local int mpi_in_fortran;
+
+/* The runtime's plugin table once looked up (mpi_api_state 1; 2: none, record nothing). */
+extern const struct sc_plugin_api *mpi_api;
+extern atomic_int mpi_api_state;
+bool mpi_find_api(void);
+/* Added to every timestamp: SYSCOPE_TEST_CLOCK_SHIFT_NS, for the tests of clock alignment. */
+extern uint64_t mpi_clock_shift;
+
+static inline uint64_t mpi_now(void)
+{
+	return mpi_api->now_ns() + mpi_clock_shift;
+}
+
+/* Whether libsyscope.so is there (whether or not it records now). */
+static inline bool mpi_tracer_present(void)
+{
+	int state = atomic_load_explicit(&mpi_api_state, memory_order_acquire);
+
+	return __builtin_expect(state == 1, 1) || (state == 0 && mpi_find_api());
+}
+
+/* Whether calls are recorded now. */
+static inline bool mpi_recording(void)
+{
+	return mpi_tracer_present() && !mpi_in_fortran && mpi_api->active();
+}
+
+/* Whether calls are recorded now; sets `t0` then. Inline: every wrapper starts here. */
+static inline bool mpi_begin(uint64_t *t0)
+{
+	if (!mpi_recording())
+		return false;
+	*t0 = mpi_now();
+	return true;
+}
+
+/* Write a call of `fn` (with SC_MPI_FORTRAN in `flags` or not) begun at `t0` that has no
+ * argument but `comm`: the short record where the reader knows the communicator's size. */
+void mpi_write_plain(int fn, MPI_Comm comm, uint64_t t0, uint16_t flags);
+
+/* The same for a query that does no work (MPI_Comm_rank, MPI_Comm_size), when it returned:
+ * stamped once, with no duration, since a second clock read would cost more than the call. */
+void mpi_write_query(int fn, MPI_Comm comm, uint16_t flags);
+
+/* At MPI_Init's end and at MPI_Finalize's start (mpi_clock.c): this rank's clock measured
+ * against rank 0's, a CLOCK_SYNC record. Every rank of the job must come here. */
+void mpi_clock_sync(bool at_init);
 
 /* The world rank of rank `r` of `comm` (r itself for MPI_COMM_WORLD), SC_MPI_NONE for a
  * negative rank (MPI_ANY_SOURCE, MPI_PROC_NULL, MPI_ROOT). */
@@ -94,9 +145,5 @@ int mpi_traced_send(int fn, mpi_send_fn real, const void *buf, int count, MPI_Da
 		    int dest, int tag, MPI_Comm comm);
 int mpi_traced_isend(int fn, mpi_isend_fn real, const void *buf, int count, MPI_Datatype type,
 		     int dest, int tag, MPI_Comm comm, MPI_Request *req);
-
-/* Calls made through a Fortran binding set this, so that the C wrappers an MPI library's
- * Fortran layer may call (Open MPI 5, MPICH) do not record them a second time. */
-extern _Thread_local int mpi_in_fortran;
 
 #endif /* SYSCOPE_RUNTIME_MPI_RECORD_H */

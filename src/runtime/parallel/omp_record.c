@@ -28,34 +28,14 @@ bool omp_tracing(void)
 }
 
 /* Each kind's name and the category, as the record holds them ("omp barrier\0openmp\0"). */
-#define PREFIX(kind, name) \
-	[kind] = { name "\0" OMP_CATEGORY, sizeof(name), sizeof(name "\0" OMP_CATEGORY) }
 static const struct {
 	const char *text;
 	uint32_t name_len, len;
 } prefixes[OMP_NKINDS] = {
-	PREFIX(OMP_PARALLEL, "omp parallel"),
-	PREFIX(OMP_IMPLICIT_TASK, "omp implicit task"),
-	PREFIX(OMP_TASK, "omp task"),
-	PREFIX(OMP_BARRIER, "omp barrier"),
-	PREFIX(OMP_IMPLICIT_BARRIER, "omp implicit barrier"),
-	PREFIX(OMP_TASKWAIT, "omp taskwait"),
-	PREFIX(OMP_TASKGROUP, "omp taskgroup"),
-	PREFIX(OMP_REDUCTION, "omp reduction"),
-	PREFIX(OMP_LOOP, "omp loop"),
-	PREFIX(OMP_SECTIONS, "omp sections"),
-	PREFIX(OMP_SINGLE, "omp single"),
-	PREFIX(OMP_WORKSHARE, "omp workshare"),
-	PREFIX(OMP_DISTRIBUTE, "omp distribute"),
-	PREFIX(OMP_TASKLOOP, "omp taskloop"),
-	PREFIX(OMP_CRITICAL, "omp critical"),
-	PREFIX(OMP_CRITICAL_WAIT, "omp critical wait"),
-	PREFIX(OMP_LOCK, "omp lock"),
-	PREFIX(OMP_LOCK_WAIT, "omp lock wait"),
-	PREFIX(OMP_ORDERED, "omp ordered"),
-	PREFIX(OMP_ORDERED_WAIT, "omp ordered wait"),
-	PREFIX(OMP_TARGET, "omp target"),
-	PREFIX(OMP_TARGET_DATA, "omp target data"),
+#define SC_OMP_KIND(e, id, name) \
+	[id] = { name "\0" OMP_CATEGORY, sizeof(name), sizeof(name "\0" OMP_CATEGORY) },
+#include "../../store/omp_events.def"
+#undef SC_OMP_KIND
 };
 
 #define OMP_MAX_ARGS 4
@@ -143,8 +123,35 @@ static void write_end(uint64_t ts)
 	}
 }
 
+/* A begin whose arguments are all numbers, as OMP_BEGIN (format.h); false when they are not. */
+static bool write_compact(enum omp_kind kind, uint64_t ts, const struct omp_arg *args,
+			  unsigned nargs)
+{
+	uint16_t flags = (uint16_t)((unsigned)kind | nargs << 6);
+	uint32_t size = (uint32_t)sizeof(struct sc_rec_omp_begin) + 8 * nargs;
+	struct sc_rec_omp_begin *r;
+
+	if (nargs > SC_OMP_MAX_ARGS)
+		return false;
+	for (unsigned i = 0; i < nargs; i++) {
+		if (!args[i].id)
+			return false;
+		flags |= (uint16_t)(args[i].id << (8 + 4 * i));
+	}
+	if ((r = rt_reserve(size))) { /* else counted as lost */
+		r->ts = ts;
+		for (unsigned i = 0; i < nargs; i++)
+			((uint64_t *)(r + 1))[i] = args[i].value;
+		rt_commit(r, SC_REC_OMP_BEGIN, flags, size);
+	}
+	rt_counters_read_region(ts);
+	return true;
+}
+
 void omp_begin(enum omp_kind kind, const struct omp_arg *args, unsigned nargs)
 {
+	uint64_t ts;
+
 	if (!omp_tracing() || kind <= 0 || kind >= OMP_NKINDS)
 		return;
 	if (open_regions.depth >= OMP_DEPTH) {
@@ -153,7 +160,9 @@ void omp_begin(enum omp_kind kind, const struct omp_arg *args, unsigned nargs)
 		return;
 	}
 	open_regions.kind[open_regions.depth++] = (uint8_t)kind;
-	write_begin(kind, rt_now_ns(), args, nargs);
+	ts = rt_now_ns();
+	if (!write_compact(kind, ts, args, nargs))
+		write_begin(kind, ts, args, nargs);
 }
 
 void omp_end(enum omp_kind kind)

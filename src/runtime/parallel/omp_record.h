@@ -16,46 +16,34 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "../../store/format.h"
+
 enum omp_kind {
-	OMP_PARALLEL = 1,
-	OMP_IMPLICIT_TASK,
-	OMP_TASK,
-	OMP_BARRIER,
-	OMP_IMPLICIT_BARRIER,
-	OMP_TASKWAIT,
-	OMP_TASKGROUP,
-	OMP_REDUCTION,
-	OMP_LOOP,
-	OMP_SECTIONS,
-	OMP_SINGLE,
-	OMP_WORKSHARE,
-	OMP_DISTRIBUTE,
-	OMP_TASKLOOP,
-	OMP_CRITICAL,
-	OMP_CRITICAL_WAIT,
-	OMP_LOCK,
-	OMP_LOCK_WAIT,
-	OMP_ORDERED,
-	OMP_ORDERED_WAIT,
-	OMP_TARGET,
-	OMP_TARGET_DATA,
+#define SC_OMP_KIND(e, id, name) OMP_##e = id,
+#include "../../store/omp_events.def"
+#undef SC_OMP_KIND
 	OMP_NKINDS
 };
 
 /* One argument of a region: a number, or (text != NULL) a string, or an address. `head` is
  * its type character and name as the record holds them ("u\0thread\0"), made at compile time
- * by the macros below so that recording copies it without measuring it. */
+ * by the macros below so that recording copies it without measuring it; `id` numbers the
+ * numeric ones (src/store/omp_events.def), which an OMP_BEGIN record carries by number. */
 struct omp_arg {
 	const char *head;
 	uint32_t head_len;
+	uint32_t id; /* enum sc_omp_arg; 0 for a string */
 	uint64_t value;
 	const char *text;
 };
 
 #define OMP_ARG_HEAD(type, n) .head = type "\0" n, .head_len = sizeof(type "\0" n)
-#define OMP_U(n, v) ((struct omp_arg){ OMP_ARG_HEAD("u", n), .value = (uint64_t)(v) })
+#define OMP_U(n, v) \
+	((struct omp_arg){ OMP_ARG_HEAD("u", #n), .id = SC_OMP_ARG_##n, .value = (uint64_t)(v) })
 #define OMP_S(n, s) ((struct omp_arg){ OMP_ARG_HEAD("s", n), .text = (s) })
-#define OMP_P(n, p) ((struct omp_arg){ OMP_ARG_HEAD("p", n), .value = (uint64_t)(uintptr_t)(p) })
+#define OMP_P(n, p)                                                     \
+	((struct omp_arg){ OMP_ARG_HEAD("p", #n), .id = SC_OMP_ARG_##n, \
+			   .value = (uint64_t)(uintptr_t)(p) })
 
 /* OpenMP tracing is on in this process (--parallel=openmp), and the runtime records. */
 bool omp_tracing(void);

@@ -26,8 +26,8 @@ static void on_parallel_begin(ompt_data_t *task, const ompt_frame_t *frame, ompt
 {
 	/* The return address of the runtime's call; one byte back is the call itself, whose line
 	 * is the construct's. */
-	struct omp_arg args[2] = { OMP_U("requested", requested),
-				   OMP_P("code", codeptr ? (const char *)codeptr - 1 : NULL) };
+	struct omp_arg args[2] = { OMP_U(requested, requested),
+				   OMP_P(code, codeptr ? (const char *)codeptr - 1 : NULL) };
 
 	(void)task, (void)frame, (void)parallel, (void)flags;
 	omp_begin(OMP_PARALLEL, args, 2);
@@ -47,7 +47,7 @@ static void on_implicit_task(int endpoint, ompt_data_t *parallel, ompt_data_t *t
 	if (flags & OMPT_TASK_INITIAL)
 		return; /* the program's own thread, not a team's task */
 	if (endpoint == OMPT_SCOPE_BEGIN) {
-		struct omp_arg args[2] = { OMP_U("thread", index), OMP_U("team", team) };
+		struct omp_arg args[2] = { OMP_U(thread, index), OMP_U(team, team) };
 
 		omp_begin(OMP_IMPLICIT_TASK, args, 2);
 	} else {
@@ -116,7 +116,7 @@ static void on_work(int wstype, int endpoint, ompt_data_t *parallel, ompt_data_t
 {
 	enum omp_kind kind = work_kind(wstype);
 	const char *schedule = loop_schedule(wstype);
-	struct omp_arg args[2] = { OMP_U("iterations", count), OMP_S("schedule", schedule) };
+	struct omp_arg args[2] = { OMP_U(iterations, count), OMP_S("schedule", schedule) };
 
 	(void)parallel, (void)task, (void)codeptr;
 	if (!kind)
@@ -226,8 +226,8 @@ static const char *target_kind(int kind)
 static void on_target_emi(int kind, int endpoint, int device, ompt_data_t *task,
 			  ompt_data_t *target_task, ompt_data_t *target, const void *codeptr)
 {
-	struct omp_arg args[3] = { OMP_S("construct", target_kind(kind)), OMP_U("device", device),
-				   OMP_P("code", codeptr) };
+	struct omp_arg args[3] = { OMP_S("construct", target_kind(kind)), OMP_U(device, device),
+				   OMP_P(code, codeptr) };
 
 	(void)task, (void)target_task, (void)target;
 	if (endpoint == OMPT_SCOPE_BEGIN)
@@ -267,8 +267,8 @@ static void on_target_data_op_emi(int endpoint, ompt_data_t *target_task, ompt_d
 				  ompt_id_t *host_op_id, int optype, void *src, int src_device,
 				  void *dest, int dest_device, size_t bytes, const void *codeptr)
 {
-	struct omp_arg args[4] = { OMP_S("op", data_op_name(optype)), OMP_U("bytes", bytes),
-				   OMP_U("from", src_device), OMP_U("to", dest_device) };
+	struct omp_arg args[4] = { OMP_S("op", data_op_name(optype)), OMP_U(bytes, bytes),
+				   OMP_U(from, src_device), OMP_U(to, dest_device) };
 
 	(void)target_task, (void)target, (void)host_op_id, (void)src, (void)dest, (void)codeptr;
 	if (endpoint == OMPT_SCOPE_BEGIN)
