@@ -161,7 +161,8 @@ static void on_region_end(void *ctx, struct sc_image *img, struct sc_thread *t,
 }
 
 /* A throttled function's calls counted only: its flat entry gets them (exact count and total
- * time; each at the mean), and a note names it. They have no place in the call tree. */
+ * inclusive time; each at the mean), and a note names it. They have no place in the call
+ * tree: their time stays in their callers' self time. */
 static void on_func_count(void *ctx, struct sc_image *img, struct sc_thread *t, const char *name,
 			  uint64_t calls, uint64_t total_ns)
 {
@@ -178,8 +179,9 @@ static void on_func_count(void *ctx, struct sc_image *img, struct sc_thread *t, 
 	f->calls = calls;
 	f->total_ns = total_ns;
 	text = sc_xasprintf("throttled: %s was called often for little time, so %llu of its "
-			    "calls (%.6f s) were counted, not recorded one by one; the flat "
-			    "profile has them, the call tree and timeline do not",
+			    "calls (%.6f s) were counted, not recorded one by one; the profile "
+			    "spreads them over its call paths as its recorded calls, the "
+			    "timeline has only those",
 			    name, (unsigned long long)calls, (double)total_ns * 1e-9);
 	*VEC_PUSH(&m->notes) = (struct sc_note){ .pid = img->pid,
 						 .ts = img->last_ts,
@@ -188,17 +190,83 @@ static void on_func_count(void *ctx, struct sc_image *img, struct sc_thread *t, 
 	free(text);
 }
 
+/* `n` calls taking `ns` in all, each at the mean, into `s`. */
+static void stats_add_many(struct sc_stats *s, uint64_t n, double seconds)
+{
+	double mean = n ? seconds / (double)n : 0;
+	struct sc_stats add = { .count = n,
+				.sum = seconds,
+				.sumsq = mean * mean * (double)n,
+				.min = mean,
+				.max = mean };
+
+	if (n)
+		sc_stats_merge(s, &add);
+}
+
+/* The recorded calls of `func` in `tree`. */
+static uint64_t recorded_in(const struct sc_tree *tree, uint32_t func)
+{
+	uint64_t n = 0;
+
+	for (size_t k = 1; k < tree->nodes.n; k++)
+		if (tree->nodes.v[k].func == func)
+			n += tree->nodes.v[k].incl.count;
+	return n;
+}
+
+/* Give `tree`'s nodes of f->func their share of the counted calls, by their recorded calls
+ * (`of` of `recorded` in all): counts that add up exactly, time at the mean, taken from the
+ * self time of each node's caller, which held it. With `flat`, the flat table too. */
+static void spread_counted(struct sc_profile *p, struct sc_tree *tree, const struct func_total *f,
+			   uint64_t recorded, uint64_t *given, uint64_t *of, bool flat)
+{
+	double total = (double)f->total_ns * 1e-9;
+
+	for (size_t k = 1; k < tree->nodes.n; k++) {
+		struct sc_node *nd = &tree->nodes.v[k];
+		uint64_t share, before = *given;
+		double secs;
+
+		if (nd->func != f->func || !nd->incl.count)
+			continue;
+		*of += nd->incl.count;
+		share = (uint64_t)((unsigned __int128)f->calls * *of / recorded) - before;
+		*given += share;
+		secs = total * (double)share / (double)f->calls;
+		stats_add_many(&nd->incl, share, secs);
+		stats_add_many(&nd->excl, share, secs);
+		if (nd->parent) {
+			struct sc_node *up = &tree->nodes.v[nd->parent];
+
+			up->excl.sum = up->excl.sum > secs ? up->excl.sum - secs : 0;
+			if (flat) {
+				struct sc_flat *pf = sc_profile_func_flat(p, up->func);
+
+				pf->excl.sum = pf->excl.sum > secs ? pf->excl.sum - secs : 0;
+			}
+		}
+	}
+}
+
+/* A throttled function's counted calls: into its flat entry (exact count, total time) and,
+ * by the share of its recorded calls, into each of its call-tree nodes and out of their
+ * callers' self time. */
 static void add_counted(struct sc_profile *p, const struct func_total *f)
 {
-	double mean = (double)f->total_ns * 1e-9 / (double)f->calls;
-	struct sc_stats s = { .count = f->calls,
-			      .sum = (double)f->total_ns * 1e-9,
-			      .sumsq = mean * mean * (double)f->calls,
-			      .min = mean,
-			      .max = mean };
+	struct sc_flat *fl = sc_profile_func_flat(p, f->func);
+	uint64_t recorded = 0, given = 0, of = 0;
 
-	sc_stats_merge(&sc_profile_func_flat(p, f->func)->incl, &s);
-	sc_stats_merge(&sc_profile_func_flat(p, f->func)->excl, &s);
+	stats_add_many(&fl->incl, f->calls, (double)f->total_ns * 1e-9);
+	stats_add_many(&fl->excl, f->calls, (double)f->total_ns * 1e-9);
+	for (size_t t = 0; t < p->threads.n; t++)
+		recorded += recorded_in(&p->threads.v[t], f->func);
+	for (size_t t = 0; recorded && t < p->threads.n; t++)
+		spread_counted(p, &p->threads.v[t], f, recorded, &given, &of, true);
+	recorded = recorded_in(&p->merged, f->func);
+	given = of = 0;
+	if (recorded)
+		spread_counted(p, &p->merged, f, recorded, &given, &of, false);
 }
 
 static int by_thread_start(const void *a, const void *b)

@@ -112,9 +112,9 @@ static void record_counts(struct func_stat *stats, uint16_t flags)
 	}
 	if (n)
 		rt_note(SC_NOTE_INFO,
-			"throttling: %u %s functions called more than %llu times at under %llu us "
-			"a call were then only counted (SYSCOPE_THROTTLE, --no-throttle)",
-			n, flags & SC_FUNC_PYTHON ? "Python" : "instrumented",
+			"throttling: %u %s function%s called more than %llu times at under %llu "
+			"us a call on average then only counted (SYSCOPE_THROTTLE, --no-throttle)",
+			n, flags & SC_FUNC_PYTHON ? "Python" : "instrumented", n == 1 ? "" : "s",
 			(unsigned long long)throttle_calls,
 			(unsigned long long)(throttle_ns / 1000));
 }
