@@ -13,7 +13,7 @@ import records
 
 CALLS = os.path.join(harness.SOURCE, "tests", "programs", "python", "trace_calls.py")
 PYTHON = "/usr/bin/python3"
-N = 300000  # calls of tick: over the default --throttle-calls (100000)
+N = 300000  # calls of tick: over the default --throttle-calls (10000)
 
 
 def raw_records(r):
@@ -91,16 +91,16 @@ def check_throttled(kind):
     check_eq(len(counts), 1, f"{kind}: one function throttled: {counts}")
     tick = counts[0]["id"]
     recorded = sum(1 for c in calls if c["id"] == tick)
-    check_eq(recorded, 100001, f"{kind}: tick recorded until past --throttle-calls")
+    check_eq(recorded, 10001, f"{kind}: tick recorded until past --throttle-calls")
     check_eq(recorded + counts[0]["calls"], N, f"{kind}: recorded and counted calls of tick")
     check(counts[0]["total_ns"] > 0, f"{kind}: the counted calls' time: {counts[0]}")
-    check_eq(by_type.get("FUNC_CALL"), 100001 + 5, f"{kind}: records of every other call")
+    check_eq(by_type.get("FUNC_CALL"), 10001 + 5, f"{kind}: records of every other call")
     fl = flat_calls(r)
     check_eq((fl.get("tick"), fl.get("slow"), fl.get("run")), (N, 3, 1),
              f"{kind}: the throttled function keeps its exact count: {fl}")
-    check(f"throttled: tick was called often for little time, so {N - 100001} of its calls"
+    check(f"throttled: tick was called often for little time, so {N - 10001} of its calls"
           in r.err, f"{kind}: the note names it: {r.err}")
-    check("throttling: 1 instrumented function called more than 100000 times" in r.err,
+    check("throttling: 1 instrumented function called more than 10000 times" in r.err,
           f"{kind}: the runtime's note: {r.err}")
 
 
