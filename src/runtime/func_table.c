@@ -15,7 +15,7 @@
 #define MAX_PROBES 64u
 
 struct func_stat {
-	_Atomic uint64_t calls; /* recorded call by call */
+	_Atomic uint64_t calls; /* recorded call by call (about: see rt_func_count_call) */
 	_Atomic uint64_t ns;
 	_Atomic uint64_t extra_calls; /* after throttling: counted only */
 	_Atomic uint64_t extra_ns;
@@ -24,7 +24,7 @@ struct func_stat {
 
 static _Atomic uint64_t keys[RT_FUNC_IDS];
 static struct func_stat native_stats[RT_FUNC_IDS], python_stats[RT_FUNC_IDS];
-static atomic_bool full_said;
+static atomic_uint_fast64_t no_id_calls; /* calls that found the table full */
 static uint64_t throttle_calls, throttle_ns;
 bool rt_func_throttle_native, rt_func_throttle_python;
 
@@ -62,11 +62,9 @@ uint32_t rt_func_id(uint64_t addr, uint16_t flags)
 		if (empty == key) /* another thread took this slot for the same function */
 			return slot;
 	}
-	if (!atomic_exchange(&full_said, true))
-		rt_note(SC_NOTE_WARN,
-			"instrumented calls: more than %u functions' ids in one place of the id "
-			"table; the others are recorded as FUNC_ENTER/EXIT pairs (48 bytes a call)",
-			MAX_PROBES);
+	/* Counted, said at the end: a signal handler's call may be here, and notes are not
+	 * async-signal-safe. */
+	atomic_fetch_add_explicit(&no_id_calls, 1, memory_order_relaxed);
 	return RT_FUNC_NO_ID;
 }
 
@@ -83,15 +81,21 @@ bool rt_func_count_call(uint32_t id, uint16_t flags, uint64_t ns)
 		atomic_fetch_add_explicit(&s->extra_ns, ns, memory_order_relaxed);
 		return true;
 	}
-	calls = atomic_fetch_add_explicit(&s->calls, 1, memory_order_relaxed) + 1;
-	ns += atomic_fetch_add_explicit(&s->ns, ns, memory_order_relaxed);
+	/* Plain loads and stores, no read-modify-write: these only decide when to throttle
+	 * (threads racing may lose a few counts), while every call before is recorded whole,
+	 * and the counted ones after are added exactly, above. */
+	calls = atomic_load_explicit(&s->calls, memory_order_relaxed) + 1;
+	ns += atomic_load_explicit(&s->ns, memory_order_relaxed);
+	atomic_store_explicit(&s->calls, calls, memory_order_relaxed);
+	atomic_store_explicit(&s->ns, ns, memory_order_relaxed);
 	if (calls > throttle_calls && ns < calls * throttle_ns)
 		atomic_store_explicit(&s->throttled, true, memory_order_relaxed);
 	return false;
 }
 
-/* FUNC_COUNT of each throttled function of one kind, and a note of how many there were. */
-static void record_counts(struct func_stat *stats, uint16_t flags)
+/* FUNC_COUNT of each throttled function of one kind, and with `say` a note of how many
+ * there were (readers name each one). Async-signal-safe without `say`. */
+static void record_counts(struct func_stat *stats, uint16_t flags, bool say)
 {
 	uint32_t n = 0;
 
@@ -110,7 +114,7 @@ static void record_counts(struct func_stat *stats, uint16_t flags)
 		r->total_ns = atomic_exchange_explicit(&s->extra_ns, 0, memory_order_relaxed);
 		rt_commit(r, SC_REC_FUNC_COUNT, flags, sizeof(*r));
 	}
-	if (n)
+	if (n && say)
 		rt_note(SC_NOTE_INFO,
 			"throttling: %u %s function%s called more than %llu times at under %llu "
 			"us a call on average then only counted (SYSCOPE_THROTTLE, --no-throttle)",
@@ -146,8 +150,13 @@ static void fork_child(void)
 		if (k)
 			announce(id, k);
 	}
-	memset(native_stats, 0, sizeof(native_stats));
-	memset(python_stats, 0, sizeof(python_stats));
+	/* Only what was used: the rest is untouched zero pages, which a memset would make
+	 * real in every fork child (5 MB each). */
+	for (uint32_t id = 0; id < RT_FUNC_IDS; id++)
+		if (atomic_load_explicit(&keys[id], memory_order_relaxed))
+			memset(&native_stats[id], 0, sizeof(native_stats[id]));
+	if (rt_func_throttle_python)
+		memset(python_stats, 0, sizeof(python_stats));
 }
 
 void rt_func_end_open_calls(void)
@@ -165,12 +174,31 @@ static void thread_stop(struct rt_thread *t)
 	rt_func_end_open_calls();
 }
 
-static void process_stop(void)
+static void record_all_counts(bool say)
 {
 	if (rt_func_throttle_native)
-		record_counts(native_stats, 0);
+		record_counts(native_stats, 0, say);
 	if (rt_func_throttle_python)
-		record_counts(python_stats, SC_FUNC_PYTHON);
+		record_counts(python_stats, SC_FUNC_PYTHON, say);
+}
+
+void rt_func_end_image(void)
+{
+	rt_func_end_open_calls();
+	record_all_counts(false);
+}
+
+static void process_stop(void)
+{
+	uint64_t lost = atomic_load_explicit(&no_id_calls, memory_order_relaxed);
+
+	record_all_counts(true);
+	if (lost)
+		rt_note(SC_NOTE_WARN,
+			"instrumented calls: the function id table had no room for %llu calls (more "
+			"than %u functions in one place of it); they were recorded as "
+			"FUNC_ENTER/EXIT pairs, 48 bytes a call",
+			(unsigned long long)lost, MAX_PROBES);
 }
 
 const struct rt_source rt_source_func_table = {

@@ -20,7 +20,7 @@
 #define RT_FUNC_IDS 65536u /* ids of one process image; a power of two */
 
 /* The id of the function at `addr` (`flags`: SC_FUNC_LOOP for a loop), made and announced
- * on first use; RT_FUNC_NO_ID when the table is full (a note says so, once). */
+ * on first use; RT_FUNC_NO_ID when the table is full (counted; a note at the end). */
 uint32_t rt_func_id(uint64_t addr, uint16_t flags);
 
 /* Throttling: the call of `id` (a native id, or with SC_FUNC_PYTHON a code id) that took
@@ -35,6 +35,9 @@ extern bool rt_func_throttle_native, rt_func_throttle_python;
  * ends that leave no return to come: thread end, exit, exec, fatal signal. Frames written so
  * are marked ended. Async-signal-safe. */
 void rt_func_end_open_calls(void);
+/* The image ends without rt_finalize (exec, fatal or ending signal): the open calls, and
+ * the throttled functions' totals so far (FUNC_COUNT). Async-signal-safe. */
+void rt_func_end_image(void);
 void rt_hooks_end_open_calls(uint64_t ts); /* compiler_hooks.c */
 void rt_py_end_open_calls(uint64_t ts);	   /* python/trace.c and monitoring.c */
 

@@ -310,7 +310,7 @@ static void on_fatal_signal(int sig, siginfo_t *si, void *uc)
 	}
 	if (rt_active() && rt_self.state == RT_THREAD_ACTIVE) {
 		rt_sampling_record_crash(forwarded_uc ? forwarded_uc : uc);
-		rt_func_end_open_calls(); /* the calls it dies in */
+		rt_func_end_image(); /* the calls it dies in */
 		rt_set_end(SC_END_SIGNAL, sig);
 	}
 	memset(&dfl, 0, sizeof(dfl));
