@@ -685,6 +685,7 @@ static int metadata_record(void *ctx, int32_t tid, const struct sc_record *rec, 
 		img->marks++;
 		break;
 	case SC_REC_FUNC_ENTER:
+	case SC_REC_FUNC_CALL:
 		img->regions++;
 		break;
 	case SC_REC_MPI_SHORT:
@@ -692,6 +693,12 @@ static int metadata_record(void *ctx, int32_t tid, const struct sc_record *rec, 
 	case SC_REC_OMP_BEGIN:
 		img->regions++;
 		break;
+	case SC_REC_FUNC_ID: {
+		const struct sc_rec_func_id *f = (const void *)rec;
+
+		*sc_hashmap_upsert(&img->func_ids, (uint64_t)f->id + 1, 0, NULL) = f->addr;
+		break;
+	}
 	case SC_REC_MPI_CALL:
 		img->regions++;
 		mpi_job(img, (const struct sc_rec_mpi_call *)rec);
@@ -1008,6 +1015,7 @@ struct sc_image *sc_model_add_image(struct sc_model *m, int32_t pid, const char 
 	img->hostname = sc_strtab_intern(&m->strings, hostname ? hostname : "");
 	img->crash_stack = -1;
 	sc_hashmap_init(&img->names);
+	sc_hashmap_init(&img->func_ids);
 	sc_hashmap_init(&img->counter_index);
 	sc_hashmap_init(&img->corr);
 	sc_hashmap_init(&img->gpu_metric_index);
@@ -1094,6 +1102,7 @@ void sc_model_free(struct sc_model *m)
 		VEC_FREE(&img->agents);
 		VEC_FREE(&img->streams);
 		sc_hashmap_free(&img->names);
+		sc_hashmap_free(&img->func_ids);
 		sc_hashmap_free(&img->corr);
 		sc_hashmap_free(&img->gpu_metric_index);
 		VEC_FREE(&img->gpu_metric_values);
@@ -1143,6 +1152,16 @@ struct sc_module *sc_image_module_at(struct sc_image *img, uint64_t addr, uint64
 			any = mod; /* recorded a little after the sample: still the best guess */
 	}
 	return any;
+}
+
+uint64_t sc_image_func_addr(const struct sc_image *img, uint32_t id, uint16_t flags)
+{
+	const uint64_t *a;
+
+	if (flags & SC_FUNC_PYTHON)
+		return SC_PY_FUNC_ADDR(id);
+	a = sc_hashmap_get(&img->func_ids, (uint64_t)id + 1);
+	return a ? *a : 0;
 }
 
 const char *sc_model_function_at(struct sc_model *m, struct sc_image *img, struct sc_module *mod,

@@ -160,6 +160,7 @@ struct sc_image {
 	VEC(int32_t) children;		   /* fork/spawn records */
 	/* Coverage mode: each patched function's address and calls (FUNC_COVERAGE). */
 	VEC(struct sc_coverage) coverage;
+	struct sc_hashmap func_ids; /* FUNC_ID: id + 1 -> address (FUNC_CALL records name ids) */
 	uint64_t regions, marks, counter_values; /* counts, for the summary */
 	int32_t mpi_rank, mpi_size; /* from MPI_Init's record: rank + 1 (0: none), job size */
 	uint64_t gpu_ops[SC_GPU_OP_KINDS]; /* by enum sc_gpu_op_kind */
@@ -177,6 +178,10 @@ struct sc_image {
 	VEC(double) gpu_metric_values;
 	struct sc_hashmap gpu_metric_index; /* corr_id -> index in gpu_metric_values + 1 */
 };
+
+/* The address of function id `id` of a FUNC_CALL record with `flags` (a Python code id's
+ * SC_PY_FUNC_ADDR), 0 when no FUNC_ID named it. */
+uint64_t sc_image_func_addr(const struct sc_image *img, uint32_t id, uint16_t flags);
 
 /* The counter track of CPU counter `event` of thread `tid` (built from PMC_READ records,
  * named "<event> [tid]"): ids no runtime hands out. */

@@ -35,6 +35,7 @@ struct interval {
 	uint32_t context; /* the stack it ran on, 0: the thread's own */
 	uint32_t depth;	  /* on its thread, as its own records tell: orders identical intervals */
 	uint32_t seq;	  /* arrival order: the tie-break that keeps the sort stable */
+	bool whole;	  /* a FUNC_CALL: arrived after its callees */
 	uint64_t corr;	  /* the GPU work it launched, 0: none */
 };
 
@@ -47,8 +48,15 @@ struct pmc_point {
 	double v[SC_PMC_MAX];
 };
 
+/* A throttled function's counted calls (FUNC_COUNT). */
+struct func_total {
+	uint32_t func;
+	uint64_t calls, total_ns;
+};
+
 struct collect {
 	struct sc_profile_set *set;
+	VEC(struct func_total) counted;
 	VEC(struct interval) v;
 	VEC(struct pmc_point) pmc;
 	struct sc_hashmap gpu_ns; /* correlation id -> device time of its ops, ns */
@@ -146,9 +154,119 @@ static void on_region_end(void *ctx, struct sc_image *img, struct sc_thread *t,
 	iv->context = r->context;
 	iv->depth = r->depth;
 	iv->seq = (uint32_t)c->v.n;
+	iv->whole = r->whole;
 	iv->corr = r->corr_id;
 	iv->func = sc_profile_func_id(c->set, sc_strtab_intern(&m->strings, r->name),
 				      sc_strtab_intern(&m->strings, r->category));
+}
+
+/* A throttled function's calls counted only: its flat entry gets them (exact count and total
+ * inclusive time; each at the mean), and a note names it. They have no place in the call
+ * tree: their time stays in their callers' self time. */
+static void on_func_count(void *ctx, struct sc_image *img, struct sc_thread *t, const char *name,
+			  uint64_t calls, uint64_t total_ns)
+{
+	struct collect *c = ctx;
+	struct sc_model *m = c->set->model;
+	struct func_total *f;
+	char *text;
+
+	if (!t || !calls)
+		return;
+	f = VEC_PUSH(&c->counted);
+	f->func = sc_profile_func_id(c->set, sc_strtab_intern(&m->strings, name),
+				     sc_strtab_intern(&m->strings, "instrumented"));
+	f->calls = calls;
+	f->total_ns = total_ns;
+	text = sc_xasprintf("throttled: %s was called often for little time, so %llu of its "
+			    "calls (%.6f s) were counted, not recorded one by one; the profile "
+			    "spreads them over its call paths as its recorded calls, the "
+			    "timeline has only those",
+			    name, (unsigned long long)calls, (double)total_ns * 1e-9);
+	*VEC_PUSH(&m->notes) = (struct sc_note){ .pid = img->pid,
+						 .ts = img->last_ts,
+						 .level = SC_NOTE_INFO,
+						 .text = sc_strtab_intern(&m->strings, text) };
+	free(text);
+}
+
+/* `n` calls taking `ns` in all, each at the mean, into `s`. */
+static void stats_add_many(struct sc_stats *s, uint64_t n, double seconds)
+{
+	double mean = n ? seconds / (double)n : 0;
+	struct sc_stats add = { .count = n,
+				.sum = seconds,
+				.sumsq = mean * mean * (double)n,
+				.min = mean,
+				.max = mean };
+
+	if (n)
+		sc_stats_merge(s, &add);
+}
+
+/* The recorded calls of `func` in `tree`. */
+static uint64_t recorded_in(const struct sc_tree *tree, uint32_t func)
+{
+	uint64_t n = 0;
+
+	for (size_t k = 1; k < tree->nodes.n; k++)
+		if (tree->nodes.v[k].func == func)
+			n += tree->nodes.v[k].incl.count;
+	return n;
+}
+
+/* Give `tree`'s nodes of f->func their share of the counted calls, by their recorded calls
+ * (`of` of `recorded` in all): counts that add up exactly, time at the mean, taken from the
+ * self time of each node's caller, which held it. With `flat`, the flat table too. */
+static void spread_counted(struct sc_profile *p, struct sc_tree *tree, const struct func_total *f,
+			   uint64_t recorded, uint64_t *given, uint64_t *of, bool flat)
+{
+	double total = (double)f->total_ns * 1e-9;
+
+	for (size_t k = 1; k < tree->nodes.n; k++) {
+		struct sc_node *nd = &tree->nodes.v[k];
+		uint64_t share, before = *given;
+		double secs;
+
+		if (nd->func != f->func || !nd->incl.count)
+			continue;
+		*of += nd->incl.count;
+		share = (uint64_t)((unsigned __int128)f->calls * *of / recorded) - before;
+		*given += share;
+		secs = total * (double)share / (double)f->calls;
+		stats_add_many(&nd->incl, share, secs);
+		stats_add_many(&nd->excl, share, secs);
+		if (nd->parent) {
+			struct sc_node *up = &tree->nodes.v[nd->parent];
+
+			up->excl.sum = up->excl.sum > secs ? up->excl.sum - secs : 0;
+			if (flat) {
+				struct sc_flat *pf = sc_profile_func_flat(p, up->func);
+
+				pf->excl.sum = pf->excl.sum > secs ? pf->excl.sum - secs : 0;
+			}
+		}
+	}
+}
+
+/* A throttled function's counted calls: into its flat entry (exact count, total time) and,
+ * by the share of its recorded calls, into each of its call-tree nodes and out of their
+ * callers' self time. */
+static void add_counted(struct sc_profile *p, const struct func_total *f)
+{
+	struct sc_flat *fl = sc_profile_func_flat(p, f->func);
+	uint64_t recorded = 0, given = 0, of = 0;
+
+	stats_add_many(&fl->incl, f->calls, (double)f->total_ns * 1e-9);
+	stats_add_many(&fl->excl, f->calls, (double)f->total_ns * 1e-9);
+	for (size_t t = 0; t < p->threads.n; t++)
+		recorded += recorded_in(&p->threads.v[t], f->func);
+	for (size_t t = 0; recorded && t < p->threads.n; t++)
+		spread_counted(p, &p->threads.v[t], f, recorded, &given, &of, true);
+	recorded = recorded_in(&p->merged, f->func);
+	given = of = 0;
+	if (recorded)
+		spread_counted(p, &p->merged, f, recorded, &given, &of, false);
 }
 
 static int by_thread_start(const void *a, const void *b)
@@ -165,6 +283,8 @@ static int by_thread_start(const void *a, const void *b)
 		return x->end > y->end ? -1 : 1;
 	if (x->depth != y->depth) /* same times (a clock tick apart at most): outer first */
 		return x->depth < y->depth ? -1 : 1;
+	if (x->whole && y->whole) /* whole calls arrive callees first: the caller is later */
+		return x->seq > y->seq ? -1 : x->seq < y->seq;
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
@@ -218,16 +338,17 @@ static void build_process(struct sc_profile_set *set, struct sc_process *proc, s
 
 	size_t pmc_lo = 0, pmc_hi = 0; /* the current thread's points */
 
-	c->v.n = c->pmc.n = 0;
+	c->v.n = c->pmc.n = c->counted.n = 0;
 	for (size_t i = 0; i < proc->images.n; i++) {
 		static const struct sc_timeline_ops ops = { .region_end = on_region_end,
 							    .counter = on_counter,
-							    .gpu_op = on_gpu_op };
+							    .gpu_op = on_gpu_op,
+							    .func_count = on_func_count };
 		struct sc_timeline_stats stats = { 0 };
 
 		sc_timeline_replay(set->model, proc->images.v[i], &ops, c, &stats);
 	}
-	if (!c->v.n)
+	if (!c->v.n && !c->counted.n)
 		return;
 	qsort(c->v.v, c->v.n, sizeof(*c->v.v), by_thread_start);
 	if (c->pmc.n)
@@ -307,6 +428,8 @@ static void build_process(struct sc_profile_set *set, struct sc_process *proc, s
 	}
 	while (open.n && tree)
 		close_top(p, tree, &open);
+	for (size_t i = 0; i < c->counted.n; i++)
+		add_counted(p, &c->counted.v[i]);
 	VEC_FREE(&open);
 }
 
@@ -321,4 +444,5 @@ void sc_region_profiles_build(struct sc_profile_set *set, struct sc_model *m)
 	}
 	VEC_FREE(&c.v);
 	VEC_FREE(&c.pmc);
+	VEC_FREE(&c.counted);
 }

@@ -15,7 +15,7 @@
  * left out, and counted. */
 #define MAX_OPEN 65536
 
-static bool warned_too_deep;
+static bool warned_too_deep, warned_unknown_ids;
 
 /* A thread's open regions on one of its stacks: context 0, its own (every kind of region),
  * or a coroutine's (instrumented calls recorded with SC_FUNC_CONTEXT), whose calls pair and
@@ -340,6 +340,52 @@ static void close_all(struct replay *r, struct open_regions *o, uint64_t ts)
 	close_to(r, o, 0, ts, false);
 }
 
+/* A whole call (FUNC_CALL): its region begins and ends at once, after its callees'. */
+static void replay_func_call(struct replay *r, int32_t tid, const struct sc_record *rec)
+{
+	const struct sc_rec_func_call *f = (const void *)rec;
+	uint64_t addr = sc_image_func_addr(r->img, f->id, rec->flags);
+	struct sc_thread *t = thread_of(r, tid);
+	struct open_regions *o;
+	struct sc_region_ev ev;
+	const char *name;
+
+	if (!addr) {
+		r->stats->unknown_ids++; /* its FUNC_ID was lost */
+		return;
+	}
+	name = func_name(r, addr, f->start, rec->flags & SC_FUNC_LOOP, rec->flags & SC_FUNC_PYTHON);
+	if (!name)
+		return; /* left out by --function-include/--function-exclude */
+	memset(&ev, 0, sizeof(ev));
+	ev.start = f->start;
+	ev.end = f->start + f->dur_ns;
+	ev.name = name;
+	ev.category = r->category_instrumented;
+	ev.func_addr = addr;
+	ev.context = SC_FUNC_CONTEXT(rec->flags);
+	ev.whole = true;
+	ev.unterminated = rec->flags & SC_FUNC_OPEN;
+	o = open_in(r, tid, ev.context, false);
+	if (o && o->depth) { /* regions pushed inside it and still open end with it, as an
+			      * NVTX push made in NVTX's own instrumented code */
+		uint32_t at = o->depth;
+
+		while (at > 0 && o->stack.v[at - 1].start >= ev.start)
+			at--;
+		if (at < o->depth)
+			close_to(r, o, at, ev.end, false);
+	}
+	ev.depth = o ? o->depth : 0; /* the regions around it; its callers come later */
+	r->stats->regions++;
+	if (ev.unterminated)
+		r->stats->unterminated++;
+	if (r->ops->region_begin)
+		r->ops->region_begin(r->ctx, r->img, t, &ev);
+	if (r->ops->region_end)
+		r->ops->region_end(r->ctx, r->img, t, &ev);
+}
+
 static int replay_record(void *ctx, int32_t tid, const struct sc_record *rec, uint64_t off)
 {
 	struct replay *r = ctx;
@@ -451,6 +497,21 @@ static int replay_record(void *ctx, int32_t tid, const struct sc_record *rec, ui
 		close_to(r, o, at - 1, f->ts, true);
 		break;
 	}
+	case SC_REC_FUNC_CALL:
+		replay_func_call(r, tid, rec);
+		break;
+	case SC_REC_FUNC_COUNT: {
+		const struct sc_rec_func_count *f = (const void *)rec;
+		uint64_t addr = sc_image_func_addr(r->img, f->id, rec->flags);
+		const char *name = addr ? func_name(r, addr, r->img->last_ts, false,
+						    rec->flags & SC_FUNC_PYTHON)
+					: NULL;
+
+		if (name && r->ops->func_count)
+			r->ops->func_count(r->ctx, r->img, thread_of(r, tid), name, f->calls,
+					   f->total_ns);
+		break;
+	}
 	case SC_REC_MARK:
 		r->stats->marks++;
 		region_from(&ev, (const void *)rec,
@@ -536,6 +597,12 @@ int sc_timeline_replay(struct sc_model *m, struct sc_image *img, const struct sc
 	sc_hashmap_free(&r.open_index);
 	sc_hashmap_free(&r.func_names);
 	sc_omp_texts_free(&r.omp);
+	if (stats->unknown_ids && !warned_unknown_ids) {
+		warned_unknown_ids = true;
+		pr_warn("%llu instrumented calls of process %d name a function id no FUNC_ID "
+			"record gave (lost with its thread's last records); left out",
+			(unsigned long long)stats->unknown_ids, (int)img->pid);
+	}
 	if (stats->too_deep && !warned_too_deep) {
 		warned_too_deep = true; /* once, not once per output format */
 		pr_warn("%llu regions of process %d nested deeper than %d were left out",

@@ -2,7 +2,9 @@
 /*
  * The timeline of a process image, replayed from its raw file for the trace sinks (Perfetto,
  * rocpd): regions as they begin and end (paired per thread, nesting kept), marks, counter
- * values, and samples with the index of their stack in the model. Events of one thread come
+ * values, and samples with the index of their stack in the model. Instrumented calls of
+ * FUNC_CALL records come whole (region_begin then region_end at once) in the order they
+ * ended, callees before their callers: consumers nest by time. Events of one thread come
  * in the order the thread recorded them; threads are not interleaved by time (both trace
  * formats sort on reading). Nothing is kept but the open regions of each thread, so a replay
  * takes memory for the model only, whatever the size of the trace.
@@ -25,6 +27,7 @@ struct sc_region_ev {
 	bool unterminated;  /* closed by syscope at the thread's or process's end */
 	uint64_t func_addr; /* an instrumented function's address; 0 for other regions */
 	uint32_t context;   /* the stack it ran on (SC_FUNC_CONTEXT): 0 the thread's own */
+	bool whole;	    /* a FUNC_CALL: begin and end come together, callees first */
 };
 
 /* Device work (sc_rec_gpu_op), with its names resolved. */
@@ -54,6 +57,10 @@ struct sc_timeline_ops {
 		       uint64_t cpu_ns, uint32_t stack);
 	void (*gpu_op)(void *ctx, struct sc_image *img, struct sc_thread *t,
 		       const struct sc_gpu_op_ev *op);
+	/* A throttled function's calls that were only counted (FUNC_COUNT): how many, and
+	 * their total time; `name` as its regions are named. */
+	void (*func_count)(void *ctx, struct sc_image *img, struct sc_thread *t, const char *name,
+			   uint64_t calls, uint64_t total_ns);
 };
 
 struct sc_timeline_stats {
@@ -61,6 +68,7 @@ struct sc_timeline_stats {
 	uint64_t unmatched_ends; /* region ends with no region open on their thread */
 	uint64_t unterminated;	 /* regions still open at their thread's end */
 	uint64_t too_deep;	 /* regions nested deeper than the replay keeps */
+	uint64_t unknown_ids;	 /* FUNC_CALL records whose function id no FUNC_ID named */
 };
 
 /* Replay one image. Returns 0. */

@@ -19,6 +19,7 @@
  * the parent's table (a vfork child shares its memory), noted once when the parent ends.
  */
 #include "rt.h"
+#include "func_table.h"
 #include "sources/source.h"
 
 #include <errno.h>
@@ -258,6 +259,7 @@ static void before_exec(const char *path)
 		return;
 	rec.path_len = (uint32_t)strlen(path) + 1;
 	rt_record(SC_REC_EXEC, 0, &rec.ts, sizeof(rec) - sizeof(rec.hdr), path, rec.path_len);
+	rt_func_end_image(); /* they go on in the new image's file no more */
 	rt_set_end(SC_END_EXEC, 0);
 	rt_sampling_before_exec();
 }

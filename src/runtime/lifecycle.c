@@ -35,6 +35,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "func_table.h"
 #include "sources/source.h"
 
 struct rt_process rt_proc;
@@ -244,6 +245,7 @@ static void on_ending_signal(int sig, siginfo_t *si, void *uc)
 	if (atomic_load(&rt_proc.active) && getpid() == rt_proc.pid &&
 	    !atomic_exchange(&finalized, 1)) {
 		atomic_store(&rt_proc.stopping, 1);
+		rt_func_end_image(); /* the receiving thread's calls it ends in */
 		rt_set_end(SC_END_SIGNAL, sig);
 	}
 	memset(&dfl, 0, sizeof(dfl));

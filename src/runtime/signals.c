@@ -23,6 +23,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "func_table.h"
 #include "python/python.h"
 #include "sources/source.h"
 
@@ -309,6 +310,7 @@ static void on_fatal_signal(int sig, siginfo_t *si, void *uc)
 	}
 	if (rt_active() && rt_self.state == RT_THREAD_ACTIVE) {
 		rt_sampling_record_crash(forwarded_uc ? forwarded_uc : uc);
+		rt_func_end_image(); /* the calls it dies in */
 		rt_set_end(SC_END_SIGNAL, sig);
 	}
 	memset(&dfl, 0, sizeof(dfl));

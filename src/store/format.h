@@ -379,6 +379,46 @@ struct sc_rec_func {
 #define SC_FUNC_CONTEXT_SHIFT 8
 #define SC_FUNC_CONTEXT(flags) (((flags) >> SC_FUNC_CONTEXT_SHIFT) & 0xffu)
 
+/*
+ * A whole instrumented call (FUNC_CALL), written once when it returns: 24 bytes a call
+ * instead of FUNC_ENTER + FUNC_EXIT. Calls reach the file in the order they end (callees
+ * before their callers); readers nest them by time. `id` is a FUNC_ID of the same file
+ * (native functions and loops) or, with SC_FUNC_PYTHON, the Python code id. Flags: those of
+ * FUNC_ENTER/EXIT (SC_FUNC_LOOP, SC_FUNC_PYTHON, the context in bits 8-15), and
+ * SC_FUNC_OPEN. A call that does not fit (4.29 s or longer, or no id) is written as the
+ * FUNC_ENTER/FUNC_EXIT pair when it returns.
+ */
+struct sc_rec_func_call {
+	struct sc_record hdr;
+	uint64_t start;	 /* entry time */
+	uint32_t dur_ns; /* exit time - start */
+	uint32_t id;
+};
+
+/* FUNC_CALL flag: the call had not returned when its thread or process ended (exit, exec,
+ * fatal signal); `dur_ns` runs to that end. */
+#define SC_FUNC_OPEN 0x4u
+
+/* The address of function id `id` (first used by the recording thread; ids are per process
+ * image). Flags: SC_FUNC_LOOP when `addr` is a loop's first instruction. */
+struct sc_rec_func_id {
+	struct sc_record hdr;
+	uint64_t addr;
+	uint32_t id;
+	uint32_t reserved;
+};
+
+/* A throttled function (FUNC_COUNT, at the image's end or its thread's): the calls it made
+ * after it was throttled, which have no FUNC_CALL records, and their total time. Flags as
+ * FUNC_CALL's (SC_FUNC_PYTHON: `id` is a code id). */
+struct sc_rec_func_count {
+	struct sc_record hdr;
+	uint32_t id;
+	uint32_t reserved;
+	uint64_t calls;
+	uint64_t total_ns;
+};
+
 /* Coverage mode (syscope instrument --mode coverage): at the image's end, one per patched
  * function, called or not. */
 struct sc_rec_func_coverage {

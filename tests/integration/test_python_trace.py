@@ -1,4 +1,4 @@
-"""syscope python: every Python call traced (FUNC_ENTER/EXIT with SC_FUNC_PYTHON, named by
+"""syscope python: every Python call traced (FUNC_CALL with SC_FUNC_PYTHON, named by
 PY_CODE records), exact counts, pairing through exceptions, generators, threads and fork
 children, filters, Python thread names and worker roles, -m/-c, sys.argv as the script
 sees it, and clear errors. /usr/bin/python3 (CPython 3.11 on Debian 12); the pyenv
@@ -41,6 +41,7 @@ class Trace:
         self.names = {}  # tid -> Python name (THREAD_NAME given by the program)
         self.runtime_flags = None  # of the last PY_RUNTIME record
         self.notes = []
+        whole, pairs = [], {}  # calls (tid, start, end, code id, arrival), entries open
         for tid, rtype, flags, p in rawdump.records(open(path, "rb").read()):
             if rtype == records.PY_CODE:
                 code = records.decode_py_code(p)
@@ -48,13 +49,28 @@ class Trace:
             elif rtype == records.PY_RUNTIME:
                 self.runtime_flags = records.decode_py_runtime(p)["flags"]
             elif rtype in (records.FUNC_ENTER, records.FUNC_EXIT) and flags & FUNC_PYTHON:
-                addr = struct.unpack_from("<Q", p, 8)[0]
+                ts, addr = struct.unpack_from("<QQ", p, 0)
                 check_eq(addr >> 63, 1, "a Python FUNC address has bit 63 set")
-                self.calls.append((tid, rtype == records.FUNC_ENTER, (addr >> 32) & 0x7fffffff))
+                cid = (addr >> 32) & 0x7fffffff
+                if rtype == records.FUNC_ENTER:
+                    pairs.setdefault(tid, []).append((ts, cid))
+                else:
+                    check(pairs.get(tid), f"thread {tid}: an exit of {cid} without an entry")
+                    start, entered = pairs[tid].pop()
+                    check_eq(entered, cid, f"thread {tid}: exit pairs with")
+                    whole.append((tid, start, ts, cid, len(whole)))
+            elif rtype == records.FUNC_CALL and flags & FUNC_PYTHON:
+                call = records.decode_func_call(flags, p)
+                check(not call["open"], f"a Python call left open: {call}")
+                whole.append((tid, call["start"], call["end"], call["id"], len(whole)))
             elif rtype == records.NOTE:
                 self.notes.append(p[16:].split(b"\0")[0].decode())
             elif rtype == records.THREAD_NAME and flags & THREAD_NAME_GIVEN:
                 self.names[tid] = p[8:24].split(b"\0")[0].decode()
+
+        for tid, stack in pairs.items():
+            check_eq(stack, [], f"thread {tid}: FUNC_ENTER records left open")
+        self.calls = entries_and_exits(whole)
 
     def name(self, cid):
         return self.codes.get(cid, ("?", "?"))[1]
@@ -82,6 +98,28 @@ class Trace:
             check_eq(self.name(stack.pop()), self.name(cid), f"thread {tid}: exit pairs with")
         for tid, stack in stacks.items():
             check_eq([self.name(c) for c in stack], [], f"thread {tid}: calls left open")
+
+
+def entries_and_exits(whole):
+    """Whole calls (FUNC_CALL records arrive callees first) as the (tid, enter?, code id)
+    events of each thread in time order, checking that they nest: a call starting inside
+    another ends inside it. Threads in the order of their first call."""
+    events, by_thread = [], {}
+    for c in whole:
+        by_thread.setdefault(c[0], []).append(c)
+    for tid, calls in by_thread.items():
+        stack = []
+        # callers first: earlier start, then later end, then later arrival
+        for c in sorted(calls, key=lambda c: (c[1], -c[2], -c[4])):
+            while stack and stack[-1][2] <= c[1] and stack[-1][1] != c[1]:
+                events.append((tid, False, stack.pop()[3]))
+            check(not stack or c[2] <= stack[-1][2],
+                  f"thread {tid}: call {c} overlaps {stack[-1] if stack else None}")
+            stack.append(c)
+            events.append((tid, True, c[3]))
+        while stack:
+            events.append((tid, False, stack.pop()[3]))
+    return events
 
 
 def run_python(*args, env=None):

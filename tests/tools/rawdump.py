@@ -72,6 +72,12 @@ def main():
             ts, base, nseg, blen = struct.unpack_from("<QQII", payload, 0)
             path = payload[24 + 32 + 8 * 32 + 8:].split(b"\0")[0].decode()
             print(tid, name, hex(base), nseg, path, "flags", flags)
+        elif name == "FUNC_CALL":
+            print(tid, name, record_types.decode_func_call(flags, payload))
+        elif name == "FUNC_ID":
+            print(tid, name, record_types.decode_func_id(flags, payload))
+        elif name == "FUNC_COUNT":
+            print(tid, name, record_types.decode_func_count(flags, payload))
         else:
             print(tid, name, flags, payload[:80])
     print(counts)

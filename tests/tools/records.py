@@ -82,6 +82,30 @@ def decode_py_code(payload):
             "linetable": lt}
 
 
+FUNC_LOOP, FUNC_PYTHON, FUNC_OPEN = 0x1, 0x2, 0x4  # FUNC_* hdr.flags
+
+
+def decode_func_call(flags, payload):
+    """A FUNC_CALL record: start, end (ns), id (FUNC_ID's, or a Python code id), context
+    (flags bits 8-15), loop, python, open (the call had not returned at its end)."""
+    start, dur, fid = struct.unpack_from("<QII", payload, 0)
+    return {"start": start, "end": start + dur, "dur": dur, "id": fid,
+            "context": (flags >> 8) & 0xff, "loop": bool(flags & FUNC_LOOP),
+            "python": bool(flags & FUNC_PYTHON), "open": bool(flags & FUNC_OPEN)}
+
+
+def decode_func_id(flags, payload):
+    """A FUNC_ID record: id, addr, loop."""
+    addr, fid = struct.unpack_from("<QI", payload, 0)
+    return {"id": fid, "addr": addr, "loop": bool(flags & FUNC_LOOP)}
+
+
+def decode_func_count(flags, payload):
+    """A FUNC_COUNT record: id, python, calls (after throttling), total_ns."""
+    fid, _r, calls, total = struct.unpack_from("<IIQQ", payload, 0)
+    return {"id": fid, "python": bool(flags & FUNC_PYTHON), "calls": calls, "total_ns": total}
+
+
 def _varint(b, i):
     r, s = b[i] & 63, 6
     while b[i] & 64:

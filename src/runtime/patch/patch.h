@@ -80,7 +80,17 @@ static inline bool rt_patch_is_exit_stub(uint64_t addr)
 uint64_t rt_patch_real_return(uint64_t slot);
 /* embedded.c: a rewritten program started without syscope re-runs itself under it. */
 void rt_patch_self_launch(const char *self_path);
+/* shadow.c, for func_table.c: the open calls written at an end; a fork child's inherited. */
+void rt_patch_shadow_end_open_calls(uint64_t ts);
+void rt_patch_shadow_fork_child(void);
 #else
+static inline void rt_patch_shadow_end_open_calls(uint64_t ts)
+{
+	(void)ts;
+}
+static inline void rt_patch_shadow_fork_child(void)
+{
+}
 static inline bool rt_patch_built(void)
 {
 	return false;

@@ -35,6 +35,7 @@
 #include <unistd.h>
 #include <unwind.h>
 
+#include "../func_table.h"
 #include "patch.h"
 
 #define SHADOW_FRAMES 65536u
@@ -54,7 +55,9 @@ struct frame {
 	uint32_t flags;
 	uint32_t loops[FRAME_LOOPS]; /* loop ids open in this call, outermost first */
 	uint32_t nloops;
-	uint32_t reserved;
+	uint32_t fid; /* rt_func_id of the function */
+	uint64_t start;
+	uint64_t loop_start[FRAME_LOOPS];
 };
 
 struct shadow {
@@ -86,25 +89,32 @@ static struct frame *frames(void)
 	return p;
 }
 
-/* Close the loops open in `fr` down to `keep` of them. */
-static void end_loops(struct frame *fr, uint32_t keep, uint64_t ts)
+/* Close the loops open in `fr` down to `keep` of them (`open`: SC_FUNC_OPEN, the thread or
+ * process ends with them). */
+static void end_loops(struct frame *fr, uint32_t keep, uint64_t ts, uint16_t open)
 {
 	while (fr->nloops > keep) {
-		uint32_t l = fr->loops[--fr->nloops];
+		uint32_t n = --fr->nloops;
+		uint64_t lo = rt_patch_loops[fr->loops[n]].lo;
 
-		rt_func_record_flags(SC_REC_FUNC_EXIT, SC_FUNC_LOOP | rt_stack_context(fr->slot),
-				     rt_patch_loops[l].lo, ts);
+		rt_func_call_record(open | SC_FUNC_LOOP | rt_stack_context(fr->slot),
+				    rt_func_id(lo, SC_FUNC_LOOP), lo, fr->loop_start[n], ts);
 	}
 }
 
-static void end_frame(struct frame *fr, uint64_t ts)
+static void end_frame_as(struct frame *fr, uint64_t ts, uint16_t open)
 {
 	if (fr->flags & FR_ENDED)
 		return;
 	fr->flags |= FR_ENDED;
-	end_loops(fr, 0, ts);
-	rt_func_record_flags(SC_REC_FUNC_EXIT, rt_stack_context(fr->slot),
-			     rt_patch_func_addr[fr->id], ts);
+	end_loops(fr, 0, ts, open);
+	rt_func_call_record(open | rt_stack_context(fr->slot), fr->fid, rt_patch_func_addr[fr->id],
+			    fr->start, ts);
+}
+
+static void end_frame(struct frame *fr, uint64_t ts)
+{
+	end_frame_as(fr, ts, 0);
 }
 
 static bool frame_is_over(const struct frame *fr, uint64_t slot, struct rt_alt_stack *alt)
@@ -160,12 +170,13 @@ void rt_patch_enter(uint32_t id, uint64_t *ret_slot)
 	f[d].id = id;
 	f[d].flags = 0;
 	f[d].nloops = 0;
+	f[d].start = ts;
+	f[d].fid = rt_func_id(rt_patch_func_addr[id], 0);
 	barrier();
 	f[d].slot = (uint64_t)(uintptr_t)ret_slot;
 	barrier();
 	*ret_slot = (uint64_t)(uintptr_t)rt_patch_exit_stub;
-	rt_func_record_flags(SC_REC_FUNC_ENTER, rt_stack_context((uint64_t)(uintptr_t)ret_slot),
-			     rt_patch_func_addr[id], ts);
+	rt_func_entered(ts);
 }
 
 void rt_patch_loop(uint32_t probe_id)
@@ -190,7 +201,7 @@ void rt_patch_loop(uint32_t probe_id)
 	if (keep == f->nloops && !p->enters)
 		return; /* inside every open loop, entering none: nothing to record */
 	ts = rt_now_ns();
-	end_loops(f, keep, ts); /* control left these */
+	end_loops(f, keep, ts, 0); /* control left these */
 	for (bits = 0; bits < 32 && rt_recording(); bits++) {
 		uint32_t l = p->first_loop + bits, open = 0;
 
@@ -200,9 +211,8 @@ void rt_patch_loop(uint32_t probe_id)
 			open |= f->loops[i] == l;
 		if (open || f->nloops == FRAME_LOOPS)
 			continue; /* another iteration, or too deep */
+		f->loop_start[f->nloops] = ts;
 		f->loops[f->nloops++] = l;
-		rt_func_record_flags(SC_REC_FUNC_ENTER, SC_FUNC_LOOP | rt_stack_context(f->slot),
-				     rt_patch_loops[l].lo, ts);
 	}
 }
 
@@ -520,6 +530,23 @@ RT_EXPORT void pthread_exit(void *value)
 	abort();
 }
 
+/* The thread's or process's end with calls still open (func_table.h): each written up to
+ * `ts`, innermost first, and marked ended so that a return after all writes nothing. */
+void rt_patch_shadow_end_open_calls(uint64_t ts)
+{
+	for (uint32_t i = shadow.depth; shadow.f && i > 0; i--)
+		if (shadow.f[i - 1].slot != SLOT_WRITING)
+			end_frame_as(&shadow.f[i - 1], ts, SC_FUNC_OPEN);
+}
+
+/* A fork child: calls entered in the parent are the parent's (written when they return
+ * there), so their returns here write nothing. */
+void rt_patch_shadow_fork_child(void)
+{
+	for (uint32_t i = 0; shadow.f && i < shadow.depth; i++)
+		shadow.f[i].flags |= FR_ENDED;
+}
+
 void rt_patch_shadow_start(void)
 {
 	hooks_ready = true;
@@ -527,6 +554,7 @@ void rt_patch_shadow_start(void)
 
 void rt_patch_shadow_thread_stop(void)
 {
+	rt_patch_shadow_end_open_calls(rt_now_ns());
 	/* A thread whose frames are all gone; one still inside patched code keeps its stack. */
 	if (shadow.f && !shadow.depth) {
 		munmap(shadow.f, SHADOW_FRAMES * sizeof(struct frame));

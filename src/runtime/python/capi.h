@@ -101,6 +101,41 @@ uint64_t rt_py_trace_addr(py_obj *code);
 /* trace.c: whether calls are recorded (the bootstrap armed the tracer). */
 bool rt_py_trace_armed(void);
 
+/* trace.c: the calling thread's Python calls in progress (both backends), so that their
+ * FUNC_CALL records can be written whole when they return, and as open calls when the thread
+ * or process ends first (rt_py_end_open_calls). Calls deeper than RT_PY_OPEN are still
+ * recorded when they return, but not at such an end. */
+#define RT_PY_OPEN 256
+struct rt_py_open {
+	uint64_t start[RT_PY_OPEN];
+	uint32_t id[RT_PY_OPEN];
+	uint32_t ended; /* calls below this depth were written by an end already */
+};
+extern RT_TLS struct rt_py_open rt_py_open;
+
+/* A traced call at depth `d` (0: outermost) of the code id in `addr` entered at `ts`. */
+static inline void rt_py_call_begin(uint32_t d, uint64_t addr, uint64_t ts)
+{
+	if (d < RT_PY_OPEN) {
+		rt_py_open.id[d] = (uint32_t)(addr >> 32) & 0x7fffffffu;
+		rt_py_open.start[d] = ts;
+	}
+	rt_func_entered(ts);
+}
+
+/* ... and its return at `ts`, entered at `start`. */
+static inline void rt_py_call_end(uint32_t d, uint64_t addr, uint64_t start, uint64_t ts)
+{
+	if (d < rt_py_open.ended) { /* written at an end; the frames below it go too */
+		rt_py_open.ended = d;
+		return;
+	}
+	rt_func_call_record(SC_FUNC_PYTHON, (uint32_t)(addr >> 32) & 0x7fffffffu, addr, start, ts);
+}
+
+/* The open calls' depth, for rt_py_end_open_calls: the backend in use tells. */
+uint32_t rt_py_monitoring_depth(void);
+
 /* monitoring.c: trace through sys.monitoring (3.12+); false when it cannot. */
 bool rt_py_monitoring_install(void);
 /* monitoring.c: the fork child's calls in progress were entered in the parent. */

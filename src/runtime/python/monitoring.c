@@ -61,8 +61,14 @@ static py_obj *on_start(py_obj *self, py_obj *const *args, py_ssize nargs)
 			rt_recording() ? skipped[depth / 64] & ~bit : skipped[depth / 64] | bit;
 	}
 	depth++;
-	if (rt_recording())
+	if (!rt_recording()) {
+		if (depth <= RT_PY_OPEN)
+			rt_py_open.start[depth - 1] = 0; /* nothing to write at an end */
+	} else if (depth <= RT_PY_OPEN) {		 /* its start kept until it returns */
+		rt_py_call_begin((uint32_t)depth - 1, addr, rt_now_ns());
+	} else { /* deeper: no place for its start, the pair of records */
 		rt_func_record_flags(SC_REC_FUNC_ENTER, SC_FUNC_PYTHON, addr, rt_now_ns());
+	}
 	return result(false);
 }
 
@@ -74,7 +80,15 @@ static void leave(py_obj *code, uint64_t addr)
 	depth--;
 	if (depth < SKIP_BITS && skipped[depth / 64] & 1ull << (depth % 64))
 		return; /* its entry, while recording was paused, was not written either */
-	rt_func_record_flags(SC_REC_FUNC_EXIT, SC_FUNC_PYTHON, addr, rt_now_ns());
+	if (depth < RT_PY_OPEN)
+		rt_py_call_end((uint32_t)depth, addr, rt_py_open.start[depth], rt_now_ns());
+	else
+		rt_func_record_flags(SC_REC_FUNC_EXIT, SC_FUNC_PYTHON, addr, rt_now_ns());
+}
+
+uint32_t rt_py_monitoring_depth(void)
+{
+	return depth > 0 ? (uint32_t)depth : 0;
 }
 
 static py_obj *on_leave(py_obj *self, py_obj *const *args, py_ssize nargs)
@@ -220,5 +234,6 @@ bool rt_py_monitoring_install(void)
 void rt_py_monitoring_fork_child(void)
 {
 	depth = 0; /* the calls in progress were entered in the parent's file */
+	rt_py_open.ended = 0;
 	memset(skipped, 0, sizeof(skipped));
 }

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Deterministic tracing of Python calls (syscope python): every call of a traced Python
- * function is a FUNC_ENTER/FUNC_EXIT pair with flag SC_FUNC_PYTHON and the address
- * SC_PY_FUNC_ADDR(code id), so the reader makes regions of them as of instrumented native
- * functions, named by the PY_CODE record of the id.
+ * function is one FUNC_CALL record, written when it returns, with flag SC_FUNC_PYTHON and
+ * the code id as its function id, so the reader makes regions of them as of instrumented
+ * native functions, named by the PY_CODE record of the id.
  *
  * The mechanism is a PEP 523 frame evaluator, on every supported version (3.10-3.13): the
  * hook records the entry, runs the evaluator that was there before (chained, so a debugger's
@@ -26,6 +26,7 @@
 #include <regex.h>
 #include <string.h>
 
+#include "../func_table.h"
 #include "../sources/source.h"
 #include "python.h"
 
@@ -120,11 +121,16 @@ static inline uint64_t traced_addr(py_obj *code, unsigned gen)
 	return v & EXTRA_TRACED ? SC_PY_FUNC_ADDR((uint32_t)(v >> EXTRA_ID_SHIFT)) : 0;
 }
 
+RT_TLS struct rt_py_open rt_py_open;
+static RT_TLS uint32_t eval_depth; /* traced calls in progress under the PEP 523 hook */
+static bool monitoring_used;
+
 static py_obj *trace_eval(void *tstate, void *frame, int throwflag)
 {
 	unsigned gen = atomic_load_explicit(&generation, memory_order_relaxed);
-	uint64_t addr;
+	uint64_t addr, start;
 	py_obj *result;
+	uint32_t d;
 
 	if (rt_py_stack_exhausted()) /* RecursionError set: the frame unwinds at once */
 		return tr.previous(tstate, frame, 1);
@@ -133,11 +139,15 @@ static py_obj *trace_eval(void *tstate, void *frame, int throwflag)
 	addr = traced_addr(*(py_obj **)((char *)frame + tr.code_offset), gen);
 	if (!addr)
 		return tr.previous(tstate, frame, throwflag);
-	rt_func_record_flags(SC_REC_FUNC_ENTER, SC_FUNC_PYTHON, addr, rt_now_ns());
+	start = rt_now_ns();
+	d = eval_depth++;
+	rt_py_call_begin(d, addr, start);
 	result = tr.previous(tstate, frame, throwflag);
-	/* Entered before a fork, left in its child: the entry is in the parent's file. */
-	if (gen == atomic_load_explicit(&generation, memory_order_relaxed))
-		rt_func_record_flags(SC_REC_FUNC_EXIT, SC_FUNC_PYTHON, addr, rt_now_ns());
+	/* Entered before a fork, left in its child: the parent's file has it. */
+	if (gen == atomic_load_explicit(&generation, memory_order_relaxed)) {
+		eval_depth = d;
+		rt_py_call_end(d, addr, start, rt_now_ns());
+	}
 	return result;
 }
 
@@ -244,6 +254,7 @@ static bool use_monitoring(void)
 	}
 	if (!rt_py_monitoring_install())
 		return false;
+	monitoring_used = true;
 	tr.on = true;
 	rt_py_set_tracing(true); /* PY_RUNTIME says so */
 	rt_note(SC_NOTE_INFO, "Python tracing: every call of CPython 3.%u traced (sys.monitoring)",
@@ -326,4 +337,20 @@ void rt_py_trace_arm(void)
 void rt_py_trace_fork_child(void)
 {
 	atomic_fetch_add(&generation, 1);
+	eval_depth = 0; /* the calls in progress are the parent's */
+	rt_py_open.ended = 0;
+}
+
+void rt_py_end_open_calls(uint64_t ts)
+{
+	uint32_t depth = monitoring_used ? rt_py_monitoring_depth() : eval_depth;
+	uint32_t n = depth < RT_PY_OPEN ? depth : RT_PY_OPEN;
+
+	for (uint32_t i = n; i > rt_py_open.ended; i--)
+		if (rt_py_open.start[i - 1]) /* 0: entered while recording was paused */
+			rt_func_call_record(SC_FUNC_PYTHON | SC_FUNC_OPEN, rt_py_open.id[i - 1],
+					    SC_PY_FUNC_ADDR(rt_py_open.id[i - 1]),
+					    rt_py_open.start[i - 1], ts);
+	if (n > rt_py_open.ended)
+		rt_py_open.ended = n;
 }

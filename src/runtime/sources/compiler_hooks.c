@@ -3,9 +3,11 @@
  * Compiler hooks: a program built with -finstrument-functions calls
  * __cyg_profile_func_enter/exit at every entry and exit of its functions. glibc has no-op
  * versions; libsyscope.so, preloaded, defines them first, so the program's calls come here
- * (a program that defines them itself keeps its own). Each call is one small record with the
- * function's address; the reader names the function. No lookups, no locks, no allocation
- * after a thread's first call.
+ * (a program that defines them itself keeps its own). Each call is one FUNC_CALL record,
+ * written when it returns, with the function's id (func_table.h) and its start time kept
+ * here meanwhile; the reader names the function. No locks, no allocation after a thread's
+ * first call. Calls still open when the thread or process ends are written then
+ * (rt_hooks_end_open_calls).
  *
  * A call left by longjmp or siglongjmp never calls its exit hook. Each thread keeps the
  * calls in progress (function, and where the hook was called from on the machine stack):
@@ -15,6 +17,7 @@
  */
 #include <sys/mman.h>
 
+#include "../func_table.h"
 #include "source.h"
 
 #define HOOK_FRAMES 65536u
@@ -23,6 +26,9 @@
 struct hook_frame {
 	uint64_t sp; /* the hook's frame address: below the function's own frame */
 	uint64_t fn;
+	uint64_t start;
+	uint32_t id;	/* rt_func_id */
+	uint32_t ended; /* written already (an end path): its return writes nothing */
 };
 
 struct hook_stack {
@@ -60,7 +66,8 @@ static bool left(const struct hook_frame *fr, uint64_t sp, struct rt_alt_stack *
 
 static void end_call(const struct hook_frame *fr, uint64_t ts)
 {
-	rt_func_record_flags(SC_REC_FUNC_EXIT, rt_stack_context(fr->sp), fr->fn, ts);
+	if (!fr->ended)
+		rt_func_call_record(rt_stack_context(fr->sp), fr->id, fr->fn, fr->start, ts);
 }
 
 /* The calls on top that are over (jumped out of): their exits, now. */
@@ -95,10 +102,16 @@ static void enter(uint64_t fn, uint64_t sp)
 			calls.depth = d + 1;
 			barrier();
 			f[d].fn = fn;
+			f[d].start = ts;
+			f[d].id = rt_func_id(fn, 0);
+			f[d].ended = 0;
 			barrier();
 			f[d].sp = sp;
+			rt_func_entered(ts);
+			return;
 		}
 	}
+	/* Not followed (no shadow of calls here): the entry, and its exit will pair. */
 	rt_func_record_flags(SC_REC_FUNC_ENTER, rt_stack_context(sp), fn, ts);
 }
 
@@ -171,9 +184,31 @@ static int process_start(void)
 	return 0;
 }
 
+void rt_hooks_end_open_calls(uint64_t ts)
+{
+	for (uint32_t i = calls.depth; calls.f && i > 0; i--) {
+		struct hook_frame *fr = &calls.f[i - 1];
+
+		if (fr->sp == SP_WRITING || fr->ended)
+			continue;
+		rt_func_call_record(SC_FUNC_OPEN | rt_stack_context(fr->sp), fr->id, fr->fn,
+				    fr->start, ts);
+		fr->ended = 1;
+	}
+}
+
+/* A fork child's calls entered in the parent are the parent's: their returns write nothing
+ * here (the parent writes them when they return there). */
+static void fork_child(void)
+{
+	for (uint32_t i = 0; calls.f && i < calls.depth; i++)
+		calls.f[i].ended = 1;
+}
+
 static void thread_stop(struct rt_thread *t)
 {
 	(void)t;
+	rt_hooks_end_open_calls(rt_now_ns());
 	if (calls.f) {
 		munmap(calls.f, HOOK_FRAMES * sizeof(struct hook_frame));
 		calls.f = NULL;
@@ -192,5 +227,6 @@ const struct rt_source rt_source_compiler_hooks = {
 	.enabled = enabled,
 	.process_start = process_start,
 	.thread_stop = thread_stop,
+	.fork_child = fork_child,
 	.process_stop = process_stop,
 };

@@ -74,6 +74,50 @@ static inline void rt_func_record(uint16_t type, uint64_t addr, uint64_t ts)
 	rt_func_record_flags(type, 0, addr, ts);
 }
 
+/* func_table.c: throttling (see func_table.h). */
+bool rt_func_count_call(uint32_t id, uint16_t flags, uint64_t ns);
+extern bool rt_func_throttle_native, rt_func_throttle_python;
+
+/* An instrumented call entered at `ts`: nothing is written (its FUNC_CALL comes when it
+ * returns), but CPU counters read at region boundaries are read now. */
+static inline void rt_func_entered(uint64_t ts)
+{
+	rt_counters_read_region(ts); /* only with --cpu-events */
+}
+
+/*
+ * The whole call of function `id` (rt_func_id; with SC_FUNC_PYTHON a code id) at `addr`,
+ * from `start` to `end`: one FUNC_CALL record, or, when the call does not fit one (no id,
+ * 4.29 s or longer), the FUNC_ENTER/EXIT pair. A throttled function's call is only
+ * counted. Async-signal-safe; written in place like rt_func_record_flags.
+ */
+static inline void rt_func_call_record(uint16_t flags, uint32_t id, uint64_t addr, uint64_t start,
+				       uint64_t end)
+{
+	uint64_t dur = end > start ? end - start : 0;
+	struct sc_rec_func_call *r;
+
+	if (!(flags & SC_FUNC_OPEN)) {
+		rt_counters_read_region(end);
+		if ((flags & SC_FUNC_PYTHON ? rt_func_throttle_python : rt_func_throttle_native) &&
+		    id != UINT32_MAX && rt_func_count_call(id, flags, dur))
+			return;
+	}
+	if (id == UINT32_MAX || dur > UINT32_MAX) {
+		rt_func_record_flags(SC_REC_FUNC_ENTER, flags & ~SC_FUNC_OPEN, addr, start);
+		if (!(flags & SC_FUNC_OPEN)) /* an open one is closed by the reader at the end */
+			rt_func_record_flags(SC_REC_FUNC_EXIT, flags, addr, end);
+		return;
+	}
+	r = rt_reserve(sizeof(*r));
+	if (!r)
+		return;
+	r->start = start;
+	r->dur_ns = (uint32_t)dur;
+	r->id = id;
+	rt_commit(r, SC_REC_FUNC_CALL, flags, sizeof(*r));
+}
+
 /* unwind.c: fill `frames` from the signal context; returns the count, sets SC_SAMPLE_* flags.
  * Async-signal-safe; the walk is the backend rt_unwind_init chose (SAMPLING_UNWINDER, then
  * the fallbacks of unwind.c's table). */

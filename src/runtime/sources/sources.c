@@ -2,6 +2,7 @@
 /* The table of runtime sources and the dispatch of lifecycle hooks to them. */
 #include "source.h"
 
+#include "../func_table.h"
 #include "../parallel/pthread.h"
 #include "../patch/patch.h"
 #include "../python/capi.h"
@@ -29,7 +30,7 @@ static const struct rt_source *const table[] = {
 	&rt_source_python,   /* notes of what samples found; the fork child's code table */
 	&rt_source_sampling,   &rt_source_telemetry, &rt_source_compiler_hooks,
 	&rt_source_python_api, /* after python: the child's code table is reset first */
-	&rt_source_pthread,    &rt_source_openmp,
+	&rt_source_pthread,    &rt_source_openmp,    &rt_source_func_table,
 };
 
 #define NSOURCES (sizeof(table) / sizeof(table[0]))
