@@ -20,9 +20,11 @@
 #include "cmd.h"
 #include "report.h"
 
+/* MPI calls: rocpd category MPI_API (docs/output-formats.md), 'mpi' in older files. */
+#define MPI_REGION "R.category IN ('MPI_API', 'mpi')"
 #define MPI_RANKS                                                                             \
 	"K AS (SELECT R.guid, R.nid, R.pid, CAST(A.value AS INTEGER) AS rank FROM regions R " \
-	"JOIN region_args A ON A.id = R.id AND A.guid = R.guid WHERE R.category = 'mpi' AND " \
+	"JOIN region_args A ON A.id = R.id AND A.guid = R.guid WHERE " MPI_REGION " AND "     \
 	"R.name IN ('MPI_Init', 'MPI_Init_thread') AND A.name = 'rank')"
 #define MPI_COLLECTIVES                                                                     \
 	"'MPI_Barrier', 'MPI_Bcast', 'MPI_Reduce', 'MPI_Allreduce', 'MPI_Gather', "         \
@@ -83,7 +85,7 @@ static const struct section sections[] = {
 	  "ROUND(SUM(R.duration) / 1e6, 3) AS mpi_ms, ROUND(100.0 * SUM(R.duration) / "
 	  "NULLIF(P.end - P.start, 0), 1) AS percent_of_run FROM regions R JOIN processes P ON "
 	  "P.pid = R.pid AND P.nid = R.nid AND P.guid = R.guid LEFT JOIN K ON K.pid = R.pid AND "
-	  "K.nid = R.nid AND K.guid = R.guid WHERE R.category = 'mpi' GROUP BY R.guid, R.nid, "
+	  "K.nid = R.nid AND K.guid = R.guid WHERE " MPI_REGION " GROUP BY R.guid, R.nid, "
 	  "R.pid ORDER BY K.rank, P.hostname, P.pid" },
 	{ "mpi_functions", "MPI FUNCTIONS",
 	  "WITH B AS (SELECT guid, id, SUM(CASE WHEN name = 'bytes_sent' THEN CAST(value AS "
@@ -93,14 +95,14 @@ static const struct section sections[] = {
 	  "COUNT(DISTINCT R.guid || '/' || R.nid || '/' || R.pid) AS ranks, ROUND(SUM(R.duration) "
 	  "/ 1e6, 3) AS total_ms, ROUND(MAX(R.duration) / 1e6, 3) AS max_ms, "
 	  "COALESCE(SUM(B.sent), 0) AS bytes_sent, COALESCE(SUM(B.received), 0) AS "
-	  "bytes_received FROM regions R LEFT JOIN B ON B.id = R.id AND B.guid = R.guid WHERE "
-	  "R.category = 'mpi' GROUP BY R.name ORDER BY SUM(R.duration) DESC" },
+	  "bytes_received FROM regions R LEFT JOIN B ON B.id = R.id AND B.guid = R.guid WHERE " MPI_REGION
+	  " GROUP BY R.name ORDER BY SUM(R.duration) DESC" },
 	/* The n-th call of a collective on a communicator is one operation on every rank; the
 	 * rank that entered it last kept the others waiting (from their entry to its). */
 	{ "mpi_collectives", "MPI COLLECTIVES: WHO KEPT THE OTHERS WAITING",
 	  "WITH " MPI_RANKS ", C AS (SELECT R.guid, R.nid, R.pid, R.name, R.start, (SELECT "
 	  "value FROM region_args A WHERE A.id = R.id AND A.guid = R.guid AND A.name = 'comm') "
-	  "AS comm FROM regions R WHERE R.category = 'mpi' AND R.name IN (" MPI_COLLECTIVES
+	  "AS comm FROM regions R WHERE " MPI_REGION " AND R.name IN (" MPI_COLLECTIVES
 	  ")), S AS (SELECT *, ROW_NUMBER() OVER (PARTITION BY guid, nid, pid, name, comm ORDER "
 	  "BY start) AS seq FROM C), I AS (SELECT name, comm, seq, MAX(start) AS last FROM S "
 	  "GROUP BY name, comm, seq), W AS (SELECT S.*, I.last - S.start AS waited, S.start = "
@@ -111,9 +113,16 @@ static const struct section sections[] = {
 	  "ROUND(SUM(W.waited) / 1e6, 3) AS others_waited_ms, ROUND(MAX(W.waited) / 1e6, 3) AS "
 	  "max_wait_ms FROM W GROUP BY W.name ORDER BY SUM(W.waited) DESC" },
 	{ "gpu_busy", "GPU BUSY",
-	  "SELECT agent_abs_index AS gpu, agent_name AS name, ROUND(busy_time / 1e6, 3) AS "
-	  "busy_ms, ROUND(wall_time / 1e6, 3) AS wall_ms, ROUND(busy_percent, 1) AS percent FROM "
-	  "busy" },
+	  /* Per process and GPU, over the process's run (rocpd's own busy view divides by
+	   * the span of all GPU work, of every file together). */
+	  "WITH B AS (SELECT A.absolute_index AS agent_abs_index, A.name AS agent_name, (SELECT "
+	  "IFNULL(SUM(duration), 0) FROM kernels K WHERE K.agent_abs_index = A.absolute_index "
+	  "AND K.guid = A.guid) + (SELECT IFNULL(SUM(duration), 0) FROM memory_copies M WHERE "
+	  "M.dst_agent_abs_index = A.absolute_index AND M.guid = A.guid) AS busy_time, (SELECT "
+	  "MAX(end) - MIN(start) FROM rocpd_info_process P WHERE P.guid = A.guid) AS wall_time "
+	  "FROM rocpd_info_agent A WHERE A.type = 'GPU') SELECT agent_abs_index AS gpu, "
+	  "agent_name AS name, ROUND(busy_time / 1e6, 3) AS busy_ms, ROUND(wall_time / 1e6, 3) AS "
+	  "wall_ms, ROUND(100.0 * busy_time / NULLIF(wall_time, 0), 1) AS percent FROM B" },
 };
 
 #define NSECTIONS (sizeof(sections) / sizeof(sections[0]))

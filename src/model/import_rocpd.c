@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../store/rocpd.h"
 #include "../store/rocpd_read.h"
 #include "timeline.h"
 
@@ -579,7 +580,7 @@ static void emit_begin(struct source *s, int32_t tid, sqlite3_stmt *r)
 	const uint64_t *args = sc_hashmap_get(&s->args, (uint64_t)sqlite3_column_int64(r, 6) + 1);
 
 	g.name_len = strings_add(&b, *text(r, 3) ? text(r, 3) : "(unnamed)");
-	g.cat_len = strings_add(&b, *text(r, 4) ? text(r, 4) : "user");
+	g.cat_len = strings_add(&b, *text(r, 4) ? sc_rocpd_category_of_file(text(r, 4)) : "user");
 	if (args) {
 		const char *p = s->argbuf.v.v + (*args >> 16);
 
@@ -660,7 +661,8 @@ static void emit_marks(struct source *s)
 		struct strings b = { 0 };
 
 		g.name_len = strings_add(&b, text(st, 3));
-		g.cat_len = strings_add(&b, *text(st, 2) ? text(st, 2) : "user");
+		g.cat_len = strings_add(&b, *text(st, 2) ? sc_rocpd_category_of_file(text(st, 2))
+							 : "user");
 		emit(s, tid_of(s, st, 0), SC_REC_MARK, 0, &g, sizeof(g), b.v.v, b.v.n);
 		VEC_FREE(&b.v);
 	}

@@ -209,7 +209,9 @@ int64_t rp_event(struct rp *rp, const char *category, int64_t stack_id, const ch
 		 const char *line_info, const char *extdata)
 {
 	int64_t id = ++rp->next_event;
+	char buf[128];
 
+	category = sc_rocpd_category(category, buf, sizeof(buf));
 	rp_run(rp, INS_EVENT, "itiiittt", id, rp->guid, rp_string_of(rp, category), stack_id,
 	       stack_id, call_stack, line_info, extdata);
 	return id;
@@ -334,9 +336,11 @@ static void on_mark(void *ctx, struct sc_image *img, struct sc_thread *t,
 	json_t *ext = json_pack("{s:s}", "message", r->name);
 	char *text = json_dumps(ext, JSON_COMPACT);
 	int64_t ev = rp_event(rp, r->category, 0, "{}", "{}", text);
+	char buf[128];
 
 	(void)img;
-	rp_run(rp, INS_SAMPLE, "tiiit", rp->guid, track(rp, 1, t->tid, r->category),
+	rp_run(rp, INS_SAMPLE, "tiiit", rp->guid,
+	       track(rp, 1, t->tid, sc_rocpd_category(r->category, buf, sizeof(buf))),
 	       (int64_t)r->start, ev, "{}");
 	free(text);
 	json_decref(ext);
