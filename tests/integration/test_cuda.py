@@ -125,7 +125,7 @@ def test_runtime_program():
     agents = rows(db, "SELECT name FROM rocpd_info_agent WHERE type = 'GPU'")
     check(agents and all("NVIDIA" in a or "H" in a for (a,) in agents), f"GPU agent {agents}")
     check_eq(rows(db, "SELECT COUNT(*) FROM top_kernels"), [(3,)], "top_kernels")
-    check(rows(db, "SELECT busy_time FROM busy WHERE agent_type = 'GPU'")[0][0] > 0, "busy")
+    check(rows(db, "SELECT GpuTime FROM busy WHERE type = 'GPU'")[0][0] > 0, "busy")
 
     t = trace(r)
     kslices = [sl for sl in t.slices if sl[2] == "KERNEL_DISPATCH"]
