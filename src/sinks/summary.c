@@ -90,8 +90,8 @@ static void print_sampling(FILE *f, const struct sc_model *m, unsigned kind)
 struct top_entry {
 	const char *name, *file;
 	uint32_t line;
-	double self;
-	uint64_t samples;
+	double self, total;
+	uint64_t samples, total_samples;
 };
 
 static int by_self_desc(const void *a, const void *b)
@@ -99,6 +99,48 @@ static int by_self_desc(const void *a, const void *b)
 	const struct top_entry *x = a, *y = b;
 
 	return x->self > y->self ? -1 : x->self < y->self;
+}
+
+static int by_total_desc(const void *a, const void *b)
+{
+	const struct top_entry *x = a, *y = b;
+
+	return x->total > y->total ? -1 : x->total < y->total;
+}
+
+static const char *ranked_what(unsigned kind)
+{
+	return kind == SC_PROFILE_REGIONS   ? "time inside them, with their calls"
+	       : kind == SC_SAMPLE_REALTIME ? "wall time"
+	       : kind == SC_SAMPLE_OVERFLOW ? "counted events"
+					    : "CPU time";
+}
+
+static void print_entry(FILE *f, const struct top_entry *e, const char *share, uint64_t n)
+{
+	fprintf(f, "syscope: %s %8llu  %-40s", share, (unsigned long long)n, e->name);
+	if (e->line)
+		fprintf(f, " %s:%u", sc_base_name(e->file), e->line);
+	fputc('\n', f);
+}
+
+/* The same functions by inclusive time (the function and everything it called), self
+ * beside it: a function whose time is spent in its callees shows here only. */
+static void print_top_total(FILE *f, struct top_entry *e, size_t n, unsigned kind, double total,
+			    unsigned top)
+{
+	if (!n || total <= 0)
+		return;
+	qsort(e, n, sizeof(*e), by_total_desc);
+	fprintf(f, "syscope: top %s by %s (total, with self):\n",
+		kind == SC_PROFILE_REGIONS ? "regions" : "functions", ranked_what(kind));
+	for (size_t i = 0; i < n && i < top; i++) {
+		char share[48];
+
+		snprintf(share, sizeof(share), "%6.1f%% (self %5.1f%%)", 100 * e[i].total / total,
+			 100 * e[i].self / total);
+		print_entry(f, &e[i], share, e[i].total_samples);
+	}
 }
 
 /* Functions by exclusive time over every process's profile of `kind`. */
@@ -155,11 +197,13 @@ static void print_top(FILE *f, struct sc_output *out, unsigned kind, unsigned to
 		for (size_t fid = 0; fid < p->funcs.n; fid++) {
 			const struct sc_flat *fl = &p->funcs.v[fid];
 
-			if (!fl->excl.count)
+			if (!fl->excl.count && !fl->incl.count)
 				continue;
 			e[fid].name = sc_func_of(set, (uint32_t)fid)->name;
 			e[fid].self += fl->excl.sum;
+			e[fid].total += fl->incl.sum;
 			e[fid].samples += fl->excl.count;
+			e[fid].total_samples += fl->incl.count;
 			if (hot[fid] != UINT32_MAX && !e[fid].line) {
 				e[fid].file = set->lines.v[hot[fid]].file;
 				e[fid].line = set->lines.v[hot[fid]].line;
@@ -168,23 +212,19 @@ static void print_top(FILE *f, struct sc_output *out, unsigned kind, unsigned to
 		free(hot);
 	}
 	for (size_t i = 0; i < set->funcs.n; i++)
-		if (e[i].samples)
+		if (e[i].samples || e[i].total_samples)
 			e[n++] = e[i];
 	qsort(e, n, sizeof(*e), by_self_desc);
 	if (n)
 		fprintf(f, "syscope: top %s by %s (self):\n",
-			kind == SC_PROFILE_REGIONS ? "regions" : "functions",
-			kind == SC_PROFILE_REGIONS   ? "time inside them, with their calls"
-			: kind == SC_SAMPLE_REALTIME ? "wall time"
-			: kind == SC_SAMPLE_OVERFLOW ? "counted events"
-						     : "CPU time");
-	for (size_t i = 0; i < n && i < top; i++) {
-		fprintf(f, "syscope: %6.1f%% %8llu  %-40s", total > 0 ? 100 * e[i].self / total : 0,
-			(unsigned long long)e[i].samples, e[i].name);
-		if (e[i].line)
-			fprintf(f, " %s:%u", sc_base_name(e[i].file), e[i].line);
-		fputc('\n', f);
+			kind == SC_PROFILE_REGIONS ? "regions" : "functions", ranked_what(kind));
+	for (size_t i = 0; i < n && i < top && e[i].samples; i++) {
+		char share[16];
+
+		snprintf(share, sizeof(share), "%6.1f%%", total > 0 ? 100 * e[i].self / total : 0);
+		print_entry(f, &e[i], share, e[i].samples);
 	}
+	print_top_total(f, e, n, kind, total, top);
 	free(e);
 }
 

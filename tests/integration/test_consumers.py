@@ -2,7 +2,9 @@
 and views as upstream rocpd defines them, hatchet's JSON layout, Perfetto traces checked with
 Perfetto's own trace processor where it is present, and the summaries' rankings."""
 import csv
+import json
 import os
+import re
 import sqlite3
 
 import harness
@@ -103,6 +105,60 @@ def test_rocpd_summary_keeps_every_category():
     with open(os.path.join(out, f"regions-{r.main_pid()}.csv"), newline="") as f:
         named = {(row["Category"], row["Name"]) for row in csv.DictReader(f)}
     check({("compute", "worker"), ("user", "inner"), ("user", "checkpoint")} <= named, named)
+
+
+def ranking(err, title):
+    """The rows of one ranking of the end-of-run summary: name -> (share, self share)."""
+    lines = err.splitlines()
+    start = next(i for i, line in enumerate(lines) if title in line)
+    out = {}
+    for line in lines[start + 1:]:
+        m = re.match(r"syscope:\s+([\d.]+)%(?: \(self\s+([\d.]+)%\))?\s+\d+\s+(\S+)", line)
+        if not m:
+            break
+        out[m.group(3)] = (float(m.group(1)), float(m.group(2) or m.group(1)))
+    return out
+
+
+def test_summaries_rank_by_total_beside_self():
+    # alpha calls burn, which does 3/4 of the work; beta does the rest itself.
+    r = syscope("sample", "-f", "1000", "--output-format", "rocpd", "--",
+                fixture("inclusive"), "0.6")
+    check_eq(r.rc, 0, r.describe())
+    self_rank = ranking(r.err, "top functions by CPU time (self):")
+    total_rank = ranking(r.err, "top functions by CPU time (total, with self):")
+    check_eq(list(self_rank)[:2], ["burn", "beta"], "by self time")
+    check("alpha" not in list(self_rank)[:2], self_rank)
+    alpha_total, alpha_self = total_rank["alpha"]
+    check(55 < alpha_total < 95 and alpha_self < 5, f"alpha: {total_rank['alpha']}")
+    check_eq(total_rank["main"][0], 100.0, "main holds every sample")
+    check(abs(total_rank["burn"][0] - alpha_total) < 2, "burn's time is alpha's")
+
+    s = syscope("summary", "--format", "json", "-n", "1000", r.session)
+    check_eq(s.rc, 0, s.describe())
+    doc = json.loads(s.out)
+    by_self = doc["functions"]
+    check_eq([row["function"] for row in by_self[:2]], ["burn", "beta"], "summary by self")
+    check(50 < by_self[0]["self_percent"] < 95, by_self[0])
+    by_total = {row["function"]: row for row in doc["functions_total"]}
+    check(55 < by_total["alpha"]["total_percent"] < 95 and
+          by_total["alpha"]["self_percent"] < 5, by_total["alpha"])
+    check_eq(by_total["main"]["total_percent"], 100.0, "main")
+    check_eq(by_total["main"]["samples"], sum(row["samples"] for row in by_self),
+             "a function counts each sample once, however deep")
+    check(by_total["alpha"]["samples"] >= by_total["burn"]["samples"], by_total)
+    # Both summaries agree on alpha's share, since both weigh samples by CPU time.
+    check(abs(by_total["alpha"]["total_percent"] - alpha_total) < 1,
+          f"{by_total['alpha']} vs {alpha_total}")
+
+    db = sqlite3.connect(r.path(f"rocpd-{r.main_pid()}.db"))
+    top = rows(db, "SELECT name, total_calls, percentage FROM top")
+    check_eq([name for name, _, _ in top[:2]], ["burn", "beta"], "the top view")
+    check(50 < top[0][2] < 95, top[:3])
+    check(not {"main", "_start", "samples [syscope]"} & {n for n, _, _ in top}, top)
+    check_eq(sum(calls for _, calls, _ in top),
+             rows(db, "SELECT COUNT(*) FROM samples WHERE category = 'timer_sampling'")[0][0],
+             "every CPU sample once")
 
 
 harness.main(globals())
