@@ -161,4 +161,94 @@ def test_summaries_rank_by_total_beside_self():
              "every CPU sample once")
 
 
+# hatchet's timemory reader (hatchet/readers/timemory_reader.py, GraphFrame.from_timemory)
+# takes a frame's name, file and line from its prefix with this pattern, the first of its
+# patterns that a "label  [func/file:line]" prefix matches.
+HATCHET_LABEL = re.compile(r"(?P<head>.+)([ \t]+)\[(?P<func>\S+)([/])(?P<file>\S+):"
+                           r"(?P<line>[0-9]+)\]$")
+
+
+def hatchet_frames(path):
+    """The frames hatchet's reader would make of a JSON profile, checking on the way what
+    the reader needs: {(rank, thread, callpath): (file, line, laps)}."""
+    with open(path) as f:
+        doc = json.load(f)
+    (metric, data), = doc["timemory"].items()
+    check(isinstance(data.get("type"), str), "a string type names the metric columns")
+    # "graph" has no ranks; the reader then drops a 'rank' column that does not exist as
+    # soon as one thread is not 0 (KeyError ['rank'] not found in axis): several threads
+    # need "mpi", a list of ranks.
+    check(("graph" in data) != ("mpi" in data), f"graph or mpi: {list(data)}")
+    ranks = data.get("graph") or data["mpi"]
+    frames = {}
+
+    def walk(node, rank, path):
+        n = node["node"]
+        if n["hash"] == 0:  # a dummy root: its children are the roots
+            check(path == (), "dummy nodes only at the top")
+            for c in node.get("children", []):
+                walk(c, rank, path)
+            return
+        m = HATCHET_LABEL.search(n["prefix"])
+        check(m, f"hatchet cannot read file and line from {n['prefix']!r}")
+        check_eq(m.group("head").rstrip(), n["name"], "hatchet's name is the function's")
+        check(isinstance(n["tid"], int) and isinstance(n["pid"], int), n)
+        check(isinstance(n["inclusive"]["entry"]["laps"], int), n["inclusive"])
+        for kind in ("inclusive", "exclusive"):
+            stats = n[kind]["stats"]
+            check(all(isinstance(v, (int, float)) for v in stats.values()), stats)
+        path = path + (n["name"],)
+        key = (rank, n["tid"], path)
+        check(key not in frames, f"two nodes for {key}")
+        frames[key] = (m.group("file"), int(m.group("line")), n["inclusive"]["entry"]["laps"])
+        for c in node["children"]:
+            walk(c, rank, path)
+
+    for i, rank_data in enumerate(ranks):
+        for root in rank_data:
+            check(root["children"], "the reader skips a thread without children")
+            walk(root, None if "graph" in data else i, ())
+    if "graph" in data:
+        check({t for (_, t, _) in frames} == {0}, "graph holds one thread")
+    return frames
+
+
+def test_json_profile_as_hatchet_reads_it():
+    r = syscope("sample", "-f", "1000", "--output-format", "json", "--", fixture("hot"), "0.3")
+    check_eq(r.rc, 0, r.describe())
+    p = r.profile()
+    frames = hatchet_frames(p.path)
+    hot = [(k, v) for k, v in frames.items() if k[2][-1] == "hot_loop"]
+    check_eq(len(hot), 1, f"one hot_loop frame: {hot}")
+    (rank, thread, path), (file, line, laps) = hot[0]
+    check_eq((rank, thread), (None, 0), "one thread, no rank: the graph layout")
+    check_eq(path[-2:], ("main", "hot_loop"), "call path")
+    check_eq((file, line), ("hot.c", harness.source_line("hot.c", "/* HOT_LINE */")), "file:line")
+    check_eq(laps, p.samples("hot_loop"), "laps are its samples")
+
+
+def test_json_profile_of_threads_and_ranks_as_hatchet_reads_it():
+    r = syscope("sample", "-f", "1000", "--output-format", "json", "--",
+                fixture("two_threads"), "0.3")
+    check_eq(r.rc, 0, r.describe())
+    p = r.profile()
+    frames = hatchet_frames(p.path)
+    check("mpi" in p.timemory, "several threads: the layout with ranks")
+    by_leaf = {k[2][-1]: k for k in frames}
+    check_eq((by_leaf["work_alpha"][0], by_leaf["work_beta"][0]), (0, 0), "rank 0")
+    threads = {by_leaf["work_alpha"][1], by_leaf["work_beta"][1]}
+    check_eq(len(threads), 2, "each worker on its own thread")
+    check(0 not in threads, "workers are not the main thread")
+    check_eq(frames[by_leaf["work_alpha"]][0], "two_threads.c", "file of work_alpha")
+    check(frames[by_leaf["work_alpha"]][1] > 0, "line of work_alpha")
+    # An MPI rank (here from the launcher's variable) puts the trees at that rank.
+    r = syscope("sample", "-f", "1000", "--output-format", "json", "--", fixture("hot"), "0.2",
+                env={"OMPI_COMM_WORLD_RANK": "2"})
+    check_eq(r.rc, 0, r.describe())
+    p = r.profile()
+    check_eq([len(rank) for rank in p.timemory["mpi"]], [0, 0, 1], "ranks 0 and 1 empty")
+    frames = hatchet_frames(p.path)
+    check_eq({k[0] for k in frames}, {2}, "every frame on rank 2")
+
+
 harness.main(globals())

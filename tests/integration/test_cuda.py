@@ -52,8 +52,8 @@ def test_runtime_program():
     prof = r.profile("wall_clock")
     flat = {(f["name"], f["module"]): f for f in prof.meta["functions"]}
     check_eq(flat[("cudaMemcpy", "CUDA_RUNTIME_API")]["calls"], 3, "calls per API function")
-    main = {c["node"]["prefix"]: c for c in prof.thread_trees()[0]["children"]}
-    compute = {c["node"]["prefix"]: c for c in main["compute"]["children"]}
+    main = {c["node"]["name"]: c for c in prof.thread_trees()[0]["children"]}
+    compute = {c["node"]["name"]: c for c in main["compute"]["children"]}
     check_eq(compute["cudaLaunchKernel"]["node"]["inclusive"]["stats"]["count"], 10,
              "the ten launches inside the compute range")
     db = database(r)
