@@ -6,10 +6,13 @@ import json
 import os
 import re
 import sqlite3
+import subprocess
 
 import harness
 from harness import check, check_eq, fixture, syscope
 
+import pftrace
+import trace_processor
 from rocpd_checks import check_conventions, rows
 
 # Upstream rocpd's views, column for column (rocprofiler-sdk's data_views.sql and
@@ -249,6 +252,89 @@ def test_json_profile_of_threads_and_ranks_as_hatchet_reads_it():
     check_eq([len(rank) for rank in p.timemory["mpi"]], [0, 0, 1], "ranks 0 and 1 empty")
     frames = hatchet_frames(p.path)
     check_eq({k[0] for k in frames}, {2}, "every frame on rank 2")
+
+
+def need_trace_processor():
+    why = trace_processor.available()
+    if why:
+        raise harness.Skip(why + " (see ../shared/tools/README.md)")
+
+
+def build_id(path):
+    out = subprocess.run(["readelf", "-n", path], capture_output=True, text=True).stdout
+    m = re.search(r"Build ID: ([0-9a-f]+)", out)
+    check(m, f"no build id in {path}: {out[-300:]}")
+    return m.group(1)
+
+
+def test_perfetto_frames_can_be_symbolized_again():
+    need_trace_processor()
+    exe = fixture("hot")
+    r = syscope("sample", "-f", "1000", "--output-format", "pftrace", "--", exe, "0.3")
+    check_eq(r.rc, 0, r.describe())
+    path = r.path(f"perfetto-trace-{r.main_pid()}.pftrace")
+    with open(path, "rb") as f:
+        t = pftrace.Trace(f.read())
+    check_eq(t.errors, [], "trace problems")
+    mappings = {name: (bid, int(start), int(end)) for name, bid, start, end in
+                trace_processor.query(path, "SELECT name, build_id, start, end FROM "
+                                            "stack_profile_mapping")}
+    check(exe in mappings, f"the program's mapping by its full path: {list(mappings)}")
+    check_eq(mappings[exe][0], build_id(exe), "its build id")
+    check(mappings[exe][1] < mappings[exe][2], mappings[exe])
+    libc = [m for m in mappings if os.path.basename(m).startswith("libc.so")]
+    check(libc and os.path.isabs(libc[0]), f"libc by its full path: {list(mappings)}")
+    frames = trace_processor.query(
+        path, "SELECT F.name, F.rel_pc FROM stack_profile_frame F JOIN stack_profile_mapping M "
+              f"ON M.id = F.mapping WHERE M.name = '{exe}' AND F.name = 'hot_loop'")
+    check(frames, "hot_loop frames")
+    # Each frame's rel_pc (its address less the mapping's start) leads back to the function
+    # with binutils, as a re-symbolizing tool would find it.
+    pcs = sorted({int(pc) for _, pc in frames})
+    check(all(pc > 0 for pc in pcs), pcs)
+    a2l = subprocess.run(["addr2line", "-f", "-e", exe] + [hex(pc) for pc in pcs[:20]],
+                         capture_output=True, text=True).stdout.split("\n")
+    check_eq(set(a2l[0::2][:len(pcs[:20])]), {"hot_loop"}, "addr2line of each rel_pc")
+
+
+def test_perfetto_traces_put_together_with_cat_stay_apart():
+    need_trace_processor()
+    r = syscope("sample", "-f", "500", "--output-format", "pftrace", "--", fixture("fork_exec"),
+                fixture("exec_child"), "0.3")
+    check_eq(r.rc, 0, r.describe())
+    pids = sorted(r.pids())
+    check_eq(len(pids), 2, "two processes")
+    paths = [r.path(f"perfetto-trace-{pid}.pftrace") for pid in pids]
+    wrote = {"slices": 0, "samples": 0, "counters": 0, "flows": 0}
+    data = b""
+    for p in paths:
+        with open(p, "rb") as f:
+            one = f.read()
+        t = pftrace.Trace(one)
+        check_eq(t.errors, [], f"{p}: trace problems")
+        wrote["slices"] += len(t.slices) + len(t.instants)
+        wrote["samples"] += len(t.samples)
+        wrote["counters"] += len(t.counters)
+        wrote["flows"] += len(t.flows)
+        data += one
+    both = os.path.join(r.workdir, "both.pftrace")
+    with open(both, "wb") as f:
+        f.write(data)
+    check_eq(trace_processor.problems(both), [], "stats of the concatenated trace")
+    check_eq(trace_processor.counts(both), wrote, "everything of both files")
+    procs = sorted(int(pid) for (pid,) in trace_processor.query(
+        both, "SELECT pid FROM process WHERE pid > 0"))
+    check_eq(procs, pids, "a process each")
+    # Every thread and every sample stays with its own process.
+    per_proc = trace_processor.query(
+        both, "SELECT P.pid, COUNT(DISTINCT T.tid), COUNT(S.id) FROM perf_sample S JOIN thread "
+              "T USING (utid) JOIN process P USING (upid) GROUP BY P.pid ORDER BY P.pid")
+    check_eq([int(pid) for pid, _, _ in per_proc], pids, "samples of both processes")
+    for pid, threads, n in per_proc:
+        check_eq(int(threads), 1, f"process {pid}: its one thread")
+    tracks = trace_processor.query(
+        both, "SELECT COUNT(*), COUNT(DISTINCT utid) FROM thread_track")
+    check_eq(tracks[0][0], tracks[0][1], "one track per thread, none shared")
 
 
 harness.main(globals())
