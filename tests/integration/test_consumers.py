@@ -254,6 +254,23 @@ def test_json_profile_of_threads_and_ranks_as_hatchet_reads_it():
     check_eq({k[0] for k in frames}, {2}, "every frame on rank 2")
 
 
+def test_csv_columns_named_for_what_they_hold():
+    # regions: main thread "phase A" holding three "inner", worker thread one "worker".
+    r = syscope("sample", "-f", "1000", "--output-format", "csv json", "--", fixture("regions"))
+    check_eq(r.rc, 0, r.describe())
+    pid = r.main_pid()
+    with open(r.path(f"wall_clock-{pid}.csv"), newline="") as f:
+        rows_ = list(csv.DictReader(f))
+    check_eq(list(rows_[0]), ["Function", "Module", "File", "Line", "Calls", "Self_Seconds",
+                              "Self_Percent", "Outermost_Calls", "Inclusive_Seconds",
+                              "Inclusive_Percent"], "wall_clock columns")
+    calls = {row["Function"]: int(row["Calls"]) for row in rows_}
+    check_eq((calls["phase A"], calls["inner"], calls["worker"]), (1, 3, 1), "calls")
+    with open(r.path(f"sampling_cpu_clock-{pid}.csv"), newline="") as f:
+        header = next(csv.reader(f))
+    check_eq(header[4:7], ["Self_Samples", "Self_Seconds", "Self_Percent"], "sampling columns")
+
+
 def need_trace_processor():
     why = trace_processor.available()
     if why:
