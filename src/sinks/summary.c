@@ -376,6 +376,27 @@ static void print_notes(FILE *f, const struct sc_model *m)
 	}
 }
 
+/* Whether any process was asked to sample (the settings its runtime resolved), so that a
+ * preset without sampling is not told that its samples are missing. */
+static bool sampling_asked(const struct sc_model *m)
+{
+	for (size_t i = 0; i < m->images.n; i++) {
+		const struct sc_image *img = m->images.v[i];
+
+		if (!img->settings.n)
+			return true; /* not known: assume it was */
+		for (size_t k = 0; k < img->settings.n; k++) {
+			const char *v = img->settings.v[k];
+
+			if (!strcmp(v, "USE_SAMPLING=true") ||
+			    !strcmp(v, "SAMPLING_REALTIME=true") ||
+			    (!strncmp(v, "SAMPLING_OVERFLOW=", 18) && v[18]))
+				return true;
+		}
+	}
+	return false;
+}
+
 void sc_summary_print(FILE *f, struct sc_output *out, unsigned top)
 {
 	struct sc_model *m = out->model;
@@ -416,9 +437,12 @@ void sc_summary_print(FILE *f, struct sc_output *out, unsigned top)
 			any = true;
 		}
 	}
-	if (!any && m->processes.n)
+	if (!any && m->processes.n && sampling_asked(m))
 		fprintf(f, "syscope: no samples were recorded (the program ran too briefly, or "
 			   "sampling could not start: see the notes)\n");
+	else if (!any && m->processes.n)
+		fprintf(f, "syscope: call-stack sampling was off, so there is no profile of "
+			   "functions (--cpu turns it on)\n");
 	print_gpu(f, m);
 	print_losses(f, m);
 	print_notes(f, m);

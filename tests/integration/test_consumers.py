@@ -271,6 +271,25 @@ def test_csv_columns_named_for_what_they_hold():
     check_eq(header[4:7], ["Self_Samples", "Self_Seconds", "Self_Percent"], "sampling columns")
 
 
+def test_texts_say_what_happened():
+    # A misspelled SYSCOPE_ variable is named, with the setting it was likely meant to be.
+    r = syscope("sample", "--", fixture("hot"), "0.1", env={"SYSCOPE_SAMPLNG_FREQ": "100"})
+    check_eq(r.rc, 0, r.describe())
+    check("SYSCOPE_SAMPLNG_FREQ is not a setting and is ignored; did you mean "
+          "SYSCOPE_SAMPLING_FREQ?" in r.err, r.err)
+    # CPUs beyond the machine's get no track, and the run says so.
+    n = os.cpu_count()
+    r = syscope("sample", "--host", "--cpus", f"0-{n + 1}", "--", fixture("hot"), "0.1")
+    check_eq(r.rc, 0, r.describe())
+    check(f"this machine has {n} CPU" in r.err and f"CPUs {n}-{n + 1} get no track" in r.err,
+          r.err)
+    # A preset without sampling is not told that its samples are missing.
+    r = syscope("run", "--preset=trace-gpu", "--", fixture("hot"), "0.1")
+    check_eq(r.rc, 0, r.describe())
+    check("call-stack sampling was off" in r.err and "no samples were recorded" not in r.err,
+          r.err)
+
+
 def need_trace_processor():
     why = trace_processor.available()
     if why:
