@@ -129,7 +129,7 @@ static void print_entry(FILE *f, const struct top_entry *e, const char *share, u
 static void print_top_total(FILE *f, struct top_entry *e, size_t n, unsigned kind, double total,
 			    unsigned top)
 {
-	if (!n || total <= 0)
+	if (!n || !top || total <= 0)
 		return;
 	qsort(e, n, sizeof(*e), by_total_desc);
 	fprintf(f, "syscope: top %s by %s (total, with self):\n",
@@ -215,7 +215,7 @@ static void print_top(FILE *f, struct sc_output *out, unsigned kind, unsigned to
 		if (e[i].samples || e[i].total_samples)
 			e[n++] = e[i];
 	qsort(e, n, sizeof(*e), by_self_desc);
-	if (n)
+	if (n && top)
 		fprintf(f, "syscope: top %s by %s (self):\n",
 			kind == SC_PROFILE_REGIONS ? "regions" : "functions", ranked_what(kind));
 	for (size_t i = 0; i < n && i < top && e[i].samples; i++) {

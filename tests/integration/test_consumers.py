@@ -7,6 +7,7 @@ import os
 import re
 import sqlite3
 import subprocess
+import tempfile
 
 import harness
 from harness import check, check_eq, fixture, syscope
@@ -288,6 +289,32 @@ def test_texts_say_what_happened():
     check_eq(r.rc, 0, r.describe())
     check("call-stack sampling was off" in r.err and "no samples were recorded" not in r.err,
           r.err)
+
+
+def test_instrumented_library_under_its_soname():
+    # libversioned_lib.so.1 -> .so.1.2.3; the loader looks for its SONAME, libversioned_lib.so.1
+    with open(os.path.join(harness.BUILD, "CMakeCache.txt")) as f:
+        if "SYSCOPE_PATCHING:BOOL=OFF" in f.read():
+            raise harness.Skip("this build has no binary patching (-DSYSCOPE_PATCHING=OFF)")
+    work = tempfile.mkdtemp(prefix="syscope-soname-")
+    harness._workdirs.append(work)
+    libs = os.path.join(work, "libs") + "/"
+    r = syscope("instrument", "--min-instructions", "0", "-o", libs, "--",
+                fixture("libversioned_lib.so.1"))
+    check_eq(r.rc, 0, r.describe())
+    check_eq(os.listdir(libs), ["libversioned_lib.so.1"], "the copy under its SONAME")
+    check(f"LD_LIBRARY_PATH={libs.rstrip('/')} syscope run -- PROGRAM" in r.err, r.err)
+    r = syscope("run", "--output-format", "json", "--", fixture("versioned_lib_main"),
+                env={"LD_LIBRARY_PATH": libs})
+    check_eq(r.rc, 0, r.describe())
+    calls = harness.calls_of(r.profile("wall_clock"))
+    check_eq((calls.get("lib_outer"), calls.get("lib_inner")), (2, 8),
+             f"the program loads the instrumented copy: {calls}")
+    # A file name of the user's own that is not the SONAME: said, since nothing would load it.
+    other = os.path.join(work, "libversioned_lib.so.1.2.3")
+    r = syscope("instrument", "-o", other, "--", fixture("libversioned_lib.so.1"))
+    check_eq(r.rc, 0, r.describe())
+    check("the loader looks for this library as libversioned_lib.so.1" in r.err, r.err)
 
 
 def need_trace_processor():
