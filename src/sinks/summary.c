@@ -376,6 +376,62 @@ static void print_notes(FILE *f, const struct sc_model *m)
 	}
 }
 
+/* More files than this (of several processes) are listed by kind, not one a line. */
+#define MAX_LISTED_FILES 12
+
+/* A file name with its pid as "<pid>" ("rocpd-<pid>.db"), into `kind`; false when the name
+ * has no "-<digits>." part. */
+static bool file_kind(const char *name, char *kind, size_t n)
+{
+	const char *dash = strrchr(name, '-'), *d = dash ? dash + 1 : NULL;
+
+	if (!d || !*d)
+		return false;
+	while (*d >= '0' && *d <= '9')
+		d++;
+	if (d == dash + 1 || *d != '.')
+		return false;
+	snprintf(kind, n, "%.*s<pid>%s", (int)(dash + 1 - name), name, d);
+	return true;
+}
+
+/* The files of many processes (a make -j2 writes hundreds): one line per kind of file, with
+ * how many there are and one of them; names without a pid one a line. */
+static void print_files_grouped(FILE *f, const struct sc_output *out, size_t nproc)
+{
+	size_t n = out->written.n, *count = sc_xcalloc(n, sizeof(*count));
+	char(*kinds)[128] = sc_xcalloc(n, sizeof(*kinds));
+	const char **example = sc_xcalloc(n, sizeof(*example));
+	size_t nkinds = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		const char *name = out->written.v[i];
+		char kind[128];
+		size_t k = 0;
+
+		if (!file_kind(name, kind, sizeof(kind)))
+			snprintf(kind, sizeof(kind), "%s", name);
+		while (k < nkinds && strcmp(kinds[k], kind))
+			k++;
+		if (k == nkinds) {
+			memcpy(kinds[nkinds], kind, sizeof(kind));
+			example[nkinds++] = name;
+		}
+		count[k]++;
+	}
+	fprintf(f, "syscope: wrote %zu files to %s/ for %zu processes, by kind:\n", n, out->dir,
+		nproc);
+	for (size_t k = 0; k < nkinds; k++)
+		if (count[k] > 1)
+			fprintf(f, "syscope:   %-36s %5zu files (such as %s)\n", kinds[k], count[k],
+				example[k]);
+		else
+			fprintf(f, "syscope:   %s\n", example[k]);
+	free(count);
+	free(kinds);
+	free(example);
+}
+
 /* Whether any process was asked to sample (the settings its runtime resolved), so that a
  * preset without sampling is not told that its samples are missing. */
 static bool sampling_asked(const struct sc_model *m)
@@ -462,7 +518,9 @@ void sc_summary_print(FILE *f, struct sc_output *out, unsigned top)
 			(unsigned long long)m->stats.unknown_types);
 	for (size_t i = 0; i < out->errors.n; i++)
 		fprintf(f, "syscope: error: %s\n", out->errors.v[i]);
-	if (out->written.n) {
+	if (out->written.n > MAX_LISTED_FILES && m->processes.n > 1)
+		print_files_grouped(f, out, m->processes.n);
+	else if (out->written.n) {
 		fprintf(f, "syscope: wrote %zu file%s to %s/\n", out->written.n,
 			out->written.n == 1 ? "" : "s", out->dir);
 		for (size_t i = 0; i < out->written.n; i++)

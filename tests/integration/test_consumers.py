@@ -317,6 +317,30 @@ def test_instrumented_library_under_its_soname():
     check("the loader looks for this library as libversioned_lib.so.1" in r.err, r.err)
 
 
+def test_file_list_by_kind_when_many():
+    prog = fixture("hot")
+    r = syscope("sample", "--", "sh", "-c", f"for i in 1 2 3 4 5 6; do {prog} 0.05; done")
+    check_eq(r.rc, 0, r.describe())
+    nproc = len(r.pids())
+    lines = r.err.splitlines()
+    head = next(i for i, line in enumerate(lines) if " files to " in line)
+    m = re.match(r"syscope: wrote (\d+) files to (\S+)/ for (\d+) processes, by kind:$",
+                 lines[head])
+    check(m, lines[head])
+    check_eq(int(m.group(3)), nproc, "processes")
+    kinds = {}
+    for line in lines[head + 1:]:
+        k = re.match(r"syscope:   (\S+)\s+(\d+) files \(such as (\S+)\)$", line)
+        check(k, f"a kind per line: {line!r}")
+        kinds[k.group(1)] = int(k.group(2))
+    check_eq(sum(kinds.values()), int(m.group(1)), "every file counted once")
+    check_eq(kinds["metadata-<pid>.json"], nproc, "a metadata file per process")
+    on_disk = [f for f in os.listdir(m.group(2)) if re.search(r"-\d+\.", f)]
+    for kind, n in kinds.items():
+        pattern = re.escape(kind).replace(re.escape("<pid>"), r"\d+")
+        check_eq(sum(1 for f in on_disk if re.fullmatch(pattern, f)), n, kind)
+
+
 def need_trace_processor():
     why = trace_processor.available()
     if why:
