@@ -5,6 +5,7 @@ import csv
 import json
 import os
 import re
+import shutil
 import sqlite3
 import subprocess
 import tempfile
@@ -339,6 +340,61 @@ def test_file_list_by_kind_when_many():
     for kind, n in kinds.items():
         pattern = re.escape(kind).replace(re.escape("<pid>"), r"\d+")
         check_eq(sum(1 for f in on_disk if re.fullmatch(pattern, f)), n, kind)
+
+
+VERBS = ["sample", "run", "instrument", "python", "avail", "convert", "summary", "merge"]
+
+
+def test_installed_tree_and_its_verb_commands():
+    prefix = tempfile.mkdtemp(prefix="syscope-install-")
+    harness._workdirs.append(prefix)
+    p = subprocess.run(["cmake", "--install", harness.BUILD, "--prefix", prefix],
+                       capture_output=True, text=True)
+    check_eq(p.returncode, 0, p.stderr[-2000:])
+    for verb in VERBS:
+        link = os.path.join(prefix, "bin", f"syscope-{verb}")
+        check(os.path.islink(link) and os.readlink(link) == "syscope", f"{link}")
+    for f in ("share/man/man1/syscope.1", "share/bash-completion/completions/syscope",
+              "lib/syscope/libsyscope.so", "share/syscope/presets/balanced.json"):
+        check(os.path.isfile(os.path.join(prefix, f)), f"installed {f}")
+    # syscope-sample is `syscope sample`, from the installed tree alone.
+    work = tempfile.mkdtemp(prefix="syscope-it-")
+    harness._workdirs.append(work)
+    p = subprocess.run([os.path.join(prefix, "bin", "syscope-sample"), "-f", "500", "-o",
+                        os.path.join(work, "out"), "--", fixture("hot"), "0.2"],
+                       capture_output=True, text=True, cwd=work)
+    check_eq(p.returncode, 0, p.stderr[-2000:])
+    check("top functions by CPU time (self):" in p.stderr and "hot_loop" in p.stderr,
+          p.stderr[-2000:])
+    session = os.path.join(work, "out", os.listdir(os.path.join(work, "out"))[0])
+    check(any(f.startswith("sampling_cpu_clock-") and f.endswith(".json")
+              for f in os.listdir(session)), os.listdir(session))
+
+
+def test_debian_package():
+    for tool in ("cpack", "dpkg-deb"):
+        if not shutil.which(tool):
+            if os.environ.get("CI") == "true":
+                raise AssertionError(f"{tool} is missing")
+            raise harness.Skip(f"{tool} is not installed")
+    out = tempfile.mkdtemp(prefix="syscope-deb-")
+    harness._workdirs.append(out)
+    p = subprocess.run(["cpack", "-G", "DEB", "--config",
+                        os.path.join(harness.BUILD, "CPackConfig.cmake"), "-B", out],
+                       capture_output=True, text=True, cwd=out)
+    check_eq(p.returncode, 0, (p.stdout + p.stderr)[-2000:])
+    debs = [f for f in os.listdir(out) if f.endswith(".deb")]
+    check_eq(len(debs), 1, os.listdir(out))
+    deb = os.path.join(out, debs[0])
+    listing = subprocess.run(["dpkg-deb", "-c", deb], capture_output=True, text=True).stdout
+    for f in (["./usr/bin/syscope", "./usr/share/man/man1/syscope.1",
+               "./usr/share/bash-completion/completions/syscope",
+               "./usr/lib/syscope/libsyscope.so"] +
+              [f"./usr/bin/syscope-{v} -> syscope" for v in VERBS]):
+        check(f in listing, f"{f} in the package:\n{listing}")
+    info = subprocess.run(["dpkg-deb", "-f", deb, "Package", "Depends"], capture_output=True,
+                          text=True).stdout
+    check("Package: syscope" in info and "libdw1" in info and "libsqlite3-0" in info, info)
 
 
 def need_trace_processor():
