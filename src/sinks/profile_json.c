@@ -213,8 +213,8 @@ static json_t *threads_json(const struct sc_profile *p)
 }
 
 /* The trees of every thread, for hatchet: under "mpi" at the process's rank when it has
- * one or has several threads (see the top of the file), else under "graph". */
-static void add_trees(json_t *metric, const struct sc_profile *p, json_t *roots)
+ * one or a thread other than 0 (`threads`; see the top of the file), else under "graph". */
+static void add_trees(json_t *metric, const struct sc_profile *p, json_t *roots, bool threads)
 {
 	const struct sc_image *img = p->proc->images.v[p->proc->images.n - 1];
 	int rank = sc_image_rank(img);
@@ -223,7 +223,7 @@ static void add_trees(json_t *metric, const struct sc_profile *p, json_t *roots)
 	for (int r = 0; r < rank; r++)
 		json_array_append_new(ranks, json_array());
 	json_array_append_new(ranks, roots);
-	json_object_set_new(metric, rank >= 0 || p->threads.n > 1 ? "mpi" : "graph", ranks);
+	json_object_set_new(metric, rank >= 0 || threads ? "mpi" : "graph", ranks);
 	if (rank >= 0 && sc_image_mpi_size(img) > 0)
 		json_object_set_new(metric, "mpi_size",
 				    json_integer((json_int_t)sc_image_mpi_size(img)));
@@ -234,6 +234,7 @@ static int write_profile(struct sc_output *out, const struct sc_profile *p)
 	json_t *flat = json_array(), *roots = json_array(), *doc, *metric;
 	uint32_t *hot = sc_profile_hot_lines(p);
 	struct sc_outfile of;
+	bool threads = false;
 	int rc;
 
 	for (size_t i = 0; i < p->threads.n; i++) {
@@ -248,6 +249,7 @@ static int write_profile(struct sc_output *out, const struct sc_profile *p)
 		snprintf(w.prefix, sizeof(w.prefix), "|%02u>>> ",
 			 th->index == UINT32_MAX ? 99 : th->index);
 		json_array_append_new(roots, node_json(&w, 0, 0));
+		threads |= w.tid != 0;
 	}
 	free(hot);
 	metric = json_pack(
@@ -273,7 +275,7 @@ static int write_profile(struct sc_output *out, const struct sc_profile *p)
 	json_object_set_new(metric, "ranks",
 			    json_pack("[{s:I, s:I, s:o}]", "rank", (json_int_t)0, "graph_size",
 				      (json_int_t)json_array_size(flat), "graph", flat));
-	add_trees(metric, p, roots);
+	add_trees(metric, p, roots, threads);
 	doc = json_pack("{s:{s:o}, s:{s:s, s:I, s:s, s:s, s:I, s:f, s:I, s:o, s:o, s:o}}",
 			"timemory", p->metric, metric, "syscope", "version", SYSCOPE_VERSION, "pid",
 			(json_int_t)p->proc->pid, "metric", p->metric, "units",
