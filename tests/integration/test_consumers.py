@@ -108,8 +108,13 @@ def test_rocpd_summary_keeps_every_category():
     c = syscope("convert", "-f", "csv", "-o", out, r.path(f"rocpd-{r.main_pid()}.db"))
     check_eq(c.rc, 0, c.describe())
     with open(os.path.join(out, f"regions-{r.main_pid()}.csv"), newline="") as f:
-        named = {(row["Category"], row["Name"]) for row in csv.DictReader(f)}
-    check({("compute", "worker"), ("user", "inner"), ("user", "checkpoint")} <= named, named)
+        table = list(csv.DictReader(f))
+    named = {(row["Category"], row["Name"]) for row in table}
+    check({("compute", "worker"), ("user", "inner"), ("user", "checkpoint"),
+           ("user", "phase A")} <= named, named)
+    # An outer region keeps its own name and arguments to its end (inner ones came between).
+    phase = [row for row in table if row["Name"] == "phase A"]
+    check_eq([row["Args"] for row in phase], ["items=42;label=alpha"], "phase A's arguments")
 
 
 def ranking(err, title):
