@@ -24,6 +24,8 @@ static const struct {
 	{ "pthread", "PTHREAD_API" },
 	{ "python", "PYTHON_FUNCTION" },
 	{ "user_counter", "COUNTER_USER" },
+	{ "syscope", "SYSCOPE_CONTROL" }, /* recording paused and resumed */
+	{ "progress", "PROGRESS_POINT" },
 };
 
 #define USER_PREFIX "USER_"

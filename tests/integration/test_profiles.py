@@ -132,10 +132,11 @@ def test_pause_resume_and_progress_points():
           f"sampled before and after: {p.samples('before_pause')} {p.samples('after_resume')}")
     db = sqlite3.connect(r.path(f"rocpd-{r.main_pid()}.db"))
     marks = db.execute("SELECT category, json_extract(extdata, '$.message'), COUNT(*) "
-                       "FROM samples WHERE category IN ('syscope', 'progress') "
+                       "FROM samples WHERE category IN ('SYSCOPE_CONTROL', 'PROGRESS_POINT') "
                        "GROUP BY 1, 2 ORDER BY 1, 2").fetchall()
-    check_eq(marks, [("progress", "item", 3), ("syscope", "recording paused", 1),
-                     ("syscope", "recording resumed", 1)], "the edges and progress points")
+    check_eq(marks, [("PROGRESS_POINT", "item", 3), ("SYSCOPE_CONTROL", "recording paused", 1),
+                     ("SYSCOPE_CONTROL", "recording resumed", 1)],
+             "the edges and progress points")
     check_eq(db.execute("SELECT COUNT(*) FROM regions WHERE name = 'hidden'").fetchone(), (0,),
              "a region opened while paused is not recorded")
 
