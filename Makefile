@@ -3,12 +3,16 @@
 #   make demo    build syscope and profile the bundled demo application
 #   make test    build with warnings as errors and run the whole test suite, then again
 #                with ASan and UBSan
+#   make install [PREFIX=/usr/local]   install syscope, its syscope-<verb> commands,
+#                libraries, man page and bash completion (DESTDIR is honoured)
+#   make deb     a Debian package in $(BUILD)/ (cpack -G DEB)
 #
 # Both install the Debian packages they need when run as root.
 
 BUILD      ?= build
 ASAN_BUILD ?= build-asan
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
+PREFIX     ?= /usr/local
 
 BUILD_PACKAGES := build-essential g++ cmake pkg-config libdw-dev libelf-dev libunwind-dev \
                   libjansson-dev libsqlite3-dev libpfm4-dev libcapstone-dev
@@ -17,7 +21,7 @@ TEST_PACKAGES  += clang libomp-dev
 TEST_PACKAGES  += openmpi-bin libopenmpi-dev gfortran
 TEST_PACKAGES  += libpython3.11 # test_python_frames.py: a libpython to dlopen and dlclose
 
-.PHONY: all build demo test test-fast asan deps deps-test format bench bundle clean
+.PHONY: all build demo test test-fast asan deps deps-test format bench bundle clean install deb
 
 all: build
 
@@ -59,6 +63,12 @@ bench: build
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD) dist
+
+install: build
+	cmake --install $(BUILD) --prefix $(PREFIX)
+
+deb: build
+	cd $(BUILD) && cpack -G DEB
 
 # A relocatable tree and tarball in dist/ (bin/, lib/syscope/ with the libraries it needs).
 bundle: build

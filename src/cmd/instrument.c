@@ -186,11 +186,15 @@ static void dump_info(const struct instrument_opts *o, const char *path)
 		pr_warn("--dump-info: cannot write %s: %s", path, strerror(errno));
 }
 
-/* Where -o PATH puts the copy of `in`: PATH, or PATH/<name> for a folder. Caller frees. */
-static char *rewrite_target(const char *opt, const char *in)
+/*
+ * Where -o PATH puts the copy of `in`: PATH, or PATH/<name> for a folder. The name is the
+ * library's SONAME when it has one (the name the loader looks for: libsqlite3.so.0, not the
+ * libsqlite3.so.0.8.6 its link resolves to), else the name it was given by. Caller frees.
+ */
+static char *rewrite_target(const char *opt, const char *in, const char *given, const char *soname)
 {
 	struct stat st;
-	const char *base = sc_base_name(in);
+	const char *base = soname ? soname : sc_base_name(given ? given : in);
 	size_t len = strlen(opt);
 
 	if ((len && opt[len - 1] == '/') || (!stat(opt, &st) && S_ISDIR(st.st_mode))) {
@@ -202,12 +206,31 @@ static char *rewrite_target(const char *opt, const char *in)
 	return sc_xstrdup(opt);
 }
 
+/* How to use a rewritten library: the folder it is in on the loader's path. */
+static void tell_library_use(const char *target, const char *soname)
+{
+	char *dir = sc_xstrdup(target), *slash = strrchr(dir, '/');
+
+	if (slash)
+		*slash = '\0';
+	if (soname && strcmp(sc_base_name(target), soname))
+		pr_warn("instrument: the loader looks for this library as %s, not %s: name the "
+			"copy %s, or programs will not find it",
+			soname, sc_base_name(target), soname);
+	fprintf(stderr,
+		"syscope: to use it, put its folder first on the loader's path: "
+		"LD_LIBRARY_PATH=%s syscope run -- PROGRAM (or install it where the program "
+		"looks for %s)\n",
+		slash ? dir : ".", soname ? soname : sc_base_name(target));
+	free(dir);
+}
+
 static bool analyze_module(struct instrument_opts *o, const char *path, bool is_main);
 
 /* -o: analyze `name` (a program or a library), write its instrumented copy, run nothing. */
 static int rewrite(struct instrument_opts *o, char **rest, int nrest)
 {
-	char real[PATH_MAX], out_real[PATH_MAX], *target, *runtime;
+	char real[PATH_MAX], out_real[PATH_MAX], *target, *runtime, *soname = NULL;
 	const struct sc_module_info *mod;
 	size_t c[3];
 	char *found = strchr(rest[0], '/') ? sc_xstrdup(rest[0]) : sc_find_program(rest[0]);
@@ -224,7 +247,9 @@ static int rewrite(struct instrument_opts *o, char **rest, int nrest)
 	print_choice(o);
 	if (o->dump_info)
 		dump_info(o, *o->dump_info ? o->dump_info : "instrumentation.json");
-	target = rewrite_target(o->rewrite, real);
+	if (mod->is_library)
+		soname = sc_elf_soname(real);
+	target = rewrite_target(o->rewrite, real, rest[0], soname);
 	if (realpath(target, out_real) && !strcmp(out_real, real))
 		sc_die(SC_EXIT_USAGE,
 		       "instrument: -o %s would overwrite the original; name another "
@@ -244,9 +269,12 @@ static int rewrite(struct instrument_opts *o, char **rest, int nrest)
 			: "it runs instrumented by itself (outputs in syscope-NAME-output/), "
 			  "or under 'syscope run -- PROGRAM' with other options; "
 			  "SYSCOPE_ENABLED=false runs it plain");
+	if (mod->is_library)
+		tell_library_use(target, soname);
 	if (nrest > 1)
 		pr_warn("instrument: -o rewrites, it does not run the program: its arguments are "
 			"not used");
+	free(soname);
 	free(target);
 	return 0;
 }

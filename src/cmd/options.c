@@ -252,6 +252,33 @@ static int short_options(struct sc_cli *cli, struct sc_extra_opt *extras, char *
 	return i;
 }
 
+extern char **environ;
+
+/* A SYSCOPE_ variable close to a setting's name but naming none is a typo that would
+ * otherwise be ignored in silence (other tools' SYSCOPE_ variables, far from every name,
+ * are left alone). */
+static void warn_misspelled_env(void)
+{
+	const size_t plen = strlen(SC_SETTING_ENV_PREFIX);
+
+	for (char **e = environ; *e; e++) {
+		const char *eq = strchr(*e, '=');
+		const char *meant;
+		char name[128];
+
+		if (strncmp(*e, SC_SETTING_ENV_PREFIX, plen) || !eq ||
+		    (size_t)(eq - *e) - plen >= sizeof(name))
+			continue;
+		memcpy(name, *e + plen, (size_t)(eq - *e) - plen);
+		name[eq - *e - plen] = '\0';
+		meant = sc_setting_misspelled(name);
+		if (meant)
+			pr_warn("environment: %s%s is not a setting and is ignored; did you mean "
+				"%s%s?",
+				SC_SETTING_ENV_PREFIX, name, SC_SETTING_ENV_PREFIX, meant);
+	}
+}
+
 void sc_cli_parse(struct sc_cli *cli, const struct sc_verb *verb, int argc, char **argv,
 		  struct sc_extra_opt *extras, bool program_follows)
 {
@@ -264,6 +291,7 @@ void sc_cli_parse(struct sc_cli *cli, const struct sc_verb *verb, int argc, char
 		sc_die(70, "out of memory");
 	if (sc_settings_load_env(&cli->settings, NULL, err))
 		sc_die(SC_EXIT_USAGE, "environment: %s%s", SC_SETTING_ENV_PREFIX, err);
+	warn_misspelled_env();
 	cli->rest = sc_xcalloc((size_t)argc + 1, sizeof(char *));
 	for (i = 1; i < argc; i++) {
 		const char *a = argv[i];

@@ -243,6 +243,44 @@ static struct sc_extra_opt *join_extras(const struct sc_extra_opt *common,
 	return all;
 }
 
+/* --cpus naming CPUs this machine does not have: those get no track, say so before the run
+ * (a list that does not parse is the runtime's note). */
+static void check_cpus(const struct sc_cli *cli)
+{
+	const char *list = sc_str(&cli->settings, SC_SET_PROCESS_CPUS);
+	long have = sysconf(_SC_NPROCESSORS_CONF);
+	unsigned long bits[4096 / (8 * sizeof(unsigned long))];
+	char missing[128] = "";
+	long first = -1;
+	bool several;
+
+	if (!*list || !strcmp(list, "all") || have < 1 || sc_parse_id_list(list, bits, 4096))
+		return;
+	for (long id = have; id <= 4096; id++) {
+		bool set = id < 4096 &&
+			   (bits[id / (8 * sizeof(long))] >> (id % (8 * sizeof(long))) & 1);
+
+		if (set && first < 0)
+			first = id;
+		if (!set && first >= 0) {
+			size_t n = strlen(missing);
+
+			if (id - 1 > first)
+				snprintf(missing + n, sizeof(missing) - n, "%s%ld-%ld",
+					 n ? "," : "", first, id - 1);
+			else
+				snprintf(missing + n, sizeof(missing) - n, "%s%ld", n ? "," : "",
+					 first);
+			first = -1;
+		}
+	}
+	several = strchr(missing, ',') || strchr(missing, '-');
+	if (missing[0])
+		pr_warn("--cpus %s: this machine has %ld CPU%s (0-%ld); CPU%s %s get%s no track",
+			list, have, have == 1 ? "" : "s", have - 1, several ? "s" : "", missing,
+			several ? "" : "s");
+}
+
 bool sc_profiling_cli(struct sc_cli *cli, const struct sc_verb *verb, int argc, char **argv,
 		      const char *default_preset, const struct sc_extra_opt *verb_extras)
 {
@@ -351,6 +389,7 @@ bool sc_profiling_cli(struct sc_cli *cli, const struct sc_verb *verb, int argc, 
 		sc_preset_free(&p);
 	}
 	apply_domains(cli, &df, preset_sampled);
+	check_cpus(cli);
 	sc_out_force = force != NULL;
 	if (export) {
 		export_config(cli, export);

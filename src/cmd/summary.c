@@ -22,14 +22,39 @@
 #include "why_idle.h"
 #include "summary_nccl.h"
 
+/* MPI calls: rocpd category MPI_API (docs/output-formats.md), 'mpi' in older files. */
+#define MPI_REGION "R.category IN ('MPI_API', 'mpi')"
 #define MPI_RANKS                                                                             \
 	"K AS (SELECT R.guid, R.nid, R.pid, CAST(A.value AS INTEGER) AS rank FROM regions R " \
-	"JOIN region_args A ON A.id = R.id AND A.guid = R.guid WHERE R.category = 'mpi' AND " \
+	"JOIN region_args A ON A.id = R.id AND A.guid = R.guid WHERE " MPI_REGION " AND "     \
 	"R.name IN ('MPI_Init', 'MPI_Init_thread') AND A.name = 'rank')"
 #define MPI_COLLECTIVES                                                                     \
 	"'MPI_Barrier', 'MPI_Bcast', 'MPI_Reduce', 'MPI_Allreduce', 'MPI_Gather', "         \
 	"'MPI_Gatherv', 'MPI_Scatter', 'MPI_Scatterv', 'MPI_Allgather', 'MPI_Allgatherv', " \
 	"'MPI_Alltoall', 'MPI_Alltoallv', 'MPI_Reduce_scatter', 'MPI_Scan', 'MPI_Exscan'"
+
+/* CPU-time samples (category timer_sampling) and what each weighs: the thread's CPU time
+ * since its previous sample (since the thread began, for its first), as syscope's own
+ * profiles weigh them; the time to the next sample where a file has no CPU times. SELF is
+ * per innermost function, TOTAL per function anywhere on the stack (once per sample). */
+#define CPU_SAMPLES                                                                                \
+	"W AS (SELECT K.guid, K.id, E.call_stack AS stack, CASE WHEN json_extract(K.extdata, "     \
+	"'$.cpu_ns') IS NULL THEN COALESCE(LEAD(K.timestamp) OVER (PARTITION BY K.guid, "          \
+	"K.track_id ORDER BY K.timestamp, K.id) - K.timestamp, 0) ELSE "                           \
+	"COALESCE(json_extract(K.extdata, '$.cpu_ns') - LAG(json_extract(K.extdata, '$.cpu_ns')) " \
+	"OVER (PARTITION BY K.guid, K.track_id ORDER BY K.timestamp, K.id), "                      \
+	"json_extract(K.extdata, '$.cpu_ns') - json_extract(T.extdata, '$.begin_cpu_ns'), 0) END " \
+	"AS w FROM rocpd_sample K JOIN rocpd_event E ON E.id = K.event_id AND E.guid = K.guid "    \
+	"JOIN rocpd_string C ON C.id = E.category_id AND C.guid = E.guid JOIN rocpd_track TR ON "  \
+	"TR.id = K.track_id AND TR.guid = K.guid LEFT JOIN rocpd_info_thread T ON T.id = TR.tid "  \
+	"AND T.guid = TR.guid WHERE C.string = 'timer_sampling' AND json_valid(E.call_stack) AND " \
+	"json_array_length(E.call_stack) > 0 AND (K.extdata IS NULL OR json_valid(K.extdata))), "  \
+	"SELF AS (SELECT json_extract(stack, '$[#-1].name') AS function, json_extract(stack, "     \
+	"'$[#-1].module') AS module, SUM(w) AS ns, COUNT(*) AS samples FROM W GROUP BY 1, 2), "    \
+	"TOTAL AS (SELECT function, module, SUM(w) AS ns, COUNT(*) AS samples FROM (SELECT "       \
+	"DISTINCT W.guid, W.id, W.w, json_extract(J.value, '$.name') AS function, "                \
+	"json_extract(J.value, '$.module') AS module FROM W, json_each(W.stack) J) GROUP BY 1, "   \
+	"2), ALL_CPU AS (SELECT NULLIF(SUM(w), 0) AS ns FROM W)"
 
 struct section {
 	const char *key, *title, *sql; /* a LIMIT of --top rows is appended */
@@ -40,12 +65,18 @@ static const struct section sections[] = {
 	  "SELECT P.pid, P.command, (P.end - P.start) / 1e9 AS seconds, (SELECT COUNT(*) FROM "
 	  "threads T WHERE T.pid = P.pid AND T.guid = P.guid) AS threads, P.hostname FROM "
 	  "processes P ORDER BY P.start" },
-	{ "functions", "TOP FUNCTIONS (SELF SAMPLES)",
-	  "SELECT json_extract(call_stack, '$[#-1].name') AS function, json_extract(call_stack, "
-	  "'$[#-1].module') AS module, category AS metric, COUNT(*) AS samples, ROUND(100.0 * "
-	  "COUNT(*) / (SELECT COUNT(*) FROM samples S WHERE S.category = samples.category), 1) AS "
-	  "percent FROM samples WHERE category IN ('timer_sampling', 'wall_clock_sampling') GROUP "
-	  "BY function, module, category ORDER BY samples DESC" },
+	{ "functions", "TOP FUNCTIONS BY CPU TIME (SELF)",
+	  "WITH " CPU_SAMPLES " SELECT S.function, S.module, ROUND(S.ns / 1e9, 3) AS self_s, "
+	  "ROUND(100.0 * S.ns / A.ns, 1) AS self_percent, ROUND(T.ns / 1e9, 3) AS total_s, "
+	  "ROUND(100.0 * T.ns / A.ns, 1) AS total_percent, S.samples FROM SELF S LEFT JOIN "
+	  "TOTAL T ON T.function IS S.function AND T.module IS S.module, ALL_CPU A ORDER BY "
+	  "S.ns DESC, S.samples DESC" },
+	{ "functions_total", "TOP FUNCTIONS BY CPU TIME (TOTAL, WITH SELF)",
+	  "WITH " CPU_SAMPLES " SELECT T.function, T.module, ROUND(T.ns / 1e9, 3) AS total_s, "
+	  "ROUND(100.0 * T.ns / A.ns, 1) AS total_percent, ROUND(COALESCE(S.ns, 0) / 1e9, 3) AS "
+	  "self_s, ROUND(100.0 * COALESCE(S.ns, 0) / A.ns, 1) AS self_percent, T.samples FROM "
+	  "TOTAL T LEFT JOIN SELF S ON S.function IS T.function AND S.module IS T.module, "
+	  "ALL_CPU A ORDER BY T.ns DESC, T.samples DESC" },
 	{ "regions", "TOP REGIONS",
 	  "SELECT category, name, COUNT(*) AS calls, ROUND(SUM(duration) / 1e6, 3) AS total_ms, "
 	  "ROUND(AVG(duration) / 1e6, 3) AS mean_ms, ROUND(MIN(duration) / 1e6, 3) AS min_ms, "
@@ -94,7 +125,7 @@ static const struct section sections[] = {
 	  "ROUND(SUM(R.duration) / 1e6, 3) AS mpi_ms, ROUND(100.0 * SUM(R.duration) / "
 	  "NULLIF(P.end - P.start, 0), 1) AS percent_of_run FROM regions R JOIN processes P ON "
 	  "P.pid = R.pid AND P.nid = R.nid AND P.guid = R.guid LEFT JOIN K ON K.pid = R.pid AND "
-	  "K.nid = R.nid AND K.guid = R.guid WHERE R.category = 'mpi' GROUP BY R.guid, R.nid, "
+	  "K.nid = R.nid AND K.guid = R.guid WHERE " MPI_REGION " GROUP BY R.guid, R.nid, "
 	  "R.pid ORDER BY K.rank, P.hostname, P.pid" },
 	{ "mpi_functions", "MPI FUNCTIONS",
 	  "WITH B AS (SELECT guid, id, SUM(CASE WHEN name = 'bytes_sent' THEN CAST(value AS "
@@ -104,14 +135,14 @@ static const struct section sections[] = {
 	  "COUNT(DISTINCT R.guid || '/' || R.nid || '/' || R.pid) AS ranks, ROUND(SUM(R.duration) "
 	  "/ 1e6, 3) AS total_ms, ROUND(MAX(R.duration) / 1e6, 3) AS max_ms, "
 	  "COALESCE(SUM(B.sent), 0) AS bytes_sent, COALESCE(SUM(B.received), 0) AS "
-	  "bytes_received FROM regions R LEFT JOIN B ON B.id = R.id AND B.guid = R.guid WHERE "
-	  "R.category = 'mpi' GROUP BY R.name ORDER BY SUM(R.duration) DESC" },
+	  "bytes_received FROM regions R LEFT JOIN B ON B.id = R.id AND B.guid = R.guid WHERE " MPI_REGION
+	  " GROUP BY R.name ORDER BY SUM(R.duration) DESC" },
 	/* The n-th call of a collective on a communicator is one operation on every rank; the
 	 * rank that entered it last kept the others waiting (from their entry to its). */
 	{ "mpi_collectives", "MPI COLLECTIVES: WHO KEPT THE OTHERS WAITING",
 	  "WITH " MPI_RANKS ", C AS (SELECT R.guid, R.nid, R.pid, R.name, R.start, (SELECT "
 	  "value FROM region_args A WHERE A.id = R.id AND A.guid = R.guid AND A.name = 'comm') "
-	  "AS comm FROM regions R WHERE R.category = 'mpi' AND R.name IN (" MPI_COLLECTIVES
+	  "AS comm FROM regions R WHERE " MPI_REGION " AND R.name IN (" MPI_COLLECTIVES
 	  ")), S AS (SELECT *, ROW_NUMBER() OVER (PARTITION BY guid, nid, pid, name, comm ORDER "
 	  "BY start) AS seq FROM C), I AS (SELECT name, comm, seq, MAX(start) AS last FROM S "
 	  "GROUP BY name, comm, seq), W AS (SELECT S.*, I.last - S.start AS waited, S.start = "
@@ -123,9 +154,16 @@ static const struct section sections[] = {
 	  "max_wait_ms FROM W GROUP BY W.name ORDER BY SUM(W.waited) DESC" },
 	NCCL_SECTION,
 	{ "gpu_busy", "GPU BUSY",
-	  "SELECT agent_abs_index AS gpu, agent_name AS name, ROUND(busy_time / 1e6, 3) AS "
-	  "busy_ms, ROUND(wall_time / 1e6, 3) AS wall_ms, ROUND(busy_percent, 1) AS percent FROM "
-	  "busy" },
+	  /* Per process and GPU, over the process's run (rocpd's own busy view divides by
+	   * the span of all GPU work, of every file together). */
+	  "WITH B AS (SELECT A.absolute_index AS agent_abs_index, A.name AS agent_name, (SELECT "
+	  "IFNULL(SUM(duration), 0) FROM kernels K WHERE K.agent_abs_index = A.absolute_index "
+	  "AND K.guid = A.guid) + (SELECT IFNULL(SUM(duration), 0) FROM memory_copies M WHERE "
+	  "M.dst_agent_abs_index = A.absolute_index AND M.guid = A.guid) AS busy_time, (SELECT "
+	  "MAX(end) - MIN(start) FROM rocpd_info_process P WHERE P.guid = A.guid) AS wall_time "
+	  "FROM rocpd_info_agent A WHERE A.type = 'GPU') SELECT agent_abs_index AS gpu, "
+	  "agent_name AS name, ROUND(busy_time / 1e6, 3) AS busy_ms, ROUND(wall_time / 1e6, 3) AS "
+	  "wall_ms, ROUND(100.0 * busy_time / NULLIF(wall_time, 0), 1) AS percent FROM B" },
 };
 
 #define NSECTIONS (sizeof(sections) / sizeof(sections[0]))

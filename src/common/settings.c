@@ -4,6 +4,7 @@
  * prints or keeps global state besides the constant table.
  */
 #include "settings.h"
+#include "strutil.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -438,6 +439,17 @@ int sc_setting_by_name(const char *name)
 			return id;
 	}
 	return -1;
+}
+
+const char *sc_setting_misspelled(const char *name)
+{
+	const char *names[SC_SETTING_COUNT];
+
+	if (sc_setting_by_name(name) >= 0)
+		return NULL;
+	for (int id = 0; id < SC_SETTING_COUNT; id++)
+		names[id] = sc_setting_defs[id].name;
+	return sc_nearest(name, names, SC_SETTING_COUNT);
 }
 
 int sc_setting_by_flag(const char *long_flag, unsigned verb)

@@ -121,6 +121,9 @@ int sc_settings_load_env(struct sc_settings *s, char *const *env, char errmsg[SC
 
 /* Lookups. Return -1 / NULL when nothing matches. */
 int sc_setting_by_name(const char *name); /* "SAMPLING_FREQ" or "sampling-freq" */
+/* For a SYSCOPE_ variable of the environment that names no setting (`name` without the
+ * prefix): the setting it was likely meant to be (a misspelling), else NULL. */
+const char *sc_setting_misspelled(const char *name);
 int sc_setting_by_flag(const char *long_flag, unsigned verb);
 int sc_setting_by_short(char short_flag, unsigned verb);
 

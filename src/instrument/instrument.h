@@ -118,6 +118,9 @@ long sc_plan_write(const char *path, const struct sc_module_info *mods, size_t n
 /* The plan of one module as a rewritten file carries it (SC_PLAN_SECTION); caller frees. */
 char *sc_plan_bytes(const struct sc_module_info *mod, size_t *size);
 
+/* rewrite.c: the DT_SONAME of an ELF file (the name the loader looks for), or NULL when it
+ * has none. Caller frees. */
+char *sc_elf_soname(const char *path);
 /* rewrite.c: copy `in` to `out` with `mod`'s plan in a section of its own; a program also
  * gets `runtime` (libsyscope.so's path, or NULL) as its first DT_NEEDED, so that it runs
  * instrumented by itself. Returns 0, or -1 with `err` set (not ELF64, already carries a

@@ -60,6 +60,44 @@ static uint64_t file_offset(const Elf64_Phdr *ph, unsigned n, uint64_t va, uint6
 	return 0;
 }
 
+char *sc_elf_soname(const char *path)
+{
+	size_t size = 0;
+	mode_t mode;
+	char *buf = slurp(path, &size, &mode), *name = NULL;
+	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)buf;
+	const Elf64_Phdr *ph;
+	const Elf64_Dyn *dyn = NULL;
+	uint64_t strtab = 0, strsz = 0, soname = UINT64_MAX, n = 0, off;
+
+	if (!buf || size < sizeof(*eh) || memcmp(eh->e_ident, ELFMAG, SELFMAG) ||
+	    eh->e_ident[EI_CLASS] != ELFCLASS64 || eh->e_phentsize != sizeof(Elf64_Phdr) ||
+	    eh->e_phoff > size || (size - eh->e_phoff) / sizeof(Elf64_Phdr) < eh->e_phnum)
+		goto out;
+	ph = (const Elf64_Phdr *)(buf + eh->e_phoff);
+	for (int i = 0; i < eh->e_phnum; i++)
+		if (ph[i].p_type == PT_DYNAMIC && ph[i].p_offset + ph[i].p_filesz <= size) {
+			dyn = (const Elf64_Dyn *)(buf + ph[i].p_offset);
+			n = ph[i].p_filesz / sizeof(Elf64_Dyn);
+		}
+	for (uint64_t i = 0; dyn && i < n && dyn[i].d_tag != DT_NULL; i++) {
+		if (dyn[i].d_tag == DT_STRTAB)
+			strtab = dyn[i].d_un.d_ptr;
+		else if (dyn[i].d_tag == DT_STRSZ)
+			strsz = dyn[i].d_un.d_val;
+		else if (dyn[i].d_tag == DT_SONAME)
+			soname = dyn[i].d_un.d_val;
+	}
+	off = strtab && strsz ? file_offset(ph, eh->e_phnum, strtab, strsz) : 0;
+	if (off && soname < strsz && off + strsz <= size &&
+	    memchr(buf + off + soname, '\0', strsz - soname) && buf[off + soname] &&
+	    !strchr(buf + off + soname, '/'))
+		name = sc_xstrdup(buf + off + soname);
+out:
+	free(buf);
+	return name;
+}
+
 /*
  * Make a program load `runtime` by itself: a new loaded segment holds a copy of its dynamic
  * string table with the runtime's path added, and a copy of its dynamic section with a

@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../store/rocpd.h"
 #include "../store/rocpd_read.h"
 #include "timeline.h"
 
@@ -147,6 +148,29 @@ static void emit(struct source *s, int32_t tid, uint16_t type, uint16_t flags, c
 	rec->flags = flags;
 	if (sc_record_well_formed(rec))
 		s->stop = s->cb(s->ctx, tid, rec, 0);
+}
+
+/* emit, into memory of the record's own that stays valid until the caller frees it: for a
+ * region's begin record, whose name and arguments the replay keeps pointing at until the
+ * region ends (emit's buffer is reused by the next record). Returns NULL when stopped. */
+static void *emit_held(struct source *s, int32_t tid, uint16_t type, const void *fixed,
+		       size_t fixed_len, const void *tail, size_t tail_len)
+{
+	size_t size = sc_record_align((uint32_t)(fixed_len + tail_len));
+	struct sc_record *rec;
+
+	if (s->stop)
+		return NULL;
+	rec = sc_xcalloc(1, size);
+	memcpy(rec, fixed, fixed_len);
+	if (tail_len)
+		memcpy((char *)rec + fixed_len, tail, tail_len);
+	rec->size = (uint32_t)size;
+	rec->type = type;
+	rec->flags = 0;
+	if (sc_record_well_formed(rec))
+		s->stop = s->cb(s->ctx, tid, rec, 0);
+	return rec;
 }
 
 /* Returns the bytes added (the length a record's *_len field wants). */
@@ -627,15 +651,17 @@ static void load_args(struct source *s)
 	s->argbuf = b;
 }
 
-/* A region's begin record: name, category, then its arguments. */
-static void emit_begin(struct source *s, int32_t tid, sqlite3_stmt *r)
+/* A region's begin record: name, category, then its arguments; the record, which the
+ * caller frees once the region has ended. */
+static void *emit_begin(struct source *s, int32_t tid, sqlite3_stmt *r)
 {
 	struct sc_rec_region g = { .ts = u64(r, 1), .corr_id = u64(r, 5) };
 	struct strings b = { 0 };
 	const uint64_t *args = sc_hashmap_get(&s->args, (uint64_t)sqlite3_column_int64(r, 6) + 1);
+	void *held;
 
 	g.name_len = strings_add(&b, *text(r, 3) ? text(r, 3) : "(unnamed)");
-	g.cat_len = strings_add(&b, *text(r, 4) ? text(r, 4) : "user");
+	g.cat_len = strings_add(&b, *text(r, 4) ? sc_rocpd_category_of_file(text(r, 4)) : "user");
 	if (args) {
 		const char *p = s->argbuf.v.v + (*args >> 16);
 
@@ -646,8 +672,9 @@ static void emit_begin(struct source *s, int32_t tid, sqlite3_stmt *r)
 		}
 	}
 	g.args_len = (uint32_t)b.v.n - g.name_len - g.cat_len;
-	emit(s, tid, SC_REC_REGION_BEGIN, 0, &g, sizeof(g), b.v.v, b.v.n);
+	held = emit_held(s, tid, SC_REC_REGION_BEGIN, &g, sizeof(g), b.v.v, b.v.n);
 	VEC_FREE(&b.v);
+	return held;
 }
 
 static void emit_end(struct source *s, int32_t tid, uint64_t ts)
@@ -655,6 +682,19 @@ static void emit_end(struct source *s, int32_t tid, uint64_t ts)
 	struct sc_rec_region_end e = { .ts = ts };
 
 	emit(s, tid, SC_REC_REGION_END, 0, &e, sizeof(e), NULL, 0);
+}
+
+/* A region emitted and not ended yet: its end, and its begin record (freed at its end). */
+struct open_rec {
+	uint64_t end;
+	void *begin;
+};
+
+static void close_last(struct source *s, int32_t tid, struct open_rec *open, size_t *n)
+{
+	--*n;
+	emit_end(s, tid, open[*n].end);
+	free(open[*n].begin);
 }
 
 /*
@@ -673,7 +713,7 @@ static void emit_regions(struct source *s)
 		"rocpd_string C ON C.id = E.category_id AND C.guid = E.guid WHERE R.guid = ?1 AND "
 		"R.pid = ?2 AND COALESCE(C.string, '') NOT IN " SAMPLING_CATEGORIES
 		" ORDER BY R.tid, R.start, R.end DESC, R.id");
-	VEC(uint64_t) open = { 0 }; /* ends of the regions open on the thread */
+	VEC(struct open_rec) open = { 0 }; /* the regions open on the thread */
 	int32_t tid = 0;
 
 	if (!s->args_loaded)
@@ -684,18 +724,17 @@ static void emit_regions(struct source *s)
 
 		if (rt != tid) {
 			while (open.n)
-				emit_end(s, tid, open.v[--open.n]);
+				close_last(s, tid, open.v, &open.n);
 			tid = rt;
 		}
-		while (open.n && open.v[open.n - 1] <= start)
-			emit_end(s, tid, open.v[--open.n]);
-		if (open.n && end > open.v[open.n - 1])
-			end = open.v[open.n - 1];
-		emit_begin(s, tid, r);
-		*VEC_PUSH(&open) = end;
+		while (open.n && open.v[open.n - 1].end <= start)
+			close_last(s, tid, open.v, &open.n);
+		if (open.n && end > open.v[open.n - 1].end)
+			end = open.v[open.n - 1].end;
+		*VEC_PUSH(&open) = (struct open_rec){ .end = end, .begin = emit_begin(s, tid, r) };
 	}
 	while (open.n)
-		emit_end(s, tid, open.v[--open.n]);
+		close_last(s, tid, open.v, &open.n);
 	VEC_FREE(&open);
 	sqlite3_finalize(r);
 }
@@ -716,7 +755,8 @@ static void emit_marks(struct source *s)
 		struct strings b = { 0 };
 
 		g.name_len = strings_add(&b, text(st, 3));
-		g.cat_len = strings_add(&b, *text(st, 2) ? text(st, 2) : "user");
+		g.cat_len = strings_add(&b, *text(st, 2) ? sc_rocpd_category_of_file(text(st, 2))
+							 : "user");
 		emit(s, tid_of(s, st, 0), SC_REC_MARK, 0, &g, sizeof(g), b.v.v, b.v.n);
 		VEC_FREE(&b.v);
 	}

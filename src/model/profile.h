@@ -108,6 +108,10 @@ void sc_profiles_free(struct sc_profile_set *set);
  */
 size_t sc_stack_path(struct sc_profile_set *set, const struct sc_stack *st, uint32_t **funcs,
 		     uint32_t **lines);
+/* The frames of the path sc_stack_path made last, as addresses: per frame its module and the
+ * address looked up (a return address less one), NULL and 0 for frames without one (Python,
+ * unknown, syscope's). Valid until the next sc_stack_path. */
+void sc_stack_path_addresses(const struct sc_module *const **mods, const uint64_t **addrs);
 
 /* The GIL state (enum sc_gil_state) of stack `idx` of the model, once its native frames are
  * symbolized: SC_GIL_NONE for stacks without Python. */

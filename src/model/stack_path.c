@@ -13,10 +13,14 @@
 struct path_frame {
 	uint32_t func, line;
 	bool self, system, exported;
+	const struct sc_module *mod; /* with addr: where the frame's code is, for a trace */
+	uint64_t addr;
 };
 
 static VEC(struct path_frame) path_buf;
 static VEC(uint32_t) path_funcs, path_lines;
+static VEC(const struct sc_module *) path_mods;
+static VEC(uint64_t) path_addrs;
 
 static void push_frame(struct sc_profile_set *set, const char *func, const char *module,
 		       const char *file, uint32_t line, bool self, bool system, bool exported)
@@ -28,6 +32,8 @@ static void push_frame(struct sc_profile_set *set, const char *func, const char 
 	pf->self = self;
 	pf->system = system;
 	pf->exported = exported;
+	pf->mod = NULL;
+	pf->addr = 0;
 }
 
 /*
@@ -110,6 +116,8 @@ static unsigned native_frame(struct sc_profile_set *set, const struct sc_stack *
 	for (unsigned j = 0; j < n; j++) {
 		push_frame(set, chain[j].func, sc_elf_name(elf), chain[j].file, chain[j].line,
 			   mod->is_self, mod->is_system, chain[j].exported);
+		path_buf.v[path_buf.n - 1].mod = mod;
+		path_buf.v[path_buf.n - 1].addr = addr;
 		if (j < sizeof(names) / sizeof(names[0]))
 			names[j] = chain[j].func;
 	}
@@ -219,10 +227,12 @@ size_t sc_stack_path(struct sc_profile_set *set, const struct sc_stack *st, uint
 	     i-- > 0 && !(st->flags & (SC_STACK_SYMBOLIC | SC_SAMPLE_PYTHON));)
 		native_frame(set, st, i, NULL);
 	elide_internal(set);
-	path_funcs.n = path_lines.n = 0;
+	path_funcs.n = path_lines.n = path_mods.n = path_addrs.n = 0;
 	for (size_t i = 0; i < path_buf.n; i++) {
 		*VEC_PUSH(&path_funcs) = path_buf.v[i].func;
 		*VEC_PUSH(&path_lines) = path_buf.v[i].line;
+		*VEC_PUSH(&path_mods) = path_buf.v[i].mod;
+		*VEC_PUSH(&path_addrs) = path_buf.v[i].addr;
 	}
 	if (funcs)
 		*funcs = path_funcs.v;
@@ -256,4 +266,12 @@ void sc_stack_path_free(void)
 	VEC_FREE(&py_items);
 	VEC_FREE(&path_funcs);
 	VEC_FREE(&path_lines);
+	VEC_FREE(&path_mods);
+	VEC_FREE(&path_addrs);
+}
+
+void sc_stack_path_addresses(const struct sc_module *const **mods, const uint64_t **addrs)
+{
+	*mods = path_mods.v;
+	*addrs = path_addrs.v;
 }

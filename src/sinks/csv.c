@@ -214,6 +214,25 @@ static const struct sc_timeline_ops csv_ops = {
 	.gpu_op = on_gpu_op,
 };
 
+/* The columns of a function table, named for what they hold in each kind of profile. */
+static const char *functions_header(unsigned kind)
+{
+	switch (kind) {
+	case SC_PROFILE_REGIONS: /* every call; calls not made inside a call of itself */
+		return "Function,Module,File,Line,Calls,Self_Seconds,Self_Percent,Outermost_Calls,"
+		       "Inclusive_Seconds,Inclusive_Percent";
+	case SC_PROFILE_GPU_PYTHON: /* CUDA calls with device work, and its GPU time */
+		return "Function,Module,File,Line,Self_Launches,Self_GPU_Seconds,Self_Percent,"
+		       "Inclusive_Launches,Inclusive_GPU_Seconds,Inclusive_Percent";
+	case SC_SAMPLE_OVERFLOW: /* samples, and the events counted between them */
+		return "Function,Module,File,Line,Self_Samples,Self_Events,Self_Percent,"
+		       "Inclusive_Samples,Inclusive_Events,Inclusive_Percent";
+	default:
+		return "Function,Module,File,Line,Self_Samples,Self_Seconds,Self_Percent,"
+		       "Inclusive_Samples,Inclusive_Seconds,Inclusive_Percent";
+	}
+}
+
 static int write_functions(struct sc_output *out, const struct sc_profile *p)
 {
 	const struct sc_profile_set *set = p->set;
@@ -226,8 +245,7 @@ static int write_functions(struct sc_output *out, const struct sc_profile *p)
 		return -1;
 	ids = sc_profile_sorted_flat(p, false, &n);
 	hot = sc_profile_hot_lines(p);
-	fprintf(of.f, "Function,Module,File,Line,Self_Samples,Self_Seconds,Self_Percent,"
-		      "Inclusive_Samples,Inclusive_Seconds,Inclusive_Percent\n");
+	fprintf(of.f, "%s\n", functions_header(p->kind));
 	for (size_t i = 0; i < n; i++) {
 		const struct sc_func *fn = sc_func_of(set, ids[i]);
 		const struct sc_flat *fl = &p->funcs.v[ids[i]];

@@ -53,6 +53,8 @@ enum {
 	CPU_MODE_USER = 2,
 };
 
+/* Sequence ids fit the 24 bits flow ids keep for them (Linux pids are below 2^22). */
+#define SEQ_MASK ((1u << 24) - 1)
 #define UUID_PROCESS (1ull << 60)
 #define UUID_THREAD (2ull << 60)
 #define UUID_COUNTER (3ull << 60)
@@ -692,8 +694,9 @@ static void on_counter(void *ctx, struct sc_image *img, struct sc_thread *t,
 	send_event(pf, ts);
 }
 
-/* A mapping per module (trace_processor before v53 needs every frame to have one). */
-static uint64_t mapping_iid(struct pf *pf, const char *module)
+/* A mapping per module name for frames without an address (Python code, unknown frames):
+ * trace_processor before v53 needs every frame to have one. */
+static uint64_t named_mapping_iid(struct pf *pf, const char *module)
 {
 	bool inserted;
 	uint64_t *slot =
@@ -714,10 +717,48 @@ static uint64_t mapping_iid(struct pf *pf, const char *module)
 	return *slot;
 }
 
-static uint64_t frame_iid(struct pf *pf, uint32_t func, uint32_t line)
+/* The mapping of a loaded module: its full path, build id and address range, so that a
+ * frame's rel_pc (its address less the mapping's start) can be symbolized again. */
+static uint64_t module_mapping_iid(struct pf *pf, const struct sc_module *mod)
+{
+	bool inserted;
+	uint64_t *slot =
+		sc_hashmap_upsert(&pf->mappings, (uint64_t)(uintptr_t)mod | 1, 0, &inserted);
+	uint64_t path, build_id = 0;
+	size_t t;
+
+	if (!inserted)
+		return *slot;
+	path = intern_string(pf, &pf->mapping_paths, 17, mod->path);
+	if (mod->build_id_len) {
+		build_id = ++pf->iids;
+		t = pb_begin(interned(pf), 16);
+		pb_varint(&pf->interned, 1, build_id);
+		pb_bytes(&pf->interned, 2, mod->build_id, mod->build_id_len);
+		pb_end(&pf->interned, t);
+	}
+	*slot = ++pf->iids;
+	t = pb_begin(interned(pf), 19);
+	pb_varint(&pf->interned, 1, *slot);
+	if (build_id)
+		pb_varint(&pf->interned, 2, build_id);
+	pb_varint(&pf->interned, 4, mod->lo);
+	pb_varint(&pf->interned, 5, mod->hi);
+	pb_varint(&pf->interned, 7, path);
+	pb_end(&pf->interned, t);
+	return *slot;
+}
+
+/* A frame: function, source line, and where its code is (a module and the address relative
+ * to the mapping's start, when it has one). */
+static uint64_t frame_iid(struct pf *pf, uint32_t func, uint32_t line, const struct sc_module *mod,
+			  uint64_t addr)
 {
 	const struct sc_profile_set *set = pf->set;
-	uint64_t key = ((uint64_t)func << 32 | line) + 1;
+	uint64_t rel_pc = mod && addr >= mod->lo ? addr - mod->lo : 0;
+	uint64_t key = sc_hash_u64(((uint64_t)func << 32 | line) ^
+				   sc_hash_u64((uint64_t)(uintptr_t)mod ^ rel_pc << 1)) |
+		       1;
 	bool inserted;
 	uint64_t *slot = sc_hashmap_upsert(&pf->frames, key, 0, &inserted);
 	const struct sc_func *f = sc_func_of(set, func);
@@ -728,7 +769,7 @@ static uint64_t frame_iid(struct pf *pf, uint32_t func, uint32_t line)
 	if (!inserted)
 		return *slot;
 	name = intern_string(pf, &pf->func_names, 5, f->name);
-	mapping = mapping_iid(pf, f->module);
+	mapping = mod ? module_mapping_iid(pf, mod) : named_mapping_iid(pf, f->module);
 	if (ln->file[0])
 		source = intern_string(pf, &pf->source_paths, 18, ln->file);
 	*slot = ++pf->iids;
@@ -736,7 +777,7 @@ static uint64_t frame_iid(struct pf *pf, uint32_t func, uint32_t line)
 	pb_varint(&pf->interned, 1, *slot);
 	pb_varint(&pf->interned, 2, name);
 	pb_varint(&pf->interned, 3, mapping);
-	pb_varint(&pf->interned, 4, 0); /* rel_pc: frames are symbolized already */
+	pb_varint(&pf->interned, 4, rel_pc);
 	if (source) {
 		pb_varint(&pf->interned, 5, source);
 		pb_varint(&pf->interned, 6, ln->line);
@@ -750,15 +791,18 @@ static uint64_t callstack_iid(struct pf *pf, uint32_t stack)
 	bool inserted;
 	uint64_t *slot = sc_hashmap_upsert(&pf->callstacks, (uint64_t)stack + 1, 0, &inserted);
 	uint32_t *funcs, *lines;
+	const struct sc_module *const *mods;
+	const uint64_t *addrs;
 	uint64_t *frames;
 	size_t n, t;
 
 	if (!inserted)
 		return *slot;
 	n = sc_stack_path(pf->set, &pf->set->model->stacks.v[stack], &funcs, &lines);
+	sc_stack_path_addresses(&mods, &addrs);
 	frames = sc_xcalloc(n ? n : 1, sizeof(*frames));
 	for (size_t i = 0; i < n; i++)
-		frames[i] = frame_iid(pf, funcs[i], lines[i]);
+		frames[i] = frame_iid(pf, funcs[i], lines[i], mods[i], addrs[i]);
 	*slot = ++pf->iids;
 	t = pb_begin(interned(pf), 7);
 	pb_varint(&pf->interned, 1, *slot);
@@ -1132,10 +1176,14 @@ static int write_per_process(struct sc_output *out, const struct sc_idle_report 
 
 	for (size_t i = 0; i < out->model->processes.n; i++) {
 		struct sc_process *p = out->model->processes.v[i];
-		struct pf pf = {
-			.out = out, .set = out->profiles, .pid = p->pid, .seq = 1, .idle = idle
-		};
-		uint64_t uuids = 0;
+		/* Track uuids and the sequence from the pid: traces of several processes put
+		 * together with `cat` (which Perfetto reads as one) keep their tracks apart. */
+		struct pf pf = { .out = out,
+				 .set = out->profiles,
+				 .pid = p->pid,
+				 .seq = (uint32_t)p->pid & SEQ_MASK,
+				 .idle = idle };
+		uint64_t uuids = (uint64_t)((uint32_t)p->pid & SEQ_MASK) << 24;
 		struct sc_outfile of;
 
 		if (sc_out_open(out, &of, "perfetto-trace-%d.pftrace", (int)p->pid)) {

@@ -7,7 +7,13 @@
  *     ranks[0].graph[]  the flat list: one entry per call-tree node of each thread, with a
  *                       "|TT>>> |_name" prefix, entry {laps, value, accum, repr_*} and stats
  *     graph[[...]]      the hierarchical form: one dummy root (hash 0) per thread, nodes
- *                       with tid/pid, inclusive and exclusive {entry, stats}, children
+ *     or mpi[[...]]     with tid (thread index), pid, inclusive and exclusive {entry, stats},
+ *                       children, and the prefix "NAME    [MODULE/FILE:LINE]" from which
+ *                       hatchet takes name, file (its base name) and line ("name" has the
+ *                       name alone). hatchet's reader
+ *                       needs a rank as soon as there are several threads, so "mpi" (one
+ *                       entry per rank, this process's at its rank, empty before it) holds
+ *                       the tree unless the process is one thread and no MPI rank.
  *   syscope:            what timemory has no place for: threads, flat functions and lines
  *                       with file and line, sampling rates, truncation
  *
@@ -19,6 +25,7 @@
 #include <string.h>
 
 #include "../common/hashmap.h"
+#include "../common/strutil.h"
 #include "sink.h"
 #include "summary_idle.h"
 
@@ -44,10 +51,25 @@ static uint64_t name_hash(const char *name)
 struct walk {
 	const struct sc_profile *p;
 	const struct sc_tree *t;
+	const uint32_t *hot; /* per function: its hottest line, UINT32_MAX when none */
 	json_int_t tid, pid;
 	char prefix[32];
 	json_t *flat;
 };
+
+/* A frame as hatchet's timemory reader parses it ("label  [func/file:line]"): the name
+ * whole (spaces allowed), then the module, file and line. The reader splits at the last
+ * '/', so the file is its base name; names of modules have none. */
+static char *frame_prefix(const struct walk *w, uint32_t func)
+{
+	const struct sc_func *fn = sc_func_of(w->p->set, func);
+	const struct sc_line *ln =
+		w->hot[func] != UINT32_MAX ? &w->p->set->lines.v[w->hot[func]] : NULL;
+	const char *file = ln && *ln->file ? sc_base_name(ln->file) : "<unknown>";
+	const char *module = fn->module && *fn->module ? sc_base_name(fn->module) : "<unknown>";
+
+	return sc_xasprintf("%s    [%s/%s:%u]", fn->name, module, file, ln ? ln->line : 0);
+}
 
 static json_t *node_json(struct walk *w, uint32_t id, uint64_t rolling)
 {
@@ -58,12 +80,16 @@ static json_t *node_json(struct walk *w, uint32_t id, uint64_t rolling)
 	size_t nkids;
 	uint32_t *kids;
 
+	char *prefix = id ? frame_prefix(w, n->func) : NULL;
+
 	rolling += h;
-	node = json_pack("{s:{s:I, s:s, s:[I], s:[I], s:I, s:b, s:{s:o, s:o}, s:{s:o, s:o}}}",
-			 "node", "hash", (json_int_t)h, "prefix", name, "tid", w->tid, "pid",
-			 w->pid, "depth", (json_int_t)n->depth, "is_dummy", id == 0, "inclusive",
-			 "entry", entry_json(&n->incl), "stats", stats_json(&n->incl), "exclusive",
-			 "entry", entry_json(&n->excl), "stats", stats_json(&n->excl));
+	node = json_pack("{s:{s:I, s:s, s:s, s:I, s:I, s:I, s:b, s:{s:o, s:o}, s:{s:o, s:o}}}",
+			 "node", "hash", (json_int_t)h, "prefix", prefix ? prefix : name, "name",
+			 name, "tid", w->tid, "pid", w->pid, "depth", (json_int_t)n->depth,
+			 "is_dummy", id == 0, "inclusive", "entry", entry_json(&n->incl), "stats",
+			 stats_json(&n->incl), "exclusive", "entry", entry_json(&n->excl), "stats",
+			 stats_json(&n->excl));
+	free(prefix);
 	if (id) {
 		char *label = sc_xasprintf("%s%*s%s%s", w->prefix,
 					   n->depth > 1 ? (int)(2 * (n->depth - 2)) : 0, "",
@@ -187,16 +213,36 @@ static json_t *threads_json(const struct sc_profile *p)
 	return arr;
 }
 
+/* The trees of every thread, for hatchet: under "mpi" at the process's rank when it has
+ * one or a thread other than 0 (`threads`; see the top of the file), else under "graph". */
+static void add_trees(json_t *metric, const struct sc_profile *p, json_t *roots, bool threads)
+{
+	const struct sc_image *img = p->proc->images.v[p->proc->images.n - 1];
+	int rank = sc_image_rank(img);
+	json_t *ranks = json_array();
+
+	for (int r = 0; r < rank; r++)
+		json_array_append_new(ranks, json_array());
+	json_array_append_new(ranks, roots);
+	json_object_set_new(metric, rank >= 0 || threads ? "mpi" : "graph", ranks);
+	if (rank >= 0 && sc_image_mpi_size(img) > 0)
+		json_object_set_new(metric, "mpi_size",
+				    json_integer((json_int_t)sc_image_mpi_size(img)));
+}
+
 static int write_profile(struct sc_output *out, const struct sc_profile *p)
 {
-	json_t *flat = json_array(), *graph = json_array(), *roots = json_array(), *doc, *metric;
+	json_t *flat = json_array(), *roots = json_array(), *doc, *metric;
+	uint32_t *hot = sc_profile_hot_lines(p);
 	struct sc_outfile of;
+	bool threads = false;
 	int rc;
 
 	for (size_t i = 0; i < p->threads.n; i++) {
 		const struct sc_thread *th = &p->proc->threads.v[p->threads.v[i].thread_idx];
 		struct walk w = { .p = p,
 				  .t = &p->threads.v[i],
+				  .hot = hot,
 				  .flat = flat,
 				  .tid = th->index == UINT32_MAX ? th->tid : (json_int_t)th->index,
 				  .pid = p->proc->pid };
@@ -204,8 +250,9 @@ static int write_profile(struct sc_output *out, const struct sc_profile *p)
 		snprintf(w.prefix, sizeof(w.prefix), "|%02u>>> ",
 			 th->index == UINT32_MAX ? 99 : th->index);
 		json_array_append_new(roots, node_json(&w, 0, 0));
+		threads |= w.tid != 0;
 	}
-	json_array_append_new(graph, roots);
+	free(hot);
 	metric = json_pack(
 		"{s:{s:I, s:s, s:s, s:[s]}, s:s, s:s, s:I, s:s, s:b, s:I, s:I, s:I, s:I, s:I, s:I}",
 		"properties", "value", (json_int_t)p->kind, "enum",
@@ -229,7 +276,7 @@ static int write_profile(struct sc_output *out, const struct sc_profile *p)
 	json_object_set_new(metric, "ranks",
 			    json_pack("[{s:I, s:I, s:o}]", "rank", (json_int_t)0, "graph_size",
 				      (json_int_t)json_array_size(flat), "graph", flat));
-	json_object_set_new(metric, "graph", graph);
+	add_trees(metric, p, roots, threads);
 	doc = json_pack("{s:{s:o}, s:{s:s, s:I, s:s, s:s, s:I, s:f, s:I, s:o, s:o, s:o}}",
 			"timemory", p->metric, metric, "syscope", "version", SYSCOPE_VERSION, "pid",
 			(json_int_t)p->proc->pid, "metric", p->metric, "units",

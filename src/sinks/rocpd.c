@@ -209,7 +209,9 @@ int64_t rp_event(struct rp *rp, const char *category, int64_t stack_id, const ch
 		 const char *line_info, const char *extdata)
 {
 	int64_t id = ++rp->next_event;
+	char buf[128];
 
+	category = sc_rocpd_category(category, buf, sizeof(buf));
 	rp_run(rp, INS_EVENT, "itiiittt", id, rp->guid, rp_string_of(rp, category), stack_id,
 	       stack_id, call_stack, line_info, extdata);
 	return id;
@@ -304,23 +306,44 @@ static bool python_callsite_json(const struct sc_image *img, uint64_t corr, char
 	return true;
 }
 
+/* A marker region's event extdata: {"message": its text}, and "unterminated" when the
+ * reader closed it. Caller frees. */
+static char *marker_extdata(const struct sc_region_ev *r)
+{
+	json_t *o = json_pack("{s:s}", "message", r->name);
+	char *text;
+
+	if (r->unterminated)
+		json_object_set_new(o, "unterminated", json_true());
+	text = json_dumps(o, JSON_COMPACT);
+	json_decref(o);
+	return text;
+}
+
 static void on_region_end(void *ctx, struct sc_image *img, struct sc_thread *t,
 			  const struct sc_region_ev *r)
 {
 	struct rp *rp = ctx;
 	char *py_stack = NULL, *py_lines = NULL;
 	bool python = r->corr_id && python_callsite_json(img, r->corr_id, &py_stack, &py_lines);
-	int64_t ev = !r->nargs && !r->corr_id && !r->unterminated
+	/* Markers (NVTX) carry their text as rocprofv3's do, which rocpd summary's markers
+	 * summary reads from the event. */
+	bool marker = !strncmp(r->category, "MARKER_", 7);
+	char *ext = marker ? marker_extdata(r) : NULL;
+	int64_t ev = !r->nargs && !r->corr_id && !r->unterminated && !marker
 			     ? shared_event(rp, r->category)
 			     : rp_event(rp, r->category, (int64_t)r->corr_id,
 					python ? py_stack : "{}", python ? py_lines : "{}",
-					r->unterminated ? "{\"unterminated\":true}" : "{}");
+					ext		  ? ext
+					: r->unterminated ? "{\"unterminated\":true}"
+							  : "{}");
 	const char *p = r->args, *end = r->args + r->args_len, *name, *value;
 	int64_t position = 0;
 	char type;
 
 	free(py_stack);
 	free(py_lines);
+	free(ext);
 	region_row(rp, t->tid, r->start, r->end, r->name, ev);
 	while ((p = sc_region_arg_next(p, end, &type, &name, &value)))
 		rp_run(rp, INS_ARG, "tiittt", rp->guid, ev, position++, arg_type(type), name,
@@ -334,9 +357,11 @@ static void on_mark(void *ctx, struct sc_image *img, struct sc_thread *t,
 	json_t *ext = json_pack("{s:s}", "message", r->name);
 	char *text = json_dumps(ext, JSON_COMPACT);
 	int64_t ev = rp_event(rp, r->category, 0, "{}", "{}", text);
+	char buf[128];
 
 	(void)img;
-	rp_run(rp, INS_SAMPLE, "tiiit", rp->guid, track(rp, 1, t->tid, r->category),
+	rp_run(rp, INS_SAMPLE, "tiiit", rp->guid,
+	       track(rp, 1, t->tid, sc_rocpd_category(r->category, buf, sizeof(buf))),
 	       (int64_t)r->start, ev, "{}");
 	free(text);
 	json_decref(ext);

@@ -91,8 +91,8 @@ static void print_sampling(FILE *f, const struct sc_model *m, unsigned kind)
 struct top_entry {
 	const char *name, *file;
 	uint32_t line;
-	double self;
-	uint64_t samples;
+	double self, total;
+	uint64_t samples, total_samples;
 };
 
 static int by_self_desc(const void *a, const void *b)
@@ -100,6 +100,48 @@ static int by_self_desc(const void *a, const void *b)
 	const struct top_entry *x = a, *y = b;
 
 	return x->self > y->self ? -1 : x->self < y->self;
+}
+
+static int by_total_desc(const void *a, const void *b)
+{
+	const struct top_entry *x = a, *y = b;
+
+	return x->total > y->total ? -1 : x->total < y->total;
+}
+
+static const char *ranked_what(unsigned kind)
+{
+	return kind == SC_PROFILE_REGIONS   ? "time inside them, with their calls"
+	       : kind == SC_SAMPLE_REALTIME ? "wall time"
+	       : kind == SC_SAMPLE_OVERFLOW ? "counted events"
+					    : "CPU time";
+}
+
+static void print_entry(FILE *f, const struct top_entry *e, const char *share, uint64_t n)
+{
+	fprintf(f, "syscope: %s %8llu  %-40s", share, (unsigned long long)n, e->name);
+	if (e->line)
+		fprintf(f, " %s:%u", sc_base_name(e->file), e->line);
+	fputc('\n', f);
+}
+
+/* The same functions by inclusive time (the function and everything it called), self
+ * beside it: a function whose time is spent in its callees shows here only. */
+static void print_top_total(FILE *f, struct top_entry *e, size_t n, unsigned kind, double total,
+			    unsigned top)
+{
+	if (!n || !top || total <= 0)
+		return;
+	qsort(e, n, sizeof(*e), by_total_desc);
+	fprintf(f, "syscope: top %s by %s (total, with self):\n",
+		kind == SC_PROFILE_REGIONS ? "regions" : "functions", ranked_what(kind));
+	for (size_t i = 0; i < n && i < top; i++) {
+		char share[48];
+
+		snprintf(share, sizeof(share), "%6.1f%% (self %5.1f%%)", 100 * e[i].total / total,
+			 100 * e[i].self / total);
+		print_entry(f, &e[i], share, e[i].total_samples);
+	}
 }
 
 /* Functions by exclusive time over every process's profile of `kind`. */
@@ -156,11 +198,13 @@ static void print_top(FILE *f, struct sc_output *out, unsigned kind, unsigned to
 		for (size_t fid = 0; fid < p->funcs.n; fid++) {
 			const struct sc_flat *fl = &p->funcs.v[fid];
 
-			if (!fl->excl.count)
+			if (!fl->excl.count && !fl->incl.count)
 				continue;
 			e[fid].name = sc_func_of(set, (uint32_t)fid)->name;
 			e[fid].self += fl->excl.sum;
+			e[fid].total += fl->incl.sum;
 			e[fid].samples += fl->excl.count;
+			e[fid].total_samples += fl->incl.count;
 			if (hot[fid] != UINT32_MAX && !e[fid].line) {
 				e[fid].file = set->lines.v[hot[fid]].file;
 				e[fid].line = set->lines.v[hot[fid]].line;
@@ -169,23 +213,19 @@ static void print_top(FILE *f, struct sc_output *out, unsigned kind, unsigned to
 		free(hot);
 	}
 	for (size_t i = 0; i < set->funcs.n; i++)
-		if (e[i].samples)
+		if (e[i].samples || e[i].total_samples)
 			e[n++] = e[i];
 	qsort(e, n, sizeof(*e), by_self_desc);
-	if (n)
+	if (n && top)
 		fprintf(f, "syscope: top %s by %s (self):\n",
-			kind == SC_PROFILE_REGIONS ? "regions" : "functions",
-			kind == SC_PROFILE_REGIONS   ? "time inside them, with their calls"
-			: kind == SC_SAMPLE_REALTIME ? "wall time"
-			: kind == SC_SAMPLE_OVERFLOW ? "counted events"
-						     : "CPU time");
-	for (size_t i = 0; i < n && i < top; i++) {
-		fprintf(f, "syscope: %6.1f%% %8llu  %-40s", total > 0 ? 100 * e[i].self / total : 0,
-			(unsigned long long)e[i].samples, e[i].name);
-		if (e[i].line)
-			fprintf(f, " %s:%u", sc_base_name(e[i].file), e[i].line);
-		fputc('\n', f);
+			kind == SC_PROFILE_REGIONS ? "regions" : "functions", ranked_what(kind));
+	for (size_t i = 0; i < n && i < top && e[i].samples; i++) {
+		char share[16];
+
+		snprintf(share, sizeof(share), "%6.1f%%", total > 0 ? 100 * e[i].self / total : 0);
+		print_entry(f, &e[i], share, e[i].samples);
 	}
+	print_top_total(f, e, n, kind, total, top);
 	free(e);
 }
 
@@ -337,6 +377,83 @@ static void print_notes(FILE *f, const struct sc_model *m)
 	}
 }
 
+/* More files than this (of several processes) are listed by kind, not one a line. */
+#define MAX_LISTED_FILES 12
+
+/* A file name with its pid as "<pid>" ("rocpd-<pid>.db"), into `kind`; false when the name
+ * has no "-<digits>." part. */
+static bool file_kind(const char *name, char *kind, size_t n)
+{
+	const char *dash = strrchr(name, '-'), *d = dash ? dash + 1 : NULL;
+
+	if (!d || !*d)
+		return false;
+	while (*d >= '0' && *d <= '9')
+		d++;
+	if (d == dash + 1 || *d != '.')
+		return false;
+	snprintf(kind, n, "%.*s<pid>%s", (int)(dash + 1 - name), name, d);
+	return true;
+}
+
+/* The files of many processes (a make -j2 writes hundreds): one line per kind of file, with
+ * how many there are and one of them; names without a pid one a line. */
+static void print_files_grouped(FILE *f, const struct sc_output *out, size_t nproc)
+{
+	size_t n = out->written.n, *count = sc_xcalloc(n, sizeof(*count));
+	char(*kinds)[128] = sc_xcalloc(n, sizeof(*kinds));
+	const char **example = sc_xcalloc(n, sizeof(*example));
+	size_t nkinds = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		const char *name = out->written.v[i];
+		char kind[128];
+		size_t k = 0;
+
+		if (!file_kind(name, kind, sizeof(kind)))
+			snprintf(kind, sizeof(kind), "%s", name);
+		while (k < nkinds && strcmp(kinds[k], kind))
+			k++;
+		if (k == nkinds) {
+			memcpy(kinds[nkinds], kind, sizeof(kind));
+			example[nkinds++] = name;
+		}
+		count[k]++;
+	}
+	fprintf(f, "syscope: wrote %zu files to %s/ for %zu processes, by kind:\n", n, out->dir,
+		nproc);
+	for (size_t k = 0; k < nkinds; k++)
+		if (count[k] > 1)
+			fprintf(f, "syscope:   %-36s %5zu files (such as %s)\n", kinds[k], count[k],
+				example[k]);
+		else
+			fprintf(f, "syscope:   %s\n", example[k]);
+	free(count);
+	free(kinds);
+	free(example);
+}
+
+/* Whether any process was asked to sample (the settings its runtime resolved), so that a
+ * preset without sampling is not told that its samples are missing. */
+static bool sampling_asked(const struct sc_model *m)
+{
+	for (size_t i = 0; i < m->images.n; i++) {
+		const struct sc_image *img = m->images.v[i];
+
+		if (!img->settings.n)
+			return true; /* not known: assume it was */
+		for (size_t k = 0; k < img->settings.n; k++) {
+			const char *v = img->settings.v[k];
+
+			if (!strcmp(v, "USE_SAMPLING=true") ||
+			    !strcmp(v, "SAMPLING_REALTIME=true") ||
+			    (!strncmp(v, "SAMPLING_OVERFLOW=", 18) && v[18]))
+				return true;
+		}
+	}
+	return false;
+}
+
 void sc_summary_print(FILE *f, struct sc_output *out, unsigned top)
 {
 	struct sc_model *m = out->model;
@@ -378,9 +495,12 @@ void sc_summary_print(FILE *f, struct sc_output *out, unsigned top)
 			any = true;
 		}
 	}
-	if (!any && m->processes.n)
+	if (!any && m->processes.n && sampling_asked(m))
 		fprintf(f, "syscope: no samples were recorded (the program ran too briefly, or "
 			   "sampling could not start: see the notes)\n");
+	else if (!any && m->processes.n)
+		fprintf(f, "syscope: call-stack sampling was off, so there is no profile of "
+			   "functions (--cpu turns it on)\n");
 	print_gpu(f, m);
 	sc_summary_idle(f, out);
 	print_losses(f, m);
@@ -401,7 +521,9 @@ void sc_summary_print(FILE *f, struct sc_output *out, unsigned top)
 			(unsigned long long)m->stats.unknown_types);
 	for (size_t i = 0; i < out->errors.n; i++)
 		fprintf(f, "syscope: error: %s\n", out->errors.v[i]);
-	if (out->written.n) {
+	if (out->written.n > MAX_LISTED_FILES && m->processes.n > 1)
+		print_files_grouped(f, out, m->processes.n);
+	else if (out->written.n) {
 		fprintf(f, "syscope: wrote %zu file%s to %s/\n", out->written.n,
 			out->written.n == 1 ? "" : "s", out->dir);
 		for (size_t i = 0; i < out->written.n; i++)

@@ -25,6 +25,12 @@ char *sc_rocpd_substitute(const char *tmpl, const char *uuid, const char *guid);
  * views. Returns 0, or -1 with `err` set. */
 int sc_rocpd_create(sqlite3 *db, const char *guid, char *err, size_t errlen);
 
+/* rocpd_category.c: a category as written to rocpd (PREFIX_... names, which `rocpd summary`
+ * keeps), `buf` holding it where it is made; and the category of a file back as syscope
+ * names it. */
+const char *sc_rocpd_category(const char *category, char *buf, size_t n);
+const char *sc_rocpd_category_of_file(const char *category);
+
 /* rocpd_merge.c: merge databases `inputs` into a new database `out` (written under a temporary
  * name, then renamed), whose views show every process. Returns 0, or -1 with `err` naming
  * the input and the problem. */

@@ -143,6 +143,7 @@ const char *const sc_rocpd_base_names[] = {
 	NULL,
 };
 
+#define SAMPLING_CATEGORIES "('timer_sampling', 'wall_clock_sampling', 'overflow_sampling')"
 #define JOIN(alias, table, on) " INNER JOIN rocpd_" table " " alias " ON " on
 #define SAME(a, b, col) a ".id = " b "." col " AND " a ".guid = " b ".guid"
 #define STRING_OF(col, of) "(SELECT S_.string FROM rocpd_string S_ WHERE " SAME("S_", of, col) ")"
@@ -196,11 +197,14 @@ const char *const sc_rocpd_views[] = {
 	"K.kernel_name, K.display_name, K.kernel_object, K.kernarg_segment_size, "
 	"K.kernarg_segment_alignment, K.group_segment_size, K.private_segment_size, K.sgpr_count, "
 	"K.arch_vgpr_count, K.accum_vgpr_count, JSON_EXTRACT(K.extdata, '$.size') AS "
-	"kernel_code_size, JSON_EXTRACT(K.extdata, '$.kernel_id') AS kernel_id, "
-	"JSON_EXTRACT(K.extdata, '$.formatted_kernel_name') AS formatted_kernel_name, "
-	"JSON_EXTRACT(K.extdata, '$.demangled_kernel_name') AS demangled_kernel_name, "
-	"JSON_EXTRACT(K.extdata, '$.truncated_kernel_name') AS truncated_kernel_name FROM "
-	"rocpd_info_kernel_symbol K" JOIN("P", "info_process", SAME("P", "K", "pid")),
+	"kernel_symbol_size, JSON_EXTRACT(K.extdata, '$.kernel_id') AS kernel_id, "
+	"JSON_EXTRACT(K.extdata, '$.kernel_code_entry_byte_offset') AS "
+	"kernel_code_entry_byte_offset, JSON_EXTRACT(K.extdata, '$.formatted_kernel_name') AS "
+	"formatted_kernel_name, JSON_EXTRACT(K.extdata, '$.demangled_kernel_name') AS "
+	"demangled_kernel_name, JSON_EXTRACT(K.extdata, '$.truncated_kernel_name') AS "
+	"truncated_kernel_name, JSON_EXTRACT(K.extdata, '$.kernel_address.handle') AS "
+	"kernel_address FROM rocpd_info_kernel_symbol K" JOIN("P", "info_process",
+							      SAME("P", "K", "pid")),
 	"CREATE VIEW kernels AS SELECT K.id, K.guid, T.tid, " STRING_OF(
 		"category_id",
 		"E") " AS category, R.string AS region, S.display_name AS name, K.nid, "
@@ -232,24 +236,36 @@ const char *const sc_rocpd_views[] = {
 				     JOIN("P", "info_process", SAME("P", "Q", "pid"))
 					     JOIN("T", "info_thread", SAME("T", "K", "tid")),
 	"CREATE VIEW pmc_info AS SELECT M.id, M.guid, M.nid, P.pid, A.absolute_index AS "
-	"agent_abs_index, M.target_arch, M.event_code, M.instance_id, M.name, M.symbol, "
-	"M.description, M.long_description, M.component, M.units, M.value_type, M.block, "
-	"M.expression, M.is_constant, M.is_derived FROM rocpd_info_pmc M" JOIN(
-		"A", "info_agent", SAME("A", "M", "agent_id"))
+	"agent_abs_index, M.is_constant, M.is_derived, M.name, M.description, M.block, "
+	"M.expression FROM rocpd_info_pmc M" JOIN("A", "info_agent", SAME("A", "M", "agent_id"))
 		JOIN("P", "info_process", SAME("P", "M", "pid")),
-	"CREATE VIEW pmc_events AS SELECT V.id, V.guid, K.nid, P.pid, K.dispatch_id, K.start, "
-	"K.end, M.name AS counter_name, V.value AS counter_value FROM rocpd_pmc_event V" JOIN(
-		"M", "info_pmc", SAME("M", "V", "pmc_id"))
-		JOIN("E", "event", SAME("E", "V", "event_id"))
-			JOIN("K", "kernel_dispatch", "K.event_id = E.id AND K.guid = E.guid")
-				JOIN("P", "info_process", SAME("P", "K", "pid")),
-	"CREATE VIEW events_args AS SELECT E.id AS event_id, E.guid, E.category_id, E.stack_id, "
-	"E.parent_stack_id, E.correlation_id, A.position AS arg_position, A.type AS arg_type, "
-	"A.name AS arg_name, A.value AS arg_value, E.call_stack, E.line_info, E.extdata FROM "
-	"rocpd_event E" JOIN("A", "arg", "A.event_id = E.id AND A.guid = E.guid"),
-	"CREATE VIEW stream_args AS SELECT A.id AS arg_id, A.guid, A.event_id, A.position AS "
-	"arg_position, A.type AS arg_type, A.name AS arg_name, A.value AS arg_value, ST.id AS "
-	"stream_id, ST.name AS stream_name, P.pid FROM rocpd_arg A" JOIN(
+	"CREATE VIEW pmc_events AS SELECT V.id, V.guid, V.pmc_id, E.id AS event_id, " STRING_OF(
+		"category_id",
+		"E") " AS category, (SELECT KS.display_name FROM "
+		     "rocpd_info_kernel_symbol KS WHERE " SAME(
+			     "KS", "K",
+			     "kernel_id") ") AS name, K.nid, P.pid, K.dispatch_id, K.start, K.end, (K.end - "
+					  "K.start) AS duration, M.name AS counter_name, V.value AS "
+					  "counter_value FROM rocpd_pmc_event V" JOIN(
+						  "M", "info_pmc",
+						  SAME("M", "V", "pmc_id")) JOIN("E", "event",
+										 SAME("E", "V",
+										      "event_id"))
+						  JOIN("K", "kernel_dispatch",
+						       "K.event_id = V.event_id AND K.guid = V.guid")
+							  JOIN("P", "info_process",
+							       SAME("P", "K", "pid")),
+	"CREATE VIEW events_args AS SELECT E.id AS event_id, " STRING_OF(
+		"category_id",
+		"E") " AS category, E.stack_id, E.parent_stack_id, "
+		     "E.correlation_id, A.position AS arg_position, A.type AS "
+		     "arg_type, A.name AS arg_name, A.value AS arg_value, E.call_stack, "
+		     "E.line_info, A.extdata FROM rocpd_event E" JOIN(
+			     "A", "arg", "A.event_id = E.id AND A.guid = E.guid"),
+	"CREATE VIEW stream_args AS SELECT A.id AS argument_id, A.event_id, A.position AS "
+	"arg_position, A.type AS arg_type, A.value AS arg_value, JSON_EXTRACT(A.extdata, "
+	"'$.stream_id') AS stream_id, ST.nid, P.pid, ST.name AS stream_name, ST.extdata AS extdata "
+	"FROM rocpd_arg A" JOIN(
 		"ST", "info_stream",
 		"ST.id = JSON_EXTRACT(A.extdata, '$.stream_id') AND ST.guid = A.guid")
 		JOIN("P", "info_process", SAME("P", "ST", "pid")) " WHERE A.name = 'stream'",
@@ -293,56 +309,108 @@ const char *const sc_rocpd_views[] = {
 			     JOIN("E", "event", SAME("E", "M", "event_id"))
 				     JOIN("P", "info_process", SAME("P", "M", "pid"))
 					     JOIN("T", "info_thread", SAME("T", "M", "tid")),
-	"CREATE VIEW scratch_memory AS SELECT M.id, M.guid, M.nid, P.pid, T.tid, M.start, M.end, "
-	"(M.end - M.start) AS duration, M.type AS operation, A.absolute_index AS agent_abs_index, "
-	"A.logical_index AS agent_log_index, A.type_index AS agent_type_index, A.type AS "
-	"agent_type, JSON_EXTRACT(M.extdata, '$.flags') AS alloc_flags, M.size, E.extdata AS "
-	"event_extdata, E.stack_id, E.parent_stack_id, E.correlation_id AS corr_id FROM "
-	"rocpd_memory_allocate M LEFT JOIN rocpd_info_agent A ON " SAME("A", "M", "agent_id")
-		JOIN("E", "event", SAME("E", "M", "event_id"))
-			JOIN("P", "info_process", SAME("P", "M", "pid"))
-				JOIN("T", "info_thread",
-				     SAME("T", "M", "tid")) " WHERE M.level = 'SCRATCH'",
-	"CREATE VIEW counters_collection AS SELECT K.guid, K.dispatch_id, M.name AS counter_name, "
-	"A.absolute_index AS agent_abs_index, K.nid, P.pid, T.tid, K.start, K.end, S.display_name "
-	"AS kernel_name, K.grid_size_x AS grid_x, K.grid_size_y AS grid_y, K.grid_size_z AS "
-	"grid_z, K.workgroup_size_x AS workgroup_x, K.workgroup_size_y AS workgroup_y, "
-	"K.workgroup_size_z AS workgroup_z, M.symbol AS counter_symbol, M.units, M.value_type, "
-	"SUM(V.value) AS value FROM rocpd_pmc_event V" JOIN(
-		"M", "info_pmc", SAME("M", "V", "pmc_id")) JOIN("E", "event",
-								SAME("E", "V", "event_id"))
-		JOIN("K", "kernel_dispatch", "K.event_id = E.id AND K.guid = E.guid") JOIN(
-			"A", "info_agent",
-			SAME("A", "K", "agent_id")) JOIN("S", "info_kernel_symbol",
-							 SAME("S", "K",
-							      "kernel_id")) JOIN("P",
-										 "info_process",
-										 SAME("P",
-										      "K", "pid"))
-			JOIN("T", "info_thread",
-			     SAME("T", "K",
-				  "tid")) " GROUP BY K.guid, K.dispatch_id, M.name, A.absolute_index",
+	"CREATE VIEW scratch_memory AS SELECT M.id, M.guid, M.nid, P.pid, M.type AS operation, "
+	"A.name AS agent_name, A.absolute_index AS agent_abs_index, A.logical_index AS "
+	"agent_log_index, A.type_index AS agent_type_index, A.type AS agent_type, M.queue_id, "
+	"T.tid, JSON_EXTRACT(M.extdata, '$.flags') AS alloc_flags, M.start, M.end, (M.end - "
+	"M.start) AS duration, M.size, M.address, E.correlation_id, E.stack_id, "
+	"E.parent_stack_id, E.correlation_id AS corr_id, " STRING_OF(
+		"category_id",
+		"E") " AS category, E.extdata AS event_extdata FROM rocpd_memory_allocate M "
+		     "LEFT JOIN rocpd_info_agent A ON " SAME(
+			     "A", "M",
+			     "agent_id") " LEFT JOIN "
+					 "rocpd_info_queue Q ON " SAME("Q", "M", "queue_id") JOIN(
+						 "E", "event", SAME("E", "M", "event_id"))
+						 JOIN("P", "info_process", SAME("P", "M", "pid"))
+							 JOIN("T", "info_thread",
+							      SAME("T", "M", "tid")) " WHERE "
+										     "M.level = "
+										     "'SCRATCH' "
+										     "ORDER BY "
+										     "M.start",
+	"CREATE VIEW counters_collection AS SELECT MIN(V.id) AS id, V.guid, K.dispatch_id, "
+	"K.kernel_id, E.id AS event_id, E.correlation_id, E.stack_id, E.parent_stack_id, P.pid, "
+	"T.tid, K.agent_id, A.absolute_index AS agent_abs_index, A.logical_index AS "
+	"agent_log_index, A.type_index AS agent_type_index, A.type AS agent_type, K.queue_id, "
+	"K.grid_size_x, K.grid_size_y, K.grid_size_z, (K.grid_size_x * K.grid_size_y * "
+	"K.grid_size_z) AS grid_size, S.display_name AS kernel_name, " STRING_OF(
+		"region_name_id",
+		"K") " AS kernel_region, K.workgroup_size_x, K.workgroup_size_y, "
+		     "K.workgroup_size_z, (K.workgroup_size_x * K.workgroup_size_y * "
+		     "K.workgroup_size_z) AS workgroup_size, K.group_segment_size AS "
+		     "lds_block_size, K.private_segment_size AS scratch_size, "
+		     "S.arch_vgpr_count AS vgpr_count, S.accum_vgpr_count, S.sgpr_count, "
+		     "M.name AS counter_name, M.symbol AS counter_symbol, M.component, "
+		     "M.description, M.block, M.expression, M.value_type, M.id AS "
+		     "counter_id, SUM(V.value) AS value, K.start, K.end, M.is_constant, "
+		     "M.is_derived, (K.end - K.start) AS duration, " STRING_OF(
+			     "category_id",
+			     "E") " AS category, K.nid, E.extdata, S.code_object_id FROM "
+				  "rocpd_pmc_event V" JOIN("M", "info_pmc",
+							   SAME("M", "V", "pmc_id"))
+					  JOIN("E", "event", SAME("E", "V", "event_id")) JOIN(
+						  "K", "kernel_dispatch",
+						  "K.event_id = V.event_id AND K.guid = V.guid")
+						  JOIN("A", "info_agent",
+						       SAME("A", "K",
+							    "agent_id")) JOIN("S",
+									      "info_kernel_symbol",
+									      SAME("S", "K",
+										   "kernel_id"))
+							  JOIN("P", "info_process",
+							       SAME("P", "K", "pid"))
+								  JOIN("T", "info_thread",
+								       SAME("T", "K",
+									    "tid")) " GROUP BY "
+										    "V.guid, "
+										    "K.dispatch_id, "
+										    "M.name, "
+										    "K.agent_id",
 	/* Summaries. */
 	"CREATE VIEW top_kernels AS SELECT name, COUNT(*) AS total_calls, SUM(duration) / "
 	"1000.0 AS total_duration, AVG(duration) / 1000.0 AS average, SUM(duration) * 100.0 / "
 	"(SELECT SUM(duration) FROM kernels) AS percentage FROM kernels GROUP BY name ORDER BY "
 	"total_duration DESC",
-	"CREATE VIEW busy AS SELECT A.absolute_index AS agent_abs_index, A.type AS agent_type, "
-	"A.name AS agent_name, (SELECT IFNULL(SUM(duration), 0) FROM kernels K WHERE "
-	"K.agent_abs_index = A.absolute_index AND K.guid = A.guid) + (SELECT "
-	"IFNULL(SUM(duration), 0) FROM memory_copies M WHERE M.dst_agent_abs_index = "
-	"A.absolute_index AND M.guid = A.guid) AS busy_time, (SELECT MAX(end) - MIN(start) FROM "
-	"rocpd_info_process) AS wall_time, 100.0 * ((SELECT IFNULL(SUM(duration), 0) FROM kernels "
-	"K WHERE K.agent_abs_index = A.absolute_index AND K.guid = A.guid) + (SELECT "
-	"IFNULL(SUM(duration), 0) FROM memory_copies M WHERE M.dst_agent_abs_index = "
-	"A.absolute_index AND M.guid = A.guid)) / NULLIF((SELECT MAX(end) - MIN(start) FROM "
-	"rocpd_info_process), 0) AS busy_percent FROM rocpd_info_agent A WHERE A.type = 'GPU'",
-	"CREATE VIEW top AS SELECT name, COUNT(*) AS total_calls, SUM(duration) / 1000.0 AS "
-	"total_duration, AVG(duration) / 1000.0 AS average, SUM(duration) * 100.0 / (SELECT "
-	"SUM(duration) FROM (SELECT duration FROM kernels UNION ALL SELECT duration FROM "
-	"memory_copies UNION ALL SELECT duration FROM regions)) AS percentage FROM (SELECT name, "
-	"duration FROM kernels UNION ALL SELECT name, duration FROM memory_copies UNION ALL SELECT "
-	"name, duration FROM regions) GROUP BY name ORDER BY total_duration DESC",
+	/* busy: GPU time of kernels and copies per agent (a copy's destination) over the span
+	 * of all of them, as upstream's summary view computes it. */
+	"CREATE VIEW busy AS SELECT B.agent_id, AG.type, GpuTime, WallTime, GpuTime * 1.0 / "
+	"WallTime AS Busy FROM (SELECT agent_id, guid, SUM(end - start) AS GpuTime FROM (SELECT "
+	"agent_id, guid, end, start FROM rocpd_kernel_dispatch UNION ALL SELECT dst_agent_id AS "
+	"agent_id, guid, end, start FROM rocpd_memory_copy) GROUP BY agent_id, guid) B INNER JOIN "
+	"(SELECT MAX(end) - MIN(start) AS WallTime FROM (SELECT end, start FROM "
+	"rocpd_kernel_dispatch UNION ALL SELECT end, start FROM rocpd_memory_copy)) W ON 1 = 1 "
+	"INNER JOIN rocpd_info_agent AG ON AG.id = B.agent_id AND AG.guid = B.guid",
+	/* top: as upstream's (kernels, copies and regions by name), except that sampled
+	 * call stacks count as their innermost function, weighted by the sample's CPU time,
+	 * instead of as regions for every frame (which ranked main and _start first). */
+	"CREATE VIEW top AS WITH operations AS (SELECT S.display_name AS name, "
+	"(K.end - K.start) AS duration FROM rocpd_kernel_dispatch K "
+	"JOIN rocpd_info_kernel_symbol S ON S.id = K.kernel_id AND S.guid = K.guid "
+	"UNION ALL SELECT N.string AS name, (M.end - M.start) AS duration "
+	"FROM rocpd_memory_copy M JOIN rocpd_string N ON N.id = M.name_id AND N.guid = M.guid "
+	"UNION ALL SELECT N.string AS name, (R.end - R.start) AS duration FROM rocpd_region R "
+	"JOIN rocpd_string N ON N.id = R.name_id AND N.guid = R.guid "
+	"LEFT JOIN rocpd_event E ON E.id = R.event_id AND E.guid = R.guid "
+	"LEFT JOIN rocpd_string C ON C.id = E.category_id AND C.guid = E.guid "
+	"WHERE COALESCE(C.string, '') NOT IN " SAMPLING_CATEGORIES " "
+	/* a sample's weight: the thread's CPU time since its previous sample (since the
+	 * thread began, for its first) */
+	"UNION ALL SELECT json_extract(E.call_stack, '$[#-1].name') AS name, "
+	"COALESCE(json_extract(K.extdata, '$.cpu_ns') - LAG(json_extract(K.extdata, "
+	"'$.cpu_ns')) OVER (PARTITION BY K.guid, K.track_id ORDER BY K.timestamp, K.id), "
+	"json_extract(K.extdata, '$.cpu_ns') - json_extract(T.extdata, '$.begin_cpu_ns'), 0) "
+	"AS duration FROM rocpd_sample K "
+	"JOIN rocpd_event E ON E.id = K.event_id AND E.guid = K.guid "
+	"JOIN rocpd_string C ON C.id = E.category_id AND C.guid = E.guid "
+	"JOIN rocpd_track TR ON TR.id = K.track_id AND TR.guid = K.guid "
+	"LEFT JOIN rocpd_info_thread T ON T.id = TR.tid AND T.guid = TR.guid "
+	"WHERE C.string = 'timer_sampling' AND json_valid(E.call_stack) AND "
+	"json_array_length(E.call_stack) > 0 AND json_valid(K.extdata)) "
+	"SELECT name, COUNT(*) AS total_calls, SUM(duration) / 1000.0 AS total_duration, "
+	"(SUM(duration) / COUNT(*)) / 1000.0 AS average, SUM(duration) * 100.0 / (SELECT "
+	"SUM(duration) FROM operations) AS percentage FROM operations GROUP BY name "
+	"ORDER BY total_duration DESC",
 	NULL,
 };
 

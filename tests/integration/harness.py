@@ -86,19 +86,25 @@ class Profile:
     def threads(self):
         return self.meta["threads"]
 
+    def roots(self):
+        """The dummy root of each thread's tree: under "graph", or under "mpi" at the
+        process's rank (docs/output-formats.md, hatchet)."""
+        ranks = self.timemory.get("graph") or self.timemory["mpi"]
+        return [root for rank in ranks for root in rank]
+
     def thread_trees(self):
         """{thread index: dummy root node} of the hierarchical graph."""
-        return {root["node"]["tid"][0]: root for root in self.timemory["graph"][0]}
+        return {root["node"]["tid"]: root for root in self.roots()}
 
     def max_depth(self):
         def depth(node, d):
             return max([d] + [depth(c, d + 1) for c in node["children"]])
-        return max(depth(r, 0) for r in self.timemory["graph"][0])
+        return max(depth(r, 0) for r in self.roots())
 
 
 def children(node):
     """A call-tree node's children (wall_clock or sampling profile JSON), by name."""
-    return {c["node"]["prefix"]: c for c in node["children"]}
+    return {c["node"]["name"]: c for c in node["children"]}
 
 
 def count(node):

@@ -37,7 +37,7 @@ def check_tree(name):
     check_eq((count(worker["thread_main"]), count(children(worker["thread_main"])["work"])),
              (1, 5), "the thread's own tree")
     db = sqlite3.connect(r.path(f"rocpd-{r.main_pid()}.db"))
-    check_eq(rows(db, "SELECT COUNT(*) FROM regions WHERE category = 'instrumented' "
+    check_eq(rows(db, "SELECT COUNT(*) FROM regions WHERE category = 'HOST_INSTRUMENTED' "
                       "AND name = 'add'"), [(1000,)], "each call a region in rocpd")
     t = pftrace.Trace(open(r.path(f"perfetto-trace-{r.main_pid()}.pftrace"), "rb").read())
     check_eq(t.errors, [], "valid trace: slices nested per track")
@@ -102,7 +102,7 @@ def test_switched_off():
                 fixture("instrumented"))
     check_eq(r.rc, 0, r.describe())
     db = sqlite3.connect(r.path(f"rocpd-{r.main_pid()}.db"))
-    check_eq(rows(db, "SELECT COUNT(*) FROM regions WHERE category = 'instrumented'"), [(0,)],
+    check_eq(rows(db, "SELECT COUNT(*) FROM regions WHERE category = 'HOST_INSTRUMENTED'"), [(0,)],
              "--no-compiler-hooks records none")
 
 

@@ -52,8 +52,8 @@ def test_runtime_program():
     prof = r.profile("wall_clock")
     flat = {(f["name"], f["module"]): f for f in prof.meta["functions"]}
     check_eq(flat[("cudaMemcpy", "CUDA_RUNTIME_API")]["calls"], 3, "calls per API function")
-    main = {c["node"]["prefix"]: c for c in prof.thread_trees()[0]["children"]}
-    compute = {c["node"]["prefix"]: c for c in main["compute"]["children"]}
+    main = {c["node"]["name"]: c for c in prof.thread_trees()[0]["children"]}
+    compute = {c["node"]["name"]: c for c in main["compute"]["children"]}
     check_eq(compute["cudaLaunchKernel"]["node"]["inclusive"]["stats"]["count"], 10,
              "the ten launches inside the compute range")
     db = database(r)
@@ -125,7 +125,7 @@ def test_runtime_program():
     agents = rows(db, "SELECT name FROM rocpd_info_agent WHERE type = 'GPU'")
     check(agents and all("NVIDIA" in a or "H" in a for (a,) in agents), f"GPU agent {agents}")
     check_eq(rows(db, "SELECT COUNT(*) FROM top_kernels"), [(3,)], "top_kernels")
-    check(rows(db, "SELECT busy_time FROM busy WHERE agent_type = 'GPU'")[0][0] > 0, "busy")
+    check(rows(db, "SELECT GpuTime FROM busy WHERE type = 'GPU'")[0][0] > 0, "busy")
 
     t = trace(r)
     kslices = [sl for sl in t.slices if sl[2] == "KERNEL_DISPATCH"]

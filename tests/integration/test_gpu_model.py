@@ -48,7 +48,7 @@ def test_rocpd_gpu_rows():
     check_eq(links, [("cudaFree", 1), ("cudaLaunchKernel", 3), ("cudaMalloc", 1),
                      ("cudaMemcpy", 2)], "host call -> device work")
     check_eq(rows(db, "SELECT total_calls FROM top_kernels"), [(3,)], "top_kernels")
-    busy = rows(db, "SELECT agent_type, busy_time FROM busy")
+    busy = rows(db, "SELECT type, GpuTime FROM busy WHERE type = 'GPU'")
     check_eq(busy, [("GPU", 3 * 50000 + 2 * 30000)], "busy view: kernels and copies")
 
 

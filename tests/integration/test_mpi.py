@@ -58,7 +58,7 @@ def database(folder):
 def mpi_calls(db):
     """[(name, {arg: value})] of the mpi regions, in order of start."""
     calls = []
-    for rid, name in rows(db, "SELECT id, name FROM regions WHERE category = 'mpi' "
+    for rid, name in rows(db, "SELECT id, name FROM regions WHERE category = 'MPI_API' "
                               "ORDER BY start, id"):
         args = dict(rows(db, "SELECT name, value FROM region_args WHERE id = ?", rid))
         calls.append((name, args))
@@ -194,7 +194,7 @@ def test_merged_ranks_have_message_flows():
                        timeout=300)
     check_eq(m.returncode, 0, m.stderr)
     db = sqlite3.connect(os.path.join(out, "rocpd-merged.db"))
-    check_eq(rows(db, "SELECT COUNT(*) FROM regions WHERE category = 'mpi'"),
+    check_eq(rows(db, "SELECT COUNT(*) FROM regions WHERE category = 'MPI_API'"),
              [(calls_of_rank(0) + calls_of_rank(1),)], "both ranks' calls in one database")
     t = pftrace.Trace(open(os.path.join(out, "perfetto-trace-merged.pftrace"), "rb").read())
     # No flow ends before it starts (the checker's errors), none left dangling.
@@ -285,7 +285,7 @@ def test_syscope_around_mpirun_gives_one_session():
     check_eq(r.rc, 0, r.describe())
     per_process = []
     for db in sorted(glob.glob(os.path.join(r.session, "rocpd-*.db"))):
-        n = rows(sqlite3.connect(db), "SELECT COUNT(*) FROM regions WHERE category = 'mpi'")
+        n = rows(sqlite3.connect(db), "SELECT COUNT(*) FROM regions WHERE category = 'MPI_API'")
         per_process.append(n[0][0])
     check_eq(sorted(per_process), sorted([0, calls_of_rank(0), calls_of_rank(1)]),
              "mpirun records no MPI call, each rank all of its own")
@@ -299,7 +299,7 @@ def test_not_mpi_program_unaffected():
     check_eq(sorted(os.listdir(r.workdir)), ["solo-0-of-1"], "rank 0 of 1 outside a job")
     check("hot: done" in r.out, r.out)
     db = database(r.session)
-    check_eq(rows(db, "SELECT COUNT(*) FROM regions WHERE category = 'mpi'"), [(0,)],
+    check_eq(rows(db, "SELECT COUNT(*) FROM regions WHERE category = 'MPI_API'"), [(0,)],
              "no MPI regions in a program without MPI")
 
 

@@ -176,7 +176,7 @@ def test_regions_nest_under_instrumented_functions():
         def walk(node):
             nonlocal in_tasks
             kids = children(node)
-            if node["node"]["prefix"] == "omp task" and "work" in kids:
+            if node["node"]["name"] == "omp task" and "work" in kids:
                 in_tasks += count(kids["work"])
             for kid in kids.values():
                 walk(kid)

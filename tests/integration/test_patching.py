@@ -80,7 +80,7 @@ def check_tree(name, tiny_patched):
     check_eq(calls_of(r.profile("wall_clock", pid=child[0])), {"child_work": 3},
              "the fork child's calls")
     db = sqlite3.connect(r.path(f"rocpd-{r.main_pid()}.db"))
-    check_eq(rows(db, "SELECT name, COUNT(*) FROM regions WHERE category = 'instrumented' "
+    check_eq(rows(db, "SELECT name, COUNT(*) FROM regions WHERE category = 'HOST_INSTRUMENTED' "
                       "AND name IN ('add', 'rdepth') GROUP BY name ORDER BY name"),
              [("add", 1000), ("rdepth", 10001)], "each call a region in rocpd")
     t = pftrace.Trace(open(r.path(f"perfetto-trace-{r.main_pid()}.pftrace"), "rb").read())

@@ -22,7 +22,7 @@ def test_two_threads_each_with_its_own_hot_function():
             n = node["node"]
             c = n["exclusive"]["stats"]["count"]
             if c > best[0]:
-                best = (c, n["prefix"])
+                best = (c, n["name"])
             for ch in node["children"]:
                 walk(ch)
         walk(root)

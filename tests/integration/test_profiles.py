@@ -77,12 +77,12 @@ def test_outputs_agree_with_raw_data():
     # JSON: the timemory/hatchet layout.
     tm = p.timemory
     for key in ("properties", "type", "description", "unit_value", "unit_repr", "thread_count",
-                "ranks", "graph"):
+                "ranks"):
         check(key in tm, f"timemory.{p.metric}.{key}")
     check_eq(tm["unit_repr"], "sec", "unit")
     flat = tm["ranks"][0]["graph"]
     check(any(e["prefix"].endswith("|_hot_loop") for e in flat), "flat prefix")
-    root = tm["graph"][0][0]
+    root = p.roots()[0]
     check_eq(root["node"]["hash"], 0, "dummy root")
     check(root["node"]["is_dummy"], "dummy root flag")
     # Inclusive samples of the root equal the total; exclusive sums add up to it.
@@ -102,7 +102,7 @@ def test_region_profile_is_the_nesting_of_regions():
     check_eq(len(trees), 2, "a tree per thread with regions")
 
     def children(node):
-        return {c["node"]["prefix"]: c for c in node["children"]}
+        return {c["node"]["name"]: c for c in node["children"]}
     main = children(trees[0])
     check_eq(list(main), ["phase A"], "the main thread's outermost region")
     phase = main["phase A"]
@@ -132,10 +132,11 @@ def test_pause_resume_and_progress_points():
           f"sampled before and after: {p.samples('before_pause')} {p.samples('after_resume')}")
     db = sqlite3.connect(r.path(f"rocpd-{r.main_pid()}.db"))
     marks = db.execute("SELECT category, json_extract(extdata, '$.message'), COUNT(*) "
-                       "FROM samples WHERE category IN ('syscope', 'progress') "
+                       "FROM samples WHERE category IN ('SYSCOPE_CONTROL', 'PROGRESS_POINT') "
                        "GROUP BY 1, 2 ORDER BY 1, 2").fetchall()
-    check_eq(marks, [("progress", "item", 3), ("syscope", "recording paused", 1),
-                     ("syscope", "recording resumed", 1)], "the edges and progress points")
+    check_eq(marks, [("PROGRESS_POINT", "item", 3), ("SYSCOPE_CONTROL", "recording paused", 1),
+                     ("SYSCOPE_CONTROL", "recording resumed", 1)],
+             "the edges and progress points")
     check_eq(db.execute("SELECT COUNT(*) FROM regions WHERE name = 'hidden'").fetchone(), (0,),
              "a region opened while paused is not recorded")
 

@@ -25,17 +25,17 @@ def test_regions_marks_counters_and_samples():
     check_eq(rows(db, "SELECT pid, command FROM processes"), [(pid, fixture("regions"))],
              "process")
     check_eq(len(rows(db, "SELECT tid FROM threads")), 2, "threads")
-    user = rows(db, "SELECT name, tid FROM regions WHERE category = 'user' ORDER BY start")
+    user = rows(db, "SELECT name, tid FROM regions WHERE category = 'USER_REGION' ORDER BY start")
     check_eq([n for n, _ in user], ["phase A", "inner", "inner", "inner"], "user regions")
     check(all(t == pid for _, t in user), "on the main thread")
-    check_eq(rows(db, "SELECT name FROM regions WHERE category = 'compute'"), [("worker",)],
+    check_eq(rows(db, "SELECT name FROM regions WHERE category = 'USER_compute'"), [("worker",)],
              "worker region")
     args = rows(db, "SELECT A.type, A.name, A.value FROM region_args A JOIN regions R ON "
                     "R.id = A.id AND R.guid = A.guid WHERE R.name = 'phase A' ORDER BY A.name")
     check_eq(args, [("int64_t", "items", "42"), ("const char*", "label", "alpha")], "arguments")
     marks = rows(db, "SELECT name, json_extract(extdata, '$.message') FROM samples "
-                     "WHERE category = 'user'")
-    check_eq(marks, [("user", "checkpoint")], "the mark")
+                     "WHERE category = 'USER_REGION'")
+    check_eq(marks, [("USER_REGION", "checkpoint")], "the mark")
     values = rows(db, "SELECT V.value FROM rocpd_pmc_event V JOIN rocpd_info_pmc M ON "
                       "M.id = V.pmc_id JOIN rocpd_sample S ON S.event_id = V.event_id "
                       "WHERE M.name = 'queue depth' ORDER BY S.timestamp")
