@@ -3,7 +3,7 @@
  * The NCCL section of `syscope summary` (summary.c): bytes, time and bandwidth per
  * collective kind, from the regions libsyscope-nccl.so writes (src/gpu/nccl/nccl_events.h).
  *
- * The calls are the API regions (category nccl, NCCL 2.28's interface v5); an older NCCL
+ * The calls are the API regions (category nccl, NCCL_API in rocpd files; NCCL 2.28's interface v5); an older NCCL
  * reports only the launched tasks (nccl_task), which stand for them then. host_ms is the
  * calls' own time (an enqueue: NCCL is asynchronous); gpu_ms their kernels' time where the
  * kernel channels were recorded (last channel end minus first channel start, per task;
@@ -25,8 +25,9 @@
 	"MAX(CASE WHEN name = 'gpu_ns' THEN CAST(value AS INTEGER) END) AS gn FROM "           \
 	"region_args WHERE name IN ('kind', 'bytes', 'nranks', 'id', 'parent', 'gpu_start', "  \
 	"'gpu_ns') GROUP BY guid, id), "                                                       \
-	"R AS (SELECT G.guid, G.pid, G.category, G.duration, A.* FROM regions G JOIN A ON "    \
-	"A.id = G.id AND A.guid = G.guid WHERE G.category IN ('nccl', 'nccl_task', "           \
+	"R AS (SELECT G.guid, G.pid, CASE G.category WHEN 'NCCL_API' THEN 'nccl' ELSE "        \
+	"G.category END AS category, G.duration, A.* FROM regions G JOIN A ON A.id = G.id "    \
+	"AND A.guid = G.guid WHERE G.category IN ('NCCL_API', 'nccl', 'nccl_task', "           \
 	"'nccl_kernel')), "                                                                    \
 	"T AS (SELECT guid, pid, parent AS task, MAX(gs + gn) - MIN(gs) AS gpu FROM R WHERE "  \
 	"category = 'nccl_kernel' AND gs IS NOT NULL GROUP BY guid, pid, parent), "            \

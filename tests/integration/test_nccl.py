@@ -36,12 +36,16 @@ def database(r):
     return sqlite3.connect(r.path(f"rocpd-{r.main_pid()}.db"))
 
 
+# syscope's categories as rocpd files name them (src/store/rocpd_category.c).
+ROCPD_CATEGORY = {"nccl": "NCCL_API"}
+
+
 def regions(db, category):
     """[(name, tid, start, end, {arg: value})] of the regions of `category`, by start."""
     found = []
     for rid, name, tid, start, end in rows(
             db, "SELECT id, name, tid, start, end FROM regions WHERE category = ? "
-                "ORDER BY start, id", category):
+                "ORDER BY start, id", ROCPD_CATEGORY.get(category, category)):
         args = dict(rows(db, "SELECT name, value FROM region_args WHERE id = ?", rid))
         found.append((name, tid, start, end, args))
     return found

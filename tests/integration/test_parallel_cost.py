@@ -148,7 +148,7 @@ def test_calls_of_no_work_take_24_bytes():
         ranks = rows(db, "SELECT r.start = r.end, a1.value, a2.value FROM regions r "
                          "JOIN region_args a1 ON a1.id = r.id AND a1.name = 'comm' "
                          "JOIN region_args a2 ON a2.id = r.id AND a2.name = 'comm_size' "
-                         "WHERE r.name = 'MPI_Comm_rank' AND r.category = 'mpi'")
+                         "WHERE r.name = 'MPI_Comm_rank' AND r.category = 'MPI_API'")
         check_eq(ranks, [(1, "1", "2")] * 101,
                  "MPI_Comm_rank: stamped once, on the world of 2, read back from short records")
         barrier = rows(db, "SELECT r.end >= r.start, a.value FROM regions r JOIN region_args "
@@ -174,8 +174,8 @@ def test_each_rank_measures_its_clock_at_init_and_finalize():
     db = database(os.path.join(workdir, "rank-1"))
     got = clock_syncs(db)
     check_eq(sorted(got), ["MPI_Finalize", "MPI_Init"], "both measurements, as regions")
-    check_eq({a["category"] for a in got.values()}, {"syscope"}, "syscope's own time")
-    check_eq(rows(db, "SELECT COUNT(*) FROM regions WHERE category = 'mpi'"),
+    check_eq({a["category"] for a in got.values()}, {"SYSCOPE_CONTROL"}, "syscope's own time")
+    check_eq(rows(db, "SELECT COUNT(*) FROM regions WHERE category = 'MPI_API'"),
              [(1 + MESSAGES + 104,)], "the measurement is no MPI call of the program")
 
 
