@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -47,6 +48,7 @@ static RT_TLS uint64_t local_delay;
 static RT_TLS uint64_t last_cpu, last_wall;
 static RT_TLS uint64_t blocked_at;
 static RT_TLS int blocked_since_sample;
+static RT_TLS long last_switches = -1;
 /* The unit and sampled progress point of the thread's last sample (-1: none). */
 static RT_TLS int64_t stack_unit = -1, stack_point = -1;
 
@@ -246,22 +248,31 @@ void rt_causal_stack(const uint64_t *frames, int n)
 /*
  * The time the code of a sample took: its thread's CPU time since the previous sample, or,
  * when the thread was kept off its CPU meanwhile (a loaded machine) without blocking, the
- * wall time, which is what making that code faster would save. Capped at 4x the CPU time,
- * for waits no wrapper saw.
+ * wall time, which is what making that code faster would save. Blocking is told by the
+ * thread's voluntary context switches (getrusage, a plain system call) and by the wait
+ * wrappers; the wall time is capped at 64x the CPU time all the same.
  */
-#define MAX_WALL_PER_CPU 4
+#define MAX_WALL_PER_CPU 64
+
+static long voluntary_switches(void)
+{
+	struct rusage ru;
+
+	return getrusage(RUSAGE_THREAD, &ru) ? -1 : ru.ru_nvcsw;
+}
 
 static uint64_t sample_period(uint64_t cpu_ns)
 {
 	uint64_t wall = rt_now_ns(), cpu, span;
+	long switches = voluntary_switches();
+	bool blocked = blocked_since_sample || switches < 0 || switches != last_switches;
 
 	cpu = last_cpu && cpu_ns > last_cpu ? cpu_ns - last_cpu : rt_causal.period_ns;
 	span = last_wall && wall > last_wall ? wall - last_wall : cpu;
 	last_cpu = cpu_ns;
-	if (blocked_since_sample) {
-		blocked_since_sample = 0;
+	blocked_since_sample = 0;
+	if (blocked)
 		return cpu;
-	}
 	if (span > MAX_WALL_PER_CPU * cpu)
 		span = MAX_WALL_PER_CPU * cpu;
 	return span > cpu ? span : cpu;
@@ -299,7 +310,9 @@ static void take_sample(uint64_t cpu_ns)
 void rt_causal_sample(uint64_t cpu_ns)
 {
 	take_sample(cpu_ns);
-	last_wall = rt_now_ns(); /* after any pause: the next span is the program's own */
+	/* After any pause: the next span and switches are the program's own. */
+	last_wall = rt_now_ns();
+	last_switches = voluntary_switches();
 }
 
 void rt_causal_pre_block(void)
