@@ -22,6 +22,7 @@ struct file_ctx {
 	struct sc_causal_data *d;
 	VEC(int) map; /* the file's point id -> index in d->points */
 	uint64_t first_ts, last_ts;
+	bool experiments; /* the second pass: points are known (threads' chunks interleave) */
 };
 
 static int point_index(struct sc_causal_data *d, const char *name, int kind)
@@ -73,7 +74,7 @@ static int on_record(void *ctx, int32_t tid, const struct sc_record *rec, uint64
 		c->first_ts = ts;
 	if (ts > c->last_ts)
 		c->last_ts = ts;
-	if (rec->type == SC_REC_CAUSAL_POINT) {
+	if (rec->type == SC_REC_CAUSAL_POINT && !c->experiments) {
 		const struct sc_rec_causal_point *p = (const void *)rec;
 		const char *name = (const char *)(p + 1);
 
@@ -83,7 +84,7 @@ static int on_record(void *ctx, int32_t tid, const struct sc_record *rec, uint64
 		while (c->map.n <= p->id)
 			*VEC_PUSH(&c->map) = -1;
 		c->map.v[p->id] = point_index(c->d, name, p->kind);
-	} else if (rec->type == SC_REC_CAUSAL_EXPERIMENT) {
+	} else if (rec->type == SC_REC_CAUSAL_EXPERIMENT && c->experiments) {
 		add_experiment(c, rec);
 	}
 	return 0;
@@ -133,6 +134,8 @@ int sc_causal_load(struct sc_causal_data *d, char *const *sessions, size_t n, ch
 			struct file_ctx c = { .d = d };
 			struct sc_raw_stats st = { 0 };
 
+			sc_raw_foreach(&s.files.v[f], on_record, &c, &st, NULL, NULL);
+			c.experiments = true;
 			sc_raw_foreach(&s.files.v[f], on_record, &c, &st, NULL, NULL);
 			if (c.last_ts > c.first_ts && f == 0)
 				d->runtime_ns += c.last_ts - c.first_ts;

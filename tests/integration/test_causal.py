@@ -3,7 +3,8 @@
 causal_serial: a serial loop whose HOT line is 2/3 of the time and COLD line 1/3, so speeding
 HOT by s speeds the program by 2s/3 and COLD by s/3. causal_threads: each iteration joins a
 thread doing slow_work and one doing fast_work (half as much): speeding slow_work helps,
-speeding fast_work predicts about nothing. The machines that run these are loaded, so the
+speeding fast_work predicts about nothing. causal_pc: the same through a condition variable
+(a producer twice as slow as its consumer). The machines that run these are loaded, so the
 bounds on predictions are loose; rankings and signs are what is checked."""
 import json
 import os
@@ -80,6 +81,19 @@ def test_threads_longer_thread_helps_shorter_predicts_nothing():
     check(abs(fast["mean"]) < 0.2, f"fast_work predicts about nothing: {fast['mean']}")
     check(slow["mean"] > fast["mean"], f"slow {slow['mean']} > fast {fast['mean']}")
     check(predicted(slow, 0.5) > 0.05, f"slow_work at 50%: {predicted(slow, 0.5)}")
+
+
+def test_producer_consumer_woken_waiter_is_credited():
+    # The consumer waits on a condition variable the producer signals: credited with the
+    # delays inserted while it waited, it keeps up, and speeding produce up helps.
+    r, doc = causal("-F", "^(produce|consume)$", "--selection", "fixed", "-S", "0,25,50",
+                    seconds=[fixture("causal_pc"), "12"])
+    check_eq(doc["progress_point"], "item", "the consumer's progress point")
+    check_eq(doc["units"][0]["name"], "produce", f"produce first: {doc['units']}")
+    produce, consume = unit(doc, "produce"), unit(doc, "consume")
+    check(produce["mean"] > 0.05, f"produce helps: {produce['mean']}")
+    check(abs(consume["mean"]) < 0.2, f"consume predicts about nothing: {consume['mean']}")
+    check(produce["mean"] > consume["mean"], f"{produce['mean']} > {consume['mean']}")
 
 
 def test_coz_macros_from_debians_coz_h_are_progress_points():

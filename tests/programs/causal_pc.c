@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Causal profiling fixture with a known answer, through blocking: a producer makes items
+ * (produce: two units of work each) and a consumer waits for them on a condition variable
+ * and uses them (consume: one unit), one progress point per item consumed. The producer is
+ * the bottleneck: speeding produce up by s speeds the program up by min(s, 50%); speeding
+ * consume up does nothing. The consumer is woken by the producer every item, so it must be
+ * credited with the delays inserted while it waited (Coz's rule), else it falls behind.
+ *
+ *   causal_pc SECONDS [produce|consume PERCENT]
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+#define SYSCOPE_WEAK
+#include "syscope/syscope.h"
+
+#include "fixture.h"
+
+#define UNIT 1500000L
+
+static long produce_units = 2 * UNIT, consume_units = UNIT;
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t ready = PTHREAD_COND_INITIALIZER;
+static long queued, consumed;
+static int done;
+
+static NOINLINE unsigned long spin(long n, unsigned long x)
+{
+	for (long i = 0; i < n; i++) {
+		x = x * 6364136223846793005ul + 1442695040888963407ul;
+		__asm__ volatile("" : "+r"(x));
+	}
+	return x;
+}
+
+static NOINLINE void produce(void)
+{
+	fixture_sink = (double)spin(produce_units, 1);
+}
+
+static NOINLINE void consume(void)
+{
+	fixture_sink = (double)spin(consume_units, 2);
+}
+
+static void *consumer(void *arg)
+{
+	(void)arg;
+	for (;;) {
+		pthread_mutex_lock(&lock);
+		while (!queued && !done)
+			pthread_cond_wait(&ready, &lock);
+		if (!queued && done) {
+			pthread_mutex_unlock(&lock);
+			return NULL;
+		}
+		queued--;
+		pthread_mutex_unlock(&lock);
+		consume();
+		consumed++;
+		if (syscope_progress)
+			syscope_progress("item");
+	}
+}
+
+int main(int argc, char **argv)
+{
+	double seconds = fixture_seconds(argc, argv, 1, 10), start = fixture_now(), took;
+	pthread_t t;
+
+	if (argc > 3) {
+		long *units = !strcmp(argv[2], "produce") ? &produce_units : &consume_units;
+
+		*units = (long)((double)*units * (1 - atof(argv[3]) / 100));
+	}
+	pthread_create(&t, NULL, consumer, NULL);
+	while ((took = fixture_now() - start) < seconds) {
+		produce();
+		pthread_mutex_lock(&lock);
+		queued++;
+		pthread_cond_signal(&ready);
+		pthread_mutex_unlock(&lock);
+	}
+	pthread_mutex_lock(&lock);
+	done = 1;
+	pthread_cond_signal(&ready);
+	pthread_mutex_unlock(&lock);
+	pthread_join(t, NULL);
+	printf("iterations=%ld seconds=%.3f\n", consumed, fixture_now() - start);
+	return 0;
+}
