@@ -76,7 +76,6 @@ def test_threads_longer_thread_helps_shorter_predicts_nothing():
     check_eq(doc["mode"], "function", "function mode")
     check_eq(doc["units"][0]["name"], "slow_work", f"slow first: {doc['units']}")
     slow, fast = unit(doc, "slow_work"), unit(doc, "fast_work")
-    # The samples land in spin(), which both call: the unit is the innermost frame in scope.
     check(slow["samples"] > fast["samples"] > 0, f"{slow['samples']}, {fast['samples']}")
     check(abs(fast["mean"]) < 0.2, f"fast_work predicts about nothing: {fast['mean']}")
     check(slow["mean"] > fast["mean"], f"slow {slow['mean']} > fast {fast['mean']}")

@@ -11,12 +11,8 @@
  */
 #include <pthread.h>
 #include <stdio.h>
-#include <string.h>
 
-#define SYSCOPE_WEAK
-#include "syscope/syscope.h"
-
-#include "fixture.h"
+#include "causal_fixture.h"
 
 #define UNIT 1500000L
 
@@ -26,23 +22,20 @@ static pthread_cond_t ready = PTHREAD_COND_INITIALIZER;
 static long queued, consumed;
 static int done;
 
-static NOINLINE unsigned long spin(long n, unsigned long x)
-{
-	for (long i = 0; i < n; i++) {
-		x = x * 6364136223846793005ul + 1442695040888963407ul;
-		__asm__ volatile("" : "+r"(x));
-	}
-	return x;
-}
-
 static NOINLINE void produce(void)
 {
-	fixture_sink = (double)spin(produce_units, 1);
+	unsigned long x = 1;
+
+	SPIN(x, produce_units, 1) /* PRODUCE */
+	fixture_sink = (double)x;
 }
 
 static NOINLINE void consume(void)
 {
-	fixture_sink = (double)spin(consume_units, 2);
+	unsigned long x = 2;
+
+	SPIN(x, consume_units, 3) /* CONSUME */
+	fixture_sink = (double)x;
 }
 
 static void *consumer(void *arg)
@@ -60,8 +53,7 @@ static void *consumer(void *arg)
 		pthread_mutex_unlock(&lock);
 		consume();
 		consumed++;
-		if (syscope_progress)
-			syscope_progress("item");
+		PROGRESS("item");
 	}
 }
 
@@ -70,11 +62,8 @@ int main(int argc, char **argv)
 	double seconds = fixture_seconds(argc, argv, 1, 10), start = fixture_now(), took;
 	pthread_t t;
 
-	if (argc > 3) {
-		long *units = !strcmp(argv[2], "produce") ? &produce_units : &consume_units;
-
-		*units = (long)((double)*units * (1 - atof(argv[3]) / 100));
-	}
+	causal_real_speedup(argc, argv, "produce", &produce_units);
+	causal_real_speedup(argc, argv, "consume", &consume_units);
 	pthread_create(&t, NULL, consumer, NULL);
 	while ((took = fixture_now() - start) < seconds) {
 		produce();
