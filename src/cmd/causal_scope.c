@@ -83,6 +83,17 @@ static bool runtime_glue(const char *name)
 	return false;
 }
 
+extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
+
+/* A C++ name as users write it (the symbol's own name when it is not mangled). */
+static char *demangled(const char *name)
+{
+	int status = -1;
+	char *d = !strncmp(name, "_Z", 2) ? __cxa_demangle(name, NULL, NULL, &status) : NULL;
+
+	return d && !status ? d : sc_xstrdup(name);
+}
+
 static uint32_t add_unit(struct causal_scope *s, char kind, const char *name)
 {
 	struct causal_unit *u = VEC_PUSH(&s->units);
@@ -114,14 +125,17 @@ static size_t match_functions(struct causal_scope *s, struct module_info *m, siz
 	for (int i = 1; i < n; i++) {
 		GElf_Sym sym;
 		GElf_Addr addr;
-		const char *name =
-			dwfl_module_getsym_info(m->mod, i, &sym, &addr, NULL, NULL, NULL);
+		const char *raw = dwfl_module_getsym_info(m->mod, i, &sym, &addr, NULL, NULL, NULL);
+		char *name;
 
-		if (!name || GELF_ST_TYPE(sym.st_info) != STT_FUNC || !sym.st_size ||
-		    sym.st_shndx == SHN_UNDEF || runtime_glue(name))
+		if (!raw || GELF_ST_TYPE(sym.st_info) != STT_FUNC || !sym.st_size ||
+		    sym.st_shndx == SHN_UNDEF || runtime_glue(raw))
 			continue;
-		if (re && regexec(re, name, 0, NULL, 0))
+		name = demangled(raw);
+		if (re && regexec(re, name, 0, NULL, 0)) {
+			free(name);
 			continue;
+		}
 		if (point >= 0) {
 			add_range(s, "prange", (uint32_t)point, mi, sym.st_value,
 				  sym.st_value + sym.st_size);
@@ -135,6 +149,7 @@ static size_t match_functions(struct causal_scope *s, struct module_info *m, siz
 				add_range(s, "range", add_unit(s, 'f', name), mi, sym.st_value,
 					  sym.st_value + sym.st_size);
 		}
+		free(name);
 		found++;
 	}
 	return found;
