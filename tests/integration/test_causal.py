@@ -43,20 +43,20 @@ def coz_lines(r):
 
 def test_serial_line_with_headroom_ranks_first():
     hot, cold = f"causal_serial.c:{HOT}", f"causal_serial.c:{COLD}"
-    r, doc = causal("-l", f"{hot},{cold}", "--selection", "fixed", "-S", "0,25,50",
-                    seconds=[fixture("causal_serial"), "12"])
+    r, doc = causal("-l", f"{hot},{cold}", "--selection", "fixed", "-S", "0,50",
+                    seconds=[fixture("causal_serial"), "20"])
     check_eq(doc["mode"], "line", "line mode")
     check_eq(doc["progress_point"], "iteration", "syscope_progress is the progress point")
     check_eq([u["name"] for u in doc["units"]], [hot, cold], "the hot line first")
     h, c = unit(doc, hot), unit(doc, cold)
     check(h["samples"] > c["samples"] > 0, f"samples in scope: {h['samples']}, {c['samples']}")
     # Truth: 2s/3, i.e. 33% at s=50%; cold 17%.
-    check(0.10 < predicted(h, 0.5) < 0.60, f"hot at 50%: {predicted(h, 0.5)}")
+    check(0.05 < predicted(h, 0.5) < 0.60, f"hot at 50%: {predicted(h, 0.5)}")
     check(predicted(h, 0.5) > predicted(c, 0.5), "the hot line helps more than the cold one")
     # Every other experiment is a baseline; the experiments are in profile.coz too.
     exps = [e for e in coz_lines(r) if e["type"] == "experiment"]
     check_eq(len(exps), doc["experiments"], "profile.coz experiments")
-    check_eq({e["speedup"] for e in exps} <= {"0.00", "0.25", "0.50"}, True, "speedups tried")
+    check_eq({e["speedup"] for e in exps}, {"0.00", "0.50"}, "speedups tried")
     check(abs(doc["baselines"] - len(exps) / 2) <= 1, f"{doc['baselines']} of {len(exps)}")
     check_eq({e["selected"] for e in exps}, {hot, cold}, "fixed selection tried both")
     # The samples of the run are in the usual outputs.

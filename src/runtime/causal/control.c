@@ -18,7 +18,7 @@
 
 #define MAX_SPEEDUPS 101
 #define MAX_FIXED_UNITS 4096
-#define MIN_VISITS 5		       /* fewer in an experiment: the next ones are longer */
+#define MIN_VISITS 20		       /* fewer in an experiment: the next ones are longer */
 #define MAX_DURATION_NS 10000000000ull /* 10 s */
 #define COOLDOWN_NS 5000000ull	       /* between experiments: owed delays are forgiven */
 
