@@ -74,6 +74,7 @@ int cmd_summary(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
 int cmd_instrument(int argc, char **argv);
 int cmd_python(int argc, char **argv);
+int cmd_causal(int argc, char **argv);
 
 /* profiling.c: the command line of sample and run, with configuration files, the preset
  * (`default_preset` when none is named; NULL for none) and domain flags applied. Returns

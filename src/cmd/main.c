@@ -31,6 +31,12 @@ const struct sc_verb sc_verbs[] = {
 	  "mean, min, max), thread names and worker roles; sampling with -S.",
 	  "syscope python [-I REGEX] [-E REGEX] [-MI REGEX] [-ME REGEX] [options] [--] "
 	  "[PYTHON [interpreter options]] script.py|-m MODULE|-c CODE [args...]" },
+	{ "causal", cmd_causal, SC_VERB_CAUSAL,
+	  "Causal profiling: how much faster the program would be if a function or line were "
+	  "faster, by virtual speedups (Coz's method; profile.coz, causal.txt/json/svg).",
+	  "syscope causal [-F REGEX] [-l FILE:LINE,...] [--binary REGEX] [-S 0,10,...] [-n RUNS] "
+	  "[-e] [--mode function|line] [--selection random|fixed] [--progress FUNC|FILE:LINE] "
+	  "[options] [--] program [args...]" },
 	{ "avail", cmd_avail, SC_VERB_AVAIL,
 	  "What this syscope can do here: settings, data sources, CPU events, domains, presets; "
 	  "write a configuration file.",

@@ -5,6 +5,7 @@
  * counter-track lock), but allocation-free.
  */
 #include "rt.h"
+#include "causal/causal.h"
 #include "sources/source.h"
 
 #include <pthread.h>
@@ -272,4 +273,10 @@ RT_EXPORT void syscope_resume(void)
 RT_EXPORT void syscope_progress(const char *name)
 {
 	record_region(SC_REC_MARK, "progress", name, NULL, 0);
+	if (atomic_load_explicit(&rt_causal.on, memory_order_relaxed)) {
+		struct rt_coz_counter *c = rt_causal_counter(SC_CAUSAL_THROUGHPUT, name);
+
+		if (c) /* a causal progress point too */
+			__atomic_fetch_add(&c->count, 1, __ATOMIC_RELAXED);
+	}
 }

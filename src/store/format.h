@@ -750,6 +750,46 @@ struct sc_rec_gpu_metrics {
 	uint32_t count; /* <= SC_GPU_METRICS_MAX */
 };
 
+/*
+ * Causal profiling (syscope causal). One CAUSAL_EXPERIMENT per experiment: the scope unit
+ * (function or line, numbered by the scope file the CLI wrote in the session) that was
+ * virtually sped up by `speedup` percent from `ts` to `end_ns`, the delays inserted into the
+ * other threads meanwhile, the samples of the unit, then `npoints` progress deltas. Flag
+ * SC_CAUSAL_END_TO_END: the experiment was the whole run (the program's end is its one
+ * visit of progress).
+ */
+struct sc_rec_causal_experiment {
+	struct sc_record hdr;
+	uint64_t ts;
+	uint64_t end_ns;
+	uint64_t delay_ns;
+	uint64_t selected_samples;
+	uint32_t unit;
+	uint16_t speedup; /* percent */
+	uint16_t npoints; /* struct sc_causal_delta follow */
+};
+struct sc_causal_delta {
+	uint32_t point; /* a CAUSAL_POINT id of the process */
+	uint32_t reserved;
+	uint64_t delta; /* visits during the experiment */
+};
+#define SC_CAUSAL_END_TO_END 0x1u
+
+/* A progress point of the process: its id, kind and name (which follows, NUL included). */
+enum sc_causal_point_kind {
+	SC_CAUSAL_THROUGHPUT = 1, /* COZ_PROGRESS, syscope_progress */
+	SC_CAUSAL_BEGIN = 2,	  /* COZ_BEGIN: a latency point's arrivals */
+	SC_CAUSAL_END = 3,	  /* COZ_END: its departures */
+	SC_CAUSAL_SAMPLED = 4,	  /* --progress: samples of a function or line */
+};
+struct sc_rec_causal_point {
+	struct sc_record hdr;
+	uint64_t ts;
+	uint32_t id;
+	uint16_t kind;
+	uint16_t name_len; /* incl. NUL */
+};
+
 /* FUNC_ENTER/EXIT flag: a Python call traced by syscope python; `addr` is
  * SC_PY_FUNC_ADDR(code id). */
 #define SC_FUNC_PYTHON 0x2u

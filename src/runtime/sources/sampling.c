@@ -26,6 +26,7 @@
  */
 #include "source.h"
 
+#include "../causal/causal.h"
 #include "../python/python.h"
 
 #include <errno.h>
@@ -126,6 +127,8 @@ static bool write_sample(struct rt_thread *t, uint16_t kind, void *uc, uint64_t 
 	if (!r)
 		return false;
 	n = rt_unwind(uc, t, r->frames, sampler.max_depth, &flags);
+	if (atomic_load_explicit(&rt_causal.on, memory_order_relaxed))
+		rt_causal_stack(r->frames, n); /* which unit of the causal scope it is in */
 	r->ts = now;
 	r->cpu_ns = cpu;
 	r->kind = kind;
@@ -316,6 +319,10 @@ static void on_sample(int sig, siginfo_t *si, void *uc)
 				throttle(t, kind, perf, rt_thread_cpu_ns() - cpu);
 			if (kind == SC_SAMPLE_CPUTIME && perf && t->has_cpu_timer)
 				push_kernel_time_timer(t);
+			/* Causal profiling: virtual-speedup delays (causal/engine.c). */
+			if (cpu && kind == SC_SAMPLE_CPUTIME &&
+			    atomic_load_explicit(&rt_causal.on, memory_order_relaxed))
+				rt_causal_sample(cpu);
 		}
 		t->in_sampler = 0;
 	} else {

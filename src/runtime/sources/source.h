@@ -32,6 +32,7 @@ extern const struct rt_source rt_source_counters;
 extern const struct rt_source rt_source_compiler_hooks;
 extern const struct rt_source rt_source_python;
 extern const struct rt_source rt_source_openmp;
+extern const struct rt_source rt_source_causal;
 
 void rt_sources_process_start(void);
 void rt_sources_thread_start(struct rt_thread *t);

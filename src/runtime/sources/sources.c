@@ -31,6 +31,7 @@ static const struct rt_source *const table[] = {
 	&rt_source_sampling,   &rt_source_telemetry, &rt_source_compiler_hooks,
 	&rt_source_python_api, /* after python: the child's code table is reset first */
 	&rt_source_pthread,    &rt_source_openmp,    &rt_source_func_table,
+	&rt_source_causal,
 };
 
 #define NSOURCES (sizeof(table) / sizeof(table[0]))

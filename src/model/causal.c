@@ -1,0 +1,351 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Causal profiles from sessions (see causal.h). The prediction is Coz's: an experiment's
+ * effective duration is its length less the delays inserted; the progress period at virtual
+ * speedup s is the sum of effective durations over the sum of progress visits of the
+ * experiments at s; the program speedup is 1 - period(s) / period(0). Every other
+ * experiment is a baseline at 0%, interleaved with the others, and baselines are pooled
+ * over units (a baseline inserts no delay whichever unit it names). The 95% interval comes
+ * from the ratio estimator's variance, propagated to the quotient.
+ */
+#include "causal.h"
+
+#include <dirent.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../store/session.h"
+
+struct file_ctx {
+	struct sc_causal_data *d;
+	VEC(int) map; /* the file's point id -> index in d->points */
+	uint64_t first_ts, last_ts;
+	bool experiments; /* the second pass: points are known (threads' chunks interleave) */
+};
+
+static int point_index(struct sc_causal_data *d, const char *name, int kind)
+{
+	struct sc_causal_point *p;
+
+	for (size_t i = 0; i < d->points.n; i++)
+		if (d->points.v[i].kind == kind && !strcmp(d->points.v[i].name, name))
+			return (int)i;
+	p = VEC_PUSH(&d->points);
+	p->name = sc_xstrdup(name);
+	p->kind = kind;
+	return (int)d->points.n - 1;
+}
+
+static void add_experiment(struct file_ctx *c, const struct sc_record *rec)
+{
+	const struct sc_rec_causal_experiment *e = (const void *)rec;
+	const struct sc_causal_delta *dl = (const void *)(e + 1);
+	size_t room = (rec->size - sizeof(*e)) / sizeof(*dl);
+	struct sc_causal_exp *x = VEC_PUSH(&c->d->exps);
+
+	x->unit = e->unit;
+	x->speedup = e->speedup;
+	x->duration_ns = e->end_ns > e->ts ? e->end_ns - e->ts : 0;
+	x->delay_ns = e->delay_ns;
+	x->samples = e->selected_samples;
+	x->end_to_end = rec->flags & SC_CAUSAL_END_TO_END;
+	for (size_t i = 0; i < e->npoints && i < room; i++) {
+		int idx = dl[i].point < c->map.n ? c->map.v[dl[i].point] : -1;
+
+		if (idx < 0)
+			continue;
+		while (x->delta.n <= (size_t)idx)
+			*VEC_PUSH(&x->delta) = 0;
+		x->delta.v[idx] += dl[i].delta;
+		c->d->points.v[idx].total += dl[i].delta;
+	}
+}
+
+static int on_record(void *ctx, int32_t tid, const struct sc_record *rec, uint64_t offset)
+{
+	struct file_ctx *c = ctx;
+	uint64_t ts = sc_record_ts(rec);
+
+	(void)tid;
+	(void)offset;
+	if (ts && (!c->first_ts || ts < c->first_ts))
+		c->first_ts = ts;
+	if (ts > c->last_ts)
+		c->last_ts = ts;
+	if (rec->type == SC_REC_CAUSAL_POINT && !c->experiments) {
+		const struct sc_rec_causal_point *p = (const void *)rec;
+		const char *name = (const char *)(p + 1);
+
+		if (p->name_len < 1 || p->name_len > rec->size - sizeof(*p) ||
+		    name[p->name_len - 1])
+			return 0;
+		while (c->map.n <= p->id)
+			*VEC_PUSH(&c->map) = -1;
+		c->map.v[p->id] = point_index(c->d, name, p->kind);
+	} else if (rec->type == SC_REC_CAUSAL_EXPERIMENT && c->experiments) {
+		add_experiment(c, rec);
+	}
+	return 0;
+}
+
+/* Unit names from the scope file the CLI left in the session ("unit ID KIND NAME"). */
+static void read_units(struct sc_causal_data *d, const char *session)
+{
+	char *path = sc_xasprintf("%s/%s", session, SC_CAUSAL_SCOPE_FILE);
+	FILE *f = fopen(path, "r");
+	char line[4096];
+
+	free(path);
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned id;
+		char kind;
+		int at = 0;
+
+		line[strcspn(line, "\n")] = '\0';
+		if (sscanf(line, "unit %u %c %n", &id, &kind, &at) < 2 || !at)
+			continue;
+		while (d->units.n <= id)
+			*VEC_PUSH(&d->units) = NULL;
+		if (!d->units.v[id])
+			d->units.v[id] = sc_xstrdup(line + at);
+		snprintf(d->mode, sizeof(d->mode), "%s", kind == 'l' ? "line" : "function");
+	}
+	fclose(f);
+}
+
+int sc_causal_load(struct sc_causal_data *d, char *const *sessions, size_t n, char *err,
+		   size_t errlen)
+{
+	memset(d, 0, sizeof(*d));
+	snprintf(d->mode, sizeof(d->mode), "function");
+	for (size_t i = 0; i < n; i++) {
+		struct sc_session s;
+		char why[512];
+
+		if (sc_session_open(&s, sessions[i], why, sizeof(why)))
+			continue;
+		if (!d->units.n)
+			read_units(d, sessions[i]);
+		for (size_t f = 0; f < s.files.n; f++) {
+			struct file_ctx c = { .d = d };
+			struct sc_raw_stats st = { 0 };
+
+			sc_raw_foreach(&s.files.v[f], on_record, &c, &st, NULL, NULL);
+			c.experiments = true;
+			sc_raw_foreach(&s.files.v[f], on_record, &c, &st, NULL, NULL);
+			if (c.last_ts > c.first_ts && f == 0)
+				d->runtime_ns += c.last_ts - c.first_ts;
+			VEC_FREE(&c.map);
+		}
+		d->runs++;
+		sc_session_close(&s);
+	}
+	if (!d->exps.n) {
+		snprintf(err, errlen,
+			 "no causal experiment was recorded (did the program run long enough: "
+			 "an experiment lasts --experiment-duration and needs samples in scope; "
+			 "or use --end-to-end)");
+		return -1;
+	}
+	return 0;
+}
+
+void sc_causal_data_free(struct sc_causal_data *d)
+{
+	for (size_t i = 0; i < d->units.n; i++)
+		free(d->units.v[i]);
+	for (size_t i = 0; i < d->points.n; i++)
+		free(d->points.v[i].name);
+	for (size_t i = 0; i < d->exps.n; i++)
+		VEC_FREE(&d->exps.v[i].delta);
+	VEC_FREE(&d->units);
+	VEC_FREE(&d->points);
+	VEC_FREE(&d->exps);
+}
+
+/* Effective duration and progress of one experiment. */
+static bool measure(const struct sc_causal_exp *e, int point, double *x, double *y)
+{
+	*x = (double)e->duration_ns - (double)e->delay_ns;
+	if (point < 0)
+		*y = e->end_to_end ? 1 : 0;
+	else
+		*y = (size_t)point < e->delta.n ? (double)e->delta.v[point] : 0;
+	return *x > 0;
+}
+
+/* The period (sum x / sum y) of the experiments that `want` accepts, and its variance. */
+struct ratio {
+	double r, var;
+	unsigned n;
+};
+
+static struct ratio period_of(const struct sc_causal_data *d, int point, int64_t unit,
+			      unsigned speedup)
+{
+	double sx = 0, sy = 0, ss = 0;
+	struct ratio q = { 0 };
+
+	for (int pass = 0; pass < 2; pass++) {
+		for (size_t i = 0; i < d->exps.n; i++) {
+			const struct sc_causal_exp *e = &d->exps.v[i];
+			double x, y;
+
+			if (e->speedup != speedup || (unit >= 0 && e->unit != unit) ||
+			    !measure(e, point, &x, &y))
+				continue;
+			if (!pass) {
+				sx += x;
+				sy += y;
+				q.n++;
+			} else {
+				ss += (x - q.r * y) * (x - q.r * y);
+			}
+		}
+		if (!pass) {
+			if (!sy)
+				return (struct ratio){ 0 };
+			q.r = sx / sy;
+		}
+	}
+	q.var = q.n > 1 ? ss / (q.n - 1) * q.n / (sy * sy) : NAN;
+	return q;
+}
+
+/*
+ * Paired estimate: each experiment at `speedup` against the baseline the controller ran
+ * right after it (same unit, same process), so that the machine's drift (load, frequency)
+ * cancels: the mean over pairs of 1 - period(s) / period(0), and its 95% interval.
+ */
+static bool paired_estimate(const struct sc_causal_data *d, int point, uint32_t unit,
+			    unsigned speedup, struct sc_causal_estimate *est)
+{
+	double sum = 0, sum2 = 0;
+	unsigned n = 0;
+
+	for (size_t i = 0; i + 1 < d->exps.n; i++) {
+		const struct sc_causal_exp *e = &d->exps.v[i], *b = &d->exps.v[i + 1];
+		double x, y, bx, by, p;
+
+		if (e->unit != unit || e->speedup != speedup || e->end_to_end || b->speedup ||
+		    b->unit != unit || b->end_to_end || !measure(e, point, &x, &y) ||
+		    !measure(b, point, &bx, &by) || !y || !by)
+			continue;
+		p = 1 - (x / y) / (bx / by);
+		sum += p;
+		sum2 += p * p;
+		n++;
+	}
+	if (!n)
+		return false;
+	est->speedup = speedup;
+	est->nexp = n;
+	est->predicted = sum / n;
+	est->ci = n > 1 ? 1.96 * sqrt(fmax(0, (sum2 - sum * sum / n) / (n - 1)) / n) : NAN;
+	return true;
+}
+
+static int by_mean(const void *a, const void *b)
+{
+	const struct sc_causal_result *x = a, *y = b;
+
+	return x->mean_predicted < y->mean_predicted   ? 1
+	       : x->mean_predicted > y->mean_predicted ? -1
+						       : 0;
+}
+
+/* The progress point to use: whole runs, else the one visited most. */
+static int choose_point(const struct sc_causal_data *d)
+{
+	int best = -1;
+
+	for (size_t i = 0; i < d->exps.n; i++)
+		if (d->exps.v[i].end_to_end)
+			return -1;
+	for (size_t i = 0; i < d->points.n; i++) {
+		int kind = d->points.v[i].kind;
+
+		if ((kind == SC_CAUSAL_THROUGHPUT || kind == SC_CAUSAL_SAMPLED ||
+		     kind == SC_CAUSAL_END) &&
+		    (best < 0 || d->points.v[i].total > d->points.v[best].total))
+			best = (int)i;
+	}
+	return best;
+}
+
+static void analyze_unit(const struct sc_causal_data *d, struct sc_causal_analysis *a,
+			 uint32_t unit, struct ratio base)
+{
+	struct sc_causal_result r = { .unit = unit };
+	unsigned speedups[101] = { 0 };
+	double sum = 0;
+
+	r.name = unit < d->units.n && d->units.v[unit] ? d->units.v[unit] : "?";
+	for (size_t i = 0; i < d->exps.n; i++) {
+		const struct sc_causal_exp *e = &d->exps.v[i];
+
+		if (e->unit != unit)
+			continue;
+		r.nexp++;
+		r.samples += e->samples;
+		if (e->speedup && e->speedup <= 100)
+			speedups[e->speedup]++;
+	}
+	if (!r.nexp)
+		return;
+	for (unsigned s = 0; s <= 100; s++) {
+		struct sc_causal_estimate *est, one;
+		struct ratio q;
+
+		if (s && !speedups[s])
+			continue;
+		if (s && paired_estimate(d, a->point_index, unit, s, &one)) {
+			*VEC_PUSH(&r.est) = one;
+			sum += one.predicted;
+			continue;
+		}
+		q = s ? period_of(d, a->point_index, unit, s) : base;
+		if (!q.r)
+			continue;
+		est = VEC_PUSH(&r.est);
+		est->speedup = s;
+		est->nexp = s ? q.n : base.n;
+		est->predicted = 1 - q.r / base.r;
+		est->ci = 1.96 * (q.r / base.r) *
+			  sqrt(q.var / (q.r * q.r) + base.var / (base.r * base.r));
+		if (s)
+			sum += est->predicted;
+	}
+	r.mean_predicted = r.est.n > 1 ? sum / (double)(r.est.n - 1) : 0;
+	*VEC_PUSH(&a->results) = r;
+}
+
+void sc_causal_analyze(const struct sc_causal_data *d, struct sc_causal_analysis *a)
+{
+	struct ratio base;
+	uint32_t nunits = 0;
+
+	memset(a, 0, sizeof(*a));
+	a->point_index = choose_point(d);
+	a->point = a->point_index < 0 ? "end-to-end" : d->points.v[a->point_index].name;
+	base = period_of(d, a->point_index, -1, 0);
+	a->baselines = base.n;
+	for (size_t i = 0; i < d->exps.n; i++)
+		if (d->exps.v[i].unit + 1 > nunits)
+			nunits = d->exps.v[i].unit + 1;
+	if (base.r)
+		for (uint32_t u = 0; u < nunits; u++)
+			analyze_unit(d, a, u, base);
+	qsort(a->results.v, a->results.n, sizeof(*a->results.v), by_mean);
+}
+
+void sc_causal_analysis_free(struct sc_causal_analysis *a)
+{
+	for (size_t i = 0; i < a->results.n; i++)
+		VEC_FREE(&a->results.v[i].est);
+	VEC_FREE(&a->results);
+}

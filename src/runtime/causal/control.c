@@ -1,0 +1,232 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The experiment controller: a thread of the runtime (all signals blocked, so never
+ * sampled nor delayed) that runs one experiment after another. Each picks a unit (fixed:
+ * every unit of the scope in turn; random: the next one a sample lands in), a speedup
+ * (every other experiment a baseline at 0%, the others from the list), runs for the
+ * experiment's duration, and writes a CAUSAL_EXPERIMENT record with the delays inserted and
+ * the progress made. In end-to-end mode the whole run is one experiment, written at the end.
+ */
+#include "causal.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define MAX_SPEEDUPS 101
+#define MAX_FIXED_UNITS 4096
+#define MIN_VISITS 20		       /* fewer in an experiment: the next ones are longer */
+#define MAX_DURATION_NS 10000000000ull /* 10 s */
+#define COOLDOWN_NS 5000000ull	       /* between experiments: owed delays are forgiven */
+
+static struct {
+	pthread_t thread;
+	bool running;
+	atomic_int stop;
+	unsigned speedups[MAX_SPEEDUPS]; /* the non-zero ones */
+	unsigned nspeedups;
+	uint64_t duration_ns;
+	bool fixed;
+	int64_t e2e_unit;
+	unsigned e2e_speedup;
+	uint64_t e2e_start, e2e_delay0;
+	uint64_t e2e_points[RT_CAUSAL_MAX_POINTS];
+	unsigned next_of_unit[MAX_FIXED_UNITS]; /* fixed: each unit's place in the list */
+	uint64_t rng;
+} ctl;
+
+static uint64_t next_random(void)
+{
+	ctl.rng ^= ctl.rng << 13;
+	ctl.rng ^= ctl.rng >> 7;
+	ctl.rng ^= ctl.rng << 17;
+	return ctl.rng;
+}
+
+static void parse_speedups(const char *list)
+{
+	const char *p = list;
+
+	while (p && *p && ctl.nspeedups < MAX_SPEEDUPS) {
+		char *end;
+		long v = strtol(p, &end, 10);
+
+		if (end == p)
+			break;
+		if (v > 0 && v <= 100)
+			ctl.speedups[ctl.nspeedups++] = (unsigned)v;
+		p = *end ? end + 1 : end;
+	}
+}
+
+/* Sleep until `deadline` or until asked to stop, in steps short enough to stop quickly. */
+static void sleep_until(uint64_t deadline)
+{
+	uint64_t now;
+
+	while (!atomic_load(&ctl.stop) && (now = rt_now_ns()) < deadline) {
+		uint64_t left = deadline - now, step = left < 10000000u ? left : 10000000u;
+		struct timespec ts = { 0, (long)step };
+
+		nanosleep(&ts, NULL);
+	}
+}
+
+static void write_experiment(int64_t unit, unsigned speedup, uint64_t start, uint64_t end,
+			     uint64_t delay, uint64_t samples, const uint64_t *before,
+			     const uint64_t *after, unsigned n, uint16_t flags)
+{
+	struct {
+		struct sc_rec_causal_experiment e;
+		struct sc_causal_delta d[RT_CAUSAL_MAX_POINTS];
+	} r;
+
+	memset(&r, 0, sizeof(r));
+	r.e.ts = start;
+	r.e.end_ns = end;
+	r.e.delay_ns = delay;
+	r.e.selected_samples = samples;
+	r.e.unit = (uint32_t)unit;
+	r.e.speedup = (uint16_t)speedup;
+	r.e.npoints = (uint16_t)n;
+	for (unsigned i = 0; i < n; i++) {
+		r.d[i].point = i;
+		r.d[i].delta = after[i] - before[i];
+	}
+	rt_record(SC_REC_CAUSAL_EXPERIMENT, flags, &r.e.ts, sizeof(r.e) - sizeof(r.e.hdr), r.d,
+		  (uint32_t)(n * sizeof(r.d[0])));
+}
+
+/* The next experiment's unit: -1 when the controller was stopped first. */
+static int64_t choose_unit(unsigned experiment)
+{
+	int64_t unit = RT_CAUSAL_CHOOSING;
+
+	if (ctl.fixed) {
+		unit = (int64_t)((experiment / 2) % rt_causal_nunits());
+		atomic_store(&rt_causal.selected, unit);
+		return unit;
+	}
+	/* A baseline keeps the unit of the experiment it pairs with. */
+	if (experiment & 1)
+		return atomic_load(&rt_causal.selected);
+	atomic_store(&rt_causal.selected, RT_CAUSAL_CHOOSING);
+	while (!atomic_load(&ctl.stop) &&
+	       (unit = atomic_load(&rt_causal.selected)) == RT_CAUSAL_CHOOSING) {
+		struct timespec ts = { 0, 1000000 };
+
+		nanosleep(&ts, NULL);
+	}
+	return atomic_load(&ctl.stop) ? -1 : unit;
+}
+
+static unsigned choose_speedup(int64_t unit, unsigned experiment)
+{
+	if (experiment & 1 || !ctl.nspeedups)
+		return 0; /* the baseline of the pair */
+	if (ctl.fixed && unit < MAX_FIXED_UNITS)
+		return ctl.speedups[ctl.next_of_unit[unit]++ % ctl.nspeedups];
+	return ctl.speedups[next_random() % ctl.nspeedups];
+}
+
+static void run_experiment(unsigned experiment, uint64_t *duration)
+{
+	static uint64_t before[RT_CAUSAL_MAX_POINTS], after[RT_CAUSAL_MAX_POINTS];
+	int64_t unit = choose_unit(experiment);
+	unsigned speedup, n;
+	uint64_t start, delay0, visits = 0;
+
+	if (unit < 0)
+		return;
+	speedup = choose_speedup(unit, experiment);
+	atomic_store(&rt_causal.speedup, speedup);
+	atomic_store(&rt_causal.selected_samples, 0);
+	n = rt_causal_read_points(before, RT_CAUSAL_MAX_POINTS);
+	delay0 = atomic_load(&rt_causal.global_delay);
+	start = rt_now_ns();
+	atomic_store(&rt_causal.active, 1);
+	sleep_until(start + *duration);
+	atomic_store(&rt_causal.active, 0);
+	if (atomic_load(&ctl.stop))
+		return; /* cut short by the end of the program: not a whole experiment */
+	n = rt_causal_read_points(after, n);
+	for (unsigned i = 0; i < n; i++)
+		visits += after[i] - before[i];
+	write_experiment(unit, speedup, start, rt_now_ns(),
+			 atomic_load(&rt_causal.global_delay) - delay0,
+			 atomic_load(&rt_causal.selected_samples), before, after, n, 0);
+	if (visits < MIN_VISITS && *duration < MAX_DURATION_NS)
+		*duration *= 2;
+}
+
+static void *controller(void *arg)
+{
+	uint64_t duration = ctl.duration_ns;
+
+	(void)arg;
+	pthread_setname_np(pthread_self(), "syscope-causal");
+	for (unsigned experiment = 0; !atomic_load(&ctl.stop) && rt_active(); experiment++) {
+		run_experiment(experiment, &duration);
+		sleep_until(rt_now_ns() + COOLDOWN_NS);
+	}
+	return NULL;
+}
+
+int rt_causal_control_start(void)
+{
+	const struct sc_settings *s = &rt_proc.settings;
+	sigset_t all, old;
+	int rc;
+
+	parse_speedups(sc_str(s, SC_SET_CAUSAL_SPEEDUPS));
+	ctl.duration_ns = (uint64_t)(sc_double(s, SC_SET_CAUSAL_DURATION) * 1e9);
+	ctl.fixed = !strcmp(sc_str(s, SC_SET_CAUSAL_SELECTION), "fixed");
+	ctl.e2e_unit = sc_int(s, SC_SET_CAUSAL_E2E_UNIT);
+	ctl.rng = rt_now_ns() | 1;
+	if (ctl.e2e_unit >= 0) {
+		/* The whole run is the experiment; process_stop writes it. */
+		ctl.e2e_speedup = (unsigned)sc_int(s, SC_SET_CAUSAL_E2E_SPEEDUP);
+		atomic_store(&rt_causal.selected, ctl.e2e_unit);
+		atomic_store(&rt_causal.speedup, ctl.e2e_speedup);
+		ctl.e2e_start = rt_now_ns();
+		ctl.e2e_delay0 = atomic_load(&rt_causal.global_delay);
+		rt_causal_read_points(ctl.e2e_points, RT_CAUSAL_MAX_POINTS);
+		atomic_store(&rt_causal.active, 1);
+		return 0;
+	}
+	sigfillset(&all);
+	RT_REAL(pthread_sigmask)(SIG_SETMASK, &all, &old); /* the thread inherits: no signals */
+	rc = RT_REAL(pthread_create)(&ctl.thread, NULL, controller, NULL);
+	RT_REAL(pthread_sigmask)(SIG_SETMASK, &old, NULL);
+	ctl.running = rc == 0;
+	if (rc)
+		rt_note(SC_NOTE_WARN, "causal: cannot start the experiment thread: %s",
+			strerror(rc));
+	return -rc;
+}
+
+void rt_causal_control_stop(void)
+{
+	if (ctl.e2e_unit >= 0 && atomic_load(&rt_causal.active)) {
+		uint64_t after[RT_CAUSAL_MAX_POINTS];
+		unsigned n = rt_causal_read_points(after, RT_CAUSAL_MAX_POINTS);
+
+		atomic_store(&rt_causal.active, 0);
+		write_experiment(ctl.e2e_unit, ctl.e2e_speedup, ctl.e2e_start, rt_now_ns(),
+				 atomic_load(&rt_causal.global_delay) - ctl.e2e_delay0,
+				 atomic_load(&rt_causal.selected_samples), ctl.e2e_points, after, n,
+				 SC_CAUSAL_END_TO_END);
+	}
+	if (ctl.running) {
+		struct timespec deadline;
+
+		atomic_store(&ctl.stop, 1);
+		clock_gettime(CLOCK_REALTIME, &deadline);
+		deadline.tv_sec += 1;
+		pthread_timedjoin_np(ctl.thread, NULL, &deadline);
+		ctl.running = false;
+	}
+}

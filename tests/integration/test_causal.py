@@ -1,0 +1,145 @@
+"""syscope causal: virtual speedups (Coz's method) on fixtures whose answers are known.
+
+causal_serial: a serial loop whose HOT line is 2/3 of the time and COLD line 1/3, so speeding
+HOT by s speeds the program by 2s/3 and COLD by s/3. causal_threads: each iteration joins a
+thread doing slow_work and one doing fast_work (half as much): speeding slow_work helps,
+speeding fast_work predicts about nothing. causal_pc: the same through a condition variable
+(a producer twice as slow as its consumer). The machines that run these are loaded, so the
+bounds on predictions are loose; rankings and signs are what is checked."""
+import json
+import os
+import re
+
+import harness
+from harness import Skip, check, check_eq, fixture, source_line, syscope
+
+HOT = source_line("causal_serial.c", "/* HOT */")
+COLD = source_line("causal_serial.c", "/* COLD */")
+
+
+def causal(*args, seconds):
+    r = syscope("causal", "--no-summary", *args, "--", *seconds)
+    check_eq(r.rc, 0, r.describe())
+    check(os.path.exists(r.path("causal.json")), f"no causal.json in {r.files()}\n{r.err}")
+    with open(r.path("causal.json")) as f:
+        return r, json.load(f)
+
+
+def unit(doc, name):
+    found = [u for u in doc["units"] if u["name"] == name]
+    check_eq(len(found), 1, f"unit {name} in {[u['name'] for u in doc['units']]}")
+    return found[0]
+
+
+def predicted(u, speedup):
+    return [s["predicted"] for s in u["speedups"] if abs(s["speedup"] - speedup) < 1e-9][0]
+
+
+def coz_lines(r):
+    with open(r.path("profile.coz")) as f:
+        return [dict([("type", parts[0])] + [p.split("=", 1) for p in parts[1:]])
+                for parts in (line.rstrip("\n").split("\t") for line in f) if parts[0]]
+
+
+def test_serial_line_with_headroom_ranks_first():
+    hot, cold = f"causal_serial.c:{HOT}", f"causal_serial.c:{COLD}"
+    r, doc = causal("-l", f"{hot},{cold}", "--selection", "fixed", "-S", "0,50",
+                    seconds=[fixture("causal_serial"), "20"])
+    check_eq(doc["mode"], "line", "line mode")
+    check_eq(doc["progress_point"], "iteration", "syscope_progress is the progress point")
+    check_eq([u["name"] for u in doc["units"]], [hot, cold], "the hot line first")
+    h, c = unit(doc, hot), unit(doc, cold)
+    check(h["samples"] > c["samples"] > 0, f"samples in scope: {h['samples']}, {c['samples']}")
+    # Truth: 2s/3, i.e. 33% at s=50%; cold 17%.
+    check(0.05 < predicted(h, 0.5) < 0.60, f"hot at 50%: {predicted(h, 0.5)}")
+    check(predicted(h, 0.5) > predicted(c, 0.5), "the hot line helps more than the cold one")
+    # Every other experiment is a baseline; the experiments are in profile.coz too.
+    exps = [e for e in coz_lines(r) if e["type"] == "experiment"]
+    check_eq(len(exps), doc["experiments"], "profile.coz experiments")
+    check_eq({e["speedup"] for e in exps}, {"0.00", "0.50"}, "speedups tried")
+    check(abs(doc["baselines"] - len(exps) / 2) <= 1, f"{doc['baselines']} of {len(exps)}")
+    check_eq({e["selected"] for e in exps}, {hot, cold}, "fixed selection tried both")
+    # The samples of the run are in the usual outputs.
+    main = r.profile().function("main")
+    check(main is not None and main["samples"] > 1000, f"main's samples: {main}")
+    with open(r.path("causal.txt")) as f:
+        text = f.read()
+    check(re.search(rf"^1\. {re.escape(hot)} ", text, re.M), text)
+    with open(r.path("causal.svg")) as f:
+        svg = f.read()
+    check(svg.startswith("<svg") and svg.count("<polyline") == 2 and hot in svg, svg[:200])
+
+
+def test_threads_longer_thread_helps_shorter_predicts_nothing():
+    r, doc = causal("-F", "^(slow_work|fast_work)$", "--selection", "fixed", "-S", "0,25,50",
+                    seconds=[fixture("causal_threads"), "15"])
+    check_eq(doc["mode"], "function", "function mode")
+    check_eq(doc["units"][0]["name"], "slow_work", f"slow first: {doc['units']}")
+    slow, fast = unit(doc, "slow_work"), unit(doc, "fast_work")
+    check(slow["samples"] > fast["samples"] > 0, f"{slow['samples']}, {fast['samples']}")
+    check(abs(fast["mean"]) < 0.2, f"fast_work predicts about nothing: {fast['mean']}")
+    check(slow["mean"] > fast["mean"], f"slow {slow['mean']} > fast {fast['mean']}")
+    check(predicted(slow, 0.5) > 0.05, f"slow_work at 50%: {predicted(slow, 0.5)}")
+
+
+def test_producer_consumer_woken_waiter_is_credited():
+    # The consumer waits on a condition variable the producer signals: credited with the
+    # delays inserted while it waited, it keeps up, and speeding produce up helps.
+    r, doc = causal("-F", "^(produce|consume)$", "--selection", "fixed", "-S", "0,25,50",
+                    seconds=[fixture("causal_pc"), "12"])
+    check_eq(doc["progress_point"], "item", "the consumer's progress point")
+    check_eq(doc["units"][0]["name"], "produce", f"produce first: {doc['units']}")
+    produce, consume = unit(doc, "produce"), unit(doc, "consume")
+    check(produce["mean"] > 0.05, f"produce helps: {produce['mean']}")
+    check(abs(consume["mean"]) < 0.2, f"consume predicts about nothing: {consume['mean']}")
+    check(produce["mean"] > consume["mean"], f"{produce['mean']} > {consume['mean']}")
+
+
+def test_coz_macros_from_debians_coz_h_are_progress_points():
+    if not os.path.exists(fixture("causal_serial_coz")):
+        if os.environ.get("CI") == "true":
+            raise AssertionError("coz.h (Debian's coz-profiler) is missing in CI")
+        raise Skip("coz.h not installed (apt-get install coz-profiler)")
+    r, doc = causal("-l", f"causal_serial.c:{HOT}", "-S", "0,50",
+                    seconds=[fixture("causal_serial_coz"), "4"])
+    points = {p["name"]: p for p in doc["progress_points"]}
+    check_eq(list(points), ["iteration"], "COZ_PROGRESS_NAMED's point")
+    check_eq(points["iteration"]["kind"], 1, "a throughput point")
+    check(points["iteration"]["visits"] > 10, f"visits: {points}")
+    deltas = [int(p["delta"]) for p in coz_lines(r) if p["type"] == "throughput-point"]
+    check_eq(sum(deltas), points["iteration"]["visits"], "profile.coz deltas")
+
+
+def test_progress_point_named_on_the_command_line():
+    cold = f"causal_serial.c:{COLD}"
+    r, doc = causal("-l", f"causal_serial.c:{HOT}", "--progress", cold, "-S", "0,50",
+                    seconds=[fixture("causal_serial"), "3"])
+    points = {p["name"]: p for p in doc["progress_points"]}
+    check_eq(points[cold]["kind"], 4, f"a sampled point: {points}")
+    check(points[cold]["visits"] > 100, f"its samples: {points}")
+
+
+def test_end_to_end_runs_are_one_experiment_each():
+    r, doc = causal("-e", "-n", "2", "-S", "0,50", "-F", "^main$",
+                    seconds=[fixture("causal_serial"), "1"])
+    check_eq(doc["progress_point"], "end-to-end", "whole runs")
+    check_eq((doc["runs"], doc["experiments"], doc["baselines"]), (2, 2, 1), "runs")
+    main = unit(doc, "main")
+    check_eq([s["speedup"] for s in main["speedups"]], [0.0, 0.5], "one run each")
+
+
+def test_bad_scope_is_an_error_before_the_run():
+    for args, what in [(["-F", "no_such_function"], "matches no function"),
+                       (["-l", "causal_serial.c:100000"], "matches no line"),
+                       (["-l", "causal_serial.c:x"], "is not FILE:LINE"),
+                       (["-F", "("], "not a valid extended regular expression"),
+                       (["-S", "0,150"], "not a percent from 0 to 100"),
+                       (["--binary", "no_such_module"], "matches neither the program")]:
+        r = syscope("causal", *args, "--", fixture("causal_serial"), "5")
+        check_eq(r.rc, 2, f"{args}: {r.describe()}")
+        check(what in r.err, f"{args}: {r.err}")
+        check("iterations=" not in r.out, f"{args}: the program ran")
+        check_eq(r.session, None, f"{args}: no session")
+
+
+harness.main(globals())
