@@ -1,0 +1,256 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * syscope attach: what is known of the target before touching it. Whether ptrace may be used
+ * on it (each refusal names its cause and what would allow it), and where a function of one
+ * of its libraries is: /proc/PID/maps for the library's load address, its file's dynamic
+ * symbols (libelf) for the function's offset.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "attach.h"
+
+static bool read_text(const char *path, char *buf, size_t cap)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return false;
+	n = read(fd, buf, cap - 1);
+	close(fd);
+	buf[n > 0 ? n : 0] = '\0';
+	return n >= 0;
+}
+
+/* The number after `key` in /proc/PID/status ("Uid:\t1000\t1000..." gives 1000). */
+static long status_field(pid_t pid, const char *key)
+{
+	char path[64], buf[4096], *p;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	if (!read_text(path, buf, sizeof(buf)) || !(p = strstr(buf, key)))
+		return -1;
+	return strtol(p + strlen(key), NULL, 10);
+}
+
+bool sc_attach_owner(pid_t pid, uid_t *uid, gid_t *gid)
+{
+	long u = status_field(pid, "\nUid:"), g = status_field(pid, "\nGid:");
+
+	if (u < 0 || g < 0)
+		return false;
+	*uid = (uid_t)u;
+	*gid = (gid_t)g;
+	return true;
+}
+
+bool sc_attach_target_ended(pid_t pid)
+{
+	char path[64], buf[512], *p;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if (!read_text(path, buf, sizeof(buf)) || !(p = strrchr(buf, ')')))
+		return true;
+	return p[1] == ' ' && (p[2] == 'Z' || p[2] == 'X');
+}
+
+/* CAP_SYS_PTRACE (19) in our effective set: what root has, and what lifts Yama's scope 1-2. */
+static bool may_trace_anyone(void)
+{
+	char buf[4096], *p;
+
+	if (!read_text("/proc/self/status", buf, sizeof(buf)) || !(p = strstr(buf, "CapEff:")))
+		return geteuid() == 0;
+	return (strtoull(p + 7, NULL, 16) >> 19) & 1;
+}
+
+static void name_of(pid_t pid, char *out, size_t cap)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+	if (!read_text(path, out, cap))
+		snprintf(out, cap, "?");
+	out[strcspn(out, "\n")] = '\0';
+}
+
+bool sc_attach_permitted(pid_t pid, char err[SC_ATTACH_ERR])
+{
+	char buf[64], tracer_name[64];
+	long scope = -1, tracer, uid;
+	bool privileged = may_trace_anyone();
+
+	if (pid <= 0 || (kill(pid, 0) && errno == ESRCH) || sc_attach_target_ended(pid)) {
+		snprintf(err, SC_ATTACH_ERR, "no process with id %d is running", (int)pid);
+		return false;
+	}
+	if (pid == getpid()) {
+		snprintf(err, SC_ATTACH_ERR, "process %d is syscope itself", (int)pid);
+		return false;
+	}
+	if (read_text("/proc/sys/kernel/yama/ptrace_scope", buf, sizeof(buf)))
+		scope = strtol(buf, NULL, 10);
+	if (scope == 3) {
+		snprintf(err, SC_ATTACH_ERR,
+			 "ptrace is disabled on this machine (kernel.yama.ptrace_scope is 3, which "
+			 "only a reboot lowers); attach needs 0, 1 with CAP_SYS_PTRACE or as root, "
+			 "or 2 as root");
+		return false;
+	}
+	if (scope == 2 && !privileged) {
+		snprintf(
+			err, SC_ATTACH_ERR,
+			"kernel.yama.ptrace_scope is 2: only root (CAP_SYS_PTRACE) may attach; run "
+			"syscope as root, or lower it with 'sysctl kernel.yama.ptrace_scope=1'");
+		return false;
+	}
+	uid = status_field(pid, "\nUid:");
+	if (uid >= 0 && (uid_t)uid != getuid() && !privileged) {
+		struct passwd *pw = getpwuid((uid_t)uid);
+
+		snprintf(err, SC_ATTACH_ERR,
+			 "process %d belongs to user %s (uid %ld), not to you; attach as that user "
+			 "or as root",
+			 (int)pid, pw ? pw->pw_name : "?", uid);
+		return false;
+	}
+	tracer = status_field(pid, "\nTracerPid:");
+	if (tracer > 0) {
+		name_of((pid_t)tracer, tracer_name, sizeof(tracer_name));
+		snprintf(
+			err, SC_ATTACH_ERR,
+			"process %d is already traced by process %ld (%s); a process has one tracer "
+			"at a time: detach that one (quit the debugger or strace) first",
+			(int)pid, tracer, tracer_name);
+		return false;
+	}
+	return true;
+}
+
+/* Start of the mapping at file offset 0 of the first object whose path ends with `suffix`,
+ * and that path. */
+static uint64_t find_mapping(pid_t pid, const char *suffix, char *path, size_t cap)
+{
+	char maps[64], line[4096 + 128];
+	FILE *f;
+	uint64_t base = 0;
+
+	snprintf(maps, sizeof(maps), "/proc/%d/maps", (int)pid);
+	f = fopen(maps, "re");
+	if (!f)
+		return 0;
+	while (!base && fgets(line, sizeof(line), f)) {
+		unsigned long long lo, off;
+		char *file = strchr(line, '/');
+		size_t len;
+
+		if (!file || sscanf(line, "%llx-%*x %*s %llx", &lo, &off) != 2 || off)
+			continue;
+		file[strcspn(file, "\n")] = '\0';
+		len = strlen(file);
+		if (len >= strlen(suffix) && !strcmp(file + len - strlen(suffix), suffix)) {
+			base = lo;
+			snprintf(path, cap, "%.*s", (int)cap - 1, file);
+		}
+	}
+	fclose(f);
+	return base;
+}
+
+bool sc_attach_maps_has(pid_t pid, const char *needle)
+{
+	char maps[64], line[4096 + 128];
+	FILE *f;
+	bool found = false;
+
+	snprintf(maps, sizeof(maps), "/proc/%d/maps", (int)pid);
+	f = fopen(maps, "re");
+	while (f && !found && fgets(line, sizeof(line), f))
+		found = strstr(line, needle) != NULL;
+	if (f)
+		fclose(f);
+	return found;
+}
+
+/* The offset of defined function `symbol` from the object's load address: its value less
+ * the lowest PT_LOAD's page-aligned address. 0 when absent. */
+static uint64_t symbol_offset(Elf *elf, const char *symbol)
+{
+	GElf_Ehdr eh;
+	uint64_t first_load = UINT64_MAX, value = 0;
+	Elf_Scn *scn = NULL;
+
+	if (!gelf_getehdr(elf, &eh))
+		return 0;
+	for (size_t i = 0; i < eh.e_phnum; i++) {
+		GElf_Phdr ph;
+
+		if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD &&
+		    ph.p_vaddr < first_load)
+			first_load = ph.p_vaddr & ~(uint64_t)0xfff;
+	}
+	while (!value && (scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *data;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNSYM || !sh.sh_entsize ||
+		    !(data = elf_getdata(scn, NULL)))
+			continue;
+		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize && !value; i++) {
+			GElf_Sym sym;
+			const char *name;
+
+			if (!gelf_getsym(data, (int)i, &sym) ||
+			    GELF_ST_TYPE(sym.st_info) != STT_FUNC || sym.st_shndx == SHN_UNDEF)
+				continue;
+			name = elf_strptr(elf, sh.sh_link, sym.st_name);
+			if (name && !strcmp(name, symbol))
+				value = sym.st_value;
+		}
+	}
+	return value && first_load != UINT64_MAX ? value - first_load : 0;
+}
+
+uint64_t sc_attach_symbol(pid_t pid, const char *path_suffix, const char *symbol,
+			  char err[SC_ATTACH_ERR])
+{
+	char path[4096], in_target[4200];
+	uint64_t base = find_mapping(pid, path_suffix, path, sizeof(path)), off = 0;
+	Elf *elf;
+	int fd;
+
+	if (!base) {
+		snprintf(err, SC_ATTACH_ERR, "process %d has no %s loaded", (int)pid, path_suffix);
+		return 0;
+	}
+	/* The file as the target sees it (another mount namespace: a container). */
+	snprintf(in_target, sizeof(in_target), "/proc/%d/root%s", (int)pid, path);
+	fd = open(in_target, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		snprintf(err, SC_ATTACH_ERR, "cannot read %.400s: %s", path, strerror(errno));
+		return 0;
+	}
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	if (elf)
+		off = symbol_offset(elf, symbol);
+	if (elf)
+		elf_end(elf);
+	close(fd);
+	if (!off) {
+		snprintf(err, SC_ATTACH_ERR, "%.400s has no function %.64s", path, symbol);
+		return 0;
+	}
+	return base + off;
+}
