@@ -255,8 +255,9 @@ static json_t *run_attach(const char *session, const char *lib, void *ctx, int *
 		pr_err("process %d did not start recording%s%s", a->pid, line[0] ? ": " : "", line);
 		return detail;
 	}
-	pr_info("attached to process %d (thread %d held %.1f ms)%s", a->pid, a->tid, info.held_ms,
-		isatty(STDIN_FILENO) ? "; press ENTER to detach" : "");
+	/* Always said: the user's cue (and a script's) that recording started. */
+	fprintf(stderr, "syscope: attached to process %d (thread %d held %.1f ms)%s\n", a->pid,
+		a->tid, info.held_ms, isatty(STDIN_FILENO) ? "; press ENTER to detach" : "");
 	t0 = mono_s();
 	if (sc_is_set(s, SC_SET_SAMPLING_DURATION))
 		deadline = t0 + sc_double(s, SC_SET_SAMPLING_DELAY) +
@@ -273,7 +274,7 @@ static json_t *run_attach(const char *session, const char *lib, void *ctx, int *
 	json_object_set_new(detail, "to", iso_now());
 	json_object_set_new(detail, "duration_s", json_real(mono_s() - t0));
 	json_object_set_new(detail, "ended_by", json_string(why));
-	pr_info("detached from process %d (%s)", a->pid, why);
+	fprintf(stderr, "syscope: detached from process %d (%s)\n", a->pid, why);
 	*exit_code = 0;
 	return detail;
 }

@@ -162,20 +162,8 @@ int sc_attach_call(pid_t pid, pid_t tid, const char *lib, const char *entry, con
 	memset(info, 0, sizeof(*info));
 	info->tid = tid;
 	dlopen_at = sc_attach_symbol(pid, "/libc.so.6", "dlopen", err);
-	if (!dlopen_at) {
-		if (!sc_attach_maps_has(pid, "/libc.so.6"))
-			snprintf(err, SC_ATTACH_ERR,
-				 "process %d has no glibc loaded (statically linked, or another C "
-				 "library such as musl); attach needs a dynamically linked glibc "
-				 "2.34 or later",
-				 (int)pid);
-		else
-			snprintf(err, SC_ATTACH_ERR,
-				 "process %d's glibc has no dlopen in libc.so.6: it is older than "
-				 "2.34, which attach needs",
-				 (int)pid);
+	if (!dlopen_at)
 		return -1;
-	}
 	if (ptrace(PTRACE_SEIZE, tid, NULL, NULL)) {
 		snprintf(
 			err, SC_ATTACH_ERR,

@@ -133,6 +133,20 @@ bool sc_attach_permitted(pid_t pid, char err[SC_ATTACH_ERR])
 			(int)pid, tracer, tracer_name);
 		return false;
 	}
+	if (!sc_attach_maps_has(pid, "/libc.so.6")) {
+		snprintf(err, SC_ATTACH_ERR,
+			 "process %d has no glibc loaded (statically linked, or another C library "
+			 "such as musl); attach needs a dynamically linked glibc 2.34 or later",
+			 (int)pid);
+		return false;
+	}
+	if (!sc_attach_symbol(pid, "/libc.so.6", "dlopen", err)) {
+		snprintf(err, SC_ATTACH_ERR,
+			 "process %d's glibc has no dlopen in libc.so.6: it is older than 2.34, "
+			 "which attach needs",
+			 (int)pid);
+		return false;
+	}
 	return true;
 }
 

@@ -688,8 +688,10 @@ int sc_launch_attached(struct sc_cli *cli, sc_attach_fn run, void *ctx,
 	json_object_set_new(l.info, "duration_s",
 			    json_real((double)(l.end.tv_sec - l.start.tv_sec) +
 				      (double)(l.end.tv_nsec - l.start.tv_nsec) * 1e-9));
-	if (detail)
+	if (detail) {
+		json_object_set(l.info, "pid", json_object_get(detail, "pid"));
 		json_object_set_new(l.info, "attach", detail);
+	}
 	session_info_write(&l);
 	json_decref(l.info);
 	res->session_dir = l.session;
