@@ -219,7 +219,7 @@ static json_t *run_attach(const char *session, const char *lib, void *ctx, int *
 	static const char *const ended[] = { "detached", "ended", "error", NULL };
 	struct sc_remote info;
 	char *settings = write_settings(session, s), *stop;
-	double t0, deadline = 0;
+	double t0, t_stop, deadline = 0;
 	const char *why;
 	json_t *detail;
 	long rc = 0;
@@ -263,6 +263,7 @@ static json_t *run_attach(const char *session, const char *lib, void *ctx, int *
 		deadline = t0 + sc_double(s, SC_SET_SAMPLING_DELAY) +
 			   sc_double(s, SC_SET_SAMPLING_DURATION);
 	why = wait_for_end(a->pid, deadline);
+	t_stop = mono_s();
 	stop = sc_xasprintf("%s/attach.stop", session);
 	fd = open(stop, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
 	if (fd >= 0)
@@ -271,6 +272,8 @@ static json_t *run_attach(const char *session, const char *lib, void *ctx, int *
 	if (!wait_state(a->pid, session, ended, DETACH_TIMEOUT_MS, line, sizeof(line)) &&
 	    !sc_attach_target_ended(a->pid))
 		pr_warn("process %d did not say it detached; its data so far is kept", a->pid);
+	/* No thread of the program stops at the detach: this is how long recording went on. */
+	json_object_set_new(detail, "detach_ms", json_real((mono_s() - t_stop) * 1e3));
 	json_object_set_new(detail, "to", iso_now());
 	json_object_set_new(detail, "duration_s", json_real(mono_s() - t0));
 	json_object_set_new(detail, "ended_by", json_string(why));

@@ -20,6 +20,8 @@ bool sc_attach_permitted(pid_t pid, char err[SC_ATTACH_ERR]);
  * `path_suffix` (its dynamic symbols, read with libelf); 0 when not found, `err` says why. */
 uint64_t sc_attach_symbol(pid_t pid, const char *path_suffix, const char *symbol,
 			  char err[SC_ATTACH_ERR]);
+/* The offset of `symbol` from the load address of shared library `path` (0: absent). */
+uint64_t sc_attach_file_symbol(const char *path, const char *symbol, char err[SC_ATTACH_ERR]);
 /* Whether the target maps an object whose path contains `needle`. */
 bool sc_attach_maps_has(pid_t pid, const char *needle);
 /* The process is gone, or a zombie: it ended. */

@@ -153,7 +153,7 @@ int sc_attach_call(pid_t pid, pid_t tid, const char *lib, const char *entry, con
 		   long *result, struct sc_remote *info, char err[SC_ATTACH_ERR])
 {
 	struct user_regs_struct saved, back;
-	uint64_t dlopen_at, entry_at, sp, lib_at, arg_at;
+	uint64_t dlopen_at, entry_off, base, sp, lib_at, arg_at;
 	size_t lib_len = strlen(lib) + 1, arg_len = strlen(arg) + 1;
 	double t0;
 	long handle = 0;
@@ -163,6 +163,9 @@ int sc_attach_call(pid_t pid, pid_t tid, const char *lib, const char *entry, con
 	info->tid = tid;
 	dlopen_at = sc_attach_symbol(pid, "/libc.so.6", "dlopen", err);
 	if (!dlopen_at)
+		return -1;
+	entry_off = sc_attach_file_symbol(lib, entry, err); /* before the thread stops */
+	if (!entry_off)
 		return -1;
 	if (ptrace(PTRACE_SEIZE, tid, NULL, NULL)) {
 		snprintf(
@@ -204,8 +207,13 @@ int sc_attach_call(pid_t pid, pid_t tid, const char *lib, const char *entry, con
 			 lib, (int)pid);
 		goto restore;
 	}
-	entry_at = sc_attach_symbol(pid, "/libsyscope.so", entry, err);
-	if (!entry_at || remote_call(tid, &saved, entry_at, arg_at, 0, sp, result, err))
+	/* dlopen's handle is the library's link_map, whose first field is its load address. */
+	if (read_mem(tid, (uint64_t)handle, &base, sizeof(base))) {
+		snprintf(err, SC_ATTACH_ERR, "cannot read the loaded library's address: %s",
+			 strerror(errno));
+		goto restore;
+	}
+	if (remote_call(tid, &saved, base + entry_off, arg_at, 0, sp, result, err))
 		goto restore;
 	rc = 0;
 restore:

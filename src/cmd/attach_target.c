@@ -268,3 +268,26 @@ uint64_t sc_attach_symbol(pid_t pid, const char *path_suffix, const char *symbol
 	}
 	return base + off;
 }
+
+uint64_t sc_attach_file_symbol(const char *path, const char *symbol, char err[SC_ATTACH_ERR])
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	uint64_t value = 0;
+	Elf *elf;
+
+	if (fd < 0) {
+		snprintf(err, SC_ATTACH_ERR, "cannot read %.400s: %s", path, strerror(errno));
+		return 0;
+	}
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	if (elf) {
+		/* A shared library's first PT_LOAD is at 0: the offset is the value. */
+		value = symbol_offset(elf, symbol);
+		elf_end(elf);
+	}
+	close(fd);
+	if (!value)
+		snprintf(err, SC_ATTACH_ERR, "%.400s has no function %.64s", path, symbol);
+	return value;
+}
