@@ -335,6 +335,10 @@ int cmd_attach(int argc, char **argv)
 			"would interrupt the program's blocking calls); sampling CPU time");
 	sc_settings_set(&cli.settings, SC_SET_SAMPLING_REALTIME, "false", SC_LAYER_CLI, serr);
 	sc_settings_set(&cli.settings, SC_SET_SAMPLING_CPUTIME, "true", SC_LAYER_CLI, serr);
+	if (sc_str(&cli.settings, SC_SET_CPU_EVENTS)[0] ||
+	    sc_str(&cli.settings, SC_SET_SAMPLING_OVERFLOW)[0])
+		pr_warn("--cpu-events and --sample-overflow are not available with attach in this "
+			"version; sampling CPU time only");
 	if (formats)
 		apply_formats(&cli, formats);
 	a.cli = &cli;
