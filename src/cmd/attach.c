@@ -133,6 +133,19 @@ static char *write_settings(const char *session, const struct sc_settings *s)
 	return path;
 }
 
+/* Our pid, for the runtime to detach by itself if we are killed before we ask it to. */
+static void write_owner(const char *session)
+{
+	char *path = sc_xasprintf("%s/attach.owner", session);
+	FILE *f = fopen(path, "we");
+
+	if (f) {
+		fprintf(f, "%d\n", (int)getpid());
+		fclose(f);
+	}
+	free(path);
+}
+
 /* Run as root on another user's process: the process writes its raw file in the session. */
 static void give_session_to(pid_t pid, const char *session)
 {
@@ -226,6 +239,7 @@ static json_t *run_attach(const char *session, const char *lib, void *ctx, int *
 	int fd;
 
 	*exit_code = SC_EXIT_FAILURE;
+	write_owner(session);
 	give_session_to(a->pid, session);
 	if (sc_attach_maps_has(a->pid, "libcuda.so"))
 		pr_info("process %d uses CUDA: CUDA tracing of an attached process is not in this "

@@ -205,6 +205,38 @@ static bool stop_file_exists(void)
 	return !access(path, F_OK);
 }
 
+/* The syscope that attached (its pid in <session>/attach.owner): 0 when unknown. */
+static pid_t read_owner(void)
+{
+	char path[4200], buf[32] = "";
+	int fd;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "%s/attach.owner", rt_proc.session_dir);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	RT_REAL(close)(fd);
+	buf[n > 0 ? n : 0] = '\0';
+	return (pid_t)atoi(buf);
+}
+
+/* A syscope killed before it asked for the detach must not leave the process recording. */
+static bool owner_gone(pid_t owner)
+{
+	return owner > 0 && kill(owner, 0) && errno == ESRCH;
+}
+
+/* A child forked while attached has none of the samplers, and its copy of the threads'
+ * buffers must never reach the parent's file. */
+static void attach_fork_child(void)
+{
+	if (at.thread_running)
+		atomic_store(&rt_proc.active, 0);
+	at.thread_running = false;
+}
+
 /* Whether a sampler signal is still pending on one of the threads (then the program must not
  * get its old handler back yet: a pending SIGSTKFLT would end it). */
 static bool sampler_signal_pending(void)
@@ -344,6 +376,7 @@ static void *attach_main(void *arg)
 	static pid_t before[ATTACH_MAX_THREADS];
 	unsigned nbefore;
 	uint64_t next_scan;
+	pid_t owner;
 
 	(void)arg;
 	at.own_tid = rt_gettid();
@@ -356,6 +389,7 @@ static void *attach_main(void *arg)
 	rt_record_identity();
 	if (!at.loader_ready) {
 		rt_loader_init();
+		pthread_atfork(NULL, NULL, attach_fork_child);
 		at.loader_ready = true;
 	} else {
 		rt_loader_event(); /* what was loaded while dormant */
@@ -377,6 +411,7 @@ static void *attach_main(void *arg)
 		"in a process syscope did not start, nothing keeps their signals from "
 		"interrupting the program's system calls");
 	write_state("started", "");
+	owner = read_owner();
 	next_scan = rt_now_ns() + RESCAN_NS;
 	while (!atomic_load(&at.stop_asked) && !stop_file_exists()) {
 		if (!rt_active()) {
@@ -387,6 +422,13 @@ static void *attach_main(void *arg)
 		}
 		sleep_ns(10000000);
 		if (rt_now_ns() >= next_scan) {
+			if (owner_gone(owner)) {
+				rt_note(SC_NOTE_WARN,
+					"attach: syscope (process %d) ended without "
+					"detaching; detached",
+					(int)owner);
+				break;
+			}
 			scan_threads();
 			next_scan = rt_now_ns() + RESCAN_NS;
 		}

@@ -257,6 +257,36 @@ def test_attach_twice():
         t.kill()
 
 
+def syscope_threads(pid):
+    names = []
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{tid}/comm") as f:
+                names.append(f.read().strip())
+        except OSError:
+            pass
+    return [n for n in names if n.startswith("syscope")]
+
+
+def test_killed_syscope_leaves_the_process_running():
+    t = Target("attach_spin")
+    try:
+        a = Attach(t.pid, "--output-format", "json")
+        a.wait_attached()
+        check_eq(syscope_threads(t.pid), ["syscope-attach"], "the runtime's thread")
+        a.proc.kill()
+        a.proc.wait()
+        deadline = time.monotonic() + 60
+        while syscope_threads(t.pid):  # the runtime sees its syscope gone and detaches
+            check(time.monotonic() < deadline, f"still attached: {syscope_threads(t.pid)}")
+            time.sleep(0.05)
+        t.send("ping")
+        t.expect(r"^ok ping$")
+        check_eq(t.finish(), 0, f"fixture status\n{t.lines}")
+    finally:
+        t.kill()
+
+
 HOLDER = r"""
 import ctypes, os, sys, time
 libc = ctypes.CDLL(None, use_errno=True)
