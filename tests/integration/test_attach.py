@@ -44,8 +44,8 @@ def wait_cpu(pid, tid, seconds, limit_s=120):
 class Target:
     """A fixture started without syscope, talked to through its stdin and stdout."""
 
-    def __init__(self, name, *args):
-        self.proc = subprocess.Popen([fixture(name), *args], stdin=subprocess.PIPE,
+    def __init__(self, name, *args, argv=None):
+        self.proc = subprocess.Popen(argv or [fixture(name), *args], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, text=True)
         self.lines = []
         self.pid = int(self.expect(r"^pid=(\d+)$").group(1))
@@ -252,6 +252,38 @@ def test_attach_twice():
         tasks = [open(f"/proc/{t.pid}/task/{x}/comm").read().strip()
                  for x in os.listdir(f"/proc/{t.pid}/task")]
         check(not [c for c in tasks if c.startswith("syscope")], f"threads left: {tasks}")
+        check_eq(t.finish(), 0, f"fixture status\n{t.lines}")
+    finally:
+        t.kill()
+
+
+PYTHON = "/usr/bin/python3"  # Debian 12's CPython 3.11, what CI runs
+
+
+def test_python_frames_when_attached():
+    if not os.path.exists(PYTHON):
+        if os.environ.get("CI") == "true":
+            raise AssertionError(f"no {PYTHON}")
+        raise harness.Skip(f"no {PYTHON}")
+    script = os.path.join(harness.SOURCE, "tests", "programs", "attach_spin.py")
+    t = Target(None, argv=[PYTHON, script])
+    try:
+        a = Attach(t.pid, "--output-format", "json")
+        a.wait_attached()
+        wait_cpu(t.pid, t.pid, CPU_WANTED_S)
+        check_eq(a.finish(signal.SIGINT), 0, a.describe())
+        p = a.profile(t.pid)
+        check(p.samples("py_hot") >= 5, f"py_hot: {p.samples('py_hot')} of {p.total}\n"
+              f"{p.function_names()[:20]}\n{a.err}")
+        f = p.function("py_hot")
+        check(f["file"].endswith("attach_spin.py"), f"py_hot's file: {f}")
+        loop = harness.source_line("attach_spin.py", "# py_hot loop")
+        on_loop = [x for x in p.meta["lines"] if x["function"] == "py_hot" and
+                   x["line"] == loop]
+        check(on_loop and on_loop[0]["samples"] >= 1,
+              f"line {loop}: {[x for x in p.meta['lines'] if x['function'] == 'py_hot']}")
+        t.send("ping")
+        t.expect(r"^ok ping$")
         check_eq(t.finish(), 0, f"fixture status\n{t.lines}")
     finally:
         t.kill()
