@@ -360,6 +360,12 @@ int cmd_attach(int argc, char **argv)
 	a.tid = tid_text ? parse_id(tid_text, "--tid") : pid;
 	if (!sc_attach_permitted(pid, err))
 		sc_die(SC_EXIT_FAILURE, "cannot attach to process %d: %s", (int)pid, err);
+	snprintf(link, sizeof(link), "/proc/%d/task/%d", (int)pid, (int)a.tid);
+	if (access(link, F_OK))
+		sc_die(SC_EXIT_USAGE,
+		       "--tid %d is not a thread of process %d (its threads are in "
+		       "/proc/%d/task)",
+		       (int)a.tid, (int)pid, (int)pid);
 	sc_launch_attached(&cli, run_attach, &a, &res);
 	free(args);
 	if (res.nothing_recorded) {

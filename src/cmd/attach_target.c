@@ -83,6 +83,30 @@ static void name_of(pid_t pid, char *out, size_t cap)
 	out[strcspn(out, "\n")] = '\0';
 }
 
+/* The target's executable is an ELF of our class and machine (a 32-bit process would get
+ * 64-bit registers in its remote calls). Unreadable: left to ptrace to decide. */
+static bool same_machine(pid_t pid)
+{
+	char path[64];
+	unsigned char e[20];
+	int fd;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return true;
+	n = read(fd, e, sizeof(e));
+	close(fd);
+	if (n != (ssize_t)sizeof(e) || memcmp(e, ELFMAG, SELFMAG))
+		return true;
+#if defined(__x86_64__)
+	return e[EI_CLASS] == ELFCLASS64 && (e[18] | e[19] << 8) == EM_X86_64;
+#else
+	return e[EI_CLASS] == ELFCLASS64;
+#endif
+}
+
 bool sc_attach_permitted(pid_t pid, char err[SC_ATTACH_ERR])
 {
 	char buf[64], tracer_name[64];
@@ -131,6 +155,14 @@ bool sc_attach_permitted(pid_t pid, char err[SC_ATTACH_ERR])
 			"process %d is already traced by process %ld (%s); a process has one tracer "
 			"at a time: detach that one (quit the debugger or strace) first",
 			(int)pid, tracer, tracer_name);
+		return false;
+	}
+	if (!same_machine(pid)) {
+		snprintf(
+			err, SC_ATTACH_ERR,
+			"process %d is not a 64-bit x86-64 program like this syscope; attach needs "
+			"the same machine type",
+			(int)pid);
 		return false;
 	}
 	if (!sc_attach_maps_has(pid, "/libc.so.6")) {

@@ -373,6 +373,13 @@ def test_refusals_name_the_cause():
     r = refused("-p", dead.pid)
     check_eq(r.returncode, 1, r.stderr)
     check(f"no process with id {dead.pid} is running" in r.stderr, r.stderr)
+    t = Target("attach_spin")
+    try:
+        r = refused("-p", t.pid, "--tid", os.getpid())
+        check_eq(r.returncode, 2, r.stderr)
+        check(f"--tid {os.getpid()} is not a thread of process {t.pid}" in r.stderr, r.stderr)
+    finally:
+        t.kill()
     t = Target("attach_static")
     try:
         r = refused("-p", t.pid)
