@@ -258,10 +258,16 @@ static json_t *run_attach(const char *session, const char *lib, void *ctx, int *
 			    info.in_syscall ? json_integer(info.syscall_nr) : json_null());
 	free(settings);
 	if (rc) {
-		pr_err("cannot attach to process %d: %s", a->pid,
-		       rc == -EBUSY ? "it is being profiled by syscope already (started by "
-				      "syscope, or another attach is recording it)"
-				    : strerror((int)-rc));
+		if (rc == -EACCES)
+			pr_err("cannot attach to process %d: it may not read %s/attach.settings; "
+			       "the session folder must be reachable by the process's user (choose "
+			       "-o in a folder that user can enter)",
+			       a->pid, session);
+		else
+			pr_err("cannot attach to process %d: %s", a->pid,
+			       rc == -EBUSY ? "it is being profiled by syscope already (started "
+					      "by syscope, or another attach is recording it)"
+					    : strerror((int)-rc));
 		return detail;
 	}
 	if (!wait_state(a->pid, session, started, START_TIMEOUT_MS, line, sizeof(line)) ||

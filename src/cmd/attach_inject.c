@@ -129,6 +129,23 @@ static int remote_call(pid_t tid, const struct user_regs_struct *base, uint64_t 
 	return 0;
 }
 
+/* dlopen failed: dlerror's message, asked in the process. */
+static void say_dlerror(pid_t tid, const struct user_regs_struct *saved, uint64_t dlerror_at,
+			uint64_t sp, const char *lib, char err[SC_ATTACH_ERR])
+{
+	char why[300] = "";
+	long msg = 0;
+
+	if (dlerror_at && !remote_call(tid, saved, dlerror_at, 0, 0, sp, &msg, err) && msg) {
+		for (size_t i = 0; i < sizeof(why) - 1; i++)
+			if (read_mem(tid, (uint64_t)msg + i, &why[i], 1) || !why[i])
+				break;
+		why[sizeof(why) - 1] = '\0';
+	}
+	snprintf(err, SC_ATTACH_ERR, "dlopen of %.150s failed in the process: %s", lib,
+		 why[0] ? why : "no reason given");
+}
+
 /* The registers to resume with: those saved, rewound onto the system call when it returned
  * EINTR because of the stop. */
 static struct user_regs_struct resume_regs(pid_t tid, const struct user_regs_struct *saved,
@@ -153,7 +170,7 @@ int sc_attach_call(pid_t pid, pid_t tid, const char *lib, const char *entry, con
 		   long *result, struct sc_remote *info, char err[SC_ATTACH_ERR])
 {
 	struct user_regs_struct saved, back;
-	uint64_t dlopen_at, entry_off, base, sp, lib_at, arg_at;
+	uint64_t dlopen_at, dlerror_at, entry_off, base, sp, lib_at, arg_at;
 	size_t lib_len = strlen(lib) + 1, arg_len = strlen(arg) + 1;
 	double t0;
 	long handle = 0;
@@ -164,6 +181,7 @@ int sc_attach_call(pid_t pid, pid_t tid, const char *lib, const char *entry, con
 	dlopen_at = sc_attach_symbol(pid, "/libc.so.6", "dlopen", err);
 	if (!dlopen_at)
 		return -1;
+	dlerror_at = sc_attach_symbol(pid, "/libc.so.6", "dlerror", err);
 	entry_off = sc_attach_file_symbol(lib, entry, err); /* before the thread stops */
 	if (!entry_off)
 		return -1;
@@ -201,10 +219,7 @@ int sc_attach_call(pid_t pid, pid_t tid, const char *lib, const char *entry, con
 	if (remote_call(tid, &saved, dlopen_at, lib_at, 2 /* RTLD_NOW */, sp, &handle, err))
 		goto restore;
 	if (!handle) {
-		snprintf(err, SC_ATTACH_ERR,
-			 "dlopen of %s failed in process %d (can it read the file? is it the same "
-			 "machine type?)",
-			 lib, (int)pid);
+		say_dlerror(tid, &saved, dlerror_at, sp, lib, err);
 		goto restore;
 	}
 	/* dlopen's handle is the library's link_map, whose first field is its load address. */

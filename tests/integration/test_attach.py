@@ -44,9 +44,10 @@ def wait_cpu(pid, tid, seconds, limit_s=120):
 class Target:
     """A fixture started without syscope, talked to through its stdin and stdout."""
 
-    def __init__(self, name, *args, argv=None):
+    def __init__(self, name, *args, argv=None, as_user=None):
+        drop = (lambda: (os.setgid(as_user), os.setuid(as_user))) if as_user else None
         self.proc = subprocess.Popen(argv or [fixture(name), *args], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, text=True)
+                                     stdout=subprocess.PIPE, text=True, preexec_fn=drop)
         self.lines = []
         self.pid = int(self.expect(r"^pid=(\d+)$").group(1))
 
@@ -87,6 +88,7 @@ class Attach:
 
     def __init__(self, pid, *flags):
         self.workdir = tempfile.mkdtemp(prefix="syscope-attach-")
+        os.chmod(self.workdir, 0o755)  # a process of another user reaches its session
         harness._workdirs.append(self.workdir)
         self.proc = subprocess.Popen([SYSCOPE, "attach", "-p", str(pid), *flags],
                                      stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
@@ -252,6 +254,25 @@ def test_attach_twice():
         tasks = [open(f"/proc/{t.pid}/task/{x}/comm").read().strip()
                  for x in os.listdir(f"/proc/{t.pid}/task")]
         check(not [c for c in tasks if c.startswith("syscope")], f"threads left: {tasks}")
+        check_eq(t.finish(), 0, f"fixture status\n{t.lines}")
+    finally:
+        t.kill()
+
+
+def test_root_attaches_to_another_users_process():
+    if os.geteuid() != 0:
+        raise harness.Skip("needs root (CI runs as root)")
+    nobody = 65534
+    t = Target("attach_spin", as_user=nobody)
+    try:
+        a = Attach(t.pid, "--output-format", "json")
+        a.wait_attached()
+        wait_cpu(t.pid, t.pid, CPU_WANTED_S)
+        check_eq(a.finish(signal.SIGINT), 0, a.describe())
+        raw = os.path.join(a.session, "raw", f"{t.pid}.sraw")
+        check_eq(os.stat(raw).st_uid, nobody, "owner of the raw file the process wrote")
+        p = a.profile(t.pid)
+        check(p.samples("main_spin") >= 5, f"main_spin: {p.samples('main_spin')} of {p.total}")
         check_eq(t.finish(), 0, f"fixture status\n{t.lines}")
     finally:
         t.kill()
