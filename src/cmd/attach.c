@@ -241,10 +241,6 @@ static json_t *run_attach(const char *session, const char *lib, void *ctx, int *
 	*exit_code = SC_EXIT_FAILURE;
 	write_owner(session);
 	give_session_to(a->pid, session);
-	if (sc_attach_maps_has(a->pid, "libcuda.so"))
-		pr_info("process %d uses CUDA: CUDA tracing of an attached process is not in this "
-			"version yet; recording CPU samples only",
-			a->pid);
 	install_stop_handlers();
 	detail = json_pack("{s:i, s:i, s:o}", "pid", a->pid, "tid", a->tid, "from", iso_now());
 	if (sc_attach_call(a->pid, a->tid, lib, "syscope_attach_start", settings, &rc, &info,

@@ -26,6 +26,7 @@
 
 #include <dirent.h>
 #include <dlfcn.h>
+#include <link.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -355,6 +356,12 @@ static bool open_recording(void)
 	return true;
 }
 
+static int find_cuda(struct dl_phdr_info *info, size_t size, void *data)
+{
+	(void)size, (void)data;
+	return info->dlpi_name && strstr(info->dlpi_name, "/libcuda.so") != NULL;
+}
+
 /* The program's threads before the sources start their own (telemetry's names itself only
  * once running: later scans know it by its name). */
 static unsigned program_threads(pid_t *tids, unsigned max)
@@ -406,6 +413,10 @@ static void *attach_main(void *arg)
 			"attach: the CPU-time sampler could not be armed on %u thread(s) (%s); they "
 			"are not sampled",
 			at.arm_failures, strerror(at.arm_error));
+	if (dl_iterate_phdr(find_cuda, NULL))
+		rt_note(SC_NOTE_WARN, "attach: the process uses CUDA (libcuda is loaded); CUDA "
+				      "tracing of an attached process is not in this version yet: "
+				      "CPU samples only");
 	rt_note(SC_NOTE_INFO,
 		"attach: CPU-time samples count user time only, and wall-clock sampling is off: "
 		"in a process syscope did not start, nothing keeps their signals from "

@@ -168,6 +168,21 @@ def test_hot_function_sampled_and_keeps_running():
         t.kill()
 
 
+def test_cuda_process_gets_cpu_samples_and_a_note():
+    fake = os.path.join(harness.FIXTURES, "attach-fake-cuda", "libcuda.so.1")
+    t = Target("attach_spin", fake)
+    try:
+        a = Attach(t.pid, "--output-format", "json")
+        a.wait_attached()
+        wait_cpu(t.pid, t.pid, CPU_WANTED_S)
+        check_eq(a.finish(signal.SIGINT), 0, a.describe())
+        check("CUDA tracing of an attached process is not in this version" in a.err, a.err)
+        p = a.profile(t.pid)
+        check(p.samples("main_spin") >= 5, f"main_spin: {p.samples('main_spin')} of {p.total}")
+    finally:
+        t.kill()
+
+
 def test_threads_before_and_during_attach():
     t = Target("attach_spin")
     try:

@@ -3,8 +3,10 @@
  * For test_attach.py: a CPU-bound program started without syscope. The main thread spins in
  * main_spin(), a worker made at start in before_spin(); a line "spawn" on stdin makes one
  * more worker, in during_spin() (answered "spawned tid=N"); "quit" (or end of input) ends
- * the program with exit(0). Each line it reads is answered with "ok LINE" once done.
+ * the program with exit(0). Each line it reads is answered with "ok LINE" once done. A path
+ * in argv[1] is a library it loads first.
  */
+#include <dlfcn.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -77,10 +79,16 @@ static void *commands(void *arg)
 	return NULL;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	pthread_t before, reader;
 
+#ifndef ATTACH_STATIC				    /* the static build: no loader, no dlopen */
+	if (argc > 1 && !dlopen(argv[1], RTLD_NOW)) /* a library to have loaded (fake CUDA) */
+		return 2;
+#else
+	(void)argv;
+#endif
 	pthread_create(&before, NULL, before_main, NULL);
 	pthread_create(&reader, NULL, commands, NULL);
 	printf("pid=%d\n", (int)getpid());
