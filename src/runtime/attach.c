@@ -310,6 +310,10 @@ static void detach(void)
 	}
 	rt_finalize(SC_END_DETACH, 0);
 	atomic_store(&rt_proc.active, 0);
+	/* Signals generated before the samplers stopped reach their threads soon (a sampler
+	 * fires only while its thread runs in user space); our handler drops them. */
+	for (int tries = 0; tries < 50 && (pending = sampler_signal_pending()); tries++)
+		sleep_ns(2000000);
 	for (unsigned i = 0; i < n; i++) {
 		struct armed *a = &at.threads[i];
 		struct rt_thread *t = atomic_load(&a->adopted);
@@ -328,10 +332,11 @@ static void detach(void)
 		a->tid = 0;
 	}
 	atomic_store(&at.n, 0);
-	for (int tries = 0; tries < 50 && (pending = sampler_signal_pending()); tries++)
-		sleep_ns(2000000);
 	if (!pending)
 		rt_signals_release();
+	else
+		write_state("note", "a sampler signal was still pending: syscope's handler stays, "
+				    "dormant, in front of the program's");
 	rt_recorder_close();
 }
 

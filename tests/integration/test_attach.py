@@ -140,9 +140,32 @@ def check_session(a, pid, ended_by):
     return att
 
 
+def process_state(pid):
+    """What a detach must give back as it was: descriptors, caught signals, threads. One
+    pipe may stay: libunwind's memory-validation pipe, made at its first unwind and kept by
+    the dormant library for the next attach (closing it would leave libunwind writing into
+    whatever the program opens next under those numbers)."""
+    with open(f"/proc/{pid}/status") as f:
+        caught = re.search(r"^SigCgt:\s*(\w+)", f.read(), re.M).group(1)
+    fds = sorted(os.readlink(f"/proc/{pid}/fd/{fd}") for fd in os.listdir(f"/proc/{pid}/fd"))
+    return {"fds": fds, "SigCgt": caught, "threads": len(os.listdir(f"/proc/{pid}/task"))}
+
+
+def same_but_unwind_pipe(after, before):
+    added = list(after["fds"])
+    for fd in before["fds"]:
+        if fd in added:
+            added.remove(fd)
+    pipes = [fd for fd in added if fd.startswith("pipe:")]
+    one_pipe = added == pipes and (not added or (len(added) == 2 and added[0] == added[1]))
+    rest = dict(after, fds=before["fds"])
+    return one_pipe and all(fd in after["fds"] for fd in before["fds"]) and rest == before
+
+
 def test_hot_function_sampled_and_keeps_running():
     t = Target("attach_spin")
     try:
+        before = process_state(t.pid)
         a = Attach(t.pid, "--output-format", "json text")
         a.wait_attached()
         wait_cpu(t.pid, t.pid, CPU_WANTED_S)
@@ -156,7 +179,12 @@ def test_hot_function_sampled_and_keeps_running():
         check(spun >= 0.9 * p.total, f"{spun} of {p.total} in the spin loops")
         with open(os.path.join(a.session, f"metadata-{t.pid}.json")) as f:
             check('"end_reason": "detach"' in f.read(), "metadata end reason")
-        # After the detach: the program runs on, and answers.
+        # After the detach: everything as before, and the program runs on, and answers.
+        deadline = time.monotonic() + 30  # the runtime's thread ends just after it detached
+        while not same_but_unwind_pipe(process_state(t.pid), before):
+            check(time.monotonic() < deadline,
+                  f"after the detach: {process_state(t.pid)}, before: {before}")
+            time.sleep(0.05)
         check(t.proc.poll() is None, "the fixture ended at the detach")
         wait_cpu(t.pid, t.pid, 0.05)
         t.send("ping")
