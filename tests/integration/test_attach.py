@@ -177,8 +177,11 @@ def test_hot_function_sampled_and_keeps_running():
         # Every sample is the fixture's own spinning code (its blocked reader takes none).
         spun = sum(p.self_samples(f) for f in ("work", "main_spin", "before_spin"))
         check(spun >= 0.9 * p.total, f"{spun} of {p.total} in the spin loops")
-        with open(os.path.join(a.session, f"metadata-{t.pid}.json")) as f:
-            check('"end_reason": "detach"' in f.read(), "metadata end reason")
+        meta = a.metadata(t.pid)
+        check_eq(meta["exit"]["reason"], "detach", "metadata's end")
+        check_eq(meta["launcher"]["verb"], "attach", "metadata's verb")
+        check_eq(meta["launcher"]["attach"]["from"], a.info()["attach"]["from"], "from")
+        check_eq(meta["launcher"]["attach"]["to"], a.info()["attach"]["to"], "to")
         # After the detach: everything as before, and the program runs on, and answers.
         deadline = time.monotonic() + 30  # the runtime's thread ends just after it detached
         while not same_but_unwind_pipe(process_state(t.pid), before):
@@ -271,8 +274,7 @@ def test_target_exits_while_attached():
         check_session(a, t.pid, "process ended")
         p = a.profile(t.pid)
         check(p.samples("main_spin") >= 5, f"main_spin: {p.samples('main_spin')} of {p.total}")
-        with open(os.path.join(a.session, f"metadata-{t.pid}.json")) as f:
-            check('"end_reason": "exit"' in f.read(), "metadata end reason")
+        check_eq(a.metadata(t.pid)["exit"], {"reason": "exit", "status": 0}, "metadata's end")
     finally:
         t.kill()
 
