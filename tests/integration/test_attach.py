@@ -263,6 +263,29 @@ def test_blocked_calls_restart_without_eintr():
         t.kill()
 
 
+def test_child_forked_while_attached_leaves_the_parent_data_whole():
+    t = Target("attach_spin")
+    try:
+        a = Attach(t.pid, "--output-format", "json")
+        a.wait_attached()
+        wait_cpu(t.pid, t.pid, CPU_WANTED_S / 2)
+        t.send("fork")
+        t.expect(r"^forked status=7$")  # the child ran its own exit path, as without us
+        wait_cpu(t.pid, t.pid, CPU_WANTED_S / 2)
+        check_eq(a.finish(signal.SIGINT), 0, a.describe())
+        raws = sorted(f for f in os.listdir(os.path.join(a.session, "raw"))
+                      if f.endswith(".sraw"))
+        check_eq(raws, [f"{t.pid}.sraw"], "raw files (a forked child records nothing)")
+        check("warning" not in a.err, a.err)
+        p = a.profile(t.pid)
+        check(p.samples("main_spin") >= 5, f"main_spin: {p.samples('main_spin')} of {p.total}")
+        t.send("ping")
+        t.expect(r"^ok ping$")
+        check_eq(t.finish(), 0, f"fixture status\n{t.lines}")
+    finally:
+        t.kill()
+
+
 def test_target_exits_while_attached():
     t = Target("attach_spin")
     try:

@@ -4,14 +4,17 @@
  * main_spin(), a worker made at start in before_spin(); a line "spawn" on stdin makes one
  * more worker, in during_spin() (answered "spawned tid=N"); "quit" (or end of input) ends
  * the program with exit(0). Each line it reads is answered with "ok LINE" once done. A path
- * in argv[1] is a library it loads first.
+ * in argv[1] is a library it loads first; "fork" runs a child that exits 7 ("forked
+ * status=7").
  */
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static atomic_int quit, during_tid;
@@ -39,6 +42,12 @@ __attribute__((noinline)) void during_spin(void)
 {
 	while (!atomic_load(&quit))
 		work(); /* during spin */
+}
+
+__attribute__((noinline)) static void before_spin_for(int rounds)
+{
+	for (int i = 0; i < rounds; i++)
+		sink += i * 0.25;
 }
 
 static void *before_main(void *arg)
@@ -69,6 +78,17 @@ static void *commands(void *arg)
 			while (!atomic_load(&during_tid))
 				usleep(1000);
 			printf("spawned tid=%d\n", atomic_load(&during_tid));
+		}
+		if (!strcmp(line, "fork")) {
+			pid_t child = fork();
+			int status = -1;
+
+			if (child == 0) {
+				before_spin_for(200000); /* the child's own CPU time, then exit */
+				exit(7);
+			}
+			waitpid(child, &status, 0);
+			printf("forked status=%d\n", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
 		}
 		if (!strcmp(line, "quit"))
 			break;
