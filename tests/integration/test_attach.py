@@ -10,13 +10,17 @@ import os
 import platform
 import re
 import signal
+import sqlite3
 import subprocess
 import sys
 import tempfile
 import time
 
 import harness
+import rocpd_checks
 from harness import SYSCOPE, Profile, check, check_eq, fixture
+
+import pftrace
 
 CPU_WANTED_S = 0.3  # CPU time a spinning thread gets inside the window (about 90 samples)
 TICK = os.sysconf("SC_CLK_TCK")
@@ -210,6 +214,29 @@ def test_cuda_process_gets_cpu_samples_and_a_note():
         check("CUDA tracing of an attached process is not in this version" in a.err, a.err)
         p = a.profile(t.pid)
         check(p.samples("main_spin") >= 5, f"main_spin: {p.samples('main_spin')} of {p.total}")
+    finally:
+        t.kill()
+
+
+def test_rocprof_sys_formats_perfetto_and_rocpd():
+    t = Target("attach_spin")
+    try:
+        a = Attach(t.pid, "-F", "perfetto,rocpd")
+        a.wait_attached()
+        wait_cpu(t.pid, t.pid, CPU_WANTED_S)
+        check_eq(a.finish(signal.SIGINT), 0, a.describe())
+        files = sorted(os.listdir(a.session))
+        check(f"perfetto-trace-{t.pid}.pftrace" in files and f"rocpd-{t.pid}.db" in files
+              and f"sampling_cpu_clock-{t.pid}.json" not in files, f"outputs {files}")
+        with open(os.path.join(a.session, f"perfetto-trace-{t.pid}.pftrace"), "rb") as f:
+            trace = pftrace.Trace(f.read())
+        check_eq(trace.errors, [], "trace problems")
+        in_main = [s for s in trace.samples if any(fr[0] == "main_spin" for fr in s[3])]
+        check(len(in_main) >= 5, f"{len(in_main)} of {len(trace.samples)} trace samples")
+        db = sqlite3.connect(os.path.join(a.session, f"rocpd-{t.pid}.db"))
+        rocpd_checks.check_conventions(db)
+        n = rocpd_checks.rows(db, "SELECT COUNT(*) FROM rocpd_sample")[0][0]
+        check_eq(n, len(trace.samples), "samples in rocpd and in the trace")
     finally:
         t.kill()
 
