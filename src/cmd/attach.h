@@ -22,6 +22,8 @@ uint64_t sc_attach_symbol(pid_t pid, const char *path_suffix, const char *symbol
 			  char err[SC_ATTACH_ERR]);
 /* The offset of `symbol` from the load address of shared library `path` (0: absent). */
 uint64_t sc_attach_file_symbol(const char *path, const char *symbol, char err[SC_ATTACH_ERR]);
+/* Whether `addr` is in an executable mapping of the target's object ending with `suffix`. */
+bool sc_attach_code_of(pid_t pid, const char *suffix, uint64_t addr);
 /* Whether the target maps an object whose path contains `needle`. */
 bool sc_attach_maps_has(pid_t pid, const char *needle);
 /* The process is gone, or a zombie: it ended. */
@@ -36,6 +38,7 @@ struct sc_remote {
 	bool in_syscall;  /* it was stopped inside a system call (restarted after) */
 	long syscall_nr;  /* which */
 	long restart_how; /* how it was restarted: the kernel's -ERESTART* code, or -EINTR */
+	int retries;	  /* stops let go: the thread was in C library or loader code */
 };
 /*
  * Stop thread `tid` of `pid` alone, call dlopen(lib, RTLD_NOW) and then `entry`(arg) of the

@@ -36,6 +36,10 @@
 #define ERESTARTNOHAND 514
 #define ERESTART_RESTARTBLOCK 516
 #define RED_ZONE 128
+/* Stops in the loader's code are never kept; stops in the C library are kept after a few
+ * (its string functions hold no lock, and malloc's internals cannot be told by address). */
+#define STOP_TRIES 100
+#define LIBC_TRIES 5
 
 static double now_ms(void)
 {
@@ -166,6 +170,45 @@ static struct user_regs_struct resume_regs(pid_t tid, const struct user_regs_str
 	return r;
 }
 
+/*
+ * Stop the thread where dlopen is safe to call: in the program's code or inside a system
+ * call, not running loader code (it may hold the loader's lock: dlopen would wait for itself
+ * forever) and preferably not C library code (malloc's lock). Elsewhere it is let go and
+ * stopped again 2 ms later. *t0 is when the kept stop began; earlier stops count in
+ * info->held_ms.
+ */
+static int stop_outside_loader(pid_t pid, pid_t tid, struct user_regs_struct *regs, double *t0,
+			       struct sc_remote *info, char err[SC_ATTACH_ERR])
+{
+	for (int tries = 0; tries < STOP_TRIES; tries++) {
+		*t0 = now_ms();
+		if (ptrace(PTRACE_INTERRUPT, tid, NULL, NULL) || wait_stop(tid, err) < 0 ||
+		    ptrace(PTRACE_GETREGS, tid, NULL, regs)) {
+			if (!err[0])
+				snprintf(err, SC_ATTACH_ERR, "cannot stop thread %d: %s", (int)tid,
+					 strerror(errno));
+			return -1;
+		}
+		if ((long)regs->orig_rax >= 0 ||
+		    (!sc_attach_code_of(pid, "/ld-linux-x86-64.so.2", regs->rip) &&
+		     (tries >= LIBC_TRIES || !sc_attach_code_of(pid, "/libc.so.6", regs->rip))))
+			return 0;
+		info->retries++;
+		info->held_ms += now_ms() - *t0;
+		if (ptrace(PTRACE_CONT, tid, NULL, NULL)) {
+			snprintf(err, SC_ATTACH_ERR, "ptrace: %s", strerror(errno));
+			return -1;
+		}
+		usleep(2000);
+	}
+	snprintf(err, SC_ATTACH_ERR,
+		 "thread %d was running the loader's code each of the %d times it was stopped "
+		 "(it may hold the loader's lock, which dlopen needs); choose another thread "
+		 "with --tid",
+		 (int)tid, STOP_TRIES);
+	return -1;
+}
+
 int sc_attach_call(pid_t pid, pid_t tid, const char *lib, const char *entry, const char *arg,
 		   long *result, struct sc_remote *info, char err[SC_ATTACH_ERR])
 {
@@ -197,12 +240,7 @@ int sc_attach_call(pid_t pid, pid_t tid, const char *lib, const char *entry, con
 			(int)pid, strerror(errno));
 		return -1;
 	}
-	t0 = now_ms();
-	if (ptrace(PTRACE_INTERRUPT, tid, NULL, NULL) || wait_stop(tid, err) < 0 ||
-	    ptrace(PTRACE_GETREGS, tid, NULL, &saved)) {
-		if (!err[0])
-			snprintf(err, SC_ATTACH_ERR, "cannot stop thread %d: %s", (int)tid,
-				 strerror(errno));
+	if (stop_outside_loader(pid, tid, &saved, &t0, info, err)) {
 		ptrace(PTRACE_DETACH, tid, NULL, NULL);
 		return -1;
 	}
@@ -239,7 +277,7 @@ restore:
 		rc = -1;
 	}
 	ptrace(PTRACE_DETACH, tid, NULL, NULL);
-	info->held_ms = now_ms() - t0;
+	info->held_ms += now_ms() - t0;
 	return rc;
 }
 

@@ -212,6 +212,31 @@ static uint64_t find_mapping(pid_t pid, const char *suffix, char *path, size_t c
 	return base;
 }
 
+bool sc_attach_code_of(pid_t pid, const char *suffix, uint64_t addr)
+{
+	char maps[64], line[4096 + 128];
+	FILE *f;
+	bool in = false;
+
+	snprintf(maps, sizeof(maps), "/proc/%d/maps", (int)pid);
+	f = fopen(maps, "re");
+	while (f && !in && fgets(line, sizeof(line), f)) {
+		unsigned long long lo, hi;
+		char perms[8], *file = strchr(line, '/');
+		size_t len;
+
+		if (!file || sscanf(line, "%llx-%llx %7s", &lo, &hi, perms) != 3 ||
+		    perms[2] != 'x' || addr < lo || addr >= hi)
+			continue;
+		file[strcspn(file, "\n")] = '\0';
+		len = strlen(file);
+		in = len >= strlen(suffix) && !strcmp(file + len - strlen(suffix), suffix);
+	}
+	if (f)
+		fclose(f);
+	return in;
+}
+
 bool sc_attach_maps_has(pid_t pid, const char *needle)
 {
 	char maps[64], line[4096 + 128];
