@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * syscope attach, the command line's half: checks of the target process (attach_target.c),
- * the ptrace remote call (attach_inject.c) and the verb (attach.c).
+ * its maps and symbols (attach_elf.c), the ptrace remote call (attach_inject.c) and the verb
+ * (attach.c).
  */
 #ifndef SYSCOPE_CMD_ATTACH_H
 #define SYSCOPE_CMD_ATTACH_H
@@ -12,7 +13,7 @@
 
 #define SC_ATTACH_ERR 512
 
-/* attach_target.c */
+/* attach_target.c, attach_elf.c */
 /* Whether `pid` may be attached to by this user; false with `err` naming the cause and what
  * would allow it (no such process, Yama's ptrace_scope, another user, already traced). */
 bool sc_attach_permitted(pid_t pid, char err[SC_ATTACH_ERR]);
@@ -22,8 +23,12 @@ uint64_t sc_attach_symbol(pid_t pid, const char *path_suffix, const char *symbol
 			  char err[SC_ATTACH_ERR]);
 /* The offset of `symbol` from the load address of shared library `path` (0: absent). */
 uint64_t sc_attach_file_symbol(const char *path, const char *symbol, char err[SC_ATTACH_ERR]);
-/* Whether `addr` is in an executable mapping of the target's object ending with `suffix`. */
-bool sc_attach_code_of(pid_t pid, const char *suffix, uint64_t addr);
+/* The executable mappings of the target's objects whose path ends with `suffix`, into
+ * out[max]; returns how many. */
+struct sc_code_range {
+	uint64_t lo, hi;
+};
+int sc_attach_code_ranges(pid_t pid, const char *suffix, struct sc_code_range *out, int max);
 /* Whether the target maps an object whose path contains `needle`. */
 bool sc_attach_maps_has(pid_t pid, const char *needle);
 /* The process is gone, or a zombie: it ended. */

@@ -177,9 +177,21 @@ static struct user_regs_struct resume_regs(pid_t tid, const struct user_regs_str
  * stopped again 2 ms later. *t0 is when the kept stop began; earlier stops count in
  * info->held_ms.
  */
+static bool in_ranges(const struct sc_code_range *r, int n, uint64_t addr)
+{
+	for (int i = 0; i < n; i++)
+		if (addr >= r[i].lo && addr < r[i].hi)
+			return true;
+	return false;
+}
+
 static int stop_outside_loader(pid_t pid, pid_t tid, struct user_regs_struct *regs, double *t0,
 			       struct sc_remote *info, char err[SC_ATTACH_ERR])
 {
+	struct sc_code_range ld[8], libc[8]; /* read before the thread stops */
+	int nld = sc_attach_code_ranges(pid, "/ld-linux-x86-64.so.2", ld, 8);
+	int nlibc = sc_attach_code_ranges(pid, "/libc.so.6", libc, 8);
+
 	for (int tries = 0; tries < STOP_TRIES; tries++) {
 		*t0 = now_ms();
 		if (ptrace(PTRACE_INTERRUPT, tid, NULL, NULL) || wait_stop(tid, err) < 0 ||
@@ -190,8 +202,8 @@ static int stop_outside_loader(pid_t pid, pid_t tid, struct user_regs_struct *re
 			return -1;
 		}
 		if ((long)regs->orig_rax >= 0 ||
-		    (!sc_attach_code_of(pid, "/ld-linux-x86-64.so.2", regs->rip) &&
-		     (tries >= LIBC_TRIES || !sc_attach_code_of(pid, "/libc.so.6", regs->rip))))
+		    (!in_ranges(ld, nld, regs->rip) &&
+		     (tries >= LIBC_TRIES || !in_ranges(libc, nlibc, regs->rip))))
 			return 0;
 		info->retries++;
 		info->held_ms += now_ms() - *t0;

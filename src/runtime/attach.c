@@ -18,11 +18,13 @@
  * gives the program its signal handlers back and exits. The library stays loaded and
  * dormant; a later attach starts it again. What it did is in <session>/attach.state.
  *
+ * The program's threads are attach_threads.c's.
+ *
  * What is not done in an attached process: wall-clock sampling (its timer would interrupt
  * blocking calls, which no wrapper guards here: EINTR), the wrappers' records (the program's
  * calls do not reach them), and CPU time in the kernel (user time only, for the same reason).
  */
-#include "rt.h"
+#include "attach.h"
 
 #include <dirent.h>
 #include <dlfcn.h>
@@ -41,49 +43,15 @@
 
 #include "sources/source.h"
 
-#define ATTACH_MAX_THREADS 4096
 #define RESCAN_NS 50000000ull
 
-/* A thread attach armed: its sampler's descriptor until the thread adopts it. */
-struct armed {
-	pid_t tid; /* 0: free slot */
-	int fd;
-	uint32_t index;
-	struct rt_thread *_Atomic adopted; /* set by the thread itself, in its handler */
-	bool seen;			   /* in the last scan */
-};
-
 static struct {
-	struct armed threads[ATTACH_MAX_THREADS];
-	_Atomic unsigned n;
 	pthread_t thread;
 	bool thread_running;
 	pid_t own_tid;
 	atomic_int stop_asked;
 	bool loader_ready;
-	uint32_t main_index; /* the main thread is thread 0, as in a launched process */
-	unsigned arm_failures;
-	int arm_error;
 } at;
-
-bool rt_attach_claim(int fd, struct rt_thread *t, uint32_t *index)
-{
-	pid_t tid = rt_gettid();
-	unsigned n = atomic_load_explicit(&at.n, memory_order_acquire);
-
-	for (unsigned i = 0; i < n; i++) {
-		struct armed *a = &at.threads[i];
-		struct rt_thread *none = NULL;
-
-		if (a->tid != tid || a->fd != fd)
-			continue;
-		if (!atomic_compare_exchange_strong(&a->adopted, &none, t))
-			return false;
-		*index = a->index;
-		return true;
-	}
-	return false;
-}
 
 /* One line "WORD DETAIL" for the CLI. */
 static void write_state(const char *word, const char *detail)
@@ -100,102 +68,6 @@ static void write_state(const char *word, const char *detail)
 		/* the CLI then reports that the attach did not answer */
 	}
 	RT_REAL(close)(fd);
-}
-
-/* syscope's own threads (telemetry, this one) are not sampled. */
-static bool is_syscope_thread(pid_t tid)
-{
-	char path[64], name[32] = "";
-	int fd;
-	ssize_t n;
-
-	if (tid == at.own_tid)
-		return true;
-	snprintf(path, sizeof(path), "/proc/self/task/%d/comm", (int)tid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return false;
-	n = read(fd, name, sizeof(name) - 1);
-	RT_REAL(close)(fd);
-	name[n > 0 ? n : 0] = '\0';
-	return !strncmp(name, "syscope-", 8);
-}
-
-static struct armed *find_armed(pid_t tid)
-{
-	unsigned n = atomic_load(&at.n);
-
-	for (unsigned i = 0; i < n; i++)
-		if (at.threads[i].tid == tid)
-			return &at.threads[i];
-	return NULL;
-}
-
-static void arm(pid_t tid)
-{
-	unsigned n = atomic_load(&at.n);
-	struct armed *a;
-	int fd = -1, err;
-
-	if (n >= ATTACH_MAX_THREADS || is_syscope_thread(tid))
-		return;
-	err = rt_sampling_arm_tid(tid, &fd);
-	if (err) {
-		at.arm_failures++;
-		at.arm_error = -err;
-		return;
-	}
-	a = &at.threads[n];
-	a->tid = tid;
-	a->fd = fd;
-	a->seen = true;
-	a->index = tid == rt_proc.pid ? at.main_index
-				      : atomic_fetch_add(&rt_proc.next_thread_index, 1);
-	atomic_store(&a->adopted, NULL);
-	atomic_store_explicit(&at.n, n + 1, memory_order_release);
-}
-
-/* A thread that ended before its first sample: its descriptor is ours to close. An adopted
- * thread closed its own at its end (the thread key's destructor). */
-static void forget_gone(struct armed *a)
-{
-	if (!atomic_load(&a->adopted) && a->fd >= 0)
-		rt_fd_release(a->fd);
-	a->fd = -1;
-	a->tid = -1; /* never matches a thread again */
-}
-
-/* Every thread of the process, main thread first; new ones armed, gone ones forgotten. */
-static void scan_threads(void)
-{
-	unsigned n = atomic_load(&at.n);
-	DIR *d;
-	struct dirent *de;
-
-	for (unsigned i = 0; i < n; i++)
-		at.threads[i].seen = false;
-	if (!find_armed(rt_proc.pid))
-		arm(rt_proc.pid);
-	d = opendir("/proc/self/task");
-	if (!d)
-		return;
-	while ((de = readdir(d))) {
-		pid_t tid = (pid_t)atoi(de->d_name);
-		struct armed *a;
-
-		if (tid <= 0)
-			continue;
-		a = find_armed(tid);
-		if (a)
-			a->seen = true;
-		else
-			arm(tid);
-	}
-	closedir(d);
-	n = atomic_load(&at.n);
-	for (unsigned i = 0; i < n; i++)
-		if (at.threads[i].tid > 0 && !at.threads[i].seen)
-			forget_gone(&at.threads[i]);
 }
 
 static bool stop_file_exists(void)
@@ -238,39 +110,6 @@ static void attach_fork_child(void)
 	at.thread_running = false;
 }
 
-/* Whether a sampler signal is still pending on one of the threads (then the program must not
- * get its old handler back yet: a pending SIGSTKFLT would end it). */
-static bool sampler_signal_pending(void)
-{
-	sigset_t set;
-	unsigned n = atomic_load(&at.n);
-
-	rt_signals_sampler_set(&set);
-	for (unsigned i = 0; i < n; i++) {
-		char path[64], buf[2048], *p;
-		unsigned long long mask;
-		int fd;
-		ssize_t len;
-
-		if (at.threads[i].tid <= 0)
-			continue;
-		snprintf(path, sizeof(path), "/proc/self/task/%d/status", (int)at.threads[i].tid);
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
-			continue;
-		len = read(fd, buf, sizeof(buf) - 1);
-		RT_REAL(close)(fd);
-		buf[len > 0 ? len : 0] = '\0';
-		p = strstr(buf, "SigPnd:");
-		if (!p || sscanf(p + 7, "%llx", &mask) != 1)
-			continue;
-		for (int s = 1; s < 64; s++)
-			if (sigismember(&set, s) && (mask & (1ull << (s - 1))))
-				return true;
-	}
-	return false;
-}
-
 static void sleep_ns(uint64_t ns)
 {
 	struct timespec ts = { (time_t)(ns / 1000000000ull), (long)(ns % 1000000000ull) };
@@ -282,56 +121,16 @@ static void sleep_ns(uint64_t ns)
 /* Samplers off, handlers in progress finished, recording finalized, descriptors closed. */
 static void detach(void)
 {
-	unsigned n = atomic_load(&at.n);
 	bool pending = true;
 
-	for (unsigned i = 0; i < n; i++) {
-		struct armed *a = &at.threads[i];
-		struct rt_thread *t = atomic_load(&a->adopted);
-
-		if (a->tid <= 0)
-			continue;
-		if (t)
-			rt_sampling_disarm_adopted(t);
-		else if (a->fd >= 0)
-			ioctl(a->fd, PERF_EVENT_IOC_DISABLE, 0);
-	}
-	for (int tries = 0; tries < 20; tries++) {
-		bool busy = false;
-
-		for (unsigned i = 0; i < n; i++) {
-			struct rt_thread *t = atomic_load(&at.threads[i].adopted);
-
-			busy |= at.threads[i].tid > 0 && t && t->in_sampler;
-		}
-		if (!busy)
-			break;
-		sleep_ns(1000000);
-	}
+	rt_attach_threads_quiet();
 	rt_finalize(SC_END_DETACH, 0);
 	atomic_store(&rt_proc.active, 0);
 	/* Signals generated before the samplers stopped reach their threads soon (a sampler
 	 * fires only while its thread runs in user space); our handler drops them. */
-	for (int tries = 0; tries < 50 && (pending = sampler_signal_pending()); tries++)
+	for (int tries = 0; tries < 50 && (pending = rt_attach_signal_pending()); tries++)
 		sleep_ns(2000000);
-	for (unsigned i = 0; i < n; i++) {
-		struct armed *a = &at.threads[i];
-		struct rt_thread *t = atomic_load(&a->adopted);
-
-		if (a->tid <= 0) {
-			continue;
-		} else if (!t) {
-			rt_fd_release(a->fd);
-		} else if (t->state == RT_THREAD_ACTIVE) {
-			if (t->perf_fd >= 0)
-				rt_fd_release(t->perf_fd);
-			t->perf_fd = -1;
-			rt_recorder_detach_thread(t);
-			t->state = RT_THREAD_UNKNOWN; /* registers again at a later attach */
-		}
-		a->tid = 0;
-	}
-	atomic_store(&at.n, 0);
+	rt_attach_threads_release();
 	if (!pending)
 		rt_signals_release();
 	else
@@ -356,7 +155,7 @@ static bool open_recording(void)
 	atomic_store(&rt_proc.stopping, 0);
 	atomic_store(&rt_proc.paused, 0);
 	rt_threads_attach_init();
-	at.main_index = atomic_fetch_add(&rt_proc.next_thread_index, 1);
+	rt_attach_threads_begin(at.own_tid);
 	atomic_store(&rt_proc.active, 1);
 	return true;
 }
@@ -409,15 +208,10 @@ static void *attach_main(void *arg)
 	rt_modules_init(false);
 	rt_sources_process_start();
 	rt_thread_self();
-	arm(rt_proc.pid);
+	rt_attach_arm(rt_proc.pid);
 	for (unsigned i = 0; i < nbefore; i++)
 		if (before[i] != rt_proc.pid)
-			arm(before[i]);
-	if (at.arm_failures)
-		rt_note(SC_NOTE_WARN,
-			"attach: the CPU-time sampler could not be armed on %u thread(s) (%s); they "
-			"are not sampled",
-			at.arm_failures, strerror(at.arm_error));
+			rt_attach_arm(before[i]);
 	if (dl_iterate_phdr(find_cuda, NULL))
 		rt_note(SC_NOTE_WARN, "attach: the process uses CUDA (libcuda is loaded); CUDA "
 				      "tracing of an attached process is not in this version yet: "
@@ -445,11 +239,12 @@ static void *attach_main(void *arg)
 					(int)owner);
 				break;
 			}
-			scan_threads();
+			rt_attach_scan();
 			next_scan = rt_now_ns() + RESCAN_NS;
 		}
 	}
-	scan_threads(); /* threads gone since the last scan are not touched */
+	rt_attach_scan(); /* threads gone since the last scan are not touched */
+	rt_attach_note_failures();
 	detach();
 	write_state("detached", "");
 	return NULL;
@@ -510,7 +305,6 @@ RT_EXPORT int syscope_attach_start(const char *settings_path)
 	if (rc)
 		return rc;
 	atomic_store(&at.stop_asked, 0);
-	at.arm_failures = 0;
 	sigfillset(&all);
 	RT_REAL(pthread_sigmask)(SIG_SETMASK, &all, &old); /* the thread takes no signal */
 	rc = RT_REAL(pthread_create)(&at.thread, NULL, attach_main, NULL);
