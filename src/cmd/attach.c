@@ -251,6 +251,8 @@ static json_t *run_attach(const char *session, const char *lib, void *ctx, int *
 	}
 	json_object_set_new(detail, "held_ms", json_real(info.held_ms));
 	json_object_set_new(detail, "stops_let_go", json_integer(info.retries));
+	json_object_set_new(detail, "held_on_cpu_ms", json_real(info.cpu_ms));
+	json_object_set_new(detail, "held_waiting_for_cpu_ms", json_real(info.wait_cpu_ms));
 	json_object_set_new(detail, "stopped_in_syscall",
 			    info.in_syscall ? json_integer(info.syscall_nr) : json_null());
 	free(settings);

@@ -38,12 +38,14 @@ bool sc_attach_owner(pid_t pid, uid_t *uid, gid_t *gid);
 
 /* attach_inject.c */
 struct sc_remote {
-	pid_t tid;	  /* the thread borrowed */
-	double held_ms;	  /* how long it was stopped */
-	bool in_syscall;  /* it was stopped inside a system call (restarted after) */
-	long syscall_nr;  /* which */
-	long restart_how; /* how it was restarted: the kernel's -ERESTART* code, or -EINTR */
-	int retries;	  /* stops let go: the thread was in C library or loader code */
+	pid_t tid;	    /* the thread borrowed */
+	double held_ms;	    /* how long it was stopped */
+	bool in_syscall;    /* it was stopped inside a system call (restarted after) */
+	long syscall_nr;    /* which */
+	long restart_how;   /* how it was restarted: the kernel's -ERESTART* code, or -EINTR */
+	int retries;	    /* stops let go: the thread was in C library or loader code */
+	double cpu_ms;	    /* of the hold: the thread's time on a CPU (the calls' work) */
+	double wait_cpu_ms; /* ... and waiting for a CPU (a busy machine), -1 unknown */
 };
 /*
  * Stop thread `tid` of `pid` alone, call dlopen(lib, RTLD_NOW) and then `entry`(arg) of the

@@ -49,6 +49,26 @@ static double now_ms(void)
 	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
+/* The thread's time on a CPU and waiting for one, in ms (/proc/PID/task/TID/schedstat). */
+static bool sched_times(pid_t pid, pid_t tid, double *run_ms, double *wait_ms)
+{
+	char path[64];
+	unsigned long long run, wait;
+	FILE *f;
+	bool ok;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/schedstat", (int)pid, (int)tid);
+	f = fopen(path, "re");
+	ok = f && fscanf(f, "%llu %llu", &run, &wait) == 2;
+	if (f)
+		fclose(f);
+	if (ok) {
+		*run_ms = (double)run / 1e6;
+		*wait_ms = (double)wait / 1e6;
+	}
+	return ok;
+}
+
 #if defined(__x86_64__)
 
 static int write_mem(pid_t tid, uint64_t addr, const void *buf, size_t len)
@@ -227,7 +247,8 @@ int sc_attach_call(pid_t pid, pid_t tid, const char *lib, const char *entry, con
 	struct user_regs_struct saved, back;
 	uint64_t dlopen_at, dlerror_at, entry_off, base, sp, lib_at, arg_at;
 	size_t lib_len = strlen(lib) + 1, arg_len = strlen(arg) + 1;
-	double t0;
+	double t0, run0 = 0, wait0 = 0, run1, wait1;
+	bool sched_ok;
 	long handle = 0;
 	int rc = -1;
 
@@ -252,6 +273,7 @@ int sc_attach_call(pid_t pid, pid_t tid, const char *lib, const char *entry, con
 			(int)pid, strerror(errno));
 		return -1;
 	}
+	sched_ok = sched_times(pid, tid, &run0, &wait0);
 	if (stop_outside_loader(pid, tid, &saved, &t0, info, err)) {
 		ptrace(PTRACE_DETACH, tid, NULL, NULL);
 		return -1;
@@ -290,6 +312,10 @@ restore:
 	}
 	ptrace(PTRACE_DETACH, tid, NULL, NULL);
 	info->held_ms += now_ms() - t0;
+	if (sched_ok && sched_times(pid, tid, &run1, &wait1)) {
+		info->cpu_ms = run1 - run0;
+		info->wait_cpu_ms = wait1 - wait0;
+	}
 	return rc;
 }
 
