@@ -256,6 +256,7 @@ static json_t *run_attach(const char *session, const char *lib, void *ctx, int *
 	json_object_set_new(detail, "stopped_in_syscall",
 			    info.in_syscall ? json_integer(info.syscall_nr) : json_null());
 	free(settings);
+	rc = (int)rc; /* the entry point returns an int: rax's upper half is not its */
 	if (rc) {
 		if (rc == -EACCES)
 			pr_err("cannot attach to process %d: it may not read %s/attach.settings; "
@@ -299,6 +300,57 @@ static json_t *run_attach(const char *session, const char *lib, void *ctx, int *
 	fprintf(stderr, "syscope: detached from process %d (%s)\n", a->pid, why);
 	*exit_code = 0;
 	return detail;
+}
+
+/* An attach that recorded nothing leaves no folder behind: only what it made is removed. */
+static void remove_session(const char *session)
+{
+	static const char *const made[] = {
+		"attach.settings", "attach.owner",  "attach.state",
+		"attach.stop",	   SC_SESSION_INFO, SC_SESSION_RAW_DIR
+	};
+
+	for (size_t i = 0; i < sizeof(made) / sizeof(made[0]); i++) {
+		char *path = sc_xasprintf("%s/%s", session, made[i]);
+
+		if (unlink(path) && errno == EISDIR)
+			rmdir(path);
+		free(path);
+	}
+	/* rmdir fails, and the folder stays, when anything else is in it; the timestamped
+	 * folder's parent (--time-output) goes too when it is left empty. */
+	if (!rmdir(session)) {
+		char *parent = sc_xstrdup(session), *slash = strrchr(parent, '/');
+
+		if (slash && slash != parent) {
+			*slash = '\0';
+			rmdir(parent);
+		}
+		free(parent);
+	}
+}
+
+/* A process started by syscope sample/run carries the session in its environment. */
+static bool profiled_by_syscope(pid_t pid)
+{
+	char path[64], buf[65536];
+	int fd;
+	ssize_t n;
+
+	if (!sc_attach_maps_has(pid, "/libsyscope.so"))
+		return false;
+	snprintf(path, sizeof(path), "/proc/%d/environ", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	for (ssize_t i = 0; i < n; i += (ssize_t)strlen(buf + i) + 1) {
+		buf[n] = '\0';
+		if (!strncmp(buf + i, SC_SETTING_ENV_PREFIX "SESSION_DIR=", 20) && buf[i + 20])
+			return true;
+	}
+	return false;
 }
 
 int cmd_attach(int argc, char **argv)
@@ -365,6 +417,11 @@ int cmd_attach(int argc, char **argv)
 	a.tid = tid_text ? parse_id(tid_text, "--tid") : pid;
 	if (!sc_attach_permitted(pid, err))
 		sc_die(SC_EXIT_FAILURE, "cannot attach to process %d: %s", (int)pid, err);
+	if (profiled_by_syscope(pid))
+		sc_die(SC_EXIT_FAILURE,
+		       "cannot attach to process %d: it was started by syscope (sample, run) and "
+		       "is being profiled already",
+		       (int)pid);
 	snprintf(link, sizeof(link), "/proc/%d/task/%d", (int)pid, (int)a.tid);
 	if (access(link, F_OK))
 		sc_die(SC_EXIT_USAGE,
@@ -374,6 +431,7 @@ int cmd_attach(int argc, char **argv)
 	sc_launch_attached(&cli, run_attach, &a, &res);
 	free(args);
 	if (res.nothing_recorded) {
+		remove_session(res.session_dir);
 		free(res.session_dir);
 		sc_cli_free(&cli);
 		return res.exit_code ? res.exit_code : SC_EXIT_FAILURE;

@@ -477,6 +477,35 @@ def refused(*args):
     return r
 
 
+def test_refused_when_profiled_already():
+    # Started by syscope sample: refused before anything is made.
+    cwd = tempfile.mkdtemp(prefix="syscope-attach-")
+    harness._workdirs.append(cwd)
+    t = Target(None, argv=[SYSCOPE, "sample", "--output-format", "json", "--",
+                           fixture("attach_spin")])
+    try:
+        r = refused("-p", t.pid)
+        check_eq(r.returncode, 1, r.stderr)
+        check("it was started by syscope (sample, run) and is being profiled already"
+              in r.stderr, r.stderr)
+        t.send("ping")
+        t.expect(r"^ok ping$")
+    finally:
+        t.kill()
+    # Attached already: the second attach is refused, and leaves no folder.
+    t = Target("attach_spin")
+    try:
+        a = Attach(t.pid, "--output-format", "json")
+        a.wait_attached()
+        r = refused("-p", t.pid)
+        check_eq(r.returncode, 1, r.stderr)
+        check("another attach is recording it" in r.stderr, r.stderr)
+        check_eq(a.finish(signal.SIGINT), 0, a.describe())
+        check_eq(t.finish(), 0, f"fixture status\n{t.lines}")
+    finally:
+        t.kill()
+
+
 def test_refusals_name_the_cause():
     r = refused()
     check_eq(r.returncode, 2, r.stderr)
