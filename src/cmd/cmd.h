@@ -75,6 +75,7 @@ int cmd_merge(int argc, char **argv);
 int cmd_instrument(int argc, char **argv);
 int cmd_python(int argc, char **argv);
 int cmd_causal(int argc, char **argv);
+int cmd_attach(int argc, char **argv);
 
 /* profiling.c: the command line of sample and run, with configuration files, the preset
  * (`default_preset` when none is named; NULL for none) and domain flags applied. Returns
@@ -97,6 +98,13 @@ struct sc_launch_result {
 				* nothing it started was either */
 };
 int sc_launch(struct sc_cli *cli, struct sc_launch_result *res);
+/* syscope attach (attach.c): the session made as for a launch, then `run` attaches to the
+ * process, records and detaches; it returns what the session information says of the
+ * attach (a jansson object, or NULL) and sets *exit_code. */
+typedef struct json_t *(*sc_attach_fn)(const char *session, const char *lib, void *ctx,
+				       int *exit_code);
+int sc_launch_attached(struct sc_cli *cli, sc_attach_fn run, void *ctx,
+		       struct sc_launch_result *res);
 /* Find the program as a shell would: a name with a slash as is, else the first match on
  * PATH. Exits 127 (not found) or 126 (found, cannot run), naming it. Caller frees. */
 char *sc_find_program(const char *name);

@@ -665,3 +665,38 @@ int sc_launch(struct sc_cli *cli, struct sc_launch_result *res)
 	free(l.lib);
 	return 0;
 }
+
+/* syscope attach: the session folder, its information and settings as for a launched
+ * program, then `run` (which attaches, records and detaches) instead of a child. */
+int sc_launch_attached(struct sc_cli *cli, sc_attach_fn run, void *ctx,
+		       struct sc_launch_result *res)
+{
+	struct launch l = { .cli = cli, .s = &cli->settings };
+	json_t *detail;
+
+	l.prog = sc_xstrdup(cli->rest[0]);
+	check_function_filters(&cli->settings);
+	l.lib = find_library();
+	make_session(&l);
+	clock_gettime(CLOCK_REALTIME, &l.start);
+	session_info_start(&l);
+	session_info_write(&l);
+	pr_info("session folder %s", l.session);
+	detail = run(l.session, l.lib, ctx, &res->exit_code);
+	clock_gettime(CLOCK_REALTIME, &l.end);
+	json_object_set_new(l.info, "end_time", iso(&l.end));
+	json_object_set_new(l.info, "duration_s",
+			    json_real((double)(l.end.tv_sec - l.start.tv_sec) +
+				      (double)(l.end.tv_nsec - l.start.tv_nsec) * 1e-9));
+	if (detail) {
+		json_object_set(l.info, "pid", json_object_get(detail, "pid"));
+		json_object_set_new(l.info, "attach", detail);
+	}
+	session_info_write(&l);
+	json_decref(l.info);
+	res->session_dir = l.session;
+	res->nothing_recorded = !raw_files_in(l.session);
+	free(l.prog);
+	free(l.lib);
+	return 0;
+}

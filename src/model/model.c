@@ -52,6 +52,8 @@ const char *sc_end_reason_text(uint32_t reason)
 		return "signal";
 	case SC_END_EXEC:
 		return "exec";
+	case SC_END_DETACH:
+		return "detach";
 	default:
 		return "unknown";
 	}

@@ -213,6 +213,18 @@ static void fork_child(void)
 	RT_REAL(pthread_sigmask)(SIG_SETMASK, &fork_saved_mask, NULL);
 }
 
+void rt_record_identity(void)
+{
+	record_process();
+	record_strings(SC_REC_ENVIRON, environ);
+	record_settings();
+}
+
+void rt_finalize_reset(void)
+{
+	atomic_store(&finalized, 0);
+}
+
 void rt_finalize(enum sc_end_reason reason, int status)
 {
 	if (!atomic_load(&rt_proc.active) || getpid() != rt_proc.pid)

@@ -757,3 +757,24 @@ void rt_recorder_forget(void)
 	rt_self.word = 0;
 	rt_self.gen = 0;
 }
+
+void rt_recorder_detach_thread(struct rt_thread *t)
+{
+	for (int i = 0; i < 2; i++) {
+		char *buf = t->slot[i].buf;
+
+		memset(&t->slot[i], 0, sizeof(t->slot[i]));
+		t->slot[i].buf = buf; /* kept for the thread's next attach */
+	}
+	t->word = 0;
+	t->gen = 0;
+}
+
+void rt_recorder_close(void)
+{
+	int fd = recorder.fd;
+
+	rt_recorder_forget();
+	if (fd >= 0)
+		rt_fd_release(fd);
+}

@@ -212,6 +212,9 @@ int rt_record(uint16_t type, uint16_t flags, const void *body, uint32_t body_siz
 struct sc_file_header *rt_header(void);
 void rt_count_lost_sample(void);
 void rt_set_end(enum sc_end_reason reason, int status);
+/* syscope attach, at detach: forget another (quiet) thread's chunks, then close the file. */
+void rt_recorder_detach_thread(struct rt_thread *t);
+void rt_recorder_close(void);
 
 /* ---- threads.c ---- */
 /* Register the calling thread if it is not yet; async-signal-safe. Returns rt_self. */
@@ -223,6 +226,10 @@ void rt_thread_setup(struct rt_thread *t);
 void rt_thread_end(void);
 void rt_threads_init(void);
 void rt_threads_fork_child(void);
+/* syscope attach: the thread registry for a process already running (no thread known), and
+ * a thread registering itself in its first sample's handler (async-signal-safe). */
+void rt_threads_attach_init(void);
+void rt_thread_adopt(struct rt_thread *t, uint32_t index);
 
 /* ---- modules.c ---- */
 /* Record every loaded module (process start, fork child). */
@@ -280,6 +287,7 @@ void rt_signal_forward(int sig, siginfo_t *si, void *uc);
 void rt_signals_install_fatal(void);
 bool rt_signal_hide_on_default(int sig, rt_sig_handler handler); /* lifecycle.c's recorders */
 void rt_signals_sampler_set(sigset_t *set);			 /* the sampler signals in use */
+void rt_signals_release(void);	     /* syscope attach's detach: the program's handlers back */
 extern atomic_int rt_guard_blocking; /* wrap_block.c guards blocking calls */
 /* Per thread: sampler signals taken, and signals handed to the program's handlers (a call
  * that failed with EINTR while only the first count grew was cut short by a sample). */
@@ -330,6 +338,13 @@ void rt_exec_report(void);
 
 /* ---- lifecycle.c ---- */
 void rt_finalize(enum sc_end_reason reason, int status);
+void rt_record_identity(void); /* PROCESS, ENVIRON and SETTINGS records (attach.c) */
+void rt_finalize_reset(void);  /* a later attach may finalize again */
+
+/* ---- attach.c: threads armed by syscope attach ---- */
+/* In a sample's handler on a thread not yet registered: whether `fd` is the sampler attach
+ * armed for the calling thread (then `t` is remembered and *index is its thread index). */
+bool rt_attach_claim(int fd, struct rt_thread *t, uint32_t *index);
 
 /* ---- plugin.c: run the stop hooks plugins registered (plugin.h) ---- */
 void rt_plugins_stop(void);

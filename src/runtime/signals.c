@@ -55,6 +55,8 @@ int rt_signal_claim(int sig, rt_sig_handler handler)
 {
 	struct sigaction act, prev;
 
+	if (valid_sig(sig) && sigs[sig].ours == handler)
+		return 0; /* already ours (a second attach) */
 	memset(&act, 0, sizeof(act));
 	act.sa_sigaction = handler;
 	act.sa_flags = SA_SIGINFO | SA_RESTART;
@@ -77,6 +79,21 @@ int rt_signal_claim(int sig, rt_sig_handler handler)
 	}
 	sigs[sig].ours = handler;
 	return 0;
+}
+
+void rt_signals_release(void)
+{
+	for (int s = 1; s < _NSIG; s++) {
+		struct sigaction dfl;
+
+		if (!sigs[s].ours)
+			continue;
+		memset(&dfl, 0, sizeof(dfl));
+		dfl.sa_handler = SIG_DFL;
+		RT_REAL(sigaction)(s, sigs[s].program_set ? &sigs[s].program : &dfl, NULL);
+		memset(&sigs[s], 0, sizeof(sigs[s]));
+	}
+	sigemptyset(&sampler_sigs);
 }
 
 static void default_action(int sig)

@@ -121,6 +121,23 @@ void rt_threads_init(void)
 	rt_thread_begin(t, 0, RT_INDEX_NEXT);
 }
 
+void rt_threads_attach_init(void)
+{
+	if (!exit_key_ok)
+		exit_key_ok = !pthread_key_create(&exit_key, on_thread_exit);
+	atomic_store(&rt_proc.next_thread_index, 0);
+	atomic_store(&rt_proc.threads_alive, 0);
+}
+
+void rt_thread_adopt(struct rt_thread *t, uint32_t index)
+{
+	rt_thread_begin(t, 0, index);
+	/* Keys below 32 live in the thread's descriptor: setting one allocates nothing, so it
+	 * may be done here; its destructor then ends the thread when it exits. */
+	if (exit_key_ok && exit_key < 32)
+		pthread_setspecific(exit_key, t);
+}
+
 void rt_threads_fork_child(void)
 {
 	struct rt_thread *t = &rt_self;

@@ -46,6 +46,7 @@ enum sc_end_reason {
 	SC_END__EXIT = 2,   /* _exit()/_Exit(); end_status = status */
 	SC_END_SIGNAL = 3,  /* fatal signal; end_status = signal number */
 	SC_END_EXEC = 4,    /* replaced by execve(); the new image has its own file */
+	SC_END_DETACH = 5,  /* syscope attach detached; the process goes on */
 };
 
 /*

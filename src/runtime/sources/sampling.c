@@ -253,6 +253,7 @@ static void throttle(struct rt_thread *t, uint16_t kind, bool perf, uint64_t cos
 static RT_TLS int retired_perf_fd = -1;
 
 static void move_cpu_samplers(struct rt_thread *t);
+static void adopt_attached(struct rt_thread *t, int sig, int fd);
 
 static void on_sample(int sig, siginfo_t *si, void *uc)
 {
@@ -262,6 +263,9 @@ static void on_sample(int sig, siginfo_t *si, void *uc)
 	bool perf = false, stop = false;
 	int fd = -1; /* the perf event that overflowed */
 
+	if (__builtin_expect(t->state == RT_THREAD_UNKNOWN, 0) && si->si_code >= POLL_IN &&
+	    si->si_code <= POLL_HUP)
+		adopt_attached(t, sig, si->si_fd);
 	if ((sig == sampler.cpu_sig || sig == thread_cpu_sig) && si->si_code >= POLL_IN &&
 	    si->si_code <= POLL_HUP) {
 		/* An overflow of one of our perf events is told apart by its descriptor; the
@@ -342,20 +346,20 @@ out:
 
 /* A perf event of this thread that signals it at each overflow; into *out. User space only
  * unless `kernel` (which needs CAP_PERFMON or perf_event_paranoid <= 1). */
-static int open_perf_sampler(struct rt_thread *t, struct perf_event_attr *a, bool kernel, int *out)
+static int open_perf_for(pid_t tid, pid_t event_pid, struct perf_event_attr *a, bool kernel,
+			 int *out)
 {
-	struct f_owner_ex owner = { .type = F_OWNER_TID, .pid = t->tid };
+	struct f_owner_ex owner = { .type = F_OWNER_TID, .pid = tid };
 	int fd;
 
 	a->disabled = 1;
 	a->exclude_kernel = !kernel;
 	a->exclude_hv = 1;
-	fd = (int)syscall(SYS_perf_event_open, a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	fd = (int)syscall(SYS_perf_event_open, a, event_pid, -1, -1, PERF_FLAG_FD_CLOEXEC);
 	if (fd < 0)
 		return -errno;
 	fd = rt_fd_adopt(fd);
-	thread_cpu_sig = cpu_signal();
-	if (fcntl(fd, F_SETFL, O_ASYNC) || fcntl(fd, F_SETSIG, thread_cpu_sig) ||
+	if (fcntl(fd, F_SETFL, O_ASYNC) || fcntl(fd, F_SETSIG, cpu_signal()) ||
 	    fcntl(fd, F_SETOWN_EX, &owner) || ioctl(fd, PERF_EVENT_IOC_RESET, 0)) {
 		int err = -errno;
 
@@ -363,8 +367,8 @@ static int open_perf_sampler(struct rt_thread *t, struct perf_event_attr *a, boo
 		return err;
 	}
 	*out = fd;
-	if (thread_refresh() ? ioctl(fd, PERF_EVENT_IOC_REFRESH, 1)
-			     : ioctl(fd, PERF_EVENT_IOC_ENABLE, 0)) {
+	if (cpu_signal() >= SIGRTMIN ? ioctl(fd, PERF_EVENT_IOC_REFRESH, 1)
+				     : ioctl(fd, PERF_EVENT_IOC_ENABLE, 0)) {
 		int err = -errno;
 
 		*out = -1;
@@ -372,6 +376,54 @@ static int open_perf_sampler(struct rt_thread *t, struct perf_event_attr *a, boo
 		return err;
 	}
 	return 0;
+}
+
+static int open_perf_sampler(struct rt_thread *t, struct perf_event_attr *a, bool kernel, int *out)
+{
+	thread_cpu_sig = cpu_signal();
+	return open_perf_for(t->tid, 0, a, kernel, out);
+}
+
+/*
+ * syscope attach (attach.c): a CPU-time sampler on thread `tid` of this process, armed from
+ * another thread. User time only, so that no overflow is ever signalled inside a system
+ * call (an interrupted epoll_wait would return EINTR: there is no wrapper to guard it).
+ */
+int rt_sampling_arm_tid(pid_t tid, int *fd)
+{
+	struct perf_event_attr a;
+
+	if (!sampler.cpu_on)
+		return -EOPNOTSUPP;
+	memset(&a, 0, sizeof(a));
+	a.type = PERF_TYPE_SOFTWARE;
+	a.size = sizeof(a);
+	a.config = PERF_COUNT_SW_TASK_CLOCK;
+	a.sample_period = sampler.period_ns;
+	return open_perf_for(tid, tid, &a, false, fd);
+}
+
+/* The first overflow on a thread attach armed: the thread registers itself, in its handler
+ * (async-signal-safe), and owns the descriptor from now on. */
+static void adopt_attached(struct rt_thread *t, int sig, int fd)
+{
+	uint32_t index;
+
+	if (!rt_attach_claim(fd, t, &index))
+		return;
+	rt_thread_adopt(t, index);
+	t->perf_fd = fd;
+	t->sampled = true;
+	t->period_ns[0] = t->period_ns[1] = sampler.period_ns;
+	thread_cpu_sig = sig;
+	record_sampler(SC_SAMPLE_CPUTIME, SC_SAMPLER_PERF_TASK_CLOCK, 0);
+}
+
+/* attach.c, at detach: the descriptor of an adopted thread, disabled (its samples stop). */
+void rt_sampling_disarm_adopted(struct rt_thread *t)
+{
+	if (t->perf_fd >= 0)
+		ioctl(t->perf_fd, PERF_EVENT_IOC_DISABLE, 0);
 }
 
 static int arm_posix(struct rt_thread *t, clockid_t clock, int sig, int cookie, timer_t *out);

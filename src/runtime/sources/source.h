@@ -49,6 +49,12 @@ void rt_sampling_exec_failed(void);
 /* sampling.c: the program installed a handler on sampler signal `sig` (signals.c). */
 void rt_sampling_signal_taken(int sig);
 
+/* sampling.c, for syscope attach (attach.c): arm a CPU-time sampler on another thread of
+ * the process (its descriptor into *fd; 0 or a negative errno), and disable an adopted
+ * thread's. */
+int rt_sampling_arm_tid(pid_t tid, int *fd);
+void rt_sampling_disarm_adopted(struct rt_thread *t);
+
 /* counters.c: after a sample, write what the thread's CPU counters counted since its last
  * read (async-signal-safe; nothing when it has none). */
 void rt_counters_read(struct rt_thread *t, uint64_t ts);

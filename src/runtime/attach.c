@@ -1,0 +1,327 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * syscope attach, inside the program: the entry points `syscope attach` calls through ptrace
+ * in a process that was started without syscope (libsyscope.so loaded by dlopen, passive).
+ *
+ * syscope_attach_start(settings_path) runs on the thread the CLI hijacked, which must be
+ * given back quickly: it reads the settings and starts one thread, "syscope-attach", that
+ * does the rest. That thread opens the session's raw file, records the process and its
+ * modules, starts the sources, and arms a CPU-time sampler (a perf task clock, user time
+ * only) on every thread of /proc/self/task. A thread registers itself at its first sample,
+ * in the handler (there is no pthread_create wrapper in a process we did not start, and no
+ * normal-context code of ours may run on the program's threads). Threads made later are
+ * found by rescanning /proc/self/task every 50 ms, and armed the same way.
+ *
+ * Detach: the CLI creates <session>/attach.stop (or calls syscope_attach_stop). The thread
+ * disables every sampler, lets handlers in progress finish, finalizes the recording (end
+ * reason DETACH: every thread's records reach the file), closes every descriptor it opened,
+ * gives the program its signal handlers back and exits. The library stays loaded and
+ * dormant; a later attach starts it again. What it did is in <session>/attach.state.
+ *
+ * The program's threads are attach_threads.c's.
+ *
+ * What is not done in an attached process: wall-clock sampling (its timer would interrupt
+ * blocking calls, which no wrapper guards here: EINTR), the wrappers' records (the program's
+ * calls do not reach them), and CPU time in the kernel (user time only, for the same reason).
+ */
+#include "attach.h"
+
+#include <dirent.h>
+#include <dlfcn.h>
+#include <link.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <linux/perf_event.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "sources/source.h"
+
+#define RESCAN_NS 50000000ull
+
+static struct {
+	pthread_t thread;
+	bool thread_running;
+	pid_t own_tid;
+	atomic_int stop_asked;
+	bool loader_ready;
+} at;
+
+/* One line "WORD DETAIL" for the CLI. */
+static void write_state(const char *word, const char *detail)
+{
+	char path[4200], text[1024];
+	int fd, len;
+
+	snprintf(path, sizeof(path), "%s/attach.state", rt_proc.session_dir);
+	len = snprintf(text, sizeof(text), "%s %s\n", word, detail);
+	fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return;
+	if (write(fd, text, (size_t)len) < 0) {
+		/* the CLI then reports that the attach did not answer */
+	}
+	RT_REAL(close)(fd);
+}
+
+static bool stop_file_exists(void)
+{
+	char path[4200];
+
+	snprintf(path, sizeof(path), "%s/attach.stop", rt_proc.session_dir);
+	return !access(path, F_OK);
+}
+
+/* The syscope that attached (its pid in <session>/attach.owner): 0 when unknown. */
+static pid_t read_owner(void)
+{
+	char path[4200], buf[32] = "";
+	int fd;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "%s/attach.owner", rt_proc.session_dir);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	RT_REAL(close)(fd);
+	buf[n > 0 ? n : 0] = '\0';
+	return (pid_t)atoi(buf);
+}
+
+/* A syscope killed before it asked for the detach must not leave the process recording. */
+static bool owner_gone(pid_t owner)
+{
+	return owner > 0 && kill(owner, 0) && errno == ESRCH;
+}
+
+/* A child forked while attached has none of the samplers, and its copy of the threads'
+ * buffers must never reach the parent's file. */
+static void attach_fork_child(void)
+{
+	if (at.thread_running)
+		atomic_store(&rt_proc.active, 0);
+	at.thread_running = false;
+}
+
+static void sleep_ns(uint64_t ns)
+{
+	struct timespec ts = { (time_t)(ns / 1000000000ull), (long)(ns % 1000000000ull) };
+
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
+}
+
+/* Samplers off, handlers in progress finished, recording finalized, descriptors closed. */
+static void detach(void)
+{
+	bool pending = true;
+
+	rt_attach_threads_quiet();
+	rt_finalize(SC_END_DETACH, 0);
+	atomic_store(&rt_proc.active, 0);
+	/* Signals generated before the samplers stopped reach their threads soon (a sampler
+	 * fires only while its thread runs in user space); our handler drops them. */
+	for (int tries = 0; tries < 50 && (pending = rt_attach_signal_pending()); tries++)
+		sleep_ns(2000000);
+	rt_attach_threads_release();
+	if (!pending)
+		rt_signals_release();
+	else
+		write_state("note", "a sampler signal was still pending: syscope's handler stays, "
+				    "dormant, in front of the program's");
+	rt_recorder_close();
+}
+
+static bool open_recording(void)
+{
+	Dl_info self;
+
+	rt_proc.pid = getpid();
+	rt_proc.start_ns = rt_now_ns();
+	if (dladdr((void *)open_recording, &self) && self.dli_fname &&
+	    !realpath(self.dli_fname, rt_proc.self_path))
+		snprintf(rt_proc.self_path, sizeof(rt_proc.self_path), "%s", self.dli_fname);
+	rt_clock_init(&rt_proc.settings);
+	if (rt_recorder_open(rt_proc.session_dir, 0, -1))
+		return false;
+	rt_finalize_reset();
+	atomic_store(&rt_proc.stopping, 0);
+	atomic_store(&rt_proc.paused, 0);
+	rt_threads_attach_init();
+	rt_attach_threads_begin(at.own_tid);
+	atomic_store(&rt_proc.active, 1);
+	return true;
+}
+
+static int find_cuda(struct dl_phdr_info *info, size_t size, void *data)
+{
+	(void)size, (void)data;
+	return info->dlpi_name && strstr(info->dlpi_name, "/libcuda.so") != NULL;
+}
+
+/* The program's threads before the sources start their own (telemetry's names itself only
+ * once running: later scans know it by its name). */
+static unsigned program_threads(pid_t *tids, unsigned max)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *de;
+	unsigned n = 0;
+
+	while (d && n < max && (de = readdir(d)))
+		if (atoi(de->d_name) > 0 && (pid_t)atoi(de->d_name) != at.own_tid)
+			tids[n++] = (pid_t)atoi(de->d_name);
+	if (d)
+		closedir(d);
+	return n;
+}
+
+static void *attach_main(void *arg)
+{
+	static pid_t before[ATTACH_MAX_THREADS];
+	unsigned nbefore;
+	uint64_t next_scan;
+	pid_t owner;
+
+	(void)arg;
+	at.own_tid = rt_gettid();
+	prctl(PR_SET_NAME, "syscope-attach", 0, 0, 0);
+	if (!open_recording()) {
+		write_state("error", "cannot create the raw file in the session's raw folder");
+		return NULL;
+	}
+	nbefore = program_threads(before, ATTACH_MAX_THREADS);
+	rt_record_identity();
+	if (!at.loader_ready) {
+		rt_loader_init();
+		pthread_atfork(NULL, NULL, attach_fork_child);
+		at.loader_ready = true;
+	} else {
+		rt_loader_event(); /* what was loaded while dormant */
+	}
+	rt_modules_init(false);
+	rt_sources_process_start();
+	rt_thread_self();
+	rt_attach_arm(rt_proc.pid);
+	for (unsigned i = 0; i < nbefore; i++)
+		if (before[i] != rt_proc.pid)
+			rt_attach_arm(before[i]);
+	if (dl_iterate_phdr(find_cuda, NULL))
+		rt_note(SC_NOTE_WARN, "attach: the process uses CUDA (libcuda is loaded); CUDA "
+				      "tracing of an attached process is not in this version yet: "
+				      "CPU samples only");
+	rt_note(SC_NOTE_INFO,
+		"attach: CPU-time samples count user time only, and wall-clock sampling is off: "
+		"in a process syscope did not start, nothing keeps their signals from "
+		"interrupting the program's system calls");
+	write_state("started", "");
+	owner = read_owner();
+	next_scan = rt_now_ns() + RESCAN_NS;
+	while (!atomic_load(&at.stop_asked) && !stop_file_exists()) {
+		if (!rt_active()) {
+			/* The program is ending (exit, exec) and finalizes the recording itself:
+			 * nothing here may be closed under it. */
+			write_state("ended", "");
+			return NULL;
+		}
+		sleep_ns(10000000);
+		if (rt_now_ns() >= next_scan) {
+			if (owner_gone(owner)) {
+				rt_note(SC_NOTE_WARN,
+					"attach: syscope (process %d) ended without "
+					"detaching; detached",
+					(int)owner);
+				break;
+			}
+			rt_attach_scan();
+			next_scan = rt_now_ns() + RESCAN_NS;
+		}
+	}
+	rt_attach_scan(); /* threads gone since the last scan are not touched */
+	rt_attach_note_failures();
+	detach();
+	write_state("detached", "");
+	return NULL;
+}
+
+/* "SYSCOPE_NAME=value" lines of the file the CLI wrote into the session. */
+static int load_settings(const char *path)
+{
+	static char text[256 << 10];
+	static char *lines[1024];
+	char err[SC_ERRMSG_MAX];
+	int fd = open(path, O_RDONLY | O_CLOEXEC), n = 0;
+	ssize_t len;
+
+	if (fd < 0)
+		return -errno;
+	len = read(fd, text, sizeof(text) - 1);
+	RT_REAL(close)(fd);
+	if (len <= 0)
+		return -EINVAL;
+	text[len] = '\0';
+	for (char *p = text; *p && n < 1023;) {
+		char *end = strchr(p, '\n');
+
+		if (end)
+			*end = '\0';
+		if (*p)
+			lines[n++] = p;
+		p = end ? end + 1 : p + strlen(p);
+	}
+	lines[n] = NULL;
+	if (sc_settings_init(&rt_proc.settings))
+		return -ENOMEM;
+	if (sc_settings_load_env(&rt_proc.settings, lines, err))
+		return -EINVAL;
+	snprintf(rt_proc.session_dir, sizeof(rt_proc.session_dir), "%s",
+		 sc_str(&rt_proc.settings, SC_SET_SESSION_DIR));
+	return rt_proc.session_dir[0] ? 0 : -EINVAL;
+}
+
+RT_EXPORT int syscope_attach_start(const char *settings_path);
+RT_EXPORT int syscope_attach_stop(void);
+
+/* Called by syscope attach through ptrace. Returns 0, or a negative errno: -EBUSY when this
+ * process is being profiled already. */
+RT_EXPORT int syscope_attach_start(const char *settings_path)
+{
+	sigset_t all, old;
+	int rc;
+
+	if (rt_active())
+		return -EBUSY;
+	if (at.thread_running) { /* the previous attach's thread has finished (detached) */
+		pthread_join(at.thread, NULL);
+		at.thread_running = false;
+	}
+	rc = load_settings(settings_path);
+	if (rc)
+		return rc;
+	atomic_store(&at.stop_asked, 0);
+	sigfillset(&all);
+	RT_REAL(pthread_sigmask)(SIG_SETMASK, &all, &old); /* the thread takes no signal */
+	rc = RT_REAL(pthread_create)(&at.thread, NULL, attach_main, NULL);
+	RT_REAL(pthread_sigmask)(SIG_SETMASK, &old, NULL);
+	if (rc)
+		return -rc;
+	at.thread_running = true;
+	return 0;
+}
+
+/* Detach without the stop file (a program or debugger may call it); waits for the end. */
+RT_EXPORT int syscope_attach_stop(void)
+{
+	if (!at.thread_running)
+		return -ESRCH;
+	atomic_store(&at.stop_asked, 1);
+	pthread_join(at.thread, NULL);
+	at.thread_running = false;
+	return 0;
+}

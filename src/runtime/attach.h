@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: MIT */
+/* syscope attach inside the program: attach.c (entry points, its thread, the detach) and
+ * attach_threads.c (the program's threads, armed from outside). */
+#ifndef SYSCOPE_RUNTIME_ATTACH_H
+#define SYSCOPE_RUNTIME_ATTACH_H
+
+#include "rt.h"
+
+#define ATTACH_MAX_THREADS 4096
+
+/* A new recording: `own_tid` (attach.c's thread) is never armed; thread 0 is kept for the
+ * main thread. */
+void rt_attach_threads_begin(pid_t own_tid);
+/* Arm thread `tid` (syscope's own threads are left out); failures are counted. */
+void rt_attach_arm(pid_t tid);
+/* Every thread of /proc/self/task: new ones armed, gone ones forgotten. */
+void rt_attach_scan(void);
+/* A note of the threads that could not be armed, if any. */
+void rt_attach_note_failures(void);
+/* Detach, in order: samplers disabled and handlers in progress finished; then (after the
+ * recording is finalized) whether a sampler signal is still pending on a thread; then every
+ * descriptor closed and every thread's recorder state reset. */
+void rt_attach_threads_quiet(void);
+bool rt_attach_signal_pending(void);
+void rt_attach_threads_release(void);
+
+#endif /* SYSCOPE_RUNTIME_ATTACH_H */

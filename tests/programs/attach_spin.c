@@ -1,0 +1,120 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * For test_attach.py: a CPU-bound program started without syscope. The main thread spins in
+ * main_spin(), a worker made at start in before_spin(); a line "spawn" on stdin makes one
+ * more worker, in during_spin() (answered "spawned tid=N"); "quit" (or end of input) ends
+ * the program with exit(0). Each line it reads is answered with "ok LINE" once done. A path
+ * in argv[1] is a library it loads first; "fork" runs a child that exits 7 ("forked
+ * status=7").
+ */
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static atomic_int quit, during_tid;
+static volatile double sink;
+
+__attribute__((noinline)) static void work(void)
+{
+	for (int i = 0; i < 100000; i++)
+		sink += i * 0.5;
+}
+
+__attribute__((noinline)) void main_spin(void)
+{
+	while (!atomic_load(&quit))
+		work(); /* main spin */
+}
+
+__attribute__((noinline)) void before_spin(void)
+{
+	while (!atomic_load(&quit))
+		work(); /* before spin */
+}
+
+__attribute__((noinline)) void during_spin(void)
+{
+	while (!atomic_load(&quit))
+		work(); /* during spin */
+}
+
+__attribute__((noinline)) static void before_spin_for(int rounds)
+{
+	for (int i = 0; i < rounds; i++)
+		sink += i * 0.25;
+}
+
+static void *before_main(void *arg)
+{
+	(void)arg;
+	before_spin();
+	return NULL;
+}
+
+static void *during_main(void *arg)
+{
+	(void)arg;
+	atomic_store(&during_tid, (int)syscall(SYS_gettid));
+	during_spin();
+	return NULL;
+}
+
+static void *commands(void *arg)
+{
+	char line[64];
+	pthread_t t;
+
+	(void)arg;
+	while (fgets(line, sizeof(line), stdin)) {
+		line[strcspn(line, "\n")] = '\0';
+		if (!strcmp(line, "spawn")) {
+			pthread_create(&t, NULL, during_main, NULL);
+			while (!atomic_load(&during_tid))
+				usleep(1000);
+			printf("spawned tid=%d\n", atomic_load(&during_tid));
+		}
+		if (!strcmp(line, "fork")) {
+			pid_t child = fork();
+			int status = -1;
+
+			if (child == 0) {
+				before_spin_for(200000); /* the child's own CPU time, then exit */
+				exit(7);
+			}
+			waitpid(child, &status, 0);
+			printf("forked status=%d\n", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+		}
+		if (!strcmp(line, "quit"))
+			break;
+		printf("ok %s\n", line);
+		fflush(stdout);
+	}
+	atomic_store(&quit, 1);
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	pthread_t before, reader;
+
+#ifndef ATTACH_STATIC				    /* the static build: no loader, no dlopen */
+	if (argc > 1 && !dlopen(argv[1], RTLD_NOW)) /* a library to have loaded (fake CUDA) */
+		return 2;
+#else
+	(void)argv;
+#endif
+	pthread_create(&before, NULL, before_main, NULL);
+	pthread_create(&reader, NULL, commands, NULL);
+	printf("pid=%d\n", (int)getpid());
+	fflush(stdout);
+	main_spin();
+	printf("done\n");
+	fflush(stdout);
+	return 0;
+}
