@@ -347,7 +347,8 @@ def test_file_list_by_kind_when_many():
         check_eq(sum(1 for f in on_disk if re.fullmatch(pattern, f)), n, kind)
 
 
-VERBS = ["sample", "run", "instrument", "python", "avail", "convert", "summary", "merge"]
+VERBS = ["sample", "run", "instrument", "python", "attach", "causal", "avail", "convert", "summary",
+         "merge"]
 
 
 def test_installed_tree_and_its_verb_commands():
