@@ -172,6 +172,7 @@ static void thread_stop(struct rt_thread *t)
 {
 	(void)t;
 	rt_func_end_open_calls();
+	rt_py_open_release();
 }
 
 static void record_all_counts(bool say)

@@ -40,6 +40,9 @@ void rt_func_end_open_calls(void);
 void rt_func_end_image(void);
 void rt_hooks_end_open_calls(uint64_t ts); /* compiler_hooks.c */
 void rt_py_end_open_calls(uint64_t ts);	   /* python/trace.c and monitoring.c */
+/* python/trace.c: the thread's end, after rt_py_end_open_calls: its record of calls in
+ * progress is unmapped; its later calls (key destructors) are recorded as pairs. */
+void rt_py_open_release(void);
 
 extern const struct rt_source rt_source_func_table;
 

@@ -104,21 +104,35 @@ bool rt_py_trace_armed(void);
 /* trace.c: the calling thread's Python calls in progress (both backends), so that their
  * FUNC_CALL records can be written whole when they return, and as open calls when the thread
  * or process ends first (rt_py_end_open_calls). Calls deeper than RT_PY_OPEN are still
- * recorded when they return, but not at such an end. */
+ * recorded when they return, but not at such an end. Mapped at the thread's first traced
+ * call, not thread-local: the library's static TLS must fit the surplus glibc keeps for
+ * libraries loaded by dlopen (`syscope attach`), about 1.6 KB. */
 #define RT_PY_OPEN 256
+#define RT_PY_SKIP_BITS 4096 /* calls this deep remember whether their entry was recorded */
 struct rt_py_open {
 	uint64_t start[RT_PY_OPEN];
 	uint32_t id[RT_PY_OPEN];
 	uint32_t ended; /* calls below this depth were written by an end already */
+	uint64_t skipped[RT_PY_SKIP_BITS / 64]; /* monitoring.c: entered while paused */
 };
-extern RT_TLS struct rt_py_open rt_py_open;
+extern RT_TLS struct rt_py_open *rt_py_open_now; /* NULL: not mapped (yet), or failed */
+struct rt_py_open *rt_py_open_map(void);
+
+/* The calling thread's calls in progress; NULL when they cannot be kept (no memory, or the
+ * thread's end has passed). Normal context only: the first call maps them. */
+static inline struct rt_py_open *rt_py_open_get(void)
+{
+	struct rt_py_open *o = rt_py_open_now;
+
+	return o ? o : rt_py_open_map();
+}
 
 /* A traced call at depth `d` (0: outermost) of the code id in `addr` entered at `ts`. */
-static inline void rt_py_call_begin(uint32_t d, uint64_t addr, uint64_t ts)
+static inline void rt_py_call_begin(struct rt_py_open *o, uint32_t d, uint64_t addr, uint64_t ts)
 {
-	if (d < RT_PY_OPEN) {
-		rt_py_open.id[d] = (uint32_t)(addr >> 32) & 0x7fffffffu;
-		rt_py_open.start[d] = ts;
+	if (o && d < RT_PY_OPEN) {
+		o->id[d] = (uint32_t)(addr >> 32) & 0x7fffffffu;
+		o->start[d] = ts;
 	}
 	rt_func_entered(ts);
 }
@@ -126,8 +140,10 @@ static inline void rt_py_call_begin(uint32_t d, uint64_t addr, uint64_t ts)
 /* ... and its return at `ts`, entered at `start`. */
 static inline void rt_py_call_end(uint32_t d, uint64_t addr, uint64_t start, uint64_t ts)
 {
-	if (d < rt_py_open.ended) { /* written at an end; the frames below it go too */
-		rt_py_open.ended = d;
+	struct rt_py_open *o = rt_py_open_now;
+
+	if (o && d < o->ended) { /* written at an end; the frames below it go too */
+		o->ended = d;
 		return;
 	}
 	rt_func_call_record(SC_FUNC_PYTHON, (uint32_t)(addr >> 32) & 0x7fffffffu, addr, start, ts);

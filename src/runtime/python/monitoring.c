@@ -28,11 +28,8 @@
 #define TOOL_FIRST 2 /* sys.monitoring.PROFILER_ID */
 #define TOOL_LAST 4  /* 5 is the optimizer's */
 
-#define SKIP_BITS 4096 /* calls this deep remember whether their entry was recorded */
-
 static RT_TLS long depth; /* calls entered since recording began on this thread, not left */
-static RT_TLS uint64_t skipped[SKIP_BITS / 64]; /* entered while recording was paused */
-static py_obj *disable;				/* sys.monitoring.DISABLE */
+static py_obj *disable;	  /* sys.monitoring.DISABLE */
 
 static py_obj *result(bool off)
 {
@@ -44,6 +41,7 @@ static py_obj *result(bool off)
 
 static py_obj *on_start(py_obj *self, py_obj *const *args, py_ssize nargs)
 {
+	struct rt_py_open *o;
 	uint64_t addr;
 
 	(void)self;
@@ -54,19 +52,20 @@ static py_obj *on_start(py_obj *self, py_obj *const *args, py_ssize nargs)
 		return result(true);
 	if (!rt_py_trace_armed())
 		return result(false);
-	if (depth >= 0 && depth < SKIP_BITS) {
+	o = rt_py_open_get();
+	if (o && depth >= 0 && depth < RT_PY_SKIP_BITS) {
 		uint64_t bit = 1ull << (depth % 64);
 
-		skipped[depth / 64] =
-			rt_recording() ? skipped[depth / 64] & ~bit : skipped[depth / 64] | bit;
+		o->skipped[depth / 64] = rt_recording() ? o->skipped[depth / 64] & ~bit
+							: o->skipped[depth / 64] | bit;
 	}
 	depth++;
 	if (!rt_recording()) {
-		if (depth <= RT_PY_OPEN)
-			rt_py_open.start[depth - 1] = 0; /* nothing to write at an end */
-	} else if (depth <= RT_PY_OPEN) {		 /* its start kept until it returns */
-		rt_py_call_begin((uint32_t)depth - 1, addr, rt_now_ns());
-	} else { /* deeper: no place for its start, the pair of records */
+		if (o && depth <= RT_PY_OPEN)
+			o->start[depth - 1] = 0; /* nothing to write at an end */
+	} else if (o && depth <= RT_PY_OPEN) {	 /* its start kept until it returns */
+		rt_py_call_begin(o, (uint32_t)depth - 1, addr, rt_now_ns());
+	} else { /* deeper, or no memory to keep it: the pair of records */
 		rt_func_record_flags(SC_REC_FUNC_ENTER, SC_FUNC_PYTHON, addr, rt_now_ns());
 	}
 	return result(false);
@@ -74,14 +73,17 @@ static py_obj *on_start(py_obj *self, py_obj *const *args, py_ssize nargs)
 
 static void leave(py_obj *code, uint64_t addr)
 {
+	struct rt_py_open *o;
+
 	(void)code;
 	if (depth <= 0)
 		return; /* entered before recording began: its entry is not in this file */
 	depth--;
-	if (depth < SKIP_BITS && skipped[depth / 64] & 1ull << (depth % 64))
+	o = rt_py_open_now;
+	if (o && depth < RT_PY_SKIP_BITS && o->skipped[depth / 64] & 1ull << (depth % 64))
 		return; /* its entry, while recording was paused, was not written either */
-	if (depth < RT_PY_OPEN)
-		rt_py_call_end((uint32_t)depth, addr, rt_py_open.start[depth], rt_now_ns());
+	if (o && depth < RT_PY_OPEN)
+		rt_py_call_end((uint32_t)depth, addr, o->start[depth], rt_now_ns());
 	else
 		rt_func_record_flags(SC_REC_FUNC_EXIT, SC_FUNC_PYTHON, addr, rt_now_ns());
 }
@@ -234,6 +236,8 @@ bool rt_py_monitoring_install(void)
 void rt_py_monitoring_fork_child(void)
 {
 	depth = 0; /* the calls in progress were entered in the parent's file */
-	rt_py_open.ended = 0;
-	memset(skipped, 0, sizeof(skipped));
+	if (rt_py_open_now) {
+		rt_py_open_now->ended = 0;
+		memset(rt_py_open_now->skipped, 0, sizeof(rt_py_open_now->skipped));
+	}
 }

@@ -25,6 +25,7 @@
 #include <dlfcn.h>
 #include <regex.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "../func_table.h"
 #include "../sources/source.h"
@@ -121,7 +122,8 @@ static inline uint64_t traced_addr(py_obj *code, unsigned gen)
 	return v & EXTRA_TRACED ? SC_PY_FUNC_ADDR((uint32_t)(v >> EXTRA_ID_SHIFT)) : 0;
 }
 
-RT_TLS struct rt_py_open rt_py_open;
+RT_TLS struct rt_py_open *rt_py_open_now;
+static RT_TLS bool py_open_failed; /* mapping failed, or the thread ended: not again */
 static RT_TLS uint32_t eval_depth; /* traced calls in progress under the PEP 523 hook */
 static bool monitoring_used;
 
@@ -141,7 +143,7 @@ static py_obj *trace_eval(void *tstate, void *frame, int throwflag)
 		return tr.previous(tstate, frame, throwflag);
 	start = rt_now_ns();
 	d = eval_depth++;
-	rt_py_call_begin(d, addr, start);
+	rt_py_call_begin(rt_py_open_get(), d, addr, start);
 	result = tr.previous(tstate, frame, throwflag);
 	/* Entered before a fork, left in its child: the parent's file has it. */
 	if (gen == atomic_load_explicit(&generation, memory_order_relaxed)) {
@@ -338,19 +340,47 @@ void rt_py_trace_fork_child(void)
 {
 	atomic_fetch_add(&generation, 1);
 	eval_depth = 0; /* the calls in progress are the parent's */
-	rt_py_open.ended = 0;
+	if (rt_py_open_now)
+		rt_py_open_now->ended = 0;
+}
+
+struct rt_py_open *rt_py_open_map(void)
+{
+	void *p;
+
+	if (py_open_failed)
+		return NULL;
+	p = mmap(NULL, sizeof(struct rt_py_open), PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED) {
+		py_open_failed = true; /* calls are still recorded, only not at an early end */
+		return NULL;
+	}
+	return rt_py_open_now = p;
+}
+
+void rt_py_open_release(void)
+{
+	struct rt_py_open *o = rt_py_open_now;
+
+	py_open_failed = true;
+	rt_py_open_now = NULL;
+	if (o)
+		munmap(o, sizeof(*o));
 }
 
 void rt_py_end_open_calls(uint64_t ts)
 {
 	uint32_t depth = monitoring_used ? rt_py_monitoring_depth() : eval_depth;
 	uint32_t n = depth < RT_PY_OPEN ? depth : RT_PY_OPEN;
+	struct rt_py_open *o = rt_py_open_now;
 
-	for (uint32_t i = n; i > rt_py_open.ended; i--)
-		if (rt_py_open.start[i - 1]) /* 0: entered while recording was paused */
-			rt_func_call_record(SC_FUNC_PYTHON | SC_FUNC_OPEN, rt_py_open.id[i - 1],
-					    SC_PY_FUNC_ADDR(rt_py_open.id[i - 1]),
-					    rt_py_open.start[i - 1], ts);
-	if (n > rt_py_open.ended)
-		rt_py_open.ended = n;
+	if (!o)
+		return;
+	for (uint32_t i = n; i > o->ended; i--)
+		if (o->start[i - 1]) /* 0: entered while recording was paused */
+			rt_func_call_record(SC_FUNC_PYTHON | SC_FUNC_OPEN, o->id[i - 1],
+					    SC_PY_FUNC_ADDR(o->id[i - 1]), o->start[i - 1], ts);
+	if (n > o->ended)
+		o->ended = n;
 }
