@@ -36,7 +36,7 @@ def calls_of(r, rank=None):
     """(kind, count, bytes) of the nccl call regions (of `rank`), by start, and their args."""
     db = sqlite3.connect(r.path(f"rocpd-{r.main_pid()}.db"))
     found, args = [], []
-    for rid, name in rows(db, "SELECT id, name FROM regions WHERE category = 'nccl' AND name "
+    for rid, name in rows(db, "SELECT id, name FROM regions WHERE category IN ('NCCL_API', 'nccl') AND name "
                               "!= 'ncclGroup' ORDER BY start"):
         a = dict(rows(db, "SELECT name, value FROM region_args WHERE id = ?", rid))
         check_eq(name, "nccl" + a["kind"], "region named after its kind")
