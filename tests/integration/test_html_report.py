@@ -1,0 +1,228 @@
+"""The HTML report (issue 21): `--output-format html` and `syscope report SESSION|DB [-o FILE]`
+write one self-contained report.html whose embedded data holds the run's top functions,
+flame graph, threads over time, counters, GPU work and regions; headless Chromium loads it
+without a script error and draws the expected flame graph (a screenshot is kept under
+build/test-output/test_html_report/)."""
+import json
+import os
+import re
+import shutil
+import struct
+import subprocess
+
+import harness
+from harness import Skip, check, check_eq, fixture, gen_session, syscope
+
+ARTIFACTS = os.path.join(harness.BUILD, "test-output", "test_html_report")
+DATA = re.compile(r'<script type="application/json" id="syscope-data">(.*?)</script>', re.S)
+
+
+def page_data(path):
+    with open(path, encoding="utf-8", errors="replace") as f:
+        html = f.read()
+    check(html.startswith("<!DOCTYPE html>"), f"{path} is not an HTML page: {html[:80]!r}")
+    check("http://" not in html.replace("http://www.w3.org/2000/svg", "") and
+          "https://" not in html, "the page reaches for nothing on the network")
+    m = DATA.search(html)
+    check(m, "the page embeds its data")
+    check("<" not in m.group(1) and "&" not in m.group(1),
+          "no markup character inside the data element")
+    return html, json.loads(m.group(1))
+
+
+def top_by(doc, key):
+    return max(doc["profile"]["functions"], key=lambda f: f[key])
+
+
+def flame_children(doc, parent):
+    names, nodes = doc["profile"]["flame"]["names"], doc["profile"]["flame"]["nodes"]
+    kids = [(n[3], names[n[0]]) for i, n in enumerate(nodes) if i and n[1] == parent]
+    return [name for _, name in sorted(kids, reverse=True)]
+
+
+def widest_path(doc):
+    """Names from the root's widest child down, always to the widest child."""
+    names, nodes = doc["profile"]["flame"]["names"], doc["profile"]["flame"]["nodes"]
+    path, at = [], 0
+    while True:
+        kids = [i for i, n in enumerate(nodes) if i and n[1] == at]
+        if not kids:
+            return path
+        at = max(kids, key=lambda i: nodes[i][3])
+        path.append(names[nodes[at][0]])
+
+
+def chromium():
+    for name in ("chromium", "chromium-browser", "google-chrome"):
+        path = shutil.which(name)
+        if path:
+            return path
+    if os.environ.get("CI") == "true":
+        raise AssertionError("chromium is not installed (Makefile TEST_PACKAGES lists it)")
+    raise Skip("chromium is not installed (apt-get install chromium)")
+
+
+def browser(page, *args):
+    cmd = [chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+           "--disable-extensions", "--enable-logging=stderr", "--v=0",
+           "--user-data-dir=" + os.path.join(os.path.dirname(page), "chromium-profile"),
+           *args, "file://" + os.path.abspath(page)]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=240)
+
+
+def load_in_browser(page, shot_name):
+    """The page's self-check from the DOM Chromium built, and a screenshot kept."""
+    r = browser(page, "--dump-dom", "--window-size=1280,2400")
+    check_eq(r.returncode, 0, f"chromium --dump-dom: {r.stderr[-2000:]}")
+    m = re.search(r'<pre id="selfcheck">(.*?)</pre>', r.stdout, re.S)
+    check(m, f"the page's script ran to its end: {r.stdout[-1500:]}\n{r.stderr[-1500:]}")
+    drawn = json.loads(m.group(1).replace("&quot;", '"').replace("&lt;", "<")
+                       .replace("&gt;", ">").replace("&amp;", "&"))
+    check_eq((drawn["status"], drawn["errors"]), ("ok", []), "script errors in the page")
+    check(not re.search(r"Uncaught|SyntaxError", r.stderr), f"console errors: {r.stderr[-2000:]}")
+    os.makedirs(ARTIFACTS, exist_ok=True)
+    shot = os.path.join(ARTIFACTS, shot_name)
+    s = browser(page, "--screenshot=" + shot, "--window-size=1280,2400",
+                "--hide-scrollbars")
+    check_eq(s.returncode, 0, f"chromium --screenshot: {s.stderr[-2000:]}")
+    with open(shot, "rb") as f:
+        head = f.read(24)
+    check_eq(head[:8], b"\x89PNG\r\n\x1a\n", "the screenshot is a PNG")
+    check_eq(struct.unpack(">II", head[16:24]), (1280, 2400), "the screenshot's size")
+    return drawn
+
+
+def hot_run():
+    r = syscope("sample", "-f", "1000", "--output-format", "html,json", "--", fixture("hot"),
+                "0.6")
+    check_eq(r.rc, 0, r.describe())
+    check("report.html" in r.files(), f"report.html written: {r.files()}")
+    return r
+
+
+def test_hot_report_holds_the_profile():
+    r = hot_run()
+    html, doc = page_data(r.path("report.html"))
+    prof = r.profile()
+    check_eq(top_by(doc, "self")["name"], "hot_loop", "top function by self time")
+    check_eq(top_by(doc, "self")["file"].split("/")[-1], "hot.c", "its file")
+    check_eq(top_by(doc, "self")["line"], harness.source_line("hot.c", "/* HOT_LINE */"), "its line")
+    check("main" in [f["name"] for f in doc["profile"]["functions"]], "main by total time")
+    check_eq(doc["profile"]["samples"], prof.meta["samples"], "samples as the JSON profile")
+    check_eq(top_by(doc, "self")["self_samples"], prof.self_samples("hot_loop"),
+             "hot_loop's self samples as the JSON profile")
+    share = top_by(doc, "self")["self"] / doc["profile"]["seconds"]
+    check(share > 0.5, f"hot_loop holds most of the time: {share:.2f}")
+    nodes = doc["profile"]["flame"]["nodes"]
+    check_eq(nodes[0][2], doc["profile"]["samples"], "the flame graph's root holds every sample")
+    path = widest_path(doc)
+    check("main" in path and path[-1] == "hot_loop", f"the widest flame path: {path}")
+    summary = doc["summary"]
+    check_eq(summary["processes"][0]["pid"], r.main_pid(), "the process")
+    check(summary["processes"][0]["argv"][0].endswith("/hot"), f"the command: {summary}")
+    check_eq(sum(sum(t["buckets"]) for t in doc["timeline"]["threads"]), summary["samples"],
+             "every sample in a time bucket")
+    check_eq(len(doc["timeline"]["threads"]), 1, "one thread")
+    check_eq(doc["perfetto"]["files"], [], "no trace made")
+    check(doc["perfetto"]["command"].startswith("syscope convert -f pftrace "),
+          f"how to make one: {doc['perfetto']}")
+
+
+def test_names_are_escaped():
+    r = syscope("sample", "-f", "1000", "--output-format", "html", "--", fixture("templates"),
+                "0.5")
+    check_eq(r.rc, 0, r.describe())
+    html, doc = page_data(r.path("report.html"))
+    names = [f["name"] for f in doc["profile"]["functions"]]
+    templ = [n for n in names if "Accumulator<" in n]
+    check(templ, f"a template's name, with <, in the data: {names[:20]}")
+    check("Accumulator<" not in html, "written as \\u003c in the page")
+
+
+def gpu_session():
+    return gen_session("--pid", 7301, "--threads", 2, "--samples", 40, "--regions", 3,
+                       "--counters", 12, "--kernels", 20, "--copies", 4, "--kernel-ns", 80000)
+
+
+def test_report_verb_on_gpu_session():
+    s = gpu_session()
+    r = syscope("report", s)
+    check_eq(r.rc, 0, r.describe())
+    page = os.path.join(s, "report.html")
+    check_eq(r.out.strip(), page, "prints where the report is")
+    html, doc = page_data(page)
+    ops = {o["name"]: o for o in doc["timeline"]["gpu_ops"]}
+    kernel = [o for n, o in ops.items() if "vectorAdd" in n]
+    check_eq(len(kernel), 1, f"one kernel name: {list(ops)}")
+    check_eq((kernel[0]["count"], kernel[0]["kind"]), (20, "KERNEL_DISPATCH"), "kernels")
+    check(abs(kernel[0]["mean"] - 80e-6) < 1e-9, f"kernel mean: {kernel[0]}")
+    copies = [o for o in ops.values() if o["kind"] == "MEMORY_COPY"]
+    check_eq((sum(c["count"] for c in copies), sum(c["bytes"] for c in copies)),
+             (4, 4 << 20), "copies and bytes")
+    (agent,) = doc["timeline"]["gpu_agents"]
+    check_eq(agent["ops"], 24, "ops on GPU 0")
+    check(0 < agent["busy_percent"] <= 100, f"busy share: {agent}")
+    regions = {(g["category"], g["name"]): g for g in doc["timeline"]["regions"]}
+    outer = [g for (c, n), g in regions.items() if n == "outer"]
+    check_eq([g["count"] for g in outer], [2 * 3], f"outer regions over 2 threads: {regions}")
+    check(outer[0]["min"] <= outer[0]["mean"] <= outer[0]["max"], f"outer stats {outer}")
+    depth = [c for c in doc["timeline"]["counters"] if c["name"] == "queue depth"]
+    check(depth and sum(c["values"] for c in depth) == 2 * 12, f"counter values: {depth}")
+    check(sum(1 for v in depth[0]["points"] if v is not None) > 1, "a line to draw")
+    check_eq(doc["profile"]["samples"], 2 * 40, "samples of both threads")
+    check_eq(flame_children(doc, 0)[:1], [widest_path(doc)[0]], "the root's widest child")
+    check("gen_root" in widest_path(doc), f"the widest path: {widest_path(doc)}")
+    check_eq(len(doc["timeline"]["threads"]), 2, "two threads over time")
+
+
+def test_report_of_a_database_to_a_file():
+    s = gpu_session()
+    c = syscope("convert", "-f", "rocpd", s)
+    check_eq(c.rc, 0, c.describe())
+    dbs = [f for f in os.listdir(s) if f.endswith(".db")]
+    check_eq(len(dbs), 1, f"one database: {os.listdir(s)}")
+    out = os.path.join(s, "from-db.html")
+    r = syscope("report", "-o", out, os.path.join(s, dbs[0]))
+    check_eq(r.rc, 0, r.describe())
+    html, doc = page_data(out)
+    kernels = sum(o["count"] for o in doc["timeline"]["gpu_ops"] if o["kind"] == "KERNEL_DISPATCH")
+    check_eq(kernels, 20, "kernels from the database")
+    check_eq(doc["profile"]["samples"], 2 * 40, "samples from the database")
+
+
+def test_report_bad_input():
+    r = syscope("report", "/nonexistent/session")
+    check_eq(r.rc, 1, r.describe())
+    check("/nonexistent/session" in r.err, f"names the input: {r.err}")
+    r = syscope("report")
+    check_eq(r.rc, 2, r.describe())
+    check("session folder or rocpd database" in r.err, f"says what is valid: {r.err}")
+
+
+def test_chromium_loads_hot_report():
+    chromium()
+    r = hot_run()
+    html, doc = page_data(r.path("report.html"))
+    drawn = load_in_browser(r.path("report.html"), "hot.png")
+    check_eq(drawn["flame_top"], flame_children(doc, 0)[0], "the flame graph's root child")
+    check_eq(drawn["flame_path"][-1], "hot_loop", f"the drawn widest path: {drawn}")
+    check_eq(drawn["threads"], 1, "one thread strip")
+    check(drawn["flame_nodes"] >= len(widest_path(doc)), f"flame nodes drawn: {drawn}")
+
+
+def test_chromium_loads_gpu_report():
+    chromium()
+    s = gpu_session()
+    r = syscope("report", s)
+    check_eq(r.rc, 0, r.describe())
+    page = os.path.join(s, "report.html")
+    html, doc = page_data(page)
+    drawn = load_in_browser(page, "gpu-session.png")
+    check_eq(drawn["flame_top"], flame_children(doc, 0)[0], "the flame graph's root child")
+    check_eq((drawn["gpu_ops"], drawn["threads"]),
+             (len(doc["timeline"]["gpu_ops"]), 2), "GPU rows and thread strips drawn")
+    check(drawn["counters"] >= 1 and drawn["regions"] >= 2, f"counters and regions: {drawn}")
+
+
+if __name__ == "__main__":
+    harness.main(globals())
