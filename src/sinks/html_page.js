@@ -282,6 +282,7 @@
     if (!c) { c = el('pre', { id: 'selfcheck' }); document.body.appendChild(c); }
     drawn.errors = errors;
     drawn.status = errors.length ? 'error' : 'ok';
+    drawn.ms = Math.round(performance.now());
     c.textContent = JSON.stringify(drawn);
   }
 

@@ -199,6 +199,38 @@ def test_report_bad_input():
     check("session folder or rocpd database" in r.err, f"says what is valid: {r.err}")
 
 
+FLAME_NODES = 10000  # SC_HTML_FLAME_NODES (src/sinks/html.h)
+
+
+def test_flame_graph_is_bounded():
+    """many_paths makes a call tree larger than the report keeps: the nodes with the most
+    samples stay, every other child is summed into its parent's "[other]", nothing lost."""
+    r = syscope("sample", "-f", "2000", "--output-format", "html,json", "--",
+                fixture("many_paths"), "2.5")
+    check_eq(r.rc, 0, r.describe())
+    html, doc = page_data(r.path("report.html"))
+    tree_size = r.profile().doc["timemory"]["sampling_cpu_clock"]["ranks"][0]["graph_size"]
+    flame = doc["profile"]["flame"]
+    nodes, names = flame["nodes"], flame["names"]
+    others = [i for i, n in enumerate(nodes) if names[n[0]] == "[other]"]
+    kept = len(nodes) - 1 - len(others)
+    check_eq(kept, min(tree_size, FLAME_NODES), f"nodes kept of {tree_size}")
+    check_eq(bool(others), tree_size > FLAME_NODES, "[other] only where nodes were dropped")
+    check_eq(nodes[0][2], doc["profile"]["samples"], "the root holds every sample")
+    kids_count, kids_secs = [0] * len(nodes), [0.0] * len(nodes)
+    for i, n in enumerate(nodes[1:], 1):
+        check(n[1] < i, "parents come before their children")
+        kids_count[n[1]] += n[2]
+        kids_secs[n[1]] += n[3]
+    for i, n in enumerate(nodes):
+        check(kids_count[i] <= n[2], f"node {i} holds its children's samples")
+        check(abs(n[4] + kids_secs[i] - n[3]) <= 1e-6 * max(n[3], 1e-3),
+              f"node {i}: self and children make its time: {n}, {kids_secs[i]}")
+    drawn = load_in_browser(r.path("report.html"), "many-paths.png")
+    check_eq(drawn["flame_top"], flame_children(doc, 0)[0], "the flame graph's root child")
+    check("go_left" in drawn["flame_path"], f"the drawn widest path: {drawn['flame_path']}")
+
+
 def test_chromium_loads_hot_report():
     chromium()
     r = hot_run()
