@@ -66,8 +66,18 @@ static int write_report(struct sc_model *m, const char *dir, const struct sc_set
 				 .settings = set,
 				 .dir = dir,
 				 .from_database = from_database };
+	struct sc_func_view view;
+	char err[512];
 	int rc;
 
+	/* Which instrumented functions show, as convert's outputs do. */
+	if (sc_func_view_init(&view, sc_str(set, SC_SET_FUNCTION_INCLUDE),
+			      sc_str(set, SC_SET_FUNCTION_EXCLUDE), err, sizeof(err)))
+		sc_die(SC_EXIT_USAGE, "%s", err);
+	view.label_file = sc_list_has(set, SC_SET_FUNCTION_LABEL, "file");
+	view.label_line = sc_list_has(set, SC_SET_FUNCTION_LABEL, "line");
+	m->view = &view;
+	m->python_native = sc_bool(set, SC_SET_PYTHON_NATIVE);
 	sc_profiles_build(&profiles, m, false);
 	rc = sc_sink_html.write(&out);
 	for (size_t i = 0; i < out.errors.n; i++)
@@ -76,6 +86,8 @@ static int write_report(struct sc_model *m, const char *dir, const struct sc_set
 		printf("%s/%s\n", dir, sc_html_file_name);
 	sc_output_free(&out);
 	sc_profiles_free(&profiles);
+	m->view = NULL;
+	sc_func_view_free(&view);
 	return rc ? 1 : 0;
 }
 

@@ -172,11 +172,23 @@
       lay(focus, 0, W);
       box.textContent = '';
       box.appendChild(g);
+      drawn.flame_matches = matched;
+      drawn.flame_focus = focus ? name(focus) : null;
       info.textContent = (focus ? 'zoomed on ' + name(focus) + '; ' : '') +
         (re ? matched + ' matching frames; ' : '') + N + ' nodes';
     }
     search.addEventListener('input', function () { term = search.value; draw(); });
     reset.addEventListener('click', function () { focus = 0; term = ''; search.value = ''; draw(); });
+    // report.html#search=REGEX&zoom=NAME opens searched and zoomed (on NAME's widest node).
+    var want = {};
+    location.hash.replace(/^#/, '').split('&').forEach(function (kv) {
+      var i = kv.indexOf('=');
+      if (i > 0) want[kv.slice(0, i)] = decodeURIComponent(kv.slice(i + 1));
+    });
+    if (want.search) { term = want.search; search.value = term; }
+    if (want.zoom)
+      for (var z = 1, zw = -1; z < N; z++)
+        if (name(z) === want.zoom && val(z) > zw) { zw = val(z); focus = z; }
     draw();
     function widest(n) {
       return kids[n].slice().sort(function (a, b) { return val(b) - val(a); })[0];

@@ -62,17 +62,17 @@ def chromium():
     raise Skip("chromium is not installed (apt-get install chromium)")
 
 
-def browser(page, *args):
+def browser(page, *args, fragment=""):
     cmd = [chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
            "--disable-extensions", "--enable-logging=stderr", "--v=0",
            "--user-data-dir=" + os.path.join(os.path.dirname(page), "chromium-profile"),
-           *args, "file://" + os.path.abspath(page)]
+           *args, "file://" + os.path.abspath(page) + fragment]
     return subprocess.run(cmd, capture_output=True, text=True, timeout=240)
 
 
-def load_in_browser(page, shot_name):
+def load_in_browser(page, shot_name, fragment=""):
     """The page's self-check from the DOM Chromium built, and a screenshot kept."""
-    r = browser(page, "--dump-dom", "--window-size=1280,2400")
+    r = browser(page, "--dump-dom", "--window-size=1280,2400", fragment=fragment)
     check_eq(r.returncode, 0, f"chromium --dump-dom: {r.stderr[-2000:]}")
     m = re.search(r'<pre id="selfcheck">(.*?)</pre>', r.stdout, re.S)
     check(m, f"the page's script ran to its end: {r.stdout[-1500:]}\n{r.stderr[-1500:]}")
@@ -83,7 +83,7 @@ def load_in_browser(page, shot_name):
     os.makedirs(ARTIFACTS, exist_ok=True)
     shot = os.path.join(ARTIFACTS, shot_name)
     s = browser(page, "--screenshot=" + shot, "--window-size=1280,2400",
-                "--hide-scrollbars")
+                "--hide-scrollbars", fragment=fragment)
     check_eq(s.returncode, 0, f"chromium --screenshot: {s.stderr[-2000:]}")
     with open(shot, "rb") as f:
         head = f.read(24)
@@ -240,6 +240,14 @@ def test_chromium_loads_hot_report():
     check_eq(drawn["flame_path"][-1], "hot_loop", f"the drawn widest path: {drawn}")
     check_eq(drawn["threads"], 1, "one thread strip")
     check(drawn["flame_nodes"] >= len(widest_path(doc)), f"flame nodes drawn: {drawn}")
+    # Searched and zoomed through the fragment, as a click and the search box do.
+    names, nodes = doc["profile"]["flame"]["names"], doc["profile"]["flame"]["nodes"]
+    hot = [i for i, n in enumerate(nodes) if names[n[0]] == "hot_loop"]
+    zoomed = load_in_browser(r.path("report.html"), "hot-zoomed.png",
+                             fragment="#search=HOT_L&zoom=main")
+    check_eq(zoomed["flame_focus"], "main", "zoomed on main")
+    check(1 <= zoomed["flame_matches"] <= len(hot), f"hot_loop highlighted: {zoomed}, {hot}")
+    check(zoomed["flame_nodes"] <= drawn["flame_nodes"], f"fewer nodes when zoomed: {zoomed}")
 
 
 def test_chromium_loads_gpu_report():
