@@ -33,11 +33,20 @@ static const char *asset(const char *name)
 	return "";
 }
 
-/* A string as recorded: thread names and arguments need not be valid UTF-8 (a name cut at
- * 15 bytes); the browser shows a bad byte as U+FFFD. */
-static json_t *raw_string(const char *s)
+json_t *sc_html_str(const char *s)
 {
-	return json_string_nocheck(s ? s : "");
+	json_t *j = json_string(s ? s : "");
+	char *copy;
+
+	if (j)
+		return j;
+	copy = sc_xstrdup(s);
+	for (char *p = copy; *p; p++)
+		if ((unsigned char)*p > 0x7f)
+			*p = '?';
+	j = json_string(copy);
+	free(copy);
+	return j;
 }
 
 static json_t *process_json(const struct sc_process *p)
@@ -46,11 +55,11 @@ static json_t *process_json(const struct sc_process *p)
 	json_t *argv = json_array();
 
 	for (size_t i = 0; i < img->argv.n; i++)
-		json_array_append_new(argv, raw_string(img->argv.v[i]));
+		json_array_append_new(argv, sc_html_str(img->argv.v[i]));
 	return json_pack(
 		"{s:i, s:i, s:o, s:o, s:o, s:I, s:f, s:s, s:i}", "pid", (int)p->pid, "ppid",
-		(int)p->ppid, "exe", raw_string(img->exe), "argv", argv, "host",
-		raw_string(p->hostname), "threads", (json_int_t)p->threads.n, "seconds",
+		(int)p->ppid, "exe", sc_html_str(img->exe), "argv", argv, "host",
+		sc_html_str(p->hostname), "threads", (json_int_t)p->threads.n, "seconds",
 		last->end_ns > img->start_ns ? (double)(last->end_ns - img->start_ns) * 1e-9 : 0.0,
 		"end", sc_end_reason_text(last->end_reason), "status", (int)last->end_status);
 }
@@ -76,7 +85,7 @@ static json_t *summary_json(struct sc_output *out)
 		json_array_append_new(
 			notes, json_pack("{s:i, s:s, s:o}", "pid", m->notes.v[i].pid, "level",
 					 m->notes.v[i].level == SC_NOTE_WARN ? "warning" : "info",
-					 "text", raw_string(m->notes.v[i].text)));
+					 "text", sc_html_str(m->notes.v[i].text)));
 	return json_pack("{s:s, s:f, s:I, s:I, s:o, s:{s:I, s:I, s:I}, s:o, s:I}", "version",
 			 SYSCOPE_VERSION, "seconds",
 			 m->last_ts > m->first_ts ? (double)(m->last_ts - m->first_ts) * 1e-9 : 0.0,
@@ -102,16 +111,16 @@ static json_t *perfetto_json(struct sc_output *out)
 	DIR *d;
 
 	if (out->merged_trace)
-		json_array_append_new(files, raw_string(sc_base_name(out->merged_trace)));
+		json_array_append_new(files, sc_html_str(sc_base_name(out->merged_trace)));
 	else if ((d = opendir(out->dir))) {
 		struct dirent *e;
 
 		while ((e = readdir(d)))
 			if (is_trace(e->d_name))
-				json_array_append_new(files, raw_string(e->d_name));
+				json_array_append_new(files, sc_html_str(e->d_name));
 		closedir(d);
 	}
-	doc = json_pack("{s:o, s:o}", "files", files, "command", raw_string(cmd));
+	doc = json_pack("{s:o, s:o}", "files", files, "command", sc_html_str(cmd));
 	free(cmd);
 	return doc;
 }
@@ -130,7 +139,7 @@ static json_t *idle_json(struct sc_output *out)
 	sc_idle_print(f, out->profiles, r, true);
 	fclose(f);
 	for (char *l = strtok_r(text, "\n", &save); l; l = strtok_r(NULL, "\n", &save))
-		json_array_append_new(lines, raw_string(!strncmp(l, "syscope: ", 9) ? l + 9 : l));
+		json_array_append_new(lines, sc_html_str(!strncmp(l, "syscope: ", 9) ? l + 9 : l));
 	free(text);
 	return lines;
 }

@@ -27,6 +27,11 @@ extern const char *sc_html_file_name;
 #define SC_HTML_TRACKS 64	  /* counter tracks */
 #define SC_HTML_ROWS 2000	  /* distinct GPU ops and regions, each; the rest in "[other]" */
 
+/* A recorded string as JSON (html.c): names need not be valid UTF-8 (a thread name cut at
+ * 15 bytes, an NVTX range's bytes), and one bad string must not cost the whole report, so
+ * each byte of an invalid one above 0x7f becomes '?'. */
+json_t *sc_html_str(const char *s);
+
 /* html_profile.c: {"kind", "metric", "samples", "seconds", "flame": {names, nodes},
  * "functions": [...]} of the sampled profiles, or NULL without samples. */
 json_t *sc_html_profile_json(struct sc_output *out);

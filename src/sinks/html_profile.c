@@ -47,7 +47,7 @@ static json_int_t name_of(struct flame *f, uint32_t func, const char *label)
 
 	if (slot && !inserted)
 		return (json_int_t)*slot - 1;
-	json_array_append_new(f->names, json_string(label ? label : sc_func_of(set, func)->name));
+	json_array_append_new(f->names, sc_html_str(label ? label : sc_func_of(set, func)->name));
 	if (slot)
 		*slot = json_array_size(f->names);
 	return (json_int_t)json_array_size(f->names) - 1;
@@ -171,10 +171,10 @@ static json_t *func_json(const struct sc_profile_set *set, const struct func_row
 	const struct sc_func *fn = sc_func_of(set, r->id);
 	const struct sc_line *ln = r->line != UINT32_MAX ? &set->lines.v[r->line] : NULL;
 
-	return json_pack("{s:s, s:s, s:s, s:I, s:f, s:f, s:I, s:I}", "name", fn->name, "module",
-			 fn->module ? fn->module : "", "file", ln ? ln->file : "", "line",
-			 (json_int_t)(ln ? ln->line : 0), "self", r->excl.sum, "total", r->incl.sum,
-			 "self_samples", (json_int_t)r->excl.count, "samples",
+	return json_pack("{s:o, s:o, s:o, s:I, s:f, s:f, s:I, s:I}", "name", sc_html_str(fn->name),
+			 "module", sc_html_str(fn->module), "file", sc_html_str(ln ? ln->file : ""),
+			 "line", (json_int_t)(ln ? ln->line : 0), "self", r->excl.sum, "total",
+			 r->incl.sum, "self_samples", (json_int_t)r->excl.count, "samples",
 			 (json_int_t)r->incl.count);
 }
 

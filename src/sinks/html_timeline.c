@@ -178,7 +178,7 @@ static void on_region_end(void *ctx, struct sc_image *img, struct sc_thread *t,
 			  const struct sc_region_ev *ev)
 {
 	struct gather *g = ctx;
-	const char *name = sc_strtab_intern(&g->m->strings, ev->name);
+	const char *name = sc_strtab_intern(&g->m->strings, ev->name ? ev->name : "");
 	const char *cat = sc_strtab_intern(&g->m->strings, ev->category ? ev->category : "");
 	uint64_t key = sc_hash_u64((uintptr_t)name) ^ (uintptr_t)cat;
 
@@ -246,9 +246,10 @@ static json_t *threads_json(struct gather *g)
 
 		for (size_t k = 0; k < SC_HTML_BUCKETS; k++)
 			json_array_append_new(b, json_integer((json_int_t)r->buckets[k]));
-		json_array_append_new(arr, json_pack("{s:i, s:i, s:s, s:I, s:o}", "pid", r->pid,
-						     "tid", r->tid, "name", r->name, "samples",
-						     (json_int_t)r->samples, "buckets", b));
+		json_array_append_new(arr,
+				      json_pack("{s:i, s:i, s:o, s:I, s:o}", "pid", r->pid, "tid",
+						r->tid, "name", sc_html_str(r->name), "samples",
+						(json_int_t)r->samples, "buckets", b));
 	}
 	return arr;
 }
@@ -267,9 +268,9 @@ static json_t *tracks_json(struct gather *g)
 				last = tr->sum[k] / tr->n[k];
 			json_array_append_new(pts, isnan(last) ? json_null() : json_real(last));
 		}
-		json_array_append_new(arr, json_pack("{s:i, s:s, s:s, s:I, s:f, s:f, s:o}", "pid",
-						     tr->pid, "name", tr->name, "unit",
-						     tr->unit ? tr->unit : "", "values",
+		json_array_append_new(arr, json_pack("{s:i, s:o, s:o, s:I, s:f, s:f, s:o}", "pid",
+						     tr->pid, "name", sc_html_str(tr->name), "unit",
+						     sc_html_str(tr->unit), "values",
 						     (json_int_t)tr->values, "min", tr->min, "max",
 						     tr->max, "points", pts));
 	}
@@ -289,16 +290,17 @@ static json_t *totals_json(struct total *v, size_t n, bool gpu)
 
 	qsort(v, n, sizeof(*v), by_sum);
 	for (size_t i = 0; i < n; i++) {
-		json_t *o = json_pack("{s:s, s:I, s:f, s:f, s:f, s:f}", "name", v[i].name, "count",
-				      (json_int_t)v[i].count, "total", v[i].sum, "mean",
-				      v[i].count ? v[i].sum / (double)v[i].count : 0.0, "min",
-				      isfinite(v[i].min) ? v[i].min : 0.0, "max", v[i].max);
+		json_t *o =
+			json_pack("{s:o, s:I, s:f, s:f, s:f, s:f}", "name", sc_html_str(v[i].name),
+				  "count", (json_int_t)v[i].count, "total", v[i].sum, "mean",
+				  v[i].count ? v[i].sum / (double)v[i].count : 0.0, "min",
+				  isfinite(v[i].min) ? v[i].min : 0.0, "max", v[i].max);
 
 		if (gpu) {
 			json_object_set_new(o, "kind", json_string(sc_gpu_op_category(v[i].kind)));
 			json_object_set_new(o, "bytes", json_integer((json_int_t)v[i].bytes));
 		} else {
-			json_object_set_new(o, "category", json_string(v[i].category));
+			json_object_set_new(o, "category", sc_html_str(v[i].category));
 		}
 		json_array_append_new(arr, o);
 	}
@@ -321,11 +323,11 @@ static json_t *agents_json(struct gather *g)
 			busy += share;
 			json_array_append_new(b, json_real(round(share * 1000) / 1000));
 		}
-		json_array_append_new(arr,
-				      json_pack("{s:i, s:i, s:s, s:I, s:f, s:o}", "pid", a->pid,
-						"agent", (int)a->agent, "name", a->name, "ops",
-						(json_int_t)a->ops, "busy_percent",
-						100.0 * busy / SC_HTML_BUCKETS, "buckets", b));
+		json_array_append_new(arr, json_pack("{s:i, s:i, s:o, s:I, s:f, s:o}", "pid",
+						     a->pid, "agent", (int)a->agent, "name",
+						     sc_html_str(a->name), "ops",
+						     (json_int_t)a->ops, "busy_percent",
+						     100.0 * busy / SC_HTML_BUCKETS, "buckets", b));
 	}
 	return arr;
 }
