@@ -24,7 +24,7 @@ extern const char *sc_html_file_name;
 #define SC_HTML_BUCKETS 200	  /* time buckets of thread activity and GPU busy strips */
 #define SC_HTML_POINTS 1000	  /* points per counter track */
 #define SC_HTML_THREADS 256	  /* thread rows; the rest in one row */
-#define SC_HTML_TRACKS 64	  /* counter tracks */
+#define SC_HTML_TRACKS 256	  /* counter tracks */
 #define SC_HTML_ROWS 2000	  /* distinct GPU ops and regions, each; the rest in "[other]" */
 
 /* A recorded string as JSON (html.c): names need not be valid UTF-8 (a thread name cut at

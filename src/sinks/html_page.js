@@ -231,7 +231,9 @@
   function counters(T) {
     if (!T.counters.length) return;
     var s = section(app, 'Counters', 'counters');
-    T.counters.forEach(function (c) {
+    // Tracks that never changed are a table row, the others a line each.
+    var flat = T.counters.filter(function (c) { return c.min === c.max; });
+    T.counters.filter(function (c) { return c.min !== c.max; }).forEach(function (c) {
       var w = 800, h = 60, pts = [], n = c.points.length, span = c.max - c.min || 1;
       c.points.forEach(function (v, i) {
         if (v === null) return;
@@ -245,6 +247,11 @@
         ', ' + c.values + ' values']));
       s.appendChild(g);
     });
+    if (flat.length)
+      s.appendChild(el('details', {}, [el('summary', {}, [flat.length + ' tracks that kept one value']),
+        table(['track', 'pid', 'value', 'values'], flat.map(function (c) {
+          return [c.name + (c.unit ? ' (' + c.unit + ')' : ''), String(c.pid), c.min.toPrecision(6), String(c.values)];
+        }), [false, true, true, true])]));
     if (T.counters_left_out)
       s.appendChild(el('p', { class: 'muted' }, [T.counters_left_out + ' values of further tracks not shown']));
     drawn.counters = T.counters.length;

@@ -93,8 +93,8 @@ def load_in_browser(page, shot_name, fragment=""):
 
 
 def hot_run():
-    r = syscope("sample", "-f", "1000", "--output-format", "html,json", "--", fixture("hot"),
-                "0.6")
+    r = syscope("sample", "-f", "1000", "--host", "--output-format", "html,json", "--",
+                fixture("hot"), "0.6")
     check_eq(r.rc, 0, r.describe())
     check("report.html" in r.files(), f"report.html written: {r.files()}")
     return r
@@ -123,6 +123,10 @@ def test_hot_report_holds_the_profile():
     check_eq(sum(sum(t["buckets"]) for t in doc["timeline"]["threads"]), summary["samples"],
              "every sample in a time bucket")
     check_eq(len(doc["timeline"]["threads"]), 1, "one thread")
+    rss = [c for c in doc["timeline"]["counters"] if c["name"] == "RSS"]
+    check_eq(len(rss), 1, f"the RSS track of --host: {[c['name'] for c in doc['timeline']['counters']]}")
+    check(rss[0]["unit"] == "bytes" and 0 < rss[0]["min"] <= rss[0]["max"], f"RSS: {rss[0]}")
+    check(rss[0]["points"][-1] is not None, "the last value carried to the end")
     check_eq(doc["perfetto"]["files"], [], "no trace made")
     check(doc["perfetto"]["command"].startswith("syscope convert -f pftrace "),
           f"how to make one: {doc['perfetto']}")
