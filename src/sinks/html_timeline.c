@@ -288,7 +288,8 @@ static json_t *totals_json(struct total *v, size_t n, bool gpu)
 {
 	json_t *arr = json_array();
 
-	qsort(v, n, sizeof(*v), by_sum);
+	if (n) /* v is NULL when empty */
+		qsort(v, n, sizeof(*v), by_sum);
 	for (size_t i = 0; i < n; i++) {
 		json_t *o =
 			json_pack("{s:o, s:I, s:f, s:f, s:f, s:f}", "name", sc_html_str(v[i].name),
