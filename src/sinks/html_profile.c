@@ -26,6 +26,7 @@ struct flame {
 	uint8_t **kept; /* per tree, per node */
 	json_t *names, *nodes;
 	struct sc_hashmap name_index; /* func id + 1 -> index in names + 1 */
+	json_int_t other;	      /* index of "[other]" in names, or -1 */
 	size_t n;
 };
 
@@ -75,7 +76,8 @@ static void emit(struct flame *f, uint32_t tree, uint32_t id, size_t parent)
 		else
 			sc_stats_merge(&other, &t->nodes.v[kids[i]].incl);
 	if (other.count)
-		add_node(f, name_of(f, 0, "[other]"), me, &other, other.sum);
+		add_node(f, f->other >= 0 ? f->other : (f->other = name_of(f, 0, "[other]")), me,
+			 &other, other.sum);
 	free(kids);
 }
 
@@ -105,9 +107,11 @@ static void choose_nodes(struct flame *f)
 
 static json_t *flame_json(const struct sc_profile **profs, size_t n)
 {
-	struct flame f = {
-		.profs = profs, .nprofs = n, .names = json_array(), .nodes = json_array()
-	};
+	struct flame f = { .profs = profs,
+			   .nprofs = n,
+			   .names = json_array(),
+			   .nodes = json_array(),
+			   .other = -1 };
 	struct sc_stats all = { 0 };
 	size_t root;
 

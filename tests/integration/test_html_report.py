@@ -220,6 +220,7 @@ def test_flame_graph_is_bounded():
     kept = len(nodes) - 1 - len(others)
     check_eq(kept, min(tree_size, FLAME_NODES), f"nodes kept of {tree_size}")
     check_eq(bool(others), tree_size > FLAME_NODES, "[other] only where nodes were dropped")
+    check(names.count("[other]") <= 1, "one name for every [other]")
     check_eq(nodes[0][2], doc["profile"]["samples"], "the root holds every sample")
     kids_count, kids_secs = [0] * len(nodes), [0.0] * len(nodes)
     for i, n in enumerate(nodes[1:], 1):
