@@ -9,6 +9,7 @@ import re
 import shutil
 import struct
 import subprocess
+import tempfile
 
 import harness
 from harness import Skip, check, check_eq, fixture, gen_session, syscope
@@ -141,6 +142,22 @@ def test_names_are_escaped():
     templ = [n for n in names if "Accumulator<" in n]
     check(templ, f"a template's name, with <, in the data: {names[:20]}")
     check("Accumulator<" not in html, "written as \\u003c in the page")
+
+
+def test_thread_name_cut_in_a_character():
+    """The kernel cuts a thread's name at 15 bytes, here inside a two-byte character: that
+    name is not UTF-8, and costs only its bad byte."""
+    workdir = tempfile.mkdtemp(prefix="syscope-it-")  # removed by the harness, as its own
+    program = os.path.join(workdir, "hot_aaaaaaaaaa\u00e9")
+    shutil.copy(fixture("hot"), program)
+    r = syscope("sample", "-f", "1000", "--output-format", "html", "--", program, "0.3",
+                cwd=workdir)
+    check_eq(r.rc, 0, r.describe())
+    html, doc = page_data(r.path("report.html"))
+    check_eq([t["name"] for t in doc["timeline"]["threads"]], ["hot_aaaaaaaaaa?"],
+             "the thread's name, its cut byte as ?")
+    check_eq(doc["summary"]["processes"][0]["argv"][0], program, "the command, whole")
+    check_eq(top_by(doc, "self")["name"], "hot_loop", "the profile is there")
 
 
 def gpu_session():
