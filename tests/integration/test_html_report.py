@@ -160,6 +160,22 @@ def test_thread_name_cut_in_a_character():
     check_eq(top_by(doc, "self")["name"], "hot_loop", "the profile is there")
 
 
+def test_processes_each_under_their_own_frame():
+    r = syscope("sample", "-f", "500", "--output-format", "html,json", "--",
+                fixture("fork_exec"), fixture("exec_child"), "0.4")
+    check_eq(r.rc, 0, r.describe())
+    html, doc = page_data(r.path("report.html"))
+    check_eq(sorted(p["pid"] for p in doc["summary"]["processes"]), r.pids(), "both processes")
+    names, nodes = doc["profile"]["flame"]["names"], doc["profile"]["flame"]["nodes"]
+    levels = {names[n[0]]: n for i, n in enumerate(nodes) if i and n[1] == 0}
+    for pid in r.pids():
+        label = [k for k in levels if k.startswith(f"pid {pid} ")]
+        check_eq(len(label), 1, f"a frame for pid {pid}: {list(levels)}")
+        check_eq(levels[label[0]][2], r.profile(pid=pid).meta["samples"],
+                 f"pid {pid}'s samples under its frame")
+    check_eq(doc["profile"]["samples"], sum(n[2] for n in levels.values()), "all samples")
+
+
 def gpu_session():
     return gen_session("--pid", 7301, "--threads", 2, "--samples", 40, "--regions", 3,
                        "--counters", 12, "--kernels", 20, "--copies", 4, "--kernel-ns", 80000)
