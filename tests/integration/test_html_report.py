@@ -176,6 +176,23 @@ def test_processes_each_under_their_own_frame():
     check_eq(doc["profile"]["samples"], sum(n[2] for n in levels.values()), "all samples")
 
 
+def test_gpu_telemetry_tracks():
+    """GPU utilization and power from NVML (the stand-in driver of tests/programs/fake_nvml.c,
+    whose GPU g reads utilization 40 + g) are counter tracks of the report."""
+    env = {"LD_LIBRARY_PATH": fixture("fake-nvml"), "FAKE_NVML_GPUS": "2"}
+    r = syscope("sample", "--gpu=all", "--no-cuda", "--process-freq", "100",
+                "--output-format", "html", "--", fixture("hot"), "0.3", env=env)
+    check_eq(r.rc, 0, r.describe())
+    html, doc = page_data(r.path("report.html"))
+    tracks = {c["name"]: c for c in doc["timeline"]["counters"]}
+    for gpu in (0, 1):
+        util = tracks.get(f"GPU {gpu} utilization")
+        check(util, f"GPU {gpu}'s utilization track: {sorted(tracks)}")
+        check_eq((util["min"], util["max"]), (40.0 + gpu, 40.0 + gpu), "its value")
+        check(any(n.startswith(f"GPU {gpu} ") and "power" in n for n in tracks),
+              f"GPU {gpu}'s power track: {sorted(tracks)}")
+
+
 def gpu_session():
     return gen_session("--pid", 7301, "--threads", 2, "--samples", 40, "--regions", 3,
                        "--counters", 12, "--kernels", 20, "--copies", 4, "--kernel-ns", 80000)
