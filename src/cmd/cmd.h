@@ -72,6 +72,7 @@ int cmd_avail(int argc, char **argv);
 int cmd_convert(int argc, char **argv);
 int cmd_summary(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
+int cmd_report(int argc, char **argv);
 int cmd_instrument(int argc, char **argv);
 int cmd_python(int argc, char **argv);
 int cmd_causal(int argc, char **argv);

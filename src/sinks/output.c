@@ -9,11 +9,12 @@
 
 #include "../common/safe_output.h"
 #include "../model/gpu_idle.h"
+#include "html.h"
 #include "sink.h"
 
 static const struct sc_sink *const sinks[] = {
-	&sc_sink_rocpd, &sc_sink_pftrace, &sc_sink_text,
-	&sc_sink_json,	&sc_sink_folded,  &sc_sink_csv,
+	&sc_sink_rocpd,	 &sc_sink_pftrace, &sc_sink_text, &sc_sink_json,
+	&sc_sink_folded, &sc_sink_csv,	   &sc_sink_html,
 };
 
 const struct sc_sink *sc_sink_find(const char *token)

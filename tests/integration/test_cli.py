@@ -55,7 +55,7 @@ def test_bad_sampling_values_name_the_valid_range():
     # written with a comma, which makes it part of the option.
     r = syscope("sample", "--output-format=json,pftace", "--", fixture("hot"), "0.1")
     check_eq(r.rc, 2, r.describe())
-    check("--output-format 'pftace' is not valid (valid: rocpd, pftrace, text, json, folded, csv)"
+    check("--output-format 'pftace' is not valid (valid: rocpd, pftrace, text, json, folded, csv, html)"
           in r.err,
           r.err)
 

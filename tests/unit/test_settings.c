@@ -100,7 +100,7 @@ static void test_bad_values(void)
 	CHECK(sc_settings_set(&s, SC_SET_OUTPUT_FORMAT, "json pftace", SC_LAYER_CLI, err) ==
 	      -EINVAL);
 	CHECK_CONTAINS(err, "'pftace'");
-	CHECK_CONTAINS(err, "(valid: rocpd, pftrace, text, json, folded, csv)");
+	CHECK_CONTAINS(err, "(valid: rocpd, pftrace, text, json, folded, csv, html)");
 	CHECK(sc_settings_set(&s, SC_SET_SAMPLING_UNWINDER, "dwarf", SC_LAYER_CLI, err) == -EINVAL);
 	CHECK(sc_settings_set(&s, SC_SET_SAMPLING_MAX_DEPTH, "12x", SC_LAYER_CLI, err) == -EINVAL);
 	CHECK(sc_settings_set(&s, SC_SET_SAMPLING_MAX_DEPTH, "5000", SC_LAYER_CLI, err) == -EINVAL);
