@@ -9,7 +9,7 @@
 
 # One command per verb, as a link to syscope in bin/ (the build tree has them too). A verb
 # added to src/cmd/main.c is added here.
-set(SYSCOPE_VERB_COMMANDS sample run instrument python attach causal avail convert summary merge)
+set(SYSCOPE_VERB_COMMANDS sample run instrument python attach causal avail convert summary merge report)
 set(SYSCOPE_VERB_LINKS "")
 foreach(verb ${SYSCOPE_VERB_COMMANDS})
   set(link ${CMAKE_RUNTIME_OUTPUT_DIRECTORY}/syscope-${verb})

@@ -348,7 +348,7 @@ def test_file_list_by_kind_when_many():
 
 
 VERBS = ["sample", "run", "instrument", "python", "attach", "causal", "avail", "convert", "summary",
-         "merge"]
+         "merge", "report"]
 
 
 def test_installed_tree_and_its_verb_commands():
