@@ -52,6 +52,7 @@ struct pmc_point {
 struct func_total {
 	uint32_t func;
 	uint64_t calls, total_ns;
+	const char *name; /* interned */
 };
 
 struct collect {
@@ -161,33 +162,79 @@ static void on_region_end(void *ctx, struct sc_image *img, struct sc_thread *t,
 }
 
 /* A throttled function's calls counted only: its flat entry gets them (exact count and total
- * inclusive time; each at the mean), and a note names it. They have no place in the call
- * tree: their time stays in their callers' self time. */
+ * inclusive time; each at the mean). They have no place in the call tree: their time stays
+ * in their callers' self time. The process's note names them (throttle_note). */
 static void on_func_count(void *ctx, struct sc_image *img, struct sc_thread *t, const char *name,
 			  uint64_t calls, uint64_t total_ns)
 {
 	struct collect *c = ctx;
 	struct sc_model *m = c->set->model;
 	struct func_total *f;
-	char *text;
 
+	(void)img;
 	if (!t || !calls)
 		return;
 	f = VEC_PUSH(&c->counted);
-	f->func = sc_profile_func_id(c->set, sc_strtab_intern(&m->strings, name),
-				     sc_strtab_intern(&m->strings, "instrumented"));
+	f->name = sc_strtab_intern(&m->strings, name);
+	f->func =
+		sc_profile_func_id(c->set, f->name, sc_strtab_intern(&m->strings, "instrumented"));
 	f->calls = calls;
 	f->total_ns = total_ns;
-	text = sc_xasprintf("throttled: %s was called often for little time, so %llu of its "
-			    "calls (%.6f s) were counted, not recorded one by one; the profile "
-			    "spreads them over its call paths as its recorded calls, the "
-			    "timeline has only those",
-			    name, (unsigned long long)calls, (double)total_ns * 1e-9);
+}
+
+static int by_calls_desc(const void *a, const void *b)
+{
+	const struct func_total *x = a, *y = b;
+
+	return x->calls < y->calls ? 1 : x->calls > y->calls ? -1 : strcmp(x->name, y->name);
+}
+
+/* One note for a process's throttled functions, the most called first: a library can have
+ * dozens, and a line each would bury the summary. */
+static void throttle_note(struct sc_model *m, struct sc_process *proc, struct collect *c)
+{
+	const struct sc_image *img = proc->images.v[proc->images.n - 1];
+	struct func_total *v;
+	size_t n = 0, shown;
+	uint64_t calls = 0;
+	char *text, *list = sc_xstrdup("");
+
+	if (!c->counted.n)
+		return;
+	v = sc_xcalloc(c->counted.n, sizeof(*v));
+	for (size_t i = 0; i < c->counted.n; i++) { /* one entry per function: threads summed */
+		size_t k;
+
+		for (k = 0; k < n && strcmp(v[k].name, c->counted.v[i].name); k++)
+			;
+		if (k == n)
+			v[n++] = (struct func_total){ .name = c->counted.v[i].name };
+		v[k].calls += c->counted.v[i].calls;
+		v[k].total_ns += c->counted.v[i].total_ns;
+		calls += c->counted.v[i].calls;
+	}
+	qsort(v, n, sizeof(*v), by_calls_desc);
+	shown = n < 5 ? n : 5;
+	for (size_t k = 0; k < shown; k++) {
+		char *next = sc_xasprintf("%s%s%s (%llu)", list, k ? ", " : "", v[k].name,
+					  (unsigned long long)v[k].calls);
+
+		free(list);
+		list = next;
+	}
+	text = sc_xasprintf("throttled: %zu function%s, %llu calls counted, not recorded one by "
+			    "one (%s%s); the profile has their exact counts and total time, spread "
+			    "over each function's call paths as its recorded calls; the timeline "
+			    "has only the recorded calls",
+			    n, n == 1 ? "" : "s", (unsigned long long)calls, list,
+			    n > shown ? ", ..." : "");
 	*VEC_PUSH(&m->notes) = (struct sc_note){ .pid = img->pid,
 						 .ts = img->last_ts,
 						 .level = SC_NOTE_INFO,
 						 .text = sc_strtab_intern(&m->strings, text) };
 	free(text);
+	free(list);
+	free(v);
 }
 
 /* `n` calls taking `ns` in all, each at the mean, into `s`. */
@@ -350,6 +397,7 @@ static void build_process(struct sc_profile_set *set, struct sc_process *proc, s
 	}
 	if (!c->v.n && !c->counted.n)
 		return;
+	throttle_note(set->model, proc, c);
 	qsort(c->v.v, c->v.n, sizeof(*c->v.v), by_thread_start);
 	if (c->pmc.n)
 		qsort(c->pmc.v, c->pmc.n, sizeof(*c->pmc.v), pmc_by_thread_time);
