@@ -1,37 +1,44 @@
 """What the GPU-idle fixtures (idle_loader.py, idle_gil.py, idle_sync.py; test_why_idle_gpu.py)
-share: a step of GPU work long enough to time (element-wise kernels on a 256 MiB tensor,
-launched back to back, so the GPU never waits inside a step), and the program's own
-measurement of how idle the GPU was: CUDA events around each step's work; busy is the sum of
-the steps' times, the span from the first step's start to the last one's end. It prints
-"idle_fraction=F steps=N"."""
+share: a step of GPU work long enough to time (one kernel that spins for a fixed number of GPU
+cycles, torch.cuda._sleep, about 2 ms), and the program's own measurement of how idle the GPU
+was: busy is the steps' count times one step's kernel time (measured with CUDA events before
+the steps begin, while nothing else runs), the span from the first step's start event to the
+last one's end event. One kernel per step, and its time measured apart, because events around
+several launches count as busy any wait of the launching thread between them (a launch that
+waits for the GIL leaves the GPU idle inside the events). It prints "idle_fraction=F steps=N"."""
 import torch
 
-ELEMENTS = 1 << 26
-# Two kernels per op (mul_, add_), each reading and writing 256 MiB: about 0.13 ms on an H200,
-# so a step keeps the GPU busy about 2 ms.
-OPS_PER_STEP = 8
+CYCLES = 4_000_000  # about 2 ms at the H200's 1.98 GHz
 
 
 class IdleMeter:
     def __init__(self):
-        self.x = torch.empty(ELEMENTS, device="cuda")  # an allocation: no GPU work yet
-        # The first GPU work, right before the steps: both kernels loaded (lazily, at their
-        # first launch), so that no step waits for a module load between its events.
-        self.x.zero_().mul_(1.0).add_(0.0)
+        torch.cuda._sleep(CYCLES)  # loads the kernel before anything is timed
         torch.cuda.synchronize()
+        times = []
+        for _ in range(5):
+            start = torch.cuda.Event(enable_timing=True)
+            end = torch.cuda.Event(enable_timing=True)
+            start.record()
+            torch.cuda._sleep(CYCLES)
+            end.record()
+            end.synchronize()
+            times.append(start.elapsed_time(end))
+        self.kernel_ms = sorted(times)[2]
         self.events = []
 
-    def step(self, factor=1.0001):
+    def step(self, factor=1.0):
+        del factor  # the data loader's batch: the step depends on it, as real work would
         start = torch.cuda.Event(enable_timing=True)
         end = torch.cuda.Event(enable_timing=True)
         start.record()
-        for _ in range(OPS_PER_STEP):
-            self.x.mul_(factor).add_(0.0001)
+        torch.cuda._sleep(CYCLES)
         end.record()
         self.events.append((start, end))
 
     def report(self):
         torch.cuda.synchronize()
-        busy = sum(s.elapsed_time(e) for s, e in self.events)
+        busy = self.kernel_ms * len(self.events)
         span = self.events[0][0].elapsed_time(self.events[-1][1])
-        print(f"idle_fraction={1 - busy / span:.4f} steps={len(self.events)}", flush=True)
+        print(f"idle_fraction={max(0.0, 1 - busy / span):.4f} steps={len(self.events)}",
+              flush=True)
