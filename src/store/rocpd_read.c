@@ -187,6 +187,19 @@ static void name_damaged(struct sc_rocpd_set *set, char *const *paths, char *err
 		snprintf(err, errlen, "%s: %s", paths[0], why);
 }
 
+size_t sc_rocpd_max_files(void)
+{
+	sqlite3 *db;
+	int n = 10; /* SQLite's default SQLITE_MAX_ATTACHED */
+
+	if (sqlite3_open_v2(":memory:", &db, SQLITE_OPEN_READWRITE, NULL) == SQLITE_OK) {
+		sqlite3_limit(db, SQLITE_LIMIT_ATTACHED, 125);
+		n = sqlite3_limit(db, SQLITE_LIMIT_ATTACHED, -1);
+	}
+	sqlite3_close(db);
+	return n > 0 ? (size_t)n : 1;
+}
+
 int sc_rocpd_open(struct sc_rocpd_set *set, char *const *paths, size_t n, char *err, size_t errlen)
 {
 	memset(set, 0, sizeof(*set));

@@ -17,8 +17,12 @@ struct sc_rocpd_set {
 	size_t nfiles;
 };
 
-/* Open `paths`. Returns 0, or -1 with `err` naming the file and the problem. */
+/* Open `paths` (at most sc_rocpd_max_files() of them). Returns 0, or -1 with `err` naming the
+ * file and the problem. */
 int sc_rocpd_open(struct sc_rocpd_set *set, char *const *paths, size_t n, char *err, size_t errlen);
+/* How many files one set can hold: the databases SQLite may attach to one connection (its
+ * build's SQLITE_MAX_ATTACHED, 10 in Debian's). More must be merged first (sc_rocpd_merge). */
+size_t sc_rocpd_max_files(void);
 void sc_rocpd_close(struct sc_rocpd_set *set);
 /* Attach `path` read-only to `db` as `schema`, and check that it is rocpd: SQLite, metadata
  * with schema version 3, every base view. Returns 0, or -1 with `err` naming the file and
