@@ -12,11 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include "../common/log.h"
 #include "../common/vec.h"
-#include "../store/rocpd.h"
 #include "../store/rocpd_read.h"
 #include "../store/session.h"
 #include "cmd.h"
@@ -200,34 +198,6 @@ static int query(sqlite3 *db, const char *sql, struct sc_report *res, char *err,
 	return 0;
 }
 
-/*
- * More databases than SQLite attaches to one connection (10 in Debian's build: a `make` or a
- * shell script's session has more processes): they are merged first into one temporary
- * database, one file at a time as `syscope merge` does, and the summary reads that. Returns
- * its path (in a folder of its own under $TMPDIR).
- */
-static char *merge_first(char *const *files, size_t n)
-{
-	const char *tmp = getenv("TMPDIR");
-	char *dir = sc_xasprintf("%s/syscope-summary-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-	char *path, err[1024];
-
-	if (!mkdtemp(dir))
-		sc_die(SC_EXIT_FAILURE,
-		       "summary: cannot make a folder for merging %zu databases: %s", n,
-		       strerror(errno));
-	path = sc_xasprintf("%s/merged.db", dir);
-	free(dir);
-	pr_info("summary: %zu databases, more than SQLite reads at once (%zu): merging them first",
-		n, sc_rocpd_max_files());
-	if (sc_rocpd_merge(files, n, path, err, sizeof(err))) {
-		*strrchr(path, '/') = '\0';
-		rmdir(path);
-		sc_die(SC_EXIT_FAILURE, "summary: %s", err);
-	}
-	return path;
-}
-
 int cmd_summary(int argc, char **argv)
 {
 	const struct sc_verb *verb = sc_verb_find("summary");
@@ -250,7 +220,6 @@ int cmd_summary(int argc, char **argv)
 		{ NULL, 0, false, NULL, NULL, NULL },
 	};
 	VEC(char *) files = { 0 };
-	char *merged = NULL;
 	struct sc_rocpd_set set;
 	struct sc_cli cli;
 	json_t *doc = NULL;
@@ -303,9 +272,7 @@ int cmd_summary(int argc, char **argv)
 		sc_rocpd_inputs(cli.rest[i], &files);
 	if (!files.n)
 		sc_die(SC_EXIT_FAILURE, "no rocpd databases in %s", cli.rest[0]);
-	if (files.n > sc_rocpd_max_files())
-		merged = merge_first(files.v, files.n);
-	if (sc_rocpd_open(&set, merged ? &merged : files.v, merged ? 1 : files.n, err, sizeof(err)))
+	if (sc_rocpd_open(&set, files.v, files.n, err, sizeof(err)))
 		sc_die(SC_EXIT_FAILURE, "%s", err);
 	if (fmt == SC_REPORT_JSON)
 		doc = json_object();
@@ -330,12 +297,6 @@ int cmd_summary(int argc, char **argv)
 		json_decref(doc);
 	}
 	sc_rocpd_close(&set);
-	if (merged) {
-		unlink(merged);
-		*strrchr(merged, '/') = '\0';
-		rmdir(merged);
-		free(merged);
-	}
 	for (size_t i = 0; i < files.n; i++)
 		free(files.v[i]);
 	VEC_FREE(&files);

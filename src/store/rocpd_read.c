@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../common/log.h"
 #include "../common/vec.h"
 #include "rocpd.h"
 
@@ -200,9 +201,57 @@ size_t sc_rocpd_max_files(void)
 	return n > 0 ? (size_t)n : 1;
 }
 
+/* The temporary database of merge_first and its folder. Frees `path`. */
+static void remove_merged(char *path)
+{
+	unlink(path);
+	*strrchr(path, '/') = '\0';
+	rmdir(path);
+	free(path);
+}
+
+/* Past the attach limit: `paths` merged into one temporary database, one file at a time as
+ * `syscope merge` does; its path, or NULL with `err` set. */
+static char *merge_first(char *const *paths, size_t n, char *err, size_t errlen)
+{
+	const char *tmp = getenv("TMPDIR");
+	char *dir = sc_xasprintf("%s/syscope-rocpd-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	char *path;
+
+	if (!mkdtemp(dir)) {
+		snprintf(err, errlen, "cannot make a folder to merge %zu databases in: %s", n,
+			 strerror(errno));
+		free(dir);
+		return NULL;
+	}
+	path = sc_xasprintf("%s/merged.db", dir);
+	free(dir);
+	pr_info("%zu databases, more than SQLite attaches at once (%zu): merging them first", n,
+		sc_rocpd_max_files());
+	if (sc_rocpd_merge(paths, n, path, err, errlen)) {
+		*strrchr(path, '/') = '\0';
+		rmdir(path);
+		free(path);
+		return NULL;
+	}
+	return path;
+}
+
 int sc_rocpd_open(struct sc_rocpd_set *set, char *const *paths, size_t n, char *err, size_t errlen)
 {
 	memset(set, 0, sizeof(*set));
+	if (n > sc_rocpd_max_files()) {
+		char *merged = merge_first(paths, n, err, errlen);
+
+		if (!merged)
+			return -1;
+		if (sc_rocpd_open(set, &merged, 1, err, errlen)) {
+			remove_merged(merged);
+			return -1;
+		}
+		set->merged = merged;
+		return 0;
+	}
 	if (sqlite3_open_v2(":memory:", &set->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_URI, NULL) !=
 	    SQLITE_OK) {
 		snprintf(err, errlen, "sqlite: %s", sqlite3_errmsg(set->db));
@@ -231,5 +280,7 @@ void sc_rocpd_close(struct sc_rocpd_set *set)
 {
 	if (set->db)
 		sqlite3_close(set->db);
+	if (set->merged)
+		remove_merged(set->merged);
 	memset(set, 0, sizeof(*set));
 }

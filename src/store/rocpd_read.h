@@ -15,13 +15,14 @@
 struct sc_rocpd_set {
 	sqlite3 *db; /* queries go here */
 	size_t nfiles;
+	char *merged; /* more files than SQLite attaches: the temporary database they became */
 };
 
-/* Open `paths` (at most sc_rocpd_max_files() of them). Returns 0, or -1 with `err` naming the
- * file and the problem. */
+/* Open `paths`. More than sc_rocpd_max_files() are merged first into one temporary database
+ * (removed by sc_rocpd_close). Returns 0, or -1 with `err` naming the file and the problem. */
 int sc_rocpd_open(struct sc_rocpd_set *set, char *const *paths, size_t n, char *err, size_t errlen);
-/* How many files one set can hold: the databases SQLite may attach to one connection (its
- * build's SQLITE_MAX_ATTACHED, 10 in Debian's). More must be merged first (sc_rocpd_merge). */
+/* The databases SQLite may attach to one connection (its build's SQLITE_MAX_ATTACHED, 10 in
+ * Debian's): a `make` build's or a shell script's session has more processes. */
 size_t sc_rocpd_max_files(void);
 void sc_rocpd_close(struct sc_rocpd_set *set);
 /* Attach `path` read-only to `db` as `schema`, and check that it is rocpd: SQLite, metadata
