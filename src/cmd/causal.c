@@ -106,8 +106,14 @@ static void write_profile(struct causal_cmd *c, const char *dir)
 	for (size_t i = 0; i < a.results.n && i < 5; i++)
 		fprintf(stderr, "  %zu. %-40s mean predicted program speedup %+.1f%%\n", i + 1,
 			a.results.v[i].name, 100 * a.results.v[i].mean_predicted);
+	if (a.unsampled)
+		fprintf(stderr,
+			"  %u of the units tried never ran during their experiments (no sample in "
+			"them): no prediction for them\n",
+			a.unsampled);
 	if (!a.results.n)
-		fprintf(stderr, "  no prediction: no baseline or no progress was measured\n");
+		fprintf(stderr,
+			"  no prediction: no baseline, no progress, or no unit tried ran\n");
 	sc_causal_analysis_free(&a);
 	sc_causal_data_free(&d);
 }

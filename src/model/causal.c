@@ -297,6 +297,10 @@ static void analyze_unit(const struct sc_causal_data *d, struct sc_causal_analys
 	}
 	if (!r.nexp)
 		return;
+	if (!r.samples) { /* never ran: nothing was slowed for it (end-to-end runs pick blindly) */
+		a->unsampled++;
+		return;
+	}
 	for (unsigned s = 0; s <= 100; s++) {
 		struct sc_causal_estimate *est, one;
 		struct ratio q;

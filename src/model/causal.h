@@ -60,6 +60,9 @@ struct sc_causal_analysis {
 	int point_index;   /* -1 for end-to-end */
 	unsigned baselines;
 	VEC(struct sc_causal_result) results; /* best first */
+	/* Units experimented on that no sample ever found running: a virtual speedup of code
+	 * that does not run changes nothing, so any difference is noise; left out. */
+	unsigned unsampled;
 };
 
 /* Read the sessions' experiments; returns 0, or -1 with `err` set (no experiment at all). */

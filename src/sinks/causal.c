@@ -78,6 +78,9 @@ static void write_text(FILE *f, const struct sc_causal_data *d, const struct sc_
 		"# syscope causal: predicted program speedup if the %s were faster\n"
 		"# progress: %s; %zu experiments in %u run(s), %u baselines\n",
 		d->mode, a->point, d->exps.n, d->runs, a->baselines);
+	if (a->unsampled)
+		fprintf(f, "# %u units tried never ran during their experiments: left out\n",
+			a->unsampled);
 	for (size_t i = 0; i < a->results.n; i++) {
 		const struct sc_causal_result *r = &a->results.v[i];
 
@@ -126,8 +129,10 @@ static void write_json(FILE *f, const struct sc_causal_data *d, const struct sc_
 {
 	fprintf(f, "{\n  \"mode\": \"%s\",\n  \"progress_point\": ", d->mode);
 	json_string(f, a->point);
-	fprintf(f, ",\n  \"runs\": %u,\n  \"experiments\": %zu,\n  \"baselines\": %u,\n", d->runs,
-		d->exps.n, a->baselines);
+	fprintf(f,
+		",\n  \"runs\": %u,\n  \"experiments\": %zu,\n  \"baselines\": %u,\n"
+		"  \"units_never_run\": %u,\n",
+		d->runs, d->exps.n, a->baselines, a->unsampled);
 	fprintf(f, "  \"progress_points\": [");
 	for (size_t p = 0; p < d->points.n; p++) {
 		fprintf(f, "%s\n    {\"name\": ", p ? "," : "");

@@ -128,6 +128,17 @@ def test_end_to_end_runs_are_one_experiment_each():
     check_eq([s["speedup"] for s in main["speedups"]], [0.0, 0.5], "one run each")
 
 
+def test_code_that_never_ran_gets_no_prediction():
+    # libc's abort is in scope but never runs: slowing nothing for it changes nothing, so the
+    # two runs differ by noise only, which must not become a predicted speedup.
+    r, doc = causal("-e", "-n", "2", "-S", "0,50", "--binary", "libc", "-F", "^abort$",
+                    seconds=[fixture("causal_serial"), "0.5"])
+    check_eq(doc["experiments"], 2, "both runs")
+    check_eq(doc["units_never_run"], 1, "abort never ran")
+    check_eq([u["name"] for u in doc["units"]], [], "no prediction for it")
+    check("never ran during their experiments" in r.err, r.err)
+
+
 def test_bad_scope_is_an_error_before_the_run():
     for args, what in [(["-F", "no_such_function"], "matches no function"),
                        (["-l", "causal_serial.c:100000"], "matches no line"),
