@@ -197,10 +197,11 @@ static void throttle_note(struct sc_model *m, struct sc_process *proc, struct co
 	struct func_total *v;
 	size_t n = 0, shown;
 	uint64_t calls = 0;
-	char *text, *list = sc_xstrdup("");
+	char *text, *list;
 
 	if (!c->counted.n)
 		return;
+	list = sc_xstrdup("");
 	v = sc_xcalloc(c->counted.n, sizeof(*v));
 	for (size_t i = 0; i < c->counted.n; i++) { /* one entry per function: threads summed */
 		size_t k;
