@@ -344,7 +344,8 @@ void sc_causal_analyze(const struct sc_causal_data *d, struct sc_causal_analysis
 	if (base.r)
 		for (uint32_t u = 0; u < nunits; u++)
 			analyze_unit(d, a, u, base);
-	qsort(a->results.v, a->results.n, sizeof(*a->results.v), by_mean);
+	if (a->results.n) /* none when no unit tried ran: qsort must not get a NULL array */
+		qsort(a->results.v, a->results.n, sizeof(*a->results.v), by_mean);
 }
 
 void sc_causal_analysis_free(struct sc_causal_analysis *a)
