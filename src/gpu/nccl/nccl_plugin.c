@@ -87,7 +87,59 @@ static void proxy_op(struct nccl_event *e, const struct nccl_proxy_op_descr *p)
 	e->is_send = p->is_send != 0;
 }
 
+/*
+ * The task, proxy and kernel-channel parts of a descriptor. v5's and v4's have the same
+ * members under the same names (v5 adds parent_group, which moves nothing syscope reads
+ * but makes them different types), so one body serves both; v3's differ.
+ */
+#define FILL_TASKS(name, descr)                                \
+	static void name(struct nccl_event *e, const descr *d) \
+	{                                                      \
+		switch (e->type) {                             \
+		case NCCL_EV_COLL:                             \
+			e->seq = d->coll.seq;                  \
+			e->func = d->coll.func;                \
+			e->count = d->coll.count;              \
+			e->root = d->coll.root;                \
+			e->datatype = d->coll.datatype;        \
+			e->nchannels = d->coll.nchannels;      \
+			e->nwarps = d->coll.nwarps;            \
+			e->algo = d->coll.algo;                \
+			e->proto = d->coll.proto;              \
+			break;                                 \
+		case NCCL_EV_P2P:                              \
+			e->func = d->p2p.func;                 \
+			e->datatype = d->p2p.datatype;         \
+			e->count = d->p2p.count;               \
+			e->root = d->p2p.peer;                 \
+			e->nchannels = d->p2p.nchannels;       \
+			break;                                 \
+		case NCCL_EV_PROXY_OP:                         \
+			proxy_op(e, &d->proxy_op);             \
+			break;                                 \
+		case NCCL_EV_PROXY_STEP:                       \
+			e->step = d->proxy_step.step;          \
+			break;                                 \
+		case NCCL_EV_KERNEL_CH:                        \
+			e->channel = d->kernel_ch.channel;     \
+			e->gpu_start = d->kernel_ch.gpu_start; \
+			break;                                 \
+		default:                                       \
+			break;                                 \
+		}                                              \
+	}
+
+/* A followed event of one type (a single bit of `followed`) started; NULL for the rest. */
+static struct nccl_event *start_followed(void *ctx, uint64_t type, uint64_t followed, void *parent)
+{
+	if (!ctx || !(type & followed) || (type & (type - 1)))
+		return NULL;
+	return nccl_event_start((uint32_t)type, ctx, parent);
+}
+
 /* ---- v5 ---- */
+
+FILL_TASKS(fill_tasks_v5, struct nccl_descr_v5)
 
 static nccl_result_t init_v5(void **ctx, uint64_t hash, int *mask, const char *name, int nnodes,
 			     int nranks, int rank, nccl_logger_t log)
@@ -121,35 +173,8 @@ static void fill_v5(struct nccl_event *e, const struct nccl_descr_v5 *d)
 	case NCCL_EV_KERNEL_LAUNCH:
 		e->stream = d->kernel_launch.stream;
 		break;
-	case NCCL_EV_COLL:
-		e->seq = d->coll.seq;
-		e->func = d->coll.func;
-		e->count = d->coll.count;
-		e->root = d->coll.root;
-		e->datatype = d->coll.datatype;
-		e->nchannels = d->coll.nchannels;
-		e->nwarps = d->coll.nwarps;
-		e->algo = d->coll.algo;
-		e->proto = d->coll.proto;
-		break;
-	case NCCL_EV_P2P:
-		e->func = d->p2p.func;
-		e->datatype = d->p2p.datatype;
-		e->count = d->p2p.count;
-		e->root = d->p2p.peer;
-		e->nchannels = d->p2p.nchannels;
-		break;
-	case NCCL_EV_PROXY_OP:
-		proxy_op(e, &d->proxy_op);
-		break;
-	case NCCL_EV_PROXY_STEP:
-		e->step = d->proxy_step.step;
-		break;
-	case NCCL_EV_KERNEL_CH:
-		e->channel = d->kernel_ch.channel;
-		e->gpu_start = d->kernel_ch.gpu_start;
-		break;
 	default:
+		fill_tasks_v5(e, d);
 		break;
 	}
 }
@@ -162,10 +187,8 @@ static void fill_v5(struct nccl_event *e, const struct nccl_descr_v5 *d)
 
 static nccl_result_t start_v5(void *ctx, void **handle, struct nccl_descr_v5 *d)
 {
-	struct nccl_event *e = NULL;
+	struct nccl_event *e = d ? start_followed(ctx, d->type, FOLLOWED, d->parent) : NULL;
 
-	if (ctx && d && (d->type & FOLLOWED) && !(d->type & (d->type - 1)))
-		e = nccl_event_start((uint32_t)d->type, ctx, d->parent);
 	if (e)
 		fill_v5(e, d);
 	*handle = e;
@@ -190,41 +213,7 @@ static nccl_result_t init_v4(void **ctx, int *mask, const char *name, uint64_t h
 	return init_common(ctx, mask, 4, hash, name, nnodes, nranks, rank);
 }
 
-static void fill_v4(struct nccl_event *e, const struct nccl_descr_v4 *d)
-{
-	switch (e->type) {
-	case NCCL_EV_COLL:
-		e->seq = d->coll.seq;
-		e->func = d->coll.func;
-		e->count = d->coll.count;
-		e->root = d->coll.root;
-		e->datatype = d->coll.datatype;
-		e->nchannels = d->coll.nchannels;
-		e->nwarps = d->coll.nwarps;
-		e->algo = d->coll.algo;
-		e->proto = d->coll.proto;
-		break;
-	case NCCL_EV_P2P:
-		e->func = d->p2p.func;
-		e->datatype = d->p2p.datatype;
-		e->count = d->p2p.count;
-		e->root = d->p2p.peer;
-		e->nchannels = d->p2p.nchannels;
-		break;
-	case NCCL_EV_PROXY_OP:
-		proxy_op(e, &d->proxy_op);
-		break;
-	case NCCL_EV_PROXY_STEP:
-		e->step = d->proxy_step.step;
-		break;
-	case NCCL_EV_KERNEL_CH:
-		e->channel = d->kernel_ch.channel;
-		e->gpu_start = d->kernel_ch.gpu_start;
-		break;
-	default:
-		break;
-	}
-}
+FILL_TASKS(fill_v4, struct nccl_descr_v4)
 
 #define FOLLOWED_V3_V4                                                                        \
 	(NCCL_EV_GROUP | NCCL_EV_COLL | NCCL_EV_P2P | NCCL_EV_PROXY_OP | NCCL_EV_PROXY_STEP | \
@@ -232,10 +221,8 @@ static void fill_v4(struct nccl_event *e, const struct nccl_descr_v4 *d)
 
 static nccl_result_t start_v4(void *ctx, void **handle, struct nccl_descr_v4 *d)
 {
-	struct nccl_event *e = NULL;
+	struct nccl_event *e = d ? start_followed(ctx, d->type, FOLLOWED_V3_V4, d->parent) : NULL;
 
-	if (ctx && d && (d->type & FOLLOWED_V3_V4) && !(d->type & (d->type - 1)))
-		e = nccl_event_start(d->type, ctx, d->parent);
 	if (e)
 		fill_v4(e, d);
 	*handle = e;
@@ -293,10 +280,8 @@ static void fill_v3(struct nccl_event *e, const struct nccl_descr_v3 *d)
 
 static nccl_result_t start_v3(void *ctx, void **handle, struct nccl_descr_v3 *d)
 {
-	struct nccl_event *e = NULL;
+	struct nccl_event *e = d ? start_followed(ctx, d->type, FOLLOWED_V3_V4, d->parent) : NULL;
 
-	if (ctx && d && (d->type & FOLLOWED_V3_V4) && !(d->type & (d->type - 1)))
-		e = nccl_event_start(d->type, ctx, d->parent);
 	if (e)
 		fill_v3(e, d);
 	*handle = e;
