@@ -36,6 +36,21 @@ struct text {
 	uint32_t nargs;
 };
 
+/* `ev`: the region from `start` to `end` whose name, category and arguments `t` holds (the
+ * category at `name_len`, the arguments from `args_at`). */
+static void region_of_text(struct sc_region_ev *ev, const struct text *t, size_t name_len,
+			   size_t args_at, uint64_t start, uint64_t end)
+{
+	memset(ev, 0, sizeof(*ev));
+	ev->start = start;
+	ev->end = end;
+	ev->name = t->buf;
+	ev->category = t->buf + name_len;
+	ev->args = t->buf + args_at;
+	ev->args_len = (uint32_t)(t->used - args_at);
+	ev->nargs = t->nargs;
+}
+
 static void put(struct text *t, const char *s)
 {
 	size_t n = strlen(s) + 1;
@@ -135,14 +150,7 @@ void sc_mpi_region(struct sc_region_ev *ev, const struct sc_rec_mpi_call *c, cha
 	if (c->hdr.flags & SC_MPI_FORTRAN)
 		arg(&t, SC_ARG_STRING, "binding", "fortran");
 	completions(&t, c);
-	memset(ev, 0, sizeof(*ev));
-	ev->start = c->ts;
-	ev->end = c->end;
-	ev->name = buf;
-	ev->category = buf + name_len;
-	ev->args = buf + args_at;
-	ev->args_len = (uint32_t)(t.used - args_at);
-	ev->nargs = t.nargs;
+	region_of_text(ev, &t, name_len, args_at, c->ts, c->end);
 }
 
 const struct sc_rec_mpi_call *sc_mpi_unshort(const struct sc_rec_mpi_short *s, int32_t world_size,
@@ -176,14 +184,7 @@ void sc_mpi_clock_region(struct sc_region_ev *ev, const struct sc_rec_clock_sync
 	arg_u(&t, "rounds", c->rounds);
 	arg(&t, SC_ARG_STRING, "at",
 	    c->hdr.flags & SC_CLOCK_SYNC_FINALIZE ? "MPI_Finalize" : "MPI_Init");
-	memset(ev, 0, sizeof(*ev));
-	ev->start = c->ts;
-	ev->end = c->end;
-	ev->name = buf;
-	ev->category = buf + name_len;
-	ev->args = buf + args_at;
-	ev->args_len = (uint32_t)(t.used - args_at);
-	ev->nargs = t.nargs;
+	region_of_text(ev, &t, name_len, args_at, c->ts, c->end);
 }
 
 /* The kind of the function named `name`. */
