@@ -436,12 +436,7 @@ int cmd_attach(int argc, char **argv)
 		sc_cli_free(&cli);
 		return res.exit_code ? res.exit_code : SC_EXIT_FAILURE;
 	}
-	rc = sc_convert_session(res.session_dir, res.session_dir, &cli.settings,
-				sc_bool(&cli.settings, SC_SET_SUMMARY));
-	if (rc)
-		fprintf(stderr,
-			"syscope: the raw data is kept in %s/raw; 'syscope convert %s' retries\n",
-			res.session_dir, res.session_dir);
+	rc = sc_convert_after_run(res.session_dir, &cli.settings);
 	free(res.session_dir);
 	sc_cli_free(&cli);
 	return res.exit_code ? res.exit_code : rc;

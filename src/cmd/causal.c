@@ -181,6 +181,8 @@ static void configure(struct causal_cmd *c, struct sc_cli *cli)
 	if (cli->settings.v[SC_SET_SAMPLING_FREQ].layer < SC_LAYER_CLI)
 		set_or_die(cli, SC_SET_SAMPLING_FREQ, "1000");
 	set_or_die(cli, SC_SET_CAUSAL_SCOPE_FILE, c->scope_path);
+	/* The last run reads every run's experiments from its raw records. */
+	set_or_die(cli, SC_SET_KEEP_RAW, "true");
 	if (c->end_to_end) {
 		unsigned speedup = c->speedups[c->run % c->nspeedups];
 		size_t unit = (c->run / c->nspeedups) % c->scope.units.n;

@@ -114,6 +114,9 @@ char *sc_find_program(const char *name);
  * the outputs were written, 1 otherwise. */
 int sc_convert_session(const char *dir, const char *out_dir, const struct sc_settings *s,
 		       bool summary);
+/* After a profiling verb's run: convert now (saying how to retry when that failed), or with
+ * --convert later print the command that will. Returns sc_convert_session's 0 or 1. */
+int sc_convert_after_run(const char *session, const struct sc_settings *s);
 /* The same from rocpd databases (their formats but rocpd: the input is rocpd already); with
  * `merged_trace`, one Perfetto trace of that name holds every process. */
 int sc_convert_databases(char *const *paths, size_t n, const char *out_dir,
@@ -128,6 +131,9 @@ bool sc_formats_besides_rocpd(struct sc_settings *set);
  * --version was answered (and `cli` freed). */
 bool sc_cli_parse_formats(struct sc_cli *cli, const struct sc_verb *verb, int argc, char **argv,
 			  const char *format_help);
+/* session_settings.c: the settings of the run recorded in `dir`/session.json, where `s`
+ * has none from the environment or command line. */
+void sc_apply_session_settings(struct sc_settings *s, const char *dir);
 /* The folder part of a path ("." when there is none). Caller frees. */
 char *sc_dir_of(const char *path);
 

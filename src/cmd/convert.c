@@ -7,6 +7,7 @@
  * Damaged data is converted as far as it is valid, and every problem is named.
  */
 #define PR_FMT "convert: "
+#include <dirent.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -18,6 +19,8 @@
 #include "../common/log.h"
 #include "../common/progress.h"
 #include "../common/safe_output.h"
+#include "../common/strutil.h"
+#include "../common/vec.h"
 #include "../model/import.h"
 #include "../model/model.h"
 #include "../model/profile.h"
@@ -91,6 +94,40 @@ static double seconds_now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+static bool same_folder(const char *a, const char *b)
+{
+	struct stat sa, sb;
+
+	return !stat(a, &sa) && !stat(b, &sb) && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+/* After a complete conversion into the session folder raw/ is needed no more (it doubles
+ * the disk used): summary, merge, report and convert -f read the rocpd database. Kept with
+ * --keep-raw, after any problem, without a database, or when the outputs went elsewhere. */
+static void remove_raw_when_done(const struct sc_session *session, const char *out_dir,
+				 const struct sc_settings *s)
+{
+	char err[1024];
+
+	if (sc_bool(s, SC_SET_KEEP_RAW))
+		return;
+	if (!sc_list_has(s, SC_SET_OUTPUT_FORMAT, "rocpd")) {
+		pr_info("raw/ kept: no rocpd database was written, and summary, merge and report "
+			"read one");
+		return;
+	}
+	if (session->problems.n || !same_folder(session->dir, out_dir)) {
+		pr_info("raw/ kept: %s", session->problems.n
+						 ? "the session was damaged"
+						 : "the outputs went to another folder");
+		return;
+	}
+	if (sc_session_remove_raw(session->dir, err, sizeof(err)))
+		pr_warn("%s", err);
+	else
+		pr_info("removed %s/" SC_SESSION_RAW_DIR " (--keep-raw keeps it)", session->dir);
+}
+
 int sc_convert_session(const char *dir, const char *out_dir, const struct sc_settings *s,
 		       bool summary)
 {
@@ -120,7 +157,49 @@ int sc_convert_session(const char *dir, const char *out_dir, const struct sc_set
 	pr_info("read the session and resolved symbols in %.2f s, wrote the outputs in %.2f s",
 		t1 - t0, seconds_now() - t1);
 	sc_model_free(&model);
+	if (!rc)
+		remove_raw_when_done(&session, out_dir, s);
 	sc_session_close(&session);
+	return rc;
+}
+
+/* `dir` as a shell reads it back: as is when it holds only safe characters, else quoted. */
+static void print_shell_word(FILE *f, const char *dir)
+{
+	if (!dir[strspn(dir, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+			     "/._-+:@%,=")]) {
+		fputs(dir, f);
+		return;
+	}
+	fputc('\'', f);
+	for (const char *p = dir; *p; p++)
+		if (*p == '\'')
+			fputs("'\\''", f);
+		else
+			fputc(*p, f);
+	fputc('\'', f);
+}
+
+int sc_convert_after_run(const char *session, const struct sc_settings *s)
+{
+	int rc;
+
+	if (!strcmp(sc_str(s, SC_SET_CONVERT), "later")) {
+		fprintf(stderr,
+			"syscope: the raw session is in %s; build its outputs with:\n  "
+			"syscope convert ",
+			session);
+		print_shell_word(stderr, session);
+		fputc('\n', stderr);
+		return 0;
+	}
+	rc = sc_convert_session(session, session, s, sc_bool(s, SC_SET_SUMMARY));
+	if (rc) {
+		fprintf(stderr, "syscope: the raw data is kept in %s/raw; 'syscope convert ",
+			session);
+		print_shell_word(stderr, session);
+		fputs("' retries\n", stderr);
+	}
 	return rc;
 }
 
@@ -223,6 +302,50 @@ char *sc_dir_of(const char *path)
 		     : sc_xstrdup(".");
 }
 
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* A session whose raw/ was removed after its conversion: nothing to rebuild from. */
+static noreturn void refuse_converted(const char *dir)
+{
+	VEC(char *) names = { 0 };
+	char *list = sc_xstrdup(""), *db = NULL;
+	DIR *d = opendir(dir);
+	struct dirent *de;
+
+	while (d && (de = readdir(d)))
+		if (de->d_name[0] != '.' && strcmp(de->d_name, SC_SESSION_INFO))
+			*VEC_PUSH(&names) = sc_xstrdup(de->d_name);
+	if (d)
+		closedir(d);
+	if (names.n > 1)
+		qsort(names.v, names.n, sizeof(*names.v), by_name);
+	for (size_t i = 0; i < names.n; i++) {
+		char *more = sc_xasprintf("%s\n  %s", list, names.v[i]);
+
+		if (!db && sc_ends_with(names.v[i], ".db"))
+			db = names.v[i];
+		free(list);
+		list = more;
+	}
+	pr_err("%s was converted already and its raw data removed (raw/ goes after a successful "
+	       "conversion), so its outputs cannot be rebuilt; they are there:%s",
+	       dir, names.n ? list : " (none left)");
+	if (db)
+		fprintf(stderr,
+			"  other formats come from its database: syscope convert -f FORMAT %s/%s\n",
+			dir, db);
+	fprintf(stderr, "  to convert a session again, record it with --keep-raw (or --convert "
+			"later, then syscope convert --keep-raw)\n");
+	for (size_t i = 0; i < names.n; i++)
+		free(names.v[i]);
+	VEC_FREE(&names);
+	free(list);
+	exit(SC_EXIT_FAILURE);
+}
+
 int cmd_convert(int argc, char **argv)
 {
 	const struct sc_verb *verb = sc_verb_find("convert");
@@ -256,6 +379,9 @@ int cmd_convert(int argc, char **argv)
 			       "%s: not a session folder (no raw/ inside); give the folder syscope "
 			       "wrote, or a rocpd database",
 			       cli.rest[0]);
+		if (!sc_session_has_raw(cli.rest[0]))
+			refuse_converted(cli.rest[0]);
+		sc_apply_session_settings(&cli.settings, cli.rest[0]);
 		rc = sc_convert_session(cli.rest[0], out_dir, &cli.settings,
 					sc_bool(&cli.settings, SC_SET_SUMMARY));
 	} else {

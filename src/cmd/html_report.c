@@ -13,6 +13,7 @@
 
 #include "../common/log.h"
 #include "../common/strutil.h"
+#include "../common/vec.h"
 #include "../model/import.h"
 #include "../model/model.h"
 #include "../model/profile.h"
@@ -21,23 +22,40 @@
 #include "cmd.h"
 
 /* Build the model of `input` (a session folder or a database); returns 0 or 1 (said why). */
+/* The model of rocpd databases: one file, or a converted session's (its raw/ removed). */
+static int import_model(const char *input, bool is_dir, struct sc_model *m, struct sc_session *s,
+			const struct sc_settings *set)
+{
+	VEC(char *) paths = { 0 };
+	char err[1024];
+	int rc = 0;
+
+	memset(s, 0, sizeof(*s));
+	s->dir = is_dir ? sc_xstrdup(input) : sc_dir_of(input);
+	if (is_dir)
+		sc_rocpd_inputs(input, &paths);
+	else
+		*VEC_PUSH(&paths) = sc_xstrdup(input);
+	if (sc_model_import_rocpd(m, s, paths.v, paths.n, sc_bool(set, SC_SET_INCLUDE_INLINES), err,
+				  sizeof(err))) {
+		pr_err("%s", err);
+		sc_model_free(m);
+		sc_session_close(s);
+		rc = 1;
+	}
+	for (size_t i = 0; i < paths.n; i++)
+		free(paths.v[i]);
+	VEC_FREE(&paths);
+	return rc;
+}
+
 static int open_model(const char *input, bool is_dir, struct sc_model *m, struct sc_session *s,
 		      const struct sc_settings *set)
 {
 	char err[1024];
-	char *paths[] = { (char *)input };
 
-	if (!is_dir) {
-		memset(s, 0, sizeof(*s));
-		s->dir = sc_dir_of(input);
-		if (!sc_model_import_rocpd(m, s, paths, 1, sc_bool(set, SC_SET_INCLUDE_INLINES),
-					   err, sizeof(err)))
-			return 0;
-		pr_err("%s", err);
-		sc_model_free(m);
-		sc_session_close(s);
-		return 1;
-	}
+	if (!is_dir || (sc_session_is_dir(input) && !sc_session_has_raw(input)))
+		return import_model(input, is_dir, m, s, set);
 	if (!sc_session_is_dir(input)) {
 		pr_err("%s: not a session folder (no raw/ inside); give the folder syscope wrote, "
 		       "or a rocpd database",
@@ -129,7 +147,8 @@ int cmd_report(int argc, char **argv)
 		sc_html_file_name = name;
 	rc = open_model(input, S_ISDIR(st.st_mode), &model, &session, &cli.settings);
 	if (!rc) {
-		rc = write_report(&model, dir, &cli.settings, !S_ISDIR(st.st_mode));
+		rc = write_report(&model, dir, &cli.settings,
+				  !S_ISDIR(st.st_mode) || !sc_session_has_raw(input));
 		sc_model_free(&model);
 		sc_session_close(&session);
 	}

@@ -68,7 +68,9 @@ static void session_databases(const char *dir, void *vec_)
 
 		pr_info("%s has no rocpd databases yet: writing them", dir);
 		if (sc_settings_init(&only_rocpd) ||
-		    sc_settings_set(&only_rocpd, SC_SET_OUTPUT_FORMAT, "rocpd", SC_LAYER_CLI, err))
+		    sc_settings_set(&only_rocpd, SC_SET_OUTPUT_FORMAT, "rocpd", SC_LAYER_CLI,
+				    err) ||
+		    sc_settings_set(&only_rocpd, SC_SET_KEEP_RAW, "true", SC_LAYER_CLI, err))
 			sc_die(SC_EXIT_FAILURE, "out of memory");
 		if (sc_convert_session(dir, dir, &only_rocpd, false))
 			sc_die(SC_EXIT_FAILURE, "%s could not be converted", dir);

@@ -303,13 +303,16 @@ static void make_session(struct launch *l)
 	if (rc)
 		sc_die(SC_EXIT_FAILURE, "cannot create output folder %s: %s", dir, strerror(-rc));
 	raw = sc_xasprintf("%s/" SC_SESSION_RAW_DIR, dir);
-	if (mkdir(raw, 0755)) {
-		if (errno == EEXIST)
+	/* A converted session keeps session.json and its outputs, not raw/. */
+	if (sc_session_is_dir(dir) || mkdir(raw, 0755)) {
+		int err = errno;
+
+		if (sc_session_is_dir(dir))
 			sc_die(SC_EXIT_FAILURE,
 			       "output folder %s already holds a session; choose another with -o, or "
 			       "keep --time-output on",
 			       dir);
-		sc_die(SC_EXIT_FAILURE, "cannot create %s: %s", raw, strerror(errno));
+		sc_die(SC_EXIT_FAILURE, "cannot create %s: %s", raw, strerror(err));
 	}
 	if (access(raw, W_OK))
 		sc_die(SC_EXIT_FAILURE, "output folder %s is not writable: %s", dir,

@@ -410,7 +410,6 @@ int sc_profile_program_then(struct sc_cli *cli,
 			    void (*after_launch)(const char *session, void *ctx), void *ctx)
 {
 	struct sc_launch_result res = { 0 };
-	int rc;
 
 	sc_launch(cli, &res);
 	if (after_launch)
@@ -420,13 +419,7 @@ int sc_profile_program_then(struct sc_cli *cli,
 		sc_cli_free(cli);
 		return res.exit_code;
 	}
-	rc = sc_convert_session(res.session_dir, res.session_dir, &cli->settings,
-				sc_bool(&cli->settings, SC_SET_SUMMARY));
-	if (rc)
-		fprintf(stderr,
-			"syscope: the raw data is kept in %s/raw; 'syscope convert %s' "
-			"retries\n",
-			res.session_dir, res.session_dir);
+	sc_convert_after_run(res.session_dir, &cli->settings);
 	free(res.session_dir);
 	sc_cli_free(cli);
 	return res.exit_code;

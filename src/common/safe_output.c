@@ -82,14 +82,17 @@ static const char *base_of(const char *path)
 	return slash ? slash + 1 : path;
 }
 
-/* A session folder (raw/ inside) is syscope's: so is everything written into it. */
+/* A session folder (raw/ inside, or session.json once raw/ was removed) is syscope's: so is
+ * everything written into it. */
 static bool in_session_folder(const char *dir)
 {
-	char *raw = sc_xasprintf("%s/raw", dir);
+	char *raw = sc_xasprintf("%s/raw", dir), *info = sc_xasprintf("%s/session.json", dir);
 	struct stat st;
-	bool yes = !lstat(raw, &st) && S_ISDIR(st.st_mode);
+	bool yes = (!lstat(raw, &st) && S_ISDIR(st.st_mode)) ||
+		   (!lstat(info, &st) && S_ISREG(st.st_mode));
 
 	free(raw);
+	free(info);
 	return yes;
 }
 

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #define MAX_PROBLEMS 200 /* a badly damaged session must not bury the summary */
 
@@ -30,13 +31,53 @@ void sc_session_problem(struct sc_session *s, const char *fmt, ...)
 		*VEC_PUSH(&s->problems) = msg;
 }
 
-bool sc_session_is_dir(const char *dir)
+bool sc_session_has_raw(const char *dir)
 {
 	char path[4200];
 	struct stat st;
 
 	snprintf(path, sizeof(path), "%s/" SC_SESSION_RAW_DIR, dir);
 	return !stat(path, &st) && S_ISDIR(st.st_mode);
+}
+
+bool sc_session_is_dir(const char *dir)
+{
+	char path[4200];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/" SC_SESSION_INFO, dir);
+	return sc_session_has_raw(dir) || (!stat(path, &st) && S_ISREG(st.st_mode));
+}
+
+int sc_session_remove_raw(const char *dir, char *err, size_t errlen)
+{
+	char path[4200], file[4500];
+	struct dirent *de;
+	DIR *d;
+	int rc = 0;
+
+	snprintf(path, sizeof(path), "%s/" SC_SESSION_RAW_DIR, dir);
+	d = opendir(path);
+	if (!d) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return -errno;
+	}
+	/* The runtime writes plain files only into raw/ (raw files, vDSO copies, plans). */
+	while ((de = readdir(d)))
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..")) {
+			snprintf(file, sizeof(file), "%s/%s", path, de->d_name);
+			if (unlink(file) && !rc) {
+				rc = -errno;
+				snprintf(err, errlen, "cannot remove %s: %s", file,
+					 strerror(errno));
+			}
+		}
+	closedir(d);
+	if (!rc && rmdir(path)) {
+		rc = -errno;
+		snprintf(err, errlen, "cannot remove %s: %s", path, strerror(errno));
+	}
+	return rc;
 }
 
 static int by_name(const void *a, const void *b)

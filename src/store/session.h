@@ -8,7 +8,9 @@
  *                                 program was not started by the launcher)
  *   <session>/raw/<pid>.sraw       one raw file per process image (format.h)
  *   <session>/raw/vdso-<id>.so    the vDSO image, for symbolizing samples inside it
- *   <session>/<outputs>           written by the converter
+ *   <session>/<outputs>           written by the converter; raw/ is removed after a
+ *                                 successful conversion that wrote the rocpd database,
+ *                                 unless --keep-raw
  */
 #ifndef SYSCOPE_STORE_SESSION_H
 #define SYSCOPE_STORE_SESSION_H
@@ -36,7 +38,12 @@ void sc_session_close(struct sc_session *s);
 /* Record a problem (printf-style) for the end-of-conversion report. */
 __attribute__((format(printf, 2, 3))) void sc_session_problem(struct sc_session *s, const char *fmt,
 							      ...);
-/* True when `dir` looks like a session folder. */
+/* True when `dir` looks like a session folder: raw/ inside, or session.json (a converted
+ * session whose raw/ was removed). */
 bool sc_session_is_dir(const char *dir);
+/* True when `dir` holds a raw/ folder (its recorded data, which convert reads). */
+bool sc_session_has_raw(const char *dir);
+/* Remove `dir`/raw and the files in it; 0, or -errno with `err` naming what was left. */
+int sc_session_remove_raw(const char *dir, char *err, size_t errlen);
 
 #endif /* SYSCOPE_STORE_SESSION_H */

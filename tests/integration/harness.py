@@ -23,6 +23,12 @@ FIXTURES = os.path.join(BUILD, "fixtures")
 sys.path.insert(0, os.path.join(SOURCE, "tests", "tools"))
 
 
+# Sessions keep raw/ after their conversion (syscope removes it by default): tests read raw
+# records and convert sessions again, also those that start syscope themselves.
+# syscope(..., keep_raw=False) tests the default.
+os.environ["SYSCOPE_KEEP_RAW"] = "true"
+
+
 class Skip(Exception):
     pass
 
@@ -174,12 +180,16 @@ def gen_session(*args, workdir=None):
     return session
 
 
-def syscope(*args, input=None, env=None, timeout=300, cwd=None):
-    """Run syscope with `args` in a fresh folder; returns a Result with its session folder."""
+def syscope(*args, input=None, env=None, timeout=300, cwd=None, keep_raw=True):
+    """Run syscope with `args` in a fresh folder; returns a Result with its session folder.
+    Sessions keep their raw/ folder (tests read raw records and convert again) unless
+    `keep_raw` is False, which leaves syscope's own default."""
     workdir = cwd or tempfile.mkdtemp(prefix="syscope-it-")
     os.chmod(workdir, 0o755)  # programs that drop root must still reach their session
     _workdirs.append(workdir)
     full_env = dict(os.environ)
+    if not keep_raw:
+        full_env.pop("SYSCOPE_KEEP_RAW", None)
     full_env.update(env or {})
     t0 = time.monotonic()
     proc = subprocess.run([SYSCOPE] + [str(a) for a in args], input=input, env=full_env,
