@@ -98,6 +98,19 @@ def test_later_keeps_the_exit_status():
     check(os.path.isdir(r.path("raw")), r.describe())
 
 
+def test_convert_flags_beat_the_sessions_settings():
+    r = later_session("--output-format", "json rocpd", "--summary-top", "3")
+    c = run_syscope("convert", "-f", "folded", r.session)
+    check_eq(c.returncode, 0, c.stderr)
+    check_eq(outputs(r.session), ["metadata-P.json", "wall_clock-P.folded"],
+             "convert's -f, not the run's formats")
+    check(raw_files(r.session), "no database written: raw/ kept for the readers")
+    # --summary-top 3 came from the run: three regions in each of the two rankings.
+    ranked = re.findall(r"^syscope: +[\d.]+%.* +1 +[a-z_]+ *$", c.stderr, re.M)
+    check("top regions by time inside them" in c.stderr, c.stderr)
+    check_eq(len(ranked), 6, f"the run's --summary-top: {c.stderr}")
+
+
 def test_raw_removed_by_default_and_convert_says_why():
     r = syscope("sample", "--", fixture("instrumented"), keep_raw=False)
     check_eq(r.rc, 0, r.describe())
