@@ -285,6 +285,7 @@ static int write_metadata(struct sc_output *out)
 				json_array_append_new(files, json_string(out->written.v[f]));
 		}
 		if (sc_out_open(out, &of, "metadata-%d.json", (int)p->pid)) {
+			json_decref(files);
 			rc = -1;
 			continue;
 		}
