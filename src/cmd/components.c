@@ -567,6 +567,13 @@ void sc_components_check(struct sc_settings *s)
 			sc_components[i].check(s);
 }
 
+/* Causal profiling credits the waits of blocked locks, which pass through the lock wrappers
+ * (causal/block.c): a causal run preloads them even without pthread tracing. */
+static bool causal_needs(const struct sc_component *c, const struct sc_settings *s)
+{
+	return c->enable == SC_SET_USE_PTHREAD && sc_bool(s, SC_SET_CAUSAL);
+}
+
 void sc_components_environment(const struct sc_settings *s, const struct sc_launch_env *e)
 {
 	char carried[1024] = "";
@@ -577,7 +584,7 @@ void sc_components_environment(const struct sc_settings *s, const struct sc_laun
 		char *before[8] = { NULL };
 		size_t nv = 0;
 
-		if (!c->environment || !enabled(c, s))
+		if (!c->environment || (!enabled(c, s) && !causal_needs(c, s)))
 			continue;
 		for (; c->program_env && c->program_env[nv] && nv < 8; nv++)
 			before[nv] = getenv(c->program_env[nv])

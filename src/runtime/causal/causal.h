@@ -43,6 +43,15 @@ void rt_causal_sample(uint64_t cpu_ns);
 /* Around a call that blocks until another thread wakes it (block.c). */
 void rt_causal_pre_block(void);
 void rt_causal_post_block(bool woken);
+/* Whether waits are to be credited (causal mode on): one load. */
+static inline bool rt_causal_blocking(void)
+{
+	return __builtin_expect(atomic_load_explicit(&rt_causal.on, memory_order_relaxed), 0);
+}
+/* The same pair for wrappers elsewhere (the semaphore waits, libsyscope-pthread.so's locks):
+ * pre returns whether causal mode is on, and post is to be called only then. */
+RT_EXPORT int __syscope_causal_pre_block(void);
+RT_EXPORT void __syscope_causal_post_block(int woken);
 
 /* engine.c: the unit holding `pc`, or -1; a sampled progress point's id, or -1. */
 int64_t rt_causal_unit_of(uintptr_t pc);
