@@ -5,8 +5,8 @@ HOT by s speeds the program by 2s/3 and COLD by s/3. causal_threads: each iterat
 thread doing slow_work and one doing fast_work (half as much): speeding slow_work helps,
 speeding fast_work predicts about nothing. causal_pc: the same through a condition variable
 (a producer twice as slow as its consumer); causal_locks: the same through a semaphore, and
-two threads taking turns on a mutex (the locked part helps, the unlocked one does not). The
-machines that run these are loaded, so the
+two threads taking turns on a mutex (the locked part helps, the unlocked one does not);
+causal_latency: a latency point around two of three functions of a loop. The machines that run these are loaded, so the
 bounds on predictions are loose; rankings and signs are what is checked."""
 import json
 import os
@@ -123,6 +123,26 @@ def test_semaphore_waiter_is_credited():
     produce, consume = unit(doc, "produce"), unit(doc, "consume")
     check(produce["mean"] > 0.05, f"produce helps: {produce['mean']}")
     check(abs(consume["mean"]) < 0.3, f"consume predicts about nothing: {consume['mean']}")
+
+
+def test_latency_point_predicts_latency_by_littles_law():
+    # A serial loop of requests between COZ_BEGIN and COZ_END (parse: 2 units, respond: 1),
+    # then think (1 unit) outside them. Truth at s = 50%: latency -33% (parse), -17%
+    # (respond), 0 (think); throughput +25%, +12.5%, +12.5%.
+    r, doc = causal("-F", "^(parse|respond|think)$", "--selection", "fixed", "-S", "0,50",
+                    seconds=[fixture("causal_latency"), "20"])
+    check_eq(doc["progress_point"], "requests", "the throughput point, not the latency one")
+    lat = doc["latency_points"]
+    check_eq([l["name"] for l in lat], ["request"], "one latency point")
+    units = {u["name"]: u for u in lat[0]["units"]}
+    check_eq(set(units), {"parse", "respond", "think"}, "every unit in the latency analysis")
+    check_eq(lat[0]["units"][0]["name"], "parse", f"parse shortens latency most: {units}")
+    check(units["parse"]["mean"] > 0.05, f"parse shortens latency: {units['parse']['mean']}")
+    check(units["think"]["mean"] < units["parse"]["mean"], "think is outside the requests")
+    check(lat[0]["baseline_latency_ns"] > 0, f"a mean latency: {lat[0]}")
+    # Coz's viewer reads latency from the number in flight (here 3/4 of the time: 1).
+    diffs = [int(e["difference"]) for e in coz_lines(r) if e["type"] == "latency-point"]
+    check(diffs and max(diffs) == 1 and min(diffs) >= 0, f"in flight: {diffs}")
 
 
 def test_coz_macros_from_debians_coz_h_are_progress_points():

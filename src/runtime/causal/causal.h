@@ -70,6 +70,9 @@ struct rt_coz_counter *rt_causal_counter(int kind, const char *name);
 void rt_causal_sampled_point(int64_t id); /* a sample in a --progress range (handler) */
 /* Copy every point's count into counts (ids 0..n-1); returns n. */
 unsigned rt_causal_read_points(uint64_t *counts, unsigned max);
+/* Add to sums[i] how many of each latency point i are in flight now (its BEGIN's count less
+ * its END's); returns whether there is a latency point at all. */
+bool rt_causal_add_in_flight(uint64_t *sums, unsigned max);
 
 /* control.c */
 int rt_causal_control_start(void);
