@@ -160,16 +160,23 @@ static void probe_python(struct sc_probe *p)
 		 target[0] ? "; /usr/bin/python3 is " : "", target);
 }
 
-static void probe_pthread(struct sc_probe *p)
+/* A component that is a library of its own beside libsyscope.so: there or not. */
+static void probe_plugin(struct sc_probe *p, const char *lib, const char *present,
+			 const char *absent)
 {
-	char *dir = installed_libdir(), *path = plugin_path(dir, "libsyscope-pthread.so");
+	char *dir = installed_libdir(), *path = plugin_path(dir, lib);
 
 	p->ok = !access(path, R_OK);
-	snprintf(p->state, sizeof(p->state), "%s",
-		 p->ok ? "lock wrappers (libsyscope-pthread.so) preloaded with the flag"
-		       : "libsyscope-pthread.so missing beside libsyscope.so");
+	snprintf(p->state, sizeof(p->state), "%s", p->ok ? present : absent);
 	free(path);
 	free(dir);
+}
+
+static void probe_pthread(struct sc_probe *p)
+{
+	probe_plugin(p, "libsyscope-pthread.so",
+		     "lock wrappers (libsyscope-pthread.so) preloaded with the flag",
+		     "libsyscope-pthread.so missing beside libsyscope.so");
 }
 
 /* OMPT is found in the program's runtime when it starts; libgomp's entry points are wrapped. */
@@ -268,15 +275,9 @@ static void mpi_environment(const struct sc_settings *s, const struct sc_launch_
 
 static void probe_mpi(struct sc_probe *p)
 {
-	char *dir = installed_libdir(), *path = plugin_path(dir, "libsyscope-mpi.so");
-	bool built = !access(path, R_OK);
-
-	p->ok = built;
-	snprintf(p->state, sizeof(p->state), "%s",
-		 built ? "C and Fortran bindings, through PMPI; on with --parallel=mpi"
-		       : "not built (no MPI headers at build time)");
-	free(path);
-	free(dir);
+	probe_plugin(p, "libsyscope-mpi.so",
+		     "C and Fortran bindings, through PMPI; on with --parallel=mpi",
+		     "not built (no MPI headers at build time)");
 }
 
 /* --gpu-events: metric names checked against the GPU here, before the run. */
@@ -320,15 +321,9 @@ static void nccl_environment(const struct sc_settings *s, const struct sc_launch
 
 static void probe_nccl(struct sc_probe *p)
 {
-	char *dir = installed_libdir(), *path = plugin_path(dir, "libsyscope-nccl.so");
-	bool built = !access(path, R_OK);
-
-	p->ok = built;
-	snprintf(p->state, sizeof(p->state), "%s",
-		 built ? "NCCL profiler plugin (interface v5, v4, v3); on with --parallel=nccl"
-		       : "libsyscope-nccl.so is missing from this installation");
-	free(path);
-	free(dir);
+	probe_plugin(p, "libsyscope-nccl.so",
+		     "NCCL profiler plugin (interface v5, v4, v3); on with --parallel=nccl",
+		     "libsyscope-nccl.so is missing from this installation");
 }
 
 /* --cpu-events and --sample-overflow: event names resolved and tried here, before the run. */
@@ -567,6 +562,13 @@ void sc_components_check(struct sc_settings *s)
 			sc_components[i].check(s);
 }
 
+/* Causal profiling credits the waits of blocked locks, which pass through the lock wrappers
+ * (causal/block.c): a causal run preloads them even without pthread tracing. */
+static bool causal_needs(const struct sc_component *c, const struct sc_settings *s)
+{
+	return c->enable == SC_SET_USE_PTHREAD && sc_bool(s, SC_SET_CAUSAL);
+}
+
 void sc_components_environment(const struct sc_settings *s, const struct sc_launch_env *e)
 {
 	char carried[1024] = "";
@@ -577,7 +579,7 @@ void sc_components_environment(const struct sc_settings *s, const struct sc_laun
 		char *before[8] = { NULL };
 		size_t nv = 0;
 
-		if (!c->environment || !enabled(c, s))
+		if (!c->environment || (!enabled(c, s) && !causal_needs(c, s)))
 			continue;
 		for (; c->program_env && c->program_env[nv] && nv < 8; nv++)
 			before[nv] = getenv(c->program_env[nv])

@@ -56,9 +56,12 @@ static void add_experiment(struct file_ctx *c, const struct sc_record *rec)
 
 		if (idx < 0)
 			continue;
-		while (x->delta.n <= (size_t)idx)
+		while (x->delta.n <= (size_t)idx) {
 			*VEC_PUSH(&x->delta) = 0;
+			*VEC_PUSH(&x->in_flight) = 0;
+		}
 		x->delta.v[idx] += dl[i].delta;
+		x->in_flight.v[idx] += dl[i].in_flight_milli / 1000.0;
 		c->d->points.v[idx].total += dl[i].delta;
 	}
 }
@@ -160,22 +163,35 @@ void sc_causal_data_free(struct sc_causal_data *d)
 		free(d->units.v[i]);
 	for (size_t i = 0; i < d->points.n; i++)
 		free(d->points.v[i].name);
-	for (size_t i = 0; i < d->exps.n; i++)
+	for (size_t i = 0; i < d->exps.n; i++) {
 		VEC_FREE(&d->exps.v[i].delta);
+		VEC_FREE(&d->exps.v[i].in_flight);
+	}
 	VEC_FREE(&d->units);
 	VEC_FREE(&d->points);
 	VEC_FREE(&d->exps);
 }
 
-/* Effective duration and progress of one experiment. */
-static bool measure(const struct sc_causal_exp *e, int point, double *x, double *y)
+/*
+ * What one experiment measured, as x / y, the quantity virtual speedups make smaller: the
+ * progress period (effective duration over visits) or, for a latency point, the latency
+ * (mean number in flight x effective duration over arrivals).
+ */
+static bool measure(const struct sc_causal_analysis *a, const struct sc_causal_exp *e, double *x,
+		    double *y)
 {
+	int point = a->point_index;
+
 	*x = (double)e->duration_ns - (double)e->delay_ns;
+	if (*x <= 0)
+		return false;
 	if (point < 0)
 		*y = e->end_to_end ? 1 : 0;
 	else
 		*y = (size_t)point < e->delta.n ? (double)e->delta.v[point] : 0;
-	return *x > 0;
+	if (a->latency)
+		*x *= (size_t)point < e->in_flight.n ? e->in_flight.v[point] : 0;
+	return true;
 }
 
 /* The period (sum x / sum y) of the experiments that `want` accepts, and its variance. */
@@ -184,8 +200,8 @@ struct ratio {
 	unsigned n;
 };
 
-static struct ratio period_of(const struct sc_causal_data *d, int point, int64_t unit,
-			      unsigned speedup)
+static struct ratio period_of(const struct sc_causal_data *d, const struct sc_causal_analysis *a,
+			      int64_t unit, unsigned speedup)
 {
 	double sx = 0, sy = 0, ss = 0;
 	struct ratio q = { 0 };
@@ -196,7 +212,7 @@ static struct ratio period_of(const struct sc_causal_data *d, int point, int64_t
 			double x, y;
 
 			if (e->speedup != speedup || (unit >= 0 && e->unit != unit) ||
-			    !measure(e, point, &x, &y))
+			    !measure(a, e, &x, &y))
 				continue;
 			if (!pass) {
 				sx += x;
@@ -221,8 +237,8 @@ static struct ratio period_of(const struct sc_causal_data *d, int point, int64_t
  * right after it (same unit, same process), so that the machine's drift (load, frequency)
  * cancels: the mean over pairs of 1 - period(s) / period(0), and its 95% interval.
  */
-static bool paired_estimate(const struct sc_causal_data *d, int point, uint32_t unit,
-			    unsigned speedup, struct sc_causal_estimate *est)
+static bool paired_estimate(const struct sc_causal_data *d, const struct sc_causal_analysis *a,
+			    uint32_t unit, unsigned speedup, struct sc_causal_estimate *est)
 {
 	double sum = 0, sum2 = 0;
 	unsigned n = 0;
@@ -232,8 +248,8 @@ static bool paired_estimate(const struct sc_causal_data *d, int point, uint32_t 
 		double x, y, bx, by, p;
 
 		if (e->unit != unit || e->speedup != speedup || e->end_to_end || b->speedup ||
-		    b->unit != unit || b->end_to_end || !measure(e, point, &x, &y) ||
-		    !measure(b, point, &bx, &by) || !y || !by)
+		    b->unit != unit || b->end_to_end || !measure(a, e, &x, &y) ||
+		    !measure(a, b, &bx, &by) || !x || !y || !bx || !by)
 			continue;
 		p = 1 - (x / y) / (bx / by);
 		sum += p;
@@ -258,7 +274,8 @@ static int by_mean(const void *a, const void *b)
 						       : 0;
 }
 
-/* The progress point to use: whole runs, else the one visited most. */
+/* The progress point to use: whole runs, else the throughput point visited most (a latency
+ * point's departures only where there is none: latency points have analyses of their own). */
 static int choose_point(const struct sc_causal_data *d)
 {
 	int best = -1;
@@ -266,14 +283,16 @@ static int choose_point(const struct sc_causal_data *d)
 	for (size_t i = 0; i < d->exps.n; i++)
 		if (d->exps.v[i].end_to_end)
 			return -1;
-	for (size_t i = 0; i < d->points.n; i++) {
-		int kind = d->points.v[i].kind;
+	for (int pass = 0; pass < 2 && best < 0; pass++)
+		for (size_t i = 0; i < d->points.n; i++) {
+			int kind = d->points.v[i].kind;
+			bool fits =
+				pass ? kind == SC_CAUSAL_END
+				     : kind == SC_CAUSAL_THROUGHPUT || kind == SC_CAUSAL_SAMPLED;
 
-		if ((kind == SC_CAUSAL_THROUGHPUT || kind == SC_CAUSAL_SAMPLED ||
-		     kind == SC_CAUSAL_END) &&
-		    (best < 0 || d->points.v[i].total > d->points.v[best].total))
-			best = (int)i;
-	}
+			if (fits && (best < 0 || d->points.v[i].total > d->points.v[best].total))
+				best = (int)i;
+		}
 	return best;
 }
 
@@ -307,12 +326,12 @@ static void analyze_unit(const struct sc_causal_data *d, struct sc_causal_analys
 
 		if (s && !speedups[s])
 			continue;
-		if (s && paired_estimate(d, a->point_index, unit, s, &one)) {
+		if (s && paired_estimate(d, a, unit, s, &one)) {
 			*VEC_PUSH(&r.est) = one;
 			sum += one.predicted;
 			continue;
 		}
-		q = s ? period_of(d, a->point_index, unit, s) : base;
+		q = s ? period_of(d, a, unit, s) : base;
 		if (!q.r)
 			continue;
 		est = VEC_PUSH(&r.est);
@@ -328,16 +347,15 @@ static void analyze_unit(const struct sc_causal_data *d, struct sc_causal_analys
 	*VEC_PUSH(&a->results) = r;
 }
 
-void sc_causal_analyze(const struct sc_causal_data *d, struct sc_causal_analysis *a)
+/* Every unit's predictions for the point the analysis names. */
+static void analyze_point(const struct sc_causal_data *d, struct sc_causal_analysis *a)
 {
-	struct ratio base;
+	struct ratio base = period_of(d, a, -1, 0);
 	uint32_t nunits = 0;
 
-	memset(a, 0, sizeof(*a));
-	a->point_index = choose_point(d);
-	a->point = a->point_index < 0 ? "end-to-end" : d->points.v[a->point_index].name;
-	base = period_of(d, a->point_index, -1, 0);
 	a->baselines = base.n;
+	if (a->latency)
+		a->latency_ns = base.r;
 	for (size_t i = 0; i < d->exps.n; i++)
 		if (d->exps.v[i].unit + 1 > nunits)
 			nunits = d->exps.v[i].unit + 1;
@@ -348,8 +366,45 @@ void sc_causal_analyze(const struct sc_causal_data *d, struct sc_causal_analysis
 		qsort(a->results.v, a->results.n, sizeof(*a->results.v), by_mean);
 }
 
+/* A latency analysis for each COZ_BEGIN point that has a COZ_END of its name. */
+static void analyze_latencies(const struct sc_causal_data *d, struct sc_causal_analysis *a)
+{
+	for (size_t b = 0; b < d->points.n; b++) {
+		const struct sc_causal_point *begin = &d->points.v[b];
+		bool paired = false;
+
+		if (begin->kind != SC_CAUSAL_BEGIN)
+			continue;
+		for (size_t e = 0; e < d->points.n && !paired; e++)
+			paired = d->points.v[e].kind == SC_CAUSAL_END &&
+				 !strcmp(d->points.v[e].name, begin->name);
+		if (paired) {
+			struct sc_causal_analysis *l = VEC_PUSH(&a->latencies);
+
+			memset(l, 0, sizeof(*l));
+			l->point = begin->name;
+			l->point_index = (int)b;
+			l->latency = true;
+			analyze_point(d, l);
+		}
+	}
+}
+
+void sc_causal_analyze(const struct sc_causal_data *d, struct sc_causal_analysis *a)
+{
+	memset(a, 0, sizeof(*a));
+	a->point_index = choose_point(d);
+	a->point = a->point_index < 0 ? "end-to-end" : d->points.v[a->point_index].name;
+	analyze_point(d, a);
+	if (a->point_index >= 0)
+		analyze_latencies(d, a);
+}
+
 void sc_causal_analysis_free(struct sc_causal_analysis *a)
 {
+	for (size_t i = 0; i < a->latencies.n; i++)
+		sc_causal_analysis_free(&a->latencies.v[i]);
+	VEC_FREE(&a->latencies);
 	for (size_t i = 0; i < a->results.n; i++)
 		VEC_FREE(&a->results.v[i].est);
 	VEC_FREE(&a->results);

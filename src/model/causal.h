@@ -21,7 +21,8 @@ struct sc_causal_exp {
 	unsigned speedup; /* percent */
 	uint64_t duration_ns, delay_ns, samples;
 	bool end_to_end;
-	VEC(uint64_t) delta; /* by point index of sc_causal_data */
+	VEC(uint64_t) delta;   /* by point index of sc_causal_data */
+	VEC(double) in_flight; /* same index: a latency point's mean number in flight */
 };
 
 struct sc_causal_point {
@@ -57,12 +58,21 @@ struct sc_causal_result {
 
 struct sc_causal_analysis {
 	const char *point; /* the progress point used ("end-to-end" for whole runs) */
-	int point_index;   /* -1 for end-to-end */
+	int point_index;   /* -1 for end-to-end; a latency analysis: its COZ_BEGIN point */
 	unsigned baselines;
 	VEC(struct sc_causal_result) results; /* best first */
 	/* Units experimented on that no sample ever found running: a virtual speedup of code
 	 * that does not run changes nothing, so any difference is noise; left out. */
 	unsigned unsampled;
+	/*
+	 * Latency points (a COZ_BEGIN and a COZ_END of one name), each analysed as the
+	 * throughput point is, by Little's law: the mean latency is the mean number in flight
+	 * over the arrival rate. There `predicted` is the fraction by which the point's mean
+	 * latency would shrink, and latency_ns the mean latency of the baselines.
+	 */
+	bool latency;
+	double latency_ns;
+	VEC(struct sc_causal_analysis) latencies;
 };
 
 /* Read the sessions' experiments; returns 0, or -1 with `err` set (no experiment at all). */

@@ -18,6 +18,7 @@
  * Only active when a sampler that can interrupt blocked threads is on (rt_guard_blocking).
  */
 #include "rt.h"
+#include "causal/causal.h"
 #include "parallel/pthread.h"
 
 #include <errno.h>
@@ -170,22 +171,27 @@ RT_EXPORT int sigtimedwait(const sigset_t *set, siginfo_t *info, const struct ti
 /*
  * With --parallel=pthread, a semaphore wait also becomes a region when it blocked long
  * enough (parallel/pthread.c); sem_trywait first, so one that does not block is not timed.
+ * Under causal profiling a wait that blocked and was ended by a post is credited with the
+ * delays inserted meanwhile (causal/block.c).
  */
 #define SEM_WAIT(call, sem, wait)                                                           \
 	do {                                                                                \
 		sigset_t sem_old_;                                                          \
 		uint64_t sem_start_;                                                        \
-		int sem_saved_ = errno, sem_rc_;                                            \
+		int sem_saved_ = errno, sem_rc_, sem_causal_;                               \
 		bool sem_on_;                                                               \
-		if (!rt_pthread_tracing())                                                  \
+		if (!rt_pthread_tracing() && !rt_causal_blocking())                         \
 			GUARDED(int, wait);                                                 \
 		if (!RT_REAL(sem_trywait)(sem))                                             \
 			return 0;                                                           \
 		errno = sem_saved_;                                                         \
+		sem_causal_ = __syscope_causal_pre_block();                                 \
 		sem_start_ = rt_now_ns();                                                   \
 		sem_on_ = guard_begin(&sem_old_);                                           \
 		sem_rc_ = (wait);                                                           \
 		guard_end(sem_on_, &sem_old_);                                              \
+		if (sem_causal_)                                                            \
+			__syscope_causal_post_block(sem_rc_ == 0);                          \
 		rt_pthread_waited(call, "semaphore", sem, sem_start_, sem_rc_ ? errno : 0); \
 		return sem_rc_;                                                             \
 	} while (0)

@@ -42,13 +42,16 @@ static void coz_point_lines(FILE *f, const struct sc_causal_data *d, const struc
 		for (size_t q = 0; q < d->points.n; q++) {
 			const struct sc_causal_point *x = &d->points.v[q];
 
+			/* Coz's viewer reads difference as the number in flight, an integer. */
 			if (x->kind == SC_CAUSAL_END && !strcmp(x->name, b->name))
 				fprintf(f,
 					"latency-point\tname=%s\tarrivals=%llu\tdepartures=%llu\t"
-					"difference=0\n",
+					"difference=%lld\n",
 					b->name,
 					(unsigned long long)(p < e->delta.n ? e->delta.v[p] : 0),
-					(unsigned long long)(q < e->delta.n ? e->delta.v[q] : 0));
+					(unsigned long long)(q < e->delta.n ? e->delta.v[q] : 0),
+					(long long)llround(p < e->in_flight.n ? e->in_flight.v[p]
+									      : 0));
 		}
 	}
 }
@@ -72,6 +75,36 @@ static void write_coz(FILE *f, const struct sc_causal_data *d)
 	fprintf(f, "runtime\ttime=%llu\n", (unsigned long long)d->runtime_ns);
 }
 
+static void write_units(FILE *f, const struct sc_causal_analysis *a)
+{
+	for (size_t i = 0; i < a->results.n; i++) {
+		const struct sc_causal_result *r = &a->results.v[i];
+
+		fprintf(f, "\n%zu. %s  (%u experiments, %llu samples, mean %+.1f%%)\n", i + 1,
+			r->name, r->nexp, (unsigned long long)r->samples, 100 * r->mean_predicted);
+		fprintf(f, "   %8s  %10s  %16s  %5s\n", "speedup",
+			a->latency ? "latency" : "program", "95% interval", "runs");
+		for (size_t k = 0; k < r->est.n; k++) {
+			const struct sc_causal_estimate *e = &r->est.v[k];
+
+			if (isnan(e->ci))
+				fprintf(f, "   %7u%%  %+9.1f%%  %16s  %5u\n", e->speedup,
+					100 * (a->latency ? -e->predicted : e->predicted), "n/a",
+					e->nexp);
+			else if (a->latency) /* a shorter latency is shown as a negative change */
+				fprintf(f, "   %7u%%  %+9.1f%%  [%+6.1f, %+6.1f]  %5u\n",
+					e->speedup, -100 * e->predicted,
+					-100 * (e->predicted + e->ci),
+					-100 * (e->predicted - e->ci), e->nexp);
+			else
+				fprintf(f, "   %7u%%  %+9.1f%%  [%+6.1f, %+6.1f]  %5u\n",
+					e->speedup, 100 * e->predicted,
+					100 * (e->predicted - e->ci), 100 * (e->predicted + e->ci),
+					e->nexp);
+		}
+	}
+}
+
 static void write_text(FILE *f, const struct sc_causal_data *d, const struct sc_causal_analysis *a)
 {
 	fprintf(f,
@@ -81,25 +114,16 @@ static void write_text(FILE *f, const struct sc_causal_data *d, const struct sc_
 	if (a->unsampled)
 		fprintf(f, "# %u units tried never ran during their experiments: left out\n",
 			a->unsampled);
-	for (size_t i = 0; i < a->results.n; i++) {
-		const struct sc_causal_result *r = &a->results.v[i];
+	write_units(f, a);
+	for (size_t i = 0; i < a->latencies.n; i++) {
+		const struct sc_causal_analysis *l = &a->latencies.v[i];
 
-		fprintf(f, "\n%zu. %s  (%u experiments, %llu samples, mean %+.1f%%)\n", i + 1,
-			r->name, r->nexp, (unsigned long long)r->samples, 100 * r->mean_predicted);
-		fprintf(f, "   %8s  %10s  %16s  %5s\n", "speedup", "program", "95% interval",
-			"runs");
-		for (size_t k = 0; k < r->est.n; k++) {
-			const struct sc_causal_estimate *e = &r->est.v[k];
-
-			if (isnan(e->ci))
-				fprintf(f, "   %7u%%  %+9.1f%%  %16s  %5u\n", e->speedup,
-					100 * e->predicted, "n/a", e->nexp);
-			else
-				fprintf(f, "   %7u%%  %+9.1f%%  [%+6.1f, %+6.1f]  %5u\n",
-					e->speedup, 100 * e->predicted,
-					100 * (e->predicted - e->ci), 100 * (e->predicted + e->ci),
-					e->nexp);
-		}
+		fprintf(f,
+			"\n# latency point %s (COZ_BEGIN to COZ_END): %.3f ms on average in the %u "
+			"baselines; the change of its mean latency if the %s were faster "
+			"(mean: the reduction)\n",
+			l->point, l->latency_ns / 1e6, l->baselines, d->mode);
+		write_units(f, l);
 	}
 }
 
@@ -125,6 +149,34 @@ static void json_number(FILE *f, double v)
 		fprintf(f, "%.6f", v);
 }
 
+/* Units best first; for a latency analysis `predicted` is the fraction of latency saved. */
+static void json_units(FILE *f, const struct sc_causal_analysis *a, const char *indent)
+{
+	fprintf(f, "[");
+	for (size_t i = 0; i < a->results.n; i++) {
+		const struct sc_causal_result *r = &a->results.v[i];
+
+		fprintf(f, "%s\n%s  {\"name\": ", i ? "," : "", indent);
+		json_string(f, r->name);
+		fprintf(f, ", \"rank\": %zu, \"experiments\": %u, \"samples\": %llu, \"mean\": ",
+			i + 1, r->nexp, (unsigned long long)r->samples);
+		json_number(f, r->mean_predicted);
+		fprintf(f, ",\n%s   \"speedups\": [", indent);
+		for (size_t k = 0; k < r->est.n; k++) {
+			const struct sc_causal_estimate *e = &r->est.v[k];
+
+			fprintf(f, "%s{\"speedup\": %.2f, \"predicted\": ", k ? ", " : "",
+				e->speedup / 100.0);
+			json_number(f, e->predicted);
+			fprintf(f, ", \"ci95\": ");
+			json_number(f, e->ci);
+			fprintf(f, ", \"experiments\": %u}", e->nexp);
+		}
+		fprintf(f, "]}");
+	}
+	fprintf(f, "\n%s]", indent);
+}
+
 static void write_json(FILE *f, const struct sc_causal_data *d, const struct sc_causal_analysis *a)
 {
 	fprintf(f, "{\n  \"mode\": \"%s\",\n  \"progress_point\": ", d->mode);
@@ -140,27 +192,19 @@ static void write_json(FILE *f, const struct sc_causal_data *d, const struct sc_
 		fprintf(f, ", \"kind\": %d, \"visits\": %llu}", d->points.v[p].kind,
 			(unsigned long long)d->points.v[p].total);
 	}
-	fprintf(f, "\n  ],\n  \"units\": [");
-	for (size_t i = 0; i < a->results.n; i++) {
-		const struct sc_causal_result *r = &a->results.v[i];
+	fprintf(f, "\n  ],\n  \"units\": ");
+	json_units(f, a, "  ");
+	fprintf(f, ",\n  \"latency_points\": [");
+	for (size_t i = 0; i < a->latencies.n; i++) {
+		const struct sc_causal_analysis *l = &a->latencies.v[i];
 
-		fprintf(f, "%s\n    {\"name\": ", i ? "," : "");
-		json_string(f, r->name);
-		fprintf(f, ", \"rank\": %zu, \"experiments\": %u, \"samples\": %llu, \"mean\": ",
-			i + 1, r->nexp, (unsigned long long)r->samples);
-		json_number(f, r->mean_predicted);
-		fprintf(f, ",\n     \"speedups\": [");
-		for (size_t k = 0; k < r->est.n; k++) {
-			const struct sc_causal_estimate *e = &r->est.v[k];
-
-			fprintf(f, "%s{\"speedup\": %.2f, \"predicted\": ", k ? ", " : "",
-				e->speedup / 100.0);
-			json_number(f, e->predicted);
-			fprintf(f, ", \"ci95\": ");
-			json_number(f, e->ci);
-			fprintf(f, ", \"experiments\": %u}", e->nexp);
-		}
-		fprintf(f, "]}");
+		fprintf(f, "%s\n   {\"name\": ", i ? "," : "");
+		json_string(f, l->point);
+		fprintf(f, ", \"baselines\": %u, \"baseline_latency_ns\": ", l->baselines);
+		json_number(f, l->latency_ns);
+		fprintf(f, ",\n    \"units\": ");
+		json_units(f, l, "    ");
+		fprintf(f, "}");
 	}
 	fprintf(f, "\n  ]\n}\n");
 }

@@ -771,7 +771,9 @@ struct sc_rec_causal_experiment {
 };
 struct sc_causal_delta {
 	uint32_t point; /* a CAUSAL_POINT id of the process */
-	uint32_t reserved;
+	/* A COZ_BEGIN point paired with a COZ_END of its name: how many were in flight (begun,
+	 * not ended) on average over the experiment, x 1000; 0 for the other kinds. */
+	uint32_t in_flight_milli;
 	uint64_t delta; /* visits during the experiment */
 };
 #define SC_CAUSAL_END_TO_END 0x1u

@@ -14,7 +14,22 @@
 #ifdef USE_COZ
 #include <coz.h>
 #define PROGRESS(name) COZ_PROGRESS_NAMED(name)
+#define LATENCY_BEGIN(name) COZ_BEGIN(name)
+#define LATENCY_END(name) COZ_END(name)
 #else
+/* A latency point as coz.h makes one: the counter of (kind, name) from _coz_get_counter
+ * (2: COZ_BEGIN, 3: COZ_END), its first word the count. Weak: runs without syscope too. */
+void *_coz_get_counter(int kind, const char *name) __attribute__((weak));
+#define LATENCY_COUNT(kind, name)                                                 \
+	do {                                                                      \
+		static unsigned long *counter_;                                   \
+		if (!counter_ && _coz_get_counter)                                \
+			counter_ = (unsigned long *)_coz_get_counter(kind, name); \
+		if (counter_)                                                     \
+			__atomic_fetch_add(counter_, 1, __ATOMIC_RELAXED);        \
+	} while (0)
+#define LATENCY_BEGIN(name) LATENCY_COUNT(2, name)
+#define LATENCY_END(name) LATENCY_COUNT(3, name)
 #define SYSCOPE_WEAK
 #include "syscope/syscope.h"
 #define PROGRESS(name)                          \

@@ -43,6 +43,15 @@ void rt_causal_sample(uint64_t cpu_ns);
 /* Around a call that blocks until another thread wakes it (block.c). */
 void rt_causal_pre_block(void);
 void rt_causal_post_block(bool woken);
+/* Whether waits are to be credited (causal mode on): one load. */
+static inline bool rt_causal_blocking(void)
+{
+	return __builtin_expect(atomic_load_explicit(&rt_causal.on, memory_order_relaxed), 0);
+}
+/* The same pair for wrappers elsewhere (the semaphore waits, libsyscope-pthread.so's locks):
+ * pre returns whether causal mode is on, and post is to be called only then. */
+RT_EXPORT int __syscope_causal_pre_block(void);
+RT_EXPORT void __syscope_causal_post_block(int woken);
 
 /* engine.c: the unit holding `pc`, or -1; a sampled progress point's id, or -1. */
 int64_t rt_causal_unit_of(uintptr_t pc);
@@ -61,6 +70,9 @@ struct rt_coz_counter *rt_causal_counter(int kind, const char *name);
 void rt_causal_sampled_point(int64_t id); /* a sample in a --progress range (handler) */
 /* Copy every point's count into counts (ids 0..n-1); returns n. */
 unsigned rt_causal_read_points(uint64_t *counts, unsigned max);
+/* Add to sums[i] how many of each latency point i are in flight now (its BEGIN's count less
+ * its END's); returns whether there is a latency point at all. */
+bool rt_causal_add_in_flight(uint64_t *sums, unsigned max);
 
 /* control.c */
 int rt_causal_control_start(void);

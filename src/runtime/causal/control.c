@@ -75,9 +75,31 @@ static void sleep_until(uint64_t deadline)
 	}
 }
 
+/*
+ * Run the experiment until `deadline`: every millisecond while the program has latency
+ * points, the number in flight of each is added to in_flight[] (*nsamples samples), for
+ * Little's law (the mean number in flight over the arrival rate is the mean latency).
+ */
+static void experiment_until(uint64_t deadline, uint64_t *in_flight, uint64_t *nsamples)
+{
+	uint64_t now;
+	bool latency = rt_causal_add_in_flight(in_flight, RT_CAUSAL_MAX_POINTS);
+
+	*nsamples = 1;
+	while (!atomic_load(&ctl.stop) && (now = rt_now_ns()) < deadline) {
+		uint64_t left = deadline - now, most = latency ? 1000000u : 10000000u;
+		struct timespec ts = { 0, (long)(left < most ? left : most) };
+
+		nanosleep(&ts, NULL);
+		if (latency && rt_causal_add_in_flight(in_flight, RT_CAUSAL_MAX_POINTS))
+			++*nsamples;
+	}
+}
+
 static void write_experiment(int64_t unit, unsigned speedup, uint64_t start, uint64_t end,
 			     uint64_t delay, uint64_t samples, const uint64_t *before,
-			     const uint64_t *after, unsigned n, uint16_t flags)
+			     const uint64_t *after, const uint64_t *in_flight, uint64_t nsamples,
+			     unsigned n, uint16_t flags)
 {
 	struct {
 		struct sc_rec_causal_experiment e;
@@ -93,8 +115,11 @@ static void write_experiment(int64_t unit, unsigned speedup, uint64_t start, uin
 	r.e.speedup = (uint16_t)speedup;
 	r.e.npoints = (uint16_t)n;
 	for (unsigned i = 0; i < n; i++) {
+		uint64_t milli = in_flight && nsamples ? in_flight[i] * 1000 / nsamples : 0;
+
 		r.d[i].point = i;
 		r.d[i].delta = after[i] - before[i];
+		r.d[i].in_flight_milli = milli > UINT32_MAX ? UINT32_MAX : (uint32_t)milli;
 	}
 	rt_record(SC_REC_CAUSAL_EXPERIMENT, flags, &r.e.ts, sizeof(r.e) - sizeof(r.e.hdr), r.d,
 		  (uint32_t)(n * sizeof(r.d[0])));
@@ -135,9 +160,10 @@ static unsigned choose_speedup(int64_t unit, unsigned experiment)
 static void run_experiment(unsigned experiment, uint64_t *duration)
 {
 	static uint64_t before[RT_CAUSAL_MAX_POINTS], after[RT_CAUSAL_MAX_POINTS];
+	static uint64_t in_flight[RT_CAUSAL_MAX_POINTS];
 	int64_t unit = choose_unit(experiment);
 	unsigned speedup, n;
-	uint64_t start, delay0, visits = 0;
+	uint64_t start, delay0, visits = 0, nsamples;
 
 	if (unit < 0)
 		return;
@@ -147,17 +173,18 @@ static void run_experiment(unsigned experiment, uint64_t *duration)
 	n = rt_causal_read_points(before, RT_CAUSAL_MAX_POINTS);
 	delay0 = atomic_load(&rt_causal.global_delay);
 	start = rt_now_ns();
+	memset(in_flight, 0, sizeof(in_flight));
 	atomic_store(&rt_causal.active, 1);
-	sleep_until(start + *duration);
+	experiment_until(start + *duration, in_flight, &nsamples);
 	atomic_store(&rt_causal.active, 0);
 	if (atomic_load(&ctl.stop))
 		return; /* cut short by the end of the program: not a whole experiment */
 	n = rt_causal_read_points(after, n);
 	for (unsigned i = 0; i < n; i++)
 		visits += after[i] - before[i];
-	write_experiment(unit, speedup, start, rt_now_ns(),
-			 atomic_load(&rt_causal.global_delay) - delay0,
-			 atomic_load(&rt_causal.selected_samples), before, after, n, 0);
+	write_experiment(
+		unit, speedup, start, rt_now_ns(), atomic_load(&rt_causal.global_delay) - delay0,
+		atomic_load(&rt_causal.selected_samples), before, after, in_flight, nsamples, n, 0);
 	if (visits < MIN_VISITS && *duration < MAX_DURATION_NS)
 		*duration *= 2;
 }
@@ -217,8 +244,8 @@ void rt_causal_control_stop(void)
 		atomic_store(&rt_causal.active, 0);
 		write_experiment(ctl.e2e_unit, ctl.e2e_speedup, ctl.e2e_start, rt_now_ns(),
 				 atomic_load(&rt_causal.global_delay) - ctl.e2e_delay0,
-				 atomic_load(&rt_causal.selected_samples), ctl.e2e_points, after, n,
-				 SC_CAUSAL_END_TO_END);
+				 atomic_load(&rt_causal.selected_samples), ctl.e2e_points, after,
+				 NULL, 0, n, SC_CAUSAL_END_TO_END);
 	}
 	if (ctl.running) {
 		struct timespec deadline;

@@ -12,6 +12,7 @@
  * Lines of another kind are for the reader (names of units) and skipped here.
  */
 #include "causal.h"
+#include "../parallel/pthread.h"
 
 #include "../sources/source.h"
 
@@ -355,6 +356,9 @@ static int process_start(void)
 		return rc;
 	}
 	atomic_store(&rt_causal.on, 1);
+	/* The lock wrappers (preloaded for causal runs) try a lock before they block only
+	 * when this is on; only a lock that blocked is then credited (block.c). */
+	__atomic_store_n(&__syscope_pthread_on, 1, __ATOMIC_RELAXED);
 	return rt_causal_control_start();
 }
 

@@ -14,6 +14,7 @@ struct point {
 	struct rt_coz_counter counter;
 	atomic_int ready; /* name and kind are set */
 	int kind;
+	_Atomic int partner; /* a latency point's other end (BEGIN <-> END of one name), or -1 */
 	char name[120];
 };
 
@@ -44,6 +45,20 @@ static void record_point(unsigned id, int kind, const char *name)
 	rt_record(SC_REC_CAUSAL_POINT, 0, &r.ts, sizeof(r) - sizeof(r.hdr), name, r.name_len);
 }
 
+/* A new BEGIN or END point meets the other end of its name, if that exists already. */
+static void pair(unsigned id)
+{
+	struct point *p = &table[id];
+	int other = p->kind == SC_CAUSAL_BEGIN ? SC_CAUSAL_END
+		    : p->kind == SC_CAUSAL_END ? SC_CAUSAL_BEGIN
+					       : 0;
+	struct point *q = other ? lookup(other, p->name) : NULL;
+
+	atomic_store(&p->partner, q ? (int)(q - table) : -1);
+	if (q)
+		atomic_store(&q->partner, (int)id);
+}
+
 struct rt_coz_counter *rt_causal_counter(int kind, const char *name)
 {
 	struct point *p;
@@ -61,6 +76,7 @@ struct rt_coz_counter *rt_causal_counter(int kind, const char *name)
 		p = &table[id];
 		p->kind = kind;
 		strncpy(p->name, name, sizeof(p->name) - 1);
+		pair(id);
 		atomic_store(&p->ready, 1);
 		atomic_store(&npoints, id + 1);
 		record_point(id, kind, p->name);
@@ -95,6 +111,27 @@ unsigned rt_causal_read_points(uint64_t *counts, unsigned max)
 	for (unsigned i = 0; i < n; i++)
 		counts[i] = __atomic_load_n(&table[i].counter.count, __ATOMIC_RELAXED);
 	return n;
+}
+
+bool rt_causal_add_in_flight(uint64_t *sums, unsigned max)
+{
+	unsigned n = atomic_load(&npoints);
+	bool any = false;
+
+	for (unsigned i = 0; i < n && i < max; i++) {
+		int end = atomic_load(&table[i].partner);
+		size_t began, ended;
+
+		if (table[i].kind != SC_CAUSAL_BEGIN || end < 0)
+			continue;
+		/* The end first: read the other way, an end after our read of the begins could
+		 * make more ended than begun. */
+		ended = __atomic_load_n(&table[end].counter.count, __ATOMIC_RELAXED);
+		began = __atomic_load_n(&table[i].counter.count, __ATOMIC_RELAXED);
+		sums[i] += began > ended ? began - ended : 0;
+		any = true;
+	}
+	return any;
 }
 
 /* Coz's entry points, same signature and counter layout as coz.h expects. */

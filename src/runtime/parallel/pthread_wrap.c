@@ -34,12 +34,20 @@ bool __syscope_pthread_index(pthread_t thread, uint32_t *index) __attribute__((w
 bool __syscope_pthread_tid(uint32_t index, int32_t *tid) __attribute__((weak));
 void __syscope_pthread_joined(uint64_t start, bool found, int32_t tid, uint32_t index)
 	__attribute__((weak));
+/* Causal profiling (causal/block.c): a lock that blocked is a wait another thread ended. */
+int __syscope_causal_pre_block(void) __attribute__((weak));
+void __syscope_causal_post_block(int woken) __attribute__((weak));
 
 /* Whether to time waits: tracing is on (the process records; checked again, with pauses,
  * when a wait ends). */
 static inline bool timing(void)
 {
 	return &__syscope_pthread_on && __atomic_load_n(&__syscope_pthread_on, __ATOMIC_RELAXED);
+}
+
+static int causal_pre_block(void)
+{
+	return &__syscope_causal_pre_block ? __syscope_causal_pre_block() : 0;
 }
 
 static uint64_t now(void)
@@ -115,8 +123,11 @@ EXPORT int pthread_join(pthread_t thread, void **ret)
 #define LOCK_WRAPPER(fn, try_fn, object_name, params, args)               \
 	static __attribute__((noinline, cold)) int fn##_blocked params    \
 	{                                                                 \
+		int causal = causal_pre_block();                          \
 		uint64_t start = now();                                   \
 		int rc = REAL(fn) args;                                   \
+		if (causal)                                               \
+			__syscope_causal_post_block(rc == 0);             \
 		waited(#fn, object_name, o, start, rc);                   \
 		return rc;                                                \
 	}                                                                 \
