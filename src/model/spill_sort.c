@@ -173,7 +173,8 @@ void sc_spill_finish(struct sc_spill_sort *s)
 	size_t bi;
 
 	if (!s->nruns) {
-		qsort(s->buf, s->n, s->size, s->cmp);
+		if (s->n)
+			qsort(s->buf, s->n, s->size, s->cmp);
 		s->next = 0;
 		return;
 	}

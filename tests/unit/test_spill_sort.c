@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The bounded sorter (model/spill_sort.h) against qsort: in memory, over many runs on file,
- * with equal keys kept in arrival order, and used again after a reset. */
+ * with equal keys kept in arrival order, used again after a reset, and without a place for
+ * its file. */
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -71,6 +72,13 @@ int main(void)
 	sc_spill_reset(&s);
 	sc_spill_finish(&s); /* nothing pushed */
 	CHECK(sc_spill_next(&s) == NULL);
+	sc_spill_free(&s);
+
+	/* No temporary folder: everything stays in memory, in the same order. */
+	setenv("TMPDIR", "/nonexistent-syscope-test", 1);
+	sc_spill_init(&s, sizeof(struct item), by_key_seq, 1);
+	sort_and_compare(&s, 3 * 1024 + 5, 4, 0);
+	CHECK(s.in_memory);
 	sc_spill_free(&s);
 
 	return check_report("test_spill_sort");
