@@ -29,6 +29,53 @@
 #include "../store/session.h"
 #include "cmd.h"
 
+/* Whether the region profiles are built: the profile outputs read them. */
+static bool wants_region_profiles(const struct sc_settings *s)
+{
+	return sc_list_has(s, SC_SET_OUTPUT_FORMAT, "text") ||
+	       sc_list_has(s, SC_SET_OUTPUT_FORMAT, "json") ||
+	       sc_list_has(s, SC_SET_OUTPUT_FORMAT, "folded");
+}
+
+static uint64_t session_bytes(const struct sc_session *session)
+{
+	uint64_t bytes = 0;
+
+	for (size_t i = 0; i < session->files.n; i++)
+		bytes += session->files.v[i].size;
+	return bytes;
+}
+
+/* Work to do in bytes of raw data read: every pass over the records counts (the model's,
+ * the region profiles', each timeline sink's), so that the line shows the fraction of the
+ * records processed. */
+static uint64_t progress_total(const struct sc_session *session, const struct sc_settings *s)
+{
+	return session_bytes(session) * (1 + wants_region_profiles(s) + sc_sinks_replaying(s));
+}
+
+/* The passes only a built model tells of: GPU time by Python line, why GPUs were idle (the
+ * summary, the JSON), NCCL's summary. */
+static uint64_t progress_model_passes(const struct sc_model *m, const struct sc_settings *s,
+				      bool summary)
+{
+	bool python = false, gpu = false, regions = false;
+	uint64_t passes = 0;
+
+	for (size_t i = 0; i < m->images.n; i++) {
+		const struct sc_image *img = m->images.v[i];
+
+		python = python || img->py_callsites;
+		regions = regions || img->regions;
+		for (unsigned k = 0; k < SC_GPU_OP_KINDS; k++)
+			gpu = gpu || img->gpu_ops[k];
+	}
+	passes += python;
+	passes += gpu && (summary || sc_list_has(s, SC_SET_OUTPUT_FORMAT, "json"));
+	passes += regions && summary && sc_bool(s, SC_SET_USE_NCCL);
+	return passes;
+}
+
 /* Write the outputs of a built model and report. */
 static int write_outputs(struct sc_model *model, const char *out_dir, const struct sc_settings *s,
 			 bool summary, bool from_database, const char *merged_trace)
@@ -51,10 +98,7 @@ static int write_outputs(struct sc_model *model, const char *out_dir, const stru
 	model->view = &view;
 	model->python_native = sc_bool(s, SC_SET_PYTHON_NATIVE);
 	/* Region profiles are read by the profile outputs only. */
-	sc_profiles_build(&profiles, model,
-			  sc_list_has(s, SC_SET_OUTPUT_FORMAT, "text") ||
-				  sc_list_has(s, SC_SET_OUTPUT_FORMAT, "json") ||
-				  sc_list_has(s, SC_SET_OUTPUT_FORMAT, "folded"));
+	sc_profiles_build(&profiles, model, wants_region_profiles(s));
 	out.model = model;
 	out.profiles = &profiles;
 	failed = sc_sinks_write_all(&out);
@@ -74,16 +118,6 @@ static int write_outputs(struct sc_model *model, const char *out_dir, const stru
 	model->view = NULL;
 	sc_func_view_free(&view);
 	return failed ? 1 : 0;
-}
-
-/* Work to do in bytes of raw data read: the model's pass, then one per timeline sink. */
-static uint64_t progress_total(const struct sc_session *session, const struct sc_settings *s)
-{
-	uint64_t bytes = 0;
-
-	for (size_t i = 0; i < session->files.n; i++)
-		bytes += session->files.v[i].size;
-	return bytes * (1 + sc_sinks_replaying(s));
 }
 
 static double seconds_now(void)
@@ -152,6 +186,7 @@ int sc_convert_session(const char *dir, const char *out_dir, const struct sc_set
 	sc_progress_begin("converting", progress_total(&session, s));
 	t0 = seconds_now();
 	sc_model_build(&model, &session, sc_bool(s, SC_SET_INCLUDE_INLINES));
+	sc_progress_more(session_bytes(&session) * progress_model_passes(&model, s, summary));
 	t1 = seconds_now();
 	rc = write_outputs(&model, out_dir, s, summary, false, NULL);
 	pr_info("read the session and resolved symbols in %.2f s, wrote the outputs in %.2f s",

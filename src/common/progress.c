@@ -31,6 +31,11 @@ void sc_progress_begin(const char *what, uint64_t total)
 	pg.start = pg.last = now();
 }
 
+void sc_progress_more(uint64_t n)
+{
+	pg.total += n;
+}
+
 void sc_progress_add(uint64_t n)
 {
 	double t;
@@ -44,7 +49,9 @@ void sc_progress_add(uint64_t n)
 	if (t - pg.start < 1.0 || t - pg.last < 0.1)
 		return;
 	pg.last = t;
-	pct = pg.done >= pg.total ? 100 : (unsigned)(pg.done * 100 / pg.total);
+	pct = pg.done >= pg.total ? 99 : (unsigned)(pg.done * 100 / pg.total);
+	if (pct > 99)
+		pct = 99;
 	filled = pct * width / 100;
 	for (unsigned i = 0; i < width; i++)
 		bar[i] = i < filled ? '#' : '.';

@@ -23,6 +23,7 @@
  * thread's tree.
  */
 #include "profile_build.h"
+#include "spill_sort.h"
 #include "timeline.h"
 
 #include <stdlib.h>
@@ -58,7 +59,7 @@ struct func_total {
 struct collect {
 	struct sc_profile_set *set;
 	VEC(struct func_total) counted;
-	VEC(struct interval) v;
+	struct sc_spill_sort v; /* the regions, sorted on disk past a bound */
 	VEC(struct pmc_point) pmc;
 	struct sc_hashmap gpu_ns; /* correlation id -> device time of its ops, ns */
 };
@@ -148,13 +149,13 @@ static void on_region_end(void *ctx, struct sc_image *img, struct sc_thread *t,
 	(void)img;
 	if (!t)
 		return;
-	iv = VEC_PUSH(&c->v);
+	iv = sc_spill_push(&c->v);
 	iv->start = r->start;
 	iv->end = r->end >= r->start ? r->end : r->start;
 	iv->tid = t->tid;
 	iv->context = r->context;
 	iv->depth = r->depth;
-	iv->seq = (uint32_t)c->v.n;
+	iv->seq = (uint32_t)c->v.count;
 	iv->whole = r->whole;
 	iv->corr = r->corr_id;
 	iv->func = sc_profile_func_id(c->set, sc_strtab_intern(&m->strings, r->name),
@@ -337,7 +338,7 @@ static int by_thread_start(const void *a, const void *b)
 }
 
 struct open_region {
-	const struct interval *iv;
+	struct interval iv; /* a copy: the sorter hands out one item at a time */
 	uint32_t node, merged_node;
 	bool recursive;	 /* its function is open further out */
 	double gpu;	 /* GPU seconds launched inside, itself included */
@@ -351,18 +352,18 @@ typedef VEC(struct open_region) open_stack;
 static void close_top(struct sc_profile *p, struct sc_tree *tree, open_stack *open)
 {
 	struct open_region *o = &open->v[--open->n];
-	double dur = (double)(o->iv->end - o->iv->start) * 1e-9;
+	double dur = (double)(o->iv.end - o->iv.start) * 1e-9;
 	double self = dur > o->children ? dur - o->children : 0;
 
 	sc_stats_add(&tree->nodes.v[o->node].excl, self);
 	sc_stats_add(&p->merged.nodes.v[o->merged_node].excl, self);
-	sc_stats_add(&sc_profile_func_flat(p, o->iv->func)->excl, self);
+	sc_stats_add(&sc_profile_func_flat(p, o->iv.func)->excl, self);
 	if (!o->recursive)
-		sc_profile_func_flat(p, o->iv->func)->gpu_launched += o->gpu;
+		sc_profile_func_flat(p, o->iv.func)->gpu_launched += o->gpu;
 	if (open->n)
 		open->v[open->n - 1].gpu += o->gpu;
 	if (p->pmc_n) {
-		double *f = sc_profile_func_pmc_at(p, o->iv->func);
+		double *f = sc_profile_func_pmc_at(p, o->iv.func);
 
 		for (unsigned k = 0; k < p->pmc_n; k++) {
 			double own = o->pmc[k] - o->pmc_children[k];
@@ -385,8 +386,10 @@ static void build_process(struct sc_profile_set *set, struct sc_process *proc, s
 	struct sc_tree *tree = NULL;
 
 	size_t pmc_lo = 0, pmc_hi = 0; /* the current thread's points */
+	uint32_t prev_context = 0;
 
-	c->v.n = c->pmc.n = c->counted.n = 0;
+	sc_spill_reset(&c->v);
+	c->pmc.n = c->counted.n = 0;
 	for (size_t i = 0; i < proc->images.n; i++) {
 		static const struct sc_timeline_ops ops = { .region_end = on_region_end,
 							    .counter = on_counter,
@@ -396,10 +399,10 @@ static void build_process(struct sc_profile_set *set, struct sc_process *proc, s
 
 		sc_timeline_replay(set->model, proc->images.v[i], &ops, c, &stats);
 	}
-	if (!c->v.n && !c->counted.n)
+	if (!c->v.count && !c->counted.n)
 		return;
 	throttle_note(set->model, proc, c);
-	qsort(c->v.v, c->v.n, sizeof(*c->v.v), by_thread_start);
+	sc_spill_finish(&c->v);
 	if (c->pmc.n)
 		qsort(c->pmc.v, c->pmc.n, sizeof(*c->pmc.v), pmc_by_thread_time);
 	for (size_t i = 1; i < c->pmc.n; i++) /* running totals per thread */
@@ -412,11 +415,13 @@ static void build_process(struct sc_profile_set *set, struct sc_process *proc, s
 			p->pmc_n = proc->images.v[i]->pmc_n;
 			memcpy(p->pmc_names, proc->images.v[i]->pmc_names, sizeof(p->pmc_names));
 		}
-	for (size_t i = 0; i < c->v.n; i++) {
-		const struct interval *iv = &c->v.v[i];
+	for (const struct interval *iv; (iv = sc_spill_next(&c->v));) {
+		bool other_stack = iv->context != prev_context;
 		double dur = (double)(iv->end - iv->start) * 1e-9;
 		struct open_region *top;
 		bool recursive = false;
+
+		prev_context = iv->context;
 
 		if (!tree || tree->tid != iv->tid) {
 			while (open.n)
@@ -428,24 +433,24 @@ static void build_process(struct sc_profile_set *set, struct sc_process *proc, s
 				pmc_hi++;
 			if (!tree)
 				continue; /* a thread the process does not list */
-		} else if (i && iv->context != c->v.v[i - 1].context) {
+		} else if (other_stack) {
 			while (open.n) /* another stack of the thread: its calls start at the root */
 				close_top(p, tree, &open);
 		}
 		/* Regions that ended before this one starts, or that it overlaps without being
 		 * inside, are done. */
-		while (open.n && !(iv->start >= open.v[open.n - 1].iv->start &&
-				   iv->end <= open.v[open.n - 1].iv->end))
+		while (open.n && !(iv->start >= open.v[open.n - 1].iv.start &&
+				   iv->end <= open.v[open.n - 1].iv.end))
 			close_top(p, tree, &open);
 		top = open.n ? &open.v[open.n - 1] : NULL;
 		for (size_t k = 0; k < open.n; k++)
-			recursive = recursive || open.v[k].iv->func == iv->func;
+			recursive = recursive || open.v[k].iv.func == iv->func;
 		/* The parent's nodes before the push (which may move the stack). */
 		uint32_t parent = top ? top->node : 0, merged_parent = top ? top->merged_node : 0;
 		bool outermost = !top;
 		struct open_region *o = VEC_PUSH(&open);
 
-		o->iv = iv;
+		o->iv = *iv;
 		o->recursive = recursive;
 		o->gpu = gpu_of(c, iv);
 		o->children = 0;
@@ -486,12 +491,14 @@ void sc_region_profiles_build(struct sc_profile_set *set, struct sc_model *m)
 {
 	struct collect c = { .set = set };
 
+	sc_spill_init(&c.v, sizeof(struct interval), by_thread_start, 0);
+
 	for (size_t i = 0; i < m->processes.n; i++) {
 		sc_hashmap_init(&c.gpu_ns); /* correlation ids are per process */
 		build_process(set, m->processes.v[i], &c);
 		sc_hashmap_free(&c.gpu_ns);
 	}
-	VEC_FREE(&c.v);
+	sc_spill_free(&c.v);
 	VEC_FREE(&c.pmc);
 	VEC_FREE(&c.counted);
 }

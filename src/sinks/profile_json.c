@@ -17,7 +17,8 @@
  *   syscope:            what timemory has no place for: threads, flat functions and lines
  *                       with file and line, sampling rates, truncation
  *
- * Times are seconds in stats and repr_*, nanoseconds in value/accum (unit_value 1e9).
+ * Times are seconds in stats and repr_*, nanoseconds in value/accum (unit_value 1e9). The
+ * document is written compact (one line): its size follows the distinct call paths.
  */
 #include <jansson.h>
 #include <math.h>
@@ -295,7 +296,9 @@ static int write_profile(struct sc_output *out, const struct sc_profile *p)
 	}
 	rc = sc_out_open(out, &of, "%s-%d.json", p->metric, (int)p->proc->pid);
 	if (!rc) {
-		json_dumpf(doc, of.f, JSON_INDENT(1) | JSON_REAL_PRECISION(9));
+		/* No indentation: a tree 256 deep would indent its lines by thousands of
+		 * spaces, and deep stacks made profiles of a few thousand samples gigabytes. */
+		json_dumpf(doc, of.f, JSON_COMPACT | JSON_REAL_PRECISION(9));
 		fputc('\n', of.f);
 		rc = sc_out_close(out, &of);
 	}
