@@ -3,7 +3,9 @@ function is throttled, its patched entry only counts the call (no shadow-stack f
 clock, no record) and a compiler-hooked call reads no clock; the profile still has its exact
 count, from the recorded calls plus FUNC_COUNT, the notes name it and say its later calls
 were not timed, and functions called less often stay recorded call by call
-(tests/programs/throttle_skip.c). Counts stay exact across threads and in a fork child."""
+(tests/programs/throttle_skip.c). Counts stay exact across threads and in a fork child.
+The default selection leaves out small functions that call nothing and have no loop."""
+import re
 import sqlite3
 
 from harness import calls_of, check, check_eq, fixture, syscope
@@ -119,6 +121,34 @@ def test_fork_child_keeps_counting():
         for pid in pids:
             check_eq(check_throttled(kind, r, pid, N)[0], RECORDED,
                      f"{kind}: pid {pid} records tiny until past the threshold")
+
+
+def selected(*flags):
+    """{function: reason or None} of the fixture's functions under `flags` (--simulate)."""
+    out = {}
+    for what in ("instrumented", "excluded"):
+        r = syscope("instrument", "--simulate", f"--print-{what}", *flags, "--",
+                    fixture("throttle_skip"))
+        check_eq(r.rc, 0, r.describe())
+        for m in re.finditer(r"\d+ insns  (\w+)(?:  \[(.*)\])?$", r.out + r.err, re.M):
+            out[m.group(1)] = m.group(2)
+    return {f: out.get(f, "missing") for f in ("tiny", "leaf_mix", "small_caller", "slow")}
+
+
+def test_default_selection_leaves_out_small_leaf_functions():
+    leaf = "calls nothing, no loop, fewer instructions than --min-leaf-instructions"
+    small = "fewer instructions than --min-instructions"
+    check_eq(selected(), {"tiny": small, "leaf_mix": leaf, "small_caller": None, "slow": None},
+             "default: a leaf of 38 instructions is left out, a caller of 10 and a loop kept")
+    check_eq(selected("--min-leaf-instructions", "30"),
+             {"tiny": small, "leaf_mix": None, "small_caller": None, "slow": None},
+             "--min-leaf-instructions 30")
+    check_eq(selected("-i", "0"),
+             {"tiny": None, "leaf_mix": None, "small_caller": None, "slow": None},
+             "-i 0 alone: every function")
+    r = syscope("instrument", "--min-leaf-instructions", "many", "--", fixture("throttle_skip"))
+    check_eq(r.rc, 2, r.describe())
+    check("--min-leaf-instructions many: expected a count (0 or more)" in r.err, r.err)
 
 
 if __name__ == "__main__":

@@ -31,6 +31,30 @@ NOINLINE void slow(void)
 		sink += i;
 }
 
+/* For the default selection (never called): straight-line code of a few dozen instructions
+ * that calls nothing (left out below --min-leaf-instructions), and a small function that
+ * calls. */
+NOINLINE void leaf_mix(long a, long b)
+{
+	sink = sink * 3 + a;
+	sink ^= b;
+	sink = sink * 5 - a;
+	sink += b << 3;
+	sink = sink * 7 + (a ^ b);
+	sink -= a >> 2;
+	sink = sink * 11 + b;
+	sink ^= a + b;
+}
+
+NOINLINE void small_caller(long i)
+{
+	tiny(i);
+	tiny(i + 1);
+	tiny(i + 2);
+	tiny(i + 3);
+	tiny(i + 4);
+}
+
 static void calls(long n)
 {
 	for (long i = 0; i < n; i++)
