@@ -14,8 +14,8 @@ import rawdump
 import records
 from rocpd_checks import rows
 
-N = 1000000  # calls of tiny: throttled after the default --throttle-calls (10000)
-RECORDED = 10001  # the call past --throttle-calls ends recorded, then tiny is throttled
+N = 1000000  # calls of tiny: throttled after the default --throttle-calls (1000)
+RECORDED = 1001  # the call past --throttle-calls ends recorded, then tiny is throttled
 
 
 def run(kind, *args, program=()):
