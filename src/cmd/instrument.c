@@ -26,10 +26,14 @@
  * of nanoseconds (docs/benchmarks.md); below this size a function's own work is smaller
  * than that and its time would be mostly ours. rocprof-sys's default is 1024. */
 #define DEFAULT_MIN_INSTRUCTIONS "8"
+/* A function that calls nothing and has no loop runs at most its own instructions a call:
+ * below this many, it can never cost much itself, and its probe would cost more than it
+ * (Dyninst-based tools skip small functions by the same reasoning). */
+#define DEFAULT_MIN_LEAF_INSTRUCTIONS "64"
 
 struct instrument_opts {
 	struct sc_selection sel;
-	const char *include, *exclude, *restrict_, *min_insns, *min_range, *simulate;
+	const char *include, *exclude, *restrict_, *min_insns, *min_leaf, *min_range, *simulate;
 	const char *print_available, *print_instrumented, *print_excluded, *dump_info, *rewrite;
 	const char *module_include, *module_exclude, *module_restrict, *loops;
 	char err[256];
@@ -444,6 +448,11 @@ int cmd_instrument(int argc, char **argv)
 		  "Leave out functions of fewer than N instructions (default " DEFAULT_MIN_INSTRUCTIONS
 		  "; rocprof-sys: 1024)",
 		  &o.min_insns },
+		{ "min-leaf-instructions", 0, true, "N",
+		  "Leave out functions that call nothing and have no loop when they have fewer "
+		  "than N instructions (default " DEFAULT_MIN_LEAF_INSTRUCTIONS
+		  ", or -i's N when -i is given)",
+		  &o.min_leaf },
 		{ "instrument-loops", 'l', false, "",
 		  "Also record the loops of instrumented functions, each instance a region "
 		  "'[loop] FUNCTION:LINE' from entering the loop to leaving it",
@@ -497,6 +506,10 @@ int cmd_instrument(int argc, char **argv)
 	}
 	o.sel.min_instructions =
 		parse_count("min-instructions", o.min_insns, DEFAULT_MIN_INSTRUCTIONS);
+	/* -i alone sets both: `-i 0` asks for every function. */
+	o.sel.min_leaf_instructions =
+		parse_count("min-leaf-instructions", o.min_leaf ? o.min_leaf : o.min_insns,
+			    DEFAULT_MIN_LEAF_INSTRUCTIONS);
 	o.sel.min_address_range = parse_count("min-address-range", o.min_range, "0");
 	o.sel.loops = o.loops != NULL;
 	if (!strcmp(sc_str(&cli.settings, SC_SET_INSTRUMENT_MODE), "sampling") && !o.rewrite) {

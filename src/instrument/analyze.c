@@ -180,6 +180,20 @@ static const char *plan_window(struct analysis *a, struct sc_fn *fn, const uint8
 	return sc_plan_window_at(a, code + off, fn->addr + off, fn->size - off, fn->addr, p);
 }
 
+/* Whether `in` makes `fn` more than straight-line code of its own: a call, a jump out of it
+ * (a tail call) or through a register, a system call, or a string instruction that repeats.
+ * A function with none of these and no loop runs at most its own instruction count a call. */
+static bool leaves_or_repeats(const cs_insn *in, const struct sc_fn *fn, bool direct,
+			      uint64_t target)
+{
+	if (in->id == X86_INS_CALL || in->id == X86_INS_SYSCALL || in->id == X86_INS_SYSENTER ||
+	    in->id == X86_INS_INT)
+		return true;
+	if (direct) /* a jump, conditional or not, that leaves the function */
+		return target < fn->addr || target >= fn->addr + fn->size;
+	return in->id == X86_INS_JMP || !strncmp(in->mnemonic, "rep", 3);
+}
+
 /* Decode `fn` whole: count, loops, branch targets; then plan its window. */
 static void analyze_function(struct analysis *a, uint32_t idx, const uint8_t *code)
 {
@@ -196,6 +210,7 @@ static void analyze_function(struct analysis *a, uint32_t idx, const uint8_t *co
 		bool direct = sc_direct_branch_target(in, &target);
 
 		fn->ninsn++;
+		fn->ncalls += leaves_or_repeats(in, fn, direct, target);
 		if (in->id == X86_INS_JMP || in->id == X86_INS_RET || in->id == X86_INS_UD2 ||
 		    in->id == X86_INS_RETF)
 			*VEC_PUSH(&fc->no_fall) = in->address + in->size;

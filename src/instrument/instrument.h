@@ -42,6 +42,7 @@ struct sc_fn {
 	uint32_t size;	 /* bytes */
 	uint32_t ninsn;	 /* instructions, 0 when the function could not be decoded */
 	uint32_t nloops; /* backward branches inside the function */
+	uint32_t ncalls; /* calls, jumps out of it, system calls, rep-prefixed string loops */
 	enum sc_fn_state state;
 	const char *reason; /* static text; NULL when instrumented */
 	struct sc_plan_func plan;
@@ -76,6 +77,7 @@ struct sc_selection {
 	sc_regex_vec exclude;	/* never */
 	sc_regex_vec restrict_; /* when given, only functions matching one of these */
 	uint32_t min_instructions;
+	uint32_t min_leaf_instructions; /* for functions with no calls and no loops */
 	uint32_t min_address_range;
 	bool matched_include, matched_restrict; /* did any function match (for the warning) */
 	/* Modules, rocprof-sys's -MI/-ME/-MR: matched against the path and the file name. */

@@ -3,7 +3,7 @@
  * Which patchable functions get instrumented: a built-in list of functions that must never
  * be probed, then rocprof-sys's selection (-R restricts to matching names, -E excludes,
  * -I includes despite the size heuristics), then the heuristics (--min-instructions,
- * --min-address-range). Names match in their demangled or their symbol form.
+ * --min-leaf-instructions, --min-address-range). Names match in their demangled or their symbol form.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -176,6 +176,12 @@ void sc_select_functions(struct sc_module_info *mod, struct sc_selection *sel)
 		sel->matched_include |= forced;
 		if (!forced && fn->ninsn < sel->min_instructions) {
 			fn->reason = "fewer instructions than --min-instructions";
+			continue;
+		}
+		if (!forced && !fn->ncalls && !fn->nloops &&
+		    fn->ninsn < sel->min_leaf_instructions) {
+			fn->reason = "calls nothing, no loop, fewer instructions than "
+				     "--min-leaf-instructions";
 			continue;
 		}
 		if (!forced && fn->size < sel->min_address_range) {

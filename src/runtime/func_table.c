@@ -19,6 +19,7 @@ struct func_stat {
 	_Atomic uint64_t ns;
 	_Atomic uint64_t extra_calls; /* after throttling: counted only */
 	_Atomic uint64_t extra_ns;
+	_Atomic uint64_t untimed_calls; /* after throttling: counted by an entry stub, not timed */
 	_Atomic bool throttled;
 };
 
@@ -93,26 +94,46 @@ bool rt_func_count_call(uint32_t id, uint16_t flags, uint64_t ns)
 	return false;
 }
 
+bool rt_func_throttled(uint32_t id)
+{
+	return id != RT_FUNC_NO_ID &&
+	       atomic_load_explicit(&native_stats[id & (RT_FUNC_IDS - 1)].throttled,
+				    memory_order_relaxed);
+}
+
+void rt_func_count_untimed(uint32_t id, uint64_t calls)
+{
+	if (id != RT_FUNC_NO_ID)
+		atomic_fetch_add_explicit(&native_stats[id & (RT_FUNC_IDS - 1)].untimed_calls,
+					  calls, memory_order_relaxed);
+}
+
 /* FUNC_COUNT of each throttled function of one kind, and with `say` a note of how many
  * there were (readers name each one). Async-signal-safe without `say`. */
 static void record_counts(struct func_stat *stats, uint16_t flags, bool say)
 {
-	uint32_t n = 0;
+	uint32_t n = 0, untimed_fns = 0;
 
 	for (uint32_t id = 0; id < RT_FUNC_IDS; id++) {
 		struct func_stat *s = &stats[id];
 		struct sc_rec_func_count *r;
+		uint64_t untimed;
 
 		if (!atomic_load_explicit(&s->throttled, memory_order_relaxed))
 			continue;
 		n++;
+		untimed_fns += atomic_load_explicit(&s->untimed_calls, memory_order_relaxed) != 0;
 		if (!(r = rt_reserve(sizeof(*r))))
 			continue;
+		untimed = atomic_exchange_explicit(&s->untimed_calls, 0, memory_order_relaxed);
 		r->id = id;
 		r->reserved = 0;
-		r->calls = atomic_exchange_explicit(&s->extra_calls, 0, memory_order_relaxed);
+		r->calls = atomic_exchange_explicit(&s->extra_calls, 0, memory_order_relaxed) +
+			   untimed;
+		/* The untimed calls add nothing: their time is in their callers'. */
 		r->total_ns = atomic_exchange_explicit(&s->extra_ns, 0, memory_order_relaxed);
-		rt_commit(r, SC_REC_FUNC_COUNT, flags, sizeof(*r));
+		rt_commit(r, SC_REC_FUNC_COUNT, flags | (untimed ? SC_FUNC_UNTIMED : 0),
+			  sizeof(*r));
 	}
 	if (n && say)
 		rt_note(SC_NOTE_INFO,
@@ -121,6 +142,12 @@ static void record_counts(struct func_stat *stats, uint16_t flags, bool say)
 			n, flags & SC_FUNC_PYTHON ? "Python" : "instrumented", n == 1 ? "" : "s",
 			(unsigned long long)throttle_calls,
 			(unsigned long long)(throttle_ns / 1000));
+	if (untimed_fns && say)
+		rt_note(SC_NOTE_INFO,
+			"throttling: calls of %u function%s counted after throttling, time not "
+			"(their entry only counts them): that time stays in their callers' self "
+			"time",
+			untimed_fns, untimed_fns == 1 ? "" : "s");
 }
 
 static bool enabled(const struct sc_settings *s)
@@ -144,6 +171,7 @@ static int process_start(void)
 static void fork_child(void)
 {
 	rt_patch_shadow_fork_child();
+	rt_patch_counted_fork_child();
 	for (uint32_t id = 0; id < RT_FUNC_IDS; id++) {
 		uint64_t k = atomic_load_explicit(&keys[id], memory_order_relaxed);
 
@@ -177,6 +205,7 @@ static void thread_stop(struct rt_thread *t)
 
 static void record_all_counts(bool say)
 {
+	rt_patch_flush_counted();
 	if (rt_func_throttle_native)
 		record_counts(native_stats, 0, say);
 	if (rt_func_throttle_python)

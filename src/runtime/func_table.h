@@ -9,7 +9,8 @@
  * Throttling (SYSCOPE_THROTTLE): each id counts its recorded calls and their time; a
  * function called more than THROTTLE_CALLS times at under THROTTLE_US a call on average
  * is then only counted (rt_func_throttled), and FUNC_COUNT records give its totals at the
- * end. Everything here is async-signal-safe.
+ * end. A patched function's calls after that stop at its entry stub, counted, not timed
+ * (patch/counted.c). Everything here is async-signal-safe.
  */
 #ifndef SYSCOPE_RUNTIME_FUNC_TABLE_H
 #define SYSCOPE_RUNTIME_FUNC_TABLE_H
@@ -27,6 +28,12 @@ uint32_t rt_func_id(uint64_t addr, uint16_t flags);
  * `ns` ended; returns false while it is recorded call by call, true once throttled, when
  * the caller records nothing for it. */
 bool rt_func_count_call(uint32_t id, uint16_t flags, uint64_t ns);
+
+/* Whether the native function `id` is throttled now (its calls only counted). */
+bool rt_func_throttled(uint32_t id);
+/* `calls` more calls of the native function `id`, counted without their time (patching's
+ * entry stubs, once throttled: rt_patch_flush_counted). Async-signal-safe. */
+void rt_func_count_untimed(uint32_t id, uint64_t calls);
 
 /* Whether calls of this kind are throttled at all (settings, read at start). */
 extern bool rt_func_throttle_native, rt_func_throttle_python;

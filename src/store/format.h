@@ -419,6 +419,10 @@ struct sc_rec_func_count {
 	uint64_t calls;
 	uint64_t total_ns;
 };
+/* FUNC_COUNT flag: some of these calls were counted without their time (a patched
+ * function's calls stop at its entry stub once throttled, a compiler-hooked one reads no
+ * clock); total_ns is the time of the others only, and theirs is in their callers'. */
+#define SC_FUNC_UNTIMED 0x8u
 
 /* Coverage mode (syscope instrument --mode coverage): at the image's end, one per patched
  * function, called or not. */

@@ -241,6 +241,11 @@ static void write_jump(const struct sc_plan_func *w, uint64_t func, uint8_t *tra
 	memset(at + 5, 0xcc, w->patch_len - 5u);
 }
 
+uint32_t rt_patch_nids(void)
+{
+	return next_id;
+}
+
 /* Patch one module's functions (ids from `first_id`) and their loop probes. Returns false
  * when the module is not loaded (yet), true when it was dealt with (patched, or refused
  * with a note). Every path leaves through `out`, which releases the flags, and the
@@ -344,8 +349,11 @@ static bool patch_module(const struct module_plan *mp, const char *path, bool is
 
 		if (!ok[i])
 			continue;
-		/* The address first: the jump makes the probe live. */
+		/* The address first: the jump makes the probe live. A module loaded again
+		 * (perhaps elsewhere) is recorded call by call again until throttled again. */
 		func_addr[first_id + i] = func;
+		if (rt_patch_counted)
+			rt_patch_counted[first_id + i] = 0;
 		write_jump(&mp->fns[i], func, block + 16 + (size_t)i * TRAMP_SIZE);
 		if (where && !where->block) {
 			where->jump_at = func + mp->fns[i].patch_off;
@@ -686,10 +694,12 @@ static int process_start(void)
 	if (coverage)
 		rt_patch_calls = reserve_ids();
 	else {
+		rt_patch_counted = reserve_ids();
 		rt_patch_loops = (void *)reserve_table(sizeof(struct rt_loop));
 		rt_patch_probes = (void *)reserve_table(sizeof(struct rt_probe));
 	}
-	if (!func_addr || (coverage ? !rt_patch_calls : !rt_patch_loops || !rt_patch_probes))
+	if (!func_addr ||
+	    (coverage ? !rt_patch_calls : !rt_patch_loops || !rt_patch_probes || !rt_patch_counted))
 		return -ENOMEM;
 	rt_patch_func_addr = func_addr;
 	t_start = rt_now_ns();

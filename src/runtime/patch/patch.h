@@ -23,6 +23,9 @@ void rt_patch_entry_stub(void);
 void rt_patch_exit_stub(void);
 void rt_patch_coverage_stub(void); /* coverage mode: counts calls in rt_patch_calls[id] */
 extern uint64_t *rt_patch_calls;
+/* By id: 0 while the function is recorded call by call; once it is throttled, 1 + the calls
+ * the entry stub counted since (counted.c). */
+extern uint64_t *rt_patch_counted;
 void rt_patch_loop_stub(void); /* loop probes: saves everything, flags too; calls: */
 void rt_patch_loop(uint32_t probe_id);
 void rt_patch_loader_event(void); /* loader.c: the list of loaded objects changed */
@@ -56,6 +59,11 @@ void rt_patch_shadow_thread_stop(void);
 char *rt_patch_read_embedded(const char *path, size_t *size);
 /* Calls deeper than the shadow stack, not recorded (reported at the end). */
 uint64_t rt_patch_shadow_overflows(void);
+/* apply.c: how many ids were given out (every id below is a function's, patched or not). */
+uint32_t rt_patch_nids(void);
+/* counted.c: from now on the entry stub only counts the calls of `id` (func_table.c
+ * throttled its function). */
+void rt_patch_count_only(uint32_t id);
 
 extern const struct rt_source rt_source_patching;
 
@@ -83,7 +91,19 @@ void rt_patch_self_launch(const char *self_path);
 /* shadow.c, for func_table.c: the open calls written at an end; a fork child's inherited. */
 void rt_patch_shadow_end_open_calls(uint64_t ts);
 void rt_patch_shadow_fork_child(void);
+/* counted.c, for func_table.c: the calls the entry stubs counted so far move to their
+ * functions' untimed counts (rt_func_count_untimed). Async-signal-safe. */
+void rt_patch_flush_counted(void);
+/* counted.c: a fork child records its functions call by call again, as func_table.c
+ * starts their counts over. */
+void rt_patch_counted_fork_child(void);
 #else
+static inline void rt_patch_flush_counted(void)
+{
+}
+static inline void rt_patch_counted_fork_child(void)
+{
+}
 static inline void rt_patch_shadow_end_open_calls(uint64_t ts)
 {
 	(void)ts;

@@ -110,6 +110,9 @@ static void end_frame_as(struct frame *fr, uint64_t ts, uint16_t open)
 	end_loops(fr, 0, ts, open);
 	rt_func_call_record(open | rt_stack_context(fr->slot), fr->fid, rt_patch_func_addr[fr->id],
 			    fr->start, ts);
+	/* Throttled by this call or another: its entry stub only counts from now on. */
+	if (!open && rt_func_throttle_native && rt_func_throttled(fr->fid))
+		rt_patch_count_only(fr->id);
 }
 
 static void end_frame(struct frame *fr, uint64_t ts)
@@ -186,8 +189,8 @@ void rt_patch_loop(uint32_t probe_id)
 	uint32_t keep, bits;
 	uint64_t ts;
 
-	if (!shadow.depth || !rt_active())
-		return;
+	if (!shadow.depth || !rt_active() || rt_patch_counted[p->func_id])
+		return; /* a throttled function's loops are not recorded: its calls have no frame */
 	f = &shadow.f[shadow.depth - 1];
 	/* The probe's own call: its frame is on top (its callees have returned). */
 	if (f->slot == SLOT_WRITING || f->id != p->func_id || (f->flags & FR_ENDED))

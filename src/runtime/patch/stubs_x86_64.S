@@ -9,7 +9,8 @@
  *
  * Entry: a trampoline did `push $id; call *entry_stub`, so the stack holds
  *   [rsp] return into the trampoline, [rsp+8] id, [rsp+16] the function's return address;
- * `ret $8` drops the id on the way back to the trampoline.
+ * `ret $8` drops the id on the way back to the trampoline. A throttled function's calls
+ * stop at the stub's first test (rt_patch_counted) and never reach the exit stub.
  *
  * Exit: the function's `ret` popped our address; rsp is one past the slot that held it.
  * rt_patch_exit gives the original return address, which goes back into that slot, and an
@@ -30,11 +31,34 @@
 	.p2align 4
 rt_patch_entry_stub:
 	.cfi_startproc
+	/* A throttled function (rt_patch_counted[id] not 0) is only counted: one locked
+	 * increment, no shadow-stack frame, no clock (flags are dead at a function's entry;
+	 * rax and rdx are saved). */
+	pushq	%rax
+	.cfi_adjust_cfa_offset 8
+	pushq	%rdx
+	.cfi_adjust_cfa_offset 8
+	movl	24(%rsp), %eax		/* id: above rdx, rax and the return into the trampoline */
+	movq	rt_patch_counted(%rip), %rdx
+	cmpq	$0, (%rdx,%rax,8)
+	.cfi_remember_state
+	jne	1f
+	popq	%rdx
+	.cfi_adjust_cfa_offset -8
+	popq	%rax
+	.cfi_adjust_cfa_offset -8
 	FRAME_SAVING
 	movl	16(%rbp), %edi		/* id */
 	leaq	24(%rbp), %rsi		/* slot of the function's return address */
 	call	rt_patch_enter
 	FRAME_RESTORING
+	ret	$8
+1:	.cfi_restore_state
+	lock incq (%rdx,%rax,8)
+	popq	%rdx
+	.cfi_adjust_cfa_offset -8
+	popq	%rax
+	.cfi_adjust_cfa_offset -8
 	ret	$8
 	.cfi_endproc
 	.size	rt_patch_entry_stub, .-rt_patch_entry_stub

@@ -27,8 +27,9 @@ struct hook_frame {
 	uint64_t sp; /* the hook's frame address: below the function's own frame */
 	uint64_t fn;
 	uint64_t start;
-	uint32_t id;	/* rt_func_id */
-	uint32_t ended; /* written already (an end path): its return writes nothing */
+	uint32_t id;	  /* rt_func_id */
+	uint16_t ended;	  /* written already (an end path): its return writes nothing */
+	uint16_t untimed; /* entered throttled: only counted, no clock read for it */
 };
 
 struct hook_stack {
@@ -66,7 +67,11 @@ static bool left(const struct hook_frame *fr, uint64_t sp, struct rt_alt_stack *
 
 static void end_call(const struct hook_frame *fr, uint64_t ts)
 {
-	if (!fr->ended)
+	if (fr->ended)
+		return;
+	if (fr->untimed)
+		rt_func_count_untimed(fr->id, 1);
+	else
 		rt_func_call_record(rt_stack_context(fr->sp), fr->id, fr->fn, fr->start, ts);
 }
 
@@ -82,18 +87,33 @@ static void end_left_calls(uint64_t sp, uint64_t ts)
 	}
 }
 
+/* A throttled function's call keeps its frame (its exit must find it) but reads no clock,
+ * unless calls on top may have been jumped out of: their ends need a time. */
+static uint64_t entry_time(bool untimed, uint64_t sp)
+{
+	const struct hook_frame *top = calls.depth ? &calls.f[calls.depth - 1] : NULL;
+
+	if (untimed && (!top || top->sp == SP_WRITING || top->sp > sp))
+		return 0;
+	return rt_now_ns();
+}
+
 static void enter(uint64_t fn, uint64_t sp)
 {
 	struct hook_frame *f;
 	uint64_t ts;
-	uint32_t d;
+	uint32_t d, id;
+	bool untimed;
 
 	if (!hooks_on || !rt_recording())
 		return;
-	ts = rt_now_ns();
+	id = rt_func_id(fn, 0);
+	untimed = rt_func_throttle_native && rt_func_throttled(id);
+	ts = entry_time(untimed, sp);
 	f = frames();
 	if (f) {
-		end_left_calls(sp, ts);
+		if (ts)
+			end_left_calls(sp, ts);
 		d = calls.depth;
 		if (d < HOOK_FRAMES) {
 			/* Reserve, then fill: a signal handler in between skips the frame. */
@@ -103,14 +123,18 @@ static void enter(uint64_t fn, uint64_t sp)
 			barrier();
 			f[d].fn = fn;
 			f[d].start = ts;
-			f[d].id = rt_func_id(fn, 0);
+			f[d].id = id;
 			f[d].ended = 0;
+			f[d].untimed = untimed;
 			barrier();
 			f[d].sp = sp;
-			rt_func_entered(ts);
+			if (!untimed)
+				rt_func_entered(ts);
 			return;
 		}
 	}
+	if (!ts)
+		ts = rt_now_ns();
 	/* Not followed (no shadow of calls here): the entry, and its exit will pair. */
 	rt_func_record_flags(SC_REC_FUNC_ENTER, rt_stack_context(sp), fn, ts);
 }
@@ -126,7 +150,6 @@ static void leave(uint64_t fn, uint64_t sp)
 	/* While paused, entries are not recorded; exits are (theirs may predate the pause). */
 	if (!hooks_on || !rt_active())
 		return;
-	ts = rt_now_ns();
 	/* Its own call: the same function, on the same stack (another coroutine may be in
 	 * it too). */
 	for (k = calls.depth;
@@ -135,10 +158,17 @@ static void leave(uint64_t fn, uint64_t sp)
 	     k--)
 		;
 	if (!k) { /* entered before recording: the reader pairs what it can */
-		rt_func_record_flags(SC_REC_FUNC_EXIT, rt_stack_context(sp), fn, ts);
+		rt_func_record_flags(SC_REC_FUNC_EXIT, rt_stack_context(sp), fn, rt_now_ns());
 		return;
 	}
 	k--;
+	if (calls.f[k].untimed && calls.depth == k + 1) { /* throttled: counted, no clock */
+		end_call(&calls.f[k], 0);
+		barrier();
+		calls.depth = k;
+		return;
+	}
+	ts = rt_now_ns();
 	while (calls.depth > k + 1 && left(&calls.f[calls.depth - 1], sp, &alt)) {
 		end_call(&calls.f[calls.depth - 1], ts);
 		calls.depth--;
@@ -191,8 +221,11 @@ void rt_hooks_end_open_calls(uint64_t ts)
 
 		if (fr->sp == SP_WRITING || fr->ended)
 			continue;
-		rt_func_call_record(SC_FUNC_OPEN | rt_stack_context(fr->sp), fr->id, fr->fn,
-				    fr->start, ts);
+		if (fr->untimed)
+			rt_func_count_untimed(fr->id, 1);
+		else
+			rt_func_call_record(SC_FUNC_OPEN | rt_stack_context(fr->sp), fr->id, fr->fn,
+					    fr->start, ts);
 		fr->ended = 1;
 	}
 }

@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Throttled patched functions, only counted. Once func_table.c throttles a function, the
+ * exit of one of its recorded calls (shadow.c) sets rt_patch_counted[id]; from then on the
+ * entry stub sees it set and adds one to it, and nothing else happens for that call: no
+ * shadow-stack frame, no clock, no record. The counts move to the function's untimed
+ * calls (func_table.c) whenever its FUNC_COUNT is written, so each call is counted once:
+ * recorded (FUNC_CALL) before, counted with its time while in flight at the switch, or
+ * counted by the stub after. Everything here is async-signal-safe.
+ */
+#include "../func_table.h"
+#include "patch.h"
+
+uint64_t *rt_patch_counted;
+
+void rt_patch_count_only(uint32_t id)
+{
+	uint64_t zero = 0;
+
+	if (!rt_patch_counted || __atomic_load_n(&rt_patch_counted[id], __ATOMIC_RELAXED))
+		return;
+	/* Compare-and-swap: another thread may have switched it already, and counted since. */
+	__atomic_compare_exchange_n(&rt_patch_counted[id], &zero, 1, false, __ATOMIC_RELAXED,
+				    __ATOMIC_RELAXED);
+}
+
+void rt_patch_flush_counted(void)
+{
+	uint32_t n = rt_patch_nids();
+
+	for (uint32_t id = 0; rt_patch_counted && id < n; id++) {
+		uint64_t v = __atomic_load_n(&rt_patch_counted[id], __ATOMIC_RELAXED);
+
+		if (v <= 1 || !rt_patch_func_addr[id])
+			continue;
+		/* Take exactly what was read: stubs may be adding meanwhile. */
+		__atomic_fetch_sub(&rt_patch_counted[id], v - 1, __ATOMIC_RELAXED);
+		rt_func_count_untimed(rt_func_id(rt_patch_func_addr[id], 0), v - 1);
+	}
+}
+
+void rt_patch_counted_fork_child(void)
+{
+	uint32_t n = rt_patch_nids();
+
+	/* Only the entries in use: the others are untouched zero pages. */
+	for (uint32_t id = 0; rt_patch_counted && id < n; id++)
+		if (rt_patch_counted[id])
+			rt_patch_counted[id] = 0;
+}
