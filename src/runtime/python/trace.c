@@ -290,6 +290,7 @@ bool rt_py_trace_install(void)
 	}
 	if (!compile_filters())
 		return false;
+	rt_py_agg_init();				   /* without it every call is recorded */
 	tr.extra_index = rt_capi.request_code_extra(NULL); /* values are numbers: nothing to free */
 	if (tr.extra_index < 0) {
 		rt_capi.err_clear();
@@ -340,6 +341,7 @@ void rt_py_trace_fork_child(void)
 {
 	atomic_fetch_add(&generation, 1);
 	eval_depth = 0; /* the calls in progress are the parent's */
+	rt_py_agg_fork_child();
 	if (rt_py_open_now)
 		rt_py_open_now->ended = 0;
 }
