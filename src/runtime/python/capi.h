@@ -148,7 +148,8 @@ static inline void rt_py_call_begin(struct rt_py_open *o, uint32_t d, uint64_t a
 
 /* The call at depth `d` (< RT_PY_OPEN) of code `id` returned after `dur`: into its slot
  * (true: nothing to record), or to be recorded; its caller learns either way (aggregate.h). */
-static inline bool rt_py_agg_leave(struct rt_py_open *o, uint32_t d, uint32_t id, uint64_t dur)
+static inline __attribute__((always_inline)) bool rt_py_agg_leave(struct rt_py_open *o, uint32_t d,
+								  uint32_t id, uint64_t dur)
 {
 	uint64_t inner = o->inner[d], seen = o->seen[d];
 	struct rt_py_agg *s = rt_py_agg_table;
