@@ -6,9 +6,11 @@
 #include <sys/mman.h>
 
 #define TABLE_BYTES (RT_PY_AGG_IDS * sizeof(struct rt_py_agg))
+#define FLUSH_NS 1000000000ull
 
 struct rt_py_agg *rt_py_agg_table;
 uint64_t rt_py_agg_rule_calls, rt_py_agg_rule_ns;
+uint64_t rt_py_agg_flush_at = UINT64_MAX;
 static bool any_throttled; /* then every function's statistics are written */
 
 bool rt_py_agg_init(void)
@@ -29,6 +31,7 @@ bool rt_py_agg_init(void)
 		return false;
 	}
 	rt_py_agg_table = p;
+	rt_py_agg_flush_at = rt_now_ns() + FLUSH_NS;
 	return true;
 }
 
@@ -84,6 +87,12 @@ void rt_py_agg_record(bool say)
 			throttled, throttled == 1 ? "" : "s",
 			(unsigned long long)rt_py_agg_rule_calls,
 			(double)rt_py_agg_rule_ns / 1000.0, (double)rt_py_agg_rule_ns / 1000.0);
+}
+
+void rt_py_agg_flush(uint64_t now)
+{
+	rt_py_agg_flush_at = now + FLUSH_NS;
+	rt_py_agg_record(false);
 }
 
 void rt_py_agg_fork_child(void)

@@ -50,6 +50,12 @@ struct rt_py_agg {
 /* NULL: every call is recorded. */
 extern struct rt_py_agg *rt_py_agg_table;
 extern uint64_t rt_py_agg_rule_calls, rt_py_agg_rule_ns;
+/* When the slots are next written (every second: a kill -9 loses at most that much of the
+ * aggregated calls, as the recorder's last 20 ms of records); UINT64_MAX when off. */
+extern uint64_t rt_py_agg_flush_at;
+/* Normal context, by the thread running Python: FUNC_STATS of what changed, the slots
+ * emptied, the next flush a second after `now`. */
+void rt_py_agg_flush(uint64_t now);
 
 /* Map the table (normal context, at install) when the setting asks; false: it stays off. */
 bool rt_py_agg_init(void);

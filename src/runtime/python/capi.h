@@ -205,6 +205,8 @@ static inline void rt_py_call_end(uint32_t d, uint64_t addr, uint64_t start, uin
 		o->ended = d;
 		return;
 	}
+	if (__builtin_expect(ts >= rt_py_agg_flush_at, 0))
+		rt_py_agg_flush(ts);
 	if (o && d < RT_PY_OPEN) {
 		if (rt_py_agg_leave(o, d, id, ts > start ? ts - start : 0))
 			return;
