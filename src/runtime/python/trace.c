@@ -117,8 +117,8 @@ static void check_extra_in_place(py_obj *code, uintptr_t value)
 		return;
 	ce = *(const intptr_t *const *)((char *)code + extra_offset);
 	if (((uintptr_t)ce & 7) || (uintptr_t)ce < 4096 ||
-	    (extra_checked < EXTRA_CHECKS && !mapped(ce)) || ce[0] <= tr.extra_index ||
-	    (uintptr_t)ce[1 + tr.extra_index] != value) {
+	    (extra_checked < EXTRA_CHECKS && (!mapped(ce) || !mapped(ce + 1 + tr.extra_index))) ||
+	    ce[0] <= tr.extra_index || (uintptr_t)ce[1 + tr.extra_index] != value) {
 		extra_checked = 0; /* not this build's layout: the API from now on */
 		extra_offset = -1;
 		return;
@@ -345,7 +345,6 @@ bool rt_py_trace_install(void)
 	}
 	if (!compile_filters())
 		return false;
-	rt_py_agg_init();				   /* without it every call is recorded */
 	tr.extra_index = rt_capi.request_code_extra(NULL); /* values are numbers: nothing to free */
 	extra_offset = co_extra_offset(rt_capi.minor);
 	if (tr.extra_index < 0) {
@@ -354,6 +353,7 @@ bool rt_py_trace_install(void)
 				      "Python calls not traced");
 		return false;
 	}
+	rt_py_agg_init(); /* without it every call is recorded */
 	if (use_monitoring())
 		return true;
 	interp = tr.interp = rt_capi.interp_get();
