@@ -49,11 +49,15 @@ struct pmc_point {
 	double v[SC_PMC_MAX];
 };
 
-/* A throttled function's counted calls (FUNC_COUNT). */
+/* A throttled function's counted calls (FUNC_COUNT), or Python calls aggregated in the
+ * process (FUNC_STATS: `exact`, with their statistics). */
 struct func_total {
 	uint32_t func;
 	uint64_t calls, total_ns;
-	const char *name; /* interned */
+	const char *name;		/* interned */
+	bool exact, throttled, replace; /* replace: `outer` stands for its recorded calls too */
+	struct sc_stats outer;		/* seconds: the calls not inside one of the same function */
+	double self, hidden; /* seconds: their own time; time hidden in the recorded calls */
 };
 
 struct collect {
@@ -183,6 +187,50 @@ static void on_func_count(void *ctx, struct sc_image *img, struct sc_thread *t, 
 	f->total_ns = total_ns;
 }
 
+/* Python calls aggregated in the process: like FUNC_COUNT's, with exact statistics. */
+static void on_func_stats(void *ctx, struct sc_image *img, struct sc_thread *t, const char *name,
+			  const struct sc_rec_func_stats *r)
+{
+	struct collect *c = ctx;
+	struct sc_model *m = c->set->model;
+	struct func_total *f;
+
+	(void)img;
+	if (!t)
+		return;
+	f = VEC_PUSH(&c->counted);
+	*f = (struct func_total){ .name = sc_strtab_intern(&m->strings, name),
+				  .calls = r->calls,
+				  .total_ns = r->total_ns,
+				  .exact = true,
+				  .throttled = r->throttled != 0 };
+	f->func =
+		sc_profile_func_id(c->set, f->name, sc_strtab_intern(&m->strings, "instrumented"));
+	f->outer = (struct sc_stats){ .count = r->outer_calls,
+				      .sum = (double)r->outer_ns * 1e-9,
+				      .sumsq = r->outer_sumsq * 1e-18,
+				      .min = (double)r->min_ns * 1e-9,
+				      .max = (double)r->max_ns * 1e-9 };
+	f->self = (double)r->self_ns * 1e-9;
+	f->hidden = (double)r->hidden_ns * 1e-9;
+}
+
+/* A throttled Python function's inclusive statistics are the process's own (FUNC_STATS of
+ * each of its code objects), recorded calls included: the reader cannot tell which of those
+ * were inside an aggregated call of the same function. */
+static void replace_throttled_incl(struct sc_profile *p, struct collect *c)
+{
+	struct func_total *v = c->counted.v;
+
+	for (size_t i = 0; i < c->counted.n; i++) {
+		if (!v[i].exact || !v[i].throttled || v[i].replace)
+			continue;
+		for (size_t j = 0; j < c->counted.n; j++)
+			v[j].replace = v[j].replace || (v[j].exact && v[j].func == v[i].func);
+		sc_profile_func_flat(p, v[i].func)->incl = (struct sc_stats){ 0 };
+	}
+}
+
 static int by_calls_desc(const void *a, const void *b)
 {
 	const struct func_total *x = a, *y = b;
@@ -207,6 +255,8 @@ static void throttle_note(struct sc_model *m, struct sc_process *proc, struct co
 	for (size_t i = 0; i < c->counted.n; i++) { /* one entry per function: threads summed */
 		size_t k;
 
+		if (!c->counted.v[i].calls)
+			continue; /* FUNC_STATS of a caller: time hidden in it, no calls of its own */
 		for (k = 0; k < n && strcmp(v[k].name, c->counted.v[i].name); k++)
 			;
 		if (k == n)
@@ -214,6 +264,11 @@ static void throttle_note(struct sc_model *m, struct sc_process *proc, struct co
 		v[k].calls += c->counted.v[i].calls;
 		v[k].total_ns += c->counted.v[i].total_ns;
 		calls += c->counted.v[i].calls;
+	}
+	if (!n) {
+		free(v);
+		free(list);
+		return;
 	}
 	qsort(v, n, sizeof(*v), by_calls_desc);
 	shown = n < 5 ? n : 5;
@@ -306,12 +361,21 @@ static void add_counted(struct sc_profile *p, const struct func_total *f)
 	struct sc_flat *fl = sc_profile_func_flat(p, f->func);
 	uint64_t recorded = 0, given = 0, of = 0;
 
-	stats_add_many(&fl->incl, f->calls, (double)f->total_ns * 1e-9);
-	stats_add_many(&fl->excl, f->calls, (double)f->total_ns * 1e-9);
+	if (f->exact) { /* FUNC_STATS: the flat entry exactly, its callers' by their own */
+		if (f->replace)
+			sc_stats_merge(&fl->incl, &f->outer);
+		stats_add_many(&fl->excl, f->calls, f->self);
+		fl->excl.sum = fl->excl.sum > f->hidden ? fl->excl.sum - f->hidden : 0;
+	} else {
+		stats_add_many(&fl->incl, f->calls, (double)f->total_ns * 1e-9);
+		stats_add_many(&fl->excl, f->calls, (double)f->total_ns * 1e-9);
+	}
+	if (!f->calls)
+		return;
 	for (size_t t = 0; t < p->threads.n; t++)
 		recorded += recorded_in(&p->threads.v[t], f->func);
 	for (size_t t = 0; recorded && t < p->threads.n; t++)
-		spread_counted(p, &p->threads.v[t], f, recorded, &given, &of, true);
+		spread_counted(p, &p->threads.v[t], f, recorded, &given, &of, !f->exact);
 	recorded = recorded_in(&p->merged, f->func);
 	given = of = 0;
 	if (recorded)
@@ -394,7 +458,8 @@ static void build_process(struct sc_profile_set *set, struct sc_process *proc, s
 		static const struct sc_timeline_ops ops = { .region_end = on_region_end,
 							    .counter = on_counter,
 							    .gpu_op = on_gpu_op,
-							    .func_count = on_func_count };
+							    .func_count = on_func_count,
+							    .func_stats = on_func_stats };
 		struct sc_timeline_stats stats = { 0 };
 
 		sc_timeline_replay(set->model, proc->images.v[i], &ops, c, &stats);
@@ -482,6 +547,7 @@ static void build_process(struct sc_profile_set *set, struct sc_process *proc, s
 	}
 	while (open.n && tree)
 		close_top(p, tree, &open);
+	replace_throttled_incl(p, c);
 	for (size_t i = 0; i < c->counted.n; i++)
 		add_counted(p, &c->counted.v[i]);
 	VEC_FREE(&open);

@@ -340,6 +340,19 @@ static void close_all(struct replay *r, struct open_regions *o, uint64_t ts)
 	close_to(r, o, 0, ts, false);
 }
 
+/* A throttled Python function's aggregated calls (FUNC_STATS): to the profiles only. */
+static void replay_func_stats(struct replay *r, int32_t tid, const struct sc_record *rec)
+{
+	const struct sc_rec_func_stats *f = (const void *)rec;
+	uint64_t addr = sc_image_func_addr(r->img, f->id, rec->flags);
+	const char *name =
+		addr ? func_name(r, addr, r->img->last_ts, false, rec->flags & SC_FUNC_PYTHON)
+		     : NULL;
+
+	if (name && r->ops->func_stats)
+		r->ops->func_stats(r->ctx, r->img, thread_of(r, tid), name, f);
+}
+
 /* A whole call (FUNC_CALL): its region begins and ends at once, after its callees'. */
 static void replay_func_call(struct replay *r, int32_t tid, const struct sc_record *rec)
 {
@@ -512,6 +525,9 @@ static int replay_record(void *ctx, int32_t tid, const struct sc_record *rec, ui
 					   f->total_ns);
 		break;
 	}
+	case SC_REC_FUNC_STATS:
+		replay_func_stats(r, tid, rec);
+		break;
 	case SC_REC_MARK:
 		r->stats->marks++;
 		region_from(&ev, (const void *)rec,

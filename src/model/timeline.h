@@ -61,6 +61,9 @@ struct sc_timeline_ops {
 	 * their total time; `name` as its regions are named. */
 	void (*func_count)(void *ctx, struct sc_image *img, struct sc_thread *t, const char *name,
 			   uint64_t calls, uint64_t total_ns);
+	/* A throttled Python function's calls aggregated in the process (FUNC_STATS). */
+	void (*func_stats)(void *ctx, struct sc_image *img, struct sc_thread *t, const char *name,
+			   const struct sc_rec_func_stats *stats);
 };
 
 struct sc_timeline_stats {

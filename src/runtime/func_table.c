@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "patch/patch.h"
+#include "python/aggregate.h"
 
 #define KEY_LOOP (1ull << 62) /* loops and functions never share a key */
 #define MAX_PROBES 64u
@@ -162,7 +163,7 @@ static int process_start(void)
 	throttle_calls = (uint64_t)sc_int(s, SC_SET_THROTTLE_CALLS);
 	throttle_ns = (uint64_t)(sc_double(s, SC_SET_THROTTLE_US) * 1000.0);
 	rt_func_throttle_native = sc_bool(s, SC_SET_THROTTLE);
-	rt_func_throttle_python = sc_bool(s, SC_SET_PYTHON_THROTTLE);
+	rt_func_throttle_python = false; /* Python's throttling: python/aggregate.c */
 	return 0;
 }
 
@@ -216,6 +217,7 @@ void rt_func_end_image(void)
 {
 	rt_func_end_open_calls();
 	record_all_counts(false);
+	rt_py_agg_record(false);
 }
 
 static void process_stop(void)

@@ -139,8 +139,11 @@ static json_t *flat_functions(const struct sc_profile *p)
 
 		const double *pmc = sc_profile_func_pmc(p, ids[i]);
 
-		if (p->kind == SC_PROFILE_REGIONS) /* every call, recursive ones too */
+		if (p->kind == SC_PROFILE_REGIONS) { /* every call, recursive ones too */
 			json_object_set_new(o, "calls", json_integer((json_int_t)fl->excl.count));
+			/* a call's time (count, mean, min, max, stddev): the outermost calls */
+			json_object_set_new(o, "call_stats", stats_json(&fl->incl));
+		}
 		if (fl->gpu_launched > 0)
 			json_object_set_new(o, "gpu_seconds_launched", json_real(fl->gpu_launched));
 		if (pmc) {

@@ -424,6 +424,31 @@ struct sc_rec_func_count {
  * clock); total_ns is the time of the others only, and theirs is in their callers'. */
 #define SC_FUNC_UNTIMED 0x8u
 
+/* Python calls aggregated in the process (syscope python's throttling, FUNC_STATS, at the
+ * image's end): the calls of code `id` that have no FUNC_CALL record. `calls` of them, with
+ * `total_ns` inclusive and `self_ns` their own time (less the traced calls inside). Of all
+ * its calls, recorded or not, those not inside a call of the same function on their thread:
+ * `outer_calls` with `outer_ns`, `min_ns`, `max_ns` and `outer_sumsq` (ns^2), the profile's
+ * inclusive statistics when `throttled` (the function was; then every traced function has
+ * a record, and these replace what the reader makes of its recorded calls).
+ * `hidden_ns`: time inside the function's recorded calls that belongs to calls the reader
+ * does not see (aggregated ones, less the recorded calls inside them), to be taken out of
+ * the recorded calls' self time. Flags: SC_FUNC_PYTHON. */
+struct sc_rec_func_stats {
+	struct sc_record hdr;
+	uint32_t id;
+	uint32_t throttled;
+	uint64_t calls;
+	uint64_t total_ns;
+	uint64_t self_ns;
+	uint64_t outer_calls;
+	uint64_t outer_ns;
+	uint64_t min_ns;
+	uint64_t max_ns;
+	double outer_sumsq;
+	uint64_t hidden_ns;
+};
+
 /* Coverage mode (syscope instrument --mode coverage): at the image's end, one per patched
  * function, called or not. */
 struct sc_rec_func_coverage {

@@ -78,6 +78,8 @@ def main():
             print(tid, name, record_types.decode_func_id(flags, payload))
         elif name == "FUNC_COUNT":
             print(tid, name, record_types.decode_func_count(flags, payload))
+        elif name == "FUNC_STATS":
+            print(tid, name, record_types.decode_func_stats(flags, payload))
         else:
             print(tid, name, flags, payload[:80])
     print(counts)

@@ -106,6 +106,15 @@ def decode_func_count(flags, payload):
     return {"id": fid, "python": bool(flags & FUNC_PYTHON), "calls": calls, "total_ns": total}
 
 
+def decode_func_stats(flags, payload):
+    """A FUNC_STATS record: a Python function's calls aggregated in the process."""
+    names = ("id", "throttled", "calls", "total_ns", "self_ns", "outer_calls", "outer_ns",
+             "min_ns", "max_ns", "outer_sumsq", "hidden_ns")
+    d = dict(zip(names, struct.unpack_from("<IIQQQQQQQdQ", payload, 0)))
+    d["python"] = bool(flags & FUNC_PYTHON)
+    return d
+
+
 def _varint(b, i):
     r, s = b[i] & 63, 6
     while b[i] & 64:

@@ -17,6 +17,7 @@
 #include <sys/types.h>
 
 #include "../sources/source.h"
+#include "aggregate.h"
 
 typedef void py_obj; /* PyObject */
 typedef ssize_t py_ssize;
@@ -114,6 +115,10 @@ struct rt_py_open {
 	uint32_t id[RT_PY_OPEN];
 	uint32_t ended; /* calls below this depth were written by an end already */
 	uint64_t skipped[RT_PY_SKIP_BITS / 64]; /* monitoring.c: entered while paused */
+	/* aggregate.h: per call in progress, how it counts, its traced children's time, and
+	 * the time of the recorded calls under it that no recorded call between holds */
+	uint8_t mode[RT_PY_OPEN];
+	uint64_t inner[RT_PY_OPEN], seen[RT_PY_OPEN];
 };
 extern RT_TLS struct rt_py_open *rt_py_open_now; /* NULL: not mapped (yet), or failed */
 struct rt_py_open *rt_py_open_map(void);
@@ -131,10 +136,62 @@ static inline struct rt_py_open *rt_py_open_get(void)
 static inline void rt_py_call_begin(struct rt_py_open *o, uint32_t d, uint64_t addr, uint64_t ts)
 {
 	if (o && d < RT_PY_OPEN) {
-		o->id[d] = (uint32_t)(addr >> 32) & 0x7fffffffu;
+		uint32_t id = (uint32_t)(addr >> 32) & 0x7fffffffu;
+
+		o->id[d] = id;
 		o->start[d] = ts;
+		o->inner[d] = o->seen[d] = 0;
+		o->mode[d] = rt_py_agg_enter(o, id);
 	}
 	rt_func_entered(ts);
+}
+
+/* The call at depth `d` (< RT_PY_OPEN) of code `id` returned after `dur`: into its slot
+ * (true: nothing to record), or to be recorded; its caller learns either way (aggregate.h). */
+static inline __attribute__((always_inline)) bool rt_py_agg_leave(struct rt_py_open *o, uint32_t d,
+								  uint32_t id, uint64_t dur)
+{
+	uint64_t inner = o->inner[d], seen = o->seen[d];
+	struct rt_py_agg *s = rt_py_agg_table;
+	unsigned mode = o->mode[d];
+
+	if (d)
+		o->inner[d - 1] += dur;
+	if (mode == RT_PY_AGG_NONE || !s) {
+		if (d)
+			o->seen[d - 1] += dur;
+		return false;
+	}
+	s += id;
+	s->active -= s->active > 0;
+	if (mode != RT_PY_AGG_RECURSIVE) { /* recorded or not: the reader may not see which */
+		if (!s->outer_calls++ || dur < s->min_ns)
+			s->min_ns = dur;
+		if (dur > s->max_ns)
+			s->max_ns = dur;
+		s->outer_ns += dur;
+		s->outer_sumsq += (double)dur * (double)dur;
+	}
+	if (mode == RT_PY_AGG_OUTER)
+		s->owner = NULL;
+	if (mode == RT_PY_AGG_FOREIGN || !s->throttled || dur >= rt_py_agg_rule_ns) {
+		if (!s->throttled) { /* the rule of rt_func_count_call */
+			s->before++;
+			s->before_ns += dur;
+			s->throttled = s->before > rt_py_agg_rule_calls &&
+				       s->before_ns < s->before * rt_py_agg_rule_ns;
+		}
+		s->hidden_ns += inner - seen;
+		if (d)
+			o->seen[d - 1] += dur;
+		return false;
+	}
+	if (d)
+		o->seen[d - 1] += seen; /* what the reader sees under it, it sees further out */
+	s->calls++;
+	s->total_ns += dur;
+	s->self_ns += inner < dur ? dur - inner : 0;
+	return true;
 }
 
 /* ... and its return at `ts`, entered at `start`. */
@@ -142,11 +199,22 @@ static inline void rt_py_call_end(uint32_t d, uint64_t addr, uint64_t start, uin
 {
 	struct rt_py_open *o = rt_py_open_now;
 
+	uint32_t id = (uint32_t)(addr >> 32) & 0x7fffffffu;
+
 	if (o && d < o->ended) { /* written at an end; the frames below it go too */
 		o->ended = d;
 		return;
 	}
-	rt_func_call_record(SC_FUNC_PYTHON, (uint32_t)(addr >> 32) & 0x7fffffffu, addr, start, ts);
+	if (__builtin_expect(ts >= rt_py_agg_flush_at, 0))
+		rt_py_agg_flush(ts);
+	if (o && d < RT_PY_OPEN) {
+		if (rt_py_agg_leave(o, d, id, ts > start ? ts - start : 0))
+			return;
+	} else if (o && d == RT_PY_OPEN) { /* recorded; its caller is the deepest kept */
+		o->inner[d - 1] += ts > start ? ts - start : 0;
+		o->seen[d - 1] += ts > start ? ts - start : 0;
+	}
+	rt_func_call_record(SC_FUNC_PYTHON, id, addr, start, ts);
 }
 
 /* The open calls' depth, for rt_py_end_open_calls: the backend in use tells. */

@@ -122,6 +122,11 @@ uint32_t rt_py_codes_full_count(void)
 	return atomic_load(&full_count);
 }
 
+uint32_t rt_py_codes_next_id(void)
+{
+	return atomic_load_explicit(&next_id, memory_order_relaxed);
+}
+
 /* Tells a code object from an earlier one at the same address: pointers to its strings and
  * line table, and its first line. */
 static uint64_t fingerprint(uintptr_t co)

@@ -69,5 +69,6 @@ void rt_py_codes_fork_child(void);
 unsigned rt_py_codes_mark(void);
 void rt_py_codes_abandon(unsigned mark);
 uint32_t rt_py_codes_full_count(void);
+uint32_t rt_py_codes_next_id(void); /* the id the next new code object gets */
 
 #endif /* SYSCOPE_RUNTIME_PYTHON_INTERNAL_H */

@@ -33,10 +33,10 @@ static py_obj *disable;	  /* sys.monitoring.DISABLE */
 
 static py_obj *result(bool off)
 {
-	py_obj *r = off ? disable : rt_capi.py_none;
-
-	rt_capi.inc_ref(r);
-	return r;
+	if (!off) /* immortal from 3.12 on (PEP 683), where sys.monitoring is: no count */
+		return rt_capi.py_none;
+	rt_capi.inc_ref(disable);
+	return disable;
 }
 
 static py_obj *on_start(py_obj *self, py_obj *const *args, py_ssize nargs)

@@ -5,6 +5,7 @@
  * note, and the fork child's fresh start (an empty code table, PY_RUNTIME in its new file).
  */
 #include "../sources/source.h"
+#include "aggregate.h"
 #include "internal.h"
 
 static void flush(void)
@@ -36,6 +37,7 @@ static void python_stop(void)
 	uint32_t full = rt_py_codes_full_count();
 
 	flush();
+	rt_py_agg_record(true);
 	if (full)
 		rt_note(SC_NOTE_WARN,
 			"Python: the table of code objects was full; %u frames of code objects "

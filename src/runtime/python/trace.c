@@ -52,6 +52,13 @@ static struct {
 	struct filter fn_include, fn_exclude, file_include, file_exclude;
 } tr;
 
+/* The code object's co_extra, read in place once checked against the API (saves a call
+ * into the interpreter per frame): its offset in this version's release build, -1 when
+ * unknown or found wrong; the first few checks make sure the word there is mapped. */
+#define EXTRA_CHECKS 4
+static int32_t extra_offset = -1;
+static unsigned extra_checked;
+
 static bool armed;	       /* recording: from the pending call, or when the bootstrap says */
 static atomic_uint generation; /* fork children seen: frames of an older one are the parent's */
 
@@ -78,6 +85,48 @@ static const char *str_attr(py_obj *o, const char *name, py_obj **ref)
 	return *ref ? rt_capi.utf8(*ref) : NULL;
 }
 
+static int32_t co_extra_offset(unsigned minor)
+{
+	switch (minor) { /* offsetof(PyCodeObject, co_extra), from each version's headers */
+	case 10:
+		return 144;
+	case 11:
+		return 176;
+	case 12:
+		return 184;
+	case 13:
+		return 192;
+	default:
+		return -1;
+	}
+}
+
+static bool mapped(const void *p)
+{
+	unsigned char v;
+
+	return mincore((void *)((uintptr_t)p & ~(uintptr_t)4095), 1, &v) == 0;
+}
+
+/* After code_set_extra(code, ..., value): does the in-place read give the same? */
+static void check_extra_in_place(py_obj *code, uintptr_t value)
+{
+	const intptr_t *ce;
+
+	if (extra_offset < 0)
+		return;
+	ce = *(const intptr_t *const *)((char *)code + extra_offset);
+	if (((uintptr_t)ce & 7) || (uintptr_t)ce < 4096 ||
+	    (extra_checked < EXTRA_CHECKS && (!mapped(ce) || !mapped(ce + 1 + tr.extra_index))) ||
+	    ce[0] <= tr.extra_index || (uintptr_t)ce[1 + tr.extra_index] != value) {
+		extra_checked = 0; /* not this build's layout: the API from now on */
+		extra_offset = -1;
+		return;
+	}
+	if (extra_checked < EXTRA_CHECKS)
+		extra_checked++;
+}
+
 /* First call of a code object (in this process image): filter, code id, remembered. */
 static uint64_t decide(py_obj *code, unsigned gen)
 {
@@ -96,7 +145,8 @@ static uint64_t decide(py_obj *code, unsigned gen)
 		id = rt_py_code_id((uintptr_t)code);
 	extra = (uintptr_t)(gen & EXTRA_GEN_MASK) << EXTRA_GEN_SHIFT |
 		(uintptr_t)id << EXTRA_ID_SHIFT | (traced ? EXTRA_TRACED : 0) | EXTRA_DECIDED;
-	rt_capi.code_set_extra(code, tr.extra_index, (void *)extra);
+	if (!rt_capi.code_set_extra(code, tr.extra_index, (void *)extra))
+		check_extra_in_place(code, extra);
 	if (file_ref)
 		rt_capi.dec_ref(file_ref);
 	if (name_ref)
@@ -114,8 +164,13 @@ static inline uint64_t traced_addr(py_obj *code, unsigned gen)
 
 	if (!code || *(void **)((char *)code + 8) != rt_capi.code_type)
 		return 0; /* 3.13's f_executable may be something else; the code's ob_type */
-	if (rt_capi.code_get_extra(code, tr.extra_index, &extra))
+	if (extra_checked == EXTRA_CHECKS) {
+		const intptr_t *ce = *(const intptr_t *const *)((char *)code + extra_offset);
+
+		extra = ce && ce[0] > tr.extra_index ? (void *)ce[1 + tr.extra_index] : NULL;
+	} else if (rt_capi.code_get_extra(code, tr.extra_index, &extra)) {
 		return 0;
+	}
 	v = (uintptr_t)extra;
 	if (!(v & EXTRA_DECIDED) || (v >> EXTRA_GEN_SHIFT) != (gen & EXTRA_GEN_MASK))
 		return decide(code, gen);
@@ -291,12 +346,14 @@ bool rt_py_trace_install(void)
 	if (!compile_filters())
 		return false;
 	tr.extra_index = rt_capi.request_code_extra(NULL); /* values are numbers: nothing to free */
+	extra_offset = co_extra_offset(rt_capi.minor);
 	if (tr.extra_index < 0) {
 		rt_capi.err_clear();
 		rt_note(SC_NOTE_WARN, "Python tracing: no code-object slot left (255 in use); "
 				      "Python calls not traced");
 		return false;
 	}
+	rt_py_agg_init(); /* without it every call is recorded */
 	if (use_monitoring())
 		return true;
 	interp = tr.interp = rt_capi.interp_get();
@@ -340,6 +397,7 @@ void rt_py_trace_fork_child(void)
 {
 	atomic_fetch_add(&generation, 1);
 	eval_depth = 0; /* the calls in progress are the parent's */
+	rt_py_agg_fork_child();
 	if (rt_py_open_now)
 		rt_py_open_now->ended = 0;
 }

@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Python calls aggregated in the process (syscope python's default, --python-throttle): a
+ * traced function called more than --throttle-calls times at under --throttle-us a call on
+ * average is throttled, and from then on its calls shorter than --throttle-us are not
+ * written one by one but summed into its slot here (count, inclusive, self, min, max, sum
+ * of squares), which a FUNC_STATS record carries at the image's end. Its longer calls, and
+ * all calls before, stay FUNC_CALL records: the timeline keeps every call that took time.
+ *
+ * So that the profile stays exact, each call knows:
+ * - whether it is inside a call of the same function on its thread (recursive: the reader
+ *   counts a function's inclusive time once, so only outermost calls make min/max/mean).
+ *   The reader cannot tell that of a recorded call whose caller of the same function was
+ *   aggregated, so the slot keeps the statistics of all outermost calls, recorded or not,
+ *   and those replace the reader's own for a throttled function. A slot's open calls
+ *   belong to one thread at a time; a call another thread makes meanwhile is recorded
+ *   whole and counted as outermost (wrong only if that thread recurses into it then);
+ * - its traced children's time (its self time) and, of that, the part the reader will not
+ *   see (aggregated children, less the recorded calls inside them): the reader takes that
+ *   "hidden" time out of the recorded calls' self time.
+ * Slots are indexed by code id and updated by the thread running Python, under the GIL
+ * (free-threaded builds are not traced), so with plain loads and stores.
+ */
+#ifndef SYSCOPE_RUNTIME_PYTHON_AGGREGATE_H
+#define SYSCOPE_RUNTIME_PYTHON_AGGREGATE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define RT_PY_AGG_IDS 65536u /* code ids past this are always recorded */
+
+enum rt_py_agg_mode {
+	RT_PY_AGG_NONE,	     /* not counted in a slot: recorded */
+	RT_PY_AGG_OUTER,     /* its function's outermost open call on its thread */
+	RT_PY_AGG_RECURSIVE, /* inside a call of its function on the same thread */
+	RT_PY_AGG_FOREIGN,   /* another thread has a call of its function open: recorded */
+};
+
+struct rt_py_agg {
+	uint32_t active;	    /* calls open, on the owner's thread or (FOREIGN) others */
+	uint32_t throttled;	    /* its short calls are aggregated from now on */
+	const void *owner;	    /* the rt_py_open of the thread of the outermost open call */
+	uint64_t before, before_ns; /* calls before throttling, and their time: the rule */
+	uint64_t calls, total_ns, self_ns;		/* aggregated calls, recursive ones too */
+	uint64_t outer_calls, outer_ns, min_ns, max_ns; /* every outermost call */
+	double outer_sumsq;				/* ns^2 */
+	uint64_t hidden_ns; /* in its recorded calls: time of calls the reader does not see */
+};
+
+/* NULL: every call is recorded. */
+extern struct rt_py_agg *rt_py_agg_table;
+extern uint64_t rt_py_agg_rule_calls, rt_py_agg_rule_ns;
+/* When the slots are next written (every second: a kill -9 loses at most that much of the
+ * aggregated calls, as the recorder's last 20 ms of records); UINT64_MAX when off. */
+extern uint64_t rt_py_agg_flush_at;
+/* Normal context, by the thread running Python: FUNC_STATS of what changed, the slots
+ * emptied, the next flush a second after `now`. */
+void rt_py_agg_flush(uint64_t now);
+
+/* Map the table (normal context, at install) when the setting asks; false: it stays off. */
+bool rt_py_agg_init(void);
+/* FUNC_STATS of every slot with something to say, the slots emptied (image end, process
+ * end; async-signal-safe). With `say`, a note counts the throttled functions. */
+void rt_py_agg_record(bool say);
+/* A fork child's code ids start over: so do the slots. */
+void rt_py_agg_fork_child(void);
+
+/* A call of code `id` entered by the thread whose calls in progress are `open`. */
+static inline uint8_t rt_py_agg_enter(const void *open, uint32_t id)
+{
+	struct rt_py_agg *s;
+	uint8_t mode;
+
+	if (!rt_py_agg_table || id >= RT_PY_AGG_IDS)
+		return RT_PY_AGG_NONE;
+	s = &rt_py_agg_table[id];
+	mode = !s->active	  ? RT_PY_AGG_OUTER
+	       : s->owner == open ? RT_PY_AGG_RECURSIVE
+				  : RT_PY_AGG_FOREIGN;
+	if (mode == RT_PY_AGG_OUTER)
+		s->owner = open;
+	s->active++;
+	return mode;
+}
+
+#endif /* SYSCOPE_RUNTIME_PYTHON_AGGREGATE_H */
