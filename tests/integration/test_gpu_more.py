@@ -1,0 +1,158 @@
+"""NVTX at the cost of a user region, replayed kernels inside their launches, and NCCL calls
+linked to their kernels, on a real GPU (scripts/gpu-check). Skipped, with the reason, where
+there is no NVIDIA GPU or the CUDA fixtures were not built (no nvcc); JAX's test also where
+JAX with a GPU backend is not installed."""
+import os
+import re
+import shutil
+import sqlite3
+import subprocess
+
+import harness
+from harness import Skip, check, check_eq, fixture, syscope
+
+from rocpd_checks import rows
+
+N = 1000  # ranges of each kind in nvtx_cost's checked run
+JAX_STEPS = os.path.join(harness.SOURCE, "tests", "programs", "cuda", "jax_steps.py")
+
+
+def need_gpu(name):
+    if not os.path.exists(fixture(name)):
+        raise Skip(f"{name} not built: no CUDA compiler (nvcc) or CUPTI at build time")
+    if not os.path.exists(os.path.join(harness.BUILD, "lib", "syscope", "libsyscope-cuda.so")):
+        raise Skip("syscope was built without CUDA tracing (no CUPTI)")
+    smi = shutil.which("nvidia-smi")
+    if not smi or subprocess.run([smi, "-L"], capture_output=True).returncode != 0:
+        raise Skip("no NVIDIA GPU or driver on this machine")
+
+
+def database(r):
+    dbs = [f for f in r.files() if f.startswith("rocpd-") and f.endswith(".db")]
+    check_eq(len(dbs), 1, f"one database in {r.files()}\n{r.describe()}")
+    return sqlite3.connect(r.path(dbs[0]))
+
+
+def costs(out):
+    """{kind: ns per range} of nvtx_cost's lines."""
+    found = {}
+    for line in out.splitlines():
+        if line.startswith("kind="):
+            f = dict(x.split("=") for x in line.split())
+            found[f["kind"]] = float(f["ns_per_range"])
+    return found
+
+
+def test_nvtx_ranges_are_regions_with_exact_counts():
+    need_gpu("nvtx_cost")
+    r = syscope("sample", "--output-format", "rocpd", "--", fixture("nvtx_cost"), N)
+    check_eq(r.rc, 0, r.describe())
+    db = database(r)
+    got = dict(rows(db, "SELECT name, COUNT(*) FROM regions WHERE category = "
+                        "'MARKER_CORE_API' GROUP BY name"))
+    check_eq(got, {"push a": N, "domain ascii": N, "domain registered": N, "domain payload": N,
+                   "domain start end": N, "start end a": N},
+             "every push/pop and start/end range of each kind, by its name")
+    check_eq(rows(db, "SELECT COUNT(*) FROM regions WHERE name = 'user region'"), [(N,)],
+             "the user regions beside them")
+    marks = rows(db, "SELECT COUNT(*) FROM samples WHERE category = 'MARKER_CORE_API' AND "
+                     "json_extract(extdata, '$.message') = 'mark a'")
+    check_eq(marks, [(N,)], "the marks")
+    args = rows(db, "SELECT A.name, A.value, COUNT(*) FROM region_args A JOIN regions R ON "
+                    "R.id = A.id AND R.guid = A.guid WHERE R.name = 'domain payload' "
+                    "GROUP BY A.name, A.value ORDER BY A.name")
+    check_eq(args, [("domain", "cost", N), ("nvtx category", "7", N), ("payload", "42", N)],
+             "domain, payload and category of each range")
+    pid = r.main_pid()
+    check_eq(rows(db, "SELECT DISTINCT tid FROM regions WHERE name = 'domain start end'"),
+             [(pid,)], "start/end ranges on the thread that started them")
+    # The cost of each kind, printed beside a user region's (not asserted: machines differ).
+    plain = subprocess.run([fixture("nvtx_cost"), "100000"], capture_output=True, text=True,
+                           timeout=300)
+    traced = syscope("sample", "--output-format", "rocpd", "--", fixture("nvtx_cost"), 100000,
+                     timeout=600)
+    check_eq(traced.rc, 0, traced.describe())
+    base, cost = costs(plain.stdout), costs(traced.out)
+    for kind in sorted(cost):
+        print(f"    {kind:<22} {cost[kind]:9.1f} ns (without syscope {base.get(kind, 0):7.1f})")
+
+
+def need_jax_gpu():
+    if not shutil.which("nvidia-smi"):
+        raise Skip("no NVIDIA GPU or driver on this machine")
+    probe = subprocess.run(["python3", "-c", "import jax; assert jax.default_backend() == 'gpu'"],
+                           capture_output=True, text=True, timeout=300)
+    if probe.returncode:
+        raise Skip("JAX with a GPU backend not installed")
+
+
+def test_jax_step_loop_with_nvtx_ranges():
+    need_gpu("nvtx_cost")
+    need_jax_gpu()
+    steps = 300
+    plain = subprocess.run(["python3", JAX_STEPS, str(steps)], capture_output=True, text=True,
+                           timeout=600)
+    check_eq(plain.returncode, 0, plain.stderr[-2000:])
+    r = syscope("sample", "--output-format", "rocpd", "--", "python3", JAX_STEPS, steps,
+                timeout=900)
+    check_eq(r.rc, 0, r.describe())
+    check("jax_steps ok" in r.out, r.describe())
+    db = database(r)
+    (ranges,), = rows(db, "SELECT COUNT(*) FROM regions WHERE category = 'MARKER_CORE_API'")
+    check(ranges >= steps, f"XLA's NVTX ranges recorded: {ranges} for {steps} steps")
+    names = rows(db, "SELECT name, COUNT(*) FROM regions WHERE category = 'MARKER_CORE_API' "
+                     "GROUP BY name ORDER BY 2 DESC LIMIT 5")
+    check(all(n and n != "(unnamed)" for n, _ in names), f"named ranges: {names}")
+
+    def per_step(out):
+        return [float(line.split("us_per_step=")[1]) for line in out.splitlines()
+                if "us_per_step=" in line][0]
+
+    print(f"    {ranges / steps:.1f} NVTX ranges a step; {per_step(r.out):.1f} us a step "
+          f"under syscope, {per_step(plain.stdout):.1f} without; most frequent: {names}")
+
+
+def nccl_env():
+    """LD_LIBRARY_PATH with a libnccl.so.2 (the toolkit's, else a pip package's: PyTorch's)."""
+    probe = subprocess.run(["python3", "-c", "import glob, site; print(*[g for s in "
+                            "site.getsitepackages() for g in glob.glob(s + '/nvidia/nccl/lib')])"],
+                           capture_output=True, text=True, timeout=60)
+    dirs = probe.stdout.split() + ["/usr/local/cuda/lib64", "/usr/local/cuda/lib"]
+    old = os.environ.get("LD_LIBRARY_PATH")
+    return {"LD_LIBRARY_PATH": ":".join(dirs + ([old] if old else []))}
+
+
+def need_nccl():
+    need_gpu("nccl_collectives")
+    p = subprocess.run([fixture("nccl_collectives"), "1"], capture_output=True, text=True,
+                       timeout=300, env=dict(os.environ, **nccl_env()))
+    if p.returncode:
+        raise Skip(f"NCCL does not run here: {p.stderr.strip()[-300:]}")
+
+
+def expected_calls(out):
+    return [(k, int(c), int(b)) for k, c, b in re.findall(r"^call (\w+) (\d+) (\d+)$", out, re.M)]
+
+
+def test_nccl_nvtx_payloads_without_the_plugin():
+    need_nccl()
+    r = syscope("sample", "--output-format", "rocpd", "--", fixture("nccl_collectives"), 1,
+                timeout=600, env=nccl_env())
+    check_eq(r.rc, 0, r.describe())
+    db = database(r)
+    found = []
+    for rid, name in rows(db, "SELECT R.id, R.name FROM regions R WHERE R.category = "
+                              "'MARKER_CORE_API' ORDER BY R.start"):
+        a = dict(rows(db, "SELECT name, value FROM region_args WHERE id = ?", rid))
+        kind = name[len("nccl"):]
+        if a.get("domain") == "NCCL" and any(kind == k for k, _, _ in expected_calls(r.out)):
+            found.append((kind, int(a.get("bytes", -1)), a.get("op"), a.get("root"),
+                          a.get("peer")))
+    want = [(k, b, "Sum" if k in ("AllReduce", "ReduceScatter") else None,
+             "0" if k == "Broadcast" else None, "0" if k in ("Send", "Recv") else None)
+            for k, _, b in expected_calls(r.out)]
+    check_eq(found, want, "each NCCL call's NVTX range with its bytes, op, root or peer")
+
+
+if __name__ == "__main__":
+    harness.main(globals())
