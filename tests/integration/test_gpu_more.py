@@ -11,6 +11,8 @@ import subprocess
 import harness
 from harness import Skip, check, check_eq, fixture, syscope
 
+import pftrace
+import trace_processor
 from rocpd_checks import rows
 
 N = 1000  # ranges of each kind in nvtx_cost's checked run
@@ -112,6 +114,36 @@ def test_jax_step_loop_with_nvtx_ranges():
           f"under syscope, {per_step(plain.stdout):.1f} without; most frequent: {names}")
 
 
+COPY_BYTES = 256 << 20  # counter_kernels' copy kernel reads and writes this much
+READ = "dram__bytes_read.sum"
+
+
+def test_replayed_kernels_inside_their_launches():
+    """Under kernel replay CUPTI gives kernels no timestamps: each is placed inside the launch
+    call that ran it, after the call begins, and its values are the copy's real traffic."""
+    need_gpu("counter_kernels")
+    for events in (READ, READ + ",sm__cycles_active.avg.pct_of_peak_sustained_elapsed,"
+                   "sm__throughput.avg.pct_of_peak_sustained_elapsed"):
+        r = syscope("sample", "--gpu-events", events, "--output-format", "rocpd", "--",
+                    fixture("counter_kernels"))
+        check_eq(r.rc, 0, r.describe())
+        db = database(r)
+        placed = rows(db, "SELECT K.name, K.start - R.start, R.end - K.end FROM kernels K JOIN "
+                          "regions R ON R.guid = K.guid AND R.stack_id = K.stack_id WHERE "
+                          "R.name = 'cudaLaunchKernel' ORDER BY K.start")
+        check_eq(len(placed), 6, f"six kernels, each with its launch: {placed}")
+        outside = [p for p in placed if p[1] <= 0 or p[2] < 0]
+        check_eq(outside, [], f"kernels inside their launch calls, after they begin ({events})")
+        reads = rows(db, "SELECT V.counter_value FROM pmc_events V JOIN kernels K ON "
+                         "K.dispatch_id = V.dispatch_id AND K.guid = V.guid WHERE "
+                         "K.name LIKE 'copy_kernel%' AND V.counter_name = ?", READ)
+        check_eq(len(reads), 3, "the copy kernel's values")
+        check(all(abs(v / COPY_BYTES - 1) < 0.10 for (v,) in reads),
+              f"copy DRAM bytes read {reads} vs {COPY_BYTES}")
+        print(f"    {events.count(',') + 1} metrics: ns from launch start, to launch end: "
+              f"{[(n.split('(')[0], a, b) for n, a, b in placed]}")
+
+
 def nccl_env():
     """LD_LIBRARY_PATH with a libnccl.so.2 (the toolkit's, else a pip package's: PyTorch's)."""
     probe = subprocess.run(["python3", "-c", "import glob, site; print(*[g for s in "
@@ -152,6 +184,36 @@ def test_nccl_nvtx_payloads_without_the_plugin():
              "0" if k == "Broadcast" else None, "0" if k in ("Send", "Recv") else None)
             for k, _, b in expected_calls(r.out)]
     check_eq(found, want, "each NCCL call's NVTX range with its bytes, op, root or peer")
+
+
+def test_nccl_calls_flow_to_their_gpu_work():
+    need_nccl()
+    r = syscope("sample", "--parallel=nccl", "--output-format", "rocpd pftrace", "--",
+                fixture("nccl_collectives"), 1, timeout=600, env=nccl_env())
+    check_eq(r.rc, 0, r.describe())
+    names = [f for f in r.files() if f.endswith(".pftrace")]
+    check_eq(len(names), 1, "one trace")
+    t = pftrace.Trace(open(r.path(names[0]), "rb").read())
+    check_eq(t.errors, [], "valid trace")
+    gpu_names = {sl[1] for sl in t.slices if sl[2] in ("KERNEL_DISPATCH", "MEMORY_COPY")}
+    nccl = [(src, dst) for fid, src, dst in t.flows if fid >> 60 == 5]
+    by_call = {}
+    for src, dst in nccl:
+        check(dst in gpu_names, f"an NCCL flow ends at a kernel or copy: {dst}")
+        by_call.setdefault(src, []).append(dst)
+    calls = [k for k, _, _ in expected_calls(r.out)]
+    for kind in calls:
+        check(len(by_call.get("nccl" + kind, [])) >= calls.count(kind),
+              f"nccl{kind}: a flow to its GPU work: {by_call}")
+    print(f"    {len(nccl)} NCCL flows: {sorted(by_call.items())}")
+    why = trace_processor.available()
+    if why:
+        print(f"    trace processor check left out: {why}")
+        return
+    got = trace_processor.query(r.path(names[0]), "SELECT S.name, D.name FROM flow F JOIN slice "
+                                "S ON S.id = F.slice_out JOIN slice D ON D.id = F.slice_in "
+                                "WHERE S.category = 'nccl'")
+    check_eq(sorted(map(tuple, got)), sorted(nccl), "the trace processor sees the same flows")
 
 
 if __name__ == "__main__":

@@ -123,7 +123,7 @@ static const void *own_handle_new(const void *domain, const char *text)
 	return h; /* NULL, NVTX's own answer without a tool, when memory ran out */
 }
 
-/* The text of `handle` into buf; false if unknown. */
+/* The text of CUPTI's `handle` into buf; false if unknown. */
 static bool recall(const void *handle, char *buf, size_t cap)
 {
 	size_t i = handle_slot(handle);
@@ -131,14 +131,6 @@ static bool recall(const void *handle, char *buf, size_t cap)
 
 	if (!handle)
 		return false;
-	if (own_handles) {
-		const struct own_handle *h = handle;
-
-		if (h->magic != OWN_HANDLE_MAGIC)
-			return false;
-		snprintf(buf, cap, "%s", h->text);
-		return true;
-	}
 	pthread_mutex_lock(&names.lock);
 	for (size_t n = 0; n < MAX_HANDLES && names.slot[i].handle; n++, i = (i + 1) % MAX_HANDLES)
 		if (names.slot[i].handle == handle) {
@@ -181,34 +173,85 @@ static void utf8_from_wide(const wchar_t *w, char *out, size_t cap)
 	out[n] = '\0';
 }
 
-/* What an NVTX event says: its message, domain, payload and category. */
+/*
+ * What an NVTX event says: its message, domain, payload and category. Texts are pointed at
+ * where they are (the caller's string, a handle's text) and copied once, into the record;
+ * only a converted or looked-up text is kept here.
+ */
 #define EVENT_ARGS 8
 struct event {
-	char message[MESSAGE_MAX];
-	char domain[128];
+	const char *message;
+	char text[MESSAGE_MAX]; /* a wide message as UTF-8, or one looked up in CUPTI's handles */
+	char domain[128];	/* a domain's name looked up in CUPTI's handles */
 	struct cuda_arg args[EVENT_ARGS];
-	char values[EVENT_ARGS][128];
+	char numbers[EVENT_ARGS][32];
 	struct nvtx_payload_arg decoded[EVENT_ARGS]; /* an extended payload's values */
 	unsigned nargs;
 };
 
+/* `value` must last as long as the event. */
 static void add_arg(struct event *e, char type, const char *name, const char *value)
 {
+	if (e->nargs < EVENT_ARGS)
+		e->args[e->nargs++] = (struct cuda_arg){ type, name, value };
+}
+
+/* Decimal digits without the C library's formatting (a range's hot path). */
+static const char *decimal(uint64_t v, bool negative, char *buf)
+{
+	char *p = buf + 31;
+
+	*p = '\0';
+	do
+		*--p = (char)('0' + v % 10);
+	while ((v /= 10));
+	if (negative)
+		*--p = '-';
+	return p;
+}
+
+static void add_unsigned(struct event *e, const char *name, uint64_t v)
+{
+	if (e->nargs < EVENT_ARGS)
+		add_arg(e, SC_ARG_UINT, name, decimal(v, false, e->numbers[e->nargs]));
+}
+
+static void add_signed(struct event *e, const char *name, int64_t v)
+{
+	uint64_t magnitude = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+
+	if (e->nargs < EVENT_ARGS)
+		add_arg(e, SC_ARG_INT, name, decimal(magnitude, v < 0, e->numbers[e->nargs]));
+}
+
+static void add_double(struct event *e, const char *name, double v, int digits)
+{
 	if (e->nargs < EVENT_ARGS) {
-		snprintf(e->values[e->nargs], sizeof(e->values[0]), "%s", value);
-		e->args[e->nargs] = (struct cuda_arg){ type, name, e->values[e->nargs] };
-		e->nargs++;
+		snprintf(e->numbers[e->nargs], sizeof(e->numbers[0]), "%.*g", digits, v);
+		add_arg(e, SC_ARG_DOUBLE, name, e->numbers[e->nargs]);
 	}
 }
 
 static void from_message(struct event *e, const char *ascii, const wchar_t *wide)
 {
-	if (ascii)
-		snprintf(e->message, sizeof(e->message), "%s", ascii);
-	else if (wide)
-		utf8_from_wide(wide, e->message, sizeof(e->message));
-	else
-		snprintf(e->message, sizeof(e->message), "(unnamed)");
+	if (ascii) {
+		e->message = ascii;
+	} else if (wide) {
+		utf8_from_wide(wide, e->text, sizeof(e->text));
+		e->message = e->text;
+	} else {
+		e->message = "(unnamed)";
+	}
+}
+
+/* A handle's text: our own handle's, else looked up into buf; NULL if unknown. */
+static const char *handle_text(const void *handle, char *buf, size_t cap)
+{
+	const struct own_handle *h = handle;
+
+	if (own_handles)
+		return h && h->magic == OWN_HANDLE_MAGIC ? h->text : NULL;
+	return recall(handle, buf, cap) ? buf : NULL;
 }
 
 /* NVTX_PAYLOAD_TYPE_EXT: an array of payloads (reserved0 long), each by its schema. */
@@ -216,7 +259,7 @@ static void from_extended_payload(struct event *e, const nvtxEventAttributes_t *
 {
 	const nvtxPayloadData_t *data = (const nvtxPayloadData_t *)(uintptr_t)a->payload.ullValue;
 	unsigned n = nvtx_payload_decode(data, a->reserved0 > 0 ? (size_t)a->reserved0 : 0,
-					 e->decoded, EVENT_ARGS);
+					 e->decoded, EVENT_ARGS - e->nargs);
 
 	for (unsigned i = 0; i < n; i++)
 		add_arg(e, e->decoded[i].type, e->decoded[i].name, e->decoded[i].value);
@@ -224,8 +267,6 @@ static void from_extended_payload(struct event *e, const nvtxEventAttributes_t *
 
 static void from_attributes(struct event *e, const nvtxEventAttributes_t *a)
 {
-	char v[48];
-
 	if (!a) {
 		from_message(e, NULL, NULL);
 		return;
@@ -238,36 +279,31 @@ static void from_attributes(struct event *e, const nvtxEventAttributes_t *a)
 		from_message(e, NULL, a->message.unicode);
 		break;
 	case NVTX_MESSAGE_TYPE_REGISTERED:
-		if (!recall(a->message.registered, e->message, sizeof(e->message)))
-			snprintf(e->message, sizeof(e->message), "(unregistered string)");
+		e->message = handle_text(a->message.registered, e->text, sizeof(e->text));
+		if (!e->message)
+			e->message = "(unregistered string)";
 		break;
 	default:
 		from_message(e, NULL, NULL);
 	}
 	switch (a->payloadType) {
 	case NVTX_PAYLOAD_TYPE_UNSIGNED_INT64:
-		snprintf(v, sizeof(v), "%llu", (unsigned long long)a->payload.ullValue);
-		add_arg(e, SC_ARG_UINT, "payload", v);
+		add_unsigned(e, "payload", a->payload.ullValue);
 		break;
 	case NVTX_PAYLOAD_TYPE_INT64:
-		snprintf(v, sizeof(v), "%lld", (long long)a->payload.llValue);
-		add_arg(e, SC_ARG_INT, "payload", v);
+		add_signed(e, "payload", a->payload.llValue);
 		break;
 	case NVTX_PAYLOAD_TYPE_DOUBLE:
-		snprintf(v, sizeof(v), "%.17g", a->payload.dValue);
-		add_arg(e, SC_ARG_DOUBLE, "payload", v);
+		add_double(e, "payload", a->payload.dValue, 17);
 		break;
 	case NVTX_PAYLOAD_TYPE_UNSIGNED_INT32:
-		snprintf(v, sizeof(v), "%u", a->payload.uiValue);
-		add_arg(e, SC_ARG_UINT, "payload", v);
+		add_unsigned(e, "payload", a->payload.uiValue);
 		break;
 	case NVTX_PAYLOAD_TYPE_INT32:
-		snprintf(v, sizeof(v), "%d", a->payload.iValue);
-		add_arg(e, SC_ARG_INT, "payload", v);
+		add_signed(e, "payload", a->payload.iValue);
 		break;
 	case NVTX_PAYLOAD_TYPE_FLOAT:
-		snprintf(v, sizeof(v), "%.9g", (double)a->payload.fValue);
-		add_arg(e, SC_ARG_DOUBLE, "payload", v);
+		add_double(e, "payload", (double)a->payload.fValue, 9);
 		break;
 	case NVTX_PAYLOAD_TYPE_EXT:
 		from_extended_payload(e, a);
@@ -275,16 +311,16 @@ static void from_attributes(struct event *e, const nvtxEventAttributes_t *a)
 	default:
 		break;
 	}
-	if (a->category) {
-		snprintf(v, sizeof(v), "%u", a->category);
-		add_arg(e, SC_ARG_UINT, "nvtx category", v);
-	}
+	if (a->category)
+		add_unsigned(e, "nvtx category", a->category);
 }
 
 static void in_domain(struct event *e, nvtxDomainHandle_t domain)
 {
-	if (domain && recall(domain, e->domain, sizeof(e->domain)))
-		add_arg(e, SC_ARG_STRING, "domain", e->domain);
+	const char *name = domain ? handle_text(domain, e->domain, sizeof(e->domain)) : NULL;
+
+	if (name)
+		add_arg(e, SC_ARG_STRING, "domain", name);
 }
 
 /* ---- records ---- */
@@ -461,7 +497,7 @@ void cuda_nvtx_callback(CUpti_CallbackId cbid, const CUpti_NvtxData *d)
 
 	if (!p || !cuda_api->active())
 		return;
-	e.message[0] = e.domain[0] = '\0';
+	e.message = "";
 	e.nargs = 0;
 	switch (cbid) {
 	case CUPTI_CBID_NVTX_nvtxMarkA:
@@ -579,7 +615,7 @@ static bool recording(void)
 
 static void blank(struct event *e)
 {
-	e->message[0] = e->domain[0] = '\0';
+	e->message = "";
 	e->nargs = 0;
 }
 
@@ -869,9 +905,7 @@ int cuda_nvtx_inject(void *get_export_table)
 	static const NvtxCallbackModule modules[] = { NVTX_CB_MODULE_CORE, NVTX_CB_MODULE_CORE2,
 						      NVTX_CB_MODULE_CUDA, NVTX_CB_MODULE_CUDART };
 
-	const char *via = getenv("SYSCOPE_NVTX_VIA_CUPTI"); /* for measuring the difference */
-
-	if (!cb || cb->struct_size < sizeof(*cb) || (via && *via == '1'))
+	if (!cb || cb->struct_size < sizeof(*cb))
 		return 0;
 	for (size_t i = 0; i < sizeof(modules) / sizeof(modules[0]); i++)
 		if (!fill_module(cb, modules[i]))
@@ -929,10 +963,8 @@ __attribute__((visibility("default"))) int InitializeInjectionNvtxExtension(nvtx
 		{ NVTX3EXT_CBID_nvtxRangePopPayload, (NvtxFunctionPointer)own_pop_payload },
 		{ NVTX3EXT_CBID_nvtxDomainIsEnabled, (NvtxFunctionPointer)own_domain_enabled },
 	};
-	const char *off = getenv("SYSCOPE_NVTX_NO_EXT"); /* for measuring the difference */
-
 	if (!m || m->moduleId != NVTX_EXT_PAYLOAD_MODULEID || m->segmentsCount < 1 ||
-	    !m->segments || !m->segments[0].functionSlots || (off && *off == '1'))
+	    !m->segments || !m->segments[0].functionSlots)
 		return 0;
 	for (size_t i = 0; i < sizeof(slots) / sizeof(slots[0]); i++)
 		if (slots[i].id < m->segments[0].slotCount)
