@@ -79,6 +79,38 @@ def test_nvtx_ranges_are_regions_with_exact_counts():
         print(f"    {kind:<22} {cost[kind]:9.1f} ns (without syscope {base.get(kind, 0):7.1f})")
 
 
+def test_nvtx_recorded_without_a_gpu():
+    """NVTX calls syscope's library directly, so NVTX is recorded with no GPU: the fixture
+    stands in for the CUDA driver (it calls InitializeInjection), an empty libcuda.so.1
+    lets the library load."""
+    lib = os.path.join(harness.BUILD, "lib", "syscope", "libsyscope-cuda.so")
+    fake = os.path.join(harness.FIXTURES, "fake-cuda")
+    if not os.path.exists(lib) or not os.path.exists(fixture("nvtx_nogpu")):
+        raise Skip("syscope was built without CUDA tracing (no CUPTI)")
+    r = syscope("sample", "--output-format", "rocpd", "--", fixture("nvtx_nogpu"),
+                env={"LD_LIBRARY_PATH": fake})
+    check_eq(r.rc, 0, r.describe())
+    check("nvtx_nogpu ok" in r.out, r.describe())
+    db = database(r)
+    pid = r.main_pid()
+    got = rows(db, "SELECT name, tid, COUNT(*) FROM regions WHERE category = 'MARKER_CORE_API' "
+                   "GROUP BY name, tid ORDER BY name")
+    check_eq(got, [("cross-thread", pid, 1), ("ncclAllReduce", pid, 1), ("push a", pid, 3),
+                   ("step", pid, 2), ("wide \u2713", pid, 1)],
+             "push/pop (nested), wide, registered, start/end ranges, by name and thread")
+    args = rows(db, "SELECT R.name, A.name, A.value, COUNT(*) FROM region_args A JOIN regions R "
+                    "ON R.id = A.id AND R.guid = A.guid GROUP BY R.name, A.name, A.value "
+                    "ORDER BY R.name, A.name")
+    check_eq(args, [("ncclAllReduce", "bytes", "4096", 1), ("ncclAllReduce", "comm", "4660", 1),
+                    ("ncclAllReduce", "domain", "NCCL", 1), ("ncclAllReduce", "op", "Max", 1),
+                    ("step", "domain", "work", 2), ("step", "nvtx category", "3", 2),
+                    ("step", "payload", "7", 2)],
+             "domains, payloads, categories and an extended payload decoded by its schema")
+    marks = rows(db, "SELECT json_extract(extdata, '$.message') FROM samples "
+                     "WHERE category = 'MARKER_CORE_API'")
+    check_eq(marks, [("mark a",)], "the mark")
+
+
 def need_jax_gpu():
     if not shutil.which("nvidia-smi"):
         raise Skip("no NVIDIA GPU or driver on this machine")

@@ -739,8 +739,8 @@ static nvtxRangeId_t NVTX_API own_domain_start_ex(nvtxDomainHandle_t domain,
 
 static void NVTX_API own_end(nvtxRangeId_t id)
 {
-	if (id && cuda_api)
-		range_end(id); /* also once recording stopped: the range was open */
+	if (id && recording())
+		range_end(id);
 }
 
 static void NVTX_API own_domain_end(nvtxDomainHandle_t domain, nvtxRangeId_t id)
