@@ -9,6 +9,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../../store/format.h" /* enum sc_arg_type */
@@ -331,6 +332,15 @@ static bool format_value(uint64_t type, const unsigned char *p, struct nvtx_payl
 	return true;
 }
 
+/* A communicator as the NCCL plugin's regions show it: its hash in hexadecimal. */
+static void as_comm_hash(struct nvtx_payload_arg *a)
+{
+	unsigned long long v = strtoull(a->value, NULL, 10);
+
+	a->type = SC_ARG_STRING;
+	snprintf(a->value, sizeof(a->value), "0x%016llx", v);
+}
+
 unsigned nvtx_payload_decode(const nvtxPayloadData_t *data, size_t count,
 			     struct nvtx_payload_arg *out, unsigned cap)
 {
@@ -350,8 +360,11 @@ unsigned nvtx_payload_decode(const nvtxPayloadData_t *data, size_t count,
 			    s->e[k].offset + size > (data[i].size ? data[i].size : s->size))
 				continue;
 			snprintf(out[n].name, sizeof(out[n].name), "%s", s->e[k].name);
-			if (format_value(s->e[k].type, p + s->e[k].offset, &out[n]))
-				n++;
+			if (!format_value(s->e[k].type, p + s->e[k].offset, &out[n]))
+				continue;
+			if (!strcmp(out[n].name, "comm") && out[n].type == SC_ARG_UINT)
+				as_comm_hash(&out[n]);
+			n++;
 		}
 	}
 	return n;
