@@ -916,18 +916,31 @@ int cuda_nvtx_inject(void *get_export_table)
 
 /* ---- NVTX's payload extension ---- */
 
+/* A schema or enum not kept is said once: the payloads it describes are not shown. */
+static uint64_t kept_or_said(uint64_t id, const char *what)
+{
+	static atomic_flag said = ATOMIC_FLAG_INIT;
+
+	if (!id && !atomic_flag_test_and_set(&said))
+		cuda_note(SC_NOTE_WARN,
+			  "NVTX: a payload %s was not kept (no entries, or more registered than "
+			  "syscope keeps): the payloads it describes are not shown",
+			  what);
+	return id;
+}
+
 static uint64_t NVTX_API own_schema_register(nvtxDomainHandle_t domain,
 					     const nvtxPayloadSchemaAttr_t *attr)
 {
 	(void)domain;
-	return nvtx_schema_register(attr);
+	return kept_or_said(nvtx_schema_register(attr), "schema");
 }
 
 static uint64_t NVTX_API own_enum_register(nvtxDomainHandle_t domain,
 					   const nvtxPayloadEnumAttr_t *attr)
 {
 	(void)domain;
-	return nvtx_enum_register(attr);
+	return kept_or_said(nvtx_enum_register(attr), "enum");
 }
 
 static int NVTX_API own_pop_payload(nvtxDomainHandle_t domain, const nvtxPayloadData_t *data,
