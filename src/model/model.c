@@ -16,6 +16,7 @@
 
 #include "../common/log.h"
 #include "gpu_python.h"
+#include "nccl_links.h"
 #include "../common/strutil.h"
 
 #define FRAME_BLOCK (1u << 20) /* frames per arena block */
@@ -295,6 +296,7 @@ static void gpu_record(struct sc_model *m, struct sc_image *img, const struct sc
 			break; /* a kind of a newer syscope */
 		img->gpu_ops[r->kind]++;
 		note_corr(img, r->corr_id, SC_CORR_DEVICE, 0);
+		sc_nccl_links_op(img, r);
 		if (r->kind == SC_GPU_ALLOC || r->kind == SC_GPU_FREE) {
 			agent_for(m, img, r->agent);
 			break;
@@ -674,12 +676,15 @@ static int metadata_record(void *ctx, int32_t tid, const struct sc_record *rec, 
 	case SC_REC_REGION_BEGIN:
 		img->regions++;
 		note_corr(img, ((const struct sc_rec_region *)rec)->corr_id, SC_CORR_HOST, tid);
+		sc_nccl_links_region(img, tid, (const void *)rec, 0,
+				     (const char *)((const struct sc_rec_region *)rec + 1));
 		break;
 	case SC_REC_REGION_SPAN: {
 		const struct sc_rec_region_span *sp = (const void *)rec;
 
 		img->regions++;
 		note_corr(img, sp->r.corr_id, SC_CORR_HOST, sp->tid);
+		sc_nccl_links_region(img, sp->tid, &sp->r, sp->end, (const char *)(sp + 1));
 		thread_of(ps, sp->tid); /* its thread gets a track even if it recorded nothing */
 		break;
 	}
@@ -1108,6 +1113,7 @@ void sc_model_free(struct sc_model *m)
 		sc_hashmap_free(&img->corr);
 		sc_hashmap_free(&img->gpu_metric_index);
 		VEC_FREE(&img->gpu_metric_values);
+		sc_nccl_links_free(img->nccl_links);
 		VEC_FREE(&img->children);
 		VEC_FREE(&img->coverage);
 		sc_py_image_free(img->py);

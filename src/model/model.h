@@ -177,6 +177,7 @@ struct sc_image {
 	uint32_t gpu_metric_n;
 	VEC(double) gpu_metric_values;
 	struct sc_hashmap gpu_metric_index; /* corr_id -> index in gpu_metric_values + 1 */
+	struct sc_nccl_links *nccl_links;   /* NCCL calls -> their GPU ops (nccl_links.h) */
 };
 
 /* The address of function id `id` of a FUNC_CALL record with `flags` (a Python code id's

@@ -23,6 +23,7 @@
 
 #include "../common/strutil.h"
 #include "../model/mpi.h"
+#include "../model/nccl_links.h"
 #include "../model/gpu_python.h"
 #include "../model/timeline.h"
 #include "protobuf.h"
@@ -67,6 +68,7 @@ enum {
 #define FLOW_GPU_FAN (2ull << 60) /* the second and later GPU ops of one host call */
 #define FLOW_THREAD (3ull << 60)  /* pthread_create -> the new thread's start */
 #define FLOW_MPI (4ull << 60)	  /* a point-to-point MPI message, send -> receive */
+#define FLOW_NCCL (5ull << 60)	  /* an NCCL call -> the GPU ops that carried it */
 #define FLOW_IDLE (6ull << 60)	  /* a GPU idle interval -> the launch its host activity delayed */
 #define UUID_GPU_IDLE (10ull << 60)
 #define UUID_MASK ((1ull << 60) - 1)
@@ -121,6 +123,9 @@ struct pf {
 	const struct sc_image *img;	   /* being replayed */
 	const struct sc_idle_report *idle; /* why the GPUs were idle, or NULL */
 	uint64_t idle_flows;
+	/* The NCCL links the region being begun starts (nccl_links.h), set just before */
+	const uint32_t *nccl_ids;
+	size_t nccl_n;
 };
 
 /* Track uuids are small numbers handed out in order (a varint of a byte or two per
@@ -578,6 +583,29 @@ static void annotate_python(struct pf *pf, uint64_t corr)
 				sc_py_callsite_text(pf->img, cs, frames, text, sizeof(text)));
 }
 
+/* Flows from an NCCL call to the GPU ops that carried it (link numbers of nccl_links.h). */
+static uint64_t nccl_flow_id(const struct pf *pf, uint32_t n)
+{
+	return FLOW_NCCL | (uint64_t)pf->seq << 36 | n;
+}
+
+static void nccl_flows_of_call(struct pf *pf, struct sc_image *img, int32_t tid,
+			       const struct sc_region_ev *r)
+{
+	pf->nccl_n = r->category && !strcmp(r->category, "nccl")
+			     ? sc_nccl_call_links(img, tid, r->start, &pf->nccl_ids)
+			     : 0;
+}
+
+static void nccl_flows_of_op(struct pf *pf, struct sc_image *img, uint64_t corr)
+{
+	const uint32_t *ids;
+	size_t n = sc_nccl_op_links(img, corr, &ids);
+
+	for (size_t i = 0; i < n; i++)
+		pb_fixed64(&pf->ev, 48, nccl_flow_id(pf, ids[i]));
+}
+
 static void track_event(struct pf *pf, int type, uint64_t track, const struct sc_region_ev *r,
 			uint64_t flow)
 {
@@ -589,6 +617,9 @@ static void track_event(struct pf *pf, int type, uint64_t track, const struct sc
 		mpi_flow_ids(pf, r, true);
 	if (r && r->corr_id)
 		annotate_python(pf, r->corr_id);
+	for (size_t i = 0; r && i < pf->nccl_n; i++)
+		pb_fixed64(&pf->ev, 47, nccl_flow_id(pf, pf->nccl_ids[i]));
+	pf->nccl_n = 0;
 	if (flow) {
 		uint64_t ops = sc_image_corr_ops(pf->img, r->corr_id);
 
@@ -639,6 +670,7 @@ static void on_region_begin(void *ctx, struct sc_image *img, struct sc_thread *t
 				? flow_id(pf, r->corr_id)
 				: thread_flow_id(pf, r, "pthread_create");
 
+	nccl_flows_of_call(pf, img, t->tid, r);
 	track_event(pf, EV_SLICE_BEGIN, region_track(pf, t, r), r, flow);
 	send_event(pf, r->start);
 }
@@ -1051,6 +1083,7 @@ static void on_gpu_op(void *ctx, struct sc_image *img, struct sc_thread *t,
 	}
 	if (sc_image_corr_linked(img, o->corr_id))
 		pb_fixed64(&pf->ev, 48, op_flow_id(pf, o->corr_id));
+	nccl_flows_of_op(pf, img, o->corr_id);
 	pb_end(&pf->ev, e);
 	send_event(pf, o->start);
 	e = begin_track_event(pf, EV_SLICE_END, lane, NULL, NULL);

@@ -19,7 +19,7 @@
  *
  * Under kernel replay CUPTI's kernel records have no timestamps (0, measured on an H200
  * with CUPTI 13.0): the launch call runs the kernel's passes before it returns, so the
- * kernel is placed at the start of its launch call, as long as gpu__time_duration.sum says
+ * kernel is placed in the middle of its launch call, as long as gpu__time_duration.sum says
  * (activity.c asks through cuda_untimed_kernel_time).
  *
  * Stream capture: stopping and decoding are not allowed while a stream captures (the
@@ -287,14 +287,20 @@ static bool kernel_time(uint32_t corr, uint64_t *start, uint64_t *end)
 	return found;
 }
 
-/* The kernel's place in time: the start of its launch call, its duration long. */
+/*
+ * The kernel's place in time: the middle of its launch call, its duration long (the call's
+ * middle half when the duration is unknown). The call's own region is CUPTI's, which begins
+ * a microsecond or two after launch_start and ends before `end` (measured on an H200); the
+ * replayed call lasts many times the kernel, so the middle lies well inside it.
+ */
 static void place_kernel(uint32_t corr, uint64_t end, const double *values, bool valid)
 {
 	double d = valid && cuda_metrics.duration >= 0 ? values[cuda_metrics.duration] : 0;
+	uint64_t call = end > launch_start ? end - launch_start : 0;
+	uint64_t len = d > 0 && d < (double)call ? (uint64_t)d : call / 2;
+	uint64_t start = launch_start + (call - len) / 2;
 
-	if (d > 0 && d < (double)(end - launch_start))
-		end = launch_start + (uint64_t)d;
-	remember_time(corr, launch_start, end);
+	remember_time(corr, start, start + len);
 }
 
 /* The kernel's values: the last range of the window. */

@@ -142,6 +142,8 @@ __attribute__((visibility("default"))) int InitializeInjectionNvtx2(void *get_ex
 	int rc;
 	void *cupti;
 
+	if (cuda_nvtx_inject(get_export_table))
+		return 1;
 	if (!dladdr((void *)cuptiSubscribe, &di) || !di.dli_fname)
 		return 0;
 	cupti = dlopen(di.dli_fname, RTLD_NOW | RTLD_NOLOAD);
