@@ -643,14 +643,12 @@ struct sc_rec_mpi_short {
 
 /*
  * Calls of an MPI query that does no work (MPI_Comm_rank, MPI_Comm_size) past the first
- * SC_MPI_QUERIES_RECORDED of a thread on one communicator: counted, not recorded one by one
+ * --mpi-queries-recorded (16) of a thread on one communicator: counted, not recorded one by one
  * (a record costs more than the call), written every few thousand calls and at MPI_Finalize
  * and the process's end; `calls` is the number since the last MPI_COUNT of the same function,
  * binding and communicator. hdr.flags as MPI_SHORT's. Queries are not timed (their regions
  * have no duration either): `total_ns` is 0 from this runtime.
  */
-#define SC_MPI_QUERIES_RECORDED 16
-
 struct sc_rec_mpi_count {
 	struct sc_record hdr;
 	uint32_t comm; /* 0, 1 or 2, as sc_rec_mpi_short's */

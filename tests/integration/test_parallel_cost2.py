@@ -44,16 +44,16 @@ def need_mpi():
         raise Skip(why)
 
 
-def run_job():
-    """The fixture under `mpirun -np 2 syscope run --parallel=mpi`, sessions in rank-0 and
-    rank-1, the profiles as JSON too. Returns (workdir, mpirun's stderr)."""
+def run_job(*flags):
+    """The fixture under `mpirun -np 2 syscope run --parallel=mpi FLAGS`, sessions in rank-0
+    and rank-1, the profiles as JSON too. Returns (workdir, mpirun's stderr)."""
     workdir = tempfile.mkdtemp(prefix="syscope-pcost2-")
     os.chmod(workdir, 0o755)
     harness._workdirs.append(workdir)
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
                OMPI_MCA_rmaps_base_oversubscribe="1")
     cmd = [MPIRUN, "--oversubscribe", "-np", "2", SYSCOPE, "run", "--parallel=mpi",
-           "--no-time-output", "--output-format", "rocpd,json", "-o", "rank-%rank%", "--",
+           "--no-time-output", "--output-format", "rocpd,json", "-o", "rank-%rank%", *flags, "--",
            fixture("mpi_queries")]
     proc = subprocess.run(cmd, cwd=workdir, env=env, capture_output=True, text=True,
                           timeout=300)
@@ -177,6 +177,28 @@ def test_long_barrier_stays_a_region():
                       "name LIKE 'MPI_Comm_%' GROUP BY name ORDER BY name"),
              [("MPI_Comm_rank", 3 * RECORDED), ("MPI_Comm_size", RECORDED)],
              "the recorded queries on the timeline")
+
+
+def test_every_query_recorded_on_request():
+    """--mpi-queries-recorded 1000000000: every call a region, nothing counted, and
+    `syscope summary` counts them all; a negative number is refused, naming the range."""
+    need_mpi()
+    workdir, _err = run_job("--mpi-queries-recorded", "1000000000")
+    recs = raw_records(os.path.join(workdir, "rank-0"))
+    check_eq(counted_by_fn_comm(recs), ({}, 0), "nothing counted")
+    check_eq(shorts_by_fn_comm(recs)[(FN_COMM_RANK, WORLD)], MAIN_RANK + THREAD_RANK,
+             "every MPI_Comm_rank on the world recorded")
+    db = glob.glob(os.path.join(workdir, "rank-0", "rocpd-*.db"))[0]
+    s = subprocess.run([SYSCOPE, "summary", "--format", "json", "-n", "50", db],
+                       capture_output=True, text=True, timeout=300)
+    check_eq(s.returncode, 0, s.stderr)
+    funcs = {f["function"]: f["calls"] for f in json.loads(s.stdout)["mpi_functions"]}
+    check_eq((funcs.get("MPI_Comm_rank"), funcs.get("MPI_Comm_size")),
+             (MAIN_RANK + SELF_RANK + THREAD_RANK, SIZE), "the summary's calls per function")
+
+    bad = harness.syscope("run", "--parallel=mpi", "--mpi-queries-recorded", "-1", "--",
+                          "true")
+    check(bad.rc != 0 and "mpi-queries-recorded" in bad.err, bad.describe())
 
 
 harness.main(globals())

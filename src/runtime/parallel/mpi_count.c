@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Calls of MPI queries that do no work (MPI_Comm_rank, MPI_Comm_size), counted instead of
- * recorded once a thread made SC_MPI_QUERIES_RECORDED of them on a communicator: a record
+ * recorded once a thread made --mpi-queries-recorded of them on a communicator: a record
  * costs several times the call, and a loop that asks its rank a million times gains nothing
  * from a million regions. The first calls stay regions (where the program asks, on the
  * timeline and in the call tree); the rest become MPI_COUNT records, whose counts the reader
@@ -15,6 +15,7 @@
  */
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "mpi_record.h"
 
@@ -38,10 +39,11 @@ static struct count_block blocks[MPI_COUNT_BLOCKS];
 static atomic_uint nblocks;
 static struct count_block no_block; /* a thread that found the table full: it records */
 static _Thread_local struct count_block *my_block;
+static uint64_t recorded_first = 16; /* SYSCOPE_MPI_QUERIES_RECORDED */
 
 static uint64_t counted_of(uint64_t calls)
 {
-	return calls > SC_MPI_QUERIES_RECORDED ? calls - SC_MPI_QUERIES_RECORDED : 0;
+	return calls > recorded_first ? calls - recorded_first : 0;
 }
 
 static unsigned slot_of(unsigned q, unsigned comm, unsigned binding)
@@ -90,7 +92,7 @@ bool mpi_query_counted(int fn, MPI_Comm comm, uint16_t flags)
 	c = &b->q[k];
 	n = atomic_load_explicit(&c->calls, memory_order_relaxed) + 1;
 	atomic_store_explicit(&c->calls, n, memory_order_relaxed);
-	if (n <= SC_MPI_QUERIES_RECORDED)
+	if (n <= recorded_first)
 		return false;
 	if (__builtin_expect(counted_of(n) % MPI_COUNT_EVERY == 0, 0))
 		write_counted(b, k);
@@ -128,10 +130,10 @@ void mpi_counts_note(void)
 		return;
 	snprintf(text, sizeof(text),
 		 "MPI: %llu calls of MPI_Comm_rank and %llu of MPI_Comm_size past a thread's "
-		 "first %d on a communicator were counted, not recorded one by one: the profile "
+		 "first %llu on a communicator were counted, not recorded one by one: the profile "
 		 "has their exact counts; the timeline and the database only the calls recorded",
 		 (unsigned long long)counted[0], (unsigned long long)counted[1],
-		 SC_MPI_QUERIES_RECORDED);
+		 (unsigned long long)recorded_first);
 	mpi_api->note(SC_NOTE_INFO, text);
 }
 
@@ -149,5 +151,14 @@ static void counts_fork_child(void)
 
 void mpi_counts_init(void)
 {
+	const char *v = getenv("SYSCOPE_MPI_QUERIES_RECORDED");
+	char *end;
+
+	if (v && *v) { /* the launcher checked it: a number of 0 to 10^9 */
+		unsigned long long n = strtoull(v, &end, 10);
+
+		if (!*end)
+			recorded_first = n;
+	}
 	pthread_atfork(NULL, NULL, counts_fork_child);
 }
