@@ -54,7 +54,7 @@ struct pmc_point {
 struct func_total {
 	uint32_t func;
 	uint64_t calls, total_ns;
-	const char *name;		/* interned */
+	const char *name, *category;	/* interned */
 	bool exact, throttled, replace; /* replace: `outer` stands for its recorded calls too */
 	struct sc_stats outer;		/* seconds: the calls not inside one of the same function */
 	double self, hidden; /* seconds: their own time; time hidden in the recorded calls */
@@ -170,7 +170,7 @@ static void on_region_end(void *ctx, struct sc_image *img, struct sc_thread *t,
  * inclusive time; each at the mean). They have no place in the call tree: their time stays
  * in their callers' self time. The process's note names them (throttle_note). */
 static void on_func_count(void *ctx, struct sc_image *img, struct sc_thread *t, const char *name,
-			  uint64_t calls, uint64_t total_ns)
+			  const char *category, uint64_t calls, uint64_t total_ns)
 {
 	struct collect *c = ctx;
 	struct sc_model *m = c->set->model;
@@ -181,8 +181,8 @@ static void on_func_count(void *ctx, struct sc_image *img, struct sc_thread *t, 
 		return;
 	f = VEC_PUSH(&c->counted);
 	f->name = sc_strtab_intern(&m->strings, name);
-	f->func =
-		sc_profile_func_id(c->set, f->name, sc_strtab_intern(&m->strings, "instrumented"));
+	f->category = sc_strtab_intern(&m->strings, category);
+	f->func = sc_profile_func_id(c->set, f->name, f->category);
 	f->calls = calls;
 	f->total_ns = total_ns;
 }
@@ -247,16 +247,19 @@ static void throttle_note(struct sc_model *m, struct sc_process *proc, struct co
 	size_t n = 0, shown;
 	uint64_t calls = 0;
 	char *text, *list;
+	const char *instrumented = sc_strtab_intern(&m->strings, "instrumented");
 
 	if (!c->counted.n)
 		return;
-	list = sc_xstrdup("");
 	v = sc_xcalloc(c->counted.n, sizeof(*v));
 	for (size_t i = 0; i < c->counted.n; i++) { /* one entry per function: threads summed */
 		size_t k;
 
 		if (!c->counted.v[i].calls)
 			continue; /* FUNC_STATS of a caller: time hidden in it, no calls of its own */
+		if (c->counted.v[i].category != instrumented)
+			continue; /* MPI queries: the MPI tracer's own note names them */
+
 		for (k = 0; k < n && strcmp(v[k].name, c->counted.v[i].name); k++)
 			;
 		if (k == n)
@@ -267,9 +270,9 @@ static void throttle_note(struct sc_model *m, struct sc_process *proc, struct co
 	}
 	if (!n) {
 		free(v);
-		free(list);
 		return;
 	}
+	list = sc_xstrdup("");
 	qsort(v, n, sizeof(*v), by_calls_desc);
 	shown = n < 5 ? n : 5;
 	for (size_t k = 0; k < shown; k++) {
@@ -280,9 +283,10 @@ static void throttle_note(struct sc_model *m, struct sc_process *proc, struct co
 		list = next;
 	}
 	text = sc_xasprintf("throttled: %zu function%s, %llu calls counted, not recorded one by "
-			    "one (%s%s); the profile has their exact counts and total time, spread "
-			    "over each function's call paths as its recorded calls; the timeline "
-			    "has only the recorded calls",
+			    "one (%s%s); the profile has their exact counts, spread over each "
+			    "function's call paths as its recorded calls (a native function's calls "
+			    "counted after throttling are not timed); the timeline has only the "
+			    "recorded calls",
 			    n, n == 1 ? "" : "s", (unsigned long long)calls, list,
 			    n > shown ? ", ..." : "");
 	*VEC_PUSH(&m->notes) = (struct sc_note){ .pid = img->pid,

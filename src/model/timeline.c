@@ -40,6 +40,7 @@ struct replay {
 	int32_t last_tid;
 	struct sc_hashmap func_names; /* function address + 1 -> name pointer << 1 | hidden */
 	const char *category_instrumented;
+	const char *category_mpi;
 	struct sc_omp_texts omp; /* arguments of OMP_BEGIN regions */
 };
 
@@ -521,8 +522,17 @@ static int replay_record(void *ctx, int32_t tid, const struct sc_record *rec, ui
 					: NULL;
 
 		if (name && r->ops->func_count)
-			r->ops->func_count(r->ctx, r->img, thread_of(r, tid), name, f->calls,
-					   f->total_ns);
+			r->ops->func_count(r->ctx, r->img, thread_of(r, tid), name,
+					   r->category_instrumented, f->calls, f->total_ns);
+		break;
+	}
+	case SC_REC_MPI_COUNT: {
+		const struct sc_rec_mpi_count *c = (const void *)rec;
+		const char *name = sc_mpi_fn_name(SC_MPI_SHORT_FN(rec->flags));
+
+		if (name && r->ops->func_count)
+			r->ops->func_count(r->ctx, r->img, thread_of(r, tid), name, r->category_mpi,
+					   c->calls, c->total_ns);
 		break;
 	}
 	case SC_REC_FUNC_STATS:
@@ -603,6 +613,7 @@ int sc_timeline_replay(struct sc_model *m, struct sc_image *img, const struct sc
 	sc_hashmap_init(&r.func_names);
 	sc_omp_texts_init(&r.omp);
 	r.category_instrumented = sc_strtab_intern(&m->strings, "instrumented");
+	r.category_mpi = sc_strtab_intern(&m->strings, SC_MPI_CATEGORY);
 	sc_image_foreach(img, replay_record, &r, NULL, NULL, NULL);
 	for (size_t i = 0; i < r.open.n; i++) {
 		close_all(&r, r.open.v[i], end); /* threads that never recorded their end */

@@ -57,10 +57,11 @@ struct sc_timeline_ops {
 		       uint64_t cpu_ns, uint32_t stack);
 	void (*gpu_op)(void *ctx, struct sc_image *img, struct sc_thread *t,
 		       const struct sc_gpu_op_ev *op);
-	/* A throttled function's calls that were only counted (FUNC_COUNT): how many, and
-	 * their total time; `name` as its regions are named. */
+	/* Calls that were only counted (a throttled function's FUNC_COUNT, MPI queries'
+	 * MPI_COUNT): how many, and their total time; `name` and `category` (interned) as
+	 * their regions'. */
 	void (*func_count)(void *ctx, struct sc_image *img, struct sc_thread *t, const char *name,
-			   uint64_t calls, uint64_t total_ns);
+			   const char *category, uint64_t calls, uint64_t total_ns);
 	/* A throttled Python function's calls aggregated in the process (FUNC_STATS). */
 	void (*func_stats)(void *ctx, struct sc_image *img, struct sc_thread *t, const char *name,
 			   const struct sc_rec_func_stats *stats);

@@ -671,6 +671,22 @@ struct sc_rec_mpi_short {
 };
 
 /*
+ * Calls of an MPI query that does no work (MPI_Comm_rank, MPI_Comm_size) past the first
+ * --mpi-queries-recorded (16) of a thread on one communicator: counted, not recorded one by one
+ * (a record costs more than the call), written every few thousand calls and at MPI_Finalize
+ * and the process's end; `calls` is the number since the last MPI_COUNT of the same function,
+ * binding and communicator. hdr.flags as MPI_SHORT's. Queries are not timed (their regions
+ * have no duration either): `total_ns` is 0 from this runtime.
+ */
+struct sc_rec_mpi_count {
+	struct sc_record hdr;
+	uint32_t comm; /* 0, 1 or 2, as sc_rec_mpi_short's */
+	uint32_t reserved;
+	uint64_t calls;
+	uint64_t total_ns;
+};
+
+/*
  * This process's clock against its job's rank 0, measured by ping-pongs at MPI_Init and
  * MPI_Finalize (libsyscope-mpi.so): `offset` is what to add to this process's timestamps
  * around `when` to read rank 0's clock; `syscope merge` interpolates between the two.

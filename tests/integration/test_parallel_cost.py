@@ -1,6 +1,8 @@
 """What MPI tracing costs in records, and the ranks' clocks (issue 16): calls of no work
 (MPI_Comm_rank, MPI_Comm_size, MPI_Barrier, MPI_Finalize on the world) take one 24-byte
-MPI_SHORT record each, read back as the same regions; every rank but 0 measures its clock
+MPI_SHORT record each, read back as the same regions, except the queries past a thread's
+first 16 on a communicator, which are counted (one 32-byte MPI_COUNT at MPI_Finalize here;
+test_parallel_cost2.py has the large counts); every rank but 0 measures its clock
 against rank 0's at MPI_Init and MPI_Finalize (CLOCK_SYNC records, "MPI clock sync"
 regions); `syscope merge` moves a rank whose clock is off (shifted on purpose through
 SYSCOPE_TEST_CLOCK_SHIFT_NS) so that no receive is drawn before its send.
@@ -32,7 +34,9 @@ MESSAGES = 3
 SHIFT_NS = 50_000_000  # rank 1's clock, 50 ms ahead
 # mpi_functions.def ids of the calls that go short
 FN_FINALIZE, FN_COMM_RANK, FN_COMM_SIZE, FN_BARRIER = 3, 4, 5, 16
-SHORT_CALLS = {FN_COMM_RANK: 101, FN_COMM_SIZE: 1, FN_BARRIER: 1, FN_FINALIZE: 1}
+QUERIES_RECORDED = 16  # SC_MPI_QUERIES_RECORDED: a thread's first on a communicator
+SHORT_CALLS = {FN_COMM_RANK: QUERIES_RECORDED, FN_COMM_SIZE: 1, FN_BARRIER: 1, FN_FINALIZE: 1}
+COUNTED_RANK_CALLS = 101 - QUERIES_RECORDED
 
 
 def need_mpi():
@@ -104,10 +108,11 @@ def clock_syncs(db):
 
 def messages(db, pid_of_rank):
     """[(send start, receive end)] of the fixture's 3 messages, in order."""
-    sends = rows(db, "SELECT start FROM regions WHERE name = 'MPI_Send' AND pid = ? "
-                     "ORDER BY start", pid_of_rank[1])
-    recvs = rows(db, "SELECT end FROM regions WHERE name = 'MPI_Recv' AND pid = ? "
-                     "ORDER BY start", pid_of_rank[0])
+    # the MPI calls, not samples whose stack passed through the wrapper of that name
+    sends = rows(db, "SELECT start FROM regions WHERE name = 'MPI_Send' AND pid = ? AND "
+                     "category = 'MPI_API' ORDER BY start", pid_of_rank[1])
+    recvs = rows(db, "SELECT end FROM regions WHERE name = 'MPI_Recv' AND pid = ? AND "
+                     "category = 'MPI_API' ORDER BY start", pid_of_rank[0])
     check_eq((len(sends), len(recvs)), (MESSAGES, MESSAGES), "the fixture's messages")
     return [(s[0], r[0]) for s, r in zip(sends, recvs)]
 
@@ -124,8 +129,9 @@ def pids_by_rank(db):
 
 def test_calls_of_no_work_take_24_bytes():
     """Each call of no work is one MPI_SHORT record of 24 bytes (16 after the header), its
-    function in the flags; calls with arguments stay MPI_CALL (72 bytes); the reader gives
-    the same regions as before, with the world's size."""
+    function in the flags, until a query was made 16 times: the other 85 MPI_Comm_rank calls
+    are one MPI_COUNT; calls with arguments stay MPI_CALL (72 bytes); the reader gives the
+    same regions as before, with the world's size."""
     need_mpi()
     workdir = run_job()
     for rank in (0, 1):
@@ -137,19 +143,23 @@ def test_calls_of_no_work_take_24_bytes():
         for fl, _p in short:
             by_fn[fl & 0x7fff] = by_fn.get(fl & 0x7fff, 0) + 1
         check_eq(by_fn, SHORT_CALLS, f"rank {rank}: the short calls by function")
+        counts = [(fl, struct.unpack_from("<IIQQ", p)) for t, fl, p in recs
+                  if t == records.MPI_COUNT]
+        check_eq(counts, [(FN_COMM_RANK, (1, 0, COUNTED_RANK_CALLS, 0))],
+                 f"rank {rank}: the other MPI_Comm_rank calls, counted on the world")
         # MPI_Init, and the 3 sends (rank 1) or receives (rank 0): arguments of their own.
         check_eq(len(calls), 1 + MESSAGES, f"rank {rank}: calls with arguments")
         check_eq({len(p) + 8 for p in calls}, {72}, "MPI_CALL stays 72 bytes")
         mpi_bytes = sum(len(p) + 8 for t, _fl, p in recs
-                        if t in (records.MPI_SHORT, records.MPI_CALL))
-        check_eq(mpi_bytes, 24 * 104 + 72 * 4, f"rank {rank}: bytes of MPI records")
+                        if t in (records.MPI_SHORT, records.MPI_CALL, records.MPI_COUNT))
+        check_eq(mpi_bytes, 24 * 19 + 72 * 4 + 32, f"rank {rank}: bytes of MPI records")
 
         db = database(os.path.join(workdir, f"rank-{rank}"))
         ranks = rows(db, "SELECT r.start = r.end, a1.value, a2.value FROM regions r "
                          "JOIN region_args a1 ON a1.id = r.id AND a1.name = 'comm' "
                          "JOIN region_args a2 ON a2.id = r.id AND a2.name = 'comm_size' "
                          "WHERE r.name = 'MPI_Comm_rank' AND r.category = 'MPI_API'")
-        check_eq(ranks, [(1, "1", "2")] * 101,
+        check_eq(ranks, [(1, "1", "2")] * QUERIES_RECORDED,
                  "MPI_Comm_rank: stamped once, on the world of 2, read back from short records")
         barrier = rows(db, "SELECT r.end >= r.start, a.value FROM regions r JOIN region_args "
                            "a ON a.id = r.id AND a.name = 'comm_size' WHERE "
@@ -176,7 +186,7 @@ def test_each_rank_measures_its_clock_at_init_and_finalize():
     check_eq(sorted(got), ["MPI_Finalize", "MPI_Init"], "both measurements, as regions")
     check_eq({a["category"] for a in got.values()}, {"SYSCOPE_CONTROL"}, "syscope's own time")
     check_eq(rows(db, "SELECT COUNT(*) FROM regions WHERE category = 'MPI_API'"),
-             [(1 + MESSAGES + 104,)], "the measurement is no MPI call of the program")
+             [(1 + MESSAGES + 19,)], "the measurement is no MPI call of the program")
 
 
 def test_merge_aligns_a_rank_whose_clock_is_off():
@@ -194,9 +204,11 @@ def test_merge_aligns_a_rank_whose_clock_is_off():
               f"{at}: offset {offset}, {a}")
     own = {r: database(os.path.join(workdir, f"rank-{r}")) for r in (0, 1)}
     send_starts = [s for (s,) in rows(own[1], "SELECT start FROM regions WHERE "
-                                              "name = 'MPI_Send' ORDER BY start")]
+                                              "name = 'MPI_Send' AND category = 'MPI_API' "
+                                              "ORDER BY start")]
     recv_ends = [e for (e,) in rows(own[0], "SELECT end FROM regions WHERE "
-                                            "name = 'MPI_Recv' ORDER BY start")]
+                                            "name = 'MPI_Recv' AND category = 'MPI_API' "
+                                            "ORDER BY start")]
     check(all(s > e for s, e in zip(send_starts, recv_ends)),
           f"the shift is real: sends {send_starts} after receives {recv_ends}")
 
@@ -228,11 +240,13 @@ def test_merge_interpolates_between_init_and_finalize():
                    f'A.event_id = R.event_id WHERE A.name = \'at\' AND A.value = ?)',
                    (str(offset), at))
     db.commit()
-    own = sorted(s for (s,) in rows(db, "SELECT start FROM regions WHERE name = 'MPI_Send'"))
+    own = sorted(s for (s,) in rows(db, "SELECT start FROM regions WHERE name = 'MPI_Send' "
+                                        "AND category = 'MPI_API'"))
     merged, _trace = merge(workdir)
     pid = pids_by_rank(merged)[1]
     moved = sorted(s for (s,) in rows(merged, "SELECT start FROM regions WHERE "
-                                              "name = 'MPI_Send' AND pid = ?", pid))
+                                              "name = 'MPI_Send' AND category = 'MPI_API' "
+                                              "AND pid = ?", pid))
     want = [t + o0 + int((t - w0) * (o1 - o0) / (w1 - w0)) for t in own]
     check(all(w0 < t < w1 for t in own), "the sends lie between the two measurements")
     check(all(abs(m - w) <= 1 for m, w in zip(moved, want)) and len(moved) == MESSAGES,

@@ -71,6 +71,7 @@ int MPI_Finalize(void)
 		return real();
 	}
 	mpi_call(&c, SC_MPI_FINALIZE, MPI_COMM_NULL);
+	mpi_counts_write_all(); /* no query is valid past this point */
 	mpi_clock_sync(false);
 	rc = real();
 	mpi_write(&c, NULL, 0);
@@ -87,7 +88,8 @@ int MPI_Comm_rank(MPI_Comm comm, int *rank)
 	if (!mpi_recording())
 		return real(comm, rank);
 	rc = real(comm, rank);
-	mpi_write_query(SC_MPI_COMM_RANK, comm, 0);
+	if (!mpi_query_counted(SC_MPI_COMM_RANK, comm, 0))
+		mpi_write_query(SC_MPI_COMM_RANK, comm, 0);
 	return rc;
 }
 
@@ -99,7 +101,8 @@ int MPI_Comm_size(MPI_Comm comm, int *size)
 	if (!mpi_recording())
 		return real(comm, size);
 	rc = real(comm, size);
-	mpi_write_query(SC_MPI_COMM_SIZE, comm, 0);
+	if (!mpi_query_counted(SC_MPI_COMM_SIZE, comm, 0))
+		mpi_write_query(SC_MPI_COMM_SIZE, comm, 0);
 	return rc;
 }
 

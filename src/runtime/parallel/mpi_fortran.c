@@ -134,8 +134,10 @@ void F(mpi_finalize)(MPI_Fint *ierr)
 	struct sc_rec_mpi_call c;
 	bool on = mpi_begin(&c.ts);
 
-	if (on)
+	if (on) {
 		start(&c, SC_MPI_FINALIZE, MPI_COMM_NULL);
+		mpi_counts_write_all(); /* no query is valid past this point */
+	}
 	if (mpi_tracer_present())
 		mpi_clock_sync(false);
 	CALL(ierr);
@@ -149,7 +151,7 @@ void F(mpi_comm_rank)(MPI_Fint *comm, MPI_Fint *rank, MPI_Fint *ierr)
 	bool on = mpi_recording();
 
 	CALL(comm, rank, ierr);
-	if (on)
+	if (on && !mpi_query_counted(SC_MPI_COMM_RANK, f_comm(*comm), SC_MPI_FORTRAN))
 		mpi_write_query(SC_MPI_COMM_RANK, f_comm(*comm), SC_MPI_FORTRAN);
 }
 
@@ -159,7 +161,7 @@ void F(mpi_comm_size)(MPI_Fint *comm, MPI_Fint *size, MPI_Fint *ierr)
 	bool on = mpi_recording();
 
 	CALL(comm, size, ierr);
-	if (on)
+	if (on && !mpi_query_counted(SC_MPI_COMM_SIZE, f_comm(*comm), SC_MPI_FORTRAN))
 		mpi_write_query(SC_MPI_COMM_SIZE, f_comm(*comm), SC_MPI_FORTRAN);
 }
 

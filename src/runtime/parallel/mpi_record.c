@@ -61,6 +61,7 @@ bool mpi_find_api(void)
 			mpi_clock_shift = (uint64_t)strtoll(shift, NULL, 10);
 		can_reserve = a->size >= sizeof(*a) && a->reserve && a->commit;
 		mpi_api = a;
+		mpi_counts_init();
 		a->at_stop(mpi_report);
 		atomic_store(&mpi_api_state, 1);
 		return true;
@@ -78,9 +79,6 @@ static void write_at(struct sc_rec_mpi_call *c, const struct sc_mpi_done *done, 
 			(uint32_t)(ndone * sizeof(*done)));
 }
 
-/* The id of `comm` when its size is known to the reader without being written (none, the
- * world once MPI_Init returned, self), else UINT32_MAX. */
-static uint32_t plain_comm_id(MPI_Comm comm);
 static int world_size_now(void);
 
 static void write_short(int fn, uint32_t comm, uint64_t t0, uint64_t end, uint16_t flags)
@@ -108,7 +106,7 @@ static void write_short(int fn, uint32_t comm, uint64_t t0, uint64_t end, uint16
 void mpi_write_query(int fn, MPI_Comm comm, uint16_t flags)
 {
 	uint64_t now = mpi_now();
-	uint32_t id = plain_comm_id(comm);
+	uint32_t id = mpi_plain_comm_id(comm);
 	struct sc_rec_mpi_call c;
 
 	if (__builtin_expect(id != UINT32_MAX, 1)) {
@@ -124,7 +122,7 @@ void mpi_write_query(int fn, MPI_Comm comm, uint16_t flags)
 void mpi_write_plain(int fn, MPI_Comm comm, uint64_t t0, uint16_t flags)
 {
 	uint64_t end = mpi_now();
-	uint32_t id = plain_comm_id(comm);
+	uint32_t id = mpi_plain_comm_id(comm);
 	struct sc_rec_mpi_call c;
 
 	if (__builtin_expect(id != UINT32_MAX && end - t0 < UINT32_MAX, 1)) {
@@ -183,7 +181,7 @@ static atomic_uint next_comm_id = 3; /* 1 world, 2 self */
 static MPI_Group world_group = MPI_GROUP_NULL;
 static int world_size; /* known from MPI_Init on: most calls name the world */
 
-static uint32_t plain_comm_id(MPI_Comm comm)
+uint32_t mpi_plain_comm_id(MPI_Comm comm)
 {
 	if (comm == MPI_COMM_WORLD)
 		return world_size ? 1 : UINT32_MAX;
@@ -351,7 +349,11 @@ static void mpi_report(void)
 	uint64_t n = atomic_load(&untracked_requests);
 	char text[160];
 
-	if (!n || atomic_load(&mpi_api_state) != 1)
+	if (atomic_load(&mpi_api_state) != 1)
+		return;
+	mpi_counts_write_all();
+	mpi_counts_note();
+	if (!n)
 		return;
 	snprintf(text, sizeof(text),
 		 "MPI: %llu requests were not followed (more than %d in flight on a thread); "

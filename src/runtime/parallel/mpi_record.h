@@ -95,6 +95,19 @@ void mpi_write_plain(int fn, MPI_Comm comm, uint64_t t0, uint16_t flags);
  * stamped once, with no duration, since a second clock read would cost more than the call. */
 void mpi_write_query(int fn, MPI_Comm comm, uint16_t flags);
 
+/* A query that does no work (MPI_Comm_rank, MPI_Comm_size) has returned: true when it was
+ * only counted (mpi_count.c), false when it is to be recorded. */
+bool mpi_query_counted(int fn, MPI_Comm comm, uint16_t flags);
+/* Write every thread's counted calls not yet written (MPI_Finalize, the process's end). */
+void mpi_counts_write_all(void);
+/* At the process's end: a note of how many calls were only counted. */
+void mpi_counts_note(void);
+void mpi_counts_init(void);
+
+/* The id of `comm` when its size is known to the reader without being written (0 none, 1
+ * the world once MPI_Init returned, 2 self), else UINT32_MAX. */
+uint32_t mpi_plain_comm_id(MPI_Comm comm);
+
 /* At MPI_Init's end and at MPI_Finalize's start (mpi_clock.c): this rank's clock measured
  * against rank 0's, a CLOCK_SYNC record. Every rank of the job must come here. */
 void mpi_clock_sync(bool at_init);
