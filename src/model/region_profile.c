@@ -22,6 +22,7 @@
  * stack, not the code that resumed it, so each context of a thread is its own part of the
  * thread's tree.
  */
+#include "mpi.h"
 #include "profile_build.h"
 #include "spill_sort.h"
 #include "timeline.h"
@@ -247,7 +248,7 @@ static void throttle_note(struct sc_model *m, struct sc_process *proc, struct co
 	size_t n = 0, shown;
 	uint64_t calls = 0;
 	char *text, *list;
-	const char *instrumented = sc_strtab_intern(&m->strings, "instrumented");
+	const char *mpi = sc_strtab_intern(&m->strings, SC_MPI_CATEGORY);
 
 	if (!c->counted.n)
 		return;
@@ -257,7 +258,7 @@ static void throttle_note(struct sc_model *m, struct sc_process *proc, struct co
 
 		if (!c->counted.v[i].calls)
 			continue; /* FUNC_STATS of a caller: time hidden in it, no calls of its own */
-		if (c->counted.v[i].category != instrumented)
+		if (c->counted.v[i].category == mpi)
 			continue; /* MPI queries: the MPI tracer's own note names them */
 
 		for (k = 0; k < n && strcmp(v[k].name, c->counted.v[i].name); k++)
@@ -282,13 +283,13 @@ static void throttle_note(struct sc_model *m, struct sc_process *proc, struct co
 		free(list);
 		list = next;
 	}
-	text = sc_xasprintf("throttled: %zu function%s, %llu calls counted, not recorded one by "
-			    "one (%s%s); the profile has their exact counts, spread over each "
-			    "function's call paths as its recorded calls (a native function's calls "
-			    "counted after throttling are not timed); the timeline has only the "
-			    "recorded calls",
-			    n, n == 1 ? "" : "s", (unsigned long long)calls, list,
-			    n > shown ? ", ..." : "");
+	text = sc_xasprintf(
+		"throttled: %zu function%s, %llu calls counted, not recorded one by "
+		"one (%s%s); the profile has their exact counts, spread over each "
+		"function's call paths as its recorded calls (a native function's calls "
+		"counted after throttling are not timed); the timeline has only the "
+		"recorded calls",
+		n, n == 1 ? "" : "s", (unsigned long long)calls, list, n > shown ? ", ..." : "");
 	*VEC_PUSH(&m->notes) = (struct sc_note){ .pid = img->pid,
 						 .ts = img->last_ts,
 						 .level = SC_NOTE_INFO,
