@@ -18,6 +18,10 @@ const struct sc_plugin_api *cuda_api;
  * excluded, the driver's cuLaunchKernel is traced. */
 const char *cuda_api_traced_name(bool runtime, uint32_t cbid)
 {
+	if (!runtime && cbid == CUPTI_DRIVER_TRACE_CBID_cuKernelGetName)
+		return "cuKernelGetName";
+	if (!runtime && cbid == CUPTI_DRIVER_TRACE_CBID_cuDeviceGetAttribute)
+		return "cuDeviceGetAttribute";
 	if (runtime && cbid == CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000)
 		return "cudaLaunchKernel";
 	if (!runtime && cbid == CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel)
@@ -28,6 +32,11 @@ const char *cuda_api_traced_name(bool runtime, uint32_t cbid)
 unsigned cuda_api_trace_driver_work(void)
 {
 	return 0;
+}
+
+bool cuda_api_driver_starts_work(uint32_t cbid)
+{
+	return cbid == CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel;
 }
 
 /* Every record written, as (type, body) in order. */
@@ -535,7 +544,13 @@ static void test_driver_calls_of_the_runtime_left_out(void)
 {
 	struct sc_rec_region_span sp;
 
+	/* No runtime call in the process (yet): a driver-API program, every call its own. */
 	cuda_activity_driver_own(true);
+	nout = 0;
+	api_record(false, CUPTI_DRIVER_TRACE_CBID_cuKernelGetName, 13, 10, 20, 399);
+	CHECK(nout == 0);
+	cuda_activity_finish();
+	CHECK(nout == 1);
 	nout = 0;
 	api_record(false, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, 7, 1100, 1200, 401);
 	CHECK(nout == 0);
@@ -593,26 +608,24 @@ static void test_driver_calls_of_the_program_shown(void)
 	CHECK(nout == 1);
 }
 
-/* A runtime linked into the program starts CUDA inside its first call, unrecorded: the
- * starting thread's driver calls before its first recorded runtime call are the runtime's. */
-static void test_static_runtime_startup_left_out(void)
+/* The runtime's calls outside its recorded calls (start-up, kernel name lookups): once the
+ * process is known to call the runtime, only driver calls that start work are shown. */
+static void test_runtime_calls_outside_its_calls_left_out(void)
 {
 	cuda_activity_driver_own(true);
-	cuda_driver_calls_startup(11);
 	nout = 0;
-	api_record(false, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, 11, 100, 200, 601);
-	api_record(false, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, 12, 150, 250, 602);
+	api_record(false, CUPTI_DRIVER_TRACE_CBID_cuDeviceGetAttribute, 11, 50, 60, 601);
+	api_record(false, CUPTI_DRIVER_TRACE_CBID_cuKernelGetName, 11, 100, 200, 602);
 	api_record(true, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, 11, 300, 400, 603);
-	CHECK(nout == 1); /* the runtime call; the start-up's driver call left out */
+	CHECK(nout == 1);
 	CHECK_STR(category_at(0), "CUDA_RUNTIME_API");
-	/* Only until that first runtime call, and only on the thread that started CUDA. */
 	nout = 0;
 	api_record(false, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, 11, 500, 600, 604);
-	api_record(true, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, 11, 700, 800, 605);
-	api_record(true, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, 12, 700, 800, 606);
-	CHECK(nout == 4);
+	api_record(false, CUPTI_DRIVER_TRACE_CBID_cuKernelGetName, 11, 610, 620, 605);
+	api_record(true, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, 11, 700, 800, 606);
+	CHECK(nout == 2);
 	CHECK_STR(category_at(0), "CUDA_DRIVER_API");
-	CHECK_STR(category_at(2), "CUDA_DRIVER_API");
+	CHECK(cuda_driver_calls_hidden() >= 3);
 	cuda_activity_driver_own(false);
 }
 
@@ -676,7 +689,7 @@ int main(void)
 	test_correlation_table();
 	test_driver_calls_of_the_runtime_left_out();
 	test_driver_calls_of_the_program_shown();
-	test_static_runtime_startup_left_out();
+	test_runtime_calls_outside_its_calls_left_out();
 	test_allocation_not_linked_to_an_ended_call();
 	test_module_globals_apart();
 	return check_report("test_cuda_activity");

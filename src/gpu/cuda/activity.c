@@ -19,8 +19,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
 #define BUFFER_ALIGN 8
 
@@ -441,7 +439,8 @@ static void api_call(const CUpti_ActivityAPI *a, bool runtime)
 {
 	const char *name = cuda_api_traced_name(runtime, a->cbid);
 	int32_t tid = (int32_t)a->threadId;
-	struct driver_call c = { a->start, a->end, a->correlationId, a->cbid };
+	struct driver_call c = { a->start, a->end, a->correlationId, a->cbid,
+				 !runtime && cuda_api_driver_starts_work(a->cbid) };
 
 	if (!tid)
 		return;
@@ -775,8 +774,6 @@ CUptiResult cuda_activity_start(unsigned domains, size_t bytes)
 			  "CUDA tracing: the driver calls that start GPU work could "
 			  "not be recorded: libraries' kernels (cuBLAS) have no launch");
 	cuda_activity_driver_own(domains & CUDA_DOM_DRIVER_OWN);
-	if ((domains & CUDA_DOM_DRIVER_OWN) && (domains & CUDA_DOM_DRIVER))
-		cuda_driver_calls_startup((int32_t)syscall(SYS_gettid)); /* we run inside cuInit */
 	if (domains & CUDA_DOM_KERNEL)
 		rc = enable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, "kernels", rc);
 	if (domains & CUDA_DOM_MEMORY) {

@@ -114,6 +114,12 @@ static bool driver_work(const char *name)
 	return false;
 }
 
+bool cuda_api_driver_starts_work(uint32_t cbid)
+{
+	return driver_table.names && cbid < driver_table.size && driver_table.names[cbid] &&
+	       driver_work(driver_table.names[cbid]);
+}
+
 unsigned cuda_api_trace_driver_work(void)
 {
 	unsigned n = 0;

@@ -14,11 +14,12 @@
  * program's), or until the end. At most HOLD_MAX a thread: past that the oldest is shown
  * (no runtime call is that long in practice). Called under activity.c's buffer lock.
  *
- * A runtime linked into the program (nvcc's default) starts CUDA inside the program's first
- * runtime call, which CUPTI may not record (it was not there when the call began): the driver
- * calls the thread that started CUDA makes before its first recorded runtime call are the
- * runtime's start-up when that thread turns out to make runtime calls (a driver-API program
- * makes none, and keeps them all).
+ * Not every call the runtime makes lies inside one of its recorded calls: it starts CUDA
+ * inside the program's first call before CUPTI times that call (device attributes, ...), and
+ * looks up each kernel's name just before its launch is timed. So once the process is known
+ * to call the runtime (a runtime record came), a driver call outside runtime calls is the
+ * program's only if it starts GPU work or allocates, as where only those are recorded (the
+ * runtime a library of its own); in a driver-API program (no runtime record) every one is.
  */
 #include "driver_calls.h"
 
@@ -38,7 +39,7 @@ static struct held_thread held[HOLD_THREADS];
 static driver_call_show_fn show_call;
 static driver_call_hide_fn hide_call;
 static atomic_uint_least64_t hidden_calls;
-static int32_t startup_tid; /* the thread that started CUDA, until its first runtime call */
+static bool runtime_seen; /* the process calls the CUDA runtime */
 
 void cuda_driver_calls_init(driver_call_show_fn show, driver_call_hide_fn hide)
 {
@@ -71,6 +72,17 @@ static struct driver_call *at(struct held_thread *t, uint32_t i)
 	return &t->ring[(t->first + i) % HOLD_MAX];
 }
 
+/* A call no runtime call was open around: the program's, or the runtime's (see above). */
+static void decide_outside(int32_t tid, const struct driver_call *c)
+{
+	if (runtime_seen && !c->work) {
+		atomic_fetch_add(&hidden_calls, 1);
+		hide_call(c, 0);
+	} else {
+		show_call(tid, c);
+	}
+}
+
 bool cuda_driver_call_hold(int32_t tid, const struct driver_call *c)
 {
 	struct held_thread *t = tid ? thread_of(tid, true) : NULL;
@@ -78,7 +90,7 @@ bool cuda_driver_call_hold(int32_t tid, const struct driver_call *c)
 	if (!t)
 		return false;
 	if (t->n == HOLD_MAX) { /* the oldest is the program's: no runtime call is this long */
-		show_call(tid, at(t, 0));
+		decide_outside(tid, at(t, 0));
 		t->first = (t->first + 1) % HOLD_MAX;
 		t->n--;
 	}
@@ -86,34 +98,24 @@ bool cuda_driver_call_hold(int32_t tid, const struct driver_call *c)
 	return true;
 }
 
-void cuda_driver_calls_startup(int32_t tid)
-{
-	startup_tid = tid;
-}
-
 void cuda_driver_calls_runtime(int32_t tid, uint64_t start, uint64_t end, uint32_t corr)
 {
 	struct held_thread *t = thread_of(tid, false);
-	bool startup = tid && tid == startup_tid;
 	uint32_t kept = 0;
 
-	if (startup)
-		startup_tid = 0;
+	runtime_seen = true;
 	if (!t)
 		return;
 	for (uint32_t i = 0; i < t->n; i++) {
 		struct driver_call c = *at(t, i);
 
-		if (startup && c.end <= start) {
-			atomic_fetch_add(&hidden_calls, 1);
-			hide_call(&c, 0);
-		} else if (c.start >= start && c.end <= end) {
+		if (c.start >= start && c.end <= end) {
 			atomic_fetch_add(&hidden_calls, 1);
 			hide_call(&c, corr);
 		} else if (c.start > end) {
 			*at(t, kept++) = c; /* after this call: a later one may hold it */
 		} else {
-			show_call(tid, &c);
+			decide_outside(tid, &c);
 		}
 	}
 	t->n = kept;
@@ -125,7 +127,7 @@ void cuda_driver_calls_flush(void)
 		struct held_thread *t = &held[h];
 
 		for (uint32_t i = 0; t->tid && i < t->n; i++)
-			show_call(t->tid, at(t, i));
+			decide_outside(t->tid, at(t, i));
 		t->n = 0;
 		t->first = 0;
 	}
