@@ -234,9 +234,9 @@ static void print_module_globals(FILE *f, uint64_t n, uint64_t bytes)
 {
 	if (n)
 		fprintf(f,
-			"syscope: GPU: besides, %llu module globals (%.1f KiB of __device__ "
+			"syscope: GPU: besides, %llu module globals (%llu bytes of __device__ "
 			"variables the driver allocated when it loaded modules; not counted above)\n",
-			(unsigned long long)n, (double)bytes / 1024);
+			(unsigned long long)n, (unsigned long long)bytes);
 }
 
 static void print_gpu(FILE *f, const struct sc_model *m)

@@ -6,7 +6,8 @@
   - a program built as nvcc builds by default (the CUDA runtime linked statically): none of
     the runtime's own driver calls is recorded, every kernel is linked to cudaLaunchKernel,
     and the module global it declares is named apart from its allocations in the summary;
-  - NCCL with one rank: allocations and frees are linked only to calls open at the time.
+  - NCCL with one rank: allocations and frees are linked only to calls open at the time;
+  - (no GPU needed) module globals counted apart in the summary, from a synthetic session.
 
 Skipped, with the reason, without an NVIDIA GPU, without syscope's CUDA tracing, without the
 fixtures (no nvcc) or without PyTorch / NCCL. tests/unit/test_cuda_activity.c checks the
@@ -122,6 +123,19 @@ def test_module_globals_apart_from_allocations():
     globals_line = [ln for ln in gpu if "module globals" in ln]
     check(globals_line and re.search(r"besides, [1-9]\d* module globals", globals_line[0]),
           f"the __device__ variable named apart: {gpu}")
+
+
+def test_module_globals_counted_apart_in_the_summary():
+    """Without a GPU: a synthetic session with two cudaMalloc/cudaFree pairs and five module
+    globals (allocations of level STATIC that no call made)."""
+    s = harness.gen_session("--pid", 5101, "--allocs", 2, "--module-globals", 5)
+    r = syscope("convert", "--output-format", "rocpd", s)
+    check_eq(r.rc, 0, r.describe())
+    check("GPU: 0 kernels, 0 copies, 0 sets, 2 allocations, 2 frees" in r.err, r.err)
+    check("GPU: besides, 5 module globals (20 bytes of __device__ variables" in r.err, r.err)
+    db = sqlite3.connect(os.path.join(s, "rocpd-5101.db"))
+    check_eq(rows(db, "SELECT type, COUNT(*) FROM memory_allocations GROUP BY type"),
+             [("ALLOC", 7), ("FREE", 2)], "every allocation row kept in the database")
 
 
 def nccl_env():
