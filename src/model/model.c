@@ -254,6 +254,15 @@ static struct sc_gpu_stream *stream_for(struct sc_model *m, struct sc_image *img
 	return g;
 }
 
+/* Module globals (__device__ variables) the driver allocated, apart from the program's
+ * allocations in the figures (issue 17). */
+static void count_static_allocation(struct sc_image *img, const struct sc_rec_gpu_op *r)
+{
+	if (r->kind == SC_GPU_ALLOC && r->copy_kind == SC_MEM_STATIC) {
+		img->gpu_static_allocs++;
+		img->gpu_static_bytes += r->bytes;
+	}
+}
 static void gpu_record(struct sc_model *m, struct sc_image *img, const struct sc_record *rec)
 {
 	switch (rec->type) {
@@ -298,6 +307,7 @@ static void gpu_record(struct sc_model *m, struct sc_image *img, const struct sc
 		note_corr(img, r->corr_id, SC_CORR_DEVICE, 0);
 		sc_nccl_links_op(img, r);
 		if (r->kind == SC_GPU_ALLOC || r->kind == SC_GPU_FREE) {
+			count_static_allocation(img, r);
 			agent_for(m, img, r->agent);
 			break;
 		}

@@ -163,8 +163,9 @@ struct sc_image {
 	struct sc_hashmap func_ids; /* FUNC_ID: id + 1 -> address (FUNC_CALL records name ids) */
 	uint64_t regions, marks, counter_values; /* counts, for the summary */
 	int32_t mpi_rank, mpi_size; /* from MPI_Init's record: rank + 1 (0: none), job size */
-	uint64_t gpu_ops[SC_GPU_OP_KINDS]; /* by enum sc_gpu_op_kind */
-	uint64_t gpu_busy_ns;		   /* kernels, copies and sets, summed */
+	uint64_t gpu_ops[SC_GPU_OP_KINDS];	      /* by enum sc_gpu_op_kind */
+	uint64_t gpu_busy_ns;			      /* kernels, copies and sets, summed */
+	uint64_t gpu_static_allocs, gpu_static_bytes; /* of gpu_ops[SC_GPU_ALLOC]: module globals */
 	uint64_t lost_records, lost_bytes, lost_samples;
 	int64_t crash_stack;		   /* index of the crash stack in sc_model.stacks, or -1 */
 	const char *pmc_names[SC_PMC_MAX]; /* CPU counters (--cpu-events), interned */

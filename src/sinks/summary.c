@@ -229,15 +229,27 @@ static void print_top(FILE *f, struct sc_output *out, unsigned kind, unsigned to
 	free(e);
 }
 
+/* The driver's allocations for loaded modules' __device__ variables: not the program's. */
+static void print_module_globals(FILE *f, uint64_t n, uint64_t bytes)
+{
+	if (n)
+		fprintf(f,
+			"syscope: GPU: besides, %llu module globals (%llu bytes of __device__ "
+			"variables the driver allocated when it loaded modules; not counted above)\n",
+			(unsigned long long)n, (unsigned long long)bytes);
+}
+
 static void print_gpu(FILE *f, const struct sc_model *m)
 {
-	uint64_t ops[SC_GPU_OP_KINDS] = { 0 }, busy = 0, agents = 0;
+	uint64_t ops[SC_GPU_OP_KINDS] = { 0 }, busy = 0, agents = 0, globals = 0, global_bytes = 0;
 
 	for (size_t i = 0; i < m->images.n; i++) {
 		for (int k = 0; k < SC_GPU_OP_KINDS; k++)
 			ops[k] += m->images.v[i]->gpu_ops[k];
 		busy += m->images.v[i]->gpu_busy_ns;
 		agents += m->images.v[i]->agents.n;
+		globals += m->images.v[i]->gpu_static_allocs;
+		global_bytes += m->images.v[i]->gpu_static_bytes;
 	}
 	if (!agents)
 		return;
@@ -246,8 +258,9 @@ static void print_gpu(FILE *f, const struct sc_model *m)
 		fprintf(f, "%llu graph launches, ", (unsigned long long)ops[SC_GPU_GRAPH]);
 	fprintf(f, "%llu copies, %llu sets, %llu allocations, %llu frees; %.3f ms of device work\n",
 		(unsigned long long)ops[SC_GPU_COPY], (unsigned long long)ops[SC_GPU_SET],
-		(unsigned long long)ops[SC_GPU_ALLOC], (unsigned long long)ops[SC_GPU_FREE],
-		(double)busy * 1e-6);
+		(unsigned long long)(ops[SC_GPU_ALLOC] - globals),
+		(unsigned long long)ops[SC_GPU_FREE], (double)busy * 1e-6);
+	print_module_globals(f, globals, global_bytes);
 }
 
 /* What the files' headers count as lost, over every image, by cause. */

@@ -532,6 +532,7 @@ enum sc_gpu_mem_level {
 	SC_MEM_REAL = 0,
 	SC_MEM_VIRTUAL = 1,
 	SC_MEM_SCRATCH = 2,
+	SC_MEM_STATIC = 3, /* a loaded module's globals (__device__ variables): the driver's */
 };
 
 #define SC_AGENT_HOST UINT32_MAX /* src/dst agent of a copy: host memory */

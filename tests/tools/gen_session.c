@@ -8,7 +8,8 @@
  *
  *   gen_session DIR [--pid N] [--ppid N] [--threads N] [--regions N] [--samples N]
  *               [--counters N] [--marks N] [--kernels N] [--copies N] [--allocs N]
- *               [--graphs N] [--graph-ops N] [--api-spans] [--kernels-in-region]
+ *               [--graphs N] [--graph-ops N] [--module-globals N] [--api-spans]
+ *               [--kernels-in-region]
  *               [--kernel-ns NS] [--rank R] [--kernel-metrics]
  *               [--idle-steps N] [--idle-causes LIST] [--idle-gap-ns NS] [--idle-overlap]
  *               [--idle-cputime]
@@ -25,7 +26,8 @@
  * copy, --allocs cudaMalloc/cudaFree pairs of 4 MiB, --graphs cudaGraphLaunch calls each
  * followed by two kernels carrying its correlation id, --graph-ops cudaGraphLaunch calls each
  * followed by one whole-graph operation "CUDA graph 3" (what --cuda-domains graph records,
- * 2 x --kernel-ns long). With --api-spans the cudaLaunchKernel
+ * 2 x --kernel-ns long), --module-globals allocations of 4 bytes no call made, of level
+ * SC_MEM_STATIC (a module's __device__ variables). With --api-spans the cudaLaunchKernel
  * and cudaGraphLaunch calls are whole-region records (REGION_SPAN, as the CUDA tracer writes
  * them; a graph launch's after its kernels), and launched kernels do not name their thread
  * (readers find it through the correlation id). With --kernels-in-region the kernel
@@ -82,7 +84,7 @@ struct options {
 	int32_t pid, ppid;
 	unsigned threads;
 	uint64_t regions, samples, counters, marks, kernels, copies, allocs, graphs, graph_ops,
-		kernel_ns;
+		kernel_ns, module_globals;
 	int api_spans;
 	int kernels_in_region;
 	uint64_t idle_steps, idle_gap_ns;
@@ -358,7 +360,7 @@ static void write_gpu(struct writer *w, const struct options *o, int32_t tid)
 	uint64_t corr = 0;
 
 	if (!o->kernels && !o->copies && !o->allocs && !o->graphs && !o->graph_ops &&
-	    !o->idle_steps)
+	    !o->module_globals && !o->idle_steps)
 		return;
 	memset(a.uuid, 0xab, sizeof(a.uuid));
 	a.memory_bytes = 143771ull << 20;
@@ -483,6 +485,17 @@ static void write_gpu(struct writer *w, const struct options *o, int32_t tid)
 		w->ts += 1000;
 		write_end(w);
 		write_gpu_op(w, &m);
+	}
+	for (uint64_t i = 0; i < o->module_globals; i++) {
+		struct sc_rec_gpu_op g = { .kind = SC_GPU_ALLOC,
+					   .bytes = 4,
+					   .address = 0x7e0000000000ull + (i << 8),
+					   .copy_kind = SC_MEM_STATIC,
+					   .start = w->ts,
+					   .end = w->ts };
+
+		write_gpu_op(w, &g);
+		w->ts += 100;
 	}
 }
 
@@ -765,6 +778,8 @@ int main(int argc, char **argv)
 			o.copies = number(a, v);
 		else if (!strcmp(a, "--allocs"))
 			o.allocs = number(a, v);
+		else if (!strcmp(a, "--module-globals"))
+			o.module_globals = number(a, v);
 		else if (!strcmp(a, "--kernel-ns"))
 			o.kernel_ns = number(a, v);
 		else if (!strcmp(a, "--idle-steps"))

@@ -10,6 +10,7 @@
 #include "check.h"
 #include "gpu/cuda/activity.h"
 #include "gpu/cuda/api_names.h"
+#include "gpu/cuda/driver_calls.h"
 
 const struct sc_plugin_api *cuda_api;
 
@@ -17,11 +18,25 @@ const struct sc_plugin_api *cuda_api;
  * excluded, the driver's cuLaunchKernel is traced. */
 const char *cuda_api_traced_name(bool runtime, uint32_t cbid)
 {
+	if (!runtime && cbid == CUPTI_DRIVER_TRACE_CBID_cuKernelGetName)
+		return "cuKernelGetName";
+	if (!runtime && cbid == CUPTI_DRIVER_TRACE_CBID_cuDeviceGetAttribute)
+		return "cuDeviceGetAttribute";
 	if (runtime && cbid == CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000)
 		return "cudaLaunchKernel";
 	if (!runtime && cbid == CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel)
 		return "cuLaunchKernel";
 	return NULL;
+}
+
+unsigned cuda_api_trace_driver_work(void)
+{
+	return 0;
+}
+
+bool cuda_api_driver_starts_work(uint32_t cbid)
+{
+	return cbid == CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel;
 }
 
 /* Every record written, as (type, body) in order. */
@@ -487,6 +502,177 @@ static void test_correlation_table(void)
 	CHECK(cuda_corr_thread(0) == 0);
 }
 
+/* The category of written region i. */
+static const char *category_at(unsigned i)
+{
+	struct sc_rec_region_span sp;
+
+	record_at(i, SC_REC_REGION_SPAN, &sp, sizeof(sp));
+	return out[i].body + sizeof(sp) - sizeof(struct sc_record) + sp.r.name_len;
+}
+
+static void api_record(bool runtime, uint32_t cbid, int32_t tid, uint64_t start, uint64_t end,
+		       uint32_t corr)
+{
+	CUpti_ActivityAPI a = { .kind = runtime ? CUPTI_ACTIVITY_KIND_RUNTIME
+						: CUPTI_ACTIVITY_KIND_DRIVER };
+
+	a.cbid = cbid;
+	a.threadId = (uint32_t)tid;
+	a.start = start;
+	a.end = end;
+	a.correlationId = corr;
+	cuda_activity_translate((const CUpti_Activity *)&a);
+}
+
+static const struct sc_rec_gpu_op *kernel_of(uint32_t corr)
+{
+	CUpti_ActivityKernel10 k = { .kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL };
+
+	k.start = 90000;
+	k.end = 91000;
+	k.correlationId = corr;
+	nout = 0;
+	cuda_activity_translate((const CUpti_Activity *)&k);
+	return op_at(nout - 1);
+}
+
+/* A driver call made while a runtime call is open on its thread is the runtime's own: its
+ * record comes first (calls are recorded as they return) and is held until the runtime
+ * call's decides; its work is linked to the runtime call. */
+static void test_driver_calls_of_the_runtime_left_out(void)
+{
+	struct sc_rec_region_span sp;
+
+	/* No runtime call in the process (yet): a driver-API program, every call its own. */
+	cuda_activity_driver_own(true);
+	nout = 0;
+	api_record(false, CUPTI_DRIVER_TRACE_CBID_cuKernelGetName, 13, 10, 20, 399);
+	CHECK(nout == 0);
+	cuda_activity_finish();
+	CHECK(nout == 1);
+	nout = 0;
+	api_record(false, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, 7, 1100, 1200, 401);
+	CHECK(nout == 0);
+	api_record(true, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, 7, 1000, 1500, 400);
+	CHECK(nout == 1);
+	record_at(0, SC_REC_REGION_SPAN, &sp, sizeof(sp));
+	CHECK(sp.r.corr_id == 400 && sp.tid == 7);
+	CHECK_STR(category_at(0), "CUDA_RUNTIME_API");
+	CHECK(kernel_of(401)->corr_id == 400);
+	CHECK(kernel_of(400)->corr_id == 400);
+
+	/* A runtime call that is not shown (excluded) still owns the driver calls inside it. */
+	nout = 0;
+	api_record(false, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, 7, 4100, 4200, 405);
+	api_record(true, CUPTI_RUNTIME_TRACE_CBID_cudaGetLastError_v3020, 7, 4000, 4500, 404);
+	CHECK(nout == 0);
+	cuda_activity_finish();
+	CHECK(nout == 0);
+	cuda_activity_driver_own(false);
+}
+
+/* A driver call no runtime call was open around is the program's (a library's launch). */
+static void test_driver_calls_of_the_program_shown(void)
+{
+	struct sc_rec_region_span sp;
+	const struct sc_rec_gpu_op *op;
+
+	cuda_activity_driver_own(true);
+	nout = 0;
+	api_record(false, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, 8, 2000, 2100, 402);
+	CHECK(nout == 0);
+	api_record(true, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, 8, 3000, 3500, 403);
+	CHECK(nout == 2);
+	record_at(0, SC_REC_REGION_SPAN, &sp, sizeof(sp));
+	CHECK(sp.r.corr_id == 402 && sp.tid == 8 && sp.r.ts == 2000 && sp.end == 2100);
+	CHECK_STR(category_at(0), "CUDA_DRIVER_API");
+	CHECK_STR(category_at(1), "CUDA_RUNTIME_API");
+	op = kernel_of(402);
+	CHECK(op->corr_id == 402 && op->tid == 8);
+
+	/* Calls still held at the end are the program's: a thread with no runtime call. */
+	nout = 0;
+	api_record(false, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, 9, 5000, 5100, 406);
+	api_record(false, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, 9, 5200, 5300, 407);
+	CHECK(nout == 0);
+	cuda_activity_finish();
+	CHECK(nout == 2);
+	record_at(1, SC_REC_REGION_SPAN, &sp, sizeof(sp));
+	CHECK(sp.r.corr_id == 407 && sp.tid == 9);
+
+	/* With the driver domain asked for, every driver call is shown as it comes. */
+	cuda_activity_driver_own(false);
+	nout = 0;
+	api_record(false, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, 7, 6100, 6200, 409);
+	CHECK(nout == 1);
+}
+
+/* The runtime's calls outside its recorded calls (start-up, kernel name lookups): once the
+ * process is known to call the runtime, only driver calls that start work are shown. */
+static void test_runtime_calls_outside_its_calls_left_out(void)
+{
+	cuda_activity_driver_own(true);
+	nout = 0;
+	api_record(false, CUPTI_DRIVER_TRACE_CBID_cuDeviceGetAttribute, 11, 50, 60, 601);
+	api_record(false, CUPTI_DRIVER_TRACE_CBID_cuKernelGetName, 11, 100, 200, 602);
+	api_record(true, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, 11, 300, 400, 603);
+	CHECK(nout == 1);
+	CHECK_STR(category_at(0), "CUDA_RUNTIME_API");
+	nout = 0;
+	api_record(false, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, 11, 500, 600, 604);
+	api_record(false, CUPTI_DRIVER_TRACE_CBID_cuKernelGetName, 11, 610, 620, 605);
+	api_record(true, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, 11, 700, 800, 606);
+	CHECK(nout == 2);
+	CHECK_STR(category_at(0), "CUDA_DRIVER_API");
+	CHECK(cuda_driver_calls_hidden() >= 3);
+	cuda_activity_driver_own(false);
+}
+
+/* CUPTI gives memory made by an untraced call the id of the thread's last call, which had
+ * ended: no link to it. Memory made inside its call keeps the link. */
+static void test_allocation_not_linked_to_an_ended_call(void)
+{
+	CUpti_ActivityMemory4 m = { .kind = CUPTI_ACTIVITY_KIND_MEMORY2 };
+	const struct sc_rec_gpu_op *op;
+
+	api_record(true, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, 10, 7000, 7100, 500);
+	m.memoryOperationType = CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION;
+	m.memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+	m.bytes = 2 << 20;
+	m.correlationId = 500;
+	m.timestamp = 8000;
+	nout = 0;
+	cuda_activity_translate((const CUpti_Activity *)&m);
+	op = op_at(0);
+	CHECK(op->corr_id == 0 && op->tid == 10);
+	CHECK(cuda_activity_stale_links() == 1);
+	m.timestamp = 7050;
+	nout = 0;
+	cuda_activity_translate((const CUpti_Activity *)&m);
+	CHECK(op_at(0)->corr_id == 500);
+	/* Stream-ordered memory may be made after its call returned: kept. */
+	m.timestamp = 9000;
+	m.isAsync = 1;
+	nout = 0;
+	cuda_activity_translate((const CUpti_Activity *)&m);
+	CHECK(op_at(0)->corr_id == 500);
+}
+
+static void test_module_globals_apart(void)
+{
+	CUpti_ActivityMemory4 m = { .kind = CUPTI_ACTIVITY_KIND_MEMORY2 };
+
+	m.memoryOperationType = CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION;
+	m.memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE_STATIC;
+	m.bytes = 4;
+	m.timestamp = 100;
+	nout = 0;
+	cuda_activity_translate((const CUpti_Activity *)&m);
+	CHECK(op_at(0)->kind == SC_GPU_ALLOC && op_at(0)->copy_kind == SC_MEM_STATIC);
+	CHECK(cuda_activity_static_allocations() == 1);
+}
+
 int main(void)
 {
 	cuda_api = &fake;
@@ -501,5 +687,10 @@ int main(void)
 	test_region_arguments();
 	test_unified_memory_totals();
 	test_correlation_table();
+	test_driver_calls_of_the_runtime_left_out();
+	test_driver_calls_of_the_program_shown();
+	test_runtime_calls_outside_its_calls_left_out();
+	test_allocation_not_linked_to_an_ended_call();
+	test_module_globals_apart();
 	return check_report("test_cuda_activity");
 }

@@ -12,6 +12,7 @@
 #include "activity.h"
 
 #include "api_names.h"
+#include "driver_calls.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -44,6 +45,37 @@ int32_t cuda_corr_thread(uint32_t corr)
 	uint64_t v = atomic_load_explicit(&corr_tid[corr & (CORR_SLOTS - 1)], memory_order_relaxed);
 
 	return corr && (uint32_t)(v >> 32) == corr ? (int32_t)(uint32_t)v : 0;
+}
+
+/*
+ * The API calls themselves, by correlation id (under buffer_lock): when each was open, and for
+ * a driver call that was the runtime's own, the runtime call its work is linked to.
+ */
+struct corr_call {
+	uint32_t corr, link;
+	uint64_t start, end;
+};
+static struct corr_call corr_calls[CORR_SLOTS];
+
+static void corr_note_call(uint32_t corr, uint64_t start, uint64_t end)
+{
+	corr_calls[corr & (CORR_SLOTS - 1)] =
+		(struct corr_call){ .corr = corr, .start = start, .end = end };
+}
+
+static const struct corr_call *corr_call_of(uint32_t corr)
+{
+	const struct corr_call *c = &corr_calls[corr & (CORR_SLOTS - 1)];
+
+	return corr && c->corr == corr ? c : NULL;
+}
+
+/* The correlation id that device work of `corr` is linked to. */
+static uint32_t corr_linked(uint32_t corr)
+{
+	const struct corr_call *c = corr_call_of(corr);
+
+	return c && c->link ? c->link : corr;
 }
 
 /* ---- kernel names, each written once as a string record (under buffer_lock) ---- */
@@ -131,6 +163,7 @@ static void emit(struct sc_rec_gpu_op *op)
 		atomic_fetch_add(&untimed_records, 1); /* CUPTI could not time it */
 		return;
 	}
+	op->corr_id = corr_linked((uint32_t)op->corr_id);
 	if (!op->tid)
 		op->tid = cuda_corr_thread((uint32_t)op->corr_id);
 	cuda_api->record(SC_REC_GPU_OP, 0, &op->start, sizeof(*op) - sizeof(op->hdr), NULL, 0);
@@ -263,6 +296,38 @@ static void memset_op(const CUpti_ActivityMemset4 *m)
 	emit(&op);
 }
 
+static atomic_uint_least64_t stale_links, static_allocations;
+
+/* CUPTI gives memory made while no traced call was open the id of the thread's last call,
+ * which had ended (NCCL's cuMem* calls after cudaThreadExchangeStreamCaptureMode): an
+ * allocation is linked only to a call that was open at the time. */
+static void unlink_ended_call(struct sc_rec_gpu_op *op, bool is_async)
+{
+	const struct corr_call *c = corr_call_of((uint32_t)op->corr_id);
+
+	if (c && !c->link && !is_async && (op->start < c->start || op->start > c->end)) {
+		op->tid = cuda_corr_thread((uint32_t)op->corr_id);
+		op->corr_id = 0;
+		atomic_fetch_add(&stale_links, 1);
+	}
+}
+
+/* The memory level of an allocation: module globals (__device__ variables, which the driver
+ * allocates when it loads a module) apart from what the program allocated. */
+static uint16_t memory_level(uint32_t kind)
+{
+	switch (kind) {
+	case CUPTI_ACTIVITY_MEMORY_KIND_MANAGED:
+		return SC_MEM_VIRTUAL;
+	case CUPTI_ACTIVITY_MEMORY_KIND_DEVICE_STATIC:
+	case CUPTI_ACTIVITY_MEMORY_KIND_MANAGED_STATIC:
+		atomic_fetch_add(&static_allocations, 1);
+		return SC_MEM_STATIC;
+	default:
+		return SC_MEM_REAL;
+	}
+}
+
 static void memory_op(const CUpti_ActivityMemory4 *m)
 {
 	struct sc_rec_gpu_op op = {
@@ -276,13 +341,13 @@ static void memory_op(const CUpti_ActivityMemory4 *m)
 		.agent = m->deviceId,
 		.bytes = m->bytes,
 		.address = m->address,
-		.copy_kind = m->memoryKind == CUPTI_ACTIVITY_MEMORY_KIND_MANAGED ? SC_MEM_VIRTUAL
-										 : SC_MEM_REAL,
 	};
 
 	if (m->memoryOperationType != CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION &&
 	    m->memoryOperationType != CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE)
 		return;
+	op.copy_kind = memory_level(m->memoryKind);
+	unlink_ended_call(&op, m->isAsync); /* stream-ordered: may happen after its call */
 	emit(&op);
 }
 
@@ -351,16 +416,68 @@ static void span(int32_t tid, uint64_t start, uint64_t end, uint32_t corr, const
 	cuda_api->record(SC_REC_REGION_SPAN, 0, &sp.r.ts, sizeof(sp) - sizeof(sp.r.hdr), text, len);
 }
 
+/* Driver calls are told apart from the runtime's own (driver_calls.c) unless the driver domain
+ * was asked for. */
+static bool driver_own_only;
+
+static void show_driver_call(int32_t tid, const struct driver_call *c)
+{
+	span(tid, c->start, c->end, c->corr, cuda_api_traced_name(false, c->cbid),
+	     CUDA_CATEGORY_DRIVER);
+}
+
+static void hide_driver_call(const struct driver_call *c, uint32_t runtime_corr)
+{
+	struct corr_call *slot = &corr_calls[c->corr & (CORR_SLOTS - 1)];
+
+	if (slot->corr == c->corr && runtime_corr)
+		slot->link = runtime_corr;
+}
+
 /* An API call, whole, as a region of the thread that made it. */
 static void api_call(const CUpti_ActivityAPI *a, bool runtime)
 {
 	const char *name = cuda_api_traced_name(runtime, a->cbid);
+	int32_t tid = (int32_t)a->threadId;
+	struct driver_call c = { a->start, a->end, a->correlationId, a->cbid,
+				 !runtime && cuda_api_driver_starts_work(a->cbid) };
 
-	if (!name || !a->threadId)
+	if (!tid)
 		return;
-	cuda_corr_note_thread(a->correlationId, (int32_t)a->threadId);
-	span((int32_t)a->threadId, a->start, a->end, a->correlationId, name,
+	if (runtime && driver_own_only) /* even one not shown: driver calls inside it are its */
+		cuda_driver_calls_runtime(tid, a->start, a->end, a->correlationId);
+	if (!name)
+		return;
+	cuda_corr_note_thread(a->correlationId, tid);
+	corr_note_call(a->correlationId, a->start, a->end);
+	if (!runtime && driver_own_only && cuda_driver_call_hold(tid, &c))
+		return;
+	span(tid, a->start, a->end, a->correlationId, name,
 	     runtime ? CUDA_CATEGORY_RUNTIME : CUDA_CATEGORY_DRIVER);
+}
+
+void cuda_activity_driver_own(bool on)
+{
+	driver_own_only = on;
+	cuda_driver_calls_init(show_driver_call, hide_driver_call);
+}
+
+void cuda_activity_finish(void)
+{
+	pthread_mutex_lock(&buffer_lock);
+	if (cuda_api->active())
+		cuda_driver_calls_flush();
+	pthread_mutex_unlock(&buffer_lock);
+}
+
+uint64_t cuda_activity_stale_links(void)
+{
+	return atomic_load(&stale_links);
+}
+
+uint64_t cuda_activity_static_allocations(void)
+{
+	return atomic_load(&static_allocations);
 }
 
 /* The time a host thread waited for the GPU inside a synchronizing call. */
@@ -652,6 +769,11 @@ CUptiResult cuda_activity_start(unsigned domains, size_t bytes)
 		rc = enable(CUPTI_ACTIVITY_KIND_RUNTIME, "runtime API calls", rc);
 	if (domains & CUDA_DOM_DRIVER)
 		rc = enable(CUPTI_ACTIVITY_KIND_DRIVER, "driver API calls", rc);
+	else if ((domains & CUDA_DOM_DRIVER_WORK) && !cuda_api_trace_driver_work())
+		cuda_note(SC_NOTE_WARN,
+			  "CUDA tracing: the driver calls that start GPU work could "
+			  "not be recorded: libraries' kernels (cuBLAS) have no launch");
+	cuda_activity_driver_own(domains & CUDA_DOM_DRIVER_OWN);
 	if (domains & CUDA_DOM_KERNEL)
 		rc = enable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, "kernels", rc);
 	if (domains & CUDA_DOM_MEMORY) {

@@ -28,6 +28,13 @@ struct cuda_arg {
 uint32_t cuda_region_text_args(char *buf, size_t cap, const char *name, const char *category,
 			       const struct cuda_arg *args, unsigned nargs,
 			       struct sc_rec_region *r);
+/* Driver calls made inside runtime calls are left out (driver_calls.c); set at start. */
+void cuda_activity_driver_own(bool on);
+/* The end of tracing: driver calls still held (driver_calls.c) are written. */
+void cuda_activity_finish(void);
+/* Allocations that carried the id of a call that had ended (not linked), and module globals. */
+uint64_t cuda_activity_stale_links(void);
+uint64_t cuda_activity_static_allocations(void);
 /* Records CUPTI dropped, and records it could not time (left out). */
 uint64_t cuda_activity_dropped(void);
 uint64_t cuda_activity_untimed(void);

@@ -91,6 +91,46 @@ bool cuda_api_names_init(const char *include_re, const char *exclude_re)
 	return ok;
 }
 
+/*
+ * The driver functions that start GPU work or allocate memory: recorded even when the driver
+ * domain is not (CUPTI records them one by one), so that the kernels libraries launch through
+ * the driver (cuBLAS) and the memory they map (NCCL's cuMem* calls) have the call that made
+ * them. driver_calls.c leaves out those the runtime made for its own calls.
+ */
+static bool driver_work(const char *name)
+{
+	static const char *const prefixes[] = {
+		"cuLaunch",	 "cuMemcpy",	    "cuMemset",	      "cuGraphLaunch",
+		"cuMemAlloc",	 "cuMemFree",	    "cuMemCreate",    "cuMemRelease",
+		"cuMemMap",	 "cuMemUnmap",	    "cuMemSetAccess", "cuMemHostAlloc",
+		"cuArrayCreate", "cuArray3DCreate", "cuArrayDestroy",
+	};
+
+	if (strstr(name, "HostFunc"))
+		return false; /* cuLaunchHostFunc runs on the host */
+	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
+		if (!strncmp(name, prefixes[i], strlen(prefixes[i])))
+			return true;
+	return false;
+}
+
+bool cuda_api_driver_starts_work(uint32_t cbid)
+{
+	return driver_table.names && cbid < driver_table.size && driver_table.names[cbid] &&
+	       driver_work(driver_table.names[cbid]);
+}
+
+unsigned cuda_api_trace_driver_work(void)
+{
+	unsigned n = 0;
+
+	for (unsigned id = 1; driver_table.traced && id < driver_table.size; id++)
+		if (driver_table.traced[id] && driver_work(driver_table.names[id]) &&
+		    cuptiActivityEnableDriverApi(id, 1) == CUPTI_SUCCESS)
+			n++;
+	return n;
+}
+
 /* CUPTI records no activity for the functions the include/exclude regexes leave out: each
  * record costs the calling thread, and PyTorch calls cudaGetDevice six times per op. */
 static unsigned untrace(const struct api_table *tab, CUptiResult (*set)(CUpti_CallbackId, uint8_t))
@@ -107,7 +147,10 @@ void cuda_api_untrace_excluded(unsigned domains)
 {
 	unsigned n = 0;
 
-	if (domains & CUDA_DOM_RUNTIME)
+	/* With every driver call recorded and those inside runtime calls left out, the runtime
+	 * calls not shown must still be recorded: they tell which driver calls were theirs. */
+	if ((domains & CUDA_DOM_RUNTIME) && (domains & (CUDA_DOM_DRIVER | CUDA_DOM_DRIVER_OWN)) !=
+						    (CUDA_DOM_DRIVER | CUDA_DOM_DRIVER_OWN))
 		n += untrace(&runtime_table, cuptiActivityEnableRuntimeApi);
 	if (domains & CUDA_DOM_DRIVER)
 		n += untrace(&driver_table, cuptiActivityEnableDriverApi);

@@ -10,6 +10,11 @@
 bool cuda_api_names_init(const char *include_re, const char *exclude_re);
 /* The name of runtime (or driver) API function `cbid` when it is traced, else NULL. */
 const char *cuda_api_traced_name(bool runtime, uint32_t cbid);
+/* Driver function `cbid` starts GPU work or allocates (cuLaunchKernel, cuMemcpy, cuMemMap...). */
+bool cuda_api_driver_starts_work(uint32_t cbid);
+/* Record the traced driver functions that start GPU work or allocate, and no other (the
+ * driver domain off); how many. */
+unsigned cuda_api_trace_driver_work(void);
 /* After the API activity kinds are enabled: none for the functions the regexes leave out. */
 void cuda_api_untrace_excluded(unsigned domains);
 

@@ -3,8 +3,9 @@
  * CUPTI callbacks (the API calls themselves come as CUPTI activity records, which activity.c
  * writes as regions of their thread: far cheaper for the calling thread than a callback at
  * each entry and exit):
- *   - the driver's calls are traced when asked for, or when the program drives CUDA through
- *     the driver API only (a program that uses the runtime would show its every driver call);
+ *   - the driver's calls are traced when asked for; otherwise those that start GPU work or
+ *     allocate (every one where the runtime is not a library of its own), and those made
+ *     inside runtime calls are left out (driver_calls.c);
  *   - NVTX callbacks go to nvtx.c;
  *   - in a process that reads Python stacks, the launch and copy functions' callbacks go to
  *     callsite.c (the Python line behind each kernel);
@@ -186,9 +187,17 @@ CUptiResult cuda_api_start(unsigned *want, const char *include_re, const char *e
 
 	if (!cuda_api_names_init(include_re, exclude_re))
 		return CUPTI_ERROR_OUT_OF_MEMORY;
-	/* A driver-API program: what the runtime domain means for it is its driver calls. */
-	if ((*want & CUDA_DOM_RUNTIME) && !runtime_starts_cuda())
-		*want |= CUDA_DOM_DRIVER;
+	/*
+	 * Unless the driver domain is asked for, a driver call made inside a runtime call is the
+	 * runtime's own and left out (driver_calls.c). Where the runtime is a library of its own,
+	 * only the driver calls that start GPU work or allocate are recorded (libraries launch
+	 * kernels and map memory through the driver: cuBLAS, NCCL). A driver-API program, or one
+	 * with the runtime linked in statically: every driver call, those inside runtime calls
+	 * left out.
+	 */
+	if ((*want & CUDA_DOM_RUNTIME) && !(*want & CUDA_DOM_DRIVER))
+		*want |= CUDA_DOM_DRIVER_OWN |
+			 (runtime_starts_cuda() ? CUDA_DOM_DRIVER_WORK : CUDA_DOM_DRIVER);
 	rc = cuptiSubscribe(&subscriber, on_callback, NULL);
 	if (rc != CUPTI_SUCCESS)
 		return rc;

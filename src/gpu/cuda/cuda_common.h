@@ -38,6 +38,9 @@ enum cuda_domain {
 	CUDA_DOM_UVM = 1u << 6,
 	CUDA_DOM_GRAPH = 1u << 7,
 	CUDA_DOM_OVERHEAD = 1u << 8,
+	/* Not tokens: how the runtime domain is recorded (api_trace.c chooses). */
+	CUDA_DOM_DRIVER_WORK = 1u << 9, /* the driver calls that start GPU work or allocate */
+	CUDA_DOM_DRIVER_OWN = 1u << 10, /* driver calls inside a runtime call left out */
 };
 
 #define CUDA_CATEGORY_RUNTIME "CUDA_RUNTIME_API"

@@ -41,6 +41,7 @@ static void stop(void)
 	cuda_range_stop(); /* no new counter windows; the last launch's values are out */
 	cuda_pm_stop();	   /* the last samples decoded */
 	cuda_flush(true);
+	cuda_activity_finish();
 	cuda_api_stop();
 	if ((n = cuda_activity_dropped()))
 		cuda_note(SC_NOTE_WARN,
@@ -56,6 +57,17 @@ static void stop(void)
 			  "%llu CUDA waits or overhead records named no host thread and are not "
 			  "shown (trace the runtime or driver domain to place waits)",
 			  (unsigned long long)n);
+	if ((n = cuda_activity_stale_links()))
+		cuda_note(SC_NOTE_INFO,
+			  "%llu GPU allocations or frees carried the id of a CUDA call that had "
+			  "ended (made by an untraced call): not linked to it",
+			  (unsigned long long)n);
+	if ((n = cuda_activity_static_allocations()))
+		cuda_note(
+			SC_NOTE_INFO,
+			"%llu GPU allocations were module globals (__device__ variables the "
+			"driver allocates when it loads a module): shown apart from the program's",
+			(unsigned long long)n);
 	if ((n = cuda_activity_untimed()))
 		cuda_note(SC_NOTE_INFO, "%llu GPU activities had no timestamps and are not shown",
 			  (unsigned long long)n);
