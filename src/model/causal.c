@@ -326,7 +326,9 @@ static void analyze_unit(const struct sc_causal_data *d, struct sc_causal_analys
 
 		if (s && !speedups[s])
 			continue;
-		if (s && paired_estimate(d, a, unit, s, &one)) {
+		/* Latency: a few arrivals an experiment make each pair's ratio noisy and biased;
+		 * the ratio of the sums over all experiments at s is not. */
+		if (s && !a->latency && paired_estimate(d, a, unit, s, &one)) {
 			*VEC_PUSH(&r.est) = one;
 			sum += one.predicted;
 			continue;

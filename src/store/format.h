@@ -818,7 +818,8 @@ struct sc_rec_causal_experiment {
 struct sc_causal_delta {
 	uint32_t point; /* a CAUSAL_POINT id of the process */
 	/* A COZ_BEGIN point paired with a COZ_END of its name: how many were in flight (begun,
-	 * not ended) on average over the experiment, x 1000; 0 for the other kinds. */
+	 * not ended) on average over the experiment's virtual time (its wall time less the
+	 * delays inserted, and the in-flight area they took out), x 1000; else 0. */
 	uint32_t in_flight_milli;
 	uint64_t delta; /* visits during the experiment */
 };

@@ -160,7 +160,7 @@ def test_python_calls_are_24_bytes_and_exact():
     fib = [n for n in fl if n.startswith("fib")]
     check_eq([fl[n] for n in fib], [1973], f"calls of fib in the profile: {fib}")
     r = syscope("python", "--no-summary", "--output-format", "json", "--python-throttle",
-                "--throttle-calls", "100", "--", PYTHON, CALLS, "15")
+                "--python-throttle-calls", "100", "--", PYTHON, CALLS, "15")
     check_eq(r.rc, 0, r.describe())
     fl = flat_calls(r)
     check_eq([fl[n] for n in fl if n.startswith("fib")], [1973],

@@ -137,8 +137,8 @@ def test_latency_point_predicts_latency_by_littles_law():
     units = {u["name"]: u for u in lat[0]["units"]}
     check_eq(set(units), {"parse", "respond", "think"}, "every unit in the latency analysis")
     check_eq(lat[0]["units"][0]["name"], "parse", f"parse shortens latency most: {units}")
-    check(units["parse"]["mean"] > 0.05, f"parse shortens latency: {units['parse']['mean']}")
-    check(units["think"]["mean"] < units["parse"]["mean"], "think is outside the requests")
+    check(units["parse"]["mean"] > 0.1, f"parse shortens latency: {units['parse']['mean']}")
+    check(abs(units["think"]["mean"]) < 0.15, f"think is outside the requests: {units['think']}")
     check(lat[0]["baseline_latency_ns"] > 0, f"a mean latency: {lat[0]}")
     # Coz's viewer reads latency from the number in flight (here 3/4 of the time: 1).
     diffs = [int(e["difference"]) for e in coz_lines(r) if e["type"] == "latency-point"]

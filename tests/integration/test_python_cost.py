@@ -144,7 +144,7 @@ def test_slow_call_aggregated_keeps_max():
     """With --throttle-us above the sleep, the slow call is aggregated too: the maximum
     comes from the process's own statistics."""
     for python in interpreters():
-        r = run(python, "--throttle-us", "1000000", "--throttle-calls", "100")
+        r = run(python, "--throttle-us", "1000000", "--python-throttle-calls", "100")
         raw = Raw(r)
         check_eq(raw.slow.get("sometimes_slow"), None, f"{python}: the slow call aggregated")
         for name in ("tiny", "sometimes_slow"):

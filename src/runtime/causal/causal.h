@@ -73,6 +73,10 @@ unsigned rt_causal_read_points(uint64_t *counts, unsigned max);
 /* Add to sums[i] how many of each latency point i are in flight now (its BEGIN's count less
  * its END's); returns whether there is a latency point at all. */
 bool rt_causal_add_in_flight(uint64_t *sums, unsigned max);
+/* A delay of `delay` ns was just inserted (handler): what it removes from each latency
+ * point's in-flight area is delay x the number in flight now. Read by the controller. */
+void rt_causal_delay_in_flight(uint64_t delay);
+void rt_causal_read_delayed(uint64_t *sums, unsigned max);
 
 /* control.c */
 int rt_causal_control_start(void);

@@ -96,10 +96,26 @@ static void experiment_until(uint64_t deadline, uint64_t *in_flight, uint64_t *n
 	}
 }
 
+/*
+ * A latency point's mean number in flight over the experiment's virtual time, x 1000: its
+ * area (the wall-time mean x the wall time) less what the delays took out of it (each delay
+ * x the number in flight when it was inserted), over the wall time less the delays.
+ */
+static uint64_t in_flight_milli(uint64_t sum, uint64_t nsamples, uint64_t delayed, uint64_t wall,
+				uint64_t delay)
+{
+	double area = nsamples ? (double)sum / (double)nsamples * (double)wall : 0;
+
+	area -= (double)delayed;
+	if (area <= 0 || wall <= delay)
+		return 0;
+	return (uint64_t)(area / (double)(wall - delay) * 1000.0);
+}
+
 static void write_experiment(int64_t unit, unsigned speedup, uint64_t start, uint64_t end,
 			     uint64_t delay, uint64_t samples, const uint64_t *before,
 			     const uint64_t *after, const uint64_t *in_flight, uint64_t nsamples,
-			     unsigned n, uint16_t flags)
+			     const uint64_t *delayed, unsigned n, uint16_t flags)
 {
 	struct {
 		struct sc_rec_causal_experiment e;
@@ -115,7 +131,9 @@ static void write_experiment(int64_t unit, unsigned speedup, uint64_t start, uin
 	r.e.speedup = (uint16_t)speedup;
 	r.e.npoints = (uint16_t)n;
 	for (unsigned i = 0; i < n; i++) {
-		uint64_t milli = in_flight && nsamples ? in_flight[i] * 1000 / nsamples : 0;
+		uint64_t milli = in_flight ? in_flight_milli(in_flight[i], nsamples, delayed[i],
+							     end - start, delay)
+					   : 0;
 
 		r.d[i].point = i;
 		r.d[i].delta = after[i] - before[i];
@@ -160,7 +178,8 @@ static unsigned choose_speedup(int64_t unit, unsigned experiment)
 static void run_experiment(unsigned experiment, uint64_t *duration)
 {
 	static uint64_t before[RT_CAUSAL_MAX_POINTS], after[RT_CAUSAL_MAX_POINTS];
-	static uint64_t in_flight[RT_CAUSAL_MAX_POINTS];
+	static uint64_t in_flight[RT_CAUSAL_MAX_POINTS], delayed0[RT_CAUSAL_MAX_POINTS],
+		delayed[RT_CAUSAL_MAX_POINTS];
 	int64_t unit = choose_unit(experiment);
 	unsigned speedup, n;
 	uint64_t start, delay0, visits = 0, nsamples;
@@ -174,17 +193,22 @@ static void run_experiment(unsigned experiment, uint64_t *duration)
 	delay0 = atomic_load(&rt_causal.global_delay);
 	start = rt_now_ns();
 	memset(in_flight, 0, sizeof(in_flight));
+	rt_causal_read_delayed(delayed0, RT_CAUSAL_MAX_POINTS);
 	atomic_store(&rt_causal.active, 1);
 	experiment_until(start + *duration, in_flight, &nsamples);
 	atomic_store(&rt_causal.active, 0);
 	if (atomic_load(&ctl.stop))
 		return; /* cut short by the end of the program: not a whole experiment */
 	n = rt_causal_read_points(after, n);
+	rt_causal_read_delayed(delayed, RT_CAUSAL_MAX_POINTS);
+	for (unsigned i = 0; i < n; i++)
+		delayed[i] -= delayed0[i];
 	for (unsigned i = 0; i < n; i++)
 		visits += after[i] - before[i];
-	write_experiment(
-		unit, speedup, start, rt_now_ns(), atomic_load(&rt_causal.global_delay) - delay0,
-		atomic_load(&rt_causal.selected_samples), before, after, in_flight, nsamples, n, 0);
+	write_experiment(unit, speedup, start, rt_now_ns(),
+			 atomic_load(&rt_causal.global_delay) - delay0,
+			 atomic_load(&rt_causal.selected_samples), before, after, in_flight,
+			 nsamples, delayed, n, 0);
 	if (visits < MIN_VISITS && *duration < MAX_DURATION_NS)
 		*duration *= 2;
 }
@@ -245,7 +269,7 @@ void rt_causal_control_stop(void)
 		write_experiment(ctl.e2e_unit, ctl.e2e_speedup, ctl.e2e_start, rt_now_ns(),
 				 atomic_load(&rt_causal.global_delay) - ctl.e2e_delay0,
 				 atomic_load(&rt_causal.selected_samples), ctl.e2e_points, after,
-				 NULL, 0, n, SC_CAUSAL_END_TO_END);
+				 NULL, 0, NULL, n, SC_CAUSAL_END_TO_END);
 	}
 	if (ctl.running) {
 		struct timespec deadline;

@@ -304,6 +304,7 @@ static void take_sample(uint64_t cpu_ns)
 		atomic_fetch_add(&rt_causal.global_delay, d);
 		__atomic_fetch_add(&local_delay, d, __ATOMIC_RELAXED);
 		atomic_fetch_add(&rt_causal.selected_samples, 1);
+		rt_causal_delay_in_flight(d);
 	}
 	pay_delays();
 }

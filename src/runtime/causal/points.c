@@ -15,6 +15,7 @@ struct point {
 	atomic_int ready; /* name and kind are set */
 	int kind;
 	_Atomic int partner; /* a latency point's other end (BEGIN <-> END of one name), or -1 */
+	_Atomic uint64_t delayed; /* BEGIN: sum of delay inserted x number in flight then, ns */
 	char name[120];
 };
 
@@ -113,6 +114,14 @@ unsigned rt_causal_read_points(uint64_t *counts, unsigned max)
 	return n;
 }
 
+static inline size_t in_flight_of(const struct point *begin, int end)
+{
+	size_t ended = __atomic_load_n(&table[end].counter.count, __ATOMIC_RELAXED);
+	size_t began = __atomic_load_n(&begin->counter.count, __ATOMIC_RELAXED);
+
+	return began > ended ? began - ended : 0;
+}
+
 bool rt_causal_add_in_flight(uint64_t *sums, unsigned max)
 {
 	unsigned n = atomic_load(&npoints);
@@ -120,18 +129,35 @@ bool rt_causal_add_in_flight(uint64_t *sums, unsigned max)
 
 	for (unsigned i = 0; i < n && i < max; i++) {
 		int end = atomic_load(&table[i].partner);
-		size_t began, ended;
 
 		if (table[i].kind != SC_CAUSAL_BEGIN || end < 0)
 			continue;
-		/* The end first: read the other way, an end after our read of the begins could
-		 * make more ended than begun. */
-		ended = __atomic_load_n(&table[end].counter.count, __ATOMIC_RELAXED);
-		began = __atomic_load_n(&table[i].counter.count, __ATOMIC_RELAXED);
-		sums[i] += began > ended ? began - ended : 0;
+		sums[i] += in_flight_of(&table[i], end);
 		any = true;
 	}
 	return any;
+}
+
+void rt_causal_delay_in_flight(uint64_t delay)
+{
+	unsigned n = atomic_load(&npoints);
+
+	for (unsigned i = 0; i < n; i++) {
+		int end = atomic_load(&table[i].partner);
+
+		if (table[i].kind == SC_CAUSAL_BEGIN && end >= 0)
+			atomic_fetch_add_explicit(&table[i].delayed,
+						  delay * in_flight_of(&table[i], end),
+						  memory_order_relaxed);
+	}
+}
+
+void rt_causal_read_delayed(uint64_t *sums, unsigned max)
+{
+	unsigned n = atomic_load(&npoints);
+
+	for (unsigned i = 0; i < n && i < max; i++)
+		sums[i] = atomic_load_explicit(&table[i].delayed, memory_order_relaxed);
 }
 
 /* Coz's entry points, same signature and counter layout as coz.h expects. */

@@ -20,7 +20,7 @@ bool rt_py_agg_init(void)
 
 	if (rt_py_agg_table || !sc_bool(s, SC_SET_PYTHON_THROTTLE))
 		return rt_py_agg_table != NULL;
-	rt_py_agg_rule_calls = (uint64_t)sc_int(s, SC_SET_THROTTLE_CALLS);
+	rt_py_agg_rule_calls = (uint64_t)sc_int(s, SC_SET_PYTHON_THROTTLE_CALLS);
 	rt_py_agg_rule_ns = (uint64_t)(sc_double(s, SC_SET_THROTTLE_US) * 1000.0);
 	/* Zero pages, made real as code ids are used. */
 	p = mmap(NULL, TABLE_BYTES, PROT_READ | PROT_WRITE,
