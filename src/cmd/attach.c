@@ -32,6 +32,7 @@
 #include "../store/session.h"
 #include "attach.h"
 #include "cmd.h"
+#include "cpu_events.h"
 
 #define POLL_MS 50
 #define START_TIMEOUT_MS 5000
@@ -301,6 +302,18 @@ static void finish_children(const char *session, pid_t target)
 	free(dir);
 }
 
+/* Ended for good: during an exec from a thread other than the main one, the main thread is
+ * a zombie for a moment, and the process looks ended. */
+static bool target_ended(pid_t pid)
+{
+	for (int i = 0; i < 10; i++) {
+		if (!sc_attach_target_ended(pid))
+			return false;
+		usleep(10000);
+	}
+	return true;
+}
+
 /* Until ENTER, SIGINT/SIGTERM, the deadline (0: none), the process's end or exec; why. */
 static const char *wait_for_end(pid_t pid, double deadline)
 {
@@ -311,7 +324,7 @@ static const char *wait_for_end(pid_t pid, double deadline)
 
 		if (stop_signal)
 			return stop_signal == SIGINT ? "SIGINT" : "SIGTERM";
-		if (sc_attach_target_ended(pid))
+		if (target_ended(pid))
 			return "process ended";
 		if (target_executed(pid))
 			return "exec";
@@ -534,6 +547,8 @@ int cmd_attach(int argc, char **argv)
 			"would interrupt the program's blocking calls); sampling CPU time");
 	sc_settings_set(&cli.settings, SC_SET_SAMPLING_REALTIME, "false", SC_LAYER_CLI, serr);
 	sc_settings_set(&cli.settings, SC_SET_SAMPLING_CPUTIME, "true", SC_LAYER_CLI, serr);
+	if (sc_str(&cli.settings, SC_SET_CPU_EVENTS)[0])
+		sc_cpu_events_prepare(&cli.settings); /* names resolved and tried, as for sample */
 	/* A hardware counter's overflow can be signalled after its thread entered the kernel
 	 * (skid): the signal would then interrupt a blocking call, which no wrapper restarts. */
 	if (sc_str(&cli.settings, SC_SET_SAMPLING_OVERFLOW)[0]) {

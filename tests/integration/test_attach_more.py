@@ -91,6 +91,48 @@ def test_exec_while_attached_gives_an_end_reason():
         t.kill()
 
 
+def test_cpu_events_counted_on_every_thread():
+    t = Target("attach_spin")
+    try:
+        before = process_state(t.pid)
+        a = Attach(t.pid, "--cpu-events=task-clock", "--parallel=pthread",
+                   "--output-format", "rocpd json")
+        a.wait_attached()
+        wait_cpu(t.pid, t.pid, CPU_WANTED_S)
+        check_eq(a.finish(signal.SIGINT), 0, a.describe())
+        db = sqlite3.connect(os.path.join(a.session, f"rocpd-{t.pid}.db"))
+        tracks = dict(rows(db, "SELECT I.name, COUNT(*) FROM rocpd_pmc_event E "
+                               "JOIN rocpd_info_pmc I ON I.id = E.pmc_id GROUP BY I.name"))
+        print("   ", tracks)
+        spinning = [n for name, n in tracks.items() if name.startswith("task-clock [")]
+        check(f"task-clock [{t.pid}]" in tracks, f"the main thread's counter: {tracks}")
+        check(len(spinning) >= 2 and min(spinning) >= 5,
+              f"both spinning threads counted at their samples: {tracks}")
+        check("--parallel=pthread records nothing in an attached process" in a.err, a.err)
+        check_eq(process_state(t.pid), before, "descriptors after the detach (counters closed)")
+        check_eq(t.finish(), 0, f"fixture status\n{t.lines}")
+    finally:
+        t.kill()
+
+
+def test_refusals_of_what_cannot_work_in_attach_name_why():
+    t = Target("attach_spin")
+    try:
+        a = Attach(t.pid, "--sampling-realtime", "--sample-overflow", "task-clock", "1000000",
+                   "--output-format", "json")
+        a.wait_attached()
+        wait_cpu(t.pid, t.pid, CPU_WANTED_S / 2)
+        check_eq(a.finish(signal.SIGINT), 0, a.describe())
+        check("wall-clock sampling is not available in an attached process" in a.err, a.err)
+        check("--sample-overflow is not available with attach" in a.err and "EINTR" in a.err,
+              a.err)
+        p = a.profile(t.pid)
+        check(p.samples("main_spin") >= 5, f"CPU samples go on: {p.samples('main_spin')}")
+        check_eq(t.finish(), 0, f"fixture status\n{t.lines}")
+    finally:
+        t.kill()
+
+
 def need_gpu(name):
     if not os.path.exists(fixture(name)):
         raise Skip(f"{name} not built: no CUDA compiler (nvcc) or CUPTI at build time")
