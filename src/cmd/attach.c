@@ -11,9 +11,7 @@
  * `sample`.
  */
 #define PR_FMT "attach: "
-#include <dirent.h>
 #include <errno.h>
-#include <stddef.h>
 #include <fcntl.h>
 #include <jansson.h>
 #include <limits.h>
@@ -28,7 +26,6 @@
 
 #include "../common/log.h"
 #include "../common/strutil.h"
-#include "../store/format.h"
 #include "../store/session.h"
 #include "attach.h"
 #include "cmd.h"
@@ -192,116 +189,6 @@ static bool wait_state(pid_t pid, const char *session, const char *const *words,
 	return found;
 }
 
-/* The process executed another program: it maps things, and our library no longer (an
- * exiting process, whose maps empty just before it ends, is not taken for one). */
-static bool target_executed(pid_t pid)
-{
-	return sc_attach_maps_has(pid, "-") && !sc_attach_maps_has(pid, "/libsyscope.so") &&
-	       !sc_attach_target_ended(pid);
-}
-
-/*
- * An exec ends the recording without the runtime's knowing (its execve wrapper is not in
- * front of the program's: it was not preloaded): the end goes into the raw file's header
- * here, at the moment the exec was seen (timestamps are CLOCK_MONOTONIC, as ours).
- */
-static bool read_header(int fd, struct sc_file_header *h)
-{
-	return pread(fd, h, sizeof(*h), 0) == (ssize_t)sizeof(*h) &&
-	       !memcmp(h->magic, SC_FILE_MAGIC, sizeof(h->magic));
-}
-
-static void mark_exec_end(const char *path)
-{
-	struct sc_file_header h;
-	struct timespec ts;
-	size_t from = offsetof(struct sc_file_header, end_ns);
-	size_t len = offsetof(struct sc_file_header, end_status) + sizeof(h.end_status) - from;
-	int fd = open(path, O_RDWR | O_CLOEXEC);
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	if (fd >= 0 && read_header(fd, &h) && h.end_reason == SC_END_RUNNING) {
-		h.end_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-		h.end_reason = SC_END_EXEC;
-		h.end_status = 0;
-		if (pwrite(fd, (char *)&h + from, len, (off_t)from) != (ssize_t)len)
-			pr_warn("cannot write the exec's end into %s: %s", path, strerror(errno));
-	}
-	if (fd >= 0)
-		close(fd);
-}
-
-/* Where a file of the session still records: its process is alive and has our library. */
-enum file_state {
-	FILE_DONE,
-	FILE_RECORDING,
-	FILE_EXECUTED
-};
-
-static enum file_state file_state(const char *path)
-{
-	struct sc_file_header h;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	bool done = fd < 0 || !read_header(fd, &h) || h.end_reason != SC_END_RUNNING;
-
-	if (fd >= 0)
-		close(fd);
-	if (done || sc_attach_target_ended(h.pid))
-		return FILE_DONE; /* ended, or gone without a trace (killed, _exit) */
-	return target_executed(h.pid) ? FILE_EXECUTED : FILE_RECORDING;
-}
-
-/*
- * The fork children that recorded while attached (raw/<parent>-fork<n>.sraw) detach by
- * themselves at the stop file: waited for, so that conversion reads whole files. A child
- * that executed another program ends there (end: exec): counted, and said.
- */
-static void finish_children(const char *session, pid_t target)
-{
-	char *dir = sc_xasprintf("%s/" SC_SESSION_RAW_DIR, session);
-	unsigned executed = 0, waiting = 1;
-
-	for (int waited = 0; waiting && waited <= DETACH_TIMEOUT_MS; waited += 10) {
-		DIR *d = opendir(dir);
-		struct dirent *de;
-
-		waiting = 0;
-		while (d && (de = readdir(d))) {
-			char *path;
-
-			if (!strstr(de->d_name, "-fork") || !strstr(de->d_name, SC_RAW_SUFFIX))
-				continue;
-			path = sc_xasprintf("%s/%s", dir, de->d_name);
-			switch (file_state(path)) {
-			case FILE_RECORDING:
-				waiting++;
-				break;
-			case FILE_EXECUTED:
-				mark_exec_end(path);
-				executed++;
-				break;
-			case FILE_DONE:
-				break;
-			}
-			free(path);
-		}
-		if (d)
-			closedir(d);
-		if (waiting)
-			usleep(10000);
-	}
-	if (waiting)
-		pr_warn("%u child process(es) of %d did not say they detached; their data so far "
-			"is kept",
-			waiting, (int)target);
-	if (executed)
-		pr_warn("%u child process(es) of %d executed other programs while attached: their "
-			"recordings end there, and those programs are not followed (syscope cannot "
-			"add itself to the environment of processes it did not start)",
-			executed, (int)target);
-	free(dir);
-}
-
 /* Ended for good: during an exec from a thread other than the main one, the main thread is
  * a zombie for a moment, and the process looks ended. */
 static bool target_ended(pid_t pid)
@@ -315,18 +202,19 @@ static bool target_ended(pid_t pid)
 }
 
 /* Until ENTER, SIGINT/SIGTERM, the deadline (0: none), the process's end or exec; why. */
-static const char *wait_for_end(pid_t pid, double deadline)
+static const char *wait_for_end(pid_t pid, double deadline, struct sc_attach_children *kids)
 {
 	bool tty = isatty(STDIN_FILENO);
 
 	for (;;) {
 		struct pollfd p = { .fd = STDIN_FILENO, .events = POLLIN };
 
+		sc_attach_children_watch(pid, kids, false);
 		if (stop_signal)
 			return stop_signal == SIGINT ? "SIGINT" : "SIGTERM";
 		if (target_ended(pid))
 			return "process ended";
-		if (target_executed(pid))
+		if (sc_attach_executed(pid))
 			return "exec";
 		if (deadline > 0 && mono_s() >= deadline)
 			return "duration";
@@ -358,6 +246,7 @@ static json_t *run_attach(const char *session, const char *lib, void *ctx, int *
 	char err[SC_ATTACH_ERR] = "", line[1024];
 	static const char *const started[] = { "started", "error", NULL };
 	static const char *const ended[] = { "detached", "ended", "error", NULL };
+	static struct sc_attach_children kids;
 	struct sc_remote info;
 	char *settings = write_settings(session, s), *stop;
 	double t0, t_stop, deadline = 0;
@@ -410,13 +299,14 @@ static json_t *run_attach(const char *session, const char *lib, void *ctx, int *
 	if (sc_is_set(s, SC_SET_SAMPLING_DURATION))
 		deadline = t0 + sc_double(s, SC_SET_SAMPLING_DELAY) +
 			   sc_double(s, SC_SET_SAMPLING_DURATION);
-	why = wait_for_end(a->pid, deadline);
+	sc_attach_children_watch(a->pid, &kids, true);
+	why = wait_for_end(a->pid, deadline, &kids);
 	t_stop = mono_s();
 	if (!strcmp(why, "exec")) {
 		char *raw = sc_xasprintf("%s/" SC_SESSION_RAW_DIR "/%d" SC_RAW_SUFFIX, session,
 					 (int)a->pid);
 
-		mark_exec_end(raw);
+		sc_attach_mark_exec(raw);
 		free(raw);
 		pr_warn("process %d executed another program: its recording ends there (end: "
 			"exec); the new program is not followed (syscope cannot add itself to the "
@@ -432,7 +322,7 @@ static json_t *run_attach(const char *session, const char *lib, void *ctx, int *
 	    !wait_state(a->pid, session, ended, DETACH_TIMEOUT_MS, line, sizeof(line)) &&
 	    !sc_attach_target_ended(a->pid))
 		pr_warn("process %d did not say it detached; its data so far is kept", a->pid);
-	finish_children(session, a->pid);
+	sc_attach_finish_children(session, a->pid, &kids);
 	/* No thread of the program stops at the detach: this is how long recording went on. */
 	json_object_set_new(detail, "detach_ms", json_real((mono_s() - t_stop) * 1e3));
 	json_object_set_new(detail, "to", iso_now());

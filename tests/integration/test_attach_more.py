@@ -43,9 +43,27 @@ def test_fork_child_records_under_its_own_pid():
         p = a.profile(t.pid)
         check(p.samples("main_spin") >= 5, f"main_spin: {p.samples('main_spin')} of {p.total}")
         check_eq(p.samples("child_spin"), 0, "the child's function in the parent's profile")
-        check("warning" not in a.err, a.err)
+        check("warning" not in a.err, a.err)  # the child was followed: nothing to say
         t.send("ping")
         t.expect(r"^ok ping$")
+        check_eq(t.finish(), 0, f"fixture status\n{t.lines}")
+    finally:
+        t.kill()
+
+
+def test_spawned_child_not_followed_is_counted():
+    t = Target("attach_spin")
+    try:
+        a = Attach(t.pid, "--output-format", "json")
+        a.wait_attached()
+        t.send("spawn-sleep")
+        t.expect(r"^spawn-sleep status=0$")
+        wait_cpu(t.pid, t.pid, CPU_WANTED_S / 2)
+        check_eq(a.finish(signal.SIGINT), 0, a.describe())
+        check(f"1 child process(es) that {t.pid} started while attached were not followed"
+              in a.err, a.err)
+        raws = [f for f in os.listdir(os.path.join(a.session, "raw")) if f.endswith(".sraw")]
+        check_eq(raws, [f"{t.pid}.sraw"], "no file for the spawned child")
         check_eq(t.finish(), 0, f"fixture status\n{t.lines}")
     finally:
         t.kill()

@@ -7,10 +7,12 @@
  * in argv[1] is a library it loads first; "fork" runs a child that exits 7 ("forked
  * status=7"). "fork-spin" runs a child that spins in child_spin() for 0.4 s of its own CPU
  * time, then exits 7 ("fork-spin pid=N status=7"). "exec" makes the program execute itself
- * anew ("execed pid=N" from the new image, which then runs as before).
+ * anew ("execed pid=N" from the new image, which then runs as before). "spawn-sleep" runs
+ * /bin/sleep 1 through posix_spawn ("spawn-sleep status=0").
  */
 #include <dlfcn.h>
 #include <pthread.h>
+#include <spawn.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -77,6 +79,18 @@ static void fork_spin(void)
 	       WIFEXITED(status) ? WEXITSTATUS(status) : -1);
 }
 
+static void spawn_sleep(void)
+{
+	extern char **environ;
+	char *argv[] = { "sleep", "1", NULL };
+	int status = -1;
+	pid_t child;
+
+	if (!posix_spawn(&child, "/bin/sleep", NULL, NULL, argv, environ))
+		waitpid(child, &status, 0);
+	printf("spawn-sleep status=%d\n", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+}
+
 static void *before_main(void *arg)
 {
 	(void)arg;
@@ -119,6 +133,8 @@ static void *commands(void *arg)
 		}
 		if (!strcmp(line, "fork-spin"))
 			fork_spin();
+		if (!strcmp(line, "spawn-sleep"))
+			spawn_sleep();
 		if (!strcmp(line, "exec")) {
 			fflush(stdout);
 			execl("/proc/self/exe", "attach_spin", "--execed", (char *)NULL);
