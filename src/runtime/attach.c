@@ -226,7 +226,7 @@ static unsigned program_threads(pid_t *tids, unsigned max)
 
 /* Until the CLI asks (the stop file), or is gone, or the process ends; then the detach. New
  * threads are armed every RESCAN_NS. */
-static void record_until_stop(void)
+static void record_until_stop(bool cuda_done)
 {
 	uint64_t next_scan;
 	pid_t owner;
@@ -250,6 +250,8 @@ static void record_until_stop(void)
 				break;
 			}
 			rt_attach_scan();
+			if (!cuda_done) /* CUDA started while attached */
+				cuda_done = rt_attach_cuda();
 			rt_recorder_flush_self(); /* modules and threads: in the file if exec comes */
 			next_scan = rt_now_ns() + RESCAN_NS;
 		}
@@ -287,6 +289,7 @@ static void *attach_main(void *arg)
 {
 	static pid_t before[ATTACH_MAX_THREADS];
 	unsigned nbefore;
+	bool cuda_done;
 
 	(void)arg;
 	at.own_tid = rt_gettid();
@@ -312,14 +315,14 @@ static void *attach_main(void *arg)
 	for (unsigned i = 0; i < nbefore; i++)
 		if (before[i] != rt_proc.pid)
 			rt_attach_arm(before[i]);
-	rt_attach_cuda(); /* if the process uses CUDA */
+	cuda_done = rt_attach_cuda(); /* if the process uses CUDA */
 	note_wrappers_asked();
 	rt_note(SC_NOTE_INFO,
 		"attach: CPU-time samples count user time only, and wall-clock sampling is off: "
 		"in a process syscope did not start, nothing keeps their signals from "
 		"interrupting the program's system calls");
 	write_state("started", "");
-	record_until_stop();
+	record_until_stop(cuda_done);
 	return NULL;
 }
 
@@ -330,7 +333,7 @@ static void *attach_child_main(void *arg)
 	prctl(PR_SET_NAME, "syscope-attach", 0, 0, 0);
 	rt_attach_threads_fork_child(at.own_tid, arg);
 	rt_thread_self();
-	record_until_stop();
+	record_until_stop(true); /* CUDA is not usable in a fork child */
 	return NULL;
 }
 

@@ -26,7 +26,9 @@ void rt_attach_threads_quiet(void);
 bool rt_attach_signal_pending(void);
 void rt_attach_threads_release(void);
 
-/* CUPTI subscribed in a process that uses CUDA already (attach_cuda.c); a note if not. */
-void rt_attach_cuda(void);
+/* CUPTI subscribed in a process that uses CUDA already (attach_cuda.c); a note if it cannot
+ * be. False while there is nothing to attach to yet (no libcuda, or its driver not
+ * initialized): the attach thread asks again at its next scan. */
+bool rt_attach_cuda(void);
 
 #endif /* SYSCOPE_RUNTIME_ATTACH_H */

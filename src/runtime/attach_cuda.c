@@ -102,34 +102,55 @@ static void *load_plugin(const char *plugin, char *why, size_t whylen)
 	return NULL;
 }
 
-void rt_attach_cuda(void)
+/* libsyscope-cuda.so's attach entry, loaded once (the library stays: -z nodelete). */
+typedef int (*cuda_attach_fn)(const struct sc_plugin_api *, const struct sc_settings *);
+
+static cuda_attach_fn cuda_entry(char *why, size_t whylen)
 {
-	int (*attach)(const struct sc_plugin_api *, const struct sc_settings *);
-	char plugin[PATH_MAX + 32], why[512], *slash;
-	bool uses_cuda = false;
+	static cuda_attach_fn entry;
+	char plugin[PATH_MAX + 32], *slash;
 	void *h;
 
-	dl_iterate_phdr(find_cuda_libs, &uses_cuda);
-	if (!uses_cuda)
-		return;
-	if (!sc_bool(&rt_proc.settings, SC_SET_USE_CUDA)) {
-		rt_note(SC_NOTE_INFO, "attach: the process uses CUDA; CUDA tracing is off (asked)");
-		return;
-	}
+	if (entry)
+		return entry;
 	snprintf(plugin, sizeof(plugin), "%s", rt_proc.self_path);
 	slash = strrchr(plugin, '/');
 	snprintf(slash ? slash + 1 : plugin,
 		 sizeof(plugin) - (size_t)(slash ? slash + 1 - plugin : 0), "libsyscope-cuda.so");
-	h = load_plugin(plugin, why, sizeof(why));
-	*(void **)&attach = h ? dlsym(h, "syscope_cuda_attach") : NULL;
+	h = load_plugin(plugin, why, whylen);
+	*(void **)&entry = h ? dlsym(h, "syscope_cuda_attach") : NULL;
+	if (h && !entry)
+		snprintf(why, whylen, "libsyscope-cuda.so has no attach entry");
+	return entry;
+}
+
+bool rt_attach_cuda(void)
+{
+	cuda_attach_fn attach;
+	char why[512] = "";
+	bool uses_cuda = false;
+	int rc;
+
+	dl_iterate_phdr(find_cuda_libs, &uses_cuda);
+	if (!uses_cuda)
+		return false; /* yet: a later scan looks again */
+	if (!sc_bool(&rt_proc.settings, SC_SET_USE_CUDA)) {
+		rt_note(SC_NOTE_INFO, "attach: the process uses CUDA; CUDA tracing is off (asked)");
+		return true;
+	}
+	attach = cuda_entry(why, sizeof(why));
 	if (!attach) {
 		rt_note(SC_NOTE_WARN,
 			"attach: the process uses CUDA, but CUDA tracing cannot start in it (%s): "
 			"CPU samples only",
-			h ? "libsyscope-cuda.so has no attach entry" : why);
-		return;
+			why);
+		return true;
 	}
-	if (attach(syscope_plugin_api(SC_PLUGIN_ABI), &rt_proc.settings))
+	rc = attach(syscope_plugin_api(SC_PLUGIN_ABI), &rt_proc.settings);
+	if (rc > 0)
+		return false; /* libcuda loaded, the driver not initialized yet: not touched */
+	if (rc)
 		rt_note(SC_NOTE_WARN, "attach: CUDA is not traced in this process (the note before "
 				      "says why); CPU samples go on");
+	return true;
 }

@@ -225,6 +225,30 @@ def test_cuda_program_attached_twice():
         t.kill()
 
 
+def test_cuda_started_while_attached_is_traced():
+    need_gpu("attach_cuda")
+    t = Target("attach_cuda", "60", "--late")
+    try:
+        a = Attach(t.pid, "--output-format", "rocpd json")
+        a.wait_attached()
+        t.send("init")
+        t.expect(r"^cuda ready$")
+        for _ in range(5):  # the attach thread looks for CUDA every 50 ms
+            t.send("burst 50")
+            t.expect(r"^burst 50 done$")
+            t.lines.remove("burst 50 done")
+            time.sleep(0.3)
+        check_eq(a.finish(signal.SIGINT), 0, a.describe())
+        check("CUDA tracing through CUPTI" in a.err, f"no CUPTI note\n{a.describe()}")
+        k = kernels_by_name(database(a, t.pid))
+        burst = sum(n for name, n in k.items() if name.startswith("burst_add"))
+        check(50 <= burst <= 250, f"the bursts after CUDA started: {k}")
+        check_eq(t.finish(), 0, f"fixture status\n{t.lines}")
+        check(any(line.startswith("attach_cuda ok") for line in t.lines), t.lines)
+    finally:
+        t.kill()
+
+
 def test_pytorch_loop_attached():
     need_gpu("attach_cuda")
     try:

@@ -81,12 +81,18 @@ static void detach(void)
 __attribute__((visibility("default"))) int syscope_cuda_attach(const struct sc_plugin_api *api,
 							       const struct sc_settings *s);
 
-/* 0 when CUDA is traced from now on; -1 when not (a note said why). */
+/* 0 when CUDA is traced from now on; -1 when not (a note said why); 1 when the driver is not
+ * initialized yet (nothing touched: the program has not used CUDA so far, and CUPTI would
+ * initialize it). */
 __attribute__((visibility("default"))) int syscope_cuda_attach(const struct sc_plugin_api *api,
 							       const struct sc_settings *s)
 {
+	int n = 0;
+
 	if (!api || atomic_load(&attached))
 		return -1;
+	if (cuDeviceGetCount(&n) == CUDA_ERROR_NOT_INITIALIZED)
+		return 1;
 	cuda_api = api;
 	record_devices(); /* before the subscriber: these calls are syscope's, not traced */
 	if (!cuda_trace_start(s))

@@ -6,6 +6,8 @@
  * launch burst_add N times next (answered "burst N done" once they finished), "quit" ends the
  * loop early. At the end it checks the buffers on the host: "attach_cuda ok loops=L bursts=B"
  * and exit 0 when every value is what the launches made, "attach_cuda wrong ..." and 1 if not.
+ * With --late as argv[2] it prints its pid before any CUDA call and starts CUDA at a line
+ * "init" ("cuda ready"): CUDA starts while the process is attached.
  */
 #include <atomic>
 #include <cuda_runtime.h>
@@ -78,6 +80,13 @@ int main(int argc, char **argv)
 	pthread_t t;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc > 2 && !strcmp(argv[2], "--late")) {
+		char line[64];
+
+		printf("pid=%d\n", (int)getpid());
+		while (fgets(line, sizeof(line), stdin) && strncmp(line, "init", 4))
+			;
+	}
 	if (cudaMalloc(&a, N * sizeof(float)) != cudaSuccess ||
 	    cudaMalloc(&b, N * sizeof(float)) != cudaSuccess) {
 		printf("attach_cuda: no GPU\n");
@@ -87,7 +96,10 @@ int main(int argc, char **argv)
 	cudaMemset(b, 0, N * sizeof(float));
 	cudaDeviceSynchronize();
 	pthread_create(&t, NULL, commands, NULL);
-	printf("pid=%d\n", (int)getpid());
+	if (argc > 2)
+		printf("cuda ready\n");
+	else
+		printf("pid=%d\n", (int)getpid());
 	end = now_s() + seconds;
 	while (!quit.load() && now_s() < end) {
 		int n = burst_asked.exchange(0);
