@@ -32,7 +32,7 @@
 #include "cpu_events.h"
 
 #define POLL_MS 50
-#define START_TIMEOUT_MS 5000
+#define START_TIMEOUT_MS 30000 /* CUPTI's start in a busy CUDA process takes seconds */
 #define DETACH_TIMEOUT_MS 10000
 
 struct attach {

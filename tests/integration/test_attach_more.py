@@ -274,5 +274,30 @@ def test_pytorch_loop_attached():
         t.kill()
 
 
+def test_cupti_of_torch_profiler_is_left_alone():
+    need_gpu("attach_cuda")
+    try:
+        import torch  # noqa: F401  (only to know whether it is there)
+    except ImportError:
+        raise Skip("no PyTorch for this python3")
+    script = os.path.join(SOURCE_PROGRAMS, "cuda", "attach_torch.py")
+    t = Target(None, argv=[sys.executable, script, "60", "--torch-profiler"])
+    try:
+        a = Attach(t.pid, "--output-format", "rocpd json")
+        a.wait_attached()
+        t.send("burst 100")
+        t.expect(r"^burst 100 done$")
+        check_eq(a.finish(signal.SIGINT), 0, a.describe())
+        check("another CUPTI client" in a.err, f"the note of the profiler's CUPTI\n{a.err}")
+        check_eq(rows(database(a, t.pid), "SELECT COUNT(*) FROM kernels"), [(0,)],
+                 "no kernels taken from the profiler's CUPTI")
+        p = a.profile(t.pid)
+        check(p.total >= 5, f"CPU samples go on: {p.total}")
+        check_eq(t.finish(), 0, f"fixture status\n{t.lines}")
+        check(any(line.startswith("attach_torch ok") for line in t.lines), t.lines)
+    finally:
+        t.kill()
+
+
 if __name__ == "__main__":
     harness.main(globals())

@@ -73,6 +73,7 @@ static void detach(void)
 	cuda_flush(true);
 	cuda_api_stop();
 	cuda_api_unsubscribe();
+	cuda_activity_forget_names();
 	if ((dropped = cuda_activity_dropped()))
 		cuda_note(SC_NOTE_WARN, "CUPTI dropped %llu activity records (buffers full)",
 			  (unsigned long long)dropped);

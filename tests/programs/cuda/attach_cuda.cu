@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
  * For test_attach_more.py: a CUDA program started without syscope, attached to while it
- * runs. Its main thread launches loop_add on one buffer without a pause for argv[1] seconds
- * (default 20), copying one value back every 100 launches. A line "burst N" on stdin makes it
+ * runs. Its main thread launches loop_add on one buffer for argv[1] seconds (default 20),
+ * about a thousand times a second (a millisecond's pause after each: a session of modest
+ * size), copying one value back every 100 launches. A line "burst N" on stdin makes it
  * launch burst_add N times next (answered "burst N done" once they finished), "quit" ends the
  * loop early. At the end it checks the buffers on the host: "attach_cuda ok loops=L bursts=B"
  * and exit 0 when every value is what the launches made, "attach_cuda wrong ..." and 1 if not.
@@ -114,6 +115,7 @@ int main(int argc, char **argv)
 		loop_add<<<N / 256, 256>>>(a, N);
 		if (++loops % 100 == 0)
 			cudaMemcpy(&probe, a, sizeof(probe), cudaMemcpyDeviceToHost);
+		usleep(1000);
 	}
 	cudaDeviceSynchronize();
 	if (cudaGetLastError() == cudaSuccess && all_equal(a, (float)loops) &&

@@ -1,6 +1,6 @@
 """For test_attach_more.py: a PyTorch loop of tiny element-wise ops started without syscope,
 attached to while it runs. Prints "pid=N", then repeats x = x * 1.0001 + 0.0001 on the GPU
-(two kernels a step) for argv[1] seconds (default 20) or until "quit" on stdin; "burst N"
+(two kernels a step, about a thousand steps a second) for argv[1] seconds (default 20) or until "quit" on stdin; "burst N"
 makes N more steps of y += 1 (answered "burst N done"). At the end it checks x against the
 same steps done on the CPU and y against the bursts: "attach_torch ok steps=S bursts=B".
 With --torch-profiler the loop runs under torch.profiler (another CUPTI client in the
@@ -35,10 +35,10 @@ y = torch.zeros(256, device="cuda")
 cpu = torch.ones(1)
 torch.cuda.synchronize()
 threading.Thread(target=commands, daemon=True).start()
-print(f"pid={__import__('os').getpid()}", flush=True)
 steps = bursts = 0
 end = time.monotonic() + seconds
 with profiler:
+    print(f"pid={__import__('os').getpid()}", flush=True)  # the profiler runs (if asked)
     while not quit_asked.is_set() and time.monotonic() < end:
         while asked:
             n = asked.pop(0)
@@ -50,6 +50,7 @@ with profiler:
         x = x * 1.0001 + 0.0001
         cpu = cpu * 1.0001 + 0.0001
         steps += 1
+        time.sleep(0.001)  # about a thousand steps a second: a session of modest size
 torch.cuda.synchronize()
 good = torch.allclose(x.cpu(), cpu.expand(256), rtol=1e-4) and bool((y.cpu() == bursts).all())
 print(f"attach_torch {'ok' if good else 'wrong'} steps={steps} bursts={bursts}", flush=True)
