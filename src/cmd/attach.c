@@ -29,9 +29,10 @@
 #include "../store/session.h"
 #include "attach.h"
 #include "cmd.h"
+#include "cpu_events.h"
 
 #define POLL_MS 50
-#define START_TIMEOUT_MS 5000
+#define START_TIMEOUT_MS 30000 /* CUPTI's start in a busy CUDA process takes seconds */
 #define DETACH_TIMEOUT_MS 10000
 
 struct attach {
@@ -188,18 +189,33 @@ static bool wait_state(pid_t pid, const char *session, const char *const *words,
 	return found;
 }
 
-/* Until ENTER, SIGINT/SIGTERM, the deadline (0: none) or the process's end; returns why. */
-static const char *wait_for_end(pid_t pid, double deadline)
+/* Ended for good: during an exec from a thread other than the main one, the main thread is
+ * a zombie for a moment, and the process looks ended. */
+static bool target_ended(pid_t pid)
+{
+	for (int i = 0; i < 10; i++) {
+		if (!sc_attach_target_ended(pid))
+			return false;
+		usleep(10000);
+	}
+	return true;
+}
+
+/* Until ENTER, SIGINT/SIGTERM, the deadline (0: none), the process's end or exec; why. */
+static const char *wait_for_end(pid_t pid, double deadline, struct sc_attach_children *kids)
 {
 	bool tty = isatty(STDIN_FILENO);
 
 	for (;;) {
 		struct pollfd p = { .fd = STDIN_FILENO, .events = POLLIN };
 
+		sc_attach_children_watch(pid, kids, false);
 		if (stop_signal)
 			return stop_signal == SIGINT ? "SIGINT" : "SIGTERM";
-		if (sc_attach_target_ended(pid))
+		if (target_ended(pid))
 			return "process ended";
+		if (sc_attach_executed(pid))
+			return "exec";
 		if (deadline > 0 && mono_s() >= deadline)
 			return "duration";
 		if (tty && poll(&p, 1, POLL_MS) > 0) {
@@ -230,6 +246,7 @@ static json_t *run_attach(const char *session, const char *lib, void *ctx, int *
 	char err[SC_ATTACH_ERR] = "", line[1024];
 	static const char *const started[] = { "started", "error", NULL };
 	static const char *const ended[] = { "detached", "ended", "error", NULL };
+	static struct sc_attach_children kids;
 	struct sc_remote info;
 	char *settings = write_settings(session, s), *stop;
 	double t0, t_stop, deadline = 0;
@@ -282,16 +299,30 @@ static json_t *run_attach(const char *session, const char *lib, void *ctx, int *
 	if (sc_is_set(s, SC_SET_SAMPLING_DURATION))
 		deadline = t0 + sc_double(s, SC_SET_SAMPLING_DELAY) +
 			   sc_double(s, SC_SET_SAMPLING_DURATION);
-	why = wait_for_end(a->pid, deadline);
+	sc_attach_children_watch(a->pid, &kids, true);
+	why = wait_for_end(a->pid, deadline, &kids);
 	t_stop = mono_s();
+	if (!strcmp(why, "exec")) {
+		char *raw = sc_xasprintf("%s/" SC_SESSION_RAW_DIR "/%d" SC_RAW_SUFFIX, session,
+					 (int)a->pid);
+
+		sc_attach_mark_exec(raw);
+		free(raw);
+		pr_warn("process %d executed another program: its recording ends there (end: "
+			"exec); the new program is not followed (syscope cannot add itself to the "
+			"environment of a process it did not start)",
+			a->pid);
+	}
 	stop = sc_xasprintf("%s/attach.stop", session);
 	fd = open(stop, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
 	if (fd >= 0)
 		close(fd);
 	free(stop);
-	if (!wait_state(a->pid, session, ended, DETACH_TIMEOUT_MS, line, sizeof(line)) &&
+	if (strcmp(why, "exec") &&
+	    !wait_state(a->pid, session, ended, DETACH_TIMEOUT_MS, line, sizeof(line)) &&
 	    !sc_attach_target_ended(a->pid))
 		pr_warn("process %d did not say it detached; its data so far is kept", a->pid);
+	sc_attach_finish_children(session, a->pid, &kids);
 	/* No thread of the program stops at the detach: this is how long recording went on. */
 	json_object_set_new(detail, "detach_ms", json_real((mono_s() - t_stop) * 1e3));
 	json_object_set_new(detail, "to", iso_now());
@@ -406,10 +437,16 @@ int cmd_attach(int argc, char **argv)
 			"would interrupt the program's blocking calls); sampling CPU time");
 	sc_settings_set(&cli.settings, SC_SET_SAMPLING_REALTIME, "false", SC_LAYER_CLI, serr);
 	sc_settings_set(&cli.settings, SC_SET_SAMPLING_CPUTIME, "true", SC_LAYER_CLI, serr);
-	if (sc_str(&cli.settings, SC_SET_CPU_EVENTS)[0] ||
-	    sc_str(&cli.settings, SC_SET_SAMPLING_OVERFLOW)[0])
-		pr_warn("--cpu-events and --sample-overflow are not available with attach in this "
-			"version; sampling CPU time only");
+	if (sc_str(&cli.settings, SC_SET_CPU_EVENTS)[0])
+		sc_cpu_events_prepare(&cli.settings); /* names resolved and tried, as for sample */
+	/* A hardware counter's overflow can be signalled after its thread entered the kernel
+	 * (skid): the signal would then interrupt a blocking call, which no wrapper restarts. */
+	if (sc_str(&cli.settings, SC_SET_SAMPLING_OVERFLOW)[0]) {
+		pr_warn("--sample-overflow is not available with attach: a counter's overflow may "
+			"be signalled inside a system call, which would return EINTR in a program "
+			"syscope did not start; sampling CPU time only");
+		sc_settings_set(&cli.settings, SC_SET_SAMPLING_OVERFLOW, "", SC_LAYER_CLI, serr);
+	}
 	if (formats)
 		apply_formats(&cli, formats);
 	a.cli = &cli;

@@ -36,6 +36,24 @@ bool sc_attach_target_ended(pid_t pid);
 /* The target's real user and group ids; false when unreadable. */
 bool sc_attach_owner(pid_t pid, uid_t *uid, gid_t *gid);
 
+/* attach_end.c */
+/* The process executed another program (our library is no longer mapped in it). */
+bool sc_attach_executed(pid_t pid);
+/* End reason exec, now, into raw file `path` (when it has no end). */
+void sc_attach_mark_exec(const char *path);
+/* The children of the target seen while attached: before[] at the attach (`first`), seen[]
+ * those that came later, gathered by calls every poll. */
+#define SC_ATTACH_MAX_CHILDREN 1024
+struct sc_attach_children {
+	pid_t before[SC_ATTACH_MAX_CHILDREN], seen[SC_ATTACH_MAX_CHILDREN];
+	unsigned nbefore, nseen;
+};
+void sc_attach_children_watch(pid_t pid, struct sc_attach_children *c, bool first);
+/* After the detach: the fork children's files waited for (an exec'd child's end written),
+ * and the children not followed counted and said. */
+void sc_attach_finish_children(const char *session, pid_t target,
+			       const struct sc_attach_children *kids);
+
 /* attach_inject.c */
 struct sc_remote {
 	pid_t tid;	    /* the thread borrowed */

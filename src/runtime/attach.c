@@ -51,6 +51,7 @@ static struct {
 	pid_t own_tid;
 	atomic_int stop_asked;
 	bool loader_ready;
+	bool in_child; /* a fork child's recording: the CLI's state file is the parent's */
 } at;
 
 /* One line "WORD DETAIL" for the CLI. */
@@ -59,6 +60,8 @@ static void write_state(const char *word, const char *detail)
 	char path[4200], text[1024];
 	int fd, len;
 
+	if (at.in_child)
+		return;
 	snprintf(path, sizeof(path), "%s/attach.state", rt_proc.session_dir);
 	len = snprintf(text, sizeof(text), "%s %s\n", word, detail);
 	fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
@@ -101,15 +104,6 @@ static bool owner_gone(pid_t owner)
 	return owner > 0 && kill(owner, 0) && errno == ESRCH;
 }
 
-/* A child forked while attached has none of the samplers, and its copy of the threads'
- * buffers must never reach the parent's file. */
-static void attach_fork_child(void)
-{
-	if (at.thread_running)
-		atomic_store(&rt_proc.active, 0);
-	at.thread_running = false;
-}
-
 static void sleep_ns(uint64_t ns)
 {
 	struct timespec ts = { (time_t)(ns / 1000000000ull), (long)(ns % 1000000000ull) };
@@ -131,12 +125,66 @@ static void detach(void)
 	for (int tries = 0; tries < 50 && (pending = rt_attach_signal_pending()); tries++)
 		sleep_ns(2000000);
 	rt_attach_threads_release();
-	if (!pending)
+	if (!pending) {
 		rt_signals_release();
-	else
+		rt_unwind_release(); /* no sample can come: libunwind and its pipe go */
+	} else
 		write_state("note", "a sampler signal was still pending: syscope's handler stays, "
 				    "dormant, in front of the program's");
 	rt_recorder_close();
+}
+
+static void *attach_child_main(void *arg);
+
+/*
+ * fork while attached (a pthread_atfork hook: posix_spawn, and so system() and popen(), make
+ * no fork): the child records into its own file as with `run` (lifecycle.c's hooks), its one
+ * thread armed as attach arms one, and a thread of ours in it scans for its new threads and
+ * detaches it when the CLI asks. Without --follow-children it records nothing.
+ */
+static void attach_fork_prepare(void)
+{
+	if (at.thread_running)
+		rt_fork_prepare();
+}
+
+static void attach_fork_parent(void)
+{
+	if (at.thread_running)
+		rt_fork_parent();
+}
+
+static void attach_fork_child(void)
+{
+	sigset_t all, old;
+
+	if (!at.thread_running)
+		return;
+	at.thread_running = false; /* the parent's thread is not in the child */
+	rt_fork_child(true);
+	if (!rt_active())
+		return;
+	at.in_child = true;
+	atomic_store(&at.stop_asked, 0);
+	sigfillset(&all);
+	RT_REAL(pthread_sigmask)(SIG_SETMASK, &all, &old);
+	at.thread_running = !RT_REAL(pthread_create)(&at.thread, NULL, attach_child_main, &rt_self);
+	RT_REAL(pthread_sigmask)(SIG_SETMASK, &old, NULL);
+	if (!at.thread_running) {
+		rt_note(SC_NOTE_WARN,
+			"attach: a fork child (process %d) cannot be followed: no "
+			"thread for syscope in it; it records nothing",
+			(int)getpid());
+		rt_finalize(SC_END_DETACH, 0);
+		atomic_store(&rt_proc.active, 0);
+	}
+}
+
+/* exit() of a process we did not start: its status, which no wrapper of ours sees. */
+static void on_exit_status(int status, void *arg)
+{
+	(void)arg;
+	rt_finalize(SC_END_EXIT, status);
 }
 
 static bool open_recording(void)
@@ -160,12 +208,6 @@ static bool open_recording(void)
 	return true;
 }
 
-static int find_cuda(struct dl_phdr_info *info, size_t size, void *data)
-{
-	(void)size, (void)data;
-	return info->dlpi_name && strstr(info->dlpi_name, "/libcuda.so") != NULL;
-}
-
 /* The program's threads before the sources start their own (telemetry's names itself only
  * once running: later scans know it by its name). */
 static unsigned program_threads(pid_t *tids, unsigned max)
@@ -182,12 +224,72 @@ static unsigned program_threads(pid_t *tids, unsigned max)
 	return n;
 }
 
+/* Until the CLI asks (the stop file), or is gone, or the process ends; then the detach. New
+ * threads are armed every RESCAN_NS. */
+static void record_until_stop(bool cuda_done)
+{
+	uint64_t next_scan;
+	pid_t owner;
+
+	owner = read_owner();
+	next_scan = rt_now_ns() + RESCAN_NS;
+	while (!atomic_load(&at.stop_asked) && !stop_file_exists()) {
+		if (!rt_active()) {
+			/* The program is ending (exit, exec) and finalizes the recording itself:
+			 * nothing here may be closed under it. */
+			write_state("ended", "");
+			return;
+		}
+		sleep_ns(10000000);
+		if (rt_now_ns() >= next_scan) {
+			if (owner_gone(owner)) {
+				rt_note(SC_NOTE_WARN,
+					"attach: syscope (process %d) ended without "
+					"detaching; detached",
+					(int)owner);
+				break;
+			}
+			rt_attach_scan();
+			if (!cuda_done) /* CUDA started while attached */
+				cuda_done = rt_attach_cuda();
+			rt_recorder_flush_self(); /* modules and threads: in the file if exec comes */
+			next_scan = rt_now_ns() + RESCAN_NS;
+		}
+	}
+	rt_attach_scan(); /* threads gone since the last scan are not touched */
+	rt_attach_note_failures();
+	detach();
+	write_state("detached", "");
+}
+
+/* What the launcher's wrappers would record (they are interposed at the program's start, by
+ * LD_PRELOAD, and a library loaded later is not in front of the program's calls). */
+static void note_wrappers_asked(void)
+{
+	static const struct {
+		int setting;
+		const char *name;
+	} wrapped[] = {
+		{ SC_SET_USE_PTHREAD, "pthread" },
+		{ SC_SET_USE_MPI, "mpi" },
+		{ SC_SET_USE_OPENMP, "openmp" },
+		{ SC_SET_USE_NCCL, "nccl" },
+	};
+
+	for (size_t i = 0; i < sizeof(wrapped) / sizeof(wrapped[0]); i++)
+		if (sc_bool(&rt_proc.settings, wrapped[i].setting))
+			rt_note(SC_NOTE_WARN,
+				"attach: --parallel=%s records nothing in an attached process: its "
+				"wrappers are put in front of the program's calls at its start "
+				"(LD_PRELOAD); those calls are in the CPU samples only",
+				wrapped[i].name);
+}
+
 static void *attach_main(void *arg)
 {
 	static pid_t before[ATTACH_MAX_THREADS];
 	unsigned nbefore;
-	uint64_t next_scan;
-	pid_t owner;
+	bool cuda_done;
 
 	(void)arg;
 	at.own_tid = rt_gettid();
@@ -200,7 +302,8 @@ static void *attach_main(void *arg)
 	rt_record_identity();
 	if (!at.loader_ready) {
 		rt_loader_init();
-		pthread_atfork(NULL, NULL, attach_fork_child);
+		pthread_atfork(attach_fork_prepare, attach_fork_parent, attach_fork_child);
+		on_exit(on_exit_status, NULL);
 		at.loader_ready = true;
 	} else {
 		rt_loader_event(); /* what was loaded while dormant */
@@ -212,41 +315,25 @@ static void *attach_main(void *arg)
 	for (unsigned i = 0; i < nbefore; i++)
 		if (before[i] != rt_proc.pid)
 			rt_attach_arm(before[i]);
-	if (dl_iterate_phdr(find_cuda, NULL))
-		rt_note(SC_NOTE_WARN, "attach: the process uses CUDA (libcuda is loaded); CUDA "
-				      "tracing of an attached process is not in this version yet: "
-				      "CPU samples only");
+	cuda_done = rt_attach_cuda(); /* if the process uses CUDA */
+	note_wrappers_asked();
 	rt_note(SC_NOTE_INFO,
 		"attach: CPU-time samples count user time only, and wall-clock sampling is off: "
 		"in a process syscope did not start, nothing keeps their signals from "
 		"interrupting the program's system calls");
 	write_state("started", "");
-	owner = read_owner();
-	next_scan = rt_now_ns() + RESCAN_NS;
-	while (!atomic_load(&at.stop_asked) && !stop_file_exists()) {
-		if (!rt_active()) {
-			/* The program is ending (exit, exec) and finalizes the recording itself:
-			 * nothing here may be closed under it. */
-			write_state("ended", "");
-			return NULL;
-		}
-		sleep_ns(10000000);
-		if (rt_now_ns() >= next_scan) {
-			if (owner_gone(owner)) {
-				rt_note(SC_NOTE_WARN,
-					"attach: syscope (process %d) ended without "
-					"detaching; detached",
-					(int)owner);
-				break;
-			}
-			rt_attach_scan();
-			next_scan = rt_now_ns() + RESCAN_NS;
-		}
-	}
-	rt_attach_scan(); /* threads gone since the last scan are not touched */
-	rt_attach_note_failures();
-	detach();
-	write_state("detached", "");
+	record_until_stop(cuda_done);
+	return NULL;
+}
+
+/* The thread of ours in a fork child: the same watch, on the child's threads. */
+static void *attach_child_main(void *arg)
+{
+	at.own_tid = rt_gettid();
+	prctl(PR_SET_NAME, "syscope-attach", 0, 0, 0);
+	rt_attach_threads_fork_child(at.own_tid, arg);
+	rt_thread_self();
+	record_until_stop(true); /* CUDA is not usable in a fork child */
 	return NULL;
 }
 

@@ -11,6 +11,8 @@
 /* A new recording: `own_tid` (attach.c's thread) is never armed; thread 0 is kept for the
  * main thread. */
 void rt_attach_threads_begin(pid_t own_tid);
+/* A fork child's table: its one thread `main` (armed by itself) and `own_tid`. */
+void rt_attach_threads_fork_child(pid_t own_tid, struct rt_thread *main);
 /* Arm thread `tid` (syscope's own threads are left out); failures are counted. */
 void rt_attach_arm(pid_t tid);
 /* Every thread of /proc/self/task: new ones armed, gone ones forgotten. */
@@ -23,5 +25,10 @@ void rt_attach_note_failures(void);
 void rt_attach_threads_quiet(void);
 bool rt_attach_signal_pending(void);
 void rt_attach_threads_release(void);
+
+/* CUPTI subscribed in a process that uses CUDA already (attach_cuda.c); a note if it cannot
+ * be. False while there is nothing to attach to yet (no libcuda, or its driver not
+ * initialized): the attach thread asks again at its next scan. */
+bool rt_attach_cuda(void);
 
 #endif /* SYSCOPE_RUNTIME_ATTACH_H */

@@ -27,6 +27,9 @@ struct armed {
 	uint32_t index;
 	struct rt_thread *_Atomic adopted; /* set by the thread itself, in its handler */
 	bool seen;			   /* in the last scan */
+	unsigned pmc_n;			   /* its --cpu-events group, handed over with the fd */
+	int pmc_fd[SC_PMC_MAX];
+	uint8_t pmc_event[SC_PMC_MAX];
 };
 
 static struct {
@@ -45,6 +48,23 @@ void rt_attach_threads_begin(pid_t own_tid)
 	tt.main_index = atomic_fetch_add(&rt_proc.next_thread_index, 1);
 }
 
+void rt_attach_threads_fork_child(pid_t own_tid, struct rt_thread *main)
+{
+	struct armed *a = &tt.threads[0];
+
+	/* The parent's table: its descriptors were not inherited (closed in the child). */
+	tt.own_tid = own_tid;
+	tt.failures = 0;
+	tt.main_index = main->index;
+	a->fd = -1;
+	a->pmc_n = 0;
+	a->index = main->index;
+	a->seen = true;
+	atomic_store(&a->adopted, main);
+	atomic_store(&a->tid, getpid());
+	atomic_store(&tt.n, 1);
+}
+
 bool rt_attach_claim(int fd, struct rt_thread *t, uint32_t *index)
 {
 	pid_t tid = rt_gettid();
@@ -59,6 +79,13 @@ bool rt_attach_claim(int fd, struct rt_thread *t, uint32_t *index)
 		if (!atomic_compare_exchange_strong(&a->adopted, &none, t))
 			return false;
 		*index = a->index;
+		for (unsigned k = 0; k < a->pmc_n; k++) {
+			t->pmc_fd[k] = a->pmc_fd[k];
+			t->pmc_event[k] = a->pmc_event[k];
+			t->pmc_last[k] = 0;
+		}
+		t->pmc_n = (uint8_t)a->pmc_n;
+		a->pmc_n = 0; /* the thread's now */
 		return true;
 	}
 	return false;
@@ -120,6 +147,7 @@ void rt_attach_arm(pid_t tid)
 		return;
 	}
 	a->fd = fd;
+	a->pmc_n = rt_counters_open_for(tid, a->pmc_fd, a->pmc_event);
 	a->seen = true;
 	a->index = tid == rt_proc.pid ? tt.main_index
 				      : atomic_fetch_add(&rt_proc.next_thread_index, 1);
@@ -140,10 +168,26 @@ void rt_attach_note_failures(void)
 
 /* A thread that ended before its first sample: its descriptor is ours to close. An adopted
  * thread closed its own at its end (the thread key's destructor). */
+static void release_group(struct armed *a)
+{
+	for (unsigned k = a->pmc_n; k-- > 0;)
+		rt_fd_release(a->pmc_fd[k]);
+	a->pmc_n = 0;
+}
+
+static void release_thread_group(struct rt_thread *t)
+{
+	for (unsigned k = t->pmc_n; k-- > 0;)
+		rt_fd_release(t->pmc_fd[k]);
+	t->pmc_n = 0;
+}
+
 static void forget_gone(struct armed *a)
 {
 	if (!atomic_load(&a->adopted) && a->fd >= 0)
 		rt_fd_release(a->fd);
+	if (!atomic_load(&a->adopted))
+		release_group(a);
 	a->fd = -1;
 	a->tid = -1; /* never matches a thread again */
 }
@@ -263,10 +307,12 @@ void rt_attach_threads_release(void)
 			continue;
 		} else if (!t) {
 			rt_fd_release(a->fd);
+			release_group(a);
 		} else if (t->state == RT_THREAD_ACTIVE) {
 			if (t->perf_fd >= 0)
 				rt_fd_release(t->perf_fd);
 			t->perf_fd = -1;
+			release_thread_group(t);
 			rt_recorder_detach_thread(t);
 			t->state = RT_THREAD_UNKNOWN; /* registers again at a later attach */
 		}

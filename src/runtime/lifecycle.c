@@ -146,7 +146,7 @@ static void record_settings(void)
 	free(storage);
 }
 
-static void fork_prepare(void)
+void rt_fork_prepare(void)
 {
 	sigset_t block;
 
@@ -169,7 +169,7 @@ static void fork_prepare(void)
 	}
 }
 
-static void fork_parent(void)
+void rt_fork_parent(void)
 {
 	if (!rt_self.forking)
 		return;
@@ -180,7 +180,7 @@ static void fork_parent(void)
 	RT_REAL(pthread_sigmask)(SIG_SETMASK, &fork_saved_mask, NULL);
 }
 
-static void fork_child(void)
+void rt_fork_child(bool attached)
 {
 	int fd = fork_fd;
 
@@ -209,8 +209,16 @@ static void fork_child(void)
 	rt_modules_init(true);
 	rt_counters_fork_child();
 	rt_sources_fork_child();
-	rt_thread_setup(&rt_self);
+	if (attached) /* armed as attach arms a thread: no signal inside a system call */
+		rt_sampling_arm_forked(&rt_self);
+	else
+		rt_thread_setup(&rt_self);
 	RT_REAL(pthread_sigmask)(SIG_SETMASK, &fork_saved_mask, NULL);
+}
+
+static void fork_child(void)
+{
+	rt_fork_child(false);
 }
 
 void rt_record_identity(void)
@@ -332,7 +340,7 @@ __attribute__((constructor)) static void rt_constructor(void)
 	install_ending_recorders();   /* after the sources: sampler signals are theirs */
 	at_quick_exit(on_quick_exit); /* the first registered runs last */
 	rt_thread_setup(&rt_self);
-	pthread_atfork(fork_prepare, fork_parent, fork_child);
+	pthread_atfork(rt_fork_prepare, rt_fork_parent, fork_child);
 }
 
 __attribute__((destructor)) static void rt_destructor(void)

@@ -229,6 +229,11 @@ static void flush_thread(struct rt_thread *t)
 		}
 }
 
+void rt_recorder_flush_self(void)
+{
+	flush_thread(&rt_self);
+}
+
 void rt_recorder_flush_all(void)
 {
 	uint32_t n = atomic_load(&nwriters);

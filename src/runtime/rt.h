@@ -193,6 +193,9 @@ int rt_recorder_open(const char *session_dir, uint32_t image_seq, int fd_hint);
 void rt_recorder_forget(void);
 /* Every thread's buffered records into the file (the process ends, execs or dies). */
 void rt_recorder_flush_all(void);
+/* The calling thread's buffered records into the file (attach's thread, which an exec of the
+ * program would end without a word). */
+void rt_recorder_flush_self(void);
 /*
  * Reserve `size` bytes (a multiple of 8, header included) in the calling thread's stream.
  * Returns the record's address, or NULL when nothing can be recorded (the loss is counted).
@@ -338,6 +341,11 @@ void rt_exec_report(void);
 
 /* ---- lifecycle.c ---- */
 void rt_finalize(enum sc_end_reason reason, int status);
+/* fork's hooks (lifecycle.c); attach.c's call them too, with `attached`: the child's thread
+ * is then armed as an attached one (rt_sampling_arm_forked). */
+void rt_fork_prepare(void);
+void rt_fork_parent(void);
+void rt_fork_child(bool attached);
 void rt_record_identity(void); /* PROCESS, ENVIRON and SETTINGS records (attach.c) */
 void rt_finalize_reset(void);  /* a later attach may finalize again */
 

@@ -155,6 +155,17 @@ static uint32_t name_id(const char *text)
 	return names.slot[i].id;
 }
 
+/* attach's detach: a later attach records into a new file, which has none of the names. */
+void cuda_activity_forget_names(void)
+{
+	pthread_mutex_lock(&buffer_lock);
+	for (size_t i = 0; i < names.cap; i++)
+		free(names.slot[i].text);
+	free(names.slot);
+	memset(&names, 0, sizeof(names));
+	pthread_mutex_unlock(&buffer_lock);
+}
+
 /* ---- translation ---- */
 
 static void emit(struct sc_rec_gpu_op *op)

@@ -14,6 +14,8 @@ void cuda_activity_context_created(void);
 void cuda_activity_translate(const CUpti_Activity *rec);
 /* Process a completed buffer of `valid` bytes (exposed for the unit test). */
 void cuda_activity_buffer(uint8_t *buffer, size_t valid);
+/* The kernel names written so far forgotten (attach's detach: the next file needs them). */
+void cuda_activity_forget_names(void);
 /* The name and category of a region record into `buf` (`cap` bytes, a long name cut so
  * that both fit); sets r->name_len and r->cat_len, returns the bytes used. */
 #define CUDA_REGION_TEXT_MAX 2048

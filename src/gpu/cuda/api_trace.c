@@ -38,7 +38,7 @@ static __thread int in_tool; /* our own CUDA calls: not traced */
 
 /* ---- devices ---- */
 
-static void record_agent(CUcontext ctx)
+void cuda_api_record_agent(CUcontext ctx)
 {
 	struct sc_rec_gpu_agent a = { .ts = cuda_api->now_ns(), .type = SC_AGENT_GPU };
 	char text[300];
@@ -85,7 +85,7 @@ static void resource(CUpti_CallbackId cbid, const CUpti_ResourceData *d)
 	switch (cbid) {
 	case CUPTI_CBID_RESOURCE_CONTEXT_CREATED:
 		if (cuda_api->active())
-			record_agent(d->context);
+			cuda_api_record_agent(d->context);
 		cuda_activity_context_created();
 		break;
 	case CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING:
@@ -213,4 +213,13 @@ void cuda_api_stop(void)
 {
 	if (subscriber)
 		cuptiEnableAllDomains(0, subscriber);
+}
+
+/* attach.c's detach: a later attach subscribes again, in a new session (devices again). */
+void cuda_api_unsubscribe(void)
+{
+	if (subscriber && cuptiUnsubscribe(subscriber) == CUPTI_SUCCESS)
+		subscriber = NULL;
+	for (unsigned i = 0; i < MAX_DEVICES; i++)
+		atomic_store(&agent_seen[i], 0);
 }

@@ -12,5 +12,9 @@ CUptiResult cuda_api_start(unsigned *domains, const char *include_re, const char
 void cuda_api_stop(void);
 /* The program's first NVTX call loaded our NVTX injection (inject.c). */
 void cuda_api_nvtx_loaded(void);
+/* A context's device as an agent (once per device and session). */
+void cuda_api_record_agent(CUcontext ctx);
+/* Callbacks off for good (attach's detach); devices are recorded again after it. */
+void cuda_api_unsubscribe(void);
 
 #endif /* SYSCOPE_GPU_CUDA_API_TRACE_H */

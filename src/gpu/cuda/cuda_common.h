@@ -56,6 +56,10 @@ __attribute__((format(printf, 2, 3))) void cuda_note(enum sc_note_level level, c
 						     ...);
 /* CUPTI's text for an error. */
 const char *cuda_error(CUptiResult rc);
+struct sc_settings;
+/* CUPTI subscribed and activity enabled as the settings ask (inject.c); false when off (a
+ * note says why). attach.c calls it in a process that runs CUDA already. */
+bool cuda_trace_start(const struct sc_settings *s);
 /* Flush every activity buffer CUPTI holds (forced: also incomplete ones). */
 void cuda_flush(bool forced);
 

@@ -94,7 +94,8 @@ static unsigned read_domains(const struct sc_settings *s)
 	return bits;
 }
 
-static void start(const struct sc_settings *s)
+/* CUPTI set up as the settings ask; false (a note says why) when tracing stays off. */
+bool cuda_trace_start(const struct sc_settings *s)
 {
 	unsigned domains = read_domains(s);
 	uint32_t version = 0;
@@ -107,7 +108,7 @@ static void start(const struct sc_settings *s)
 			  "CUDA tracing off: the CUPTI library loaded is version %u, syscope was "
 			  "built against %u (their records differ)",
 			  version, (unsigned)CUPTI_API_VERSION);
-		return;
+		return false;
 	}
 	cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
 	rc = cuptiActivityRegisterTimestampCallback(timestamp);
@@ -122,22 +123,29 @@ static void start(const struct sc_settings *s)
 	if (rc == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
 		cuda_note(SC_NOTE_WARN, "CUDA tracing off: another CUPTI client (a profiler or "
 					"debugger) is already attached to this program");
-		return;
+		return false;
 	}
 	if (rc != CUPTI_SUCCESS) {
 		cuda_note(SC_NOTE_WARN, "CUDA tracing off: CUPTI callbacks failed: %s",
 			  cuda_error(rc));
-		return;
+		return false;
 	}
 	/* A kind that cannot be enabled is named in a note there; the others carry on. */
 	cuda_activity_start(domains, (size_t)sc_int(s, SC_SET_CUDA_BUFFER_KB) << 10);
 	cuda_api_untrace_excluded(domains);
 	if (period > 0)
 		cuptiActivityFlushPeriod((uint32_t)(period * 1000 + 0.5));
-	cuda_api->at_stop(stop);
-	atexit(stop);
 	cuda_note(SC_NOTE_INFO, "CUDA tracing through CUPTI %u: %s", version,
 		  sc_str(s, SC_SET_CUDA_DOMAINS));
+	return true;
+}
+
+static void start(const struct sc_settings *s)
+{
+	if (!cuda_trace_start(s))
+		return;
+	cuda_api->at_stop(stop);
+	atexit(stop);
 }
 
 /*

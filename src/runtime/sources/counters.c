@@ -113,17 +113,18 @@ static void close_group(struct rt_thread *t)
 	t->pmc_n = 0;
 }
 
-static void thread_start(struct rt_thread *t)
+/* The group of thread `tid` (0: the calling one) into fds/events; returns how many. */
+static unsigned open_group(pid_t tid, int *fds, uint8_t *events)
 {
+	unsigned n = 0;
 	int leader = -1;
 
-	t->pmc_n = 0;
 	for (unsigned i = 0; i < pmc.n; i++) {
 		long fd;
 
 		if (!pmc.usable[i])
 			continue;
-		fd = syscall(SYS_perf_event_open, &pmc.attr[i], 0, -1, leader,
+		fd = syscall(SYS_perf_event_open, &pmc.attr[i], tid, -1, leader,
 			     PERF_FLAG_FD_CLOEXEC);
 		if (fd < 0) {
 			/* A group has room for as many hardware events as the PMU has counters. */
@@ -134,13 +135,25 @@ static void thread_start(struct rt_thread *t)
 					i + 1, strerror(errno));
 			continue;
 		}
-		t->pmc_fd[t->pmc_n] = rt_fd_adopt((int)fd);
-		t->pmc_event[t->pmc_n] = (uint8_t)i;
-		t->pmc_last[t->pmc_n] = 0;
+		fds[n] = rt_fd_adopt((int)fd);
+		events[n] = (uint8_t)i;
 		if (leader < 0)
-			leader = t->pmc_fd[0];
-		t->pmc_n++;
+			leader = fds[0];
+		n++;
 	}
+	return n;
+}
+
+unsigned rt_counters_open_for(pid_t tid, int *fds, uint8_t *events)
+{
+	return open_group(tid, fds, events);
+}
+
+static void thread_start(struct rt_thread *t)
+{
+	t->pmc_n = (uint8_t)open_group(0, t->pmc_fd, t->pmc_event);
+	for (unsigned i = 0; i < t->pmc_n; i++)
+		t->pmc_last[i] = 0;
 }
 
 static void thread_stop(struct rt_thread *t)

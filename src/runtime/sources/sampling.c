@@ -419,6 +419,21 @@ static void adopt_attached(struct rt_thread *t, int sig, int fd)
 	record_sampler(SC_SAMPLE_CPUTIME, SC_SAMPLER_PERF_TASK_CLOCK, 0);
 }
 
+/* A fork child of an attached process (its sampler signals blocked until fork returns): the
+ * forking thread, thread 0 there, armed as attach arms a thread, and owning its descriptor. */
+void rt_sampling_arm_forked(struct rt_thread *t)
+{
+	int fd = -1, err = rt_sampling_arm_tid(t->tid, &fd);
+
+	if (!err) {
+		t->perf_fd = fd;
+		t->sampled = true;
+		t->period_ns[0] = t->period_ns[1] = sampler.period_ns;
+		thread_cpu_sig = cpu_signal();
+	}
+	record_sampler(SC_SAMPLE_CPUTIME, SC_SAMPLER_PERF_TASK_CLOCK, -err);
+}
+
 /* attach.c, at detach: the descriptor of an adopted thread, disabled (its samples stop). */
 void rt_sampling_disarm_adopted(struct rt_thread *t)
 {

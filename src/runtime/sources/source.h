@@ -54,6 +54,11 @@ void rt_sampling_signal_taken(int sig);
  * thread's. */
 int rt_sampling_arm_tid(pid_t tid, int *fd);
 void rt_sampling_disarm_adopted(struct rt_thread *t);
+/* attach, in a fork child: its one thread (registered already) armed by itself. */
+void rt_sampling_arm_forked(struct rt_thread *t);
+/* attach: the --cpu-events group of thread `tid`, opened from another thread (counting only,
+ * no signal); descriptors and event numbers into fds/events, how many returned. */
+unsigned rt_counters_open_for(pid_t tid, int *fds, uint8_t *events);
 
 /* counters.c: after a sample, write what the thread's CPU counters counted since its last
  * read (async-signal-safe; nothing when it has none). */
@@ -130,5 +135,8 @@ static inline void rt_func_call_record(uint16_t flags, uint32_t id, uint64_t add
  * the fallbacks of unwind.c's table). */
 int rt_unwind(void *ucontext, struct rt_thread *t, uint64_t *frames, int max, uint16_t *flags);
 void rt_unwind_init(void);
+/* attach's detach, once no sample can come: the backend's resources given back (libunwind
+ * unloaded with its address-validation pipe); frame pointers until the next init. */
+void rt_unwind_release(void);
 
 #endif /* SYSCOPE_RUNTIME_SOURCE_H */

@@ -46,6 +46,15 @@ void rt_unwind_init(void)
 		}
 }
 
+void rt_unwind_release(void)
+{
+	const struct rt_unwinder *was = unwinder;
+
+	unwinder = &rt_unwinder_fp;
+	if (was->release)
+		was->release();
+}
+
 int rt_unwind(void *ucontext, struct rt_thread *t, uint64_t *frames, int max, uint16_t *flags)
 {
 	if (max <= 0)

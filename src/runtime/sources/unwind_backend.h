@@ -22,6 +22,9 @@ struct rt_unwinder {
 	bool (*init)(void);
 	int (*unwind)(void *ucontext, struct rt_thread *t, uint64_t *frames, int max,
 		      uint16_t *flags);
+	/* attach's detach, no sample in progress or to come: give back what init took
+	 * (NULL: nothing); init runs again at the next attach. */
+	void (*release)(void);
 };
 
 #ifdef SYSCOPE_HAVE_LIBUNWIND

@@ -10,10 +10,15 @@
  */
 #include "unwind_backend.h"
 
+#include <dirent.h>
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "../../arch/arch.h"
 
@@ -33,6 +38,81 @@ static struct {
 	int (*getcontext)(unw_context_t *);
 	unw_addr_space_t *local_addr_space;
 } unw;
+
+static void *handle;
+
+/*
+ * libunwind's address-validation pipe, made at its one-time initialization. In a process that
+ * syscope did not start, no wrapper of ours sees it made: it is told apart as the one pipe,
+ * non-blocking and close-on-exec at both ends, that appeared across that initialization
+ * (init_libunwind runs on syscope's own thread). attach's detach closes it once libunwind is
+ * unloaded (a fresh copy makes its own at the next attach).
+ */
+#define FD_SEEN_MAX 4096
+static struct {
+	int fd[2];
+	ino_t ino;
+} pipe_made = { { -1, -1 }, 0 };
+
+/* The descriptors open now (below FD_SEEN_MAX), but the listing's own. */
+static void fds_open(unsigned char *seen)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *de;
+
+	memset(seen, 0, FD_SEEN_MAX);
+	while (d && (de = readdir(d))) {
+		int fd = atoi(de->d_name);
+
+		if (fd > 0 && fd < FD_SEEN_MAX && fd != dirfd(d))
+			seen[fd] = 1;
+	}
+	if (d)
+		closedir(d);
+}
+
+static bool is_validation_end(int fd, ino_t *ino)
+{
+	struct stat st;
+	int fl = fcntl(fd, F_GETFL), fdfl = fcntl(fd, F_GETFD);
+
+	if (fl < 0 || fdfl < 0 || !(fl & O_NONBLOCK) || !(fdfl & FD_CLOEXEC) || fstat(fd, &st) ||
+	    !S_ISFIFO(st.st_mode))
+		return false;
+	*ino = st.st_ino;
+	return true;
+}
+
+static void find_pipe_made(const unsigned char *before)
+{
+	static unsigned char after[FD_SEEN_MAX];
+	int ends[3], n = 0;
+	ino_t ino[2];
+
+	fds_open(after);
+	for (int fd = 0; fd < FD_SEEN_MAX && n < 3; fd++)
+		if (after[fd] && !before[fd])
+			ends[n++] = fd;
+	if (n != 2 || !is_validation_end(ends[0], &ino[0]) ||
+	    !is_validation_end(ends[1], &ino[1]) || ino[0] != ino[1])
+		return; /* none, or not told apart from the program's: left alone */
+	pipe_made.fd[0] = ends[0];
+	pipe_made.fd[1] = ends[1];
+	pipe_made.ino = ino[0];
+}
+
+static void close_pipe_made(void)
+{
+	for (int i = 0; i < 2; i++) {
+		struct stat st;
+		int fd = pipe_made.fd[i];
+
+		if (fd >= 0 && !fstat(fd, &st) && S_ISFIFO(st.st_mode) &&
+		    st.st_ino == pipe_made.ino)
+			close(fd);
+		pipe_made.fd[i] = -1;
+	}
+}
 
 static void *open_libunwind(void)
 {
@@ -58,6 +138,7 @@ static bool load_libunwind(void)
 
 	if (!h)
 		return false;
+	handle = h;
 	if (LOAD(init_local, unw_init_local) && LOAD(init_local2, unw_init_local2) &&
 	    LOAD(step, unw_step) && LOAD(get_reg, unw_get_reg) &&
 	    LOAD(is_signal_frame, unw_is_signal_frame) &&
@@ -65,11 +146,13 @@ static bool load_libunwind(void)
 	    LOAD(getcontext, unw_tdep_getcontext) && LOAD(local_addr_space, unw_local_addr_space))
 		return true;
 	dlclose(h);
+	handle = NULL;
 	return false;
 }
 
 static bool init_libunwind(void)
 {
+	static unsigned char before[FD_SEEN_MAX];
 	unw_context_t ctx;
 	unw_cursor_t cur;
 	const char *why;
@@ -85,13 +168,35 @@ static bool init_libunwind(void)
 	}
 	/* Per-thread caches keep unw_step lock-free in signal handlers; one local unwind here
 	 * runs libunwind's one-time initialization outside any handler. */
+	fds_open(before);
 	lib = rt_fd_enter_library(); /* its address-validation pipe is made here */
 	unw.set_caching_policy(*unw.local_addr_space, UNW_CACHE_PER_THREAD);
 	unw.getcontext(&ctx);
 	unw.init_local(&cur, &ctx);
 	unw.step(&cur);
 	rt_fd_leave_library(lib);
+	find_pipe_made(before);
 	return true;
+}
+
+/* Unloaded, and its pipe closed, unless the program has libunwind loaded too (then it stays,
+ * initialized, and keeps using that pipe). */
+static void release_libunwind(void)
+{
+	void *still;
+
+	if (!handle)
+		return;
+	dlclose(handle);
+	handle = NULL;
+	memset(&unw, 0, sizeof(unw));
+	still = dlopen("libunwind.so.8", RTLD_NOW | RTLD_NOLOAD);
+	if (still) {
+		dlclose(still);
+		pipe_made.fd[0] = pipe_made.fd[1] = -1;
+		return;
+	}
+	close_pipe_made();
 }
 
 #ifdef SYSCOPE_HAVE_PATCHING /* x86-64 only, as its registers below */
@@ -190,4 +295,5 @@ const struct rt_unwinder rt_unwinder_libunwind = {
 	.name = "libunwind",
 	.init = init_libunwind,
 	.unwind = unwind_libunwind,
+	.release = release_libunwind,
 };
