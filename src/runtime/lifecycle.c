@@ -184,8 +184,10 @@ void rt_fork_child(bool attached)
 {
 	int fd = fork_fd;
 
-	if (!rt_self.forking)
+	if (!rt_self.forking) {
+		rt_loader_fork_child_done();
 		return;
+	}
 	fork_fd = -1;
 	rt_clock_fork_child();
 	rt_proc.pid = getpid();
@@ -198,6 +200,7 @@ void rt_fork_child(bool attached)
 		atomic_store(&rt_proc.active, 0);
 		rt_self.forking = 0;
 		rt_self.state = RT_THREAD_EXITED; /* nothing more from this process */
+		rt_loader_fork_child_done();
 		RT_REAL(pthread_sigmask)(SIG_SETMASK, &fork_saved_mask, NULL);
 		return;
 	}
@@ -213,6 +216,7 @@ void rt_fork_child(bool attached)
 		rt_sampling_arm_forked(&rt_self);
 	else
 		rt_thread_setup(&rt_self);
+	rt_loader_fork_child_done();
 	RT_REAL(pthread_sigmask)(SIG_SETMASK, &fork_saved_mask, NULL);
 }
 

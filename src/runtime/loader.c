@@ -54,7 +54,11 @@ static struct loader_list lists[2];
 static atomic_uint current;    /* index of the published list */
 static atomic_uint readers[2]; /* handlers reading each list */
 static pthread_mutex_t writer = PTHREAD_MUTEX_INITIALIZER;
-static bool hooked;		   /* loader events keep the copy: samples use it */
+static bool hooked; /* loader events keep the copy: samples use it */
+/* A fork child setting itself up: a thread of the parent that no longer exists may have held
+ * the loader's lock at the fork (a dlopen, a walk), so it must not be asked for the list;
+ * the copy is the list as it was (rt_loader_fork_child_done ends this). */
+static bool child_walks_copy;
 static atomic_ulong partial_walks; /* samples served the initial objects only */
 static atomic_ulong slow_readers;  /* unloads that went on before every reader had left */
 static atomic_ulong stale_lists;   /* changes not copied: a reader held the spare list */
@@ -284,7 +288,9 @@ bool rt_loader_walk(rt_phdr_callback cb, void *data, int *rc)
 	bool complete = true;
 	int r = 0;
 
-	if (!rt_self.in_sampler)
+	if (child_walks_copy)
+		r = walk_copy(cb, data, &complete);
+	else if (!rt_self.in_sampler)
 		r = walk_loader(cb, data);
 	else if (hooked)
 		r = walk_copy(cb, data, &complete);
@@ -316,6 +322,12 @@ static void fork_child(void)
 	atomic_store(&partial_walks, 0);
 	atomic_store(&slow_readers, 0);
 	atomic_store(&stale_lists, 0);
+	child_walks_copy = hooked;
+}
+
+void rt_loader_fork_child_done(void)
+{
+	child_walks_copy = false;
 }
 
 void rt_loader_init(void)

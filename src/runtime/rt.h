@@ -252,8 +252,9 @@ bool rt_loader_settled(void);
  * Returns false when only part of the list was walked (a library being unloaded), with
  * the last callback's value in *rc (when rc is not NULL). */
 bool rt_loader_walk(rt_phdr_callback cb, void *data, int *rc);
-void rt_loader_event(void);	   /* the loader changed its list: called by the hook */
-bool rt_loader_hook_install(void); /* loader_hook_<arch>.c; false: no hook here */
+void rt_loader_fork_child_done(void); /* the child's setup is over: walks ask the loader */
+void rt_loader_event(void);	      /* the loader changed its list: called by the hook */
+bool rt_loader_hook_install(void);    /* loader_hook_<arch>.c; false: no hook here */
 void *rt_map_near(uint64_t lo, uint64_t hi, size_t len); /* within +-2 GiB of [lo, hi) */
 
 /* ---- user_api.c: counter tracks of the process, shared with the runtime's sources ---- */
