@@ -10,6 +10,7 @@
 #define SYSCOPE_COMMON_VEC_H
 
 #include <stddef.h>
+#include <stdlib.h> /* free and qsort, which the macros below expand to */
 
 void *sc_xrealloc(void *p, size_t size);
 void *sc_xcalloc(size_t n, size_t size);
@@ -43,6 +44,13 @@ char *sc_xwith_word(char *list, const char *word);
 		__builtin_memset(&(vec)->v[(vec)->n], 0, sizeof(*(vec)->v)); \
 		&(vec)->v[(vec)->n++];                                       \
 	})
+
+/* qsort a VEC: an empty one's array is NULL, which qsort must not get. */
+#define VEC_SORT(vec, cmp)                                                 \
+	do {                                                               \
+		if ((vec)->n)                                              \
+			qsort((vec)->v, (vec)->n, sizeof(*(vec)->v), cmp); \
+	} while (0)
 
 #define VEC_FREE(vec)                      \
 	do {                               \

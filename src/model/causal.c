@@ -364,8 +364,7 @@ static void analyze_point(const struct sc_causal_data *d, struct sc_causal_analy
 	if (base.r)
 		for (uint32_t u = 0; u < nunits; u++)
 			analyze_unit(d, a, u, base);
-	if (a->results.n) /* none when no unit tried ran: qsort must not get a NULL array */
-		qsort(a->results.v, a->results.n, sizeof(*a->results.v), by_mean);
+	VEC_SORT(&a->results, by_mean); /* none when no unit tried ran */
 }
 
 /* A latency analysis for each COZ_BEGIN point that has a COZ_END of its name. */

@@ -25,13 +25,6 @@
  * ended it (GPU and host timestamps are brought onto one clock within microseconds). */
 #define SYNC_SLACK_NS 50000
 
-/* qsort a VEC (qsort wants a valid pointer even for no elements). */
-#define SORT(vec, cmp)                                                     \
-	do {                                                               \
-		if ((vec)->n)                                              \
-			qsort((vec)->v, (vec)->n, sizeof(*(vec)->v), cmp); \
-	} while (0)
-
 enum region_class {
 	RC_NONE,
 	RC_SYNC,
@@ -262,11 +255,11 @@ static void read_image(struct sc_profile_set *set, struct sc_image *img, struct 
 	d->img = img;
 	sc_hashmap_init(&d->corr_call);
 	sc_timeline_replay(set->model, img, &ops, &c, &stats);
-	SORT(&d->ops, by_agent_start);
-	SORT(&d->smps, smp_by_tid_ts);
+	VEC_SORT(&d->ops, by_agent_start);
+	VEC_SORT(&d->smps, smp_by_tid_ts);
 	/* Calls are numbered by thread, in start order: a rank's MPI calls come from one
 	 * thread in most programs (and in order from any, MPI_THREAD_SERIALIZED or less). */
-	SORT(&d->regs, by_tid_start);
+	VEC_SORT(&d->regs, by_tid_start);
 	number_calls(d);
 	for (size_t i = 0; i < d->regs.n; i++) {
 		struct reg *g = &d->regs.v[i];
@@ -650,10 +643,10 @@ static void sort_details(struct sc_idle_gpu *g)
 	for (unsigned c = 0; c < SC_IDLE_CAUSES; c++) {
 		struct sc_idle_cause_stat *s = &g->causes[c];
 
-		SORT(&s->names, named_desc);
-		SORT(&s->peers, named_desc);
-		SORT(&s->holders, named_desc);
-		SORT(&s->stacks, stack_desc);
+		VEC_SORT(&s->names, named_desc);
+		VEC_SORT(&s->peers, named_desc);
+		VEC_SORT(&s->holders, named_desc);
+		VEC_SORT(&s->stacks, stack_desc);
 	}
 }
 

@@ -50,13 +50,6 @@ struct sc_nccl_links {
 	bool done;
 };
 
-/* qsort, but an empty vector (NULL) is not passed on: the C library declares it non-null. */
-static void sort_some(void *v, size_t n, size_t size, int (*cmp)(const void *, const void *))
-{
-	if (n)
-		qsort(v, n, size, cmp);
-}
-
 static struct sc_nccl_links *links_of(struct sc_image *img)
 {
 	if (!img->nccl_links)
@@ -228,7 +221,7 @@ static void link_untraced(struct sc_nccl_links *l, const struct op **pending, si
 	for (size_t i = 0; i < l->launches.n; i++)
 		if (!launch_used[i])
 			order[n++] = &l->launches.v[i];
-	sort_some(order, n, sizeof(*order), launch_by_start);
+	qsort(order, n, sizeof(*order), launch_by_start);
 	for (size_t i = 0; i < npending && k < n; i++) {
 		if (order[k]->start > pending[i]->start)
 			continue; /* launched before any launch region: not one of these */
@@ -246,10 +239,10 @@ static void work_out(struct sc_image *img, struct sc_nccl_links *l)
 	l->done = true;
 	if (!l->calls.n)
 		return;
-	sort_some(l->calls.v, l->calls.n, sizeof(*l->calls.v), by_tid_start);
-	sort_some(l->launches.v, l->launches.n, sizeof(*l->launches.v), by_tid_start);
-	sort_some(l->points.v, l->points.n, sizeof(*l->points.v), point_by_corr);
-	sort_some(l->ops.v, l->ops.n, sizeof(*l->ops.v), op_by_corr);
+	VEC_SORT(&l->calls, by_tid_start);
+	VEC_SORT(&l->launches, by_tid_start);
+	VEC_SORT(&l->points, point_by_corr);
+	VEC_SORT(&l->ops, op_by_corr);
 	pending = sc_xcalloc(l->ops.n ? l->ops.n : 1, sizeof(*pending));
 	launch_used = sc_xcalloc(l->launches.n ? l->launches.n : 1, sizeof(*launch_used));
 	for (size_t i = 0; i < l->ops.n; i++) {
@@ -271,13 +264,13 @@ static void work_out(struct sc_image *img, struct sc_nccl_links *l)
 	link_untraced(l, pending, npending, launch_used);
 	free(pending);
 	free(launch_used);
-	sort_some(l->by_call.v, l->by_call.n, sizeof(*l->by_call.v), link_by_call);
+	VEC_SORT(&l->by_call, link_by_call);
 	for (size_t i = 0; i < l->by_call.n; i++) {
 		l->by_call.v[i].id = (uint32_t)i;
 		*VEC_PUSH(&l->call_ids) = (uint32_t)i;
 		*VEC_PUSH(&l->by_corr) = l->by_call.v[i];
 	}
-	sort_some(l->by_corr.v, l->by_corr.n, sizeof(*l->by_corr.v), link_by_corr);
+	VEC_SORT(&l->by_corr, link_by_corr);
 	for (size_t i = 0; i < l->by_corr.n; i++)
 		*VEC_PUSH(&l->corr_ids) = l->by_corr.v[i].id;
 }

@@ -102,8 +102,7 @@ static void walk(FILE *f, const struct sc_profile *p, const struct sc_tree *t, u
 
 		sc_hashmap_init(&d.index);
 		gather_below(t, node, &d);
-		if (d.v.n) /* none deeper: an empty vector is NULL, which qsort must not get */
-			qsort(d.v.v, d.v.n, sizeof(*d.v.v), by_weight);
+		VEC_SORT(&d.v, by_weight);
 		for (size_t i = 0; i < d.v.n; i++) {
 			put_path(f, p, t, path, depth);
 			fputs(";[deeper calls not shown];", f);
