@@ -292,6 +292,9 @@ static json_t *run_attach(const char *session, const char *lib, void *ctx, int *
 		pr_err("process %d did not start recording%s%s", a->pid, line[0] ? ": " : "", line);
 		return detail;
 	}
+	/* The children that exist already, before the cue: any the user starts after it is one
+	 * started while attached. */
+	sc_attach_children_watch(a->pid, &kids, true);
 	/* Always said: the user's cue (and a script's) that recording started. */
 	fprintf(stderr, "syscope: attached to process %d (thread %d held %.1f ms)%s\n", a->pid,
 		a->tid, info.held_ms, isatty(STDIN_FILENO) ? "; press ENTER to detach" : "");
@@ -299,7 +302,6 @@ static json_t *run_attach(const char *session, const char *lib, void *ctx, int *
 	if (sc_is_set(s, SC_SET_SAMPLING_DURATION))
 		deadline = t0 + sc_double(s, SC_SET_SAMPLING_DELAY) +
 			   sc_double(s, SC_SET_SAMPLING_DURATION);
-	sc_attach_children_watch(a->pid, &kids, true);
 	why = wait_for_end(a->pid, deadline, &kids);
 	t_stop = mono_s();
 	if (!strcmp(why, "exec")) {
