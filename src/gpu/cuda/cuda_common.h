@@ -11,6 +11,7 @@
  *   nvtx.c         NVTX callbacks: ranges, marks, registered strings, domains, names
  *   activity.c     CUPTI activity buffers: API calls as whole regions of their thread;
  *                  kernels, copies, sets, allocations as GPU ops
+ *   activity_pool.c  the buffers themselves, handed to CUPTI zeroed and reused
  *   api_names.c    the runtime and driver API function names, and which of them are traced
  *   cuda_common.c  the plugin table, notes, CUPTI's error texts, flushing
  *
