@@ -11,6 +11,7 @@
  */
 #include "activity.h"
 
+#include "activity_pool.h"
 #include "api_names.h"
 #include "driver_calls.h"
 
@@ -20,9 +21,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define BUFFER_ALIGN 8
-
-static size_t buffer_bytes = 4u << 20;
 static atomic_uint_least64_t dropped_records;
 static atomic_uint_least64_t untimed_records;
 
@@ -682,8 +680,7 @@ void cuda_activity_buffer(uint8_t *buffer, size_t valid)
 
 static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records)
 {
-	*buffer = aligned_alloc(BUFFER_ALIGN, buffer_bytes);
-	*size = *buffer ? buffer_bytes : 0;
+	*buffer = cuda_pool_take(size);
 	*max_records = 0; /* as many as fit */
 }
 
@@ -692,7 +689,6 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
 {
 	size_t dropped = 0;
 
-	(void)size;
 	if (valid)
 		cuda_activity_buffer(buffer, valid);
 	if (cuptiActivityGetNumDroppedRecords(ctx, stream, &dropped) == CUPTI_SUCCESS && dropped) {
@@ -702,7 +698,7 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
 		cuda_api->record(SC_REC_LOST, 0, &lost.ts, sizeof(lost) - sizeof(lost.hdr), NULL,
 				 0);
 	}
-	free(buffer);
+	cuda_pool_give(buffer, size);
 }
 
 uint64_t cuda_activity_dropped(void)
@@ -771,7 +767,9 @@ CUptiResult cuda_activity_start(unsigned domains, size_t bytes)
 {
 	CUptiResult rc = CUPTI_SUCCESS;
 
-	buffer_bytes = bytes & ~(size_t)(BUFFER_ALIGN - 1);
+	if (!cuda_pool_start(bytes))
+		cuda_note(SC_NOTE_INFO, "CUPTI clears each activity buffer itself, on the thread "
+					"that fills it (it does not take them zeroed here)");
 	rc = cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed);
 	if (rc != CUPTI_SUCCESS)
 		return rc;

@@ -19,6 +19,7 @@
 #include "callsite.h"
 #include "counters.h"
 #include "nvtx.h"
+#include "static_runtime.h"
 
 #include <cuda.h>
 #include <dlfcn.h>
@@ -136,12 +137,13 @@ static int find_runtime_library(struct dl_phdr_info *info, size_t size, void *fo
 
 /*
  * Is the CUDA runtime initializing CUDA (we run inside cuInit)? It is when libcudart is
- * loaded, or when cuInit was reached through the driver entry points the runtime uses to find
- * the driver (a statically linked runtime). Otherwise this is a driver-API program, and its
- * driver calls are what it calls.
+ * loaded, when cuInit was reached through the driver entry points the runtime uses to find
+ * the driver, or from an object that nvcc built with the runtime linked in (static_runtime.c).
+ * Otherwise this is a driver-API program, and its driver calls are what it calls.
  */
 static bool runtime_starts_cuda(void)
 {
+	char file[512];
 	void *pcs[64];
 	bool found = false;
 	int n;
@@ -155,6 +157,14 @@ static bool runtime_starts_cuda(void)
 		    (!strcmp(di.dli_sname, "cuGetExportTable") ||
 		     !strncmp(di.dli_sname, "cuGetProcAddress", 16)))
 			found = true;
+	}
+	if (!found && n > 0 && cuda_static_runtime_starts(pcs, n, file, sizeof(file))) {
+		cuda_note(SC_NOTE_INFO,
+			  "CUDA tracing: the CUDA runtime is linked into %s: driver calls are "
+			  "recorded where they start GPU work or allocate (all of them with the "
+			  "driver domain)",
+			  file);
+		found = true;
 	}
 	return found;
 }

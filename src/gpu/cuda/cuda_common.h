@@ -11,7 +11,9 @@
  *   nvtx.c         NVTX callbacks: ranges, marks, registered strings, domains, names
  *   activity.c     CUPTI activity buffers: API calls as whole regions of their thread;
  *                  kernels, copies, sets, allocations as GPU ops
+ *   activity_pool.c  the buffers themselves, handed to CUPTI zeroed and reused
  *   api_names.c    the runtime and driver API function names, and which of them are traced
+ *   static_runtime.c  a program with the runtime linked in, known when CUDA starts
  *   cuda_common.c  the plugin table, notes, CUPTI's error texts, flushing
  *
  * Everything is written through libsyscope.so's plugin table (runtime/plugin.h) in the
