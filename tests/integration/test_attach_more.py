@@ -287,8 +287,14 @@ def test_cupti_of_torch_profiler_is_left_alone():
         a.wait_attached()
         t.send("burst 100")
         t.expect(r"^burst 100 done$")
+        # The loop sleeps between its steps: the window ends after a known CPU time of the
+        # main thread, not after the burst (a few ms, often no sample at 300 Hz).
+        wait_cpu(t.pid, t.pid, CPU_WANTED_S)
         check_eq(a.finish(signal.SIGINT), 0, a.describe())
         check("another CUPTI client" in a.err, f"the note of the profiler's CUPTI\n{a.err}")
+        check("CUDA tracing through CUPTI" not in a.err, f"CUPTI left to the profiler\n{a.err}")
+        files = sorted(os.listdir(a.session))
+        check(f"sampling_cpu_clock-{t.pid}.json" in files, f"no CPU profile: {files}\n{a.err}")
         check_eq(rows(database(a, t.pid), "SELECT COUNT(*) FROM kernels"), [(0,)],
                  "no kernels taken from the profiler's CUPTI")
         p = a.profile(t.pid)
