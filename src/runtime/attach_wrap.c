@@ -70,6 +70,15 @@ static const struct hook_source pthread_hooks[] = {
 #define MAX_HOOKS 32
 static struct rt_got_hook hooks[MAX_HOOKS];
 static unsigned nhooks;
+static uint64_t patch_ns; /* the attach thread's time in got_patch.c: for the note */
+
+static void patch_loaded(void)
+{
+	uint64_t start = rt_now_ns();
+
+	rt_got_patch_loaded(hooks, nhooks);
+	patch_ns += rt_now_ns() - start;
+}
 
 /* The try functions the lock wrappers call first (not patched: a try never waits). */
 static void resolve_tries(void)
@@ -121,13 +130,14 @@ void rt_attach_wrap_begin(void)
 		add_hooks(self, pthread_hooks, sizeof(pthread_hooks) / sizeof(pthread_hooks[0]));
 	}
 	dlclose(self); /* it stays: loaded by the attach */
-	rt_got_patch_loaded(hooks, nhooks);
+	patch_ns = 0;
+	patch_loaded();
 }
 
 void rt_attach_wrap_rescan(void)
 {
 	if (nhooks && rt_got_loads_changed())
-		rt_got_patch_loaded(hooks, nhooks);
+		patch_loaded();
 }
 
 /* What could not be patched, said once at the detach (a static program has nothing). */
@@ -140,8 +150,9 @@ void rt_attach_wrap_end(void)
 	if (c->entries)
 		rt_note(SC_NOTE_INFO,
 			"attach: %u call entries in %u objects were sent through syscope's "
-			"wrappers (GOT rewriting); given back at the detach",
-			c->entries, c->objects);
+			"wrappers (GOT rewriting, %.2f ms on syscope's thread); given back at the "
+			"detach",
+			c->entries, c->objects, (double)patch_ns / 1e6);
 	else if (sc_bool(&rt_proc.settings, SC_SET_USE_PTHREAD))
 		rt_note(SC_NOTE_WARN, "attach: --parallel=pthread recorded nothing: no object of "
 				      "the program calls the wrapped functions through its GOT");
