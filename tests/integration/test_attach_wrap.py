@@ -53,7 +53,8 @@ def as_int(v):
 
 
 def lock_waits(slices, address):
-    return [s for s in slices if s[1] == "pthread_mutex_lock" and as_int(s[4].get("mutex")) == address]
+    return [s for s in slices
+            if s[1] == "pthread_mutex_lock" and as_int(s[4].get("mutex")) == address]
 
 
 def check_through_syscope(got, labels):
@@ -131,6 +132,26 @@ def test_library_loaded_while_attached_is_patched():
         waits = lock_waits(pthread_slices(trace_of(a, t.pid)), lock)
         check(waits, "the library's contended lock recorded")
         check(max(s[3] - s[2] for s in waits) >= WAIT_MIN_NS, f"a wait of 3 ms: {waits}")
+        check_eq(t.finish(), 0, f"fixture status\n{t.lines}")
+    finally:
+        t.kill()
+
+
+def test_attached_twice_patches_again():
+    t = Target("attach_locks")
+    try:
+        before = entries(t)
+        for round in range(2):  # the dormant library's second attach patches anew
+            a = Attach(t.pid, "--parallel=pthread", "--output-format", "pftrace")
+            a.wait_attached()
+            check_through_syscope(entries(t), ["exe_plt", "exe_got"])
+            t.send("contend 5")
+            lock = int(t.expect(r"^contend lock=(0x[0-9a-f]+) ").group(1), 16)
+            t.lines.pop()
+            check_eq(a.finish(signal.SIGINT), 0, a.describe())
+            check_eq(entries(t), before, f"round {round}: the entries after the detach")
+            waits = lock_waits(pthread_slices(trace_of(a, t.pid)), lock)
+            check(waits, f"round {round}: waits on the lock")
         check_eq(t.finish(), 0, f"fixture status\n{t.lines}")
     finally:
         t.kill()
