@@ -120,6 +120,16 @@ static void read_dynamic(struct image *im, const Elf64_Dyn *d)
 	im->nrel[1] = rela ? relasz / sizeof(Elf64_Rela) : 0;
 }
 
+/* The pages the loader made read-only: whole pages only, so the last one, which the RELRO
+ * part shares with writable data, stays writable (and must stay so). */
+static void relro_pages(struct image *im, uintptr_t lo, uintptr_t hi)
+{
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+
+	im->relro_lo = lo & ~(page - 1);
+	im->relro_hi = hi & ~(page - 1);
+}
+
 static bool read_image(struct image *im, const struct dl_phdr_info *info)
 {
 	const Elf64_Dyn *dyn = NULL;
@@ -134,7 +144,7 @@ static bool read_image(struct image *im, const struct dl_phdr_info *info)
 		if (ph->p_type == PT_DYNAMIC)
 			dyn = (const Elf64_Dyn *)lo;
 		else if (ph->p_type == PT_GNU_RELRO)
-			im->relro_lo = lo, im->relro_hi = hi;
+			relro_pages(im, lo, hi);
 		else if (ph->p_type == PT_LOAD) {
 			im->lo = lo < im->lo ? lo : im->lo;
 			im->hi = hi > im->hi ? hi : im->hi;

@@ -129,6 +129,8 @@ def test_library_loaded_while_attached_is_patched():
         check_eq(a.finish(signal.SIGINT), 0, a.describe())
         after = entries(t)
         check_eq(after["lib_plt"][0], "libc.so.6", f"the library's entry back: {after}")
+        t.send("libcontend 2")  # its read-only (full RELRO) entries work after the detach
+        t.expect(r"^libcontend lock=0x[0-9a-f]+$")
         waits = lock_waits(pthread_slices(trace_of(a, t.pid)), lock)
         check(waits, "the library's contended lock recorded")
         check(max(s[3] - s[2] for s in waits) >= WAIT_MIN_NS, f"a wait of 3 ms: {waits}")
