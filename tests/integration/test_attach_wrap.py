@@ -9,6 +9,7 @@ so the second to come waits at least once for the first."""
 import os
 import re
 import signal
+import sys
 import time
 
 import harness
@@ -154,6 +155,28 @@ def test_attached_twice_patches_again():
             check_eq(entries(t), before, f"round {round}: the entries after the detach")
             waits = lock_waits(pthread_slices(trace_of(a, t.pid)), lock)
             check(waits, f"round {round}: waits on the lock")
+        check_eq(t.finish(), 0, f"fixture status\n{t.lines}")
+    finally:
+        t.kill()
+
+
+def test_python_threads_lock_waits_attached():
+    script = os.path.join(harness.SOURCE, "tests", "programs", "attach_pylocks.py")
+    t = Target(None, argv=[sys.executable, script])
+    try:
+        a = Attach(t.pid, "--parallel=pthread", "--output-format", "pftrace")
+        a.wait_attached()
+        t.send("contend 10")
+        m = t.expect(r"^contend tids=(\d+),(\d+)$")
+        workers = {int(m.group(1)), int(m.group(2))}
+        check_eq(a.finish(signal.SIGINT), 0, a.describe())
+        slices = pthread_slices(trace_of(a, t.pid))
+        waits = [s for s in slices if s[1].startswith("sem_") and s[0] in workers]
+        check(waits, f"the Lock's semaphore waits on the workers {workers}: {slices[:20]}")
+        check(max(s[3] - s[2] for s in waits) >= WAIT_MIN_NS, f"a wait of 3 ms: {waits}")
+        check(len({as_int(s[4]["semaphore"]) for s in waits}) == 1, f"one lock: {waits}")
+        t.send("contend 2")  # and after the detach, as before
+        t.expect(r"^contend tids=\d+,\d+$")
         check_eq(t.finish(), 0, f"fixture status\n{t.lines}")
     finally:
         t.kill()
