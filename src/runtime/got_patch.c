@@ -241,7 +241,8 @@ static void patch_entry(const struct image *im, const Elf64_Rela *r, uint16_t ob
 	}
 	if (!write_entry(im, at, h->wrapper)) {
 		if (!gp.counts.refused++)
-			snprintf(gp.counts.refused_object, sizeof(gp.counts.refused_object), "%s",
+			snprintf(gp.counts.refused_object, sizeof(gp.counts.refused_object),
+				 "%.240s",
 				 gp.objects[object].name[0] ? gp.objects[object].name
 							    : "the program");
 		return;

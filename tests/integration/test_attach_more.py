@@ -269,6 +269,8 @@ def test_pytorch_loop_attached():
         print("    kernels:", n, "notes:",
               [line for line in a.err.splitlines() if "CUDA" in line or "CUPTI" in line])
         check(n >= 200, f"the burst's 200 add kernels at least ({n})")
+        # A launch before the thread's first sample must not turn Python frames off.
+        check("Python frames off" not in a.err and "did not match" not in a.err, a.err)
         check_eq(t.finish(), 0, f"fixture status\n{t.lines}")
         check(any(line.startswith("attach_torch ok") for line in t.lines), t.lines)
     finally:
