@@ -149,10 +149,10 @@ void rt_attach_wrap_end(void)
 		return;
 	if (c->entries)
 		rt_note(SC_NOTE_INFO,
-			"attach: %u call entries in %u objects were sent through syscope's "
-			"wrappers (GOT rewriting, %.2f ms on syscope's thread); given back at the "
-			"detach",
-			c->entries, c->objects, (double)patch_ns / 1e6);
+			"attach: syscope's wrappers (GOT rewriting) took %u call entr%s in %u "
+			"object%s (%.2f ms on syscope's thread); given back at the detach",
+			c->entries, c->entries == 1 ? "y" : "ies", c->objects,
+			c->objects == 1 ? "" : "s", (double)patch_ns / 1e6);
 	else if (sc_bool(&rt_proc.settings, SC_SET_USE_PTHREAD))
 		rt_note(SC_NOTE_WARN, "attach: --parallel=pthread recorded nothing: no object of "
 				      "the program calls the wrapped functions through its GOT");

@@ -79,8 +79,8 @@ def test_contended_mutex_attached_is_recorded_and_entries_come_back():
         workers = {int(m.group(3)), int(m.group(4))}
         check_eq(a.finish(signal.SIGINT), 0, a.describe())
         check_session(a, t.pid, "SIGINT")
-        check(re.search(r"attach: \d+ call entries in \d+ objects were sent through", a.err),
-              a.err)
+        check(re.search(r"attach: syscope's wrappers \(GOT rewriting\) took \d+ call entries "
+                        r"in \d+ objects", a.err), a.err)
         # After the detach every entry is what it was, and the process as before.
         check_eq(entries(t), before, "the call entries after the detach")
         deadline = time.monotonic() + 30  # the runtime's thread ends just after it detached
