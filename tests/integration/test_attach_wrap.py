@@ -182,6 +182,26 @@ def test_python_threads_lock_waits_attached():
         t.kill()
 
 
+def test_entries_bound_to_an_interposer_are_left_alone():
+    interposer = os.path.join(harness.BUILD, "fixtures", "libattach_interposer.so")
+    t = Target(None, argv=["env", f"LD_PRELOAD={interposer}", fixture("attach_locks")])
+    try:
+        check_eq(entries(t)["exe_got"][0], "libattach_interposer.so", "the program's own lock")
+        a = Attach(t.pid, "--parallel=pthread", "--output-format", "pftrace")
+        a.wait_attached()
+        during = entries(t)
+        check_eq(during["exe_got"][0], "libattach_interposer.so", f"left alone: {during}")
+        check_eq(during["exe_plt"][0], "libsyscope.so", f"pthread_create still ours: {during}")
+        t.send("contend 3")
+        t.expect(r"^contend lock=")
+        check_eq(a.finish(signal.SIGINT), 0, a.describe())
+        check(re.search(r"attach: \d+ call entr\w+ bound to another definition than the C "
+                        r"library's .* were left alone", a.err), a.err)
+        check_eq(t.finish(), 0, f"fixture status\n{t.lines}")
+    finally:
+        t.kill()
+
+
 def test_without_the_flag_locks_are_left_alone():
     t = Target("attach_locks")
     try:
