@@ -21,8 +21,10 @@
  * The program's threads are attach_threads.c's.
  *
  * What is not done in an attached process: wall-clock sampling (its timer would interrupt
- * blocking calls, which no wrapper guards here: EINTR), the wrappers' records (the program's
- * calls do not reach them), and CPU time in the kernel (user time only, for the same reason).
+ * blocking calls, which no wrapper guards here: EINTR), the MPI, OpenMP and NCCL wrappers'
+ * records (the program's calls do not reach them; the pthread ones and _exit are put in
+ * front of them by GOT rewriting, attach_wrap.c), and CPU time in the kernel (user time
+ * only, for the same reason).
  */
 #include "attach.h"
 
@@ -117,6 +119,7 @@ static void detach(void)
 {
 	bool pending = true;
 
+	rt_attach_wrap_end(); /* the program's calls no longer reach our wrappers */
 	rt_attach_threads_quiet();
 	rt_finalize(SC_END_DETACH, 0);
 	atomic_store(&rt_proc.active, 0);
@@ -241,6 +244,7 @@ static void record_until_stop(bool cuda_done)
 			return;
 		}
 		sleep_ns(10000000);
+		rt_attach_wrap_rescan(); /* objects loaded since: their calls to our wrappers */
 		if (rt_now_ns() >= next_scan) {
 			if (owner_gone(owner)) {
 				rt_note(SC_NOTE_WARN,
@@ -263,14 +267,14 @@ static void record_until_stop(bool cuda_done)
 }
 
 /* What the launcher's wrappers would record (they are interposed at the program's start, by
- * LD_PRELOAD, and a library loaded later is not in front of the program's calls). */
+ * LD_PRELOAD, and a library loaded later is not in front of the program's calls); those of
+ * --parallel=pthread are put there by GOT rewriting (attach_wrap.c). */
 static void note_wrappers_asked(void)
 {
 	static const struct {
 		int setting;
 		const char *name;
 	} wrapped[] = {
-		{ SC_SET_USE_PTHREAD, "pthread" },
 		{ SC_SET_USE_MPI, "mpi" },
 		{ SC_SET_USE_OPENMP, "openmp" },
 		{ SC_SET_USE_NCCL, "nccl" },
@@ -315,6 +319,7 @@ static void *attach_main(void *arg)
 	for (unsigned i = 0; i < nbefore; i++)
 		if (before[i] != rt_proc.pid)
 			rt_attach_arm(before[i]);
+	rt_attach_wrap_begin();
 	cuda_done = rt_attach_cuda(); /* if the process uses CUDA */
 	note_wrappers_asked();
 	rt_note(SC_NOTE_INFO,

@@ -31,4 +31,10 @@ void rt_attach_threads_release(void);
  * initialized): the attach thread asks again at its next scan. */
 bool rt_attach_cuda(void);
 
+/* The wrappers put in front of the program's calls by GOT rewriting (attach_wrap.c): at the
+ * start, for objects loaded since (the attach thread's loop), and undone at the detach. */
+void rt_attach_wrap_begin(void);
+void rt_attach_wrap_rescan(void);
+void rt_attach_wrap_end(void);
+
 #endif /* SYSCOPE_RUNTIME_ATTACH_H */

@@ -5,7 +5,7 @@
  * CUPTI is the one the process has loaded, if any (the loader shares one library per name);
  * else its own run path's; else the first libcupti found beside the process's CUDA runtime
  * (the toolkit's extras/CUPTI, or pip's nvidia/cuda_cupti) or in /usr/local/cuda. Whatever
- * fails is a note, and CPU sampling goes on.
+ * fails is a note, and CPU sampling goes on. NVTX is not traced (note_nvtx says why).
  */
 #include "attach.h"
 
@@ -124,6 +124,20 @@ static cuda_attach_fn cuda_entry(char *why, size_t whylen)
 	return entry;
 }
 
+/*
+ * NVTX picks its tool once per library that uses it, at that library's first NVTX call, from
+ * NVTX_INJECTION64_PATH. Setting it in a running process is not safe (setenv while another
+ * thread reads or changes the environment; and it would stay after the detach, for the
+ * program's later children too), so NVTX is not traced in an attached process.
+ */
+static void note_nvtx(void)
+{
+	rt_note(SC_NOTE_INFO,
+		"attach: NVTX ranges are not recorded in an attached process: NVTX chooses its "
+		"tool at the program's first NVTX call, from NVTX_INJECTION64_PATH, which syscope "
+		"cannot set safely in a running process; start the program under syscope for them");
+}
+
 bool rt_attach_cuda(void)
 {
 	cuda_attach_fn attach;
@@ -152,5 +166,7 @@ bool rt_attach_cuda(void)
 	if (rc)
 		rt_note(SC_NOTE_WARN, "attach: CUDA is not traced in this process (the note before "
 				      "says why); CPU samples go on");
+	else if (sc_list_has(&rt_proc.settings, SC_SET_CUDA_DOMAINS, "nvtx"))
+		note_nvtx();
 	return true;
 }

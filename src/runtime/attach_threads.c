@@ -41,8 +41,23 @@ static struct {
 	int error;
 } tt;
 
+/* Threads that registered themselves before their first sample (attach_wrap.c's wrappers
+ * recorded on them, or they started through its pthread_create): the detach resets them
+ * too. */
+static struct {
+	struct early {
+		struct rt_thread *_Atomic t;
+		_Atomic pid_t tid;
+	} v[ATTACH_MAX_THREADS];
+	_Atomic unsigned n;
+} early;
+
+atomic_bool rt_attach_on;
+
 void rt_attach_threads_begin(pid_t own_tid)
 {
+	atomic_store(&early.n, 0);
+	atomic_store(&rt_attach_on, true);
 	tt.own_tid = own_tid;
 	tt.failures = 0;
 	tt.main_index = atomic_fetch_add(&rt_proc.next_thread_index, 1);
@@ -53,6 +68,7 @@ void rt_attach_threads_fork_child(pid_t own_tid, struct rt_thread *main)
 	struct armed *a = &tt.threads[0];
 
 	/* The parent's table: its descriptors were not inherited (closed in the child). */
+	atomic_store(&early.n, 0); /* the parent's threads are not here */
 	tt.own_tid = own_tid;
 	tt.failures = 0;
 	tt.main_index = main->index;
@@ -63,6 +79,32 @@ void rt_attach_threads_fork_child(pid_t own_tid, struct rt_thread *main)
 	atomic_store(&a->adopted, main);
 	atomic_store(&a->tid, getpid());
 	atomic_store(&tt.n, 1);
+}
+
+/*
+ * A program's thread that records before its first sample registers here, its sampler
+ * signals blocked meanwhile (a first sample would register it a second time). Its armed
+ * descriptor, if any, is still adopted by its first sample. Async-signal-safe.
+ */
+void rt_attach_register_self(struct rt_thread *t, pid_t creator, uint32_t index)
+{
+	sigset_t samplers, old;
+	unsigned slot;
+
+	rt_signals_sampler_set(&samplers);
+	RT_REAL(pthread_sigmask)(SIG_BLOCK, &samplers, &old);
+	if (t->state == RT_THREAD_UNKNOWN && atomic_load(&rt_attach_on)) {
+		if (rt_gettid() == rt_proc.pid)
+			index = tt.main_index;
+		rt_thread_begin(t, creator, index);
+		rt_thread_adopt_key(t);
+		slot = atomic_fetch_add(&early.n, 1);
+		if (slot < ATTACH_MAX_THREADS) {
+			atomic_store(&early.v[slot].t, t);
+			atomic_store(&early.v[slot].tid, t->tid);
+		}
+	}
+	RT_REAL(pthread_sigmask)(SIG_SETMASK, &old, NULL);
 }
 
 bool rt_attach_claim(int fd, struct rt_thread *t, uint32_t *index)
@@ -295,6 +337,32 @@ void rt_attach_threads_quiet(void)
 	}
 }
 
+static void reset_thread(struct rt_thread *t)
+{
+	if (t->perf_fd >= 0)
+		rt_fd_release(t->perf_fd);
+	t->perf_fd = -1;
+	release_thread_group(t);
+	rt_recorder_detach_thread(t);
+	t->state = RT_THREAD_UNKNOWN; /* registers again at a later attach */
+}
+
+/* The threads that registered themselves and are still there (an exited one's state says
+ * so; one whose memory a later thread took has another tid). */
+static void release_early(void)
+{
+	unsigned n = atomic_load(&early.n);
+
+	atomic_store(&rt_attach_on, false);
+	for (unsigned i = 0; i < n && i < ATTACH_MAX_THREADS; i++) {
+		struct rt_thread *t = atomic_load(&early.v[i].t);
+
+		if (t && t->tid == atomic_load(&early.v[i].tid) && t->state == RT_THREAD_ACTIVE)
+			reset_thread(t);
+	}
+	atomic_store(&early.n, 0);
+}
+
 void rt_attach_threads_release(void)
 {
 	unsigned n = atomic_load(&tt.n);
@@ -309,14 +377,10 @@ void rt_attach_threads_release(void)
 			rt_fd_release(a->fd);
 			release_group(a);
 		} else if (t->state == RT_THREAD_ACTIVE) {
-			if (t->perf_fd >= 0)
-				rt_fd_release(t->perf_fd);
-			t->perf_fd = -1;
-			release_thread_group(t);
-			rt_recorder_detach_thread(t);
-			t->state = RT_THREAD_UNKNOWN; /* registers again at a later attach */
+			reset_thread(t);
 		}
 		a->tid = 0;
 	}
 	atomic_store(&tt.n, 0);
+	release_early();
 }

@@ -354,6 +354,11 @@ void rt_finalize_reset(void);  /* a later attach may finalize again */
 /* In a sample's handler on a thread not yet registered: whether `fd` is the sampler attach
  * armed for the calling thread (then `t` is remembered and *index is its thread index). */
 bool rt_attach_claim(int fd, struct rt_thread *t, uint32_t *index);
+/* While attached (attach_threads.c): a thread that records before its first sample
+ * registers itself here; rt_thread_adopt_key (threads.c) gives it its end. */
+extern atomic_bool rt_attach_on;
+void rt_attach_register_self(struct rt_thread *t, pid_t creator, uint32_t index);
+void rt_thread_adopt_key(struct rt_thread *t);
 
 /* ---- plugin.c: run the stop hooks plugins registered (plugin.h) ---- */
 void rt_plugins_stop(void);

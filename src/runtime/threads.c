@@ -64,6 +64,10 @@ struct rt_thread *rt_thread_self(void)
 	if (t->state == RT_THREAD_UNKNOWN) {
 		if (!atomic_load_explicit(&rt_proc.active, memory_order_relaxed))
 			return NULL;
+		if (atomic_load_explicit(&rt_attach_on, memory_order_relaxed)) {
+			rt_attach_register_self(t, 0, RT_INDEX_NEXT);
+			return t->state == RT_THREAD_ACTIVE ? t : NULL;
+		}
 		rt_thread_begin(t, 0, RT_INDEX_NEXT);
 	}
 	return t;
@@ -129,13 +133,22 @@ void rt_threads_attach_init(void)
 	atomic_store(&rt_proc.threads_alive, 0);
 }
 
-void rt_thread_adopt(struct rt_thread *t, uint32_t index)
+/* Keys below 32 live in the thread's descriptor: setting one allocates nothing, so it may be
+ * done in a handler; its destructor then ends the thread when it exits. */
+void rt_thread_adopt_key(struct rt_thread *t)
 {
-	rt_thread_begin(t, 0, index);
-	/* Keys below 32 live in the thread's descriptor: setting one allocates nothing, so it
-	 * may be done here; its destructor then ends the thread when it exits. */
 	if (exit_key_ok && exit_key < 32)
 		pthread_setspecific(exit_key, t);
+}
+
+/* A thread that registered itself before its first sample (attach_threads.c) is begun
+ * already: its sampler is only handed over. */
+void rt_thread_adopt(struct rt_thread *t, uint32_t index)
+{
+	if (t->state == RT_THREAD_ACTIVE)
+		return;
+	rt_thread_begin(t, 0, index);
+	rt_thread_adopt_key(t);
 }
 
 void rt_threads_fork_child(void)
@@ -164,7 +177,11 @@ static void *thread_trampoline(void *p)
 	struct trampoline tr = *(struct trampoline *)p;
 
 	free(p);
-	if (rt_active()) {
+	if (rt_active() && atomic_load(&rt_attach_on)) {
+		/* Attached: the thread is armed by attach's scan, not by the sources here. */
+		rt_attach_register_self(&rt_self, tr.creator, tr.index);
+		rt_pthread_thread_started(tr.creator, tr.index);
+	} else if (rt_active()) {
 		rt_thread_begin(&rt_self, tr.creator, tr.index);
 		rt_thread_setup(&rt_self);
 		rt_pthread_thread_started(tr.creator, tr.index);
@@ -184,7 +201,7 @@ RT_EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *attr, void
 		return RT_REAL(pthread_create)(thread, attr, fn, arg);
 	tr->fn = fn;
 	tr->arg = arg;
-	tr->creator = rt_self.tid;
+	tr->creator = rt_self.tid ? rt_self.tid : rt_gettid(); /* attached: may be unregistered */
 	tr->index = index = atomic_fetch_add(&rt_proc.next_thread_index, 1);
 	rc = RT_REAL(pthread_create)(thread, attr, thread_trampoline, tr);
 	if (rc)

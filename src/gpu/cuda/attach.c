@@ -79,6 +79,27 @@ static void detach(void)
 			  (unsigned long long)dropped);
 }
 
+static void CUPTIAPI no_callback(void *data, CUpti_CallbackDomain domain, CUpti_CallbackId id,
+				 const void *info)
+{
+	(void)data, (void)domain, (void)id, (void)info;
+}
+
+/*
+ * Another CUPTI client (torch.profiler's kineto, a debugger): told before anything of
+ * CUPTI's that is the whole process's (the thread id type, the timestamp callback) is set
+ * under it. CUPTI takes one subscriber: a trial one, given back at once.
+ */
+static bool other_cupti_client(void)
+{
+	CUpti_SubscriberHandle trial;
+	CUptiResult rc = cuptiSubscribe(&trial, no_callback, NULL);
+
+	if (rc == CUPTI_SUCCESS)
+		cuptiUnsubscribe(trial);
+	return rc == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
+}
+
 __attribute__((visibility("default"))) int syscope_cuda_attach(const struct sc_plugin_api *api,
 							       const struct sc_settings *s);
 
@@ -95,6 +116,12 @@ __attribute__((visibility("default"))) int syscope_cuda_attach(const struct sc_p
 	if (cuDeviceGetCount(&n) == CUDA_ERROR_NOT_INITIALIZED)
 		return 1;
 	cuda_api = api;
+	if (other_cupti_client()) {
+		cuda_note(SC_NOTE_WARN,
+			  "CUDA tracing off: another CUPTI client (a profiler or "
+			  "debugger) is already attached to this program; left alone");
+		return -1;
+	}
 	record_devices(); /* before the subscriber: these calls are syscope's, not traced */
 	if (!cuda_trace_start(s))
 		return -1;

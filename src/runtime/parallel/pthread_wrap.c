@@ -21,7 +21,14 @@
 #include <stdint.h>
 #include <time.h>
 
+/* Built a second time into libsyscope.so for syscope attach (attach_wrap.c), under other
+ * names that are not exported: there the program's GOT entries are pointed at them. */
+#ifndef EXPORT
 #define EXPORT __attribute__((visibility("default")))
+#endif
+#ifndef WRAPPER_NAME
+#define WRAPPER_NAME(fn) fn
+#endif
 
 /* libsyscope.so's side (parallel/pthread.c); weak: absent, nothing is timed. The flag is
  * read on every lock, so it is a variable: a load, not a call. */
@@ -92,7 +99,7 @@ static void *real_next(const char *name)
 /* ---- joins ---- */
 
 DECLARE_REAL(int, pthread_join, pthread_t, void **);
-EXPORT int pthread_join(pthread_t thread, void **ret)
+EXPORT int WRAPPER_NAME(pthread_join)(pthread_t thread, void **ret)
 {
 	int32_t tid = 0;
 	uint32_t index = 0;
@@ -131,7 +138,7 @@ EXPORT int pthread_join(pthread_t thread, void **ret)
 		waited(#fn, object_name, o, start, rc);                   \
 		return rc;                                                \
 	}                                                                 \
-	EXPORT int fn params                                              \
+	EXPORT int WRAPPER_NAME(fn) params                                \
 	{                                                                 \
 		int rc;                                                   \
 		RESOLVE(fn);                                              \
@@ -201,22 +208,22 @@ DECLARE_REAL(int, pthread_cond_clockwait, pthread_cond_t *, pthread_mutex_t *, c
 	     const struct timespec *);
 DECLARE_REAL(int, pthread_barrier_wait, pthread_barrier_t *);
 
-EXPORT int pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m)
+EXPORT int WRAPPER_NAME(pthread_cond_wait)(pthread_cond_t *c, pthread_mutex_t *m)
 {
 	RESOLVE_WITH(pthread_cond_wait, real_cond);
 	TIMED_WAIT("pthread_cond_wait", "cond", c, REAL(pthread_cond_wait)(c, m));
 }
 
-EXPORT int pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m,
-				  const struct timespec *abstime)
+EXPORT int WRAPPER_NAME(pthread_cond_timedwait)(pthread_cond_t *c, pthread_mutex_t *m,
+						const struct timespec *abstime)
 {
 	RESOLVE_WITH(pthread_cond_timedwait, real_cond);
 	TIMED_WAIT("pthread_cond_timedwait", "cond", c,
 		   REAL(pthread_cond_timedwait)(c, m, abstime));
 }
 
-EXPORT int pthread_cond_clockwait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock,
-				  const struct timespec *abstime)
+EXPORT int WRAPPER_NAME(pthread_cond_clockwait)(pthread_cond_t *c, pthread_mutex_t *m,
+						clockid_t clock, const struct timespec *abstime)
 {
 	RESOLVE(pthread_cond_clockwait);
 	TIMED_WAIT("pthread_cond_clockwait", "cond", c,
@@ -224,7 +231,7 @@ EXPORT int pthread_cond_clockwait(pthread_cond_t *c, pthread_mutex_t *m, clockid
 }
 
 /* PTHREAD_BARRIER_SERIAL_THREAD is a result, not an error: recorded as 0. */
-EXPORT int pthread_barrier_wait(pthread_barrier_t *b)
+EXPORT int WRAPPER_NAME(pthread_barrier_wait)(pthread_barrier_t *b)
 {
 	uint64_t start;
 	int rc;

@@ -22,7 +22,9 @@ int rt_py_callsite(uint64_t corr_id)
 	} body;
 	uint32_t size;
 
-	if (!rt_py_sampling_on())
+	/* Registered first: in an attached process a thread may launch before its first sample,
+	 * and the walk's first check compares the thread state's id with ours. */
+	if (!rt_py_sampling_on() || !rt_thread_self())
 		return 0;
 	size = rt_py_sample(&py); /* may write PY_CODE records first: before our reservation */
 	if (!size)

@@ -263,8 +263,13 @@ static void on_sample(int sig, siginfo_t *si, void *uc)
 	bool perf = false, stop = false;
 	int fd = -1; /* the perf event that overflowed */
 
-	if (__builtin_expect(t->state == RT_THREAD_UNKNOWN, 0) && si->si_code >= POLL_IN &&
-	    si->si_code <= POLL_HUP)
+	/* Attached: a thread's first sample hands it its sampler (it may have registered itself
+	 * before, in a wrapper: attach_threads.c). */
+	if (__builtin_expect(t->state == RT_THREAD_UNKNOWN ||
+				     (t->perf_fd < 0 &&
+				      atomic_load_explicit(&rt_attach_on, memory_order_relaxed)),
+			     0) &&
+	    si->si_code >= POLL_IN && si->si_code <= POLL_HUP)
 		adopt_attached(t, sig, si->si_fd);
 	if ((sig == sampler.cpu_sig || sig == thread_cpu_sig) && si->si_code >= POLL_IN &&
 	    si->si_code <= POLL_HUP) {
