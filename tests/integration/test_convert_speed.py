@@ -171,5 +171,40 @@ def test_sqlite_throttled_counts_are_exact():
     check_eq(cached, every, "the same counts with the cached analysis")
 
 
+def stripped_with_debug_link(tmp, where):
+    """A copy of the hot fixture stripped of its symbols and DWARF, its debug information in
+    a separate file found through its debug link: beside it or in .debug/ (`where`)."""
+    for tool in ("objcopy", "strip"):
+        if not shutil.which(tool):
+            if os.environ.get("CI") == "true":
+                raise AssertionError(f"{tool} is not installed (binutils, TEST_PACKAGES)")
+            raise Skip(f"{tool} is not installed")
+    exe = os.path.join(tmp, "hot")
+    os.makedirs(os.path.join(tmp, where), exist_ok=True)
+    debug = os.path.join(tmp, where, "hot.debug")
+    shutil.copy2(fixture("hot"), exe)
+    for cmd in (["objcopy", "--only-keep-debug", exe, debug], ["strip", "--strip-all", exe],
+                ["objcopy", f"--add-gnu-debuglink={debug}", exe]):
+        subprocess.run(cmd, check=True, capture_output=True)
+    return exe
+
+
+def test_debug_link_found_without_a_debuginfod_server():
+    line = harness.source_line("hot.c", "/* HOT_LINE */")
+    for where in (".", ".debug"):
+        tmp = cache_home()
+        exe = stripped_with_debug_link(tmp, where)
+        nm = subprocess.run(["nm", exe], capture_output=True, text=True)
+        check("hot_loop" not in nm.stdout, f"{where}: the program itself has no symbols")
+        r = syscope("sample", "-f", "1000", "--output-format", "json", "--", exe, "0.5",
+                    env={"DEBUGINFOD_URLS": ""})
+        check_eq(r.rc, 0, r.describe())
+        p = r.profile()
+        check(p.self_samples("hot_loop") >= 0.5 * p.total,
+              f"{where}: hot_loop named from the debug file: {p.function_names()}")
+        top = p.meta["lines"][0]
+        check_eq((top["function"], top["line"]), ("hot_loop", line), f"{where}: its line")
+
+
 if __name__ == "__main__":
     harness.main(globals())
