@@ -87,6 +87,11 @@ void sc_json_put_str(FILE *f, const char *s)
 
 void sc_json_put_real(FILE *f, double v)
 {
+	sc_json_put_real_precision(f, v, 9);
+}
+
+void sc_json_put_real_precision(FILE *f, double v, int precision)
+{
 	char buf[48], *e;
 	int len;
 
@@ -94,7 +99,7 @@ void sc_json_put_real(FILE *f, double v)
 		fputs("null", f);
 		return;
 	}
-	len = snprintf(buf, sizeof(buf) - 3, "%.9g", v);
+	len = snprintf(buf, sizeof(buf) - 3, "%.*g", precision, v);
 	if (!strchr(buf, '.') && !strchr(buf, 'e')) {
 		memcpy(buf + len, ".0", 3);
 		len += 2;

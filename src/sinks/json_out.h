@@ -15,6 +15,8 @@ void sc_json_put_str(FILE *f, const char *s);
 /* A real as jansson writes it (%.9g, a ".0" when it would read as an integer, no '+' or
  * leading zeros in the exponent); null when it is not finite (jansson has no such real). */
 void sc_json_put_real(FILE *f, double v);
+/* The same with `precision` digits (jansson's default, without JSON_REAL_PRECISION: 17). */
+void sc_json_put_real_precision(FILE *f, double v, int precision);
 void sc_json_put_int(FILE *f, long long v);
 /* `"key":` (the key is plain ASCII, written as is). */
 void sc_json_put_key(FILE *f, const char *key);
