@@ -9,8 +9,9 @@
  * written to a temporary name and renamed, so a reader never sees half of one. What is
  * cached is the analysis before the selection (-I/-E/-MI...), which every run applies anew.
  *
- * Entry layout (native byte order: the cache is this machine's): the magic, the key as a
- * string, then the module and its functions, each field written as below (put_* / get_*).
+ * Entry layout (native byte order: the cache is this machine's): the magic, the key as two
+ * strings, then the module and its functions, each field written as below (put_* / get_*),
+ * then a checksum of all of it.
  */
 #define PR_FMT "instrument: "
 #include <capstone/capstone.h>
@@ -32,7 +33,7 @@
 #include "instrument.h"
 
 #define CACHE_MAGIC "SCACACHE"
-#define CACHE_VERSION 1u /* raise it when the analysis or this layout changes */
+#define CACHE_VERSION 2u /* raise it when the analysis or this layout changes */
 #define NO_STRING UINT32_MAX
 
 /* The build id of the ELF file `path` as hex into `hex` (empty when it has none). */
@@ -126,6 +127,17 @@ static char *entry_path(const char *dir, const char *path, const char *build_id)
 	for (const char *p = path; *p; p++)
 		h = (h ^ (uint8_t)*p) * 1099511628211ull;
 	return sc_xasprintf("%s/path-%016llx", dir, (unsigned long long)h);
+}
+
+/* FNV-1a over an entry's bytes, stored after them: a plan read back wrong could patch a
+ * program wrongly, so an entry damaged anywhere (not only cut short) is a miss. */
+static uint64_t checksum(const uint8_t *p, size_t n)
+{
+	uint64_t h = 1469598103934665603ull;
+
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ p[i]) * 1099511628211ull;
+	return h;
 }
 
 /* Reasons are static text in the analysis; those read back are kept once each, for the
@@ -356,10 +368,13 @@ static bool cache_load(struct sc_module_info *mod, char *note, size_t notelen)
 	tool = tool_key();
 	file = file_key(bid, mod->file_size, mod->mtime_ns);
 	buf = slurp(entry, &size);
-	c = (struct cursor){ .p = buf, .end = buf + size };
+	c = (struct cursor){ .p = buf, .end = buf + (size > 8 ? size - 8 : 0) };
 	if (!buf)
 		why = "none yet";
-	else if (!get(&c, 8) || memcmp(buf, CACHE_MAGIC, 8))
+	else if (size < 16 || memcmp(buf, CACHE_MAGIC, 8) ||
+		 memcmp(&(uint64_t){ checksum(buf, size - 8) }, buf + size - 8, 8))
+		why = "damaged";
+	else if (!get(&c, 8))
 		why = "damaged";
 	else if (key_matches(&c, tool, file, &why) && !(hit = decode_entry(&c, mod)))
 		why = "damaged";
@@ -393,6 +408,9 @@ static void cache_store(const struct sc_module_info *mod, char *note, size_t not
 	const char *why = NULL;
 	char bid[2 * 64 + 1], *dir = cache_dir(&why), *tool, *file, *entry, *tmp;
 	uint8_t flags[2] = { mod->has_symtab, mod->is_library };
+	char *body = NULL;
+	size_t len = 0;
+	uint64_t sum;
 	FILE *f;
 	int fd;
 
@@ -405,12 +423,9 @@ static void cache_store(const struct sc_module_info *mod, char *note, size_t not
 	tmp = sc_xasprintf("%s.XXXXXX", entry);
 	tool = tool_key();
 	file = file_key(bid, mod->file_size, mod->mtime_ns);
-	fd = mkstemp(tmp);
-	f = fd >= 0 ? fdopen(fd, "wb") : NULL;
+	f = open_memstream(&body, &len);
 	if (!f) {
-		snprintf(note, notelen, "analysis not cached (%s: %s)", tmp, strerror(errno));
-		if (fd >= 0)
-			close(fd);
+		snprintf(note, notelen, "analysis not cached (%s)", strerror(errno));
 		goto out;
 	}
 	put(f, CACHE_MAGIC, 8);
@@ -421,6 +436,21 @@ static void cache_store(const struct sc_module_info *mod, char *note, size_t not
 	put_u32(f, (uint32_t)mod->fns.n);
 	for (size_t i = 0; i < mod->fns.n; i++)
 		put_fn(f, &mod->fns.v[i]);
+	if (fclose(f)) {
+		snprintf(note, notelen, "analysis not cached (%s)", strerror(errno));
+		goto out;
+	}
+	sum = checksum((const uint8_t *)body, len);
+	fd = mkstemp(tmp);
+	f = fd >= 0 ? fdopen(fd, "wb") : NULL;
+	if (!f) {
+		snprintf(note, notelen, "analysis not cached (%s: %s)", tmp, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		goto out;
+	}
+	put(f, body, len);
+	put(f, &sum, sizeof(sum));
 	if (ferror(f) | fclose(f) || rename(tmp, entry)) {
 		snprintf(note, notelen, "analysis not cached (%s: %s)", entry, strerror(errno));
 		unlink(tmp);
@@ -428,6 +458,7 @@ static void cache_store(const struct sc_module_info *mod, char *note, size_t not
 		snprintf(note, notelen, "analysis saved to the cache: %s", entry);
 	}
 out:
+	free(body);
 	free(tmp);
 	free(tool);
 	free(file);

@@ -134,12 +134,20 @@ def test_damaged_entry_is_not_used():
     (entry,) = entries(cache)
     path = os.path.join(cache, "syscope", "analysis", entry)
     size = os.path.getsize(path)
-    with open(path, "r+b") as f:
-        f.truncate(size - 7)
-    r = instrument(cache, program, N)
-    check(any("miss (damaged)" in x for x in cache_lines(r, program)), f"damaged: {r.err}")
-    same_analysis(analysis(first), analysis(r), "analyzed again, the same")
-    check_eq(os.path.getsize(path), size, "the entry written again whole")
+    with open(path, "rb") as f:
+        whole = f.read()
+    flipped = bytearray(whole)
+    flipped[size // 2] ^= 0x10  # one bit inside a function's plan or names
+    for what, damaged in (("cut short", whole[:-7]), ("one bit flipped", bytes(flipped))):
+        with open(path, "wb") as f:
+            f.write(damaged)
+        r = instrument(cache, program, N)
+        check(any("miss (damaged)" in x for x in cache_lines(r, program)),
+              f"{what}: {r.err}")
+        same_analysis(analysis(first), analysis(r), f"{what}: analyzed again, the same")
+        check_eq(plan(first), plan(r), f"{what}: the same plan")
+        with open(path, "rb") as f:
+            check_eq(f.read(), whole, f"{what}: the entry written again whole")
 
 
 def sqlite_calls(*flags, cache):
