@@ -156,7 +156,8 @@ static const char *intern(const char *s, size_t n)
 /* Writing. */
 static void put(FILE *f, const void *p, size_t n)
 {
-	fwrite(p, 1, n, f);
+	if (n) /* an empty vector's array is NULL */
+		fwrite(p, 1, n, f);
 }
 
 static void put_u32(FILE *f, uint32_t v)
