@@ -103,12 +103,17 @@ static char *tool_key(void)
 {
 	static char self[2 * 64 + 1];
 	int major, minor;
+	struct stat st;
 
 	if (!self[0])
 		build_id_hex("/proc/self/exe", self, sizeof(self));
+	/* A build without a build id is told apart by its file. */
+	if (!self[0] && !stat("/proc/self/exe", &st))
+		snprintf(self, sizeof(self), "none, size %lld mtime %lld", (long long)st.st_size,
+			 (long long)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec);
 	cs_version(&major, &minor);
-	return sc_xasprintf("syscope-analysis-%u build-id %s capstone %d.%d", CACHE_VERSION,
-			    self[0] ? self : "none", major, minor);
+	return sc_xasprintf("syscope-analysis-%u build-id %s capstone %d.%d", CACHE_VERSION, self,
+			    major, minor);
 }
 
 static char *file_key(const char *build_id, uint64_t size, int64_t mtime_ns)
