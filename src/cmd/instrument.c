@@ -43,6 +43,7 @@ struct instrument_opts {
 	sc_path_vec joined_args;	 /* compat_argv's "--print-X=WORD" */
 	char *plan;
 	char *plan_dir; /* a private folder for it: a fixed name in /tmp could be a planted link */
+	bool use_cache; /* --analysis-cache */
 };
 
 /* -I, -E, -R (and -MI, -ME, -MR) may be given many times; the parser keeps one value per
@@ -289,7 +290,7 @@ static bool analyze_module(struct instrument_opts *o, const char *path, bool is_
 	struct sc_module_info mod;
 	size_t c[3];
 
-	if (sc_analyze_module(path, is_main, &mod, o->err, sizeof(o->err))) {
+	if (sc_analyze_module_cached(path, is_main, o->use_cache, &mod, o->err, sizeof(o->err))) {
 		if (is_main)
 			sc_die(SC_EXIT_FAILURE, "instrument: %s", o->err);
 		pr_warn("instrument: %s; left uninstrumented", o->err);
@@ -311,8 +312,9 @@ static bool analyze_module(struct instrument_opts *o, const char *path, bool is_
 	sc_select_functions(&mod, &o->sel);
 	sc_module_counts(&mod, c);
 	pr_info("instrument: %s: %zu functions instrumented, %zu excluded, %zu cannot be "
-		"patched (analysis %.1f ms)",
-		path, c[0], c[1], c[2], mod.decode_ns / 1e6);
+		"patched (analysis %s%.1f ms)",
+		path, c[0], c[1], c[2], mod.from_cache ? "from the cache, " : "",
+		mod.decode_ns / 1e6);
 	*VEC_PUSH(&o->mods) = mod;
 	return true;
 }
@@ -512,6 +514,7 @@ int cmd_instrument(int argc, char **argv)
 			    DEFAULT_MIN_LEAF_INSTRUCTIONS);
 	o.sel.min_address_range = parse_count("min-address-range", o.min_range, "0");
 	o.sel.loops = o.loops != NULL;
+	o.use_cache = sc_bool(&cli.settings, SC_SET_ANALYSIS_CACHE);
 	if (!strcmp(sc_str(&cli.settings, SC_SET_INSTRUMENT_MODE), "sampling") && !o.rewrite) {
 		/* rocprof-sys's sampling mode: nothing patched, every thread sampled. */
 		if (sc_settings_set(&cli.settings, SC_SET_USE_SAMPLING, "true", SC_LAYER_CLI, err))

@@ -61,6 +61,7 @@ struct sc_module_info {
 	int64_t mtime_ns;
 	VEC(struct sc_fn) fns; /* sorted by address */
 	uint64_t decode_ns;    /* time the analysis took */
+	bool from_cache;       /* read back from the analysis cache (analysis_cache.c) */
 };
 
 /* Read and decode `path`. Returns 0, or -1 with `err` naming the problem (not ELF, another
@@ -68,6 +69,11 @@ struct sc_module_info {
 int sc_analyze_module(const char *path, bool is_main, struct sc_module_info *mod, char *err,
 		      size_t errlen);
 void sc_module_info_free(struct sc_module_info *mod);
+/* sc_analyze_module through the analysis cache when `use_cache` (analysis_cache.c): the
+ * cached analysis of the same file when there is one, else analyzed and cached; hits,
+ * misses and why are told at --verbose. */
+int sc_analyze_module_cached(const char *path, bool is_main, bool use_cache,
+			     struct sc_module_info *mod, char *err, size_t errlen);
 
 typedef VEC(regex_t) sc_regex_vec;
 

@@ -7,6 +7,7 @@
 #define PR_FMT "symbols: "
 #include "symbols.h"
 
+#include "debuginfo.h"
 #include "scopes.h"
 
 #include <dwarf.h>
@@ -47,7 +48,7 @@ struct sc_elf {
 
 static const Dwfl_Callbacks offline_callbacks = {
 	.find_elf = dwfl_build_id_find_elf,
-	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.find_debuginfo = sc_find_debuginfo,
 	.section_address = dwfl_offline_section_address,
 };
 

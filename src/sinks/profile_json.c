@@ -27,21 +27,54 @@
 
 #include "../common/hashmap.h"
 #include "../common/strutil.h"
+#include "json_out.h"
 #include "sink.h"
 #include "summary_idle.h"
 
-static json_t *stats_json(const struct sc_stats *s)
+/* Written as it goes (json_out.h), the same bytes as jansson's compact dump: a tree of
+ * many thousand nodes as jansson objects cost more than the rest of the conversion. */
+static void put_stats(FILE *f, const struct sc_stats *s)
 {
-	return json_pack("{s:f, s:I, s:f, s:f, s:f, s:f, s:f}", "sum", s->sum, "count",
-			 (json_int_t)s->count, "min", s->min, "max", s->max, "sqr", s->sumsq,
-			 "mean", sc_stats_mean(s), "stddev", sqrt(sc_stats_var(s)));
+	fputs("{\"sum\":", f);
+	sc_json_put_real(f, s->sum);
+	fputs(",\"count\":", f);
+	sc_json_put_int(f, (long long)s->count);
+	fputs(",\"min\":", f);
+	sc_json_put_real(f, s->min);
+	fputs(",\"max\":", f);
+	sc_json_put_real(f, s->max);
+	fputs(",\"sqr\":", f);
+	sc_json_put_real(f, s->sumsq);
+	fputs(",\"mean\":", f);
+	sc_json_put_real(f, sc_stats_mean(s));
+	fputs(",\"stddev\":", f);
+	sc_json_put_real(f, sqrt(sc_stats_var(s)));
+	putc_unlocked('}', f);
 }
 
-static json_t *entry_json(const struct sc_stats *s)
+static void put_entry(FILE *f, const struct sc_stats *s)
 {
-	return json_pack("{s:I, s:f, s:f, s:f, s:f}", "laps", (json_int_t)s->count, "value",
-			 s->sum * 1e9, "accum", s->sum * 1e9, "repr_data", s->sum, "repr_display",
-			 s->sum);
+	fputs("{\"laps\":", f);
+	sc_json_put_int(f, (long long)s->count);
+	fputs(",\"value\":", f);
+	sc_json_put_real(f, s->sum * 1e9);
+	fputs(",\"accum\":", f);
+	sc_json_put_real(f, s->sum * 1e9);
+	fputs(",\"repr_data\":", f);
+	sc_json_put_real(f, s->sum);
+	fputs(",\"repr_display\":", f);
+	sc_json_put_real(f, s->sum);
+	putc_unlocked('}', f);
+}
+
+/* {"entry":..., "stats":...} of `s`. */
+static void put_entry_stats(FILE *f, const struct sc_stats *s)
+{
+	fputs("{\"entry\":", f);
+	put_entry(f, s);
+	fputs(",\"stats\":", f);
+	put_stats(f, s);
+	putc_unlocked('}', f);
 }
 
 static uint64_t name_hash(const char *name)
@@ -53,9 +86,10 @@ struct walk {
 	const struct sc_profile *p;
 	const struct sc_tree *t;
 	const uint32_t *hot; /* per function: its hottest line, UINT32_MAX when none */
-	json_int_t tid, pid;
+	long long tid, pid;
 	char prefix[32];
-	json_t *flat;
+	FILE *f;
+	size_t nflat; /* entries of the flat list written */
 };
 
 /* A frame as hatchet's timemory reader parses it ("label  [func/file:line]"): the name
@@ -72,48 +106,100 @@ static char *frame_prefix(const struct walk *w, uint32_t func)
 	return sc_xasprintf("%s    [%s/%s:%u]", fn->name, module, file, ln ? ln->line : 0);
 }
 
-static json_t *node_json(struct walk *w, uint32_t id, uint64_t rolling)
+/* The children of node `id` that are written (none below the depth limit); caller frees. */
+static uint32_t *written_children(const struct walk *w, uint32_t id, size_t *n, bool *cut)
+{
+	uint32_t *kids = sc_tree_sorted_children(w->t, id, n);
+
+	*cut = *n && w->t->nodes.v[id].depth >= SC_TREE_MAX_DEPTH;
+	if (*cut)
+		*n = 0;
+	return kids;
+}
+
+/* ranks[0].graph: one entry per node below the root, parents first. */
+static void put_flat(struct walk *w, uint32_t id, uint64_t rolling)
 {
 	const struct sc_node *n = &w->t->nodes.v[id];
-	const char *name = id ? sc_func_of(w->p->set, n->func)->name : "unknown-hash=0";
-	uint64_t h = id ? name_hash(name) : 0;
-	json_t *children = json_array(), *node;
+	FILE *f = w->f;
 	size_t nkids;
+	bool cut;
 	uint32_t *kids;
 
-	char *prefix = id ? frame_prefix(w, n->func) : NULL;
-
-	rolling += h;
-	node = json_pack("{s:{s:I, s:s, s:s, s:I, s:I, s:I, s:b, s:{s:o, s:o}, s:{s:o, s:o}}}",
-			 "node", "hash", (json_int_t)h, "prefix", prefix ? prefix : name, "name",
-			 name, "tid", w->tid, "pid", w->pid, "depth", (json_int_t)n->depth,
-			 "is_dummy", id == 0, "inclusive", "entry", entry_json(&n->incl), "stats",
-			 stats_json(&n->incl), "exclusive", "entry", entry_json(&n->excl), "stats",
-			 stats_json(&n->excl));
-	free(prefix);
 	if (id) {
+		const char *name = sc_func_of(w->p->set, n->func)->name;
+		uint64_t h = name_hash(name);
 		char *label = sc_xasprintf("%s%*s%s%s", w->prefix,
 					   n->depth > 1 ? (int)(2 * (n->depth - 2)) : 0, "",
 					   n->depth > 1 ? "|_" : "", name);
 
-		json_array_append_new(
-			w->flat,
-			json_pack("{s:I, s:s, s:I, s:o, s:o, s:I}", "hash", (json_int_t)h, "prefix",
-				  label, "depth", (json_int_t)n->depth - 1, "entry",
-				  entry_json(&n->incl), "stats", stats_json(&n->incl),
-				  "rolling_hash", (json_int_t)(rolling & 0x7fffffffffffffffull)));
+		rolling += h;
+		fputs(w->nflat++ ? ",{\"hash\":" : "{\"hash\":", f);
+		sc_json_put_int(f, (long long)h);
+		fputs(",\"prefix\":", f);
+		sc_json_put_str(f, label);
+		fputs(",\"depth\":", f);
+		sc_json_put_int(f, (long long)n->depth - 1);
+		fputs(",\"entry\":", f);
+		put_entry(f, &n->incl);
+		fputs(",\"stats\":", f);
+		put_stats(f, &n->incl);
+		fputs(",\"rolling_hash\":", f);
+		sc_json_put_int(f, (long long)(rolling & 0x7fffffffffffffffull));
+		putc_unlocked('}', f);
 		free(label);
 	}
-	kids = sc_tree_sorted_children(w->t, id, &nkids);
-	if (nkids && n->depth >= SC_TREE_MAX_DEPTH) {
-		json_object_set_new(json_object_get(node, "node"), "truncated", json_true());
-		nkids = 0;
-	}
+	kids = written_children(w, id, &nkids, &cut);
 	for (size_t i = 0; i < nkids; i++)
-		json_array_append_new(children, node_json(w, kids[i], rolling));
+		put_flat(w, kids[i], rolling);
 	free(kids);
-	json_object_set_new(node, "children", children);
-	return node;
+}
+
+/* The hierarchical form of node `id` and what is below it. */
+static void put_node(struct walk *w, uint32_t id)
+{
+	const struct sc_node *n = &w->t->nodes.v[id];
+	const char *name = id ? sc_func_of(w->p->set, n->func)->name : "unknown-hash=0";
+	char *prefix = id ? frame_prefix(w, n->func) : NULL;
+	FILE *f = w->f;
+	size_t nkids;
+	bool cut;
+	uint32_t *kids;
+
+	fputs("{\"node\":{\"hash\":", f);
+	sc_json_put_int(f, id ? (long long)name_hash(name) : 0);
+	fputs(",\"prefix\":", f);
+	sc_json_put_str(f, prefix ? prefix : name);
+	fputs(",\"name\":", f);
+	sc_json_put_str(f, name);
+	fputs(",\"tid\":", f);
+	sc_json_put_int(f, w->tid);
+	fputs(",\"pid\":", f);
+	sc_json_put_int(f, w->pid);
+	fputs(",\"depth\":", f);
+	sc_json_put_int(f, (long long)n->depth);
+	fputs(id ? ",\"is_dummy\":false" : ",\"is_dummy\":true", f);
+	fputs(",\"inclusive\":", f);
+	put_entry_stats(f, &n->incl);
+	fputs(",\"exclusive\":", f);
+	put_entry_stats(f, &n->excl);
+	free(prefix);
+	kids = written_children(w, id, &nkids, &cut);
+	fputs(cut ? ",\"truncated\":true},\"children\":[" : "},\"children\":[", f);
+	for (size_t i = 0; i < nkids; i++) {
+		if (i)
+			putc_unlocked(',', f);
+		put_node(w, kids[i]);
+	}
+	free(kids);
+	fputs("]}", f);
+}
+
+static json_t *stats_json(const struct sc_stats *s)
+{
+	return json_pack("{s:f, s:I, s:f, s:f, s:f, s:f, s:f}", "sum", s->sum, "count",
+			 (json_int_t)s->count, "min", s->min, "max", s->max, "sqr", s->sumsq,
+			 "mean", sc_stats_mean(s), "stddev", sqrt(sc_stats_var(s)));
 }
 
 static json_t *flat_functions(const struct sc_profile *p)
@@ -217,47 +303,70 @@ static json_t *threads_json(const struct sc_profile *p)
 	return arr;
 }
 
-/* The trees of every thread, for hatchet: under "mpi" at the process's rank when it has
- * one or a thread other than 0 (`threads`; see the top of the file), else under "graph". */
-static void add_trees(json_t *metric, const struct sc_profile *p, json_t *roots, bool threads)
+/* Nodes of a thread's tree that ranks[0].graph lists: all below the root down to the depth
+ * where the trees stop (put_flat's walk). */
+static size_t flat_count(const struct sc_tree *t)
 {
-	const struct sc_image *img = p->proc->images.v[p->proc->images.n - 1];
-	int rank = sc_image_rank(img);
-	json_t *ranks = json_array();
+	size_t n = 0;
 
-	for (int r = 0; r < rank; r++)
-		json_array_append_new(ranks, json_array());
-	json_array_append_new(ranks, roots);
-	json_object_set_new(metric, rank >= 0 || threads ? "mpi" : "graph", ranks);
-	if (rank >= 0 && sc_image_mpi_size(img) > 0)
-		json_object_set_new(metric, "mpi_size",
-				    json_integer((json_int_t)sc_image_mpi_size(img)));
+	for (size_t i = 1; i < t->nodes.n; i++)
+		n += t->nodes.v[i].depth <= SC_TREE_MAX_DEPTH;
+	return n;
 }
 
-static int write_profile(struct sc_output *out, const struct sc_profile *p)
+static void init_walk(struct walk *w, const struct sc_profile *p, size_t i, const uint32_t *hot,
+		      FILE *f)
 {
-	json_t *flat = json_array(), *roots = json_array(), *doc, *metric;
+	const struct sc_thread *th = &p->proc->threads.v[p->threads.v[i].thread_idx];
+
+	*w = (struct walk){ .p = p,
+			    .t = &p->threads.v[i],
+			    .hot = hot,
+			    .f = f,
+			    .tid = th->index == UINT32_MAX ? th->tid : (long long)th->index,
+			    .pid = p->proc->pid };
+	snprintf(w->prefix, sizeof(w->prefix), "|%02u>>> ",
+		 th->index == UINT32_MAX ? 99 : th->index);
+}
+
+/* "ranks" (the flat list), then the trees of every thread, for hatchet: under "mpi" at the
+ * process's rank when it has one or a thread other than 0 (see the top of the file), else
+ * under "graph". */
+static void put_graphs(FILE *f, const struct sc_profile *p, int rank, bool threads)
+{
 	uint32_t *hot = sc_profile_hot_lines(p);
-	struct sc_outfile of;
-	bool threads = false;
-	int rc;
+	size_t nflat = 0, written = 0;
+	struct walk w;
 
+	for (size_t i = 0; i < p->threads.n; i++)
+		nflat += flat_count(&p->threads.v[i]);
+	fputs(",\"ranks\":[{\"rank\":0,\"graph_size\":", f);
+	sc_json_put_int(f, (long long)nflat);
+	fputs(",\"graph\":[", f);
 	for (size_t i = 0; i < p->threads.n; i++) {
-		const struct sc_thread *th = &p->proc->threads.v[p->threads.v[i].thread_idx];
-		struct walk w = { .p = p,
-				  .t = &p->threads.v[i],
-				  .hot = hot,
-				  .flat = flat,
-				  .tid = th->index == UINT32_MAX ? th->tid : (json_int_t)th->index,
-				  .pid = p->proc->pid };
-
-		snprintf(w.prefix, sizeof(w.prefix), "|%02u>>> ",
-			 th->index == UINT32_MAX ? 99 : th->index);
-		json_array_append_new(roots, node_json(&w, 0, 0));
-		threads |= w.tid != 0;
+		init_walk(&w, p, i, hot, f);
+		w.nflat = written;
+		put_flat(&w, 0, 0);
+		written = w.nflat;
 	}
+	fputs(rank >= 0 || threads ? "]}],\"mpi\":[" : "]}],\"graph\":[", f);
+	for (int r = 0; r < rank; r++)
+		fputs("[],", f);
+	putc_unlocked('[', f);
+	for (size_t i = 0; i < p->threads.n; i++) {
+		if (i)
+			putc_unlocked(',', f);
+		init_walk(&w, p, i, hot, f);
+		put_node(&w, 0);
+	}
+	fputs("]]", f);
 	free(hot);
-	metric = json_pack(
+}
+
+/* The metric's object before its graphs, as text without its closing brace. */
+static char *metric_head(const struct sc_profile *p, const struct sc_image *img, int rank)
+{
+	json_t *metric = json_pack(
 		"{s:{s:I, s:s, s:s, s:[s]}, s:s, s:s, s:I, s:s, s:b, s:I, s:I, s:I, s:I, s:I, s:I}",
 		"properties", "value", (json_int_t)p->kind, "enum",
 		p->kind == SC_PROFILE_REGIONS	   ? "WALL_CLOCK"
@@ -277,36 +386,69 @@ static int write_profile(struct sc_output *out, const struct sc_profile *p)
 		(json_int_t)p->threads.n, "mpi_size", (json_int_t)1, "upcxx_size", (json_int_t)1,
 		"process_count", (json_int_t)1, "num_ranks", (json_int_t)1, "concurrency",
 		(json_int_t)p->threads.n);
-	json_object_set_new(metric, "ranks",
-			    json_pack("[{s:I, s:I, s:o}]", "rank", (json_int_t)0, "graph_size",
-				      (json_int_t)json_array_size(flat), "graph", flat));
-	add_trees(metric, p, roots, threads);
-	doc = json_pack("{s:{s:o}, s:{s:s, s:I, s:s, s:s, s:I, s:f, s:I, s:o, s:o, s:o}}",
-			"timemory", p->metric, metric, "syscope", "version", SYSCOPE_VERSION, "pid",
-			(json_int_t)p->proc->pid, "metric", p->metric, "units",
-			sc_sample_kind_unit(p->kind), "samples", (json_int_t)p->total.count,
-			"seconds", p->total.sum, "truncated_samples", (json_int_t)p->truncated,
-			"threads", threads_json(p), "functions", flat_functions(p), "lines",
-			flat_lines(p));
-	json_object_set_new(json_object_get(doc, "syscope"), "counters", sc_counters_json(p->proc));
+	char *text;
+
+	if (rank >= 0 && sc_image_mpi_size(img) > 0)
+		json_object_set_new(metric, "mpi_size",
+				    json_integer((json_int_t)sc_image_mpi_size(img)));
+	text = json_dumps(metric, JSON_COMPACT | JSON_REAL_PRECISION(9));
+	json_decref(metric);
+	if (text && *text)
+		text[strlen(text) - 1] = 0;
+	return text;
+}
+
+/* What timemory has no place for. */
+static json_t *syscope_json(const struct sc_profile *p)
+{
+	json_t *doc = json_pack(
+		"{s:s, s:I, s:s, s:s, s:I, s:f, s:I, s:o, s:o, s:o}", "version", SYSCOPE_VERSION,
+		"pid", (json_int_t)p->proc->pid, "metric", p->metric, "units",
+		sc_sample_kind_unit(p->kind), "samples", (json_int_t)p->total.count, "seconds",
+		p->total.sum, "truncated_samples", (json_int_t)p->truncated, "threads",
+		threads_json(p), "functions", flat_functions(p), "lines", flat_lines(p));
+
+	json_object_set_new(doc, "counters", sc_counters_json(p->proc));
 	if (p->pmc_n) {
 		json_t *ev = json_array();
 
 		for (unsigned k = 0; k < p->pmc_n; k++)
 			json_array_append_new(ev, json_pack("{s:s, s:f}", "name", p->pmc_names[k],
 							    "total", p->pmc_total[k]));
-		json_object_set_new(json_object_get(doc, "syscope"), "cpu_events", ev);
+		json_object_set_new(doc, "cpu_events", ev);
+	}
+	return doc;
+}
+
+static int write_profile(struct sc_output *out, const struct sc_profile *p)
+{
+	const struct sc_image *img = p->proc->images.v[p->proc->images.n - 1];
+	int rank = sc_image_rank(img), rc;
+	struct sc_outfile of;
+	bool threads = false;
+	char *head;
+
+	for (size_t i = 0; i < p->threads.n; i++) {
+		const struct sc_thread *th = &p->proc->threads.v[p->threads.v[i].thread_idx];
+
+		threads |= (th->index == UINT32_MAX ? th->tid : (long long)th->index) != 0;
 	}
 	rc = sc_out_open(out, &of, "%s-%d.json", p->metric, (int)p->proc->pid);
-	if (!rc) {
-		/* No indentation: a tree 256 deep would indent its lines by thousands of
-		 * spaces, and deep stacks made profiles of a few thousand samples gigabytes. */
-		json_dumpf(doc, of.f, JSON_COMPACT | JSON_REAL_PRECISION(9));
-		fputc('\n', of.f);
-		rc = sc_out_close(out, &of);
-	}
-	json_decref(doc);
-	return rc;
+	if (rc)
+		return rc;
+	/* One line: a tree 256 deep would indent its lines by thousands of spaces, and deep
+	 * stacks made profiles of a few thousand samples gigabytes. */
+	head = metric_head(p, img, rank);
+	fputs("{\"timemory\":{", of.f);
+	sc_json_put_str(of.f, p->metric);
+	putc_unlocked(':', of.f);
+	fputs(head ? head : "{", of.f);
+	free(head);
+	put_graphs(of.f, p, rank, threads);
+	fputs("}},\"syscope\":", of.f);
+	sc_json_put_value(of.f, syscope_json(p));
+	fputs("}\n", of.f);
+	return sc_out_close(out, &of);
 }
 
 static int write_json(struct sc_output *out)
