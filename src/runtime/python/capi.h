@@ -119,6 +119,9 @@ struct rt_py_open {
 	 * the time of the recorded calls under it that no recorded call between holds */
 	uint8_t mode[RT_PY_OPEN];
 	uint64_t inner[RT_PY_OPEN], seen[RT_PY_OPEN];
+	/* monitoring.c: at each depth of calls in progress, the counted (untimed) calls open
+	 * above it whose exits are still reported (aggregate.h) */
+	uint32_t above[RT_PY_OPEN + 1];
 };
 extern RT_TLS struct rt_py_open *rt_py_open_now; /* NULL: not mapped (yet), or failed */
 struct rt_py_open *rt_py_open_map(void);
@@ -180,6 +183,8 @@ static inline __attribute__((always_inline)) bool rt_py_agg_leave(struct rt_py_o
 			s->before_ns += dur;
 			s->throttled = s->before > rt_py_agg_rule_calls &&
 				       s->before_ns < s->before * rt_py_agg_rule_ns;
+			if (s->throttled && rt_py_agg_untimed)
+				s->untimed = RT_PY_COUNTED; /* its next calls only counted */
 		}
 		s->hidden_ns += inner - seen;
 		if (d)

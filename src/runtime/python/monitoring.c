@@ -12,6 +12,9 @@
  * come from trace.c (rt_py_trace_addr); an excluded code object returns DISABLE, which
  * turns the event off at that place (PY_UNWIND cannot be: it is just not recorded).
  *
+ * A throttled function's calls counted, not timed (aggregate.h) are no entries here: count_only
+ * and counted_exit keep them apart from the calls in progress, and turn its returns off.
+ *
  * Exits pair with entries by a per-thread depth: an exit at depth 0 belongs to a call
  * entered before recording began (before the bootstrap armed the tracer, or in the parent
  * of a fork child), whose entry was never written; a bit per depth says whether recording
@@ -39,9 +42,44 @@ static py_obj *result(bool off)
 	return disable;
 }
 
+/* A call of a function whose calls are only counted now (slot `s`): counted while
+ * recording and, while its exits are still reported, noted above the calls in progress so
+ * that its exit is told from theirs (aggregate.h). false: it is to be traced after all
+ * (no memory to note it in). */
+static bool count_only(struct rt_py_open *o, struct rt_py_agg *s)
+{
+	if (s->untimed == RT_PY_COUNTED && !s->pushed && !s->untimed_open)
+		s->untimed = RT_PY_RETURNS_OFF; /* nothing of it open: its exits are not needed */
+	if (s->untimed == RT_PY_COUNTED) {
+		if (!o || depth < 0 || depth > RT_PY_OPEN)
+			return false;
+		o->above[depth]++;
+		s->untimed_open++;
+	}
+	if (rt_recording())
+		s->untimed_calls++;
+	return true;
+}
+
+/* An exit of a function whose calls are only counted now: true when it is one of those
+ * (then nothing to do), false when it ends a call in progress entered while it was timed. */
+static bool counted_exit(struct rt_py_agg *s)
+{
+	struct rt_py_open *o = rt_py_open_now;
+
+	if (s->untimed == RT_PY_RETURNS_OFF)
+		return true; /* none of its calls was in progress: a counted one's */
+	if (!o || depth < 0 || depth > RT_PY_OPEN || !o->above[depth])
+		return false;
+	o->above[depth]--;
+	s->untimed_open -= s->untimed_open > 0;
+	return true;
+}
+
 static py_obj *on_start(py_obj *self, py_obj *const *args, py_ssize nargs)
 {
 	struct rt_py_open *o;
+	struct rt_py_agg *s;
 	uint64_t addr;
 
 	(void)self;
@@ -53,6 +91,9 @@ static py_obj *on_start(py_obj *self, py_obj *const *args, py_ssize nargs)
 	if (!rt_py_trace_armed())
 		return result(false);
 	o = rt_py_open_get();
+	if ((s = rt_py_agg_counted(addr)) && count_only(o, s))
+		return result(false);
+	rt_py_agg_pushed(addr, 1);
 	if (o && depth >= 0 && depth < RT_PY_SKIP_BITS) {
 		uint64_t bit = 1ull << (depth % 64);
 
@@ -79,6 +120,7 @@ static void leave(py_obj *code, uint64_t addr)
 	if (depth <= 0)
 		return; /* entered before recording began: its entry is not in this file */
 	depth--;
+	rt_py_agg_pushed(addr, -1);
 	o = rt_py_open_now;
 	if (o && depth < RT_PY_SKIP_BITS && o->skipped[depth / 64] & 1ull << (depth % 64))
 		return; /* its entry, while recording was paused, was not written either */
@@ -95,6 +137,7 @@ uint32_t rt_py_monitoring_depth(void)
 
 static py_obj *on_leave(py_obj *self, py_obj *const *args, py_ssize nargs)
 {
+	struct rt_py_agg *s;
 	uint64_t addr;
 
 	(void)self;
@@ -103,6 +146,8 @@ static py_obj *on_leave(py_obj *self, py_obj *const *args, py_ssize nargs)
 	addr = rt_py_trace_addr(args[0]);
 	if (!addr)
 		return result(true);
+	if ((s = rt_py_agg_counted(addr)) && counted_exit(s)) /* off at this place from now on */
+		return result(s->untimed == RT_PY_RETURNS_OFF);
 	leave(args[0], addr);
 	return result(false);
 }
@@ -110,9 +155,10 @@ static py_obj *on_leave(py_obj *self, py_obj *const *args, py_ssize nargs)
 static py_obj *on_unwind(py_obj *self, py_obj *const *args, py_ssize nargs)
 {
 	uint64_t addr = nargs > 0 ? rt_py_trace_addr(args[0]) : 0;
+	struct rt_py_agg *s;
 
 	(void)self;
-	if (addr)
+	if (addr && !((s = rt_py_agg_counted(addr)) && counted_exit(s)))
 		leave(args[0], addr);
 	return result(false); /* DISABLE is refused for PY_UNWIND */
 }
@@ -239,5 +285,6 @@ void rt_py_monitoring_fork_child(void)
 	if (rt_py_open_now) {
 		rt_py_open_now->ended = 0;
 		memset(rt_py_open_now->skipped, 0, sizeof(rt_py_open_now->skipped));
+		memset(rt_py_open_now->above, 0, sizeof(rt_py_open_now->above));
 	}
 }
