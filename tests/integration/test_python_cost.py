@@ -258,5 +258,24 @@ def test_excluded_function_recorded_nowhere():
             check_eq(p.function(name)["calls"], n, f"{python}: calls of {name}")
 
 
+def test_recursive_function_throttled_inside_its_calls():
+    """fib throttled deep inside its outermost call (--throttle-us 1000: whatever the load):
+    exact calls, one outermost call (the second fib is counted from its start), whose time
+    is the program's own measure of it, without the sleep and the loop after it."""
+    script = os.path.join(harness.SOURCE, "tests", "programs", "python", "cost_orphans.py")
+    for python in interpreters():
+        r = run(python, "--throttle-us", "1000", script=script, args=(), out=("fib-seconds=",))
+        own = float(re.search(r"fib-seconds=([\d.]+)", r.out).group(1))
+        raw = Raw(r)
+        check(raw.counted.get("fib", 0) > 40000, f"{python}: fib counted: {raw.counted}")
+        p = r.profile("wall_clock")
+        fib = p.function("fib")
+        check_eq(fib["calls"], 57313 + 1973, f"{python}: calls of fib")
+        check_eq(fib["call_stats"]["count"], 1, f"{python}: fib's one timed outermost call")
+        check(0.5 * own <= fib["inclusive"] <= own + 0.1,
+              f"{python}: fib's time is its own ({own} s), not the sleep's: {fib}")
+        check(p.function("main")["exclusive"] >= 0.2, f"{python}: the sleep is main's")
+
+
 if __name__ == "__main__":
     harness.main(globals())

@@ -58,6 +58,7 @@ struct rt_py_agg {
 	uint32_t pushed;	/* sys.monitoring: its calls in progress on the threads' stacks */
 	uint32_t untimed_open;	/* sys.monitoring: counted calls whose exit is still to come */
 	uint8_t untimed;	/* enum rt_py_untimed */
+	uint8_t orphans_tried;	/* monitoring.c: its calls in progress looked at, once */
 };
 
 enum rt_py_untimed {

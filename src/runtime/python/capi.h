@@ -79,6 +79,7 @@ struct rt_py_capi {
 
 	/* PEP 523 and per-code-object storage */
 	void *(*interp_get)(void);
+	void *(*thread_state_get)(void); /* PyThreadState_Get: NULL-checked by Python */
 	py_eval_frame_fn (*get_eval_frame)(void *interp);
 	void (*set_eval_frame)(void *interp, py_eval_frame_fn fn);
 	py_ssize (*request_code_extra)(void (*free_fn)(void *));
@@ -122,6 +123,10 @@ struct rt_py_open {
 	/* monitoring.c: at each depth of calls in progress, the counted (untimed) calls open
 	 * above it whose exits are still reported (aggregate.h) */
 	uint32_t above[RT_PY_OPEN + 1];
+	/* monitoring.c: a call in progress whose function's returns were turned off while it
+	 * was (its Python stack depth, 0: not such a call), and how many there are */
+	uint32_t orphan[RT_PY_OPEN];
+	uint32_t orphans;
 };
 extern RT_TLS struct rt_py_open *rt_py_open_now; /* NULL: not mapped (yet), or failed */
 struct rt_py_open *rt_py_open_map(void);
