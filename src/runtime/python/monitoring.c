@@ -116,7 +116,7 @@ static bool counted_exit(struct rt_py_agg *s)
 	struct rt_py_open *o = rt_py_open_now;
 
 	if (s->untimed == RT_PY_RETURNS_OFF)
-		return true; /* none of its calls was in progress: a counted one's */
+		return true; /* a counted call's: those in progress (orphans) ended before */
 	if (!o || depth < 0 || depth > RT_PY_OPEN || !o->above[depth])
 		return false;
 	o->above[depth]--;
