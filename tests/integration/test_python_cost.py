@@ -139,8 +139,9 @@ def test_timed_aggregates_short_calls_exactly():
                      f"{python}: {name}'s recorded and aggregated calls")
             check(raw.recorded[name] > 10000,
                   f"{python}: {name}'s first 10 000 calls recorded: {raw.recorded}")
-        check_eq(raw.slow.get("sometimes_slow"), 1,
-                 f"{python}: the slow call is recorded one by one: {raw.slow}")
+        # at least the sleeping one (a loaded machine may hold another that long)
+        check(raw.slow.get("sometimes_slow", 0) >= 1,
+              f"{python}: the slow call is recorded one by one: {raw.slow}")
         check_eq(raw.recorded.get("main"), 1, f"{python}: main recorded")
         check_profile(r, f"{python} --python-throttle-timed")
         notes = notes_of(r)
@@ -229,7 +230,9 @@ def test_counted_calls_pair_exactly():
     exception (raiser) or by yield (gen): every count stays exact, and so do the calls
     after them (after, main)."""
     for python in interpreters():
-        r = run(python, script=COUNTED, args=(), out=("caught 30 sum 1799525031",))
+        # --throttle-us 1000: throttled whatever the load (rec's calls hold their callees)
+        r = run(python, "--throttle-us", "1000", script=COUNTED, args=(),
+                out=("caught 30 sum 1799525031",))
         raw = Raw(r)
         for name in ("tiny", "raiser", "rec"):
             check(raw.counted.get(name, 0) > 0, f"{python}: {name} counted: {raw.counted}")
