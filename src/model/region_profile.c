@@ -287,8 +287,8 @@ static void throttle_note(struct sc_model *m, struct sc_process *proc, struct co
 		"throttled: %zu function%s, %llu calls counted, not recorded one by "
 		"one (%s%s); the profile has their exact counts, spread over each "
 		"function's call paths as its recorded calls (a native function's calls "
-		"counted after throttling are not timed); the timeline has only the "
-		"recorded calls",
+		"counted after throttling are not timed, nor a Python one's without "
+		"--python-throttle-timed); the timeline has only the recorded calls",
 		n, n == 1 ? "" : "s", (unsigned long long)calls, list, n > shown ? ", ..." : "");
 	*VEC_PUSH(&m->notes) = (struct sc_note){ .pid = img->pid,
 						 .ts = img->last_ts,
@@ -309,7 +309,9 @@ static void stats_add_many(struct sc_stats *s, uint64_t n, double seconds)
 				.min = mean,
 				.max = mean };
 
-	if (n)
+	if (n && seconds <= 0) /* counted, not timed: no mean to give them */
+		s->count += n;
+	else if (n)
 		sc_stats_merge(s, &add);
 }
 

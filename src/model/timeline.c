@@ -521,9 +521,17 @@ static int replay_record(void *ctx, int32_t tid, const struct sc_record *rec, ui
 						    rec->flags & SC_FUNC_PYTHON)
 					: NULL;
 
-		if (name && r->ops->func_count)
+		if (name && (rec->flags & SC_FUNC_PYTHON) && (rec->flags & SC_FUNC_UNTIMED)) {
+			/* A Python function's calls counted, not timed: an aggregate of calls
+			 * with no time, which keeps its timed calls' statistics as they are. */
+			struct sc_rec_func_stats st = { .id = f->id, .calls = f->calls };
+
+			if (r->ops->func_stats)
+				r->ops->func_stats(r->ctx, r->img, thread_of(r, tid), name, &st);
+		} else if (name && r->ops->func_count) {
 			r->ops->func_count(r->ctx, r->img, thread_of(r, tid), name,
 					   r->category_instrumented, f->calls, f->total_ns);
+		}
 		break;
 	}
 	case SC_REC_MPI_COUNT: {

@@ -101,9 +101,11 @@ def decode_func_id(flags, payload):
 
 
 def decode_func_count(flags, payload):
-    """A FUNC_COUNT record: id, python, calls (after throttling), total_ns."""
+    """A FUNC_COUNT record: id, python, untimed (some calls not timed), calls (after
+    throttling), total_ns."""
     fid, _r, calls, total = struct.unpack_from("<IIQQ", payload, 0)
-    return {"id": fid, "python": bool(flags & FUNC_PYTHON), "calls": calls, "total_ns": total}
+    return {"id": fid, "python": bool(flags & FUNC_PYTHON), "untimed": bool(flags & 0x8),
+            "calls": calls, "total_ns": total}
 
 
 def decode_func_stats(flags, payload):

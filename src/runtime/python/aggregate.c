@@ -11,6 +11,7 @@
 struct rt_py_agg *rt_py_agg_table;
 uint64_t rt_py_agg_rule_calls, rt_py_agg_rule_ns;
 uint64_t rt_py_agg_flush_at = UINT64_MAX;
+bool rt_py_agg_untimed;
 static bool any_throttled; /* then every function's statistics are written */
 
 bool rt_py_agg_init(void)
@@ -22,6 +23,7 @@ bool rt_py_agg_init(void)
 		return rt_py_agg_table != NULL;
 	rt_py_agg_rule_calls = (uint64_t)sc_int(s, SC_SET_PYTHON_THROTTLE_CALLS);
 	rt_py_agg_rule_ns = (uint64_t)(sc_double(s, SC_SET_THROTTLE_US) * 1000.0);
+	rt_py_agg_untimed = !sc_bool(s, SC_SET_PYTHON_THROTTLE_TIMED);
 	/* Zero pages, made real as code ids are used. */
 	p = mmap(NULL, TABLE_BYTES, PROT_READ | PROT_WRITE,
 		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
@@ -64,6 +66,21 @@ static void record_slot(uint32_t id, struct rt_py_agg *s)
 	s->outer_sumsq = 0;
 }
 
+/* The calls counted, not timed (FUNC_COUNT, as a native function's after throttling). */
+static void record_untimed(uint32_t id, struct rt_py_agg *s)
+{
+	struct sc_rec_func_count *r = rt_reserve(sizeof(*r));
+
+	if (!r)
+		return;
+	r->id = id;
+	r->reserved = 0;
+	r->calls = s->untimed_calls;
+	r->total_ns = 0; /* their time is in their callers' */
+	rt_commit(r, SC_REC_FUNC_COUNT, SC_FUNC_PYTHON | SC_FUNC_UNTIMED, sizeof(*r));
+	s->untimed_calls = 0;
+}
+
 void rt_py_agg_record(bool say)
 {
 	struct rt_py_agg *t = rt_py_agg_table;
@@ -78,8 +95,19 @@ void rt_py_agg_record(bool say)
 	for (uint32_t id = 1; id < RT_PY_AGG_IDS && id < end; id++) {
 		if (has_stats(&t[id]))
 			record_slot(id, &t[id]);
+		if (t[id].untimed_calls)
+			record_untimed(id, &t[id]);
 	}
-	if (say && throttled)
+	if (say && throttled && rt_py_agg_untimed)
+		rt_note(SC_NOTE_INFO,
+			"Python tracing: %u function%s called more than %llu times at under %g "
+			"us a call only counted from then on, not timed (exact calls; their "
+			"time is in their callers'; --python-throttle-timed times them, "
+			"--no-python-throttle records every call)",
+			throttled, throttled == 1 ? "" : "s",
+			(unsigned long long)rt_py_agg_rule_calls,
+			(double)rt_py_agg_rule_ns / 1000.0);
+	else if (say && throttled)
 		rt_note(SC_NOTE_INFO,
 			"Python tracing: %u function%s called more than %llu times at under %g "
 			"us a call aggregated from then on (calls of %g us or longer still "

@@ -20,6 +20,15 @@
  *   "hidden" time out of the recorded calls' self time.
  * Slots are indexed by code id and updated by the thread running Python, under the GIL
  * (free-threaded builds are not traced), so with plain loads and stores.
+ *
+ * Counted, not timed (the default; --python-throttle-timed keeps the above): once throttled,
+ * a function's later calls are only counted, with no clock read and no slot update but the
+ * count (FUNC_COUNT, SC_FUNC_UNTIMED); their time stays in their callers'. Its calls in
+ * progress at that moment still end as timed calls. Under sys.monitoring its exits must then
+ * be told apart: a per-thread count of counted calls open above the innermost timed one says
+ * whether an exit is a counted call's (rt_py_open.above); once none of its calls is open
+ * anywhere, its PY_RETURN and PY_YIELD are turned off (DISABLE), so that CPython no longer
+ * calls syscope when it returns: about half of what a call of it cost.
  */
 #ifndef SYSCOPE_RUNTIME_PYTHON_AGGREGATE_H
 #define SYSCOPE_RUNTIME_PYTHON_AGGREGATE_H
@@ -44,12 +53,24 @@ struct rt_py_agg {
 	uint64_t calls, total_ns, self_ns;		/* aggregated calls, recursive ones too */
 	uint64_t outer_calls, outer_ns, min_ns, max_ns; /* every outermost call */
 	double outer_sumsq;				/* ns^2 */
-	uint64_t hidden_ns; /* in its recorded calls: time of calls the reader does not see */
+	uint64_t hidden_ns;	/* in its recorded calls: time of calls the reader does not see */
+	uint64_t untimed_calls; /* counted, not timed (enum rt_py_untimed) */
+	uint32_t pushed;	/* sys.monitoring: its calls in progress on the threads' stacks */
+	uint32_t untimed_open;	/* sys.monitoring: counted calls whose exit is still to come */
+	uint8_t untimed;	/* enum rt_py_untimed */
+	uint8_t orphans_tried;	/* monitoring.c: its calls in progress looked at, once */
+};
+
+enum rt_py_untimed {
+	RT_PY_TIMED,	   /* its calls are timed (aggregated when short, once throttled) */
+	RT_PY_COUNTED,	   /* throttled: its new calls only counted; exits still reported */
+	RT_PY_RETURNS_OFF, /* sys.monitoring: none of its calls open any more, returns off */
 };
 
 /* NULL: every call is recorded. */
 extern struct rt_py_agg *rt_py_agg_table;
 extern uint64_t rt_py_agg_rule_calls, rt_py_agg_rule_ns;
+extern bool rt_py_agg_untimed; /* throttled functions' calls counted, not timed */
 /* When the slots are next written (every second: a kill -9 loses at most that much of the
  * aggregated calls, as the recorder's last 20 ms of records); UINT64_MAX when off. */
 extern uint64_t rt_py_agg_flush_at;
@@ -81,6 +102,26 @@ static inline uint8_t rt_py_agg_enter(const void *open, uint32_t id)
 		s->owner = open;
 	s->active++;
 	return mode;
+}
+
+/* The slot of the code id in FUNC address `addr` when its calls are only counted now. */
+static inline struct rt_py_agg *rt_py_agg_counted(uint64_t addr)
+{
+	uint32_t id = (uint32_t)(addr >> 32) & 0x7fffffffu;
+
+	if (!rt_py_agg_table || id >= RT_PY_AGG_IDS || !rt_py_agg_table[id].untimed)
+		return NULL;
+	return &rt_py_agg_table[id];
+}
+
+/* Of the code id in FUNC address `addr`, a call pushed on (+1) or popped off (-1) a thread's
+ * stack of calls in progress (sys.monitoring), so that its returns stay on while one is. */
+static inline void rt_py_agg_pushed(uint64_t addr, int by)
+{
+	uint32_t id = (uint32_t)(addr >> 32) & 0x7fffffffu;
+
+	if (rt_py_agg_table && id < RT_PY_AGG_IDS && (by > 0 || rt_py_agg_table[id].pushed))
+		rt_py_agg_table[id].pushed += (uint32_t)by;
 }
 
 #endif /* SYSCOPE_RUNTIME_PYTHON_AGGREGATE_H */

@@ -133,6 +133,7 @@ static bool find_api(void)
 	LOOKUP(py_none, "_Py_NoneStruct");
 	LOOKUP(code_type, "PyCode_Type");
 	LOOKUP(interp_get, "PyInterpreterState_Get");
+	LOOKUP(thread_state_get, "PyThreadState_Get");
 	LOOKUP(get_eval_frame, "_PyInterpreterState_GetEvalFrameFunc");
 	LOOKUP(set_eval_frame, "_PyInterpreterState_SetEvalFrameFunc");
 	*(void **)&rt_capi.request_code_extra =

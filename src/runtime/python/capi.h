@@ -79,6 +79,7 @@ struct rt_py_capi {
 
 	/* PEP 523 and per-code-object storage */
 	void *(*interp_get)(void);
+	void *(*thread_state_get)(void); /* PyThreadState_Get: NULL-checked by Python */
 	py_eval_frame_fn (*get_eval_frame)(void *interp);
 	void (*set_eval_frame)(void *interp, py_eval_frame_fn fn);
 	py_ssize (*request_code_extra)(void (*free_fn)(void *));
@@ -119,6 +120,13 @@ struct rt_py_open {
 	 * the time of the recorded calls under it that no recorded call between holds */
 	uint8_t mode[RT_PY_OPEN];
 	uint64_t inner[RT_PY_OPEN], seen[RT_PY_OPEN];
+	/* monitoring.c: at each depth of calls in progress, the counted (untimed) calls open
+	 * above it whose exits are still reported (aggregate.h) */
+	uint32_t above[RT_PY_OPEN + 1];
+	/* monitoring.c: a call in progress whose function's returns were turned off while it
+	 * was (its Python stack depth, 0: not such a call), and how many there are */
+	uint32_t orphan[RT_PY_OPEN];
+	uint32_t orphans;
 };
 extern RT_TLS struct rt_py_open *rt_py_open_now; /* NULL: not mapped (yet), or failed */
 struct rt_py_open *rt_py_open_map(void);
@@ -180,6 +188,8 @@ static inline __attribute__((always_inline)) bool rt_py_agg_leave(struct rt_py_o
 			s->before_ns += dur;
 			s->throttled = s->before > rt_py_agg_rule_calls &&
 				       s->before_ns < s->before * rt_py_agg_rule_ns;
+			if (s->throttled && rt_py_agg_untimed)
+				s->untimed = RT_PY_COUNTED; /* its next calls only counted */
 		}
 		s->hidden_ns += inner - seen;
 		if (d)

@@ -12,6 +12,9 @@
  * come from trace.c (rt_py_trace_addr); an excluded code object returns DISABLE, which
  * turns the event off at that place (PY_UNWIND cannot be: it is just not recorded).
  *
+ * A throttled function's calls counted, not timed (aggregate.h) are no entries here: count_only
+ * and counted_exit keep them apart from the calls in progress, and turn its returns off.
+ *
  * Exits pair with entries by a per-thread depth: an exit at depth 0 belongs to a call
  * entered before recording began (before the bootstrap armed the tracer, or in the parent
  * of a fork child), whose entry was never written; a bit per depth says whether recording
@@ -22,6 +25,7 @@
 #include <string.h>
 
 #include "../sources/source.h"
+#include "internal.h"
 #include "python.h"
 
 #define METH_FASTCALL 0x80
@@ -31,6 +35,53 @@
 static RT_TLS long depth; /* calls entered since recording began on this thread, not left */
 static py_obj *disable;	  /* sys.monitoring.DISABLE */
 
+/*
+ * A recursive function is throttled inside its own calls (fib's first 10 000 calls end deep
+ * inside its outermost one), so its returns could never be turned off while they are in
+ * progress. Instead, when it is throttled, its calls in progress on this thread (if none is
+ * on another) are found on the Python stack and become "orphans": its returns are turned off,
+ * and each orphan ends when the thread's Python stack is next seen no deeper than its frame
+ * (a start, an exit, or an instruction of the code it returns to, which gets INSTRUCTION
+ * events for that: each place once, then DISABLE). The depth is the interpreter's own count
+ * of Python frames (PyThreadState.py_recursion_remaining, checked against the recursion
+ * limit at install). Generators are left out (their frames are not on the stack).
+ */
+static struct {
+	int32_t remaining; /* offsetof(PyThreadState, py_recursion_remaining); -1: not used */
+	int tool;
+	long instruction; /* sys.monitoring.events.INSTRUCTION */
+	py_obj *monitoring;
+} orph = { .remaining = -1 };
+
+static bool call_ok(py_obj *monitoring, const char *name, py_obj **args, py_ssize n);
+static void end_orphans_seen(void);
+
+#define FRAME_OWNED_BY_THREAD 0
+#define FRAME_WALK_MAX 100000
+
+static int32_t recursion_offset(unsigned minor)
+{
+	switch (minor) { /* offsetof(PyThreadState, py_recursion_remaining); the limit follows */
+	case 12:
+		return 28;
+	case 13:
+		return 44;
+	default:
+		return -1;
+	}
+}
+
+/* The calling thread's Python stack depth (frames the recursion check counts); *ts its
+ * thread state. */
+static long py_depth(uintptr_t *ts)
+{
+	const int *r;
+
+	*ts = (uintptr_t)rt_capi.thread_state_get();
+	r = (const int *)(*ts + (uintptr_t)orph.remaining);
+	return (long)r[1] - r[0];
+}
+
 static py_obj *result(bool off)
 {
 	if (!off) /* immortal from 3.12 on (PEP 683), where sys.monitoring is: no count */
@@ -39,9 +90,44 @@ static py_obj *result(bool off)
 	return disable;
 }
 
+/* A call of a function whose calls are only counted now (slot `s`): counted while
+ * recording and, while its exits are still reported, noted above the calls in progress so
+ * that its exit is told from theirs (aggregate.h). false: it is to be traced after all
+ * (no memory to note it in). */
+static bool count_only(struct rt_py_open *o, struct rt_py_agg *s)
+{
+	if (s->untimed == RT_PY_COUNTED && !s->pushed && !s->untimed_open)
+		s->untimed = RT_PY_RETURNS_OFF; /* nothing of it open: its exits are not needed */
+	if (s->untimed == RT_PY_COUNTED) {
+		if (!o || depth < 0 || depth > RT_PY_OPEN)
+			return false;
+		o->above[depth]++;
+		s->untimed_open++;
+	}
+	if (rt_recording())
+		s->untimed_calls++;
+	return true;
+}
+
+/* An exit of a function whose calls are only counted now: true when it is one of those
+ * (then nothing to do), false when it ends a call in progress entered while it was timed. */
+static bool counted_exit(struct rt_py_agg *s)
+{
+	struct rt_py_open *o = rt_py_open_now;
+
+	if (s->untimed == RT_PY_RETURNS_OFF)
+		return true; /* a counted call's: those in progress (orphans) ended before */
+	if (!o || depth < 0 || depth > RT_PY_OPEN || !o->above[depth])
+		return false;
+	o->above[depth]--;
+	s->untimed_open -= s->untimed_open > 0;
+	return true;
+}
+
 static py_obj *on_start(py_obj *self, py_obj *const *args, py_ssize nargs)
 {
 	struct rt_py_open *o;
+	struct rt_py_agg *s;
 	uint64_t addr;
 
 	(void)self;
@@ -53,6 +139,10 @@ static py_obj *on_start(py_obj *self, py_obj *const *args, py_ssize nargs)
 	if (!rt_py_trace_armed())
 		return result(false);
 	o = rt_py_open_get();
+	end_orphans_seen();
+	if ((s = rt_py_agg_counted(addr)) && count_only(o, s))
+		return result(false);
+	rt_py_agg_pushed(addr, 1);
 	if (o && depth >= 0 && depth < RT_PY_SKIP_BITS) {
 		uint64_t bit = 1ull << (depth % 64);
 
@@ -71,21 +161,135 @@ static py_obj *on_start(py_obj *self, py_obj *const *args, py_ssize nargs)
 	return result(false);
 }
 
-static void leave(py_obj *code, uint64_t addr)
+/* The innermost call in progress, of the code in `addr`, left at `ts` (0: now). */
+static void leave(uint64_t addr, uint64_t ts)
 {
 	struct rt_py_open *o;
 
-	(void)code;
 	if (depth <= 0)
 		return; /* entered before recording began: its entry is not in this file */
 	depth--;
+	rt_py_agg_pushed(addr, -1);
 	o = rt_py_open_now;
 	if (o && depth < RT_PY_SKIP_BITS && o->skipped[depth / 64] & 1ull << (depth % 64))
 		return; /* its entry, while recording was paused, was not written either */
 	if (o && depth < RT_PY_OPEN)
-		rt_py_call_end((uint32_t)depth, addr, o->start[depth], rt_now_ns());
+		rt_py_call_end((uint32_t)depth, addr, o->start[depth], ts ? ts : rt_now_ns());
 	else
-		rt_func_record_flags(SC_REC_FUNC_EXIT, SC_FUNC_PYTHON, addr, rt_now_ns());
+		rt_func_record_flags(SC_REC_FUNC_EXIT, SC_FUNC_PYTHON, addr, ts ? ts : rt_now_ns());
+}
+
+/* Orphans at Python stack depth `d` or deeper have returned: they end now. */
+static void end_orphans(struct rt_py_open *o, long d)
+{
+	uint64_t now = 0;
+
+	while (depth > 0 && depth <= RT_PY_OPEN && o->orphan[depth - 1] &&
+	       (long)o->orphan[depth - 1] >= d) {
+		uint32_t k = (uint32_t)depth - 1;
+
+		o->orphan[k] = 0;
+		o->orphans--;
+		if (!now)
+			now = rt_now_ns();
+		leave(SC_PY_FUNC_ADDR(o->id[k]), now);
+	}
+}
+
+static void end_orphans_seen(void)
+{
+	struct rt_py_open *o = rt_py_open_now;
+	uintptr_t ts;
+
+	if (o && o->orphans)
+		end_orphans(o, py_depth(&ts));
+}
+
+static uintptr_t code_of(const struct rt_py_layout *l, uintptr_t frame)
+{
+	return rt_py_ptr(frame, l->fr_code);
+}
+
+static char owner_of(const struct rt_py_layout *l, uintptr_t frame)
+{
+	return *(const char *)(frame + (uintptr_t)l->fr_owner);
+}
+
+/* The next frame below `frame` that is not a C-stack shim, 0 when none. */
+static uintptr_t below(const struct rt_py_layout *l, uintptr_t frame)
+{
+	for (unsigned i = 0; i < FRAME_WALK_MAX; i++) {
+		frame = rt_py_ptr(frame, l->fr_previous);
+		if (!rt_py_plausible(frame))
+			return 0;
+		if (owner_of(l, frame) != RT_PY_CSTACK_OWNER)
+			return frame;
+	}
+	return 0;
+}
+
+static bool watch_returns_into(uintptr_t code)
+{
+	py_obj *args[] = { rt_capi.long_from_long(orph.tool), (py_obj *)code,
+			   rt_capi.long_from_long(orph.instruction) };
+
+	rt_capi.inc_ref((py_obj *)code); /* the call's tuple takes it */
+	return call_ok(orph.monitoring, "set_local_events", args, 3);
+}
+
+/* Code `code` (id `id`, slot `s`) was just throttled, while calls of it were in progress
+ * (its call returning now among them): make them orphans and turn its returns off, when
+ * they are all on this thread, kept, found on its Python stack, and no generator's. */
+static void orphan_calls_in_progress(py_obj *code, uint32_t id, struct rt_py_agg *s)
+{
+	const struct rt_py_layout *l = rt_py_layout();
+	struct rt_py_open *o = rt_py_open_now;
+	uint32_t mark[RT_PY_OPEN], n = 0, found = 0, j;
+	uintptr_t ts, f;
+	long d;
+
+	s->orphans_tried = 1;
+	if (orph.remaining < 0 || !l || l->fr_owner < 0 || !o || depth < 0 || depth > RT_PY_OPEN)
+		return;
+	for (j = 0; j < (uint32_t)depth; j++) {
+		mark[j] = 0;
+		n += o->id[j] == id && !o->orphan[j];
+	}
+	if (!n || n != s->pushed)
+		return; /* some on another thread, or deeper than kept */
+	d = py_depth(&ts);
+	f = l->cframe_current >= 0 ? rt_py_ptr(rt_py_ptr(ts, l->ts_frame), l->cframe_current)
+				   : rt_py_ptr(ts, l->ts_frame);
+	if (!rt_py_plausible(f) || code_of(l, f) != (uintptr_t)code)
+		return; /* not the frame returning now */
+	j = (uint32_t)depth;
+	while (found < n && (f = below(l, f)) && --d > 0) {
+		uintptr_t caller;
+
+		if (code_of(l, f) != (uintptr_t)code)
+			continue;
+		if (owner_of(l, f) != FRAME_OWNED_BY_THREAD)
+			return; /* a generator's */
+		while (j > 0 && (o->id[j - 1] != id || o->orphan[j - 1]))
+			j--;
+		if (!j)
+			return;
+		mark[--j] = (uint32_t)d;
+		found++;
+		caller = below(l, f);
+		if (caller && code_of(l, caller) != (uintptr_t)code &&
+		    rt_py_is(code_of(l, caller), (uintptr_t)rt_capi.code_type) &&
+		    !watch_returns_into(code_of(l, caller)))
+			return;
+	}
+	if (found != n)
+		return;
+	for (j = 0; j < (uint32_t)depth; j++)
+		if (mark[j]) {
+			o->orphan[j] = mark[j];
+			o->orphans++;
+		}
+	s->untimed = RT_PY_RETURNS_OFF;
 }
 
 uint32_t rt_py_monitoring_depth(void)
@@ -95,6 +299,7 @@ uint32_t rt_py_monitoring_depth(void)
 
 static py_obj *on_leave(py_obj *self, py_obj *const *args, py_ssize nargs)
 {
+	struct rt_py_agg *s;
 	uint64_t addr;
 
 	(void)self;
@@ -103,17 +308,33 @@ static py_obj *on_leave(py_obj *self, py_obj *const *args, py_ssize nargs)
 	addr = rt_py_trace_addr(args[0]);
 	if (!addr)
 		return result(true);
-	leave(args[0], addr);
+	end_orphans_seen();
+	if ((s = rt_py_agg_counted(addr)) && counted_exit(s)) /* off at this place from now on */
+		return result(s->untimed == RT_PY_RETURNS_OFF);
+	leave(addr, 0);
+	if ((s = rt_py_agg_counted(addr)) && s->untimed == RT_PY_COUNTED && s->pushed &&
+	    !s->orphans_tried) /* throttled just now, inside calls of its own */
+		orphan_calls_in_progress(args[0], (uint32_t)(addr >> 32) & 0x7fffffffu, s);
 	return result(false);
+}
+
+static py_obj *on_instruction(py_obj *self, py_obj *const *args, py_ssize nargs)
+{
+	(void)self, (void)args, (void)nargs;
+	end_orphans_seen();
+	return result(true); /* each place once */
 }
 
 static py_obj *on_unwind(py_obj *self, py_obj *const *args, py_ssize nargs)
 {
 	uint64_t addr = nargs > 0 ? rt_py_trace_addr(args[0]) : 0;
+	struct rt_py_agg *s;
 
 	(void)self;
 	if (addr)
-		leave(args[0], addr);
+		end_orphans_seen();
+	if (addr && !((s = rt_py_agg_counted(addr)) && counted_exit(s)))
+		leave(addr, 0);
 	return result(false); /* DISABLE is refused for PY_UNWIND */
 }
 
@@ -121,6 +342,8 @@ static struct py_method_def enter_def = { "_syscope_enter", (void *)on_start, ME
 static struct py_method_def exit_def = { "_syscope_exit", (void *)on_leave, METH_FASTCALL, NULL };
 static struct py_method_def unwind_def = { "_syscope_unwind", (void *)on_unwind, METH_FASTCALL,
 					   NULL };
+static struct py_method_def instruction_def = { "_syscope_returned", (void *)on_instruction,
+						METH_FASTCALL, NULL };
 
 /* monitoring.<name>(args...): a new reference, NULL (error cleared) when it failed. */
 static py_obj *call(py_obj *monitoring, const char *name, py_obj **args, py_ssize n)
@@ -189,10 +412,42 @@ static bool register_callback(py_obj *monitoring, int id, long event, struct py_
 	return call_ok(monitoring, "register_callback", args, 3);
 }
 
+/* Orphans need the depth of the Python stack: its offset checked against the recursion
+ * limit Python reports (the field after it), and the INSTRUCTION callback. */
+static void orphans_init(py_obj *monitoring, int id, long instruction)
+{
+	py_obj *get = rt_capi.sys_get("getrecursionlimit"), *args, *v = NULL;
+	int32_t off = recursion_offset(rt_capi.minor);
+	long limit = -1;
+	const int *r;
+
+	if (off < 0 || !get || !instruction || !rt_capi.thread_state_get)
+		return;
+	args = rt_capi.tuple_new(0);
+	v = args ? rt_capi.call(get, args, NULL) : NULL;
+	if (v) {
+		limit = rt_capi.long_as_long(v);
+		rt_capi.dec_ref(v);
+	}
+	if (args)
+		rt_capi.dec_ref(args);
+	rt_capi.err_clear();
+	r = (const int *)((char *)rt_capi.thread_state_get() + off);
+	if (limit <= 0 || r[1] != limit || r[0] <= 0 || r[0] > r[1])
+		return; /* not this build's layout: returns stay on */
+	if (!register_callback(monitoring, id, instruction, &instruction_def))
+		return;
+	orph.tool = id;
+	orph.instruction = instruction;
+	orph.monitoring = monitoring;
+	rt_capi.inc_ref(monitoring); /* kept for good */
+	orph.remaining = off;
+}
+
 bool rt_py_monitoring_install(void)
 {
 	py_obj *monitoring = rt_capi.sys_get("monitoring"), *events;
-	long start, resume, throw, ret, yield, unwind;
+	long start, resume, throw, ret, yield, unwind, instruction;
 	int id;
 
 	if (!monitoring || !rt_capi.long_from_long || !rt_capi.str_from || !rt_capi.long_as_long)
@@ -206,6 +461,7 @@ bool rt_py_monitoring_install(void)
 	start = event_bit(events, "PY_START"), resume = event_bit(events, "PY_RESUME");
 	throw = event_bit(events, "PY_THROW"), ret = event_bit(events, "PY_RETURN");
 	yield = event_bit(events, "PY_YIELD"), unwind = event_bit(events, "PY_UNWIND");
+	instruction = event_bit(events, "INSTRUCTION");
 	rt_capi.dec_ref(events);
 	if (!start || !resume || !throw || !ret || !yield || !unwind)
 		return false;
@@ -230,6 +486,8 @@ bool rt_py_monitoring_install(void)
 		call_ok(monitoring, "free_tool_id", args, 1);
 		return false;
 	}
+	if (rt_py_agg_untimed)
+		orphans_init(monitoring, id, instruction);
 	return true;
 }
 
@@ -239,5 +497,8 @@ void rt_py_monitoring_fork_child(void)
 	if (rt_py_open_now) {
 		rt_py_open_now->ended = 0;
 		memset(rt_py_open_now->skipped, 0, sizeof(rt_py_open_now->skipped));
+		memset(rt_py_open_now->above, 0, sizeof(rt_py_open_now->above));
+		memset(rt_py_open_now->orphan, 0, sizeof(rt_py_open_now->orphan));
+		rt_py_open_now->orphans = 0;
 	}
 }

@@ -185,6 +185,7 @@ static bool monitoring_used;
 static py_obj *trace_eval(void *tstate, void *frame, int throwflag)
 {
 	unsigned gen = atomic_load_explicit(&generation, memory_order_relaxed);
+	struct rt_py_agg *s;
 	uint64_t addr, start;
 	py_obj *result;
 	uint32_t d;
@@ -196,6 +197,10 @@ static py_obj *trace_eval(void *tstate, void *frame, int throwflag)
 	addr = traced_addr(*(py_obj **)((char *)frame + tr.code_offset), gen);
 	if (!addr)
 		return tr.previous(tstate, frame, throwflag);
+	if ((s = rt_py_agg_counted(addr))) { /* throttled: counted, not timed (aggregate.h) */
+		s->untimed_calls++;
+		return tr.previous(tstate, frame, throwflag);
+	}
 	start = rt_now_ns();
 	d = eval_depth++;
 	rt_py_call_begin(rt_py_open_get(), d, addr, start);
