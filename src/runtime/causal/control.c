@@ -194,6 +194,7 @@ static void run_experiment(unsigned experiment, uint64_t *duration)
 	start = rt_now_ns();
 	memset(in_flight, 0, sizeof(in_flight));
 	rt_causal_read_delayed(delayed0, RT_CAUSAL_MAX_POINTS);
+	atomic_store(&rt_causal.experiment_delay0, delay0);
 	atomic_store(&rt_causal.active, 1);
 	experiment_until(start + *duration, in_flight, &nsamples);
 	atomic_store(&rt_causal.active, 0);
@@ -244,6 +245,7 @@ int rt_causal_control_start(void)
 		atomic_store(&rt_causal.speedup, ctl.e2e_speedup);
 		ctl.e2e_start = rt_now_ns();
 		ctl.e2e_delay0 = atomic_load(&rt_causal.global_delay);
+		atomic_store(&rt_causal.experiment_delay0, ctl.e2e_delay0);
 		rt_causal_read_points(ctl.e2e_points, RT_CAUSAL_MAX_POINTS);
 		atomic_store(&rt_causal.active, 1);
 		return 0;

@@ -50,6 +50,10 @@ static RT_TLS uint64_t last_cpu, last_wall;
 static RT_TLS uint64_t blocked_at;
 static RT_TLS int blocked_since_sample;
 static RT_TLS long last_switches = -1;
+static RT_TLS int paying; /* in pay_delays: a sample meanwhile does not pay twice */
+/* A thread of the program (started through the wrapper, or sampled): the runtime's own
+ * threads block every signal and are never delayed, nor made to catch up. */
+static RT_TLS int program_thread;
 /* The unit and sampled progress point of the thread's last sample (-1: none). */
 static RT_TLS int64_t stack_unit = -1, stack_point = -1;
 
@@ -221,15 +225,30 @@ static int load_scope(const char *path)
 static void pay_delays(void)
 {
 	uint64_t global = atomic_load_explicit(&rt_causal.global_delay, memory_order_relaxed);
-	uint64_t mine = __atomic_load_n(&local_delay, __ATOMIC_RELAXED);
+	uint64_t floor = atomic_load_explicit(&rt_causal.experiment_delay0, memory_order_relaxed);
+	uint64_t mine;
 
+	if (paying)
+		return;
+	paying = 1;
+	/* Delays of earlier experiments are forgiven (a thread blocked or not sampled since). */
+	if (__atomic_load_n(&local_delay, __ATOMIC_RELAXED) < floor)
+		__atomic_store_n(&local_delay, floor, __ATOMIC_RELAXED);
+	mine = __atomic_load_n(&local_delay, __ATOMIC_RELAXED);
 	if (mine < global) {
 		uint64_t owed = global - mine, t0 = rt_now_ns();
 		struct timespec ts = { (time_t)(owed / 1000000000u), (long)(owed % 1000000000u) };
 
-		nanosleep(&ts, NULL);
+		RT_REAL(nanosleep)(&ts, NULL);
 		__atomic_fetch_add(&local_delay, rt_now_ns() - t0, __ATOMIC_RELAXED);
 	}
+	paying = 0;
+}
+
+void rt_causal_catch_up(void)
+{
+	if (program_thread && atomic_load_explicit(&rt_causal.active, memory_order_acquire))
+		pay_delays();
 }
 
 void rt_causal_stack(const uint64_t *frames, int n)
@@ -311,6 +330,7 @@ static void take_sample(uint64_t cpu_ns)
 
 void rt_causal_sample(uint64_t cpu_ns)
 {
+	program_thread = 1;
 	take_sample(cpu_ns);
 	/* After any pause: the next span and switches are the program's own. */
 	last_wall = rt_now_ns();
@@ -367,7 +387,14 @@ static void thread_start(struct rt_thread *t)
 {
 	(void)t;
 	/* A new thread owes nothing inserted before it existed. */
+	program_thread = 1;
 	__atomic_store_n(&local_delay, atomic_load(&rt_causal.global_delay), __ATOMIC_RELAXED);
+}
+
+static void thread_stop(struct rt_thread *t)
+{
+	(void)t;
+	rt_causal_catch_up(); /* before the thread that joins it wakes */
 }
 
 static void fork_child(void)
@@ -388,6 +415,7 @@ const struct rt_source rt_source_causal = {
 	.enabled = enabled,
 	.process_start = process_start,
 	.thread_start = thread_start,
+	.thread_stop = thread_stop,
 	.fork_child = fork_child,
 	.process_stop = process_stop,
 };

@@ -37,6 +37,7 @@ void __syscope_pthread_joined(uint64_t start, bool found, int32_t tid, uint32_t 
 /* Causal profiling (causal/block.c): a lock that blocked is a wait another thread ended. */
 int __syscope_causal_pre_block(void) __attribute__((weak));
 void __syscope_causal_post_block(int woken) __attribute__((weak));
+void __syscope_causal_catch_up(void) __attribute__((weak));
 
 /* Whether to time waits: tracing is on (the process records; checked again, with pauses,
  * when a wait ends). */
@@ -191,6 +192,21 @@ LOCK_WRAPPER(pthread_rwlock_clockrdlock, pthread_rwlock_tryrdlock, "rwlock",
 LOCK_WRAPPER(pthread_rwlock_clockwrlock, pthread_rwlock_trywrlock, "rwlock",
 	     (pthread_rwlock_t * o, clockid_t clock, const struct timespec *abstime),
 	     (o, clock, abstime))
+
+/* Causal profiling: a holder pays the delays it owes before it lets a waiter in, so the
+ * waiter is not credited with delays nobody paid (Coz's rule; causal/block.c). */
+#define UNLOCK_WRAPPER(fn, type)                            \
+	DECLARE_REAL(int, fn, type *);                      \
+	EXPORT int fn(type *o)                              \
+	{                                                   \
+		RESOLVE(fn);                                \
+		if (timing() && &__syscope_causal_catch_up) \
+			__syscope_causal_catch_up();        \
+		return REAL(fn)(o);                         \
+	}
+
+UNLOCK_WRAPPER(pthread_mutex_unlock, pthread_mutex_t)
+UNLOCK_WRAPPER(pthread_rwlock_unlock, pthread_rwlock_t)
 
 /* ---- condition variables and barriers: always waits ---- */
 
