@@ -233,14 +233,17 @@ static struct ratio period_of(const struct sc_causal_data *d, const struct sc_ca
 }
 
 /*
- * Paired estimate: each experiment at `speedup` against the baseline the controller ran
- * right after it (same unit, same process), so that the machine's drift (load, frequency)
- * cancels: the mean over pairs of 1 - period(s) / period(0), and its 95% interval.
+ * Paired estimate: the experiments at `speedup` and the baselines the controller ran right
+ * after each (same unit, same process), so that the machine's drift (load, frequency)
+ * cancels. The prediction is the ratio of the pooled periods of those pairs (sums of
+ * effective durations over sums of visits), not the mean of each pair's ratio: a pair sees
+ * a few tens of visits, and the mean of such small ratios is biased (and noisier). Its 95%
+ * interval comes from the spread of the pairs' own predictions.
  */
 static bool paired_estimate(const struct sc_causal_data *d, const struct sc_causal_analysis *a,
 			    uint32_t unit, unsigned speedup, struct sc_causal_estimate *est)
 {
-	double sum = 0, sum2 = 0;
+	double sum = 0, sum2 = 0, sx = 0, sy = 0, sbx = 0, sby = 0;
 	unsigned n = 0;
 
 	for (size_t i = 0; i + 1 < d->exps.n; i++) {
@@ -254,13 +257,17 @@ static bool paired_estimate(const struct sc_causal_data *d, const struct sc_caus
 		p = 1 - (x / y) / (bx / by);
 		sum += p;
 		sum2 += p * p;
+		sx += x;
+		sy += y;
+		sbx += bx;
+		sby += by;
 		n++;
 	}
 	if (!n)
 		return false;
 	est->speedup = speedup;
 	est->nexp = n;
-	est->predicted = sum / n;
+	est->predicted = 1 - (sx / sy) / (sbx / sby);
 	est->ci = n > 1 ? 1.96 * sqrt(fmax(0, (sum2 - sum * sum / n) / (n - 1)) / n) : NAN;
 	return true;
 }
