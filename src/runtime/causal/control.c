@@ -210,8 +210,12 @@ static void run_experiment(unsigned experiment, uint64_t *duration)
 			 atomic_load(&rt_causal.global_delay) - delay0,
 			 atomic_load(&rt_causal.selected_samples), before, after, in_flight,
 			 nsamples, delayed, n, 0);
+	/* Long enough for MIN_VISITS, and back to shorter ones (more of them, each paired
+	 * with its baselines more closely in time) when the program is faster again. */
 	if (visits < MIN_VISITS && *duration < MAX_DURATION_NS)
 		*duration *= 2;
+	else if (visits > 4 * MIN_VISITS && *duration / 2 >= ctl.duration_ns)
+		*duration /= 2;
 }
 
 static void *controller(void *arg)
