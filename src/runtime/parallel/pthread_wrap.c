@@ -46,6 +46,14 @@ static inline bool timing(void)
 	return &__syscope_pthread_on && __atomic_load_n(&__syscope_pthread_on, __ATOMIC_RELAXED);
 }
 
+/* Causal profiling: what a thread owes is paid before it takes a lock, not while it holds
+ * it (a sample inside, or the catch-up at its unlock), which would hold up the others. */
+static inline void causal_catch_up(void)
+{
+	if (&__syscope_causal_catch_up)
+		__syscope_causal_catch_up();
+}
+
 static int causal_pre_block(void)
 {
 	return &__syscope_causal_pre_block ? __syscope_causal_pre_block() : 0;
@@ -139,6 +147,7 @@ EXPORT int pthread_join(pthread_t thread, void **ret)
 		RESOLVE(try_fn);                                          \
 		if (!timing())                                            \
 			return REAL(fn) args;                             \
+		causal_catch_up();                                        \
 		if (__builtin_expect((rc = REAL(try_fn)(o)) != EBUSY, 1)) \
 			return rc;                                        \
 		return fn##_blocked args;                                 \
