@@ -46,6 +46,7 @@ static void add_experiment(struct file_ctx *c, const struct sc_record *rec)
 	struct sc_causal_exp *x = VEC_PUSH(&c->d->exps);
 
 	x->unit = e->unit;
+	x->run = c->d->runs;
 	x->speedup = e->speedup;
 	x->duration_ns = e->end_ns > e->ts ? e->end_ns - e->ts : 0;
 	x->delay_ns = e->delay_ns;
@@ -233,34 +234,48 @@ static struct ratio period_of(const struct sc_causal_data *d, const struct sc_ca
 }
 
 /*
- * Paired estimate: each experiment at `speedup` against the baseline the controller ran
- * right after it (same unit, same process), so that the machine's drift (load, frequency)
- * cancels: the mean over pairs of 1 - period(s) / period(0), and its 95% interval.
+ * Paired estimate: each experiment at `speedup` against the baselines the controller ran
+ * right before it (whatever unit that baseline named: it inserted no delay) and right after
+ * it (same unit), in the same run, so that the machine's drift (load, frequency) cancels,
+ * to first order when the baselines bracket it. The prediction is the ratio of the pooled
+ * periods (sums of effective durations over sums of visits), not the mean of each pair's
+ * ratio: an experiment sees a few tens of visits, and the mean of such small ratios is
+ * biased (and noisier). Its 95% interval comes from the spread of the pairs' predictions.
  */
 static bool paired_estimate(const struct sc_causal_data *d, const struct sc_causal_analysis *a,
 			    uint32_t unit, unsigned speedup, struct sc_causal_estimate *est)
 {
-	double sum = 0, sum2 = 0;
+	double sum = 0, sum2 = 0, sx = 0, sy = 0, sbx = 0, sby = 0;
 	unsigned n = 0;
 
 	for (size_t i = 0; i + 1 < d->exps.n; i++) {
 		const struct sc_causal_exp *e = &d->exps.v[i], *b = &d->exps.v[i + 1];
-		double x, y, bx, by, p;
+		const struct sc_causal_exp *before = i ? &d->exps.v[i - 1] : NULL;
+		double x, y, bx, by, px, py, p;
 
 		if (e->unit != unit || e->speedup != speedup || e->end_to_end || b->speedup ||
-		    b->unit != unit || b->end_to_end || !measure(a, e, &x, &y) ||
-		    !measure(a, b, &bx, &by) || !x || !y || !bx || !by)
+		    b->unit != unit || b->end_to_end || b->run != e->run ||
+		    !measure(a, e, &x, &y) || !measure(a, b, &bx, &by) || !x || !y || !bx || !by)
 			continue;
+		/* The baseline before, when there is one of this run: weighed as the one after. */
+		if (before && !before->speedup && !before->end_to_end && before->run == e->run &&
+		    measure(a, before, &px, &py) && px && py) {
+			bx = (bx + px * by / py) / 2; /* its period, at the after one's visits */
+		}
 		p = 1 - (x / y) / (bx / by);
 		sum += p;
 		sum2 += p * p;
+		sx += x;
+		sy += y;
+		sbx += bx;
+		sby += by;
 		n++;
 	}
 	if (!n)
 		return false;
 	est->speedup = speedup;
 	est->nexp = n;
-	est->predicted = sum / n;
+	est->predicted = 1 - (sx / sy) / (sbx / sby);
 	est->ci = n > 1 ? 1.96 * sqrt(fmax(0, (sum2 - sum * sum / n) / (n - 1)) / n) : NAN;
 	return true;
 }

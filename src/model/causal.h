@@ -21,6 +21,7 @@ struct sc_causal_exp {
 	unsigned speedup; /* percent */
 	uint64_t duration_ns, delay_ns, samples;
 	bool end_to_end;
+	unsigned run;	       /* which run (session) it is of */
 	VEC(uint64_t) delta;   /* by point index of sc_causal_data */
 	VEC(double) in_flight; /* same index: a latency point's mean number in flight */
 };

@@ -15,7 +15,9 @@
  * cuts a call on it short: the call is then made again, guarded, as the kernel would have
  * gone on without us.
  *
- * Only active when a sampler that can interrupt blocked threads is on (rt_guard_blocking).
+ * Only active when a sampler that can interrupt blocked threads is on (rt_guard_blocking),
+ * and under causal profiling, where a read or write that blocks on a pipe or socket is
+ * credited as a wake-up (CAUSAL_IO).
  */
 #include "rt.h"
 #include "causal/causal.h"
@@ -299,11 +301,33 @@ static bool cut_short_by_sample(int fd, enum sock_dir dir, unsigned samples_befo
 	return ours;
 }
 
+/* Under causal profiling, a call about to block on a pipe or socket waits for the other end:
+ * made once, guarded, and credited as a wake-up when it returns (causal/block.c). A write
+ * pays the writer's owed delays first, since it may wake a reader. */
+#define CAUSAL_IO(type, fd, dir, call)                                     \
+	do {                                                               \
+		sigset_t cold_;                                            \
+		bool con_;                                                 \
+		type crc_;                                                 \
+		if (!rt_causal_blocking())                                 \
+			break;                                             \
+		if ((dir) == SOCK_SEND)                                    \
+			rt_causal_catch_up(); /* it may wake the reader */ \
+		if (!rt_causal_io_begin(fd, (dir) == SOCK_SEND))           \
+			break;                                             \
+		con_ = guard_begin(&cold_);                                \
+		crc_ = (call);                                             \
+		guard_end(con_, &cold_);                                   \
+		rt_causal_io_end(crc_ >= 0);                               \
+		return crc_;                                               \
+	} while (0)
+
 /* A call on descriptor `fd` that only a socket timeout makes interruptible. */
 #define SOCKET_CALL(type, fd, dir, call)                              \
 	do {                                                          \
 		unsigned samples_, program_;                          \
 		type rc1_;                                            \
+		CAUSAL_IO(type, fd, dir, call);                       \
 		if (!guard_wanted())                                  \
 			return (call);                                \
 		if (timed_socket_known(fd))                           \

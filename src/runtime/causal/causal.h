@@ -10,8 +10,8 @@
  *   control.c  the controller thread: experiments one after another, their records
  *   points.c   progress points: Coz's counters (_coz_get_counter), syscope_progress,
  *              sampled points (--progress)
- *   block.c    pthread_join, condition variables, barriers: a thread woken by another is
- *              credited with the delays inserted while it waited
+ *   block.c    pthread_join, condition variables, barriers, pipes and sockets: a thread
+ *              woken by another is credited with the delays inserted while it waited
  */
 #ifndef SYSCOPE_RUNTIME_CAUSAL_H
 #define SYSCOPE_RUNTIME_CAUSAL_H
@@ -30,6 +30,8 @@ struct rt_causal {
 	_Atomic int64_t selected;      /* unit sped up, or RT_CAUSAL_NONE / _CHOOSING */
 	atomic_uint speedup;	       /* percent, of the running experiment */
 	_Atomic uint64_t global_delay; /* ns of delay every thread owes since start */
+	/* global_delay when the running experiment began: what was owed before is forgiven */
+	_Atomic uint64_t experiment_delay0;
 	_Atomic uint64_t selected_samples;
 	uint64_t period_ns; /* the sampling period, for a thread's first sample */
 };
@@ -43,15 +45,24 @@ void rt_causal_sample(uint64_t cpu_ns);
 /* Around a call that blocks until another thread wakes it (block.c). */
 void rt_causal_pre_block(void);
 void rt_causal_post_block(bool woken);
+/* Before a call that wakes another thread (a signal, a post, a write to a pipe, the end of
+ * the thread): pay what this thread owes, so that the one it wakes, credited with the delays
+ * inserted while it waited, is not credited with delays nobody paid (Coz's rule). */
+void rt_causal_catch_up(void);
 /* Whether waits are to be credited (causal mode on): one load. */
 static inline bool rt_causal_blocking(void)
 {
 	return __builtin_expect(atomic_load_explicit(&rt_causal.on, memory_order_relaxed), 0);
 }
+/* Around a read or write on a pipe or socket (wrap_block.c): begin returns whether the call
+ * is about to block (then end is to be called, with whether it transferred or saw the end). */
+bool rt_causal_io_begin(int fd, bool out);
+void rt_causal_io_end(bool done);
 /* The same pair for wrappers elsewhere (the semaphore waits, libsyscope-pthread.so's locks):
  * pre returns whether causal mode is on, and post is to be called only then. */
 RT_EXPORT int __syscope_causal_pre_block(void);
 RT_EXPORT void __syscope_causal_post_block(int woken);
+RT_EXPORT void __syscope_causal_catch_up(void); /* before an unlock */
 
 /* engine.c: the unit holding `pc`, or -1; a sampled progress point's id, or -1. */
 int64_t rt_causal_unit_of(uintptr_t pc);

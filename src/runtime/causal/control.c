@@ -194,6 +194,7 @@ static void run_experiment(unsigned experiment, uint64_t *duration)
 	start = rt_now_ns();
 	memset(in_flight, 0, sizeof(in_flight));
 	rt_causal_read_delayed(delayed0, RT_CAUSAL_MAX_POINTS);
+	atomic_store(&rt_causal.experiment_delay0, delay0);
 	atomic_store(&rt_causal.active, 1);
 	experiment_until(start + *duration, in_flight, &nsamples);
 	atomic_store(&rt_causal.active, 0);
@@ -209,8 +210,12 @@ static void run_experiment(unsigned experiment, uint64_t *duration)
 			 atomic_load(&rt_causal.global_delay) - delay0,
 			 atomic_load(&rt_causal.selected_samples), before, after, in_flight,
 			 nsamples, delayed, n, 0);
+	/* Long enough for MIN_VISITS, and back to shorter ones (more of them, each paired
+	 * with its baselines more closely in time) when the program is faster again. */
 	if (visits < MIN_VISITS && *duration < MAX_DURATION_NS)
 		*duration *= 2;
+	else if (visits > 4 * MIN_VISITS && *duration / 2 >= ctl.duration_ns)
+		*duration /= 2;
 }
 
 static void *controller(void *arg)
@@ -244,6 +249,7 @@ int rt_causal_control_start(void)
 		atomic_store(&rt_causal.speedup, ctl.e2e_speedup);
 		ctl.e2e_start = rt_now_ns();
 		ctl.e2e_delay0 = atomic_load(&rt_causal.global_delay);
+		atomic_store(&rt_causal.experiment_delay0, ctl.e2e_delay0);
 		rt_causal_read_points(ctl.e2e_points, RT_CAUSAL_MAX_POINTS);
 		atomic_store(&rt_causal.active, 1);
 		return 0;

@@ -49,9 +49,16 @@ static RT_TLS uint64_t local_delay;
 static RT_TLS uint64_t last_cpu, last_wall;
 static RT_TLS uint64_t blocked_at;
 static RT_TLS int blocked_since_sample;
+/* When the thread last woke from a wait the wrappers saw (wall and its CPU time then). */
+static RT_TLS uint64_t woke_wall, woke_cpu;
 static RT_TLS long last_switches = -1;
+static RT_TLS int paying; /* in pay_delays: a sample meanwhile does not pay twice */
+/* A thread of the program (started through the wrapper, or sampled): the runtime's own
+ * threads block every signal and are never delayed, nor made to catch up. */
+static RT_TLS int program_thread;
 /* The unit and sampled progress point of the thread's last sample (-1: none). */
 static RT_TLS int64_t stack_unit = -1, stack_point = -1;
+static RT_TLS int64_t last_unit = -1; /* the unit of its last sample, for its end */
 
 /* ---- scope ---- */
 
@@ -218,17 +225,41 @@ static int load_scope(const char *path)
 
 /* Pause until this thread has paid what it owes (nanosleep is async-signal-safe). The time
  * actually slept is what counts as paid, as in Coz. */
-static void pay_delays(void)
+static bool pay_delays(void)
 {
 	uint64_t global = atomic_load_explicit(&rt_causal.global_delay, memory_order_relaxed);
-	uint64_t mine = __atomic_load_n(&local_delay, __ATOMIC_RELAXED);
+	uint64_t floor = atomic_load_explicit(&rt_causal.experiment_delay0, memory_order_relaxed);
+	uint64_t mine;
 
+	bool slept = false;
+
+	if (paying)
+		return false;
+	paying = 1;
+	/* Delays of earlier experiments are forgiven (a thread blocked or not sampled since). */
+	if (__atomic_load_n(&local_delay, __ATOMIC_RELAXED) < floor)
+		__atomic_store_n(&local_delay, floor, __ATOMIC_RELAXED);
+	mine = __atomic_load_n(&local_delay, __ATOMIC_RELAXED);
 	if (mine < global) {
 		uint64_t owed = global - mine, t0 = rt_now_ns();
 		struct timespec ts = { (time_t)(owed / 1000000000u), (long)(owed % 1000000000u) };
 
-		nanosleep(&ts, NULL);
+		RT_REAL(nanosleep)(&ts, NULL);
 		__atomic_fetch_add(&local_delay, rt_now_ns() - t0, __ATOMIC_RELAXED);
+		slept = true;
+	}
+	paying = 0;
+	return slept;
+}
+
+void rt_causal_catch_up(void)
+{
+	if (program_thread && atomic_load_explicit(&rt_causal.active, memory_order_acquire) &&
+	    pay_delays()) {
+		/* The pause is not the code's time: the next sample counts from here. */
+		blocked_since_sample = 1;
+		woke_cpu = rt_thread_cpu_ns();
+		woke_wall = rt_now_ns();
 	}
 }
 
@@ -251,7 +282,10 @@ void rt_causal_stack(const uint64_t *frames, int n)
  * when the thread was kept off its CPU meanwhile (a loaded machine) without blocking, the
  * wall time, which is what making that code faster would save. Blocking is told by the
  * thread's voluntary context switches (getrusage, a plain system call) and by the wait
- * wrappers; the wall time is capped at 64x the CPU time all the same.
+ * wrappers; after a wait the wrappers saw, the part since the thread woke counts as wall
+ * time again (its CPU time before the wait as CPU time), so that a thread that blocks every
+ * iteration is not charged only its CPU time on a loaded machine. The wall time is capped
+ * at 64x the CPU time all the same.
  */
 #define MAX_WALL_PER_CPU 64
 
@@ -262,21 +296,50 @@ static long voluntary_switches(void)
 	return getrusage(RUSAGE_THREAD, &ru) ? -1 : ru.ru_nvcsw;
 }
 
+static uint64_t wall_for(uint64_t cpu, uint64_t span)
+{
+	if (span > MAX_WALL_PER_CPU * cpu)
+		span = MAX_WALL_PER_CPU * cpu;
+	return span > cpu ? span : cpu;
+}
+
 static uint64_t sample_period(uint64_t cpu_ns)
 {
 	uint64_t wall = rt_now_ns(), cpu, span;
 	long switches = voluntary_switches();
 	bool blocked = blocked_since_sample || switches < 0 || switches != last_switches;
+	bool woke = blocked_since_sample && woke_wall > last_wall && woke_wall <= wall &&
+		    woke_cpu <= cpu_ns && (!last_cpu || woke_cpu >= last_cpu);
 
-	cpu = last_cpu && cpu_ns > last_cpu ? cpu_ns - last_cpu : rt_causal.period_ns;
+	/* A thread's first sample covers its CPU time since it began (a new thread's clock
+	 * starts at 0), up to a few periods (the first thread's counts its start-up too). */
+	if (last_cpu)
+		cpu = cpu_ns > last_cpu ? cpu_ns - last_cpu : rt_causal.period_ns;
+	else
+		cpu = cpu_ns && cpu_ns < 4 * rt_causal.period_ns ? cpu_ns : rt_causal.period_ns;
 	span = last_wall && wall > last_wall ? wall - last_wall : cpu;
-	last_cpu = cpu_ns;
 	blocked_since_sample = 0;
+	if (woke && last_cpu) {
+		uint64_t after = cpu_ns - woke_cpu, before = woke_cpu - last_cpu;
+
+		last_cpu = cpu_ns;
+		return before + wall_for(after, wall - woke_wall);
+	}
+	last_cpu = cpu_ns;
 	if (blocked)
 		return cpu;
-	if (span > MAX_WALL_PER_CPU * cpu)
-		span = MAX_WALL_PER_CPU * cpu;
-	return span > cpu ? span : cpu;
+	return wall_for(cpu, span);
+}
+
+/* The selected code ran for `ns`: the delay that makes it that much faster, which this
+ * thread (the one running it) has paid already. */
+static void insert_delay(uint64_t ns)
+{
+	uint64_t d = ns * atomic_load(&rt_causal.speedup) / 100;
+
+	atomic_fetch_add(&rt_causal.global_delay, d);
+	__atomic_fetch_add(&local_delay, d, __ATOMIC_RELAXED);
+	rt_causal_delay_in_flight(d);
 }
 
 static void take_sample(uint64_t cpu_ns)
@@ -297,20 +360,17 @@ static void take_sample(uint64_t cpu_ns)
 				 __ATOMIC_RELAXED);
 		return;
 	}
+	last_unit = unit;
 	if (selected >= 0 && unit == selected) {
-		uint64_t d = period * atomic_load(&rt_causal.speedup) / 100;
-
-		/* The selected thread inserts the delay and has paid it already. */
-		atomic_fetch_add(&rt_causal.global_delay, d);
-		__atomic_fetch_add(&local_delay, d, __ATOMIC_RELAXED);
+		insert_delay(period);
 		atomic_fetch_add(&rt_causal.selected_samples, 1);
-		rt_causal_delay_in_flight(d);
 	}
 	pay_delays();
 }
 
 void rt_causal_sample(uint64_t cpu_ns)
 {
+	program_thread = 1;
 	take_sample(cpu_ns);
 	/* After any pause: the next span and switches are the program's own. */
 	last_wall = rt_now_ns();
@@ -331,6 +391,8 @@ void rt_causal_post_block(bool woken)
 
 	if (woken && now > blocked_at)
 		__atomic_fetch_add(&local_delay, now - blocked_at, __ATOMIC_RELAXED);
+	woke_cpu = rt_thread_cpu_ns();
+	woke_wall = rt_now_ns();
 }
 
 /* ---- the source ---- */
@@ -367,7 +429,23 @@ static void thread_start(struct rt_thread *t)
 {
 	(void)t;
 	/* A new thread owes nothing inserted before it existed. */
+	program_thread = 1;
 	__atomic_store_n(&local_delay, atomic_load(&rt_causal.global_delay), __ATOMIC_RELAXED);
+}
+
+static void thread_stop(struct rt_thread *t)
+{
+	(void)t;
+	/* The time since its last sample, in the selected unit where that sample was, is not
+	 * sampled: a short thread would lose half a period of its speedup every time. */
+	if (atomic_load(&rt_causal.active) && last_cpu && last_unit >= 0 &&
+	    last_unit == atomic_load(&rt_causal.selected)) {
+		uint64_t now = rt_thread_cpu_ns(), tail = now > last_cpu ? now - last_cpu : 0;
+
+		insert_delay(tail < 2 * rt_causal.period_ns ? tail : 2 * rt_causal.period_ns);
+		last_cpu = now;
+	}
+	rt_causal_catch_up(); /* before the thread that joins it wakes */
 }
 
 static void fork_child(void)
@@ -388,6 +466,7 @@ const struct rt_source rt_source_causal = {
 	.enabled = enabled,
 	.process_start = process_start,
 	.thread_start = thread_start,
+	.thread_stop = thread_stop,
 	.fork_child = fork_child,
 	.process_stop = process_stop,
 };

@@ -44,12 +44,21 @@ void __syscope_pthread_joined(uint64_t start, bool found, int32_t tid, uint32_t 
 /* Causal profiling (causal/block.c): a lock that blocked is a wait another thread ended. */
 int __syscope_causal_pre_block(void) __attribute__((weak));
 void __syscope_causal_post_block(int woken) __attribute__((weak));
+void __syscope_causal_catch_up(void) __attribute__((weak));
 
 /* Whether to time waits: tracing is on (the process records; checked again, with pauses,
  * when a wait ends). */
 static inline bool timing(void)
 {
 	return &__syscope_pthread_on && __atomic_load_n(&__syscope_pthread_on, __ATOMIC_RELAXED);
+}
+
+/* Causal profiling: what a thread owes is paid before it takes a lock, not while it holds
+ * it (a sample inside, or the catch-up at its unlock), which would hold up the others. */
+static inline void causal_catch_up(void)
+{
+	if (&__syscope_causal_catch_up)
+		__syscope_causal_catch_up();
 }
 
 static int causal_pre_block(void)
@@ -145,6 +154,7 @@ EXPORT int WRAPPER_NAME(pthread_join)(pthread_t thread, void **ret)
 		RESOLVE(try_fn);                                          \
 		if (!timing())                                            \
 			return REAL(fn) args;                             \
+		causal_catch_up();                                        \
 		if (__builtin_expect((rc = REAL(try_fn)(o)) != EBUSY, 1)) \
 			return rc;                                        \
 		return fn##_blocked args;                                 \
@@ -198,6 +208,21 @@ LOCK_WRAPPER(pthread_rwlock_clockrdlock, pthread_rwlock_tryrdlock, "rwlock",
 LOCK_WRAPPER(pthread_rwlock_clockwrlock, pthread_rwlock_trywrlock, "rwlock",
 	     (pthread_rwlock_t * o, clockid_t clock, const struct timespec *abstime),
 	     (o, clock, abstime))
+
+/* Causal profiling: a holder pays the delays it owes before it lets a waiter in, so the
+ * waiter is not credited with delays nobody paid (Coz's rule; causal/block.c). */
+#define UNLOCK_WRAPPER(fn, type)                            \
+	DECLARE_REAL(int, fn, type *);                      \
+	EXPORT int fn(type *o)                              \
+	{                                                   \
+		RESOLVE(fn);                                \
+		if (timing() && &__syscope_causal_catch_up) \
+			__syscope_causal_catch_up();        \
+		return REAL(fn)(o);                         \
+	}
+
+UNLOCK_WRAPPER(pthread_mutex_unlock, pthread_mutex_t)
+UNLOCK_WRAPPER(pthread_rwlock_unlock, pthread_rwlock_t)
 
 /* ---- condition variables and barriers: always waits ---- */
 
