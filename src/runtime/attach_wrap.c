@@ -23,6 +23,7 @@
 #include "got_patch.h"
 
 #define EXPORT static
+#define PTHREAD_WRAP_ATTACH
 #define WRAPPER_NAME(fn) attach_##fn
 #include "parallel/pthread_wrap.c"
 

@@ -210,7 +210,10 @@ LOCK_WRAPPER(pthread_rwlock_clockwrlock, pthread_rwlock_trywrlock, "rwlock",
 	     (o, clock, abstime))
 
 /* Causal profiling: a holder pays the delays it owes before it lets a waiter in, so the
- * waiter is not credited with delays nobody paid (Coz's rule; causal/block.c). */
+ * waiter is not credited with delays nobody paid (Coz's rule; causal/block.c). Causal runs
+ * are never attached, so attach's copy of these wrappers (PTHREAD_WRAP_ATTACH) leaves the
+ * unlocks alone: an unlock of the attached program costs nothing. */
+#ifndef PTHREAD_WRAP_ATTACH
 #define UNLOCK_WRAPPER(fn, type)                            \
 	DECLARE_REAL(int, fn, type *);                      \
 	EXPORT int fn(type *o)                              \
@@ -223,6 +226,7 @@ LOCK_WRAPPER(pthread_rwlock_clockwrlock, pthread_rwlock_trywrlock, "rwlock",
 
 UNLOCK_WRAPPER(pthread_mutex_unlock, pthread_mutex_t)
 UNLOCK_WRAPPER(pthread_rwlock_unlock, pthread_rwlock_t)
+#endif
 
 /* ---- condition variables and barriers: always waits ---- */
 
