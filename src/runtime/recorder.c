@@ -558,6 +558,23 @@ void rt_shrink_last(void *p, uint32_t reserved, uint32_t used)
 		t->word -= reserved - used;
 }
 
+bool rt_amend_u64(uint64_t *field, uint64_t value)
+{
+	struct rt_thread *t = &rt_self;
+	uint32_t gen = (uint32_t)(t->word >> 32);
+	struct rt_slot *s = &t->slot[gen & 1];
+	uintptr_t off = (uintptr_t)field - (uintptr_t)s->base;
+
+	/* Only the current chunk: a closed one may be reused by an exchange meanwhile. */
+	if (!gen || s->gen != gen || !s->base || off >= recorder.chunk_size)
+		return false;
+	__atomic_store_n(field, value, __ATOMIC_RELAXED);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	if (s->flushed > off) /* written out before the change: write it again */
+		s->flushed = (uint32_t)off;
+	return true;
+}
+
 int rt_record(uint16_t type, uint16_t flags, const void *body, uint32_t body_size, const void *tail,
 	      uint32_t tail_size)
 {

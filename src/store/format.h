@@ -697,7 +697,8 @@ struct sc_rec_mpi_count {
  * numbers: the region a REGION_BEGIN would give, in 16-32 bytes instead of ~90, its name and
  * argument names implied by numbers of src/store/omp_events.def. hdr.flags: the kind (bits
  * 0-5), the number of arguments (6-7, at most 2), the id of each (8-11, 12-15); their values
- * follow as u64. Ended by REGION_END, as a REGION_BEGIN.
+ * follow as u64. Ended by REGION_END, as a REGION_BEGIN. Files of this version have
+ * OMP_REGION records instead (below); OMP_BEGIN is still read.
  */
 #define SC_OMP_KIND_OF(flags) ((flags)&0x3fu)
 #define SC_OMP_NARGS(flags) (((flags) >> 6) & 0x3u)
@@ -721,6 +722,20 @@ enum sc_omp_arg {
 struct sc_rec_omp_begin {
 	struct sc_record hdr;
 	uint64_t ts;
+};
+
+/*
+ * An OpenMP construct in one record (libsyscope.so's OpenMP tracer): written at its begin,
+ * `end` stored into it in place when the construct ends (0 until then). hdr.flags and the
+ * arguments after it as OMP_BEGIN's. A record whose `end` stayed 0 (the construct was still
+ * open when the thread's records last reached the file, or its end came too late to change
+ * the record) is ended by a REGION_END, or not at all, as an OMP_BEGIN. Its records follow
+ * it in the stream though it may already carry its end: readers nest by time.
+ */
+struct sc_rec_omp_region {
+	struct sc_record hdr;
+	uint64_t ts;
+	uint64_t end;
 };
 
 #define SC_CLOCK_SYNC_FINALIZE 0x1u /* hdr.flags: measured at MPI_Finalize (else MPI_Init) */

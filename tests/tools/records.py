@@ -167,7 +167,7 @@ def py_line(code, index):
     return None
 
 
-# ---- OMP_BEGIN (src/store/omp_events.def): an OpenMP begin with numeric arguments ----
+# ---- OMP_BEGIN, OMP_REGION (src/store/omp_events.def): OpenMP constructs with numeric arguments ----
 _OMP_DEF = os.path.join(os.path.dirname(DEF), "omp_events.def")
 with open(_OMP_DEF) as _f:
     _omp_text = _f.read()
@@ -187,3 +187,11 @@ def decode_omp_begin(flags, payload):
         value, = struct.unpack_from("<Q", payload, 8 + 8 * i)
         args[name] = f"0x{value:x}" if kind == "p" else str(value)
     return ts, OMP_KINDS[flags & 0x3f], args
+
+
+def decode_omp_region(flags, payload):
+    """(ts, end (0: none in the record), name, {arg: value}) of an OMP_REGION record: its
+    arguments follow `end` as OMP_BEGIN's follow `ts`."""
+    ts, end = struct.unpack_from("<QQ", payload, 0)
+    _ts, name, args = decode_omp_begin(flags, payload[8:])
+    return ts, end, name, args

@@ -13,11 +13,17 @@
 bool omp_ompt_active;
 static bool tracing_on;
 
+/* Where a region's end goes (see omp_record.h): the `end` field of its OMP_REGION record, or
+ * one of these. */
+#define END_RECORD ((uint64_t *)0)  /* a REGION_END (a REGION_BEGIN or an old OMP_REGION) */
+#define END_NOTHING ((uint64_t *)8) /* its begin was lost: its end would close another */
+
 /* What this thread has open (see omp_record.h); `over` counts begins past OMP_DEPTH. */
 static RT_TLS struct {
 	uint8_t depth;
 	uint8_t kind[OMP_DEPTH];
 	uint32_t over;
+	uint64_t *end[OMP_DEPTH];
 } open_regions;
 
 static atomic_ulong too_deep, unmatched;
@@ -76,8 +82,10 @@ static uint32_t format_value(const struct omp_arg *a, char *out)
 	return at;
 }
 
-/* The record is written in place: measured, reserved, filled, committed. */
-static void write_begin(enum omp_kind kind, uint64_t ts, const struct omp_arg *args, unsigned nargs)
+/* The record is written in place: measured, reserved, filled, committed. Returns where its
+ * end goes. */
+static uint64_t *write_begin(enum omp_kind kind, uint64_t ts, const struct omp_arg *args,
+			     unsigned nargs)
 {
 	char values[OMP_MAX_ARGS][VALUE_MAX];
 	uint32_t value_len[OMP_MAX_ARGS], args_len = 0, used, size;
@@ -92,7 +100,7 @@ static void write_begin(enum omp_kind kind, uint64_t ts, const struct omp_arg *a
 	used = (uint32_t)sizeof(*r) + prefixes[kind].len + args_len;
 	size = sc_record_align(used);
 	if (!(r = rt_reserve(size)))
-		return; /* counted as lost */
+		return END_NOTHING; /* counted as lost */
 	r->ts = ts;
 	r->name_len = prefixes[kind].name_len;
 	r->cat_len = prefixes[kind].len - prefixes[kind].name_len;
@@ -111,6 +119,7 @@ static void write_begin(enum omp_kind kind, uint64_t ts, const struct omp_arg *a
 	copy_short(text, "\0\0\0\0\0\0\0", size - used); /* the padding */
 	rt_commit(r, SC_REC_REGION_BEGIN, 0, size);
 	rt_counters_read_region(ts);
+	return END_RECORD;
 }
 
 static void write_end(uint64_t ts)
@@ -123,13 +132,14 @@ static void write_end(uint64_t ts)
 	}
 }
 
-/* A begin whose arguments are all numbers, as OMP_BEGIN (format.h); false when they are not. */
+/* A construct whose arguments are all numbers, as OMP_REGION (format.h), its end to come;
+ * false when they are not. `*end` is where its end goes. */
 static bool write_compact(enum omp_kind kind, uint64_t ts, const struct omp_arg *args,
-			  unsigned nargs)
+			  unsigned nargs, uint64_t **end)
 {
 	uint16_t flags = (uint16_t)((unsigned)kind | nargs << 6);
-	uint32_t size = (uint32_t)sizeof(struct sc_rec_omp_begin) + 8 * nargs;
-	struct sc_rec_omp_begin *r;
+	uint32_t size = (uint32_t)sizeof(struct sc_rec_omp_region) + 8 * nargs;
+	struct sc_rec_omp_region *r;
 
 	if (nargs > SC_OMP_MAX_ARGS)
 		return false;
@@ -138,11 +148,14 @@ static bool write_compact(enum omp_kind kind, uint64_t ts, const struct omp_arg 
 			return false;
 		flags |= (uint16_t)(args[i].id << (8 + 4 * i));
 	}
+	*end = END_NOTHING;
 	if ((r = rt_reserve(size))) { /* else counted as lost */
 		r->ts = ts;
+		r->end = 0;
 		for (unsigned i = 0; i < nargs; i++)
 			((uint64_t *)(r + 1))[i] = args[i].value;
-		rt_commit(r, SC_REC_OMP_BEGIN, flags, size);
+		rt_commit(r, SC_REC_OMP_REGION, flags, size);
+		*end = &r->end;
 	}
 	rt_counters_read_region(ts);
 	return true;
@@ -150,19 +163,33 @@ static bool write_compact(enum omp_kind kind, uint64_t ts, const struct omp_arg 
 
 void omp_begin(enum omp_kind kind, const struct omp_arg *args, unsigned nargs)
 {
+	unsigned at = open_regions.depth;
 	uint64_t ts;
 
 	if (!omp_tracing() || kind <= 0 || kind >= OMP_NKINDS)
 		return;
-	if (open_regions.depth >= OMP_DEPTH) {
+	if (at >= OMP_DEPTH) {
 		open_regions.over++;
 		atomic_fetch_add_explicit(&too_deep, 1, memory_order_relaxed);
 		return;
 	}
-	open_regions.kind[open_regions.depth++] = (uint8_t)kind;
+	open_regions.kind[at] = (uint8_t)kind;
+	open_regions.end[at] = END_NOTHING; /* until its record is written */
+	open_regions.depth = (uint8_t)(at + 1);
 	ts = rt_now_ns();
-	if (!write_compact(kind, ts, args, nargs))
-		write_begin(kind, ts, args, nargs);
+	if (!write_compact(kind, ts, args, nargs, &open_regions.end[at]))
+		open_regions.end[at] = write_begin(kind, ts, args, nargs);
+}
+
+/* Region `k`'s end at `ts`: into its record where it still can be, else a REGION_END. */
+static void end_region(unsigned k, uint64_t ts)
+{
+	uint64_t *end = open_regions.end[k];
+
+	if (end == END_NOTHING)
+		return;
+	if (end == END_RECORD || !rt_amend_u64(end, ts))
+		write_end(ts);
 }
 
 void omp_end(enum omp_kind kind)
@@ -186,7 +213,7 @@ void omp_end(enum omp_kind kind)
 	ts = rt_now_ns();
 	/* Regions a runtime left open inside this one end with it. */
 	for (int k = open_regions.depth - 1; k >= i; k--)
-		write_end(ts);
+		end_region((unsigned)k, ts);
 	open_regions.depth = (uint8_t)i;
 	rt_counters_read_region(ts);
 }
