@@ -124,10 +124,19 @@ bool sc_omp_region(struct sc_region_ev *ev, const struct sc_rec_omp_begin *rec, 
 bool sc_omp_whole_region(struct sc_region_ev *ev, const struct sc_rec_omp_region *rec,
 			 uint32_t size, struct sc_omp_texts *texts)
 {
-	if (size < sizeof(*rec) ||
-	    !region_of(ev, rec->hdr.flags, rec->ts, (const uint64_t *)(rec + 1),
-		       size - sizeof(*rec), texts))
+	uint64_t values[SC_OMP_MAX_ARGS] = { 0 };
+	unsigned nargs = SC_OMP_NARGS(rec->hdr.flags), wide, narrow;
+
+	if (size < sizeof(*rec))
 		return false;
-	ev->end = rec->end;
+	wide = SC_OMP_REGION_WIDE(size);
+	narrow = nargs && wide < nargs; /* the first one in `first` */
+	if (narrow)
+		values[0] = rec->first;
+	for (unsigned i = narrow; i < nargs && i < SC_OMP_MAX_ARGS && i - narrow < wide; i++)
+		values[i] = ((const uint64_t *)(rec + 1))[i - narrow];
+	if (!region_of(ev, rec->hdr.flags, rec->ts, values, 8 * (uint64_t)(wide + narrow), texts))
+		return false;
+	ev->end = rec->dur ? rec->ts + rec->dur : 0;
 	return true;
 }

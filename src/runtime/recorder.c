@@ -558,7 +558,7 @@ void rt_shrink_last(void *p, uint32_t reserved, uint32_t used)
 		t->word -= reserved - used;
 }
 
-bool rt_amend_u64(uint64_t *field, uint64_t value)
+bool rt_amend_u32(uint32_t *field, uint32_t value)
 {
 	struct rt_thread *t = &rt_self;
 	uint32_t gen = (uint32_t)(t->word >> 32);

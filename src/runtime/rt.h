@@ -209,7 +209,7 @@ void rt_shrink_last(void *rec, uint32_t reserved, uint32_t used);
 /* Store `value` into `field`, a part of a record the calling thread committed earlier, if that
  * record is still in the thread's current chunk (the file then gets the change with the
  * chunk's next write). False, and nothing stored, when it is not. Async-signal-safe. */
-bool rt_amend_u64(uint64_t *field, uint64_t value);
+bool rt_amend_u32(uint32_t *field, uint32_t value);
 /* Give the thread's chunk back at thread exit, for a later thread to continue. */
 void rt_release_thread_chunk(void);
 /* Reserve, copy `body` (the record after its header) and `tail`, commit. Returns 0 or

@@ -190,8 +190,15 @@ def decode_omp_begin(flags, payload):
 
 
 def decode_omp_region(flags, payload):
-    """(ts, end (0: none in the record), name, {arg: value}) of an OMP_REGION record: its
-    arguments follow `end` as OMP_BEGIN's follow `ts`."""
-    ts, end = struct.unpack_from("<QQ", payload, 0)
-    _ts, name, args = decode_omp_begin(flags, payload[8:])
-    return ts, end, name, args
+    """(ts, end (0: none in the record), name, {arg: value}) of an OMP_REGION record: `ts`,
+    `dur` (u32), `first` (u32: the first argument when the record has room for one u64
+    argument fewer than there are), then u64 arguments."""
+    ts, dur, first = struct.unpack_from("<QII", payload, 0)
+    nargs, wide = (flags >> 6) & 3, (len(payload) - 16) // 8
+    values = ([first] if nargs and wide < nargs else []) + [
+        struct.unpack_from("<Q", payload, 16 + 8 * i)[0] for i in range(wide)]
+    args = {}
+    for i in range(nargs):
+        name, kind = OMP_ARGS[(flags >> (8 + 4 * i)) & 0xf]
+        args[name] = f"0x{values[i]:x}" if kind == "p" else str(values[i])
+    return ts, ts + dur if dur else 0, OMP_KINDS[flags & 0x3f], args
