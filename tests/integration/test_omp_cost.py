@@ -199,5 +199,39 @@ def test_region_open_at_abort_shown_unterminated():
         check_open_at_end(compiler, "abort")
 
 
+def check_longer_than_chunks(compiler):
+    # 16 KiB chunks: each member's 3000 barriers (72 KB of records) fill several while the
+    # region is open; its record's buffer is reused meanwhile, so its end is a REGION_END.
+    r = syscope("sample", "--parallel=openmp", "--buffer-chunk-kb", "16", "--output-format",
+                "json", "--", program("omp_exit", compiler), "long", env=QUIET)
+    check_eq(r.rc, 0, r.describe())
+    check("members 2 barriers 3000" in r.out, r.describe())
+    compact, _full, left = raw_openmp(r)
+    names = {}
+    for _tid, name, _size, _ts, _end in compact:
+        names[name] = names.get(name, 0) + 1
+    check_eq({n: names.get(n) for n in ("omp parallel", "omp implicit task", "omp barrier")},
+             {"omp parallel": 1, "omp implicit task": 2, "omp barrier": 6000},
+             f"{compiler}: the records, none damaged by an end stored into a reused buffer")
+    main = [x for x in compact if x[0] == r.main_pid() and x[1] in ("omp parallel",
+                                                                     "omp implicit task")]
+    check_eq([x[4] for x in main], [0, 0], f"{compiler}: no end in the long region's records")
+    check_eq([n for tid, n in left if tid == r.main_pid()], [],
+             f"{compiler}: the long region and the master's task ended by REGION_ENDs")
+    trees = r.profile("wall_clock").thread_trees()
+    par = [c for n, c in harness.children(trees[0]).items() if n.startswith("omp parallel")]
+    check_eq(len(par), 1, f"{compiler}: the region at the master's root")
+    task = harness.children(par[0])["omp implicit task"]
+    check_eq(harness.count(harness.children(task)["omp barrier"]), 3000,
+             f"{compiler}: the master's barriers inside its task")
+    funcs = harness.calls_of(r.profile("wall_clock"))
+    check_eq(funcs.get("omp barrier"), 6000, f"{compiler}: every barrier in the profile")
+
+
+def test_region_longer_than_chunks_ends_apart():
+    for compiler in ("gcc", "clang"):
+        check_longer_than_chunks(compiler)
+
+
 if __name__ == "__main__":
     harness.main(globals())

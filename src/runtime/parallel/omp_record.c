@@ -204,7 +204,7 @@ static void end_region(unsigned k, uint64_t ts)
 		return;
 	}
 	dur = ts > open_regions.start[k] ? ts - open_regions.start[k] : 1;
-	if (dur > UINT32_MAX || !rt_amend_u32(&r->dur, (uint32_t)dur))
+	if (dur > UINT32_MAX || !rt_amend_u32(r, open_regions.start[k], &r->dur, (uint32_t)dur))
 		write_end(ts); /* 4.3 s or longer, or the record left the chunk */
 }
 
