@@ -137,6 +137,6 @@ bool sc_omp_whole_region(struct sc_region_ev *ev, const struct sc_rec_omp_region
 		values[i] = ((const uint64_t *)(rec + 1))[i - narrow];
 	if (!region_of(ev, rec->hdr.flags, rec->ts, values, 8 * (uint64_t)(wide + narrow), texts))
 		return false;
-	ev->end = rec->dur ? rec->ts + rec->dur : 0;
+	ev->end = rec->dur && rec->ts + rec->dur > rec->ts ? rec->ts + rec->dur : 0;
 	return true;
 }
