@@ -708,6 +708,7 @@ static int metadata_record(void *ctx, int32_t tid, const struct sc_record *rec, 
 	case SC_REC_MPI_SHORT:
 	case SC_REC_CLOCK_SYNC:
 	case SC_REC_OMP_BEGIN:
+	case SC_REC_OMP_REGION:
 		img->regions++;
 		break;
 	case SC_REC_FUNC_ID: {

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * OMP_BEGIN records into regions: the name and the arguments' names and types come from
+ * OMP_BEGIN and OMP_REGION records into regions: the name and the arguments' names and types come from
  * src/store/omp_events.def, the values from the record, rendered as the tracer renders a
  * REGION_BEGIN's (decimal numbers, 0x-prefixed hexadecimal addresses), so both read alike.
  */
@@ -66,23 +66,24 @@ static const char *kept(struct sc_omp_texts *t, const char *text, uint32_t len)
 	return copy + sizeof(len);
 }
 
-bool sc_omp_region(struct sc_region_ev *ev, const struct sc_rec_omp_begin *rec, uint32_t size,
-		   struct sc_omp_texts *texts)
+/* The region of a compact record: `flags` its header's, `values` its arguments' (`room` bytes
+ * of them in the record). */
+static bool region_of(struct sc_region_ev *ev, uint16_t flags, uint64_t ts, const uint64_t *values,
+		      uint64_t room, struct sc_omp_texts *texts)
 {
-	unsigned kind = SC_OMP_KIND_OF(rec->hdr.flags), nargs = SC_OMP_NARGS(rec->hdr.flags);
-	const uint64_t *values = (const uint64_t *)(rec + 1);
+	unsigned kind = SC_OMP_KIND_OF(flags), nargs = SC_OMP_NARGS(flags);
 	char buf[256], unknown[48];
 	uint32_t used = 0, n = 0;
 	const char *name = kind < SC_OMP_KIND_END ? kinds[kind] : NULL;
 
-	if (sizeof(*rec) + 8 * (uint64_t)nargs > size)
+	if (8 * (uint64_t)nargs > room)
 		return false;
 	if (!name) {
 		snprintf(unknown, sizeof(unknown), "omp construct %u", kind);
 		name = kept(texts, unknown, (uint32_t)strlen(unknown) + 1);
 	}
 	for (unsigned i = 0; i < nargs && i < SC_OMP_MAX_ARGS; i++) {
-		unsigned id = SC_OMP_ARG_ID(rec->hdr.flags, i);
+		unsigned id = SC_OMP_ARG_ID(flags, i);
 		char arg_name[16];
 		const char *an = id < SC_OMP_ARG_END ? args[id].name : NULL;
 		char type = an ? args[id].type : SC_ARG_UINT;
@@ -103,11 +104,39 @@ bool sc_omp_region(struct sc_region_ev *ev, const struct sc_rec_omp_begin *rec, 
 		n++;
 	}
 	memset(ev, 0, sizeof(*ev));
-	ev->start = rec->ts;
+	ev->start = ts;
 	ev->name = name;
 	ev->category = "openmp";
 	ev->args = n ? kept(texts, buf, used) : NULL;
 	ev->args_len = used;
 	ev->nargs = n;
+	return true;
+}
+
+bool sc_omp_region(struct sc_region_ev *ev, const struct sc_rec_omp_begin *rec, uint32_t size,
+		   struct sc_omp_texts *texts)
+{
+	return size >= sizeof(*rec) &&
+	       region_of(ev, rec->hdr.flags, rec->ts, (const uint64_t *)(rec + 1),
+			 size - sizeof(*rec), texts);
+}
+
+bool sc_omp_whole_region(struct sc_region_ev *ev, const struct sc_rec_omp_region *rec,
+			 uint32_t size, struct sc_omp_texts *texts)
+{
+	uint64_t values[SC_OMP_MAX_ARGS] = { 0 };
+	unsigned nargs = SC_OMP_NARGS(rec->hdr.flags), wide, narrow;
+
+	if (size < sizeof(*rec))
+		return false;
+	wide = SC_OMP_REGION_WIDE(size);
+	narrow = nargs && wide < nargs; /* the first one in `first` */
+	if (narrow)
+		values[0] = rec->first;
+	for (unsigned i = narrow; i < nargs && i < SC_OMP_MAX_ARGS && i - narrow < wide; i++)
+		values[i] = ((const uint64_t *)(rec + 1))[i - narrow];
+	if (!region_of(ev, rec->hdr.flags, rec->ts, values, 8 * (uint64_t)(wide + narrow), texts))
+		return false;
+	ev->end = rec->dur && rec->ts + rec->dur > rec->ts ? rec->ts + rec->dur : 0;
 	return true;
 }

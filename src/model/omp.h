@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* OpenMP begins written compactly (SC_REC_OMP_BEGIN) as the regions they stand for (omp.c). */
+/* OpenMP constructs written compactly (SC_REC_OMP_BEGIN, SC_REC_OMP_REGION) as the regions they
+ * stand for (omp.c). */
 #ifndef SYSCOPE_MODEL_OMP_H
 #define SYSCOPE_MODEL_OMP_H
 
@@ -24,5 +25,8 @@ void sc_omp_texts_free(struct sc_omp_texts *t);
  * the record's arguments do not fit its size. */
 bool sc_omp_region(struct sc_region_ev *ev, const struct sc_rec_omp_begin *rec, uint32_t size,
 		   struct sc_omp_texts *texts);
+/* The same for an OMP_REGION record; `ev->end` is its end, 0 when it has none yet. */
+bool sc_omp_whole_region(struct sc_region_ev *ev, const struct sc_rec_omp_region *rec,
+			 uint32_t size, struct sc_omp_texts *texts);
 
 #endif /* SYSCOPE_MODEL_OMP_H */

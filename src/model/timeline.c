@@ -400,6 +400,22 @@ static void replay_func_call(struct replay *r, int32_t tid, const struct sc_reco
 		r->ops->region_end(r->ctx, r->img, t, &ev);
 }
 
+/* A region that came with its end before what ran inside it (OMP_REGION): given whole at
+ * once, as the thread's stack around it stands; what it contains follows, and consumers nest
+ * by time. It stays off the stack, so no REGION_END can close it. */
+static void replay_whole_ahead(struct replay *r, int32_t tid, struct sc_region_ev *ev)
+{
+	struct open_regions *o = open_of(r, tid, false);
+	struct sc_thread *t = thread_of(r, tid);
+
+	ev->depth = o ? o->depth : 0;
+	r->stats->regions++;
+	if (r->ops->region_begin)
+		r->ops->region_begin(r->ctx, r->img, t, ev);
+	if (r->ops->region_end)
+		r->ops->region_end(r->ctx, r->img, t, ev);
+}
+
 static int replay_record(void *ctx, int32_t tid, const struct sc_record *rec, uint64_t off)
 {
 	struct replay *r = ctx;
@@ -419,6 +435,15 @@ static int replay_record(void *ctx, int32_t tid, const struct sc_record *rec, ui
 			break;
 		name_openmp_parallel(r, &ev);
 		open_region(r, tid, &ev);
+		break;
+	case SC_REC_OMP_REGION:
+		if (!sc_omp_whole_region(&ev, (const void *)rec, rec->size, &r->omp))
+			break;
+		name_openmp_parallel(r, &ev);
+		if (ev.end)
+			replay_whole_ahead(r, tid, &ev);
+		else
+			open_region(r, tid, &ev); /* ended by a REGION_END, as an OMP_BEGIN */
 		break;
 	case SC_REC_REGION_END: {
 		uint32_t at;

@@ -4,7 +4,8 @@
  * rocpd): regions as they begin and end (paired per thread, nesting kept), marks, counter
  * values, and samples with the index of their stack in the model. Instrumented calls of
  * FUNC_CALL records come whole (region_begin then region_end at once) in the order they
- * ended, callees before their callers: consumers nest by time. Events of one thread come
+ * ended, callees before their callers; OpenMP constructs of OMP_REGION records come whole
+ * before what ran inside them: consumers nest by time. Events of one thread come
  * in the order the thread recorded them; threads are not interleaved by time (both trace
  * formats sort on reading). Nothing is kept but the open regions of each thread, so a replay
  * takes memory for the model only, whatever the size of the trace.

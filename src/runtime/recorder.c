@@ -558,6 +558,25 @@ void rt_shrink_last(void *p, uint32_t reserved, uint32_t used)
 		t->word -= reserved - used;
 }
 
+bool rt_amend_u32(void *rec, uint64_t ts, uint32_t *field, uint32_t value)
+{
+	struct rt_thread *t = &rt_self;
+	uint32_t gen = (uint32_t)(t->word >> 32);
+	struct rt_slot *s = &t->slot[gen & 1];
+	uintptr_t off = (uintptr_t)rec - (uintptr_t)s->base;
+
+	/* Only the current chunk: a closed one may be reused by an exchange meanwhile. Its
+	 * buffer held earlier chunks too: the record there must still be the one of `ts`. */
+	if (!gen || s->gen != gen || !s->base || off > recorder.chunk_size - 16 ||
+	    __atomic_load_n((uint64_t *)rec + 1, __ATOMIC_RELAXED) != ts)
+		return false;
+	__atomic_store_n(field, value, __ATOMIC_RELAXED);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	if (s->flushed > off) /* written out before the change: write it again */
+		s->flushed = (uint32_t)off;
+	return true;
+}
+
 int rt_record(uint16_t type, uint16_t flags, const void *body, uint32_t body_size, const void *tail,
 	      uint32_t tail_size)
 {

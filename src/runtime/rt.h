@@ -206,6 +206,11 @@ void *rt_reserve(uint32_t size);
 void rt_commit(void *rec, uint16_t type, uint16_t flags, uint32_t size);
 /* Return the unused tail of the last reservation (only when nothing was reserved since). */
 void rt_shrink_last(void *rec, uint32_t reserved, uint32_t used);
+/* Store `value` into `field` of record `rec`, which the calling thread committed earlier with
+ * timestamp `ts` (its first u64), if that record is still in the thread's current chunk (the
+ * file then gets the change with the chunk's next write). False, and nothing stored, when
+ * it is not. Async-signal-safe. */
+bool rt_amend_u32(void *rec, uint64_t ts, uint32_t *field, uint32_t value);
 /* Give the thread's chunk back at thread exit, for a later thread to continue. */
 void rt_release_thread_chunk(void);
 /* Reserve, copy `body` (the record after its header) and `tail`, commit. Returns 0 or

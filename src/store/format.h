@@ -697,7 +697,8 @@ struct sc_rec_mpi_count {
  * numbers: the region a REGION_BEGIN would give, in 16-32 bytes instead of ~90, its name and
  * argument names implied by numbers of src/store/omp_events.def. hdr.flags: the kind (bits
  * 0-5), the number of arguments (6-7, at most 2), the id of each (8-11, 12-15); their values
- * follow as u64. Ended by REGION_END, as a REGION_BEGIN.
+ * follow as u64. Ended by REGION_END, as a REGION_BEGIN. Files of this version have
+ * OMP_REGION records instead (below); OMP_BEGIN is still read.
  */
 #define SC_OMP_KIND_OF(flags) ((flags)&0x3fu)
 #define SC_OMP_NARGS(flags) (((flags) >> 6) & 0x3u)
@@ -722,6 +723,25 @@ struct sc_rec_omp_begin {
 	struct sc_record hdr;
 	uint64_t ts;
 };
+
+/*
+ * An OpenMP construct in one record (libsyscope.so's OpenMP tracer): written at its begin,
+ * `dur` stored into it in place when the construct ends (0 until then). hdr.flags as
+ * OMP_BEGIN's. The arguments: the first one in `first` when the record has room for one
+ * argument fewer than the flags count (it fits 32 bits), the others (or all) as u64 after
+ * it. A record whose `dur` stayed 0 (the construct was still open when the thread's records
+ * last reached the file, its end came too late to change the record, or it lasted 2^32 ns
+ * or more) is ended by a REGION_END, or not at all, as an OMP_BEGIN. Its records follow it
+ * in the stream though it may already carry its end: readers nest by time.
+ */
+struct sc_rec_omp_region {
+	struct sc_record hdr;
+	uint64_t ts;
+	uint32_t dur;	/* ns, at least 1 once ended; 0: not in the record */
+	uint32_t first; /* the first argument, when it is not among the u64 ones */
+};
+/* The number of u64 arguments after the record's fixed part. */
+#define SC_OMP_REGION_WIDE(size) (((size) - (uint32_t)sizeof(struct sc_rec_omp_region)) / 8)
 
 #define SC_CLOCK_SYNC_FINALIZE 0x1u /* hdr.flags: measured at MPI_Finalize (else MPI_Init) */
 

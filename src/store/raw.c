@@ -149,6 +149,9 @@ bool sc_record_well_formed(const struct sc_record *rec)
 	case SC_REC_OMP_BEGIN:
 		return sizeof(struct sc_rec_omp_begin) + 8 * (uint64_t)SC_OMP_NARGS(rec->flags) <=
 		       size;
+	case SC_REC_OMP_REGION:
+		return size >= sizeof(struct sc_rec_omp_region) &&
+		       SC_OMP_REGION_WIDE(size) + 1 >= SC_OMP_NARGS(rec->flags);
 	case SC_REC_CLOCK_SYNC: {
 		const struct sc_rec_clock_sync *c = (const void *)rec;
 

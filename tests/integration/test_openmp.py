@@ -41,26 +41,53 @@ def region_fields(payload):
 
 
 def openmp_regions(r):
-    """Every region of category openmp: (tid, name, args, parent name or None)."""
+    """Every region of category openmp: (tid, name, args, parent name or None). An OMP_REGION
+    record may carry its end and then comes before what it contains: parents are found by
+    time, the innermost region of the thread around each one."""
     found = []
     for path in r.raw_files():
         with open(path, "rb") as f:
             data = f.read()
-        stacks = {}
+        spans, stacks = [], {}
         for tid, rtype, _flags, payload in rawdump.records(data):
             stack = stacks.setdefault(tid, [])
             if rtype == records.REGION_BEGIN:
                 name, cat, args = region_fields(payload)
-                if cat == "openmp":
-                    found.append((tid, name, args, stack[-1] if stack else None))
-                stack.append(name)
+                ts, = struct.unpack_from("<Q", payload, 0)
+                stack.append([tid, ts, None, name, args, cat == "openmp"])
+                spans.append(stack[-1])
             elif rtype == records.OMP_BEGIN:  # the compact begin: numeric arguments only
-                _ts, name, args = records.decode_omp_begin(_flags, payload)
-                found.append((tid, name, args, stack[-1] if stack else None))
-                stack.append(name)
+                ts, name, args = records.decode_omp_begin(_flags, payload)
+                stack.append([tid, ts, None, name, args, True])
+                spans.append(stack[-1])
+            elif rtype == records.OMP_REGION:  # compact, its end in it unless 0
+                ts, end, name, args = records.decode_omp_region(_flags, payload)
+                spans.append([tid, ts, end or None, name, args, True])
+                if not end:
+                    stack.append(spans[-1])  # ended by a REGION_END
             elif rtype == records.REGION_END and stack:
-                stack.pop()
+                stack.pop()[2], = struct.unpack_from("<Q", payload, 0)
+        for i, (tid, start, end, name, args, omp) in enumerate(spans):
+            if omp:
+                found.append((tid, name, args, parent_of(spans, i)))
     return found
+
+
+def parent_of(spans, i):
+    """The name of the innermost span of spans[i]'s thread around it (an earlier one when
+    both have the same times), or None."""
+    tid, start, end = spans[i][:3]
+    end = end if end is not None else float("inf")
+    best = None
+    for j, (t, s, e, name, _args, _omp) in enumerate(spans):
+        e = e if e is not None else float("inf")
+        if j == i or t != tid or not (s <= start and end <= e):
+            continue
+        if (s, e) == (start, end) and j > i:
+            continue  # the same times: the later one is inside
+        if best is None or (s, -e, j) > (best[0], -best[1], best[2]):
+            best = (s, e, j, name)
+    return best[3] if best else None
 
 
 def named(regions, name):

@@ -10,9 +10,9 @@ SYSCOPE_TEST_CLOCK_SHIFT_NS) so that no receive is drawn before its send.
 The fixture, tests/programs/mpi_clock.c: rank 1 sends 3 messages to rank 0 (tag 5), then
 each rank calls MPI_Comm_rank 100 times and MPI_Barrier once.
 
-OpenMP: a construct whose arguments are all numbers begins with one OMP_BEGIN record of
-16 bytes and 8 per argument (tests/programs/omp_team.c, whose counts test_openmp.py knows),
-a REGION_BEGIN only when an argument is text (libgomp's loop schedule)."""
+OpenMP: a construct whose arguments are all numbers is one OMP_REGION record of 24-32 bytes
+(tests/programs/omp_team.c, whose counts test_openmp.py knows), a
+REGION_BEGIN only when an argument is text (libgomp's loop schedule)."""
 import glob
 import os
 import shutil
@@ -267,10 +267,12 @@ def test_merge_without_clock_sync_leaves_clocks_alone():
 
 
 # omp_team.c: 6 parallel regions of 4 threads, a barrier per member in 3, 8 tasks.
+# Each an OMP_REGION, its end in it: 24 bytes, the first argument in them if it fits 32 bits,
+# 8 for each other (test_omp_cost.py).
 OMP_COMPACT = {("omp parallel", 32): 6, ("omp implicit task", 32): 24,
-               ("omp implicit barrier", 16): 24, ("omp barrier", 16): 12,
-               ("omp task", 16): 8, ("omp taskwait", 16): 1, ("omp critical", 16): 4,
-               ("omp critical wait", 16): 4, ("omp lock", 16): 4, ("omp lock wait", 16): 4}
+               ("omp implicit barrier", 24): 24, ("omp barrier", 24): 12,
+               ("omp task", 24): 8, ("omp taskwait", 24): 1, ("omp critical", 24): 4,
+               ("omp critical wait", 24): 4, ("omp lock", 24): 4, ("omp lock wait", 24): 4}
 
 
 def omp_begins(compiler):
@@ -287,8 +289,8 @@ def omp_begins(compiler):
     for raw in r.raw_files():
         with open(raw, "rb") as f:
             for _tid, rtype, flags, payload in rawdump.records(f.read()):
-                if rtype == records.OMP_BEGIN:
-                    _ts, name, _args = records.decode_omp_begin(flags, payload)
+                if rtype == records.OMP_REGION:
+                    _ts, _end, name, _args = records.decode_omp_region(flags, payload)
                     key = (name, len(payload) + 8)
                     compact[key] = compact.get(key, 0) + 1
                 elif rtype == records.REGION_BEGIN:
@@ -305,7 +307,7 @@ def test_openmp_begins_take_16_to_32_bytes_gcc():
 def test_openmp_begins_take_16_to_32_bytes_clang():
     compact, full = omp_begins("clang")
     want = dict(OMP_COMPACT)
-    want.update({("omp loop", 24): 4, ("omp single", 16): 1})
+    want.update({("omp loop", 24): 4, ("omp single", 24): 1})
     check_eq(compact, want, "OMPT: compact begins by construct and size (loops: iterations)")
     check_eq(full, [], "every OMPT begin of the fixture is compact")
 

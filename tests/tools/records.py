@@ -169,7 +169,7 @@ def py_line(code, index):
     return None
 
 
-# ---- OMP_BEGIN (src/store/omp_events.def): an OpenMP begin with numeric arguments ----
+# ---- OMP_BEGIN, OMP_REGION (src/store/omp_events.def): OpenMP constructs with numeric arguments ----
 _OMP_DEF = os.path.join(os.path.dirname(DEF), "omp_events.def")
 with open(_OMP_DEF) as _f:
     _omp_text = _f.read()
@@ -189,3 +189,18 @@ def decode_omp_begin(flags, payload):
         value, = struct.unpack_from("<Q", payload, 8 + 8 * i)
         args[name] = f"0x{value:x}" if kind == "p" else str(value)
     return ts, OMP_KINDS[flags & 0x3f], args
+
+
+def decode_omp_region(flags, payload):
+    """(ts, end (0: none in the record), name, {arg: value}) of an OMP_REGION record: `ts`,
+    `dur` (u32), `first` (u32: the first argument when the record has room for one u64
+    argument fewer than there are), then u64 arguments."""
+    ts, dur, first = struct.unpack_from("<QII", payload, 0)
+    nargs, wide = (flags >> 6) & 3, (len(payload) - 16) // 8
+    values = ([first] if nargs and wide < nargs else []) + [
+        struct.unpack_from("<Q", payload, 16 + 8 * i)[0] for i in range(wide)]
+    args = {}
+    for i in range(nargs):
+        name, kind = OMP_ARGS[(flags >> (8 + 4 * i)) & 0xf]
+        args[name] = f"0x{values[i]:x}" if kind == "p" else str(values[i])
+    return ts, ts + dur if dur else 0, OMP_KINDS[flags & 0x3f], args

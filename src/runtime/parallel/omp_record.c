@@ -7,17 +7,26 @@
 #include "../sources/source.h"
 
 #define OMP_DEPTH 48 /* open OpenMP regions a thread can have; deeper ones are counted */
+/* Regions this deep and deeper end with a REGION_END: where their records are is not kept
+ * (initial-exec TLS must fit the surplus glibc keeps for `syscope attach`'s dlopen). */
+#define OMP_AMEND_DEPTH 16
 #define OMP_TEXT 512 /* name, category and arguments of one region */
 #define OMP_CATEGORY "openmp"
 
 bool omp_ompt_active;
 static bool tracing_on;
 
+/* Where a region's end goes (see omp_record.h): its OMP_REGION record, or one of these. */
+#define END_RECORD ((struct sc_rec_omp_region *)0)  /* a REGION_END (after a REGION_BEGIN) */
+#define END_NOTHING ((struct sc_rec_omp_region *)8) /* its begin was lost: no end */
+
 /* What this thread has open (see omp_record.h); `over` counts begins past OMP_DEPTH. */
 static RT_TLS struct {
 	uint8_t depth;
 	uint8_t kind[OMP_DEPTH];
 	uint32_t over;
+	struct sc_rec_omp_region *end[OMP_AMEND_DEPTH];
+	uint64_t start[OMP_AMEND_DEPTH]; /* kept here: the record may be unmapped by its end */
 } open_regions;
 
 static atomic_ulong too_deep, unmatched;
@@ -76,8 +85,10 @@ static uint32_t format_value(const struct omp_arg *a, char *out)
 	return at;
 }
 
-/* The record is written in place: measured, reserved, filled, committed. */
-static void write_begin(enum omp_kind kind, uint64_t ts, const struct omp_arg *args, unsigned nargs)
+/* The record is written in place: measured, reserved, filled, committed. Returns where its
+ * end goes. */
+static struct sc_rec_omp_region *write_begin(enum omp_kind kind, uint64_t ts,
+					     const struct omp_arg *args, unsigned nargs)
 {
 	char values[OMP_MAX_ARGS][VALUE_MAX];
 	uint32_t value_len[OMP_MAX_ARGS], args_len = 0, used, size;
@@ -92,7 +103,7 @@ static void write_begin(enum omp_kind kind, uint64_t ts, const struct omp_arg *a
 	used = (uint32_t)sizeof(*r) + prefixes[kind].len + args_len;
 	size = sc_record_align(used);
 	if (!(r = rt_reserve(size)))
-		return; /* counted as lost */
+		return END_NOTHING; /* counted as lost */
 	r->ts = ts;
 	r->name_len = prefixes[kind].name_len;
 	r->cat_len = prefixes[kind].len - prefixes[kind].name_len;
@@ -111,6 +122,7 @@ static void write_begin(enum omp_kind kind, uint64_t ts, const struct omp_arg *a
 	copy_short(text, "\0\0\0\0\0\0\0", size - used); /* the padding */
 	rt_commit(r, SC_REC_REGION_BEGIN, 0, size);
 	rt_counters_read_region(ts);
+	return END_RECORD;
 }
 
 static void write_end(uint64_t ts)
@@ -123,13 +135,16 @@ static void write_end(uint64_t ts)
 	}
 }
 
-/* A begin whose arguments are all numbers, as OMP_BEGIN (format.h); false when they are not. */
+/* A construct whose arguments are all numbers, as OMP_REGION (format.h), its end to come;
+ * false when they are not. `*end` is where its end goes. A first argument that fits 32 bits
+ * (a team size, a member id) takes the record's spare half word: 8 bytes fewer. */
 static bool write_compact(enum omp_kind kind, uint64_t ts, const struct omp_arg *args,
-			  unsigned nargs)
+			  unsigned nargs, struct sc_rec_omp_region **end)
 {
 	uint16_t flags = (uint16_t)((unsigned)kind | nargs << 6);
-	uint32_t size = (uint32_t)sizeof(struct sc_rec_omp_begin) + 8 * nargs;
-	struct sc_rec_omp_begin *r;
+	unsigned narrow = nargs && args[0].value <= UINT32_MAX;
+	uint32_t size = (uint32_t)sizeof(struct sc_rec_omp_region) + 8 * (nargs - narrow);
+	struct sc_rec_omp_region *r;
 
 	if (nargs > SC_OMP_MAX_ARGS)
 		return false;
@@ -138,11 +153,15 @@ static bool write_compact(enum omp_kind kind, uint64_t ts, const struct omp_arg 
 			return false;
 		flags |= (uint16_t)(args[i].id << (8 + 4 * i));
 	}
+	*end = END_NOTHING;
 	if ((r = rt_reserve(size))) { /* else counted as lost */
 		r->ts = ts;
-		for (unsigned i = 0; i < nargs; i++)
-			((uint64_t *)(r + 1))[i] = args[i].value;
-		rt_commit(r, SC_REC_OMP_BEGIN, flags, size);
+		r->dur = 0;
+		r->first = narrow ? (uint32_t)args[0].value : 0;
+		for (unsigned i = narrow; i < nargs; i++)
+			((uint64_t *)(r + 1))[i - narrow] = args[i].value;
+		rt_commit(r, SC_REC_OMP_REGION, flags, size);
+		*end = r;
 	}
 	rt_counters_read_region(ts);
 	return true;
@@ -150,19 +169,43 @@ static bool write_compact(enum omp_kind kind, uint64_t ts, const struct omp_arg 
 
 void omp_begin(enum omp_kind kind, const struct omp_arg *args, unsigned nargs)
 {
+	unsigned at = open_regions.depth;
+	struct sc_rec_omp_region *record;
 	uint64_t ts;
 
 	if (!omp_tracing() || kind <= 0 || kind >= OMP_NKINDS)
 		return;
-	if (open_regions.depth >= OMP_DEPTH) {
+	if (at >= OMP_DEPTH) {
 		open_regions.over++;
 		atomic_fetch_add_explicit(&too_deep, 1, memory_order_relaxed);
 		return;
 	}
-	open_regions.kind[open_regions.depth++] = (uint8_t)kind;
+	open_regions.kind[at] = (uint8_t)kind;
+	open_regions.depth = (uint8_t)(at + 1);
 	ts = rt_now_ns();
-	if (!write_compact(kind, ts, args, nargs))
-		write_begin(kind, ts, args, nargs);
+	if (!write_compact(kind, ts, args, nargs, &record))
+		record = write_begin(kind, ts, args, nargs);
+	if (at < OMP_AMEND_DEPTH) { /* deeper: a REGION_END, even after a lost begin */
+		open_regions.start[at] = ts;
+		open_regions.end[at] = record;
+	}
+}
+
+/* Region `k`'s end at `ts`: into its record where it still can be, else a REGION_END. */
+static void end_region(unsigned k, uint64_t ts)
+{
+	struct sc_rec_omp_region *r = k < OMP_AMEND_DEPTH ? open_regions.end[k] : END_RECORD;
+	uint64_t dur;
+
+	if (r == END_NOTHING)
+		return;
+	if (r == END_RECORD) {
+		write_end(ts);
+		return;
+	}
+	dur = ts > open_regions.start[k] ? ts - open_regions.start[k] : 1;
+	if (dur > UINT32_MAX || !rt_amend_u32(r, open_regions.start[k], &r->dur, (uint32_t)dur))
+		write_end(ts); /* 4.3 s or longer, or the record left the chunk */
 }
 
 void omp_end(enum omp_kind kind)
@@ -186,7 +229,7 @@ void omp_end(enum omp_kind kind)
 	ts = rt_now_ns();
 	/* Regions a runtime left open inside this one end with it. */
 	for (int k = open_regions.depth - 1; k >= i; k--)
-		write_end(ts);
+		end_region((unsigned)k, ts);
 	open_regions.depth = (uint8_t)i;
 	rt_counters_read_region(ts);
 }

@@ -2,13 +2,20 @@
 /*
  * OpenMP regions, shared by the two ways syscope sees OpenMP: the OMPT tool (ompt.c, for
  * LLVM's libomp and the runtimes built on it) and the wrappers of libgomp's entry points
- * (gomp.c, for GCC's runtime, which has no OMPT). Both write REGION_BEGIN/REGION_END records of
- * category "openmp" with the same names, so a program reads alike whichever compiler built it.
+ * (gomp.c, for GCC's runtime, which has no OMPT). Both write regions of category "openmp" with
+ * the same names, so a program reads alike whichever compiler built it.
  *
- * Each thread keeps the kinds of the OpenMP regions it opened (a small stack in TLS): an end
- * closes the innermost open region of its kind and any left open above it, so records stay
- * nested whatever order a runtime reports its events in, and an end whose begin was never
- * recorded (paused, before the runtime started) writes nothing.
+ * A construct whose arguments are all numbers is one OMP_REGION record, written at its begin;
+ * its end is stored into that record when it ends (no second record, no second reservation),
+ * or, when the record has left the thread's current chunk, written as a REGION_END. Others
+ * are REGION_BEGIN/REGION_END pairs.
+ *
+ * Each thread keeps the kinds of the OpenMP regions it opened and where each one's end goes
+ * (a small stack in TLS): an end closes the innermost open region of its kind and any left
+ * open above it, so records stay nested whatever order a runtime reports its events in, and
+ * an end whose begin was never recorded (paused, before the runtime started, lost) writes
+ * nothing. A region still open when its thread or process ends keeps no end: readers close
+ * it there, marked unterminated.
  */
 #ifndef SYSCOPE_RUNTIME_PARALLEL_OMP_RECORD_H
 #define SYSCOPE_RUNTIME_PARALLEL_OMP_RECORD_H
