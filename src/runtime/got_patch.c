@@ -329,24 +329,21 @@ static void *hold(const char *name, uintptr_t base)
 	return h;
 }
 
-void rt_got_patch_loaded(const struct rt_got_hook *hooks, unsigned n)
+/* Patch the objects of one batch, each held while it is written. */
+static void patch_candidates(const struct candidates *c, const struct rt_got_hook *hooks,
+			     unsigned n)
 {
-	static struct candidates c;
-
-	c.n = 0;
-	rt_got_loads_changed();	     /* what is loaded from here on is looked at next time */
-	dl_iterate_phdr(gather, &c); /* no dlopen inside: it holds a loader lock */
-	for (unsigned i = 0; i < c.n && gp.nobjects < MAX_OBJECTS; i++) {
+	for (unsigned i = 0; i < c->n && gp.nobjects < MAX_OBJECTS; i++) {
 		struct image im;
 		struct object *o = &gp.objects[gp.nobjects];
-		void *h = hold(c.name[i], c.info[i].dlpi_addr);
+		void *h = hold(c->name[i], c->info[i].dlpi_addr);
 
 		if (!h)
 			continue; /* being unloaded, or still loading: the next look */
-		o->base = c.info[i].dlpi_addr;
-		o->dynamic = dynamic_of(&c.info[i]);
-		snprintf(o->name, sizeof(o->name), "%s", c.name[i]);
-		if (read_image(&im, &c.info[i])) {
+		o->base = c->info[i].dlpi_addr;
+		o->dynamic = dynamic_of(&c->info[i]);
+		snprintf(o->name, sizeof(o->name), "%s", c->name[i]);
+		if (read_image(&im, &c->info[i])) {
 			o->relro_lo = im.relro_lo;
 			o->relro_hi = im.relro_hi;
 			patch_image(&im, (uint16_t)gp.nobjects, hooks, n);
@@ -354,6 +351,24 @@ void rt_got_patch_loaded(const struct rt_got_hook *hooks, unsigned n)
 		gp.nobjects++;
 		dlclose(h);
 	}
+}
+
+void rt_got_patch_loaded(const struct rt_got_hook *hooks, unsigned n)
+{
+	static struct candidates c;
+	unsigned before;
+
+	rt_got_loads_changed(); /* what is loaded from here on is looked at next time */
+	/* A batch holds MAX_CANDIDATES objects; a full one means more may wait: gather again
+	 * (the patched ones are known now) while a batch still adds objects. */
+	do {
+		before = gp.nobjects;
+		c.n = 0;
+		dl_iterate_phdr(gather, &c); /* no dlopen inside: it holds a loader lock */
+		patch_candidates(&c, hooks, n);
+	} while (c.n == MAX_CANDIDATES && gp.nobjects > before && gp.nobjects < MAX_OBJECTS);
+	if (gp.nobjects == MAX_OBJECTS && c.n)
+		gp.counts.table_full = true; /* objects left unpatched: the note says so */
 }
 
 static int first_object(struct dl_phdr_info *info, size_t size, void *arg)

@@ -23,6 +23,7 @@ PYENV = "/root/.pyenv/versions"
 EXTRA_VERSIONS = ("3.10.13", "3.12.1", "3.13.0")
 FIXTURE = os.path.join(harness.SOURCE, "tests", "programs", "python", "cost_calls.py")
 COUNTED = os.path.join(harness.SOURCE, "tests", "programs", "python", "cost_counted.py")
+FORK = os.path.join(harness.SOURCE, "tests", "programs", "python", "cost_fork.py")
 COUNTED_KNOWN = {"tiny": 30000, "raiser": 30000, "rec": 2000 * 11, "after": 1, "main": 1,
                  "<module>": 1}
 FUNC_PYTHON = 0x2
@@ -278,6 +279,24 @@ def test_recursive_function_throttled_inside_its_calls():
         check(0.5 * own <= fib["inclusive"] <= own + 0.1,
               f"{python}: fib's time is its own ({own} s), not the sleep's: {fib}")
         check(p.function("main")["exclusive"] >= 0.2, f"{python}: the sleep is main's")
+
+
+def test_fork_child_after_returns_turned_off_pairs_its_calls():
+    """tiny is throttled in the parent (on 3.12+ its returns turned off there); a fork child
+    inherits those code objects, starts its slots afresh and times tiny again, so it needs
+    tiny's returns back: the child's profile has exactly 30 000 tiny, 200 leaf and one
+    child_main, leaf under child_main (not paired with tiny's entries)."""
+    for python in interpreters():
+        r = run(python, script=FORK, args=(), out=("child 450054800", "child status 0"))
+        child = [pid for pid in r.pids() if pid != r.main_pid()]
+        check_eq(len(child), 1, f"{python}: one child: {r.pids()}")
+        p = r.profile("wall_clock", pid=child[0])
+        for name, n in (("tiny", 30000), ("leaf", 200), ("child_main", 1)):
+            f = p.function(name)
+            check(f is not None, f"{python}: {name} in the child's profile: {p.function_names()}")
+            check_eq(f["calls"], n, f"{python}: the child's calls of {name}")
+        check(p.function("leaf")["inclusive"] <= p.function("child_main")["inclusive"],
+              f"{python}: leaf inside child_main")
 
 
 if __name__ == "__main__":

@@ -38,8 +38,15 @@ bool cuda_pool_start(size_t bytes)
 	uint8_t zeroed = 1;
 	size_t size = sizeof(zeroed);
 
-	pool_bytes = bytes & ~(size_t)(BUFFER_ALIGN - 1);
+	size_t want = bytes & ~(size_t)(BUFFER_ALIGN - 1);
+
 	pthread_mutex_lock(&pool_lock);
+	if (want !=
+	    pool_bytes) { /* attached again with another size: the kept ones are too small */
+		while (pool_n)
+			free(pool[--pool_n]);
+		pool_bytes = want;
+	}
 	while (pool_n < POOL_AT_START && (pool[pool_n] = fresh_zeroed()))
 		pool_n++;
 	pthread_mutex_unlock(&pool_lock);

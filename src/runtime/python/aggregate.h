@@ -92,7 +92,7 @@ static inline uint8_t rt_py_agg_enter(const void *open, uint32_t id)
 	struct rt_py_agg *s;
 	uint8_t mode;
 
-	if (!rt_py_agg_table || id >= RT_PY_AGG_IDS)
+	if (!rt_py_agg_table || !id || id >= RT_PY_AGG_IDS) /* 0: no id (the table was full) */
 		return RT_PY_AGG_NONE;
 	s = &rt_py_agg_table[id];
 	mode = !s->active	  ? RT_PY_AGG_OUTER
@@ -109,7 +109,7 @@ static inline struct rt_py_agg *rt_py_agg_counted(uint64_t addr)
 {
 	uint32_t id = (uint32_t)(addr >> 32) & 0x7fffffffu;
 
-	if (!rt_py_agg_table || id >= RT_PY_AGG_IDS || !rt_py_agg_table[id].untimed)
+	if (!rt_py_agg_table || !id || id >= RT_PY_AGG_IDS || !rt_py_agg_table[id].untimed)
 		return NULL;
 	return &rt_py_agg_table[id];
 }

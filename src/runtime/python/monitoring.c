@@ -22,6 +22,7 @@
  */
 #include "capi.h"
 
+#include <signal.h>
 #include <string.h>
 
 #include "../sources/source.h"
@@ -124,8 +125,28 @@ static bool counted_exit(struct rt_py_agg *s)
 	return true;
 }
 
+/* sys.monitoring, kept for good once our tool is installed (for restart_after_fork). */
+static py_obj *monitoring_module;
+/* Set in a fork child: the places where the parent's callbacks returned DISABLE (the exits of
+ * functions counted there) are off in the child's code objects too, but the child times its
+ * calls afresh and needs those exits; the first callback in the child, holding the GIL,
+ * turns every place back on (sys.monitoring.restart_events) before anything else. */
+static volatile sig_atomic_t restart_pending;
+
+static bool call_ok(py_obj *monitoring, const char *name, py_obj **args, py_ssize n);
+
+static inline void restart_after_fork(void)
+{
+	if (__builtin_expect(restart_pending, 0)) {
+		restart_pending = 0;
+		if (monitoring_module)
+			call_ok(monitoring_module, "restart_events", NULL, 0);
+	}
+}
+
 static py_obj *on_start(py_obj *self, py_obj *const *args, py_ssize nargs)
 {
+	restart_after_fork();
 	struct rt_py_open *o;
 	struct rt_py_agg *s;
 	uint64_t addr;
@@ -299,6 +320,7 @@ uint32_t rt_py_monitoring_depth(void)
 
 static py_obj *on_leave(py_obj *self, py_obj *const *args, py_ssize nargs)
 {
+	restart_after_fork();
 	struct rt_py_agg *s;
 	uint64_t addr;
 
@@ -320,6 +342,7 @@ static py_obj *on_leave(py_obj *self, py_obj *const *args, py_ssize nargs)
 
 static py_obj *on_instruction(py_obj *self, py_obj *const *args, py_ssize nargs)
 {
+	restart_after_fork();
 	(void)self, (void)args, (void)nargs;
 	end_orphans_seen();
 	return result(true); /* each place once */
@@ -330,6 +353,7 @@ static py_obj *on_unwind(py_obj *self, py_obj *const *args, py_ssize nargs)
 	uint64_t addr = nargs > 0 ? rt_py_trace_addr(args[0]) : 0;
 	struct rt_py_agg *s;
 
+	restart_after_fork();
 	(void)self;
 	if (addr)
 		end_orphans_seen();
@@ -486,6 +510,8 @@ bool rt_py_monitoring_install(void)
 		call_ok(monitoring, "free_tool_id", args, 1);
 		return false;
 	}
+	monitoring_module = monitoring;
+	rt_capi.inc_ref(monitoring); /* kept for good */
 	if (rt_py_agg_untimed)
 		orphans_init(monitoring, id, instruction);
 	return true;
@@ -494,6 +520,7 @@ bool rt_py_monitoring_install(void)
 void rt_py_monitoring_fork_child(void)
 {
 	depth = 0; /* the calls in progress were entered in the parent's file */
+	restart_pending = 1;
 	if (rt_py_open_now) {
 		rt_py_open_now->ended = 0;
 		memset(rt_py_open_now->skipped, 0, sizeof(rt_py_open_now->skipped));
