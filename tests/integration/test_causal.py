@@ -8,72 +8,16 @@ speeding fast_work predicts about nothing. causal_pc: the same through a conditi
 two threads taking turns on a mutex (the locked part helps, the unlocked one does not);
 causal_latency: a latency point around two of three functions of a loop. The machines that run these are loaded, so the
 bounds on predictions are loose; rankings and signs are what is checked."""
-import json
 import os
 import re
 
 import harness
 from harness import Skip, check, check_eq, fixture, source_line, syscope
 
+from causal_checks import causal, unit
+
 HOT = source_line("causal_serial.c", "/* HOT */")
 COLD = source_line("causal_serial.c", "/* COLD */")
-
-
-def causal_once(args, seconds):
-    r = syscope("causal", "--no-summary", *args, "--", *seconds)
-    check_eq(r.rc, 0, r.describe())
-    check(os.path.exists(r.path("causal.json")), f"no causal.json in {r.files()}\n{r.err}")
-    with open(r.path("causal.json")) as f:
-        return r, json.load(f)
-
-
-def starved(doc, units, min_samples, min_runs):
-    """Why the run cannot be judged, or None: a unit of `units` with fewer samples in scope
-    than min_samples, or fewer than min_runs experiments at a speedup tried (a loaded
-    machine kept the program off the CPUs: its iterations got slow, so the experiments got
-    long and few), or a baseline too noisy."""
-    found = {u["name"]: u for u in doc["units"]}
-    few = {n: found[n]["samples"] if n in found else 0 for n in units
-           if n not in found or found[n]["samples"] < min_samples}
-    if few:
-        return f"too few samples in scope: {few} (fewer than {min_samples})"
-    runs = {(n, e["speedup"]): e["experiments"] for n in units for e in found[n]["speedups"]
-            if e["speedup"] and e["experiments"] < min_runs}
-    if runs:
-        return f"too few experiments: {runs} (fewer than {min_runs})"
-    return noisy_baseline(doc)
-
-
-def noisy_baseline(doc, widest=0.15):
-    """Why the run cannot be judged: the profile's own 95% interval of the baseline (the
-    progress rate at 0%) wider than +-widest, which a machine whose load comes and goes
-    gives; or None."""
-    ci = [e["ci95"] for u in doc["units"] for e in u["speedups"]
-          if not e["speedup"] and e["ci95"] is not None]
-    if ci and ci[0] > widest:
-        return f"a baseline too noisy to judge: +-{ci[0]:.2f} (over +-{widest})"
-    return None
-
-
-def causal(*args, seconds, units=(), min_samples=200, min_runs=4):
-    """The causal run; made once more, twice as long, only when one of `units` got too few
-    samples or experiments, or the baseline was too noisy (the reason is printed; a second
-    such run fails)."""
-    r, doc = causal_once(args, seconds)
-    why = starved(doc, units, min_samples, min_runs)
-    if why:
-        print(f"  {why}: once more, twice as long")
-        seconds = [seconds[0], str(2 * float(seconds[1]))] + list(seconds[2:])
-        r, doc = causal_once(args, seconds)
-        why = starved(doc, units, min_samples, min_runs)
-        check(not why or "noisy" in why, f"twice: {why}")  # noisy: judged all the same
-    return r, doc
-
-
-def unit(doc, name):
-    found = [u for u in doc["units"] if u["name"] == name]
-    check_eq(len(found), 1, f"unit {name} in {[u['name'] for u in doc['units']]}")
-    return found[0]
 
 
 def predicted(u, speedup):

@@ -9,61 +9,23 @@ over two threads: speeding serve by s speeds the program by 2s/3 (33% at 50%), l
 (17%). Without the credit each woken thread pays the delays again and both
 predictions fall to about 0, so the bounds below separate the two cases widely; loaded
 machines make the estimates noisy, so they are loose and compare the two lines."""
-import json
-import os
-
 import harness
-from harness import check, check_eq, fixture, syscope
+from harness import check, check_eq, fixture
 
-MIN_SAMPLES = 200  # in each unit: fewer, or fewer than MIN_RUNS experiments at a speedup,
-MIN_RUNS = 4  # and a loaded machine starved the run
-MAX_BASELINE_CI = 0.15  # the profile's 95% interval of the baseline: wider is too noisy
-
-
-def causal_run(kind, seconds):
-    r = syscope("causal", "--no-summary", "-F", "^(serve|local)$", "--selection", "fixed",
-                "-S", "0,50", "--", fixture("causal_pipe"), str(seconds), kind)
-    check_eq(r.rc, 0, r.describe())
-    check(os.path.exists(r.path("causal.json")), f"no causal.json in {r.files()}\n{r.err}")
-    with open(r.path("causal.json")) as f:
-        return r, json.load(f)
-
-
-def starved(doc):
-    """Why the run cannot be judged (too few samples or experiments, a noisy baseline), or
-    None."""
-    found = {u["name"]: u for u in doc["units"]}
-    if set(found) != {"serve", "local"}:
-        return f"units {sorted(found)}"
-    few = {n: u["samples"] for n, u in found.items() if u["samples"] < MIN_SAMPLES}
-    runs = {(n, e["speedup"]): e["experiments"] for n, u in found.items()
-            for e in u["speedups"] if e["speedup"] and e["experiments"] < MIN_RUNS}
-    if few or runs:
-        return f"too few samples {few} or experiments {runs}"
-    ci = found["serve"]["speedups"][0]["ci95"]  # the baseline's, at 0%
-    return f"a baseline too noisy to judge: +-{ci:.2f}" if ci and ci > MAX_BASELINE_CI else None
+import causal_checks
+from causal_checks import unit
 
 
 def causal(kind):
-    """The run, made once more (twice as long) only when it was starved."""
-    r, doc = causal_run(kind, 16)
-    why = starved(doc)
-    if why:
-        print(f"  {why}: once more, twice as long")
-        r, doc = causal_run(kind, 32)
-        why = starved(doc)
-        check(not why or "noisy" in why, f"twice: {why}")  # noisy: judged all the same
-    return r, doc
-
-
-def unit(doc, name):
-    found = [u for u in doc["units"] if u["name"] == name]
-    check_eq(len(found), 1, f"unit {name} in {[u['name'] for u in doc['units']]}")
-    return found[0]
+    """The run, made once more (twice as long) only when serve or local was starved."""
+    return causal_checks.causal("-F", "^(serve|local)$", "--selection", "fixed", "-S", "0,50",
+                                seconds=[fixture("causal_pipe"), "16", kind],
+                                units=("serve", "local"))
 
 
 def check_credited(kind):
     r, doc = causal(kind)
+    check_eq(sorted(u["name"] for u in doc["units"]), ["local", "serve"], "the units in scope")
     check_eq(doc["progress_point"], "iteration", "the main thread's progress point")
     check_eq(doc["units"][0]["name"], "serve", f"serve first: {doc['units']}")
     serve, local = unit(doc, "serve"), unit(doc, "local")
