@@ -50,9 +50,27 @@ static void install_cleanup(void)
 			sigaction(cleanup_signals[i], &sa, NULL);
 }
 
+/* The cleanup signals held back (into `old`) while a temporary is created and entered in
+ * the table: one arriving between the two would leave the file behind. The converters are
+ * single-threaded, so the calling thread's mask is the one that matters. */
+static void hold_cleanup_signals(sigset_t *old)
+{
+	sigset_t set;
+
+	install_cleanup();
+	sigemptyset(&set);
+	for (size_t i = 0; i < sizeof(cleanup_signals) / sizeof(cleanup_signals[0]); i++)
+		sigaddset(&set, cleanup_signals[i]);
+	sigprocmask(SIG_BLOCK, &set, old);
+}
+
+static void release_cleanup_signals(const sigset_t *old)
+{
+	sigprocmask(SIG_SETMASK, old, NULL);
+}
+
 static int pending_add(char *path)
 {
-	install_cleanup();
 	for (int i = 0; i < MAX_PENDING; i++)
 		if (!pending[i]) {
 			pending[i] = path;
@@ -273,13 +291,20 @@ int sc_out_begin(struct sc_out_file *o, const char *dest, mode_t mode, unsigned 
 		o->fd = unnamed_temporary(dir, mode);
 	if (o->fd < 0) {
 		remove_stale(dir, base_of(dest));
+		sigset_t old;
+
 		o->tmp = sc_xasprintf("%s/.%s.%d.XXXXXX", dir, base_of(dest), (int)getpid());
+		hold_cleanup_signals(&old);
 		o->fd = mkostemp(o->tmp, O_CLOEXEC); /* O_EXCL: a planted link is never followed */
+		if (o->fd >= 0)
+			o->slot = pending_add(o->tmp);
+		release_cleanup_signals(&old);
 		if (o->fd < 0 || fchmod(o->fd, mode & ~current_umask())) {
 			snprintf(err, errlen, "cannot write %s: %s", dest, strerror(errno));
 			if (o->fd >= 0) {
 				close(o->fd);
 				unlink(o->tmp);
+				pending_drop(o->slot);
 			}
 			free(o->tmp);
 			free(dir);
@@ -287,7 +312,6 @@ int sc_out_begin(struct sc_out_file *o, const char *dest, mode_t mode, unsigned 
 			o->fd = -1;
 			return -1;
 		}
-		o->slot = pending_add(o->tmp);
 	}
 	free(dir);
 	o->dest = sc_xstrdup(dest);
@@ -307,10 +331,16 @@ static int name_unnamed(struct sc_out_file *o)
 		char *name =
 			sc_xasprintf("%s/.%s.%x%04x", dir, base_of(o->dest), (unsigned)getpid(),
 				     (unsigned)((uint64_t)ts.tv_nsec + attempt * 7919u) & 0xffff);
+		sigset_t old;
+		int linked;
 
-		if (!linkat(AT_FDCWD, proc, AT_FDCWD, name, AT_SYMLINK_FOLLOW)) {
+		hold_cleanup_signals(&old);
+		linked = !linkat(AT_FDCWD, proc, AT_FDCWD, name, AT_SYMLINK_FOLLOW);
+		if (linked)
+			o->slot = pending_add(name);
+		release_cleanup_signals(&old);
+		if (linked) {
 			o->tmp = name;
-			o->slot = pending_add(o->tmp);
 			free(dir);
 			return 0;
 		}
