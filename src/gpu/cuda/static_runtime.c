@@ -21,21 +21,42 @@
 #include <unistd.h>
 
 #define SECTION_NAMES_MAX (1u << 20)
+#define HEADERS_AT_ONCE 256u
 
 static bool read_at(int fd, void *buf, size_t len, off_t off)
 {
 	return pread(fd, buf, len, off) == (ssize_t)len;
 }
 
+/* The section count and the section-name table's index of a 64-bit ELF file. Past 65 279
+ * sections (SHN_LORESERVE) e_shnum is 0 and the count is section 0's sh_size; an index
+ * that does not fit is SHN_XINDEX in e_shstrndx and section 0's sh_link (elf(5)). */
+static bool section_counts(int fd, const Elf64_Ehdr *eh, uint64_t *count, uint64_t *strndx)
+{
+	Elf64_Shdr sh0;
+
+	*count = eh->e_shnum;
+	*strndx = eh->e_shstrndx;
+	if (eh->e_shoff && (!eh->e_shnum || eh->e_shstrndx == SHN_XINDEX)) {
+		if (!read_at(fd, &sh0, sizeof(sh0), (off_t)eh->e_shoff))
+			return false;
+		if (!eh->e_shnum)
+			*count = sh0.sh_size;
+		if (eh->e_shstrndx == SHN_XINDEX)
+			*strndx = sh0.sh_link;
+	}
+	return true;
+}
+
 /* The section header string table of a 64-bit ELF file, NUL-terminated; NULL if none. */
-static char *section_names(int fd, const Elf64_Ehdr *eh, size_t *len)
+static char *section_names(int fd, const Elf64_Ehdr *eh, uint64_t count, uint64_t strndx,
+			   size_t *len)
 {
 	Elf64_Shdr sh;
 	char *names;
 
-	if (eh->e_shstrndx == SHN_UNDEF || eh->e_shstrndx >= eh->e_shnum ||
-	    !read_at(fd, &sh, sizeof(sh),
-		     (off_t)(eh->e_shoff + (uint64_t)eh->e_shstrndx * eh->e_shentsize)) ||
+	if (strndx == SHN_UNDEF || strndx >= count ||
+	    !read_at(fd, &sh, sizeof(sh), (off_t)(eh->e_shoff + strndx * sizeof(sh))) ||
 	    !sh.sh_size || sh.sh_size > SECTION_NAMES_MAX)
 		return NULL;
 	names = malloc(sh.sh_size + 1);
@@ -50,26 +71,40 @@ static char *section_names(int fd, const Elf64_Ehdr *eh, size_t *len)
 	return names;
 }
 
+/* Whether one of the `count` section headers is named `name`, read a block at a time. */
+static bool find_section(int fd, const Elf64_Ehdr *eh, uint64_t count, const char *names,
+			 size_t len, const char *name)
+{
+	Elf64_Shdr sh[HEADERS_AT_ONCE];
+
+	for (uint64_t i = 0; i < count; i += HEADERS_AT_ONCE) {
+		uint64_t k = count - i < HEADERS_AT_ONCE ? count - i : HEADERS_AT_ONCE;
+
+		if (!read_at(fd, sh, k * sizeof(sh[0]), (off_t)(eh->e_shoff + i * sizeof(sh[0]))))
+			return false;
+		for (uint64_t j = 0; j < k; j++)
+			if (sh[j].sh_name < len && !strcmp(names + sh[j].sh_name, name))
+				return true;
+	}
+	return false;
+}
+
 bool cuda_elf_has_section(const char *path, const char *name)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	uint64_t count = 0, strndx = 0;
 	Elf64_Ehdr eh;
 	char *names = NULL;
 	size_t len = 0;
-	bool found = false;
+	bool found;
 
 	if (fd < 0)
 		return false;
 	if (read_at(fd, &eh, sizeof(eh), 0) && !memcmp(eh.e_ident, ELFMAG, SELFMAG) &&
-	    eh.e_ident[EI_CLASS] == ELFCLASS64 && eh.e_shentsize == sizeof(Elf64_Shdr))
-		names = section_names(fd, &eh, &len);
-	for (uint16_t i = 0; names && !found && i < eh.e_shnum; i++) {
-		Elf64_Shdr sh;
-
-		found = read_at(fd, &sh, sizeof(sh),
-				(off_t)(eh.e_shoff + (uint64_t)i * sizeof(sh))) &&
-			sh.sh_name < len && !strcmp(names + sh.sh_name, name);
-	}
+	    eh.e_ident[EI_CLASS] == ELFCLASS64 && eh.e_shentsize == sizeof(Elf64_Shdr) &&
+	    section_counts(fd, &eh, &count, &strndx))
+		names = section_names(fd, &eh, count, strndx, &len);
+	found = names && find_section(fd, &eh, count, names, len, name);
 	free(names);
 	close(fd);
 	return found;
