@@ -9,6 +9,7 @@
 
 #include <string.h>
 
+#include "counted_calls.h"
 #include "patch/patch.h"
 #include "python/aggregate.h"
 
@@ -171,6 +172,7 @@ static int process_start(void)
  * function's counts start over. */
 static void fork_child(void)
 {
+	rt_counted_fork_child();
 	rt_patch_shadow_fork_child();
 	rt_patch_counted_fork_child();
 	for (uint32_t id = 0; id < RT_FUNC_IDS; id++) {
@@ -202,10 +204,12 @@ static void thread_stop(struct rt_thread *t)
 	(void)t;
 	rt_func_end_open_calls();
 	rt_py_open_release();
+	rt_counted_thread_end();
 }
 
 static void record_all_counts(bool say)
 {
+	rt_counted_fold_all();
 	rt_patch_flush_counted();
 	if (rt_func_throttle_native)
 		record_counts(native_stats, 0, say);

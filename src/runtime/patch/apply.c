@@ -53,7 +53,7 @@ struct patched_at {
 
 /* Function addresses by id, for the records: reserved once (virtual memory, pages come as
  * ids are used) so that a library patched later never moves the table under a probe. */
-#define MAX_IDS (1u << 22)
+#define MAX_IDS RT_PATCH_MAX_IDS
 static uint64_t *func_addr;
 static uint32_t next_id;
 uint64_t *rt_patch_calls; /* coverage mode: calls by id (the same reserve) */

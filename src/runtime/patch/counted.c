@@ -2,14 +2,22 @@
 /*
  * Throttled patched functions, only counted. Once func_table.c throttles a function, the
  * exit of one of its recorded calls (shadow.c) sets rt_patch_counted[id]; from then on the
- * entry stub sees it set and adds one to it, and nothing else happens for that call: no
- * shadow-stack frame, no clock, no record. The counts move to the function's untimed
- * calls (func_table.c) whenever its FUNC_COUNT is written, so each call is counted once:
- * recorded (FUNC_CALL) before, counted with its time while in flight at the switch, or
- * counted by the stub after. Everything here is async-signal-safe.
+ * entry stub sees it set and adds one to the slot of `id` in its thread's table of counts
+ * (counted_calls.h: one unlocked add), and nothing else happens for that call: no
+ * shadow-stack frame, no clock, no record. A thread without a table yet takes the stub's
+ * slow path (rt_patch_count_slow); one that cannot have one adds to rt_patch_counted[id]
+ * with a locked add. Both move to the function's untimed calls (func_table.c) whenever its
+ * FUNC_COUNT is written, so each call is counted once: recorded (FUNC_CALL) before,
+ * counted with its time while in flight at the switch, or counted by the stub after.
+ * Everything here is async-signal-safe.
  */
+#include "../counted_calls.h"
 #include "../func_table.h"
 #include "patch.h"
+
+/* stubs_x86_64.S adds to this displacement from a table's counts. */
+_Static_assert(RT_COUNTED_PATCH_BASE * sizeof(uint64_t) == 524288,
+	       "the entry stub's displacement of patch ids in a table of counts");
 
 uint64_t *rt_patch_counted;
 
@@ -22,6 +30,27 @@ void rt_patch_count_only(uint32_t id)
 	/* Compare-and-swap: another thread may have switched it already, and counted since. */
 	__atomic_compare_exchange_n(&rt_patch_counted[id], &zero, 1, false, __ATOMIC_RELAXED,
 				    __ATOMIC_RELAXED);
+}
+
+void rt_patch_count_slow(uint32_t id)
+{
+	uint64_t *t = rt_counted_claim();
+
+	if (t)
+		arch_local_fetch_add(&t[RT_COUNTED_PATCH_BASE + (size_t)id], 1);
+	else
+		__atomic_fetch_add(&rt_patch_counted[id], 1, __ATOMIC_RELAXED);
+}
+
+uint32_t rt_patch_counted_ids(void)
+{
+	return rt_patch_counted ? rt_patch_nids() : 0;
+}
+
+void rt_patch_add_counted(uint32_t id, uint64_t calls)
+{
+	if (rt_patch_func_addr[id])
+		rt_func_count_untimed(rt_func_id(rt_patch_func_addr[id], 0), calls);
 }
 
 void rt_patch_flush_counted(void)

@@ -24,9 +24,13 @@ void rt_patch_exit_stub(void);
 void rt_patch_coverage_stub(void); /* coverage mode: counts calls in rt_patch_calls[id] */
 extern uint64_t *rt_patch_calls;
 /* By id: 0 while the function is recorded call by call; once it is throttled, 1 + the calls
- * the entry stub counted since (counted.c). */
+ * the entry stub counted since in no thread's table (counted.c, counted_calls.h). */
 extern uint64_t *rt_patch_counted;
-void rt_patch_loop_stub(void); /* loop probes: saves everything, flags too; calls: */
+/* Called by the entry stub for a throttled function's call on a thread without a table of
+ * counts yet (counted_calls.h): claims one, or counts in rt_patch_counted[id]. */
+void rt_patch_count_slow(uint32_t id);
+#define RT_PATCH_MAX_IDS (1u << 22) /* patch ids of one process image */
+void rt_patch_loop_stub(void);	    /* loop probes: saves everything, flags too; calls: */
 void rt_patch_loop(uint32_t probe_id);
 void rt_patch_loader_event(void); /* loader.c: the list of loaded objects changed */
 
@@ -97,7 +101,20 @@ void rt_patch_flush_counted(void);
 /* counted.c: a fork child records its functions call by call again, as func_table.c
  * starts their counts over. */
 void rt_patch_counted_fork_child(void);
+/* counted.c, for counted_calls.c: how many patch ids have slots in a table of counts, and
+ * `calls` counted calls of patch id `id` into its function's untimed count. */
+uint32_t rt_patch_counted_ids(void);
+void rt_patch_add_counted(uint32_t id, uint64_t calls);
 #else
+static inline uint32_t rt_patch_counted_ids(void)
+{
+	return 0;
+}
+static inline void rt_patch_add_counted(uint32_t id, uint64_t calls)
+{
+	(void)id;
+	(void)calls;
+}
 static inline void rt_patch_flush_counted(void)
 {
 }

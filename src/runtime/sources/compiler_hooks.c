@@ -17,6 +17,7 @@
  */
 #include <sys/mman.h>
 
+#include "../counted_calls.h"
 #include "../func_table.h"
 #include "source.h"
 
@@ -70,7 +71,7 @@ static void end_call(const struct hook_frame *fr, uint64_t ts)
 	if (fr->ended)
 		return;
 	if (fr->untimed)
-		rt_func_count_untimed(fr->id, 1);
+		rt_counted_hook_call(fr->id); /* this thread's table: no locked add */
 	else
 		rt_func_call_record(rt_stack_context(fr->sp), fr->id, fr->fn, fr->start, ts);
 }
