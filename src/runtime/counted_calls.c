@@ -84,16 +84,18 @@ uint64_t *rt_counted_claim(void)
 	return t ? t->counts : NULL;
 }
 
-/* What slot `i` of `t` counted since the last fold, taken exactly once. */
-static uint64_t take(struct count_table *t, size_t i)
+/* What slot `i` of `t` counted since the last fold, taken exactly once. A slot counting from
+ * `bias` (patch ids: 1 + the calls, so that 0 says "not counted here") that was never
+ * folded has taken 0. */
+static uint64_t take(struct count_table *t, size_t i, uint64_t bias)
 {
 	uint64_t c = __atomic_load_n(&t->counts[i], __ATOMIC_RELAXED);
 	uint64_t k = __atomic_load_n(&t->taken[i], __ATOMIC_RELAXED);
 
-	while (c != k) {
+	while (c > (k ? k : bias)) {
 		if (__atomic_compare_exchange_n(&t->taken[i], &k, c, false, __ATOMIC_RELAXED,
 						__ATOMIC_RELAXED))
-			return c - k;
+			return c - (k ? k : bias);
 		/* Another fold took up to k meanwhile; the count may have grown past it. */
 		c = __atomic_load_n(&t->counts[i], __ATOMIC_RELAXED);
 	}
@@ -106,10 +108,10 @@ static void fold(struct count_table *t)
 	uint64_t n;
 
 	for (uint32_t id = 0; id < RT_FUNC_IDS; id++)
-		if ((n = take(t, id)))
+		if ((n = take(t, id, 0)))
 			rt_func_count_untimed(id, n);
 	for (uint32_t id = 0; id < npatch; id++)
-		if ((n = take(t, RT_COUNTED_PATCH_BASE + (size_t)id)))
+		if ((n = take(t, RT_COUNTED_PATCH_BASE + (size_t)id, 1)))
 			rt_patch_add_counted(id, n);
 }
 
@@ -139,10 +141,14 @@ void rt_counted_fork_child(void)
 
 	for (struct count_table *t = atomic_load_explicit(&tables, memory_order_acquire); t;
 	     t = t->next) {
-		/* Only the slots that differ: the others may be untouched zero pages. */
-		for (size_t i = 0; i < n; i++)
-			if (t->counts[i] != t->taken[i])
-				t->taken[i] = t->counts[i];
+		/* Every slot back to 0 (a patched function is recorded again until the child
+		 * throttles it); only those that are not: the others may be untouched pages. */
+		for (size_t i = 0; i < n; i++) {
+			if (t->counts[i])
+				t->counts[i] = 0;
+			if (t->taken[i])
+				t->taken[i] = 0;
+		}
 		if (t != mine)
 			atomic_store_explicit(&t->in_use, false, memory_order_relaxed);
 	}

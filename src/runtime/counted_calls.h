@@ -10,7 +10,9 @@
  * as it is, and every fold takes each slot's growth since the last one exactly once.
  *
  * Slots: [0, RT_FUNC_IDS) the compiler hooks' functions by function id (func_table.h),
- * then RT_PATCH_MAX_IDS slots for patched functions by patch id (in builds with patching).
+ * then RT_PATCH_MAX_IDS slots for patched functions by patch id (in builds with patching),
+ * each 0 until this thread first counts the function, then 1 + its calls (patch/counted.c:
+ * the entry stub's test of whether to count is the slot it counts in).
  * Everything here is async-signal-safe.
  */
 #ifndef SYSCOPE_RUNTIME_COUNTED_CALLS_H
@@ -47,8 +49,8 @@ void rt_counted_fold_all(void);
 /* The calling thread's end: its counts folded, its table handed back for later threads;
  * its later calls (key destructors) are counted in the shared words. */
 void rt_counted_thread_end(void);
-/* A fork child: what the parent's threads counted is the parent's; the child's other
- * threads are gone, so their tables are free. Before func_table.c resets its counts. */
+/* A fork child: what the parent's threads counted is the parent's (every slot back to 0);
+ * the child's other threads are gone, so their tables are free. */
 void rt_counted_fork_child(void);
 
 #endif /* SYSCOPE_RUNTIME_COUNTED_CALLS_H */

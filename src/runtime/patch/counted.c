@@ -2,11 +2,12 @@
 /*
  * Throttled patched functions, only counted. Once func_table.c throttles a function, the
  * exit of one of its recorded calls (shadow.c) sets rt_patch_counted[id]; from then on the
- * entry stub sees it set and adds one to the slot of `id` in its thread's table of counts
- * (counted_calls.h: one unlocked add), and nothing else happens for that call: no
- * shadow-stack frame, no clock, no record. A thread without a table yet takes the stub's
- * slow path (rt_patch_count_slow); one that cannot have one adds to rt_patch_counted[id]
- * with a locked add. Both move to the function's untimed calls (func_table.c) whenever its
+ * entry stub sees it set and counts the call in the slot of `id` in its thread's table of
+ * counts (counted_calls.h), and nothing else happens for that call: no shadow-stack frame,
+ * no clock, no record. The slot holds 1 + the calls counted: the first call of a thread
+ * sets it (rt_patch_count_slow), and from then on the stub's first test finds it set and
+ * adds one, unlocked, touching no other data. A thread that cannot have a table adds to
+ * rt_patch_counted[id] with a locked add. Both move to the function's untimed calls (func_table.c) whenever its
  * FUNC_COUNT is written, so each call is counted once: recorded (FUNC_CALL) before,
  * counted with its time while in flight at the switch, or counted by the stub after.
  * Everything here is async-signal-safe.
@@ -34,12 +35,17 @@ void rt_patch_count_only(uint32_t id)
 
 void rt_patch_count_slow(uint32_t id)
 {
-	uint64_t *t = rt_counted_claim();
+	uint64_t *t = rt_counted_here ? rt_counted_here : rt_counted_claim(), zero = 0;
 
-	if (t)
-		arch_local_fetch_add(&t[RT_COUNTED_PATCH_BASE + (size_t)id], 1);
-	else
+	if (!t) {
 		__atomic_fetch_add(&rt_patch_counted[id], 1, __ATOMIC_RELAXED);
+		return;
+	}
+	/* 1 + the calls counted, as rt_patch_counted: a signal handler may have set it since
+	 * the stub looked (hence the compare-and-swap). */
+	__atomic_compare_exchange_n(&t[RT_COUNTED_PATCH_BASE + (size_t)id], &zero, 1, false,
+				    __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+	arch_local_fetch_add(&t[RT_COUNTED_PATCH_BASE + (size_t)id], 1);
 }
 
 uint32_t rt_patch_counted_ids(void)

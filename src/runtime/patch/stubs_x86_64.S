@@ -10,8 +10,8 @@
  * Entry: a trampoline did `push $id; call *entry_stub`, so the stack holds
  *   [rsp] return into the trampoline, [rsp+8] id, [rsp+16] the function's return address;
  * `ret $8` drops the id on the way back to the trampoline. A throttled function's calls
- * stop at the stub's first test (rt_patch_counted), are counted in the thread's table of
- * counts, and never reach the exit stub.
+ * stop at the stub's first tests (the thread's table of counts, rt_patch_counted), are
+ * counted there, and never reach the exit stub.
  *
  * Exit: the function's `ret` popped our address; rsp is one past the slot that held it.
  * rt_patch_exit gives the original return address, which goes back into that slot, and an
@@ -32,49 +32,46 @@
 	.p2align 4
 rt_patch_entry_stub:
 	.cfi_startproc
-	/* A throttled function (rt_patch_counted[id] not 0) is only counted: one unlocked
-	 * increment in the thread's table, no shadow-stack frame, no clock (flags are dead at a
-	 * function's entry; rax and rdx are saved). */
+	/* A throttled function is only counted: no shadow-stack frame, no clock (flags are dead
+	 * at a function's entry; rax and rdx are saved). Its slot in this thread's table of
+	 * counts (counted_calls.h; patch ids start 65536 slots, 524288 bytes, into it) is not 0
+	 * once this thread has seen it throttled: one unlocked add there, the one line of data
+	 * touched (no other CPU writes it). Otherwise rt_patch_counted[id] says whether it is
+	 * throttled: rt_patch_count_slow then sets this thread's slot (or counts in that word
+	 * when the thread can have no table); if not, the call is recorded. */
 	pushq	%rax
 	.cfi_adjust_cfa_offset 8
 	pushq	%rdx
 	.cfi_adjust_cfa_offset 8
 	movl	24(%rsp), %eax		/* id: above rdx, rax and the return into the trampoline */
-	movq	rt_patch_counted(%rip), %rdx
-	cmpq	$0, (%rdx,%rax,8)
+	movq	rt_counted_here@gottpoff(%rip), %rdx
+	movq	%fs:(%rdx), %rdx
+	testq	%rdx, %rdx
+	jz	1f
+	cmpq	$0, 524288(%rdx,%rax,8)
+	je	1f
+	incq	524288(%rdx,%rax,8)
 	.cfi_remember_state
-	jne	1f
 	popq	%rdx
 	.cfi_adjust_cfa_offset -8
 	popq	%rax
 	.cfi_adjust_cfa_offset -8
+	ret	$8
+1:	.cfi_restore_state
+	movq	rt_patch_counted(%rip), %rdx
+	cmpq	$0, (%rdx,%rax,8)
+	popq	%rdx
+	.cfi_adjust_cfa_offset -8
+	popq	%rax
+	.cfi_adjust_cfa_offset -8
+	jne	2f
 	FRAME_SAVING
 	movl	16(%rbp), %edi		/* id */
 	leaq	24(%rbp), %rsi		/* slot of the function's return address */
 	call	rt_patch_enter
 	FRAME_RESTORING
 	ret	$8
-1:	.cfi_restore_state
-	/* Counted in this thread's table (counted_calls.h): no other CPU writes it, so no lock.
-	 * Patch ids start 65536 slots (524288 bytes) into it. */
-	movq	rt_counted_here@gottpoff(%rip), %rdx
-	movq	%fs:(%rdx), %rdx
-	testq	%rdx, %rdx
-	.cfi_remember_state
-	jz	2f
-	incq	524288(%rdx,%rax,8)
-	popq	%rdx
-	.cfi_adjust_cfa_offset -8
-	popq	%rax
-	.cfi_adjust_cfa_offset -8
-	ret	$8
-2:	.cfi_restore_state
-	/* No table yet: rt_patch_count_slow claims one, or counts in rt_patch_counted. */
-	popq	%rdx
-	.cfi_adjust_cfa_offset -8
-	popq	%rax
-	.cfi_adjust_cfa_offset -8
-	FRAME_SAVING
+2:	FRAME_SAVING
 	movl	16(%rbp), %edi		/* id */
 	call	rt_patch_count_slow
 	FRAME_RESTORING
