@@ -8,7 +8,8 @@ FUNC_COUNT, for patched functions (`syscope instrument`) and compiler hooks
 (-finstrument-functions) alike (tests/programs/counted_calls.c).
 
 Besides, from the same review (issue 20's leftovers): separate debug information that dwz
--m split into an alternate file (.gnu_debugaltlink) is found without a debuginfod server.
+-m split into an alternate file (.gnu_debugaltlink) is found without a debuginfod server;
+the CLI loads capstone and libpfm4 only for the verbs that use them (src/cmd/lazy_libs.c).
 """
 import os
 import shutil
@@ -155,6 +156,30 @@ def test_dwz_alternate_debug_file_found():
     check_eq((top["function"], top["line"]),
              ("dwz_spin", harness.source_line("dwz_hot.h", "/* DWZ_LINE */")),
              f"its line, from the program's own debug file: {p.meta['lines'][:3]}")
+
+
+def loaded_libraries(*args):
+    """The libraries syscope's own process loaded (LD_DEBUG=files) running `args`."""
+    env = dict(os.environ, LD_DEBUG="files")
+    p = subprocess.run([harness.SYSCOPE, *args], capture_output=True, text=True, timeout=300,
+                       env=env)
+    return p, {m.split("file=")[1].split()[0] for m in p.stderr.splitlines()
+               if "file=" in m and "[0];  generating link map" in m}
+
+
+def test_capstone_and_libpfm_loaded_only_when_needed():
+    p, libs = loaded_libraries("--version")
+    check_eq(p.returncode, 0, p.stderr[-2000:])
+    check(p.stdout.startswith("syscope "), p.stdout)
+    check(any(lib.startswith("libjansson") for lib in libs), f"LD_DEBUG names libraries: {libs}")
+    check_eq(sorted(lib for lib in libs if "capstone" in lib or "pfm" in lib), [],
+             "--version loads neither")
+    p, libs = loaded_libraries("instrument", "--simulate", "-I", "^tiny$", "--",
+                               fixture("counted_calls"))
+    check_eq(p.returncode, 0, p.stderr[-2000:])
+    check(any(lib.startswith("libcapstone.so.") for lib in libs),
+          f"instrument loads capstone: {sorted(libs)}")
+    check(not any("pfm" in lib for lib in libs), f"instrument, not libpfm4: {sorted(libs)}")
 
 
 if __name__ == "__main__":
