@@ -23,6 +23,7 @@ TEST_PACKAGES  += libpython3.11 # test_python_frames.py: a libpython to dlopen a
 TEST_PACKAGES  += coz-profiler # test_causal.py: Coz's coz.h macros; bench/causal-bench compares with coz run
 TEST_PACKAGES  += chromium # test_html_report.py: the report loaded headless
 TEST_PACKAGES  += uftrace # bench/convert-later-bench: uftrace record + report on the same binary
+TEST_PACKAGES  += dwz # test_counted_calls.py: debug information split by dwz -m
 
 .PHONY: all build demo test test-fast asan deps deps-test format bench bundle clean install deb
 

@@ -5,7 +5,8 @@
  * a TLS library and theirs) even when DEBUGINFOD_URLS names no server, so that every
  * conversion touching a stripped library without debug files (libc, most system
  * libraries) paid for loading them: a tenth of converting a small session. Without a server
- * the same local places are searched here; with one, libdwfl's own search runs.
+ * the same local places are searched here; with one, libdwfl's own search runs. dwz's
+ * alternate files are left to libdw, which finds them itself.
  */
 #include "debuginfo.h"
 
@@ -86,7 +87,12 @@ int sc_find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, GE
 						    debuginfo_file_name);
 	fd = dwfl_build_id_find_debuginfo(mod, userdata, modname, base, file_name, debuglink_file,
 					  debuglink_crc, debuginfo_file_name);
-	if (fd >= 0 || !file_name || !debuglink_file || !*debuglink_file)
+	/* A dwz alternate file (.gnu_debugaltlink, asked for with CRC 0) has a build id of its
+	 * own, which the lookup above tried: the debug-link places, checked by the module's
+	 * build id, can never hold it. When none is found here, libdw's dwarf_getalt looks for
+	 * it by its build id and its path (absolute, or beside the debug file), without the
+	 * debuginfod client that libdwfl's standard search would load for it. */
+	if (fd >= 0 || !file_name || !debuglink_file || !*debuglink_file || !debuglink_crc)
 		return fd;
 	fd = by_debug_link(file_name, debuglink_file, bits, len, debuginfo_file_name);
 	if (fd < 0 && (real = realpath(file_name, NULL))) { /* a link's target's folder */
