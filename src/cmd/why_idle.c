@@ -71,11 +71,7 @@ int sc_why_idle(char *const *inputs, int n, bool json, unsigned top, uint64_t th
 	sc_profiles_build(&profiles, &model, false);
 	sc_idle_analyze(&report, &profiles, threshold_ns);
 	if (json) {
-		json_t *doc = sc_idle_json(&profiles, &report, top);
-
-		json_dumpf(doc, stdout, JSON_INDENT(1) | JSON_REAL_PRECISION(9));
-		putchar('\n');
-		json_decref(doc);
+		sc_idle_write(stdout, &profiles, &report, top);
 	} else {
 		sc_idle_print(stdout, &profiles, &report, false);
 	}

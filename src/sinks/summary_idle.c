@@ -2,10 +2,11 @@
 /*
  * Why the GPU was idle (model/gpu_idle.h) as text, for `syscope summary --why-idle` and the
  * end-of-run summary, and as JSON, for `summary --why-idle --format json` and the JSON
- * profile's gpu-idle.json.
+ * profile's gpu-idle.json, streamed (json_out.h).
  */
 #include <string.h>
 
+#include "json_out.h"
 #include "sink.h"
 #include "summary_idle.h"
 
@@ -176,79 +177,188 @@ void sc_idle_print(FILE *f, struct sc_profile_set *set, const struct sc_idle_rep
 			(double)r->threshold_ns / 1e3);
 }
 
-static json_t *named_json(const void *vec)
-{
-	const VEC(struct sc_idle_named) *v = vec;
-	json_t *a = json_array();
+/*
+ * The JSON, written as it goes (json_out.h) in the layout of jansson's JSON_INDENT(1) dump,
+ * which built it as a tree before: a member or element on a line of its own, indented one
+ * space a level, `"key": value`, an empty array as []. The same bytes.
+ */
+#define JW_DEPTH 12 /* the document is 8 deep */
 
-	for (size_t i = 0; i < v->n; i++)
-		json_array_append_new(a, json_pack("{s:s, s:I}", "name", v->v[i].name, "idle_ns",
-						   (json_int_t)v->v[i].ns));
-	return a;
+struct jw {
+	FILE *f;
+	unsigned depth;
+	bool first[JW_DEPTH]; /* nothing written yet in the array or object at each level */
+};
+
+static void jw_newline(struct jw *w)
+{
+	fputc('\n', w->f);
+	for (unsigned i = 0; i < w->depth; i++)
+		fputc(' ', w->f);
 }
 
-static json_t *stacks_json(struct sc_profile_set *set, const struct sc_idle_cause_stat *s,
-			   unsigned top)
+/* Before a member or an element: the comma after the last, its line. */
+static void jw_next(struct jw *w)
 {
-	json_t *a = json_array();
+	if (!w->first[w->depth - 1])
+		fputc(',', w->f);
+	w->first[w->depth - 1] = false;
+	jw_newline(w);
+}
 
+static void jw_open(struct jw *w, char c)
+{
+	fputc(c, w->f);
+	w->first[w->depth++] = true;
+}
+
+static void jw_close(struct jw *w, char c)
+{
+	if (!w->first[--w->depth])
+		jw_newline(w);
+	fputc(c, w->f);
+}
+
+static void jw_key(struct jw *w, const char *key)
+{
+	jw_next(w);
+	sc_json_put_str(w->f, key);
+	fputs(": ", w->f);
+}
+
+static void jw_int(struct jw *w, const char *key, long long v)
+{
+	jw_key(w, key);
+	sc_json_put_int(w->f, v);
+}
+
+static void jw_real(struct jw *w, const char *key, double v)
+{
+	jw_key(w, key);
+	sc_json_put_real(w->f, v);
+}
+
+/* A string, or null for NULL. */
+static void jw_str(struct jw *w, const char *key, const char *v)
+{
+	jw_key(w, key);
+	if (v)
+		sc_json_put_str(w->f, v);
+	else
+		fputs("null", w->f);
+}
+
+static void named_json(struct jw *w, const char *key, const void *vec)
+{
+	const VEC(struct sc_idle_named) *v = vec;
+
+	jw_key(w, key);
+	jw_open(w, '[');
+	for (size_t i = 0; i < v->n; i++) {
+		jw_next(w);
+		jw_open(w, '{');
+		jw_str(w, "name", v->v[i].name);
+		jw_int(w, "idle_ns", (long long)v->v[i].ns);
+		jw_close(w, '}');
+	}
+	jw_close(w, ']');
+}
+
+static void stacks_json(struct jw *w, struct sc_profile_set *set,
+			const struct sc_idle_cause_stat *s, unsigned top)
+{
+	jw_key(w, "stacks");
+	jw_open(w, '[');
 	for (size_t k = 0; k < s->stacks.n && k < top; k++) {
 		uint32_t *funcs;
 		size_t n = sc_stack_path(set, &set->model->stacks.v[s->stacks.v[k].stack], &funcs,
 					 NULL);
-		json_t *frames = json_array();
 
-		for (size_t i = 0; i < n; i++)
-			json_array_append_new(frames, json_string(sc_func_of(set, funcs[i])->name));
-		json_array_append_new(a, json_pack("{s:I, s:o}", "samples",
-						   (json_int_t)s->stacks.v[k].samples, "frames",
-						   frames));
+		jw_next(w);
+		jw_open(w, '{');
+		jw_int(w, "samples", (long long)s->stacks.v[k].samples);
+		jw_key(w, "frames");
+		jw_open(w, '[');
+		for (size_t i = 0; i < n; i++) {
+			jw_next(w);
+			sc_json_put_str(w->f, sc_func_of(set, funcs[i])->name);
+		}
+		jw_close(w, ']');
+		jw_close(w, '}');
 	}
-	return a;
+	jw_close(w, ']');
 }
 
-static json_t *gpu_json(struct sc_profile_set *set, const struct sc_idle_gpu *g, unsigned top)
+static void causes_json(struct jw *w, struct sc_profile_set *set, const struct sc_idle_gpu *g,
+			unsigned top)
 {
 	unsigned order[SC_IDLE_CAUSES], n = sc_idle_ranked(g, order);
 	uint64_t span = g->last - g->first, attributed = g->idle_ns - g->short_ns;
-	json_t *causes = json_array();
 	char label[512];
 
+	jw_key(w, "causes");
+	jw_open(w, '[');
 	for (unsigned i = 0; i < n; i++) {
 		const struct sc_idle_cause_stat *s = &g->causes[order[i]];
 
 		cause_label(label, sizeof(label), order[i], s);
-		json_array_append_new(
-			causes,
-			json_pack("{s:s, s:s, s:I, s:f, s:f, s:I, s:o, s:o, s:o, s:o}", "cause",
-				  sc_idle_cause_key(order[i]), "label", label, "idle_ns",
-				  (json_int_t)(s->ns + 0.5), "share_of_span",
-				  span ? s->ns / (double)span : 0.0, "share_of_idle",
-				  attributed ? s->ns / (double)attributed : 0.0, "intervals",
-				  (json_int_t)s->intervals, "names", named_json(&s->names), "peers",
-				  named_json(&s->peers), "gil_holders", named_json(&s->holders),
-				  "stacks", stacks_json(set, s, top)));
+		jw_next(w);
+		jw_open(w, '{');
+		jw_str(w, "cause", sc_idle_cause_key(order[i]));
+		jw_str(w, "label", label);
+		jw_int(w, "idle_ns", (long long)(s->ns + 0.5));
+		jw_real(w, "share_of_span", span ? s->ns / (double)span : 0.0);
+		jw_real(w, "share_of_idle", attributed ? s->ns / (double)attributed : 0.0);
+		jw_int(w, "intervals", (long long)s->intervals);
+		named_json(w, "names", &s->names);
+		named_json(w, "peers", &s->peers);
+		named_json(w, "gil_holders", &s->holders);
+		stacks_json(w, set, s, top);
+		jw_close(w, '}');
 	}
-	return json_pack("{s:I, s:I, s:i, s:s?, s:I, s:I, s:I, s:I, s:f, s:f, s:I, s:I, s:I, s:I, "
-			 "s:o}",
-			 "pid", (json_int_t)g->img->pid, "gpu", (json_int_t)g->agent, "rank",
-			 g->rank, "name", g->name, "first_ns", (json_int_t)g->first, "span_ns",
-			 (json_int_t)span, "busy_ns", (json_int_t)g->busy_ns, "idle_ns",
-			 (json_int_t)g->idle_ns, "busy_fraction",
-			 span ? (double)g->busy_ns / (double)span : 0.0, "idle_fraction",
-			 span ? (double)g->idle_ns / (double)span : 0.0, "ops", (json_int_t)g->ops,
-			 "intervals", (json_int_t)g->intervals, "short_intervals",
-			 (json_int_t)g->short_intervals, "short_ns", (json_int_t)g->short_ns,
-			 "causes", causes);
+	jw_close(w, ']');
 }
 
-json_t *sc_idle_json(struct sc_profile_set *set, const struct sc_idle_report *r, unsigned top)
+static void gpu_json(struct jw *w, struct sc_profile_set *set, const struct sc_idle_gpu *g,
+		     unsigned top)
 {
-	json_t *gpus = json_array();
+	uint64_t span = g->last - g->first;
 
-	for (size_t i = 0; i < r->gpus.n; i++)
-		json_array_append_new(gpus, gpu_json(set, &r->gpus.v[i], top));
-	return json_pack("{s:I, s:o}", "threshold_ns", (json_int_t)r->threshold_ns, "gpus", gpus);
+	jw_open(w, '{');
+	jw_int(w, "pid", (long long)g->img->pid);
+	jw_int(w, "gpu", (long long)g->agent);
+	jw_int(w, "rank", g->rank);
+	jw_str(w, "name", g->name);
+	jw_int(w, "first_ns", (long long)g->first);
+	jw_int(w, "span_ns", (long long)span);
+	jw_int(w, "busy_ns", (long long)g->busy_ns);
+	jw_int(w, "idle_ns", (long long)g->idle_ns);
+	jw_real(w, "busy_fraction", span ? (double)g->busy_ns / (double)span : 0.0);
+	jw_real(w, "idle_fraction", span ? (double)g->idle_ns / (double)span : 0.0);
+	jw_int(w, "ops", (long long)g->ops);
+	jw_int(w, "intervals", (long long)g->intervals);
+	jw_int(w, "short_intervals", (long long)g->short_intervals);
+	jw_int(w, "short_ns", (long long)g->short_ns);
+	causes_json(w, set, g, top);
+	jw_close(w, '}');
+}
+
+void sc_idle_write(FILE *f, struct sc_profile_set *set, const struct sc_idle_report *r,
+		   unsigned top)
+{
+	struct jw w = { .f = f };
+
+	jw_open(&w, '{');
+	jw_int(&w, "threshold_ns", (long long)r->threshold_ns);
+	jw_key(&w, "gpus");
+	jw_open(&w, '[');
+	for (size_t i = 0; i < r->gpus.n; i++) {
+		jw_next(&w);
+		gpu_json(&w, set, &r->gpus.v[i], top);
+	}
+	jw_close(&w, ']');
+	jw_close(&w, '}');
+	fputc('\n', f);
 }
 
 const struct sc_idle_report *sc_output_idle(struct sc_output *out)
@@ -275,18 +385,14 @@ int sc_idle_write_json(struct sc_output *out, unsigned top)
 {
 	const struct sc_idle_report *r = sc_output_idle(out);
 	struct sc_outfile of;
-	json_t *doc;
 	int rc;
 
 	if (!r)
 		return 0;
-	doc = sc_idle_json(out->profiles, r, top);
 	rc = sc_out_open(out, &of, "gpu-idle.json");
 	if (!rc) {
-		json_dumpf(doc, of.f, JSON_INDENT(1) | JSON_REAL_PRECISION(9));
-		fputc('\n', of.f);
+		sc_idle_write(of.f, out->profiles, r, top);
 		rc = sc_out_close(out, &of);
 	}
-	json_decref(doc);
 	return rc;
 }

@@ -9,15 +9,17 @@ FUNC_COUNT, for patched functions (`syscope instrument`) and compiler hooks
 
 Besides, from the same review (issue 20's leftovers): separate debug information that dwz
 -m split into an alternate file (.gnu_debugaltlink) is found without a debuginfod server;
-the CLI loads capstone and libpfm4 only for the verbs that use them (src/cmd/lazy_libs.c).
+the CLI loads capstone and libpfm4 only for the verbs that use them (src/cmd/lazy_libs.c);
+`summary --why-idle --format json` and gpu-idle.json, now streamed, keep jansson's layout.
 """
+import json
 import os
 import shutil
 import subprocess
 import tempfile
 
 import harness
-from harness import calls_of, check, check_eq, fixture, syscope
+from harness import calls_of, check, check_eq, fixture, gen_session, syscope
 
 import rawdump
 import records
@@ -180,6 +182,35 @@ def test_capstone_and_libpfm_loaded_only_when_needed():
     check(any(lib.startswith("libcapstone.so.") for lib in libs),
           f"instrument loads capstone: {sorted(libs)}")
     check(not any("pfm" in lib for lib in libs), f"instrument, not libpfm4: {sorted(libs)}")
+
+
+def test_why_idle_json_streamed_in_jansson_layout():
+    """The bytes jansson's JSON_INDENT(1) dump wrote before (the same as Python's indent=1
+    dump of the document: one member or element a line, `"key": value`, [] when empty;
+    checked against the jansson build on these sessions when the change was made), from
+    `summary --why-idle --format json` and in the JSON profile's gpu-idle.json alike."""
+    work = tempfile.mkdtemp(prefix="syscope-idle-")
+    mixes = (("sync", 5), ("gil", 4), ("mpi", 6), ("sync,gil,compute", 9),
+             ("nccl_late,offcpu,gil,mpi", 12))
+    for i, (causes, steps) in enumerate(mixes):
+        s = gen_session("--pid", 6201 + i, "--idle-steps", steps, "--kernel-ns", 90000 * (i + 1),
+                        "--idle-causes", causes, workdir=work)
+        for top in ((), ("--top", "1")):
+            r = syscope("summary", "--why-idle", "--format", "json", *top, s)
+            check_eq(r.rc, 0, r.describe())
+            doc = json.loads(r.out)
+            check(doc["gpus"] and doc["gpus"][0]["causes"], f"{causes}: causes found: {doc}")
+            check_eq(r.out, json.dumps(doc, indent=1, ensure_ascii=False) + "\n",
+                     f"{causes} {top}: jansson's indented layout")
+            if top:
+                stacks = [len(c["stacks"]) for c in doc["gpus"][0]["causes"]]
+                check(max(stacks) <= 1, f"{causes}: --top 1 stack a cause: {stacks}")
+            else:
+                whole = r.out
+        c = syscope("convert", "--output-format", "json", s)
+        check_eq(c.rc, 0, c.describe())
+        with open(os.path.join(s, "gpu-idle.json")) as f:
+            check_eq(f.read(), whole, f"{causes}: gpu-idle.json, the same bytes (5 stacks)")
 
 
 if __name__ == "__main__":
