@@ -107,8 +107,9 @@ static void fold(struct count_table *t)
 	uint32_t npatch = rt_patch_counted_ids();
 	uint64_t n;
 
+	/* The hooks count only throttled functions: the others' slots stay untouched pages. */
 	for (uint32_t id = 0; id < RT_FUNC_IDS; id++)
-		if ((n = take(t, id, 0)))
+		if (rt_func_throttled(id) && (n = take(t, id, 0)))
 			rt_func_count_untimed(id, n);
 	for (uint32_t id = 0; id < npatch; id++)
 		if ((n = take(t, RT_COUNTED_PATCH_BASE + (size_t)id, 1)))
@@ -135,20 +136,28 @@ void rt_counted_thread_end(void)
 	atomic_store_explicit(&t->in_use, false, memory_order_release);
 }
 
+/* Slot `i` of `t` back to 0, written only when it is not: it may be an untouched page. */
+static void clear(struct count_table *t, size_t i)
+{
+	if (t->counts[i])
+		t->counts[i] = 0;
+	if (t->taken[i])
+		t->taken[i] = 0;
+}
+
 void rt_counted_fork_child(void)
 {
-	size_t n = RT_COUNTED_PATCH_BASE + rt_patch_counted_ids();
+	uint32_t npatch = rt_patch_counted_ids();
 
+	/* Every slot back to 0: a patched function is recorded again until the child
+	 * throttles it. */
 	for (struct count_table *t = atomic_load_explicit(&tables, memory_order_acquire); t;
 	     t = t->next) {
-		/* Every slot back to 0 (a patched function is recorded again until the child
-		 * throttles it); only those that are not: the others may be untouched pages. */
-		for (size_t i = 0; i < n; i++) {
-			if (t->counts[i])
-				t->counts[i] = 0;
-			if (t->taken[i])
-				t->taken[i] = 0;
-		}
+		for (uint32_t id = 0; id < RT_FUNC_IDS; id++)
+			if (rt_func_throttled(id))
+				clear(t, id);
+		for (uint32_t id = 0; id < npatch; id++)
+			clear(t, RT_COUNTED_PATCH_BASE + (size_t)id);
 		if (t != mine)
 			atomic_store_explicit(&t->in_use, false, memory_order_relaxed);
 	}

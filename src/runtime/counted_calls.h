@@ -50,7 +50,8 @@ void rt_counted_fold_all(void);
  * its later calls (key destructors) are counted in the shared words. */
 void rt_counted_thread_end(void);
 /* A fork child: what the parent's threads counted is the parent's (every slot back to 0);
- * the child's other threads are gone, so their tables are free. */
+ * the child's other threads are gone, so their tables are free. Called before func_table.c
+ * resets its counts (the throttled functions say which hook slots were used). */
 void rt_counted_fork_child(void);
 
 #endif /* SYSCOPE_RUNTIME_COUNTED_CALLS_H */
