@@ -1,0 +1,116 @@
+"""Defects found by running syscope on real programs nobody here wrote (Debian's gzip, xz,
+sqlite3...), each checked here on the program that showed it or on a fixture that does
+what it does:
+
+  - a program that handles Ctrl-C itself, cleans up, puts the default action back and
+    raises the signal again (gzip, xz, sort): its end is recorded as the signal, with its
+    last records, as for a program that never handled it (src/runtime/signals.c);
+"""
+import json
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+
+import harness
+from harness import Skip, check, check_eq, fixture, syscope
+
+
+def need_tool(name):
+    """A Debian tool these tests run (Makefile's TEST_PACKAGES): missing fails in CI."""
+    path = shutil.which(name)
+    if not path:
+        if os.environ.get("CI") == "true":
+            raise AssertionError(f"{name} is missing: scripts/install-deps installs it in CI")
+        raise Skip(f"{name} is not installed")
+    return path
+
+
+def ended_by_signal(r, pid, sig):
+    """The summary, the metadata and the exit status all say the process died of `sig`."""
+    name = os.path.basename(r.metadata(pid)["executable"])
+    check(f"process {pid} ({name}) was killed by signal {sig} ({signal.strsignal(sig)})"
+          in r.err, f"end of {pid}\n{r.describe()}")
+    check("stopped recording without exiting normally" not in r.err, r.describe())
+    check_eq(r.metadata(pid)["exit"], {"reason": "signal", "status": sig}, "metadata exit")
+
+
+def test_reraised_signal_after_cleanup_is_the_end():
+    prog = fixture("cleanup_reraise")
+    plain = subprocess.run([prog, "0.5"], capture_output=True, text=True)
+    check_eq(plain.returncode, -signal.SIGTERM, f"plain run\n{plain.stdout}{plain.stderr}")
+    r = syscope("sample", "--", prog, "0.5")
+    check_eq(r.rc, 128 + signal.SIGTERM, r.describe())
+    # The program sees its own handler, then the default it put back, as without syscope.
+    check_eq(r.out, plain.stdout, "the program's output")
+    check_eq(r.out, "installed: ours\ncaught: 15\nrestored: default\n", "the program's view")
+    ended_by_signal(r, r.main_pid(), signal.SIGTERM)
+    p = r.profile()
+    check(p.self_samples("work_before_signal") > 0.5 * p.total,
+          f"work_before_signal is hot: {p.function_names()[:5]}")
+
+
+def cpu_seconds(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def child_of(pid, name):
+    """The pid of `pid`'s child running `name`, or None."""
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children") as f:
+            kids = [int(k) for k in f.read().split()]
+    except OSError:
+        return None
+    for k in kids:
+        try:
+            with open(f"/proc/{k}/comm") as f:
+                if f.read().strip() == name:
+                    return k
+        except OSError:
+            pass
+    return None
+
+
+def test_ctrl_c_of_gzip():
+    # gzip catches SIGINT to remove its output file, then dies of it by raising it again.
+    gzip = need_tool("gzip")
+    work = tempfile.mkdtemp(prefix="syscope-it-")
+    harness._workdirs.append(work)
+    out = os.path.join(work, "out")
+    with open("/dev/zero", "rb") as zero:
+        proc = subprocess.Popen(
+            [harness.SYSCOPE, "sample", "--no-time-output", "-o", out, "--", gzip, "-c"],
+            stdin=zero, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+            cwd=work, start_new_session=True,
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    try:
+        # Ctrl-C once gzip runs its own code (its handlers are installed first thing).
+        deadline = time.monotonic() + 120
+        child = None
+        while time.monotonic() < deadline:
+            child = child or child_of(proc.pid, "gzip")
+            if child and cpu_seconds(child) >= 0.3:
+                break
+            time.sleep(0.05)
+        check(child, "gzip started under syscope")
+        os.killpg(proc.pid, signal.SIGINT)
+        _, err = proc.communicate(timeout=300)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    result = harness.Result(proc, work, out, 0)
+    result.err = err
+    check_eq(proc.returncode, 128 + signal.SIGINT, result.describe())
+    ended_by_signal(result, child, signal.SIGINT)
+    p = result.profile(pid=child)
+    modules = {f["module"] for f in p.meta["functions"] if f["self_samples"]}
+    check("gzip" in modules, f"gzip's own code sampled: {sorted(modules)}")
+
+
+if __name__ == "__main__":
+    harness.main(globals())
