@@ -5,6 +5,8 @@ what it does:
   - a program that handles Ctrl-C itself, cleans up, puts the default action back and
     raises the signal again (gzip, xz, sort): its end is recorded as the signal, with its
     last records, as for a program that never handled it (src/runtime/signals.c);
+  - each verb's --help gives the defaults that verb runs with: instrument and python sample
+    only with -S, causal samples at 1 kHz (src/cmd/help.c).
 """
 import json
 import os
@@ -110,6 +112,23 @@ def test_ctrl_c_of_gzip():
     p = result.profile(pid=child)
     modules = {f["module"] for f in p.meta["functions"] if f["self_samples"]}
     check("gzip" in modules, f"gzip's own code sampled: {sorted(modules)}")
+
+
+def help_line(verb, flag):
+    r = syscope(verb, "--help")
+    check_eq(r.rc, 0, r.describe())
+    lines = [line for line in r.out.splitlines() if f"{flag} " in line or f"{flag}=" in line]
+    check_eq(len(lines), 1, f"{flag} in {verb} --help\n{r.out}")
+    return lines[0]
+
+
+def test_help_gives_each_verbs_defaults():
+    for verb in ("instrument", "python"):
+        line = help_line(verb, "--sample")
+        check("on by default" not in line, f"{verb} samples only with -S: {line}")
+    check("(on by default; --no-sample)" in help_line("run", "--sample"), "run samples")
+    check("(default: 1000)" in help_line("causal", "--sampling-freq"), "causal's 1 kHz")
+    check("(default: 300)" in help_line("sample", "--sampling-freq"), "sample's 300 Hz")
 
 
 if __name__ == "__main__":
