@@ -5,6 +5,9 @@ what it does:
   - a program that handles Ctrl-C itself, cleans up, puts the default action back and
     raises the signal again (gzip, xz, sort): its end is recorded as the signal, with its
     last records, as for a program that never handled it (src/runtime/signals.c);
+  - a process killed while it exits (a multiprocessing pool's SIGTERM to a worker that is
+    already leaving) is recorded as killed, not as exited nor as still running
+    (src/runtime/lifecycle.c);
   - each verb's --help gives the defaults that verb runs with: instrument and python sample
     only with -S, causal samples at 1 kHz (src/cmd/help.c).
 """
@@ -52,6 +55,41 @@ def test_reraised_signal_after_cleanup_is_the_end():
     p = r.profile()
     check(p.self_samples("work_before_signal") > 0.5 * p.total,
           f"work_before_signal is hot: {p.function_names()[:5]}")
+
+
+def test_signal_while_exiting_is_the_end():
+    prog = fixture("late_signal")
+    plain = subprocess.run([prog, "0.3"], capture_output=True, text=True)
+    check_eq((plain.returncode, plain.stdout), (-signal.SIGTERM, "main returns\n"), "plain")
+    r = syscope("sample", "--", prog, "0.3")
+    check_eq(r.rc, 128 + signal.SIGTERM, r.describe())
+    check_eq(r.out, plain.stdout, "the program's output")
+    ended_by_signal(r, r.main_pid(), signal.SIGTERM)
+    p = r.profile()
+    check(p.self_samples("work_then_exit") > 0.5 * p.total,
+          f"work_then_exit is hot: {p.function_names()[:5]}")
+
+
+def test_pool_workers_terminated_are_recorded():
+    # Pool.__exit__ terminates its workers: each one is either killed by SIGTERM or exits
+    # on its own first, and the records say which, never that it was still running.
+    python = need_tool("python3")
+    script = ("import multiprocessing as mp\n"
+              "def work(n):\n    return sum(i * i for i in range(n))\n"
+              "if __name__ == '__main__':\n"
+              "    with mp.get_context('fork').Pool(2) as p:\n"
+              "        print(sum(p.map(work, [20000] * 8)))\n")
+    expected = str(8 * sum(i * i for i in range(20000))) + "\n"
+    for _ in range(4):
+        r = syscope("sample", "--", python, "-c", script)
+        check_eq((r.rc, r.out), (0, expected), r.describe())
+        check("stopped recording without exiting normally" not in r.err, r.describe())
+        workers = [pid for pid in r.pids() if pid != r.main_pid()]
+        check_eq(len(workers), 2, f"two workers: {r.pids()}\n{r.err}")
+        for pid in workers:
+            end = r.metadata(pid)["exit"]
+            check(end in ({"reason": "signal", "status": signal.SIGTERM},
+                          {"reason": "_exit", "status": 0}), f"worker {pid} ended {end}")
 
 
 def cpu_seconds(pid):
