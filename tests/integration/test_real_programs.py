@@ -8,6 +8,8 @@ what it does:
   - a process killed while it exits (a multiprocessing pool's SIGTERM to a worker that is
     already leaving) is recorded as killed, not as exited nor as still running
     (src/runtime/lifecycle.c);
+  - a misspelt placeholder in -o (%rnak%) is refused, naming the valid ones, instead of
+    becoming part of the folder's name (src/cmd/launch.c);
   - each verb's --help gives the defaults that verb runs with: instrument and python sample
     only with -S, causal samples at 1 kHz (src/cmd/help.c).
 """
@@ -150,6 +152,18 @@ def test_ctrl_c_of_gzip():
     p = result.profile(pid=child)
     modules = {f["module"] for f in p.meta["functions"] if f["self_samples"]}
     check("gzip" in modules, f"gzip's own code sampled: {sorted(modules)}")
+
+
+def test_unknown_output_placeholder_refused():
+    r = syscope("sample", "-o", "run-%rnak%-of-%size%", "--", "true")
+    check_eq(r.rc, 2, r.describe())
+    check("-o run-%rnak%-of-%size%: unknown placeholder '%rnak%' (valid: %tag%, %pid%, "
+          "%host%, %launch_time%, %rank%, %size%, %env{NAME}%)" in r.err, r.err)
+    check_eq(os.listdir(r.workdir), [], "no folder made")
+    # A % that starts no placeholder is kept as it is; known ones are expanded.
+    r = syscope("sample", "--no-time-output", "-o", "50%-%tag%-%rank%-of-%size%", "--", "true")
+    check_eq(r.rc, 0, r.describe())
+    check_eq(os.listdir(r.workdir), ["50%-true-0-of-1"], "the folder's name")
 
 
 def help_line(verb, flag):
