@@ -86,6 +86,10 @@ static const struct {
 } verb_defaults[] = {
 	{ SC_VERB_INSTRUMENT | SC_VERB_PYTHON, SC_SET_USE_SAMPLING, "false" }, /* unless -S */
 	{ SC_VERB_CAUSAL, SC_SET_SAMPLING_FREQ, "1000" },
+	{ SC_VERB_CONVERT, SC_SET_OUTPUT_PATH, "the session's folder, or the database's" },
+	{ SC_VERB_CONVERT, SC_SET_OUTPUT_FORMAT, "the run's, or pftrace from a database" },
+	{ SC_VERB_MERGE, SC_SET_OUTPUT_PATH, "syscope-merged" },
+	{ SC_VERB_MERGE, SC_SET_OUTPUT_FORMAT, "rocpd pftrace" },
 };
 
 static const char *default_of(const struct sc_verb *verb, int id)

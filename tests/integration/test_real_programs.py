@@ -11,7 +11,8 @@ what it does:
   - a misspelt placeholder in -o (%rnak%) is refused, naming the valid ones, instead of
     becoming part of the folder's name (src/cmd/launch.c);
   - each verb's --help gives the defaults that verb runs with: instrument and python sample
-    only with -S, causal samples at 1 kHz (src/cmd/help.c).
+    only with -S, causal samples at 1 kHz, merge and convert write where they do
+    (src/cmd/help.c).
 """
 import json
 import os
@@ -181,6 +182,10 @@ def test_help_gives_each_verbs_defaults():
     check("(on by default; --no-sample)" in help_line("run", "--sample"), "run samples")
     check("(default: 1000)" in help_line("causal", "--sampling-freq"), "causal's 1 kHz")
     check("(default: 300)" in help_line("sample", "--sampling-freq"), "sample's 300 Hz")
+    check("(default: syscope-merged)" in help_line("merge", "--output"), "merge's folder")
+    check("(default: rocpd pftrace)" in help_line("merge", "--output-format"), "merge's formats")
+    check("(default: the session's folder, or the database's)" in help_line("convert", "--output"),
+          "convert writes next to its input")
 
 
 if __name__ == "__main__":
