@@ -8,6 +8,9 @@ what it does:
   - a process killed while it exits (a multiprocessing pool's SIGTERM to a worker that is
     already leaving) is recorded as killed, not as exited nor as still running
     (src/runtime/lifecycle.c);
+  - `syscope summary` of a session sampled on wall-clock time (--sampling-realtime) gives
+    its top functions by wall time, as the sampling_wall_clock profile does, where it gave
+    none (src/cmd/summary.c);
   - a misspelt placeholder in -o (%rnak%) is refused, naming the valid ones, instead of
     becoming part of the folder's name (src/cmd/launch.c);
   - each verb's --help gives the defaults that verb runs with: instrument and python sample
@@ -153,6 +156,30 @@ def test_ctrl_c_of_gzip():
     p = result.profile(pid=child)
     modules = {f["module"] for f in p.meta["functions"] if f["self_samples"]}
     check("gzip" in modules, f"gzip's own code sampled: {sorted(modules)}")
+
+
+def test_summary_of_wall_clock_session():
+    r = syscope("sample", "--sampling-realtime", "--", fixture("sleeper"))
+    check_eq(r.rc, 0, r.describe())
+    s = syscope("summary", "--format", "json", "--top", "5", r.session)
+    check_eq(s.rc, 0, s.describe())
+    doc = json.loads(s.out)
+    p = r.profile("sampling_wall_clock")
+    own = {f["name"]: f for f in p.meta["functions"] if f["self_samples"]}
+    rows = doc["wall_functions"]
+    check(rows and len(rows) <= 5, f"wall_functions: {rows}")
+    # The same samples and about the same wall time as the profile, function by function
+    # (a thread's first sample is weighed from the thread's start: the database does not
+    # say when its sampler started).
+    for row in rows:
+        f = own.get(row["function"])
+        check(f and f["self_samples"] == row["samples"] and
+              abs(f["exclusive"] - row["self_s"]) <= 0.05, f"row {row}: profile {f}")
+    check_eq(rows[0]["function"], max(own.values(), key=lambda f: f["exclusive"])["name"],
+             "the top function")
+    check_eq(doc["functions"], [], "no CPU-time samples")
+    top = doc["wall_functions_total"][0]
+    check_eq((top["samples"], top["total_percent"]), (p.total, 100.0), f"top {top}")
 
 
 def test_unknown_output_placeholder_refused():
