@@ -51,15 +51,17 @@
 	"2), ALL_W AS (SELECT NULLIF(SUM(w), 0) AS ns FROM W)"
 
 /* CPU-time samples (category timer_sampling) weigh the thread's CPU time since its previous
- * sample (since the thread began, for its first), as syscope's own profiles weigh them; the
- * time to the next sample where a file has no CPU times. */
-#define CPU_SAMPLES                                                                           \
-	SAMPLES("CASE WHEN json_extract(K.extdata, '$.cpu_ns') IS NULL THEN "                 \
-		"COALESCE(LEAD(K.timestamp) OVER (PARTITION BY K.guid, K.track_id ORDER BY "  \
-		"K.timestamp, K.id) - K.timestamp, 0) ELSE COALESCE(json_extract(K.extdata, " \
-		"'$.cpu_ns') - LAG(json_extract(K.extdata, '$.cpu_ns')) OVER (PARTITION BY "  \
-		"K.guid, K.track_id ORDER BY K.timestamp, K.id), json_extract(K.extdata, "    \
-		"'$.cpu_ns') - json_extract(T.extdata, '$.begin_cpu_ns'), 0) END",            \
+ * sample (since the thread began, at most one period, for its first), as syscope's own
+ * profiles weigh them; the time to the next sample where a file has no CPU times. */
+#define CPU_SAMPLES                                                                             \
+	SAMPLES("CASE WHEN json_extract(K.extdata, '$.cpu_ns') IS NULL THEN "                   \
+		"COALESCE(LEAD(K.timestamp) OVER (PARTITION BY K.guid, K.track_id ORDER BY "    \
+		"K.timestamp, K.id) - K.timestamp, 0) ELSE COALESCE(json_extract(K.extdata, "   \
+		"'$.cpu_ns') - LAG(json_extract(K.extdata, '$.cpu_ns')) OVER (PARTITION BY "    \
+		"K.guid, K.track_id ORDER BY K.timestamp, K.id), MIN(json_extract(K.extdata, "  \
+		"'$.cpu_ns') - json_extract(T.extdata, '$.begin_cpu_ns'), COALESCE((SELECT "    \
+		"json_extract(P.value, '$.period_ns') FROM json_each(T.extdata, '$.samplers') " \
+		"P WHERE json_extract(P.value, '$.kind') = 1), 1e18)), 0) END",                 \
 		"timer_sampling")
 
 /* Wall-clock samples (--sampling-realtime) weigh the wall time since the thread's previous
