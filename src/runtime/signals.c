@@ -249,6 +249,10 @@ RT_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *
 		if (st->fatal_kept)
 			return keep_fatal_recorder(sig, act);
 		if (st->fatal_hidden) {
+			/* The default it asks for (bash does, before raising the signal again) is
+			 * what our hidden recorder ends with: it stays. */
+			if (is_default(act))
+				return 0;
 			/* The program takes the signal over; our recorder steps aside. */
 			st->fatal_hidden = false;
 			st->program_set = false;

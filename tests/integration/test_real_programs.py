@@ -3,8 +3,9 @@ sqlite3...), each checked here on the program that showed it or on a fixture tha
 what it does:
 
   - a program that handles Ctrl-C itself, cleans up, puts the default action back and
-    raises the signal again (gzip, xz, sort): its end is recorded as the signal, with its
-    last records, as for a program that never handled it (src/runtime/signals.c);
+    raises the signal again (gzip, xz, sort; bash, which puts the default back twice): its
+    end is recorded as the signal, with its last records, as for a program that never
+    handled it (src/runtime/signals.c);
   - a process killed while it exits (a multiprocessing pool's SIGTERM to a worker that is
     already leaving) is recorded as killed, not as exited nor as still running
     (src/runtime/lifecycle.c);
@@ -41,7 +42,7 @@ def need_tool(name):
 
 def ended_by_signal(r, pid, sig):
     """The summary, the metadata and the exit status all say the process died of `sig`."""
-    name = os.path.basename(r.metadata(pid)["executable"])
+    name = os.path.basename(r.metadata(pid)["images"][-1]["executable"])  # after any exec
     check(f"process {pid} ({name}) was killed by signal {sig} ({signal.strsignal(sig)})"
           in r.err, f"end of {pid}\n{r.describe()}")
     check("stopped recording without exiting normally" not in r.err, r.describe())
@@ -104,8 +105,8 @@ def cpu_seconds(pid):
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def child_of(pid, name):
-    """The pid of `pid`'s child running `name`, or None."""
+def descendant(pid, name):
+    """The pid of a process running `name` among `pid`'s descendants, or None."""
     try:
         with open(f"/proc/{pid}/task/{pid}/children") as f:
             kids = [int(k) for k in f.read().split()]
@@ -118,31 +119,37 @@ def child_of(pid, name):
                     return k
         except OSError:
             pass
+        found = descendant(k, name)
+        if found:
+            return found
     return None
 
 
-def test_ctrl_c_of_gzip():
-    # gzip catches SIGINT to remove its output file, then dies of it by raising it again.
-    gzip = need_tool("gzip")
+def ctrl_c(program, busy):
+    """Run `syscope sample -- program...` in a session of its own, with stdin from
+    /dev/zero, and send SIGINT to its process group, as Ctrl-C does, once the process
+    `busy` has run its own code for a while. Returns the Result and the pids
+    {name: pid} of `busy` and of the program's first process."""
     work = tempfile.mkdtemp(prefix="syscope-it-")
     harness._workdirs.append(work)
     out = os.path.join(work, "out")
     with open("/dev/zero", "rb") as zero:
         proc = subprocess.Popen(
-            [harness.SYSCOPE, "sample", "--no-time-output", "-o", out, "--", gzip, "-c"],
+            [harness.SYSCOPE, "sample", "--no-time-output", "-o", out, "--"] + program,
             stdin=zero, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
             cwd=work, start_new_session=True,
             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
-        # Ctrl-C once gzip runs its own code (its handlers are installed first thing).
+        # Its handlers are installed first thing: after 0.3 s of CPU time they are there.
         deadline = time.monotonic() + 120
-        child = None
+        pid = None
         while time.monotonic() < deadline:
-            child = child or child_of(proc.pid, "gzip")
-            if child and cpu_seconds(child) >= 0.3:
+            pid = pid or descendant(proc.pid, busy)
+            if pid and cpu_seconds(pid) >= 0.3:
                 break
             time.sleep(0.05)
-        check(child, "gzip started under syscope")
+        check(pid, f"{busy} started under syscope")
+        first = descendant(proc.pid, os.path.basename(program[0]))
         os.killpg(proc.pid, signal.SIGINT)
         _, err = proc.communicate(timeout=300)
     finally:
@@ -151,11 +158,33 @@ def test_ctrl_c_of_gzip():
             proc.wait()
     result = harness.Result(proc, work, out, 0)
     result.err = err
-    check_eq(proc.returncode, 128 + signal.SIGINT, result.describe())
-    ended_by_signal(result, child, signal.SIGINT)
-    p = result.profile(pid=child)
+    return result, pid, first
+
+
+def test_ctrl_c_of_gzip():
+    # gzip catches SIGINT to remove its output file, then dies of it by raising it again.
+    gzip = need_tool("gzip")
+    r, pid, _ = ctrl_c([gzip, "-c"], "gzip")
+    check_eq(r.rc, 128 + signal.SIGINT, r.describe())
+    ended_by_signal(r, pid, signal.SIGINT)
+    p = r.profile(pid=pid)
     modules = {f["module"] for f in p.meta["functions"] if f["self_samples"]}
     check("gzip" in modules, f"gzip's own code sampled: {sorted(modules)}")
+
+
+def test_ctrl_c_of_a_shell_script():
+    # bash waits for gzip; on Ctrl-C it puts back SIGINT's default action twice over, then
+    # kills itself with it. Its own recording was lost whole: nothing of it had reached
+    # the file yet, and the hidden recorder had stepped aside at the second SIG_DFL.
+    bash, gzip = need_tool("bash"), need_tool("gzip")
+    r, pid, shell = ctrl_c([bash, "-c", f"{gzip} -c > /dev/null; echo after"], "gzip")
+    check_eq(r.rc, 128 + signal.SIGINT, r.describe())
+    check(shell, "bash ran")
+    ended_by_signal(r, shell, signal.SIGINT)
+    ended_by_signal(r, pid, signal.SIGINT)
+    images = [os.path.basename(i["executable"] or "?") for i in r.metadata(shell)["images"]]
+    check_eq(images, ["bash"], "bash's recording")
+    check_eq(len(r.metadata(shell)["threads"]), 1, "bash's thread")
 
 
 def test_summary_of_wall_clock_session():
