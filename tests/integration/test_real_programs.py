@@ -12,6 +12,8 @@ what it does:
   - `syscope summary` of a session sampled on wall-clock time (--sampling-realtime) gives
     its top functions by wall time, as the sampling_wall_clock profile does, where it gave
     none (src/cmd/summary.c);
+  - `syscope causal` takes SYSCOPE_SAMPLING_FREQ from the environment, as every verb does,
+    instead of its own 1 kHz (src/cmd/causal.c);
   - a misspelt placeholder in -o (%rnak%) is refused, naming the valid ones, instead of
     becoming part of the folder's name (src/cmd/launch.c);
   - each verb's --help gives the defaults that verb runs with: instrument and python sample
@@ -20,6 +22,7 @@ what it does:
 """
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -209,6 +212,18 @@ def test_summary_of_wall_clock_session():
     check_eq(doc["functions"], [], "no CPU-time samples")
     top = doc["wall_functions_total"][0]
     check_eq((top["samples"], top["total_percent"]), (p.total, 100.0), f"top {top}")
+
+
+def test_causal_sampling_rate_from_the_environment():
+    perl = need_tool("perl")
+    loop = "my $s = 0; for my $i (1..400000) { $s += $i % 7 } print \"$s\\n\";"
+    args = ["causal", "-e", "-n", "1", "-S", "0", "-F", "^Perl_pp_", "--binary", "perl",
+            "--", perl, "-e", loop]
+    for env, hz in (({}, 1000), ({"SYSCOPE_SAMPLING_FREQ": "200"}, 200)):
+        r = syscope(*args, env=env)
+        check_eq((r.rc, r.out), (0, "1200003\n"), r.describe())
+        check(re.search(rf"CPU-time samples from 1 thread \({hz} Hz asked", r.err),
+              f"{env}: {hz} Hz\n{r.err}")
 
 
 def test_unknown_output_placeholder_refused():
