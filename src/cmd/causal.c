@@ -178,7 +178,7 @@ static void configure(struct causal_cmd *c, struct sc_cli *cli)
 	set_or_die(cli, SC_SET_CAUSAL, "true");
 	set_or_die(cli, SC_SET_USE_SAMPLING, "true");
 	set_or_die(cli, SC_SET_SAMPLING_CPUTIME, "true");
-	if (cli->settings.v[SC_SET_SAMPLING_FREQ].layer < SC_LAYER_CLI)
+	if (cli->settings.v[SC_SET_SAMPLING_FREQ].layer < SC_LAYER_ENV)
 		set_or_die(cli, SC_SET_SAMPLING_FREQ, "1000");
 	set_or_die(cli, SC_SET_CAUSAL_SCOPE_FILE, c->scope_path);
 	/* The last run reads every run's experiments from its raw records. */

@@ -78,10 +78,33 @@ static void print_option(const char *shrt, const char *lng, const char *help, co
 		printf("%-36s%s%s\n", left, help, extra);
 }
 
+/* Defaults a verb changes before it runs the program, so that its help says what it does. */
+static const struct {
+	unsigned verbs;
+	int id;
+	const char *value;
+} verb_defaults[] = {
+	{ SC_VERB_INSTRUMENT | SC_VERB_PYTHON, SC_SET_USE_SAMPLING, "false" }, /* unless -S */
+	{ SC_VERB_CAUSAL, SC_SET_SAMPLING_FREQ, "1000" },
+	{ SC_VERB_CONVERT, SC_SET_OUTPUT_PATH, "the session's folder, or the database's" },
+	{ SC_VERB_CONVERT, SC_SET_OUTPUT_FORMAT, "the run's, or pftrace from a database" },
+	{ SC_VERB_MERGE, SC_SET_OUTPUT_PATH, "syscope-merged" },
+	{ SC_VERB_MERGE, SC_SET_OUTPUT_FORMAT, "rocpd pftrace" },
+};
+
+static const char *default_of(const struct sc_verb *verb, int id)
+{
+	for (size_t i = 0; i < sizeof(verb_defaults) / sizeof(verb_defaults[0]); i++)
+		if (verb_defaults[i].id == id && (verb_defaults[i].verbs & verb->mask))
+			return verb_defaults[i].value;
+	return sc_setting_defs[id].defval;
+}
+
 /* `short_taken`: the verb's own option has this setting's short flag (and wins). */
-static void print_setting(int id, bool short_taken)
+static void print_setting(const struct sc_verb *verb, int id, bool short_taken)
 {
 	const struct sc_setting_def *d = &sc_setting_defs[id];
+	const char *defval = default_of(verb, id);
 	char shrt[4] = "", lng[96], extra[256] = "";
 
 	if (d->short_flag && !short_taken)
@@ -89,10 +112,10 @@ static void print_setting(int id, bool short_taken)
 	snprintf(lng, sizeof(lng), "--%s%s", d->long_flag, metavar(d));
 	if (d->type == SC_T_ENUM || (d->type == SC_T_LIST && d->choices))
 		snprintf(extra, sizeof(extra), " [%s]", d->choices);
-	if (d->defval[0] && d->type != SC_T_BOOL)
+	if (defval[0] && d->type != SC_T_BOOL)
 		snprintf(extra + strlen(extra), sizeof(extra) - strlen(extra), " (default: %s)",
-			 d->defval);
-	else if (d->type == SC_T_BOOL && !strcmp(d->defval, "true"))
+			 defval);
+	else if (d->type == SC_T_BOOL && !strcmp(defval, "true"))
 		snprintf(extra + strlen(extra), sizeof(extra) - strlen(extra),
 			 " (on by default; --no-%s)", d->long_flag);
 	print_option(shrt, lng, d->help, extra);
@@ -129,7 +152,7 @@ void sc_cli_help(const struct sc_verb *verb, const struct sc_extra_opt *extras, 
 				printf("\n%s:\n", topics[t].title);
 				header = true;
 			}
-			print_setting(id, short_taken);
+			print_setting(verb, id, short_taken);
 		}
 	}
 	for (size_t i = 0; !all && i < sizeof(pending) / sizeof(pending[0]); i++)

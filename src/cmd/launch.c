@@ -195,7 +195,20 @@ static const char *const rank_vars[] = { "OMPI_COMM_WORLD_RANK", "PMIX_RANK", "P
 					 "SLURM_PROCID", NULL };
 static const char *const size_vars[] = { "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS", NULL };
 
-/* Expand %tag% %pid% %host% %launch_time% %rank% %size% %env{NAME}% in an output path. */
+#define PLACEHOLDERS "%tag%, %pid%, %host%, %launch_time%, %rank%, %size%, %env{NAME}%"
+
+/* A misspelt placeholder (%rnak%) would silently become part of the folder's name, and put
+ * every rank of a job in the same folder: refuse a %word% that is none of ours. */
+static void refuse_unknown_placeholder(const char *tmpl, const char *p)
+{
+	size_t n = strspn(p + 1, "abcdefghijklmnopqrstuvwxyz_");
+
+	if (n && p[1 + n] == '%')
+		sc_die(SC_EXIT_USAGE, "-o %s: unknown placeholder '%.*s' (valid: %s)", tmpl,
+		       (int)n + 2, p, PLACEHOLDERS);
+}
+
+/* Expand the placeholders of an output path. */
 static char *expand_path(const char *tmpl, const char *tag, const char *launch_time)
 {
 	VEC(char) out = { 0 };
@@ -234,6 +247,8 @@ static char *expand_path(const char *tmpl, const char *tag, const char *launch_t
 			skip = len + 7;
 		}
 		if (!skip) {
+			if (*p == '%')
+				refuse_unknown_placeholder(tmpl, p);
 			*VEC_PUSH(&out) = *p++;
 			continue;
 		}

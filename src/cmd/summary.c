@@ -33,28 +33,56 @@
 	"'MPI_Gatherv', 'MPI_Scatter', 'MPI_Scatterv', 'MPI_Allgather', 'MPI_Allgatherv', " \
 	"'MPI_Alltoall', 'MPI_Alltoallv', 'MPI_Reduce_scatter', 'MPI_Scan', 'MPI_Exscan'"
 
-/* CPU-time samples (category timer_sampling) and what each weighs: the thread's CPU time
- * since its previous sample (since the thread began, for its first), as syscope's own
- * profiles weigh them; the time to the next sample where a file has no CPU times. SELF is
- * per innermost function, TOTAL per function anywhere on the stack (once per sample). */
-#define CPU_SAMPLES                                                                                \
-	"W AS (SELECT K.guid, K.id, E.call_stack AS stack, CASE WHEN json_extract(K.extdata, "     \
-	"'$.cpu_ns') IS NULL THEN COALESCE(LEAD(K.timestamp) OVER (PARTITION BY K.guid, "          \
-	"K.track_id ORDER BY K.timestamp, K.id) - K.timestamp, 0) ELSE "                           \
-	"COALESCE(json_extract(K.extdata, '$.cpu_ns') - LAG(json_extract(K.extdata, '$.cpu_ns')) " \
-	"OVER (PARTITION BY K.guid, K.track_id ORDER BY K.timestamp, K.id), "                      \
-	"json_extract(K.extdata, '$.cpu_ns') - json_extract(T.extdata, '$.begin_cpu_ns'), 0) END " \
-	"AS w FROM rocpd_sample K JOIN rocpd_event E ON E.id = K.event_id AND E.guid = K.guid "    \
-	"JOIN rocpd_string C ON C.id = E.category_id AND C.guid = E.guid JOIN rocpd_track TR ON "  \
-	"TR.id = K.track_id AND TR.guid = K.guid LEFT JOIN rocpd_info_thread T ON T.id = TR.tid "  \
-	"AND T.guid = TR.guid WHERE C.string = 'timer_sampling' AND json_valid(E.call_stack) AND " \
+/* Samples of one category with what each weighs (WEIGHT, over K the sample and T its thread):
+ * SELF is per innermost function, TOTAL per function anywhere on the stack (once per
+ * sample), ALL_W the whole weight. */
+#define SAMPLES(WEIGHT, CATEGORY)                                                                  \
+	"W AS (SELECT K.guid, K.id, E.call_stack AS stack, " WEIGHT " AS w FROM rocpd_sample K "   \
+	"JOIN rocpd_event E ON E.id = K.event_id AND E.guid = K.guid JOIN rocpd_string C ON C.id " \
+	"= E.category_id AND C.guid = E.guid JOIN rocpd_track TR ON TR.id = K.track_id AND "       \
+	"TR.guid = K.guid LEFT JOIN rocpd_info_thread T ON T.id = TR.tid AND T.guid = TR.guid "    \
+	"WHERE C.string = '" CATEGORY "' AND json_valid(E.call_stack) AND "                        \
 	"json_array_length(E.call_stack) > 0 AND (K.extdata IS NULL OR json_valid(K.extdata))), "  \
 	"SELF AS (SELECT json_extract(stack, '$[#-1].name') AS function, json_extract(stack, "     \
 	"'$[#-1].module') AS module, SUM(w) AS ns, COUNT(*) AS samples FROM W GROUP BY 1, 2), "    \
 	"TOTAL AS (SELECT function, module, SUM(w) AS ns, COUNT(*) AS samples FROM (SELECT "       \
 	"DISTINCT W.guid, W.id, W.w, json_extract(J.value, '$.name') AS function, "                \
 	"json_extract(J.value, '$.module') AS module FROM W, json_each(W.stack) J) GROUP BY 1, "   \
-	"2), ALL_CPU AS (SELECT NULLIF(SUM(w), 0) AS ns FROM W)"
+	"2), ALL_W AS (SELECT NULLIF(SUM(w), 0) AS ns FROM W)"
+
+/* CPU-time samples (category timer_sampling) weigh the thread's CPU time since its previous
+ * sample (since the thread began, at most one period, for its first), as syscope's own
+ * profiles weigh them; the time to the next sample where a file has no CPU times. */
+#define CPU_SAMPLES                                                                             \
+	SAMPLES("CASE WHEN json_extract(K.extdata, '$.cpu_ns') IS NULL THEN "                   \
+		"COALESCE(LEAD(K.timestamp) OVER (PARTITION BY K.guid, K.track_id ORDER BY "    \
+		"K.timestamp, K.id) - K.timestamp, 0) ELSE COALESCE(json_extract(K.extdata, "   \
+		"'$.cpu_ns') - LAG(json_extract(K.extdata, '$.cpu_ns')) OVER (PARTITION BY "    \
+		"K.guid, K.track_id ORDER BY K.timestamp, K.id), MIN(json_extract(K.extdata, "  \
+		"'$.cpu_ns') - json_extract(T.extdata, '$.begin_cpu_ns'), COALESCE((SELECT "    \
+		"json_extract(P.value, '$.period_ns') FROM json_each(T.extdata, '$.samplers') " \
+		"P WHERE json_extract(P.value, '$.kind') = 1), 1e18)), 0) END",                 \
+		"timer_sampling")
+
+/* Wall-clock samples (--sampling-realtime) weigh the wall time since the thread's previous
+ * one (since the thread began, for its first), as the sampling_wall_clock profile does. */
+#define WALL_SAMPLES                                                                             \
+	SAMPLES("COALESCE(K.timestamp - LAG(K.timestamp) OVER (PARTITION BY K.guid, K.track_id " \
+		"ORDER BY K.timestamp, K.id), K.timestamp - T.start, 0)",                        \
+		"wall_clock_sampling")
+
+#define FUNCTIONS_SELF(SAMPLES_CTE)                                                            \
+	"WITH " SAMPLES_CTE " SELECT S.function, S.module, ROUND(S.ns / 1e9, 3) AS self_s, "   \
+	"ROUND(100.0 * S.ns / A.ns, 1) AS self_percent, ROUND(T.ns / 1e9, 3) AS total_s, "     \
+	"ROUND(100.0 * T.ns / A.ns, 1) AS total_percent, S.samples FROM SELF S LEFT JOIN "     \
+	"TOTAL T ON T.function IS S.function AND T.module IS S.module, ALL_W A ORDER BY S.ns " \
+	"DESC, S.samples DESC"
+#define FUNCTIONS_TOTAL(SAMPLES_CTE)                                                            \
+	"WITH " SAMPLES_CTE " SELECT T.function, T.module, ROUND(T.ns / 1e9, 3) AS total_s, "   \
+	"ROUND(100.0 * T.ns / A.ns, 1) AS total_percent, ROUND(COALESCE(S.ns, 0) / 1e9, 3) AS " \
+	"self_s, ROUND(100.0 * COALESCE(S.ns, 0) / A.ns, 1) AS self_percent, T.samples FROM "   \
+	"TOTAL T LEFT JOIN SELF S ON S.function IS T.function AND S.module IS T.module, ALL_W " \
+	"A ORDER BY T.ns DESC, T.samples DESC"
 
 struct section {
 	const char *key, *title, *sql; /* a LIMIT of --top rows is appended */
@@ -65,18 +93,12 @@ static const struct section sections[] = {
 	  "SELECT P.pid, P.command, (P.end - P.start) / 1e9 AS seconds, (SELECT COUNT(*) FROM "
 	  "threads T WHERE T.pid = P.pid AND T.guid = P.guid) AS threads, P.hostname FROM "
 	  "processes P ORDER BY P.start" },
-	{ "functions", "TOP FUNCTIONS BY CPU TIME (SELF)",
-	  "WITH " CPU_SAMPLES " SELECT S.function, S.module, ROUND(S.ns / 1e9, 3) AS self_s, "
-	  "ROUND(100.0 * S.ns / A.ns, 1) AS self_percent, ROUND(T.ns / 1e9, 3) AS total_s, "
-	  "ROUND(100.0 * T.ns / A.ns, 1) AS total_percent, S.samples FROM SELF S LEFT JOIN "
-	  "TOTAL T ON T.function IS S.function AND T.module IS S.module, ALL_CPU A ORDER BY "
-	  "S.ns DESC, S.samples DESC" },
+	{ "functions", "TOP FUNCTIONS BY CPU TIME (SELF)", FUNCTIONS_SELF(CPU_SAMPLES) },
 	{ "functions_total", "TOP FUNCTIONS BY CPU TIME (TOTAL, WITH SELF)",
-	  "WITH " CPU_SAMPLES " SELECT T.function, T.module, ROUND(T.ns / 1e9, 3) AS total_s, "
-	  "ROUND(100.0 * T.ns / A.ns, 1) AS total_percent, ROUND(COALESCE(S.ns, 0) / 1e9, 3) AS "
-	  "self_s, ROUND(100.0 * COALESCE(S.ns, 0) / A.ns, 1) AS self_percent, T.samples FROM "
-	  "TOTAL T LEFT JOIN SELF S ON S.function IS T.function AND S.module IS T.module, "
-	  "ALL_CPU A ORDER BY T.ns DESC, T.samples DESC" },
+	  FUNCTIONS_TOTAL(CPU_SAMPLES) },
+	{ "wall_functions", "TOP FUNCTIONS BY WALL TIME (SELF)", FUNCTIONS_SELF(WALL_SAMPLES) },
+	{ "wall_functions_total", "TOP FUNCTIONS BY WALL TIME (TOTAL, WITH SELF)",
+	  FUNCTIONS_TOTAL(WALL_SAMPLES) },
 	{ "regions", "TOP REGIONS",
 	  "SELECT category, name, COUNT(*) AS calls, ROUND(SUM(duration) / 1e6, 3) AS total_ms, "
 	  "ROUND(AVG(duration) / 1e6, 3) AS mean_ms, ROUND(MIN(duration) / 1e6, 3) AS min_ms, "

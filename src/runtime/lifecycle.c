@@ -41,6 +41,7 @@
 struct rt_process rt_proc;
 
 static atomic_int finalized;
+static atomic_int end_set; /* finalization has stored the end */
 static int exit_status;
 static int fork_fd = -1;
 static unsigned fork_seq;
@@ -195,6 +196,7 @@ void rt_fork_child(bool attached)
 	rt_recorder_forget();
 	rt_fd_close_all_inherited(fd);
 	atomic_store(&finalized, 0);
+	atomic_store(&end_set, 0);
 	if (!sc_bool(&rt_proc.settings, SC_SET_FOLLOW_CHILDREN) ||
 	    rt_recorder_open(rt_proc.session_dir, 0, fd)) {
 		atomic_store(&rt_proc.active, 0);
@@ -235,14 +237,27 @@ void rt_record_identity(void)
 void rt_finalize_reset(void)
 {
 	atomic_store(&finalized, 0);
+	atomic_store(&end_set, 0);
 }
+
+/* Signals whose default action ends the process: each gets a hidden recorder. */
+static const int ending[] = { SIGHUP,  SIGINT,	SIGQUIT, SIGPIPE,   SIGALRM, SIGTERM, SIGUSR1,
+			      SIGUSR2, SIGXCPU, SIGXFSZ, SIGVTALRM, SIGPROF, SIGIO,   SIGPWR };
 
 void rt_finalize(enum sc_end_reason reason, int status)
 {
+	sigset_t block, saved;
+
 	if (!atomic_load(&rt_proc.active) || getpid() != rt_proc.pid)
 		return;
 	if (atomic_exchange(&finalized, 1))
 		return;
+	/* One that comes meanwhile (a pool's SIGTERM to a worker already exiting) waits for the
+	 * end to be stored; on_ending_signal then records it as the end. */
+	sigemptyset(&block);
+	for (size_t i = 0; i < sizeof(ending) / sizeof(ending[0]); i++)
+		sigaddset(&block, ending[i]);
+	RT_REAL(pthread_sigmask)(SIG_BLOCK, &block, &saved);
 	rt_plugins_stop(); /* plugins flush what they buffered while recording still works */
 	rt_exec_report();
 	atomic_store(&rt_proc.stopping, 1); /* sample handlers record nothing more */
@@ -251,6 +266,18 @@ void rt_finalize(enum sc_end_reason reason, int status)
 	rt_loader_process_stop();
 	rt_thread_end();
 	rt_set_end(reason, status);
+	atomic_store(&end_set, 1);
+	RT_REAL(pthread_sigmask)(SIG_SETMASK, &saved, NULL);
+}
+
+/* Another thread is finalizing: wait (a bounded while) until it has stored the end. */
+static bool end_stored(void)
+{
+	const struct timespec ms = { 0, 1000000 };
+
+	for (int i = 0; i < 2000 && !atomic_load(&end_set); i++)
+		nanosleep(&ms, NULL);
+	return atomic_load(&end_set);
 }
 
 /*
@@ -266,11 +293,15 @@ static void on_ending_signal(int sig, siginfo_t *si, void *uc)
 	sigset_t unblock;
 
 	(void)si, (void)uc;
-	if (atomic_load(&rt_proc.active) && getpid() == rt_proc.pid &&
-	    !atomic_exchange(&finalized, 1)) {
-		atomic_store(&rt_proc.stopping, 1);
-		rt_func_end_image(); /* the receiving thread's calls it ends in */
-		rt_set_end(SC_END_SIGNAL, sig);
+	if (atomic_load(&rt_proc.active) && getpid() == rt_proc.pid) {
+		if (!atomic_exchange(&finalized, 1)) {
+			atomic_store(&rt_proc.stopping, 1);
+			rt_func_end_image(); /* the receiving thread's calls it ends in */
+			rt_set_end(SC_END_SIGNAL, sig);
+			atomic_store(&end_set, 1);
+		} else if (end_stored()) {
+			rt_set_end(SC_END_SIGNAL, sig); /* it dies of this signal, after all */
+		}
 	}
 	memset(&dfl, 0, sizeof(dfl));
 	dfl.sa_handler = SIG_DFL;
@@ -283,10 +314,6 @@ static void on_ending_signal(int sig, siginfo_t *si, void *uc)
 
 static void install_ending_recorders(void)
 {
-	static const int ending[] = { SIGHUP,	 SIGINT,  SIGQUIT, SIGPIPE, SIGALRM,
-				      SIGTERM,	 SIGUSR1, SIGUSR2, SIGXCPU, SIGXFSZ,
-				      SIGVTALRM, SIGPROF, SIGIO,   SIGPWR };
-
 	for (size_t i = 0; i < sizeof(ending) / sizeof(ending[0]); i++)
 		rt_signal_hide_on_default(ending[i], on_ending_signal);
 }

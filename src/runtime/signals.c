@@ -11,8 +11,9 @@
  *
  * Fatal-signal recorders (SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT) are installed only where
  * the program left the default action, and are invisible: sigaction() reports the default,
- * and the program's own handler simply replaces ours. On a crash we record the crashing
- * stack and the signal, restore the default action and let the signal take its course.
+ * and the program's own handler simply replaces ours (until it puts the default back: then
+ * ours returns). On a crash we record the crashing stack and the signal, restore the default
+ * action and let the signal take its course.
  * SIGSEGV and SIGBUS are the exception: a fault in a Python walk must be recovered whatever
  * the program installed (pytest enables faulthandler), so there ours stays, with the
  * program's flags and mask, and passes every other fault on to the program's handler.
@@ -32,6 +33,7 @@ struct sig_state {
 	bool fatal_hidden;	  /* our crash recorder is installed, the program sees SIG_DFL */
 	bool fatal_kept;	  /* ... and stays when the program installs its own (forwarded) */
 	bool program_set;	  /* `program` holds what the program installed */
+	rt_sig_handler hidden;	  /* the hidden recorder: back when the program restores SIG_DFL */
 	struct sigaction program; /* the program's view of this signal */
 };
 
@@ -189,8 +191,48 @@ static int keep_fatal_recorder(int sig, const struct sigaction *act)
 	return 0;
 }
 
+static bool is_default(const struct sigaction *act)
+{
+	return !(act->sa_flags & SA_SIGINFO) && act->sa_handler == SIG_DFL;
+}
+
+static bool install_hidden(int sig, rt_sig_handler handler)
+{
+	struct sigaction act;
+
+	memset(&act, 0, sizeof(act));
+	act.sa_sigaction = handler;
+	act.sa_flags = SA_SIGINFO;
+	sigemptyset(&act.sa_mask);
+	sigs[sig].program_set = false;
+	sigs[sig].fatal_hidden = !rt_real.sigaction(sig, &act, NULL);
+	return sigs[sig].fatal_hidden;
+}
+
+/*
+ * A program that handled the signal gives the default back, often to raise it again and
+ * die of it once it has cleaned up (xz, gzip, sort on Ctrl-C): the hidden recorder returns,
+ * so that the end and the last records are kept as when the program never handled it.
+ */
+static int restore_default(int sig, struct sigaction *old)
+{
+	if (old && RT_REAL(sigaction)(sig, NULL, old))
+		return -1;
+	if (!install_hidden(sig, sigs[sig].hidden)) {
+		struct sigaction dfl;
+
+		memset(&dfl, 0, sizeof(dfl));
+		dfl.sa_handler = SIG_DFL;
+		return RT_REAL(sigaction)(sig, &dfl, NULL);
+	}
+	return 0;
+}
+
 RT_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 {
+	if (valid_sig(sig) && !sigs[sig].ours && !sigs[sig].fatal_hidden && sigs[sig].hidden &&
+	    act && is_default(act))
+		return restore_default(sig, old);
 	if (valid_sig(sig) && (sigs[sig].ours || sigs[sig].fatal_hidden)) {
 		struct sig_state *st = &sigs[sig];
 
@@ -207,6 +249,10 @@ RT_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *
 		if (st->fatal_kept)
 			return keep_fatal_recorder(sig, act);
 		if (st->fatal_hidden) {
+			/* The default it asks for (bash does, before raising the signal again) is
+			 * what our hidden recorder ends with: it stays. */
+			if (is_default(act))
+				return 0;
 			/* The program takes the signal over; our recorder steps aside. */
 			st->fatal_hidden = false;
 			st->program_set = false;
@@ -225,7 +271,7 @@ RT_EXPORT sighandler_t signal(int sig, sighandler_t handler)
 {
 	struct sigaction act, old;
 
-	if (!valid_sig(sig) || !(sigs[sig].ours || sigs[sig].fatal_hidden))
+	if (!valid_sig(sig) || !(sigs[sig].ours || sigs[sig].fatal_hidden || sigs[sig].hidden))
 		return RT_REAL(signal)(sig, handler);
 	/* glibc's signal() has BSD semantics: restart system calls, keep the handler. */
 	memset(&act, 0, sizeof(act));
@@ -359,18 +405,11 @@ void rt_signals_install_fatal(void)
  */
 bool rt_signal_hide_on_default(int sig, rt_sig_handler handler)
 {
-	struct sigaction cur, act;
+	struct sigaction cur;
 
 	if (!valid_sig(sig) || sigs[sig].ours || RT_REAL(sigaction)(sig, NULL, &cur) ||
-	    cur.sa_handler != SIG_DFL || (cur.sa_flags & SA_SIGINFO))
+	    !is_default(&cur) || !install_hidden(sig, handler))
 		return false;
-	memset(&act, 0, sizeof(act));
-	act.sa_sigaction = handler;
-	act.sa_flags = SA_SIGINFO;
-	sigemptyset(&act.sa_mask);
-	sigs[sig].program_set = false;
-	sigs[sig].fatal_hidden = true;
-	if (rt_real.sigaction(sig, &act, NULL))
-		sigs[sig].fatal_hidden = false;
-	return sigs[sig].fatal_hidden;
+	sigs[sig].hidden = handler;
+	return true;
 }

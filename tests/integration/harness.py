@@ -37,6 +37,18 @@ def fixture(name):
     return os.path.join(FIXTURES, name)
 
 
+def need_gpu(name=None):
+    """Skip, saying why, without an NVIDIA GPU and driver, without syscope's CUDA tracing
+    (built only with CUPTI), or, given a fixture's name, without that fixture (no nvcc)."""
+    if name is not None and not os.path.exists(fixture(name)):
+        raise Skip(f"{name} not built: no CUDA compiler (nvcc) or CUPTI at build time")
+    if not os.path.exists(os.path.join(BUILD, "lib", "syscope", "libsyscope-cuda.so")):
+        raise Skip("syscope was built without CUDA tracing (no CUPTI)")
+    smi = shutil.which("nvidia-smi")
+    if not smi or subprocess.run([smi, "-L"], capture_output=True).returncode != 0:
+        raise Skip("no NVIDIA GPU or driver on this machine")
+
+
 def source_line(fixture_source, marker):
     """Line number of the line holding `marker` in tests/programs/<fixture_source>."""
     path = os.path.join(SOURCE, "tests", "programs", fixture_source)

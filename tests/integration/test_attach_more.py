@@ -7,15 +7,13 @@ as before it, and the end reason of an exec while attached.
 The GPU tests skip, saying why, where there is no NVIDIA GPU or the CUDA fixtures were not
 built."""
 import os
-import shutil
 import signal
 import sqlite3
-import subprocess
 import sys
 import time
 
 import harness
-from harness import Skip, check, check_eq, fixture
+from harness import Skip, check, check_eq, fixture, need_gpu
 from rocpd_checks import rows
 from test_attach import CPU_WANTED_S, Attach, Target, check_session, process_state, wait_cpu
 
@@ -149,16 +147,6 @@ def test_refusals_of_what_cannot_work_in_attach_name_why():
         check_eq(t.finish(), 0, f"fixture status\n{t.lines}")
     finally:
         t.kill()
-
-
-def need_gpu(name):
-    if not os.path.exists(fixture(name)):
-        raise Skip(f"{name} not built: no CUDA compiler (nvcc) or CUPTI at build time")
-    if not os.path.exists(os.path.join(harness.BUILD, "lib", "syscope", "libsyscope-cuda.so")):
-        raise Skip("syscope was built without CUDA tracing (no CUPTI)")
-    smi = shutil.which("nvidia-smi")
-    if not smi or subprocess.run([smi, "-L"], capture_output=True).returncode != 0:
-        raise Skip("no NVIDIA GPU or driver on this machine")
 
 
 def database(a, pid):

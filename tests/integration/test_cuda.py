@@ -3,27 +3,16 @@ kernels, copies, sets, allocations, API calls, NVTX ranges and their links are c
 exactly against what the fixtures do. Skipped, with the reason, where there is no NVIDIA GPU
 or the CUDA fixtures were not built (no nvcc)."""
 import os
-import shutil
 import sqlite3
 import subprocess
 
 import harness
-from harness import Skip, check, check_eq, fixture, syscope
+from harness import Skip, check, check_eq, fixture, need_gpu, syscope
 
 import pftrace
 from rocpd_checks import check_conventions, rows
 
 MiB = 1 << 20
-
-
-def need_gpu(name):
-    if not os.path.exists(fixture(name)):
-        raise Skip(f"{name} not built: no CUDA compiler (nvcc) or CUPTI at build time")
-    if not os.path.exists(os.path.join(harness.BUILD, "lib", "syscope", "libsyscope-cuda.so")):
-        raise Skip("syscope was built without CUDA tracing (no CUPTI)")
-    smi = shutil.which("nvidia-smi")
-    if not smi or subprocess.run([smi, "-L"], capture_output=True).returncode != 0:
-        raise Skip("no NVIDIA GPU or driver on this machine")
 
 
 def database(r):

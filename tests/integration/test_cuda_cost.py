@@ -14,26 +14,16 @@ Skipped, with the reason, without an NVIDIA GPU, without syscope's CUDA tracing,
 bench/cuda_launch and the fixtures (no nvcc at build time). tests/unit/test_cuda_pool.c and
 test_cuda_static_runtime.c check both parts without a GPU."""
 import os
-import shutil
 import sqlite3
-import subprocess
 
 import harness
-from harness import Skip, check, check_eq, fixture, syscope
+from harness import Skip, check, check_eq, fixture, need_gpu, syscope
 
 from rocpd_checks import check_conventions, rows
 
 LAUNCHES = 20000
 WARM_UP = 1000  # bench/cuda_launch's launches before its timed loop
 STATIC_LAUNCHES = 20  # static_cudart's default
-
-
-def need_gpu():
-    if not os.path.exists(os.path.join(harness.BUILD, "lib", "syscope", "libsyscope-cuda.so")):
-        raise Skip("syscope was built without CUDA tracing (no CUPTI)")
-    smi = shutil.which("nvidia-smi")
-    if not smi or subprocess.run([smi, "-L"], capture_output=True).returncode != 0:
-        raise Skip("no NVIDIA GPU or driver on this machine")
 
 
 def launch_program():

@@ -5,12 +5,10 @@ PM sampling over time. Skipped, with the reason, where there is no NVIDIA GPU or
 fixtures were not built; test_gpu_counters.py covers the rest without a GPU."""
 import json
 import os
-import shutil
 import sqlite3
-import subprocess
 
 import harness
-from harness import Skip, check, check_eq, fixture, syscope
+from harness import check, check_eq, fixture, need_gpu, syscope
 
 import pftrace
 from rocpd_checks import check_conventions, rows
@@ -21,16 +19,6 @@ SM_ACTIVE = "sm__cycles_active.avg.pct_of_peak_sustained_elapsed"
 SM_THROUGHPUT = "sm__throughput.avg.pct_of_peak_sustained_elapsed"  # several passes
 DURATION = "gpu__time_duration.sum"
 COPY, COMPUTE = "copy_kernel(float4 const*, float4*, unsigned long)", "compute_kernel(float*, int)"
-
-
-def need_gpu():
-    if not os.path.exists(fixture("counter_kernels")):
-        raise Skip("counter_kernels not built: no CUDA compiler (nvcc) or CUPTI at build time")
-    if not os.path.exists(os.path.join(harness.BUILD, "lib", "syscope", "libsyscope-cuda.so")):
-        raise Skip("syscope was built without CUDA tracing (no CUPTI)")
-    smi = shutil.which("nvidia-smi")
-    if not smi or subprocess.run([smi, "-L"], capture_output=True).returncode != 0:
-        raise Skip("no NVIDIA GPU or driver on this machine")
 
 
 def database(r):
@@ -46,7 +34,7 @@ def notes(r):
 
 
 def test_avail_lists_gpu_metrics():
-    need_gpu()
+    need_gpu("counter_kernels")
     r = syscope("avail", "-H", "-c", "GPU", "-d", "--format", "json")
     check_eq(r.rc, 0, r.describe())
     metrics = json.loads(r.out)["gpu_metrics"]
@@ -63,7 +51,7 @@ def test_avail_lists_gpu_metrics():
 
 
 def test_unknown_metric_refused_before_run():
-    need_gpu()
+    need_gpu("counter_kernels")
     r = syscope("sample", "--gpu-events", f"{READ},dram__bytes_bogus.sum", "--",
                 fixture("counter_kernels"))
     check_eq(r.rc, 2, r.describe())
@@ -73,7 +61,7 @@ def test_unknown_metric_refused_before_run():
 
 
 def test_copy_and_compute_kernel_counters():
-    need_gpu()
+    need_gpu("counter_kernels")
     r = syscope("sample", "--gpu-events", f"{READ},{WRITE},{SM_ACTIVE},{SM_THROUGHPUT}",
                 "--output-format", "rocpd pftrace", "--", fixture("counter_kernels"))
     check_eq(r.rc, 0, r.describe())
@@ -137,7 +125,7 @@ def test_stream_capture_unchanged():
     # cuda_workload captures a stream into a graph (cudaStreamCaptureModeGlobal): the
     # profiler must stay out of the capture (stopping it there made the capture fail), the
     # kernels launched outside it get their values.
-    need_gpu()
+    need_gpu("counter_kernels")
     r = syscope("sample", "--gpu-events", f"{READ},{SM_ACTIVE}", "--output-format", "rocpd",
                 "--", fixture("cuda_workload"))
     check_eq(r.rc, 0, r.describe())
@@ -160,7 +148,7 @@ def test_stream_capture_unchanged():
 
 
 def test_pm_sampling_over_time():
-    need_gpu()
+    need_gpu("counter_kernels")
     r = syscope("sample", "--gpu-events", f"{SM_ACTIVE},{READ},{SM_THROUGHPUT}",
                 "--gpu-events-interval", "1", "--output-format", "rocpd", "--",
                 fixture("counter_kernels"), "1500")

@@ -14,26 +14,17 @@ fixtures (no nvcc) or without PyTorch / NCCL. tests/unit/test_cuda_activity.c ch
 linking rules without a GPU."""
 import os
 import re
-import shutil
 import sqlite3
 import subprocess
 
 import harness
-from harness import Skip, check, check_eq, fixture, syscope
+from harness import Skip, check, check_eq, fixture, need_gpu, syscope
 
 from rocpd_checks import check_conventions, rows
 
 MATMUL = os.path.join(harness.SOURCE, "tests", "programs", "cuda", "torch_matmul.py")
 STEPS = 20
 LAUNCHES = 20  # static_cudart's default
-
-
-def need_gpu():
-    if not os.path.exists(os.path.join(harness.BUILD, "lib", "syscope", "libsyscope-cuda.so")):
-        raise Skip("syscope was built without CUDA tracing (no CUPTI)")
-    smi = shutil.which("nvidia-smi")
-    if not smi or subprocess.run([smi, "-L"], capture_output=True).returncode != 0:
-        raise Skip("no NVIDIA GPU or driver on this machine")
 
 
 def need_fixture(name):

@@ -9,7 +9,7 @@ import sqlite3
 import subprocess
 
 import harness
-from harness import Skip, check, check_eq, fixture, syscope
+from harness import Skip, check, check_eq, fixture, need_gpu, syscope
 
 import pftrace
 import trace_processor
@@ -17,16 +17,6 @@ from rocpd_checks import rows
 
 N = 1000  # ranges of each kind in nvtx_cost's checked run
 JAX_STEPS = os.path.join(harness.SOURCE, "tests", "programs", "cuda", "jax_steps.py")
-
-
-def need_gpu(name):
-    if not os.path.exists(fixture(name)):
-        raise Skip(f"{name} not built: no CUDA compiler (nvcc) or CUPTI at build time")
-    if not os.path.exists(os.path.join(harness.BUILD, "lib", "syscope", "libsyscope-cuda.so")):
-        raise Skip("syscope was built without CUDA tracing (no CUPTI)")
-    smi = shutil.which("nvidia-smi")
-    if not smi or subprocess.run([smi, "-L"], capture_output=True).returncode != 0:
-        raise Skip("no NVIDIA GPU or driver on this machine")
 
 
 def database(r):

@@ -1,0 +1,263 @@
+"""Defects found by running syscope on real programs nobody here wrote (Debian's gzip, xz,
+sqlite3...), each checked here on the program that showed it or on a fixture that does
+what it does:
+
+  - a program that handles Ctrl-C itself, cleans up, puts the default action back and
+    raises the signal again (gzip, xz, sort; bash, which puts the default back twice): its
+    end is recorded as the signal, with its last records, as for a program that never
+    handled it (src/runtime/signals.c);
+  - a process killed while it exits (a multiprocessing pool's SIGTERM to a worker that is
+    already leaving) is recorded as killed, not as exited nor as still running
+    (src/runtime/lifecycle.c);
+  - `syscope summary` of a session sampled on wall-clock time (--sampling-realtime) gives
+    its top functions by wall time, as the sampling_wall_clock profile does, where it gave
+    none (src/cmd/summary.c);
+  - `syscope causal` takes SYSCOPE_SAMPLING_FREQ from the environment, as every verb does,
+    instead of its own 1 kHz (src/cmd/causal.c);
+  - a misspelt placeholder in -o (%rnak%) is refused, naming the valid ones, instead of
+    becoming part of the folder's name (src/cmd/launch.c);
+  - each verb's --help gives the defaults that verb runs with: instrument and python sample
+    only with -S, causal samples at 1 kHz, merge and convert write where they do
+    (src/cmd/help.c).
+"""
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+
+import harness
+from harness import Skip, check, check_eq, fixture, syscope
+
+
+def need_tool(name):
+    """A Debian tool these tests run (Makefile's TEST_PACKAGES): missing fails in CI."""
+    path = shutil.which(name)
+    if not path:
+        if os.environ.get("CI") == "true":
+            raise AssertionError(f"{name} is missing: scripts/install-deps installs it in CI")
+        raise Skip(f"{name} is not installed")
+    return path
+
+
+def ended_by_signal(r, pid, sig):
+    """The summary, the metadata and the exit status all say the process died of `sig`."""
+    name = os.path.basename(r.metadata(pid)["images"][-1]["executable"])  # after any exec
+    check(f"process {pid} ({name}) was killed by signal {sig} ({signal.strsignal(sig)})"
+          in r.err, f"end of {pid}\n{r.describe()}")
+    check("stopped recording without exiting normally" not in r.err, r.describe())
+    check_eq(r.metadata(pid)["exit"], {"reason": "signal", "status": sig}, "metadata exit")
+
+
+def test_reraised_signal_after_cleanup_is_the_end():
+    prog = fixture("cleanup_reraise")
+    plain = subprocess.run([prog, "0.5"], capture_output=True, text=True)
+    check_eq(plain.returncode, -signal.SIGTERM, f"plain run\n{plain.stdout}{plain.stderr}")
+    r = syscope("sample", "--", prog, "0.5")
+    check_eq(r.rc, 128 + signal.SIGTERM, r.describe())
+    # The program sees its own handler, then the default it put back, as without syscope.
+    check_eq(r.out, plain.stdout, "the program's output")
+    check_eq(r.out, "installed: ours\ncaught: 15\nrestored: default\n", "the program's view")
+    ended_by_signal(r, r.main_pid(), signal.SIGTERM)
+    p = r.profile()
+    check(p.self_samples("work_before_signal") > 0.5 * p.total,
+          f"work_before_signal is hot: {p.function_names()[:5]}")
+
+
+def test_signal_while_exiting_is_the_end():
+    prog = fixture("late_signal")
+    plain = subprocess.run([prog, "0.3"], capture_output=True, text=True)
+    check_eq((plain.returncode, plain.stdout), (-signal.SIGTERM, "main returns\n"), "plain")
+    r = syscope("sample", "--", prog, "0.3")
+    check_eq(r.rc, 128 + signal.SIGTERM, r.describe())
+    check_eq(r.out, plain.stdout, "the program's output")
+    ended_by_signal(r, r.main_pid(), signal.SIGTERM)
+    p = r.profile()
+    check(p.self_samples("work_then_exit") > 0.5 * p.total,
+          f"work_then_exit is hot: {p.function_names()[:5]}")
+
+
+def test_pool_workers_terminated_are_recorded():
+    # Pool.__exit__ terminates its workers: each one is either killed by SIGTERM or exits
+    # on its own first, and the records say which, never that it was still running.
+    python = need_tool("python3")
+    script = ("import multiprocessing as mp\n"
+              "def work(n):\n    return sum(i * i for i in range(n))\n"
+              "if __name__ == '__main__':\n"
+              "    with mp.get_context('fork').Pool(2) as p:\n"
+              "        print(sum(p.map(work, [20000] * 8)))\n")
+    expected = str(8 * sum(i * i for i in range(20000))) + "\n"
+    for _ in range(4):
+        r = syscope("sample", "--", python, "-c", script)
+        check_eq((r.rc, r.out), (0, expected), r.describe())
+        check("stopped recording without exiting normally" not in r.err, r.describe())
+        workers = [pid for pid in r.pids() if pid != r.main_pid()]
+        check_eq(len(workers), 2, f"two workers: {r.pids()}\n{r.err}")
+        for pid in workers:
+            end = r.metadata(pid)["exit"]
+            check(end in ({"reason": "signal", "status": signal.SIGTERM},
+                          {"reason": "_exit", "status": 0}), f"worker {pid} ended {end}")
+
+
+def cpu_seconds(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def descendant(pid, name):
+    """The pid of a process running `name` among `pid`'s descendants, or None."""
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children") as f:
+            kids = [int(k) for k in f.read().split()]
+    except OSError:
+        return None
+    for k in kids:
+        try:
+            with open(f"/proc/{k}/comm") as f:
+                if f.read().strip() == name:
+                    return k
+        except OSError:
+            pass
+        found = descendant(k, name)
+        if found:
+            return found
+    return None
+
+
+def ctrl_c(program, busy):
+    """Run `syscope sample -- program...` in a session of its own, with stdin from
+    /dev/zero, and send SIGINT to its process group, as Ctrl-C does, once the process
+    `busy` has run its own code for a while. Returns the Result and the pids
+    {name: pid} of `busy` and of the program's first process."""
+    work = tempfile.mkdtemp(prefix="syscope-it-")
+    harness._workdirs.append(work)
+    out = os.path.join(work, "out")
+    with open("/dev/zero", "rb") as zero:
+        proc = subprocess.Popen(
+            [harness.SYSCOPE, "sample", "--no-time-output", "-o", out, "--"] + program,
+            stdin=zero, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+            cwd=work, start_new_session=True,
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    try:
+        # Its handlers are installed first thing: after 0.3 s of CPU time they are there.
+        deadline = time.monotonic() + 120
+        pid = None
+        while time.monotonic() < deadline:
+            pid = pid or descendant(proc.pid, busy)
+            if pid and cpu_seconds(pid) >= 0.3:
+                break
+            time.sleep(0.05)
+        check(pid, f"{busy} started under syscope")
+        first = descendant(proc.pid, os.path.basename(program[0]))
+        os.killpg(proc.pid, signal.SIGINT)
+        _, err = proc.communicate(timeout=300)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    result = harness.Result(proc, work, out, 0)
+    result.err = err
+    return result, pid, first
+
+
+def test_ctrl_c_of_gzip():
+    # gzip catches SIGINT to remove its output file, then dies of it by raising it again.
+    gzip = need_tool("gzip")
+    r, pid, _ = ctrl_c([gzip, "-c"], "gzip")
+    check_eq(r.rc, 128 + signal.SIGINT, r.describe())
+    ended_by_signal(r, pid, signal.SIGINT)
+    p = r.profile(pid=pid)
+    modules = {f["module"] for f in p.meta["functions"] if f["self_samples"]}
+    check("gzip" in modules, f"gzip's own code sampled: {sorted(modules)}")
+
+
+def test_ctrl_c_of_a_shell_script():
+    # bash waits for gzip; on Ctrl-C it puts back SIGINT's default action twice over, then
+    # kills itself with it. Its own recording was lost whole: nothing of it had reached
+    # the file yet, and the hidden recorder had stepped aside at the second SIG_DFL.
+    bash, gzip = need_tool("bash"), need_tool("gzip")
+    r, pid, shell = ctrl_c([bash, "-c", f"{gzip} -c > /dev/null; echo after"], "gzip")
+    check_eq(r.rc, 128 + signal.SIGINT, r.describe())
+    check(shell, "bash ran")
+    ended_by_signal(r, shell, signal.SIGINT)
+    ended_by_signal(r, pid, signal.SIGINT)
+    images = [os.path.basename(i["executable"] or "?") for i in r.metadata(shell)["images"]]
+    check_eq(images, ["bash"], "bash's recording")
+    check_eq(len(r.metadata(shell)["threads"]), 1, "bash's thread")
+
+
+def test_summary_of_wall_clock_session():
+    r = syscope("sample", "--sampling-realtime", "--", fixture("sleeper"))
+    check_eq(r.rc, 0, r.describe())
+    s = syscope("summary", "--format", "json", "--top", "5", r.session)
+    check_eq(s.rc, 0, s.describe())
+    doc = json.loads(s.out)
+    p = r.profile("sampling_wall_clock")
+    own = {f["name"]: f for f in p.meta["functions"] if f["self_samples"]}
+    rows = doc["wall_functions"]
+    check(rows and len(rows) <= 5, f"wall_functions: {rows}")
+    # The same samples and about the same wall time as the profile, function by function
+    # (a thread's first sample is weighed from the thread's start: the database does not
+    # say when its sampler started).
+    for row in rows:
+        f = own.get(row["function"])
+        check(f and f["self_samples"] == row["samples"] and
+              abs(f["exclusive"] - row["self_s"]) <= 0.05, f"row {row}: profile {f}")
+    check_eq(rows[0]["function"], max(own.values(), key=lambda f: f["exclusive"])["name"],
+             "the top function")
+    check_eq(doc["functions"], [], "no CPU-time samples")
+    top = doc["wall_functions_total"][0]
+    check_eq((top["samples"], top["total_percent"]), (p.total, 100.0), f"top {top}")
+
+
+def test_causal_sampling_rate_from_the_environment():
+    perl = need_tool("perl")
+    loop = "my $s = 0; for my $i (1..400000) { $s += $i % 7 } print \"$s\\n\";"
+    args = ["causal", "-e", "-n", "1", "-S", "0", "-F", "^Perl_pp_", "--binary", "perl",
+            "--", perl, "-e", loop]
+    for env, hz in (({}, 1000), ({"SYSCOPE_SAMPLING_FREQ": "200"}, 200)):
+        r = syscope(*args, env=env)
+        check_eq((r.rc, r.out), (0, "1200003\n"), r.describe())
+        check(re.search(rf"CPU-time samples from 1 thread \({hz} Hz asked", r.err),
+              f"{env}: {hz} Hz\n{r.err}")
+
+
+def test_unknown_output_placeholder_refused():
+    r = syscope("sample", "-o", "run-%rnak%-of-%size%", "--", "true")
+    check_eq(r.rc, 2, r.describe())
+    check("-o run-%rnak%-of-%size%: unknown placeholder '%rnak%' (valid: %tag%, %pid%, "
+          "%host%, %launch_time%, %rank%, %size%, %env{NAME}%)" in r.err, r.err)
+    check_eq(os.listdir(r.workdir), [], "no folder made")
+    # A % that starts no placeholder is kept as it is; known ones are expanded.
+    r = syscope("sample", "--no-time-output", "-o", "50%-%tag%-%rank%-of-%size%", "--", "true")
+    check_eq(r.rc, 0, r.describe())
+    check_eq(os.listdir(r.workdir), ["50%-true-0-of-1"], "the folder's name")
+
+
+def help_line(verb, flag):
+    r = syscope(verb, "--help")
+    check_eq(r.rc, 0, r.describe())
+    lines = [line for line in r.out.splitlines() if f"{flag} " in line or f"{flag}=" in line]
+    check_eq(len(lines), 1, f"{flag} in {verb} --help\n{r.out}")
+    return lines[0]
+
+
+def test_help_gives_each_verbs_defaults():
+    for verb in ("instrument", "python"):
+        line = help_line(verb, "--sample")
+        check("on by default" not in line, f"{verb} samples only with -S: {line}")
+    check("(on by default; --no-sample)" in help_line("run", "--sample"), "run samples")
+    check("(default: 1000)" in help_line("causal", "--sampling-freq"), "causal's 1 kHz")
+    check("(default: 300)" in help_line("sample", "--sampling-freq"), "sample's 300 Hz")
+    check("(default: syscope-merged)" in help_line("merge", "--output"), "merge's folder")
+    check("(default: rocpd pftrace)" in help_line("merge", "--output-format"), "merge's formats")
+    check("(default: the session's folder, or the database's)" in help_line("convert", "--output"),
+          "convert writes next to its input")
+
+
+if __name__ == "__main__":
+    harness.main(globals())
