@@ -61,6 +61,15 @@ struct rp_batch {
 	VEC(char) text;
 };
 
+/* A recently seen string (rocpd.c: rp_string_of, shared_event). */
+#define RP_RECENT 64
+struct rp_recent {
+	const char *ptr;      /* as the caller passed it */
+	const char *interned; /* its text, interned */
+	int64_t string_id;    /* its rocpd_string id, 0 until asked */
+	int64_t event_id;     /* the shared event of it as a category, 0 until asked */
+};
+
 struct rp {
 	struct sc_output *out;
 	struct sc_process *proc;
@@ -68,7 +77,7 @@ struct rp {
 	struct rp_batch ins[INS_COUNT];
 	char guid[40], uuid[48];
 	int64_t nid;
-	int64_t next_string, next_event, next_region, next_track, next_pmc;
+	int64_t next_string, next_event, next_track, next_pmc;
 	struct sc_hashmap strings;    /* interned pointer -> string id */
 	struct sc_hashmap tracks;     /* hash of (kind, tid, name) -> track id */
 	struct sc_hashmap counters;   /* interned counter name ^ unit -> track id << 32 | pmc id */
@@ -81,6 +90,7 @@ struct rp {
 	/* GPU rows (rocpd_gpu.c) */
 	struct sc_hashmap gpu_ids; /* agent, stream or kernel name -> row id */
 	int64_t next_stream, next_symbol, next_dispatch, code_object;
+	struct rp_recent recent[RP_RECENT];
 	uint64_t rows;
 	int error;
 	char errmsg[512];
@@ -88,7 +98,7 @@ struct rp {
 
 /* Run SQL; the first failure is kept in rp->errmsg and later calls do nothing. */
 void rp_exec(struct rp *rp, const char *sql);
-/* A row for insert `which`; `types` gives the arguments: 'i' int64, 'd' double, 't' text,
+/* A row for insert `which`; `types` gives the arguments: 'i' int64, 'd' double, 't' text (rp->guid bound, not copied),
  * 'n' NULL. Written with the next batch of its table, or by rp_flush. */
 void rp_run(struct rp *rp, int which, const char *types, ...);
 /* Write every row still gathered. */
