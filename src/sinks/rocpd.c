@@ -75,7 +75,7 @@ static void fail(struct rp *rp, const char *what)
 	}
 }
 
-void rp_exec(struct rp *rp, const char *sql)
+void rp_exec_now(struct rp *rp, const char *sql)
 {
 	char *err = NULL;
 
@@ -88,14 +88,18 @@ void rp_exec(struct rp *rp, const char *sql)
 	sqlite3_free(err);
 }
 
-static void bind_row(struct rp *rp, int which, sqlite3_stmt *st, size_t first, int col)
+void rp_exec(struct rp *rp, const char *sql)
 {
-	struct rp_batch *b = &rp->ins[which];
-	size_t ncols = b->values.n / b->rows;
+	if (rp->queue)
+		rp_queue_sql(rp, sql);
+	else
+		rp_exec_now(rp, sql);
+}
 
-	for (size_t i = first; i < first + ncols; i++, col++) {
-		const struct rp_value *v = &b->values.v[i];
-
+static void bind_row(struct rp *rp, sqlite3_stmt *st, const struct rp_value *v, const char *text,
+		     size_t ncols, int col)
+{
+	for (size_t i = 0; i < ncols; i++, v++, col++) {
 		switch (v->type) {
 		case 'i':
 			sqlite3_bind_int64(st, col, v->i);
@@ -104,7 +108,7 @@ static void bind_row(struct rp *rp, int which, sqlite3_stmt *st, size_t first, i
 			sqlite3_bind_double(st, col, v->d);
 			break;
 		case 't':
-			sqlite3_bind_text(st, col, b->text.v + v->text, -1, SQLITE_STATIC);
+			sqlite3_bind_text(st, col, text + v->text, -1, SQLITE_STATIC);
 			break;
 		case 'g':
 			sqlite3_bind_text(st, col, rp->guid, -1, SQLITE_STATIC);
@@ -123,24 +127,35 @@ static void step(struct rp *rp, int which, sqlite3_stmt *st)
 	sqlite3_reset(st);
 }
 
-static void flush_batch(struct rp *rp, int which)
+void rp_insert_rows(struct rp *rp, int which, const struct rp_value *values, size_t nvalues,
+		    const char *text, unsigned rows)
 {
 	struct rp_batch *b = &rp->ins[which];
-	size_t ncols;
+	size_t ncols = nvalues / rows;
 
-	if (!b->rows)
-		return;
-	ncols = b->values.n / b->rows;
-	if (b->rows == RP_BATCH) {
-		for (unsigned r = 0; r < b->rows; r++)
-			bind_row(rp, which, b->multi, r * ncols, (int)(r * ncols) + 1);
+	if (rows == RP_BATCH) {
+		for (unsigned r = 0; r < rows; r++)
+			bind_row(rp, b->multi, values + r * ncols, text, ncols,
+				 (int)(r * ncols) + 1);
 		step(rp, which, b->multi);
 	} else {
-		for (unsigned r = 0; r < b->rows && !rp->error; r++) {
-			bind_row(rp, which, b->one, r * ncols, 1);
+		for (unsigned r = 0; r < rows && !rp->error; r++) {
+			bind_row(rp, b->one, values + r * ncols, text, ncols, 1);
 			step(rp, which, b->one);
 		}
 	}
+}
+
+static void flush_batch(struct rp *rp, int which)
+{
+	struct rp_batch *b = &rp->ins[which];
+
+	if (!b->rows)
+		return;
+	if (rp->queue)
+		rp_queue_rows(rp, which); /* takes the rows, leaves the batch empty */
+	else
+		rp_insert_rows(rp, which, b->values.v, b->values.n, b->text.v, b->rows);
 	b->rows = 0;
 	b->values.n = 0;
 	b->text.n = 0;
@@ -816,10 +831,13 @@ static int write_process(struct sc_output *out, struct sc_process *p)
 	rp_exec(&rp, bulk_pragmas(p));
 	create_schema(&rp);
 	describe_process(&rp);
+	if (!rp.error && sc_output_threads(out) > 1)
+		rp_queue_start(&rp);
 	for (size_t i = 0; i < p->images.n && !rp.error; i++)
 		sc_timeline_replay(out->model, p->images.v[i], &rp_ops, &rp, &stats);
 	finish_runs(&rp);
 	rp_flush(&rp);
+	rp_queue_finish(&rp);
 	rp_exec(&rp, "COMMIT");
 	for (int i = 0; i < INS_COUNT; i++) {
 		sqlite3_finalize(rp.ins[i].one);

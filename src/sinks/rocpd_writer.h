@@ -91,13 +91,20 @@ struct rp {
 	struct sc_hashmap gpu_ids; /* agent, stream or kernel name -> row id */
 	int64_t next_stream, next_symbol, next_dispatch, code_object;
 	struct rp_recent recent[RP_RECENT];
+	struct rp_queue *queue; /* SQLite's thread (rocpd_queue.c), or NULL: SQLite runs here */
 	uint64_t rows;
-	int error;
+	_Atomic int error; /* set by whichever thread runs SQLite; errmsg read after it ends */
 	char errmsg[512];
 };
 
-/* Run SQL; the first failure is kept in rp->errmsg and later calls do nothing. */
+/* Run SQL (on SQLite's thread, in order, when there is one); the first failure is kept in
+ * rp->errmsg and later calls do nothing. */
 void rp_exec(struct rp *rp, const char *sql);
+void rp_exec_now(struct rp *rp, const char *sql); /* here, now */
+/* Insert `rows` gathered rows of insert `which` now (`text`: what their 't' values point
+ * into). */
+void rp_insert_rows(struct rp *rp, int which, const struct rp_value *values, size_t nvalues,
+		    const char *text, unsigned rows);
 /* A row for insert `which`; `types` gives the arguments: 'i' int64, 'd' double, 't' text (rp->guid bound, not copied),
  * 'n' NULL. Written with the next batch of its table, or by rp_flush. */
 void rp_run(struct rp *rp, int which, const char *types, ...);
@@ -109,6 +116,14 @@ int64_t rp_string_of(struct rp *rp, const char *s);
 /* A new rocpd_event row; returns its id. */
 int64_t rp_event(struct rp *rp, const char *category, int64_t stack_id, const char *call_stack,
 		 const char *line_info, const char *extdata);
+
+/* rocpd_queue.c: SQLite on a thread of its own, fed in order, while the records are read.
+ * Start returns false (and SQLite stays on the caller's thread) when no thread can be made;
+ * finish runs what is queued and ends the thread. */
+bool rp_queue_start(struct rp *rp);
+void rp_queue_finish(struct rp *rp);
+void rp_queue_rows(struct rp *rp, int which); /* takes the batch's rows, leaves it empty */
+void rp_queue_sql(struct rp *rp, const char *sql);
 
 /* rocpd_gpu.c */
 void rp_gpu_describe(struct rp *rp); /* agents and streams of every image of the process */
