@@ -72,6 +72,15 @@ void sc_output_free(struct sc_output *out)
 	out->idle = NULL;
 }
 
+unsigned sc_output_threads(const struct sc_output *out)
+{
+	long n = sc_int(out->settings, SC_SET_CONVERT_THREADS);
+
+	if (!n)
+		n = sysconf(_SC_NPROCESSORS_ONLN);
+	return n > 0 ? (unsigned)n : 1;
+}
+
 int sc_output_each_profile(struct sc_output *out,
 			   int (*fn)(struct sc_output *out, const struct sc_profile *p))
 {

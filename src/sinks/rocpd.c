@@ -41,8 +41,10 @@ static const char *const insert_sql[INS_COUNT] = {
 		      "?, ?, ?, ?, 0, ?, ?, ?)",
 	[INS_ARG] = "INSERT INTO \"rocpd_arg{{uuid}}\" (guid, event_id, position, type, name, "
 		    "value) VALUES (?, ?, ?, ?, ?, ?)",
-	[INS_REGION] = "INSERT INTO \"rocpd_region{{uuid}}\" (id, guid, nid, pid, tid, start, end, "
-		       "name_id, event_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+	/* The id left to AUTOINCREMENT (1, 2, ... in the order written, as given before): SQLite
+	 * appends to the table's b-tree then, instead of seeking the place of each given id. */
+	[INS_REGION] = "INSERT INTO \"rocpd_region{{uuid}}\" (guid, nid, pid, tid, start, end, "
+		       "name_id, event_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
 	[INS_TRACK] = "INSERT INTO \"rocpd_track{{uuid}}\" (id, guid, nid, pid, tid, name_id) "
 		      "VALUES (?, ?, ?, ?, ?, ?)",
 	[INS_SAMPLE] = "INSERT INTO \"rocpd_sample{{uuid}}\" (guid, track_id, timestamp, "
@@ -73,7 +75,7 @@ static void fail(struct rp *rp, const char *what)
 	}
 }
 
-void rp_exec(struct rp *rp, const char *sql)
+void rp_exec_now(struct rp *rp, const char *sql)
 {
 	char *err = NULL;
 
@@ -86,14 +88,18 @@ void rp_exec(struct rp *rp, const char *sql)
 	sqlite3_free(err);
 }
 
-static void bind_row(struct rp *rp, int which, sqlite3_stmt *st, size_t first, int col)
+void rp_exec(struct rp *rp, const char *sql)
 {
-	struct rp_batch *b = &rp->ins[which];
-	size_t ncols = b->values.n / b->rows;
+	if (rp->queue)
+		rp_queue_sql(rp, sql);
+	else
+		rp_exec_now(rp, sql);
+}
 
-	for (size_t i = first; i < first + ncols; i++, col++) {
-		const struct rp_value *v = &b->values.v[i];
-
+static void bind_row(struct rp *rp, sqlite3_stmt *st, const struct rp_value *v, const char *text,
+		     size_t ncols, int col)
+{
+	for (size_t i = 0; i < ncols; i++, v++, col++) {
 		switch (v->type) {
 		case 'i':
 			sqlite3_bind_int64(st, col, v->i);
@@ -102,7 +108,10 @@ static void bind_row(struct rp *rp, int which, sqlite3_stmt *st, size_t first, i
 			sqlite3_bind_double(st, col, v->d);
 			break;
 		case 't':
-			sqlite3_bind_text(st, col, b->text.v + v->text, -1, SQLITE_STATIC);
+			sqlite3_bind_text(st, col, text + v->text, -1, SQLITE_STATIC);
+			break;
+		case 'g':
+			sqlite3_bind_text(st, col, rp->guid, -1, SQLITE_STATIC);
 			break;
 		default:
 			sqlite3_bind_null(st, col);
@@ -118,24 +127,35 @@ static void step(struct rp *rp, int which, sqlite3_stmt *st)
 	sqlite3_reset(st);
 }
 
-static void flush_batch(struct rp *rp, int which)
+void rp_insert_rows(struct rp *rp, int which, const struct rp_value *values, size_t nvalues,
+		    const char *text, unsigned rows)
 {
 	struct rp_batch *b = &rp->ins[which];
-	size_t ncols;
+	size_t ncols = nvalues / rows;
 
-	if (!b->rows)
-		return;
-	ncols = b->values.n / b->rows;
-	if (b->rows == RP_BATCH) {
-		for (unsigned r = 0; r < b->rows; r++)
-			bind_row(rp, which, b->multi, r * ncols, (int)(r * ncols) + 1);
+	if (rows == RP_BATCH) {
+		for (unsigned r = 0; r < rows; r++)
+			bind_row(rp, b->multi, values + r * ncols, text, ncols,
+				 (int)(r * ncols) + 1);
 		step(rp, which, b->multi);
 	} else {
-		for (unsigned r = 0; r < b->rows && !rp->error; r++) {
-			bind_row(rp, which, b->one, r * ncols, 1);
+		for (unsigned r = 0; r < rows && !rp->error; r++) {
+			bind_row(rp, b->one, values + r * ncols, text, ncols, 1);
 			step(rp, which, b->one);
 		}
 	}
+}
+
+static void flush_batch(struct rp *rp, int which)
+{
+	struct rp_batch *b = &rp->ins[which];
+
+	if (!b->rows)
+		return;
+	if (rp->queue)
+		rp_queue_rows(rp, which); /* takes the rows, leaves the batch empty */
+	else
+		rp_insert_rows(rp, which, b->values.v, b->values.n, b->text.v, b->rows);
 	b->rows = 0;
 	b->values.n = 0;
 	b->text.n = 0;
@@ -170,6 +190,10 @@ void rp_run(struct rp *rp, int which, const char *types, ...)
 			const char *text = va_arg(ap, const char *);
 			size_t n = strlen(text) + 1;
 
+			if (text == rp->guid) { /* in every row: bound from rp, not copied */
+				v->type = 'g';
+				break;
+			}
 			v->text = b->text.n;
 			VEC_RESERVE(&b->text, b->text.n + n);
 			memcpy(b->text.v + b->text.n, text, n);
@@ -200,9 +224,27 @@ int64_t rp_string_id(struct rp *rp, const char *interned)
 	return (int64_t)*slot;
 }
 
+/* A region's name and category are usually the same few interned strings, row after row:
+ * a small cache by pointer spares hashing them again (its entry is checked against the text,
+ * since callers may pass buffers). */
+static struct rp_recent *recent_of(struct rp *rp, const char *s)
+{
+	return &rp->recent[((uintptr_t)s >> 3 ^ (uintptr_t)s >> 11) % RP_RECENT];
+}
+
 int64_t rp_string_of(struct rp *rp, const char *s)
 {
-	return rp_string_id(rp, sc_strtab_intern(&rp->out->model->strings, s));
+	struct rp_recent *r = recent_of(rp, s);
+
+	if (r->ptr == s && r->string_id && !strcmp(r->interned, s))
+		return r->string_id;
+	if (r->ptr != s || strcmp(r->interned, s)) {
+		r->ptr = s;
+		r->interned = sc_strtab_intern(&rp->out->model->strings, s);
+		r->event_id = 0;
+	}
+	r->string_id = rp_string_id(rp, r->interned);
+	return r->string_id;
 }
 
 int64_t rp_event(struct rp *rp, const char *category, int64_t stack_id, const char *call_stack,
@@ -220,9 +262,8 @@ int64_t rp_event(struct rp *rp, const char *category, int64_t stack_id, const ch
 static void region_row(struct rp *rp, int32_t tid, uint64_t start, uint64_t end, const char *name,
 		       int64_t event_id)
 {
-	rp_run(rp, INS_REGION, "itiiiiiii", ++rp->next_region, rp->guid, rp->nid,
-	       (int64_t)rp->proc->pid, (int64_t)tid, (int64_t)start, (int64_t)end,
-	       rp_string_of(rp, name), event_id);
+	rp_run(rp, INS_REGION, "tiiiiiii", rp->guid, rp->nid, (int64_t)rp->proc->pid, (int64_t)tid,
+	       (int64_t)start, (int64_t)end, rp_string_of(rp, name), event_id);
 }
 
 /* A track of (kind, thread or none, name), created on first use. */
@@ -266,14 +307,24 @@ static const char *arg_type(char t)
  * correlation or extdata): rocpd rows only reach their category through the event. */
 static int64_t shared_event(struct rp *rp, const char *category)
 {
-	const char *icat = sc_strtab_intern(&rp->out->model->strings, category);
+	struct rp_recent *r = recent_of(rp, category);
+	const char *icat;
 	bool inserted;
-	uint64_t *slot =
-		sc_hashmap_upsert(&rp->shared_events, (uint64_t)(uintptr_t)icat, 0, &inserted);
+	uint64_t *slot;
 
+	if (r->ptr == category && r->event_id && !strcmp(r->interned, category))
+		return r->event_id;
+	icat = sc_strtab_intern(&rp->out->model->strings, category);
+	slot = sc_hashmap_upsert(&rp->shared_events, (uint64_t)(uintptr_t)icat, 0, &inserted);
 	if (inserted)
 		*slot = (uint64_t)rp_event(rp, icat, 0, "{}", "{}", "{}");
-	return (int64_t)*slot;
+	if (r->ptr != category || strcmp(r->interned, category)) {
+		r->ptr = category;
+		r->interned = icat;
+		r->string_id = 0;
+	}
+	r->event_id = (int64_t)*slot;
+	return r->event_id;
 }
 
 /* The Python stack that made the CUDA call of `corr` (gpu_python.h) as an event's call_stack
@@ -728,6 +779,25 @@ static void describe_process(struct rp *rp)
 	rp_gpu_describe(rp);
 }
 
+/* Settings of a file built once, by one writer, and renamed into place only when complete:
+ * no journal, no syncs, the lock held throughout, temporaries in memory. A process with
+ * many rows gets 64 KiB pages (fewer page splits and writes; a few pages per table would
+ * make the many small databases of a big session large) and a 32 MiB page cache. */
+static const char *bulk_pragmas(const struct sc_process *p)
+{
+	uint64_t rows = 0;
+
+	for (size_t i = 0; i < p->images.n; i++)
+		rows += p->images.v[i]->regions + p->images.v[i]->marks +
+			p->images.v[i]->counter_values;
+	if (rows < 100000)
+		return "PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; PRAGMA locking_mode = "
+		       "EXCLUSIVE; PRAGMA temp_store = MEMORY; BEGIN";
+	return "PRAGMA page_size = 65536; PRAGMA cache_size = -32768; PRAGMA journal_mode = OFF; "
+	       "PRAGMA synchronous = OFF; PRAGMA locking_mode = EXCLUSIVE; PRAGMA temp_store = "
+	       "MEMORY; BEGIN";
+}
+
 static int write_process(struct sc_output *out, struct sc_process *p)
 {
 	struct rp rp = { .out = out, .proc = p };
@@ -758,13 +828,16 @@ static int write_process(struct sc_output *out, struct sc_process *p)
 	for (size_t i = 0; i < sizeof(maps) / sizeof(maps[0]); i++)
 		sc_hashmap_init(maps[i]);
 	make_guid(&rp, p->images.v[0]);
-	rp_exec(&rp, "PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; BEGIN");
+	rp_exec(&rp, bulk_pragmas(p));
 	create_schema(&rp);
 	describe_process(&rp);
+	if (!rp.error && sc_output_threads(out) > 1)
+		rp_queue_start(&rp);
 	for (size_t i = 0; i < p->images.n && !rp.error; i++)
 		sc_timeline_replay(out->model, p->images.v[i], &rp_ops, &rp, &stats);
 	finish_runs(&rp);
 	rp_flush(&rp);
+	rp_queue_finish(&rp);
 	rp_exec(&rp, "COMMIT");
 	for (int i = 0; i < INS_COUNT; i++) {
 		sqlite3_finalize(rp.ins[i].one);

@@ -61,6 +61,15 @@ struct rp_batch {
 	VEC(char) text;
 };
 
+/* A recently seen string (rocpd.c: rp_string_of, shared_event). */
+#define RP_RECENT 64
+struct rp_recent {
+	const char *ptr;      /* as the caller passed it */
+	const char *interned; /* its text, interned */
+	int64_t string_id;    /* its rocpd_string id, 0 until asked */
+	int64_t event_id;     /* the shared event of it as a category, 0 until asked */
+};
+
 struct rp {
 	struct sc_output *out;
 	struct sc_process *proc;
@@ -68,7 +77,7 @@ struct rp {
 	struct rp_batch ins[INS_COUNT];
 	char guid[40], uuid[48];
 	int64_t nid;
-	int64_t next_string, next_event, next_region, next_track, next_pmc;
+	int64_t next_string, next_event, next_track, next_pmc;
 	struct sc_hashmap strings;    /* interned pointer -> string id */
 	struct sc_hashmap tracks;     /* hash of (kind, tid, name) -> track id */
 	struct sc_hashmap counters;   /* interned counter name ^ unit -> track id << 32 | pmc id */
@@ -81,14 +90,22 @@ struct rp {
 	/* GPU rows (rocpd_gpu.c) */
 	struct sc_hashmap gpu_ids; /* agent, stream or kernel name -> row id */
 	int64_t next_stream, next_symbol, next_dispatch, code_object;
+	struct rp_recent recent[RP_RECENT];
+	struct rp_queue *queue; /* SQLite's thread (rocpd_queue.c), or NULL: SQLite runs here */
 	uint64_t rows;
-	int error;
+	_Atomic int error; /* set by whichever thread runs SQLite; errmsg read after it ends */
 	char errmsg[512];
 };
 
-/* Run SQL; the first failure is kept in rp->errmsg and later calls do nothing. */
+/* Run SQL (on SQLite's thread, in order, when there is one); the first failure is kept in
+ * rp->errmsg and later calls do nothing. */
 void rp_exec(struct rp *rp, const char *sql);
-/* A row for insert `which`; `types` gives the arguments: 'i' int64, 'd' double, 't' text,
+void rp_exec_now(struct rp *rp, const char *sql); /* here, now */
+/* Insert `rows` gathered rows of insert `which` now (`text`: what their 't' values point
+ * into). */
+void rp_insert_rows(struct rp *rp, int which, const struct rp_value *values, size_t nvalues,
+		    const char *text, unsigned rows);
+/* A row for insert `which`; `types` gives the arguments: 'i' int64, 'd' double, 't' text (rp->guid bound, not copied),
  * 'n' NULL. Written with the next batch of its table, or by rp_flush. */
 void rp_run(struct rp *rp, int which, const char *types, ...);
 /* Write every row still gathered. */
@@ -99,6 +116,14 @@ int64_t rp_string_of(struct rp *rp, const char *s);
 /* A new rocpd_event row; returns its id. */
 int64_t rp_event(struct rp *rp, const char *category, int64_t stack_id, const char *call_stack,
 		 const char *line_info, const char *extdata);
+
+/* rocpd_queue.c: SQLite on a thread of its own, fed in order, while the records are read.
+ * Start returns false (and SQLite stays on the caller's thread) when no thread can be made;
+ * finish runs what is queued and ends the thread. */
+bool rp_queue_start(struct rp *rp);
+void rp_queue_finish(struct rp *rp);
+void rp_queue_rows(struct rp *rp, int which); /* takes the batch's rows, leaves it empty */
+void rp_queue_sql(struct rp *rp, const char *sql);
 
 /* rocpd_gpu.c */
 void rp_gpu_describe(struct rp *rp); /* agents and streams of every image of the process */

@@ -54,6 +54,8 @@ int sc_sinks_write_all(struct sc_output *out);
 void sc_output_free(struct sc_output *out);
 
 /* Call `fn` for every profile; returns 0, or -1 when any call failed (all are made). */
+/* Threads the conversion may use (--convert-threads; 0: the cores online). */
+unsigned sc_output_threads(const struct sc_output *out);
 int sc_output_each_profile(struct sc_output *out,
 			   int (*fn)(struct sc_output *out, const struct sc_profile *p));
 
