@@ -28,6 +28,7 @@
 #include "../sinks/summary.h"
 #include "../store/session.h"
 #include "cmd.h"
+#include "output_path.h"
 
 /* Whether the region profiles are built: the profile outputs read them. */
 static bool wants_region_profiles(const struct sc_settings *s)
@@ -403,9 +404,12 @@ int cmd_convert(int argc, char **argv)
 	if (S_ISDIR(st.st_mode) && cli.nrest > 1)
 		sc_die(SC_EXIT_USAGE, "convert: give one session folder at a time");
 	out_dir = cli.settings.v[SC_SET_OUTPUT_PATH].layer == SC_LAYER_CLI
-			  ? sc_xstrdup(sc_str(&cli.settings, SC_SET_OUTPUT_PATH))
+			  ? sc_output_path_for_input(&cli.settings,
+						     sc_str(&cli.settings, SC_SET_OUTPUT_PATH),
+						     cli.rest[0])
 		  : S_ISDIR(st.st_mode) ? sc_xstrdup(cli.rest[0])
 					: sc_dir_of(cli.rest[0]);
+	sc_output_path_trim(out_dir);
 	if (mkdir(out_dir, 0755) && errno != EEXIST)
 		sc_die(SC_EXIT_FAILURE, "cannot create %s: %s", out_dir, strerror(errno));
 	if (S_ISDIR(st.st_mode)) {

@@ -17,6 +17,7 @@
 #include "../common/vec.h"
 #include "../store/rocpd.h"
 #include "cmd.h"
+#include "output_path.h"
 
 #define DEFAULT_OUT "syscope-merged"
 
@@ -49,7 +50,7 @@ int cmd_merge(int argc, char **argv)
 	VEC(char *) files = { 0 };
 	struct sc_cli cli;
 	struct target t;
-	char err[1024];
+	char err[1024], *out;
 	int rc = 0;
 
 	if (!sc_cli_parse_formats(
@@ -61,10 +62,14 @@ int cmd_merge(int argc, char **argv)
 		sc_die(SC_EXIT_USAGE,
 		       "merge: give the sessions or rocpd databases to merge (usage: %s)",
 		       verb->usage);
-	target_of(cli.settings.v[SC_SET_OUTPUT_PATH].layer == SC_LAYER_CLI
-			  ? sc_str(&cli.settings, SC_SET_OUTPUT_PATH)
-			  : DEFAULT_OUT,
-		  &t);
+	out = cli.settings.v[SC_SET_OUTPUT_PATH].layer == SC_LAYER_CLI
+		      ? sc_output_path_for_input(&cli.settings,
+						 sc_str(&cli.settings, SC_SET_OUTPUT_PATH),
+						 cli.rest[0])
+		      : sc_xstrdup(DEFAULT_OUT);
+	sc_output_path_trim(out);
+	target_of(out, &t);
+	free(out);
 	for (int i = 0; i < cli.nrest; i++)
 		sc_rocpd_inputs(cli.rest[i], &files);
 	for (size_t i = 0; i < files.n; i++) {

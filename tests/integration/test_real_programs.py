@@ -238,6 +238,26 @@ def test_unknown_output_placeholder_refused():
     check_eq(os.listdir(r.workdir), ["50%-true-0-of-1"], "the folder's name")
 
 
+def test_convert_and_merge_expand_output_placeholders():
+    r = syscope("sample", "--no-time-output", "-o", "s-%tag%", "--", fixture("hot"))
+    check_eq(r.rc, 0, r.describe())
+    session = os.path.join(r.workdir, "s-hot")
+    out = subprocess.run([harness.SYSCOPE, "convert", "-f", "csv", "-o", "c-%tag%-%size%",
+                          session + "/"], cwd=r.workdir, capture_output=True, text=True)
+    check_eq(out.returncode, 0, out.stderr)
+    check(os.path.isdir(os.path.join(r.workdir, "c-s-hot-1")), os.listdir(r.workdir))
+    check("//" not in out.stderr, f"the folder named once, without a doubled slash: {out.stderr}")
+    merged = subprocess.run([harness.SYSCOPE, "merge", "-o", "m-%tag%", session + "/"],
+                            cwd=r.workdir, capture_output=True, text=True)
+    check_eq(merged.returncode, 0, merged.stderr)
+    check(os.path.exists(os.path.join(r.workdir, "m-s-hot", "rocpd-merged.db")),
+          os.listdir(r.workdir))
+    bad = subprocess.run([harness.SYSCOPE, "convert", "-o", "c-%rnak%", session],
+                         cwd=r.workdir, capture_output=True, text=True)
+    check_eq(bad.returncode, 2, bad.stderr)
+    check("unknown placeholder '%rnak%'" in bad.stderr, bad.stderr)
+
+
 def help_line(verb, flag):
     r = syscope(verb, "--help")
     check_eq(r.rc, 0, r.describe())

@@ -1,0 +1,128 @@
+/* SPDX-License-Identifier: MIT */
+/* Output folder templates: placeholders, the launch time stamp (output_path.h). */
+#include "output_path.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../common/log.h"
+#include "../common/strutil.h"
+#include "../common/vec.h"
+#include "cmd.h"
+
+/* The first of the launchers' variables that is set (Open MPI, PMIx, MPICH's Hydra, Slurm),
+ * or `none` outside a parallel job. */
+static const char *job_var(const char *const *vars, const char *none)
+{
+	for (; *vars; vars++)
+		if (getenv(*vars) && *getenv(*vars))
+			return getenv(*vars);
+	return none;
+}
+
+static const char *const rank_vars[] = { "OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK",
+					 "SLURM_PROCID", NULL };
+static const char *const size_vars[] = { "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS", NULL };
+
+/* A misspelt placeholder (%rnak%) would silently become part of the folder's name, and put
+ * every rank of a job in the same folder: refuse a %word% that is none of ours. */
+static void refuse_unknown_placeholder(const char *tmpl, const char *p)
+{
+	size_t n = strspn(p + 1, "abcdefghijklmnopqrstuvwxyz_");
+
+	if (n && p[1 + n] == '%')
+		sc_die(SC_EXIT_USAGE, "-o %s: unknown placeholder '%.*s' (valid: %s)", tmpl,
+		       (int)n + 2, p, SC_OUTPUT_PLACEHOLDERS);
+}
+
+/* Expand the placeholders of an output path. */
+char *sc_output_path_expand(const char *tmpl, const char *tag, const char *launch_time)
+{
+	VEC(char) out = { 0 };
+	char host[256] = "";
+
+	gethostname(host, sizeof(host) - 1);
+	for (const char *p = tmpl; *p;) {
+		const char *val = NULL;
+		char num[32], name[256];
+		size_t skip = 0;
+
+		if (!strncmp(p, "%tag%", 5)) {
+			val = tag;
+			skip = 5;
+		} else if (!strncmp(p, "%pid%", 5)) {
+			snprintf(num, sizeof(num), "%d", (int)getpid());
+			val = num;
+			skip = 5;
+		} else if (!strncmp(p, "%rank%", 6)) {
+			val = job_var(rank_vars, "0");
+			skip = 6;
+		} else if (!strncmp(p, "%size%", 6)) {
+			val = job_var(size_vars, "1");
+			skip = 6;
+		} else if (!strncmp(p, "%host%", 6)) {
+			val = host;
+			skip = 6;
+		} else if (!strncmp(p, "%launch_time%", 13)) {
+			val = launch_time;
+			skip = 13;
+		} else if (!strncmp(p, "%env{", 5) && strstr(p, "}%")) {
+			size_t len = (size_t)(strstr(p, "}%") - (p + 5));
+
+			snprintf(name, sizeof(name), "%.*s", (int)len, p + 5);
+			val = getenv(name) ? getenv(name) : "";
+			skip = len + 7;
+		}
+		if (!skip) {
+			if (*p == '%')
+				refuse_unknown_placeholder(tmpl, p);
+			*VEC_PUSH(&out) = *p++;
+			continue;
+		}
+		for (const char *v = val; *v; v++)
+			*VEC_PUSH(&out) = *v;
+		p += skip;
+	}
+	*VEC_PUSH(&out) = '\0';
+	return out.v;
+}
+
+void sc_output_path_stamp(const struct sc_settings *s, char *buf, size_t len)
+{
+	time_t now = time(NULL);
+	struct tm tm;
+	size_t n;
+
+	localtime_r(&now, &tm);
+	/* The format is the user's TIME_FORMAT setting; GCC cannot check a runtime format. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+	n = strftime(buf, len, sc_str(s, SC_SET_TIME_FORMAT), &tm);
+#pragma GCC diagnostic pop
+	if (!n)
+		snprintf(buf, len, "%ld", (long)now);
+}
+
+void sc_output_path_trim(char *path)
+{
+	size_t n = strlen(path);
+
+	while (n > 1 && path[n - 1] == '/')
+		path[--n] = '\0';
+}
+
+char *sc_output_path_for_input(const struct sc_settings *s, const char *tmpl, const char *input)
+{
+	char stamp[128], *copy = sc_xstrdup(input), *path;
+	const char *base;
+
+	sc_output_path_trim(copy);
+	base = strrchr(copy, '/');
+	sc_output_path_stamp(s, stamp, sizeof(stamp));
+	path = sc_output_path_expand(tmpl, base && base[1] ? base + 1 : copy, stamp);
+	free(copy);
+	return path;
+}
