@@ -217,13 +217,22 @@ static void end_orphans(struct rt_py_open *o, long d)
 	}
 }
 
-static void end_orphans_seen(void)
+/* At a start, an exit or an unwind, the frame at the thread's depth is a new one or the one
+ * leaving: orphans that deep have returned. At an instruction (`running`), the frame at that
+ * depth is still running (mutual recursion watches a's code for b's orphans, and a's own
+ * orphans run it): only deeper orphans have. */
+static void end_orphans_at(bool running)
 {
 	struct rt_py_open *o = rt_py_open_now;
 	uintptr_t ts;
 
 	if (o && o->orphans)
-		end_orphans(o, py_depth(&ts));
+		end_orphans(o, py_depth(&ts) + running);
+}
+
+static void end_orphans_seen(void)
+{
+	end_orphans_at(false);
 }
 
 static uintptr_t code_of(const struct rt_py_layout *l, uintptr_t frame)
@@ -249,13 +258,34 @@ static uintptr_t below(const struct rt_py_layout *l, uintptr_t frame)
 	return 0;
 }
 
-static bool watch_returns_into(uintptr_t code)
+static bool set_local_events(uintptr_t code, long events)
 {
 	py_obj *args[] = { rt_capi.long_from_long(orph.tool), (py_obj *)code,
-			   rt_capi.long_from_long(orph.instruction) };
+			   rt_capi.long_from_long(events) };
 
 	rt_capi.inc_ref((py_obj *)code); /* the call's tuple takes it */
 	return call_ok(orph.monitoring, "set_local_events", args, 3);
+}
+
+/* INSTRUCTION events in `code`, at every place: a code watched before has the places it
+ * reached since turned off (DISABLE), and setting the same events again changes nothing in
+ * CPython, so they are cleared first, once per code object and throttling (`done`). */
+#define WATCHED_MAX 16
+struct watched {
+	uintptr_t code[WATCHED_MAX];
+	unsigned n;
+};
+
+static bool watch_returns_into(uintptr_t code, struct watched *done)
+{
+	for (unsigned i = 0; i < done->n; i++)
+		if (done->code[i] == code)
+			return true;
+	if (!set_local_events(code, 0) || !set_local_events(code, orph.instruction))
+		return false;
+	if (done->n < WATCHED_MAX)
+		done->code[done->n++] = code;
+	return true;
 }
 
 /* Code `code` (id `id`, slot `s`) was just throttled, while calls of it were in progress
@@ -266,6 +296,7 @@ static void orphan_calls_in_progress(py_obj *code, uint32_t id, struct rt_py_agg
 	const struct rt_py_layout *l = rt_py_layout();
 	struct rt_py_open *o = rt_py_open_now;
 	uint32_t mark[RT_PY_OPEN], n = 0, found = 0, j;
+	struct watched watched = { .n = 0 };
 	uintptr_t ts, f;
 	long d;
 
@@ -300,7 +331,7 @@ static void orphan_calls_in_progress(py_obj *code, uint32_t id, struct rt_py_agg
 		caller = below(l, f);
 		if (caller && code_of(l, caller) != (uintptr_t)code &&
 		    rt_py_is(code_of(l, caller), (uintptr_t)rt_capi.code_type) &&
-		    !watch_returns_into(code_of(l, caller)))
+		    !watch_returns_into(code_of(l, caller), &watched))
 			return;
 	}
 	if (found != n)
@@ -344,7 +375,7 @@ static py_obj *on_instruction(py_obj *self, py_obj *const *args, py_ssize nargs)
 {
 	restart_after_fork();
 	(void)self, (void)args, (void)nargs;
-	end_orphans_seen();
+	end_orphans_at(true);
 	return result(true); /* each place once */
 }
 
