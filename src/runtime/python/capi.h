@@ -124,9 +124,8 @@ struct rt_py_open {
 	 * above it whose exits are still reported (aggregate.h) */
 	uint32_t above[RT_PY_OPEN + 1];
 	/* monitoring.c: a call in progress whose function's returns were turned off while it
-	 * was (its Python stack depth, 0: not such a call), and how many there are */
+	 * was (its Python stack depth, 0: not such a call) */
 	uint32_t orphan[RT_PY_OPEN];
-	uint32_t orphans;
 };
 extern RT_TLS struct rt_py_open *rt_py_open_now; /* NULL: not mapped (yet), or failed */
 struct rt_py_open *rt_py_open_map(void);

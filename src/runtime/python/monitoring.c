@@ -34,7 +34,10 @@
 #define TOOL_LAST 4  /* 5 is the optimizer's */
 
 static RT_TLS long depth; /* calls entered since recording began on this thread, not left */
-static py_obj *disable;	  /* sys.monitoring.DISABLE */
+/* Its calls in progress that are orphans (below): every callback asks, so it sits beside
+ * `depth` rather than in the thread's rt_py_open, whose line is a miss on a hot path. */
+static RT_TLS uint32_t orphans;
+static py_obj *disable; /* sys.monitoring.DISABLE */
 
 /*
  * A recursive function is throttled inside its own calls (fib's first 10 000 calls end deep
@@ -210,7 +213,7 @@ static void end_orphans(struct rt_py_open *o, long d)
 		uint32_t k = (uint32_t)depth - 1;
 
 		o->orphan[k] = 0;
-		o->orphans--;
+		orphans--;
 		if (!now)
 			now = rt_now_ns();
 		leave(SC_PY_FUNC_ADDR(o->id[k]), now);
@@ -221,13 +224,20 @@ static void end_orphans(struct rt_py_open *o, long d)
  * leaving: orphans that deep have returned. At an instruction (`running`), the frame at that
  * depth is still running (mutual recursion watches a's code for b's orphans, and a's own
  * orphans run it): only deeper orphans have. */
-static void end_orphans_at(bool running)
+static __attribute__((noinline)) void end_orphans_here(struct rt_py_open *o, bool running)
 {
-	struct rt_py_open *o = rt_py_open_now;
 	uintptr_t ts;
 
-	if (o && o->orphans)
-		end_orphans(o, py_depth(&ts) + running);
+	end_orphans(o, py_depth(&ts) + running);
+}
+
+/* Inline: every callback asks, and there are orphans only for a while after a throttling. */
+static inline void end_orphans_at(bool running)
+{
+	struct rt_py_open *o = rt_py_open_now;
+
+	if (__builtin_expect(orphans && o, 0))
+		end_orphans_here(o, running);
 }
 
 static void end_orphans_seen(void)
@@ -339,7 +349,7 @@ static void orphan_calls_in_progress(py_obj *code, uint32_t id, struct rt_py_agg
 	for (j = 0; j < (uint32_t)depth; j++)
 		if (mark[j]) {
 			o->orphan[j] = mark[j];
-			o->orphans++;
+			orphans++;
 		}
 	s->untimed = RT_PY_RETURNS_OFF;
 }
@@ -557,6 +567,6 @@ void rt_py_monitoring_fork_child(void)
 		memset(rt_py_open_now->skipped, 0, sizeof(rt_py_open_now->skipped));
 		memset(rt_py_open_now->above, 0, sizeof(rt_py_open_now->above));
 		memset(rt_py_open_now->orphan, 0, sizeof(rt_py_open_now->orphan));
-		rt_py_open_now->orphans = 0;
 	}
+	orphans = 0;
 }
