@@ -300,8 +300,9 @@ static bool watch_returns_into(uintptr_t code, struct watched *done)
 
 /* Code `code` (id `id`, slot `s`) was just throttled, while calls of it were in progress
  * (its call returning now among them): make them orphans and turn its returns off, when
- * they are all on this thread, kept, found on its Python stack, and no generator's. */
-static void orphan_calls_in_progress(py_obj *code, uint32_t id, struct rt_py_agg *s)
+ * they are all on this thread, kept, found on its Python stack, and no generator's; NULL,
+ * or why not. */
+static const char *make_orphans(py_obj *code, uint32_t id, struct rt_py_agg *s)
 {
 	const struct rt_py_layout *l = rt_py_layout();
 	struct rt_py_open *o = rt_py_open_now;
@@ -310,20 +311,21 @@ static void orphan_calls_in_progress(py_obj *code, uint32_t id, struct rt_py_agg
 	uintptr_t ts, f;
 	long d;
 
-	s->orphans_tried = 1;
-	if (orph.remaining < 0 || !l || l->fr_owner < 0 || !o || depth < 0 || depth > RT_PY_OPEN)
-		return;
+	if (orph.remaining < 0 || !l || l->fr_owner < 0)
+		return "the thread's Python stack depth is not known in this build";
+	if (!o || depth < 0 || depth > RT_PY_OPEN)
+		return "its calls in progress are deeper than syscope keeps";
 	for (j = 0; j < (uint32_t)depth; j++) {
 		mark[j] = 0;
 		n += o->id[j] == id && !o->orphan[j];
 	}
 	if (!n || n != s->pushed)
-		return; /* some on another thread, or deeper than kept */
+		return "some of its calls in progress are on other threads or deeper than kept";
 	d = py_depth(&ts);
 	f = l->cframe_current >= 0 ? rt_py_ptr(rt_py_ptr(ts, l->ts_frame), l->cframe_current)
 				   : rt_py_ptr(ts, l->ts_frame);
 	if (!rt_py_plausible(f) || code_of(l, f) != (uintptr_t)code)
-		return; /* not the frame returning now */
+		return "the frame returning is not the one on the stack";
 	j = (uint32_t)depth;
 	while (found < n && (f = below(l, f)) && --d > 0) {
 		uintptr_t caller;
@@ -331,27 +333,44 @@ static void orphan_calls_in_progress(py_obj *code, uint32_t id, struct rt_py_agg
 		if (code_of(l, f) != (uintptr_t)code)
 			continue;
 		if (owner_of(l, f) != FRAME_OWNED_BY_THREAD)
-			return; /* a generator's */
+			return "a call in progress is a generator's";
 		while (j > 0 && (o->id[j - 1] != id || o->orphan[j - 1]))
 			j--;
 		if (!j)
-			return;
+			return "its calls on the stack are not those syscope keeps";
 		mark[--j] = (uint32_t)d;
 		found++;
 		caller = below(l, f);
 		if (caller && code_of(l, caller) != (uintptr_t)code &&
 		    rt_py_is(code_of(l, caller), (uintptr_t)rt_capi.code_type) &&
 		    !watch_returns_into(code_of(l, caller), &watched))
-			return;
+			return "sys.monitoring refused to watch a caller";
 	}
 	if (found != n)
-		return;
+		return "not all of its calls in progress are on the stack";
 	for (j = 0; j < (uint32_t)depth; j++)
 		if (mark[j]) {
 			o->orphan[j] = mark[j];
 			orphans++;
 		}
 	s->untimed = RT_PY_RETURNS_OFF;
+	return NULL;
+}
+
+/* ... once per function; a note says why when its returns stay reported (the first few). */
+static void orphan_calls_in_progress(py_obj *code, uint32_t id, struct rt_py_agg *s)
+{
+	static unsigned said;
+	const char *why;
+
+	s->orphans_tried = 1;
+	why = make_orphans(code, id, s);
+	if (why && said++ < 3)
+		rt_note(SC_NOTE_INFO,
+			"Python tracing: a recursive function throttled inside its own calls "
+			"keeps its returns reported (%s): its counts stay exact, its counted "
+			"calls cost two callbacks instead of one",
+			why);
 }
 
 uint32_t rt_py_monitoring_depth(void)
