@@ -37,6 +37,10 @@ struct py_method_def {
 /* PEP 523: the evaluator of one frame (PyFrameObject * on 3.10, _PyInterpreterFrame * on
  * 3.11-3.13). */
 typedef py_obj *(*py_eval_frame_fn)(void *tstate, void *frame, int throwflag);
+/* vectorcallfunc; nargsf's top bit is PY_VECTORCALL_ARGUMENTS_OFFSET. */
+typedef py_obj *(*rt_py_vectorcall_fn)(py_obj *callable, py_obj *const *args, size_t nargsf,
+				       py_obj *kwnames);
+#define PY_VECTORCALL_ARGUMENTS_OFFSET ((size_t)1 << (8 * sizeof(size_t) - 1))
 typedef int (*py_audit_hook_fn)(const char *event, py_obj *args, void *data);
 
 struct rt_py_capi {
@@ -76,6 +80,10 @@ struct rt_py_capi {
 	py_obj *(*import)(const char *name);
 	int (*add_audit_hook)(py_audit_hook_fn hook, void *data);
 	py_obj *py_true, *py_none;
+	/* vectorcall.c's type (optional: without them, builtin functions instead) */
+	py_obj *(*type_from_spec)(void *spec);
+	void *(*generic_alloc)(py_obj *type, py_ssize n);
+	py_obj *(*vectorcall_call)(py_obj *callable, py_obj *tuple, py_obj *kwargs);
 
 	/* PEP 523 and per-code-object storage */
 	void *(*interp_get)(void);
@@ -247,6 +255,10 @@ static inline void rt_py_call_end(uint32_t d, uint64_t addr, uint64_t start, uin
 
 /* The open calls' depth, for rt_py_end_open_calls: the backend in use tells. */
 uint32_t rt_py_monitoring_depth(void);
+
+/* vectorcall.c: a callable whose calls go straight to `fn` (a new reference), NULL (no
+ * error set) when the type cannot be made here. */
+py_obj *rt_py_vectorcall_new(rt_py_vectorcall_fn fn);
 
 /* monitoring.c: trace through sys.monitoring (3.12+); false when it cannot. */
 bool rt_py_monitoring_install(void);

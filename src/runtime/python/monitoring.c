@@ -98,7 +98,8 @@ static py_obj *result(bool off)
  * recording and, while its exits are still reported, noted above the calls in progress so
  * that its exit is told from theirs (aggregate.h). false: it is to be traced after all
  * (no memory to note it in). */
-static bool count_only(struct rt_py_open *o, struct rt_py_agg *s)
+static inline __attribute__((always_inline)) bool count_only(struct rt_py_open *o,
+							     struct rt_py_agg *s)
 {
 	if (s->untimed == RT_PY_COUNTED && !s->pushed && !s->untimed_open)
 		s->untimed = RT_PY_RETURNS_OFF; /* nothing of it open: its exits are not needed */
@@ -147,7 +148,8 @@ static inline void restart_after_fork(void)
 	}
 }
 
-static py_obj *on_start(py_obj *self, py_obj *const *args, py_ssize nargs)
+static inline __attribute__((always_inline)) py_obj *on_start(py_obj *self, py_obj *const *args,
+							      py_ssize nargs)
 {
 	restart_after_fork();
 	struct rt_py_open *o;
@@ -378,7 +380,8 @@ uint32_t rt_py_monitoring_depth(void)
 	return depth > 0 ? (uint32_t)depth : 0;
 }
 
-static py_obj *on_leave(py_obj *self, py_obj *const *args, py_ssize nargs)
+static inline __attribute__((always_inline)) py_obj *on_leave(py_obj *self, py_obj *const *args,
+							      py_ssize nargs)
 {
 	restart_after_fork();
 	struct rt_py_agg *s;
@@ -421,6 +424,18 @@ static py_obj *on_unwind(py_obj *self, py_obj *const *args, py_ssize nargs)
 		leave(addr, 0);
 	return result(false); /* DISABLE is refused for PY_UNWIND */
 }
+
+/* The same, called by vectorcall (vectorcall.c): sys.monitoring passes no keywords. */
+#define VECTORCALL_OF(name, fn)                                                                    \
+	static py_obj *name(py_obj *callable, py_obj *const *args, size_t nargsf, py_obj *kwnames) \
+	{                                                                                          \
+		(void)callable, (void)kwnames;                                                     \
+		return fn(NULL, args, (py_ssize)(nargsf & ~PY_VECTORCALL_ARGUMENTS_OFFSET));       \
+	}
+VECTORCALL_OF(enter_vc, on_start)
+VECTORCALL_OF(exit_vc, on_leave)
+VECTORCALL_OF(unwind_vc, on_unwind)
+VECTORCALL_OF(instruction_vc, on_instruction)
 
 static struct py_method_def enter_def = { "_syscope_enter", (void *)on_start, METH_FASTCALL, NULL };
 static struct py_method_def exit_def = { "_syscope_exit", (void *)on_leave, METH_FASTCALL, NULL };
@@ -488,9 +503,13 @@ static bool take_tool_id(py_obj *monitoring, int *id)
 	return false;
 }
 
-static bool register_callback(py_obj *monitoring, int id, long event, struct py_method_def *def)
+static bool register_callback(py_obj *monitoring, int id, long event, struct py_method_def *def,
+			      rt_py_vectorcall_fn vc)
 {
-	py_obj *fn = rt_capi.cfunction_new(def, NULL, NULL);
+	py_obj *fn = rt_py_vectorcall_new(vc);
+
+	if (!fn) /* the builtin function: the same, one layer more */
+		fn = rt_capi.cfunction_new(def, NULL, NULL);
 	py_obj *args[] = { rt_capi.long_from_long(id), rt_capi.long_from_long(event), fn };
 
 	return call_ok(monitoring, "register_callback", args, 3);
@@ -519,7 +538,7 @@ static void orphans_init(py_obj *monitoring, int id, long instruction)
 	r = (const int *)((char *)rt_capi.thread_state_get() + off);
 	if (limit <= 0 || r[1] != limit || r[0] <= 0 || r[0] > r[1])
 		return; /* not this build's layout: returns stay on */
-	if (!register_callback(monitoring, id, instruction, &instruction_def))
+	if (!register_callback(monitoring, id, instruction, &instruction_def, instruction_vc))
 		return;
 	orph.tool = id;
 	orph.instruction = instruction;
@@ -554,12 +573,12 @@ bool rt_py_monitoring_install(void)
 				      "tracing with a frame evaluator (PEP 523) instead");
 		return false;
 	}
-	if (!register_callback(monitoring, id, start, &enter_def) ||
-	    !register_callback(monitoring, id, resume, &enter_def) ||
-	    !register_callback(monitoring, id, throw, &enter_def) ||
-	    !register_callback(monitoring, id, ret, &exit_def) ||
-	    !register_callback(monitoring, id, yield, &exit_def) ||
-	    !register_callback(monitoring, id, unwind, &unwind_def) ||
+	if (!register_callback(monitoring, id, start, &enter_def, enter_vc) ||
+	    !register_callback(monitoring, id, resume, &enter_def, enter_vc) ||
+	    !register_callback(monitoring, id, throw, &enter_def, enter_vc) ||
+	    !register_callback(monitoring, id, ret, &exit_def, exit_vc) ||
+	    !register_callback(monitoring, id, yield, &exit_def, exit_vc) ||
+	    !register_callback(monitoring, id, unwind, &unwind_def, unwind_vc) ||
 	    !call_ok(monitoring, "set_events",
 		     (py_obj *[]){ rt_capi.long_from_long(id),
 				   rt_capi.long_from_long(start | resume | throw | ret | yield |
