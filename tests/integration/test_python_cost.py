@@ -299,5 +299,71 @@ def test_fork_child_after_returns_turned_off_pairs_its_calls():
               f"{python}: leaf inside child_main")
 
 
+def test_mutual_recursion_throttled_keeps_outer_call():
+    """a <-> b, both throttled inside the outermost a (--throttle-us 1000: whatever the load):
+    exact calls of each; the outermost a is a's one timed outermost call and holds its own
+    spin after the recursion: under sys.monitoring a's code is watched for b's orphans while
+    a's own orphans run it, and an instruction of a running orphan must not end it."""
+    script = os.path.join(harness.SOURCE, "tests", "programs", "python", "cost_mutual.py")
+    for python in interpreters():
+        r = run(python, "--throttle-us", "1000", script=script, args=(), out=("r=46368",))
+        own = float(re.search(r"a-seconds=([\d.]+)", r.out).group(1))
+        raw = Raw(r)
+        for name in ("a", "b"):
+            check(raw.counted.get(name, 0) > 40000, f"{python}: {name} counted: {raw.counted}")
+        p = r.profile("wall_clock")
+        check_eq(p.function("a")["calls"], 75025, f"{python}: calls of a")
+        check_eq(p.function("b")["calls"], 75024, f"{python}: calls of b")
+        a = p.function("a")
+        check_eq(a["call_stats"]["count"], 1, f"{python}: a's one timed outermost call")
+        check(0.8 * own <= a["inclusive"] <= own + 0.1,
+              f"{python}: the outermost a lasts as long as the program measured ({own} s): {a}")
+        check(p.function("b")["inclusive"] <= a["inclusive"],
+              f"{python}: b's calls are inside a's: {p.function('b')}")
+
+
+def test_caller_watched_twice_ends_orphans_on_time():
+    """rec1 then rec2 throttled inside their calls, both called from outer, rec2 from a call
+    site outer already ran while watched: rec2's outermost call ends at its return, not
+    after outer's spin that follows it (its time is the program's measure of it)."""
+    script = os.path.join(harness.SOURCE, "tests", "programs", "python", "cost_rewatch.py")
+    for python in interpreters():
+        r = run(python, "--throttle-us", "1000", script=script, args=(),
+                out=("rec2-seconds=",))
+        own = float(re.search(r"rec2-seconds=([\d.]+)", r.out).group(1))
+        spun = float(re.search(r"spin-seconds=([\d.]+)", r.out).group(1))
+        raw = Raw(r)
+        for name in ("rec1", "rec2"):
+            check(raw.counted.get(name, 0) > 40000, f"{python}: {name} counted: {raw.counted}")
+        p = r.profile("wall_clock")
+        check_eq(p.function("rec1")["calls"], 57313, f"{python}: calls of rec1")
+        check_eq(p.function("rec2")["calls"], 57313 + 15, f"{python}: calls of rec2")
+        rec2 = p.function("rec2")
+        check_eq(rec2["call_stats"]["count"], 2, f"{python}: rec2's two outermost calls")
+        check(0.5 * own <= rec2["inclusive"] < own + spun / 2,
+              f"{python}: rec2's time is its own ({own} s), not the spin's ({spun} s): {rec2}")
+        check(p.function("outer")["exclusive"] >= spun,
+              f"{python}: the spins are outer's own time: {p.function('outer')}")
+
+
+def test_recursive_chain_throttled_by_its_own_time():
+    """down(199) 500 times at the default rule: a call's inclusive time averages ~100 calls'
+    (its callees'), its own time one call's, so down is throttled (its own time, each moment
+    counted once, is what the rule measures) and its calls stay exact."""
+    script = os.path.join(harness.SOURCE, "tests", "programs", "python", "cost_chain.py")
+    for python in interpreters():
+        r = run(python, script=script, args=(), out=("sum 99500",))
+        raw = Raw(r)
+        check(raw.counted.get("down", 0) > 50000, f"{python}: down counted: {raw.counted}")
+        check(10000 < raw.recorded.get("down", 0) < 50000,
+              f"{python}: down's first calls recorded: {raw.recorded}")
+        got = raw.recorded["down"] + raw.aggregated.get("down", 0) + raw.counted["down"]
+        check_eq(got, 100000, f"{python}: down's recorded, aggregated and counted calls")
+        p = r.profile("wall_clock")
+        check_eq(p.function("down")["calls"], 100000, f"{python}: calls of down")
+        check_eq(p.function("main")["calls"], 1, f"{python}: calls of main")
+        check("only counted from then on, not timed" in notes_of(r), f"{python}: said so")
+
+
 if __name__ == "__main__":
     harness.main(globals())

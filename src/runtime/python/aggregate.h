@@ -2,7 +2,8 @@
 /*
  * Python calls aggregated in the process (syscope python's default, --python-throttle): a
  * traced function called more than --throttle-calls times at under --throttle-us a call on
- * average is throttled, and from then on its calls shorter than --throttle-us are not
+ * average (of its own time: rt_py_agg_rule in capi.h) is throttled, and from then on its
+ * calls shorter than --throttle-us are not
  * written one by one but summed into its slot here (count, inclusive, self, min, max, sum
  * of squares), which a FUNC_STATS record carries at the image's end. Its longer calls, and
  * all calls before, stay FUNC_CALL records: the timeline keeps every call that took time.
@@ -49,7 +50,8 @@ struct rt_py_agg {
 	uint32_t active;	    /* calls open, on the owner's thread or (FOREIGN) others */
 	uint32_t throttled;	    /* its short calls are aggregated from now on */
 	const void *owner;	    /* the rt_py_open of the thread of the outermost open call */
-	uint64_t before, before_ns; /* calls before throttling, and their time: the rule */
+	uint64_t before, before_ns; /* calls before throttling, and their own time: the rule */
+	uint64_t outer_start;	    /* when the owner's outermost open call began */
 	uint64_t calls, total_ns, self_ns;		/* aggregated calls, recursive ones too */
 	uint64_t outer_calls, outer_ns, min_ns, max_ns; /* every outermost call */
 	double outer_sumsq;				/* ns^2 */
@@ -86,8 +88,8 @@ void rt_py_agg_record(bool say);
 /* A fork child's code ids start over: so do the slots. */
 void rt_py_agg_fork_child(void);
 
-/* A call of code `id` entered by the thread whose calls in progress are `open`. */
-static inline uint8_t rt_py_agg_enter(const void *open, uint32_t id)
+/* A call of code `id` entered at `ts` by the thread whose calls in progress are `open`. */
+static inline uint8_t rt_py_agg_enter(const void *open, uint32_t id, uint64_t ts)
 {
 	struct rt_py_agg *s;
 	uint8_t mode;
@@ -98,8 +100,10 @@ static inline uint8_t rt_py_agg_enter(const void *open, uint32_t id)
 	mode = !s->active	  ? RT_PY_AGG_OUTER
 	       : s->owner == open ? RT_PY_AGG_RECURSIVE
 				  : RT_PY_AGG_FOREIGN;
-	if (mode == RT_PY_AGG_OUTER)
+	if (mode == RT_PY_AGG_OUTER) {
 		s->owner = open;
+		s->outer_start = ts;
+	}
 	s->active++;
 	return mode;
 }

@@ -132,6 +132,9 @@ static bool find_api(void)
 	LOOKUP(py_true, "_Py_TrueStruct");
 	LOOKUP(py_none, "_Py_NoneStruct");
 	LOOKUP(code_type, "PyCode_Type");
+	LOOKUP(type_from_spec, "PyType_FromSpec");
+	LOOKUP(generic_alloc, "PyType_GenericAlloc");
+	LOOKUP(vectorcall_call, "PyVectorcall_Call");
 	LOOKUP(interp_get, "PyInterpreterState_Get");
 	LOOKUP(thread_state_get, "PyThreadState_Get");
 	LOOKUP(get_eval_frame, "_PyInterpreterState_GetEvalFrameFunc");

@@ -37,6 +37,10 @@ struct py_method_def {
 /* PEP 523: the evaluator of one frame (PyFrameObject * on 3.10, _PyInterpreterFrame * on
  * 3.11-3.13). */
 typedef py_obj *(*py_eval_frame_fn)(void *tstate, void *frame, int throwflag);
+/* vectorcallfunc; nargsf's top bit is PY_VECTORCALL_ARGUMENTS_OFFSET. */
+typedef py_obj *(*rt_py_vectorcall_fn)(py_obj *callable, py_obj *const *args, size_t nargsf,
+				       py_obj *kwnames);
+#define PY_VECTORCALL_ARGUMENTS_OFFSET ((size_t)1 << (8 * sizeof(size_t) - 1))
 typedef int (*py_audit_hook_fn)(const char *event, py_obj *args, void *data);
 
 struct rt_py_capi {
@@ -76,6 +80,10 @@ struct rt_py_capi {
 	py_obj *(*import)(const char *name);
 	int (*add_audit_hook)(py_audit_hook_fn hook, void *data);
 	py_obj *py_true, *py_none;
+	/* vectorcall.c's type (optional: without them, builtin functions instead) */
+	py_obj *(*type_from_spec)(void *spec);
+	void *(*generic_alloc)(py_obj *type, py_ssize n);
+	py_obj *(*vectorcall_call)(py_obj *callable, py_obj *tuple, py_obj *kwargs);
 
 	/* PEP 523 and per-code-object storage */
 	void *(*interp_get)(void);
@@ -124,9 +132,8 @@ struct rt_py_open {
 	 * above it whose exits are still reported (aggregate.h) */
 	uint32_t above[RT_PY_OPEN + 1];
 	/* monitoring.c: a call in progress whose function's returns were turned off while it
-	 * was (its Python stack depth, 0: not such a call), and how many there are */
+	 * was (its Python stack depth, 0: not such a call) */
 	uint32_t orphan[RT_PY_OPEN];
-	uint32_t orphans;
 };
 extern RT_TLS struct rt_py_open *rt_py_open_now; /* NULL: not mapped (yet), or failed */
 struct rt_py_open *rt_py_open_map(void);
@@ -149,9 +156,34 @@ static inline void rt_py_call_begin(struct rt_py_open *o, uint32_t d, uint64_t a
 		o->id[d] = id;
 		o->start[d] = ts;
 		o->inner[d] = o->seen[d] = 0;
-		o->mode[d] = rt_py_agg_enter(o, id);
+		o->mode[d] = rt_py_agg_enter(o, id, ts);
 	}
 	rt_func_entered(ts);
+}
+
+/*
+ * The throttle rule, at each return of a function not throttled yet: more than
+ * --python-throttle-calls calls, at under --throttle-us a call on average of the function's
+ * own time, which counts each moment inside it once however deep it recurses: the time of its
+ * outermost calls (ended ones, and the one still open on this thread until `now`), not the
+ * sum of every call's inclusive time. A recursive function's calls hold each other, so that
+ * sum grows with its depth and with every preemption of a loaded machine times its depth
+ * (fib(27)'s first 10 000 calls: 3-6 us a call idle, over 10 us loaded); its own time does
+ * not (0.2-0.5 us). For a function that does not recurse the two are the same.
+ */
+static inline void rt_py_agg_rule(struct rt_py_agg *s, unsigned mode, uint64_t dur, uint64_t now)
+{
+	uint64_t own;
+
+	s->before++;
+	if (mode != RT_PY_AGG_RECURSIVE)
+		s->before_ns += dur;
+	own = s->before_ns;
+	if (mode == RT_PY_AGG_RECURSIVE && now > s->outer_start)
+		own += now - s->outer_start; /* its outermost call, still open */
+	s->throttled = s->before > rt_py_agg_rule_calls && own < s->before * rt_py_agg_rule_ns;
+	if (s->throttled && rt_py_agg_untimed)
+		s->untimed = RT_PY_COUNTED; /* its next calls only counted */
 }
 
 /* The call at depth `d` (< RT_PY_OPEN) of code `id` returned after `dur`: into its slot
@@ -183,14 +215,8 @@ static inline __attribute__((always_inline)) bool rt_py_agg_leave(struct rt_py_o
 	if (mode == RT_PY_AGG_OUTER)
 		s->owner = NULL;
 	if (mode == RT_PY_AGG_FOREIGN || !s->throttled || dur >= rt_py_agg_rule_ns) {
-		if (!s->throttled) { /* the rule of rt_func_count_call */
-			s->before++;
-			s->before_ns += dur;
-			s->throttled = s->before > rt_py_agg_rule_calls &&
-				       s->before_ns < s->before * rt_py_agg_rule_ns;
-			if (s->throttled && rt_py_agg_untimed)
-				s->untimed = RT_PY_COUNTED; /* its next calls only counted */
-		}
+		if (!s->throttled)
+			rt_py_agg_rule(s, mode, dur, o->start[d] + dur);
 		s->hidden_ns += inner - seen;
 		if (d)
 			o->seen[d - 1] += dur;
@@ -229,6 +255,10 @@ static inline void rt_py_call_end(uint32_t d, uint64_t addr, uint64_t start, uin
 
 /* The open calls' depth, for rt_py_end_open_calls: the backend in use tells. */
 uint32_t rt_py_monitoring_depth(void);
+
+/* vectorcall.c: a callable whose calls go straight to `fn` (a new reference), NULL (no
+ * error set) when the type cannot be made here. */
+py_obj *rt_py_vectorcall_new(rt_py_vectorcall_fn fn);
 
 /* monitoring.c: trace through sys.monitoring (3.12+); false when it cannot. */
 bool rt_py_monitoring_install(void);

@@ -34,7 +34,10 @@
 #define TOOL_LAST 4  /* 5 is the optimizer's */
 
 static RT_TLS long depth; /* calls entered since recording began on this thread, not left */
-static py_obj *disable;	  /* sys.monitoring.DISABLE */
+/* Its calls in progress that are orphans (below): every callback asks, so it sits beside
+ * `depth` rather than in the thread's rt_py_open, whose line is a miss on a hot path. */
+static RT_TLS uint32_t orphans;
+static py_obj *disable; /* sys.monitoring.DISABLE */
 
 /*
  * A recursive function is throttled inside its own calls (fib's first 10 000 calls end deep
@@ -95,7 +98,8 @@ static py_obj *result(bool off)
  * recording and, while its exits are still reported, noted above the calls in progress so
  * that its exit is told from theirs (aggregate.h). false: it is to be traced after all
  * (no memory to note it in). */
-static bool count_only(struct rt_py_open *o, struct rt_py_agg *s)
+static inline __attribute__((always_inline)) bool count_only(struct rt_py_open *o,
+							     struct rt_py_agg *s)
 {
 	if (s->untimed == RT_PY_COUNTED && !s->pushed && !s->untimed_open)
 		s->untimed = RT_PY_RETURNS_OFF; /* nothing of it open: its exits are not needed */
@@ -144,7 +148,8 @@ static inline void restart_after_fork(void)
 	}
 }
 
-static py_obj *on_start(py_obj *self, py_obj *const *args, py_ssize nargs)
+static inline __attribute__((always_inline)) py_obj *on_start(py_obj *self, py_obj *const *args,
+							      py_ssize nargs)
 {
 	restart_after_fork();
 	struct rt_py_open *o;
@@ -210,20 +215,36 @@ static void end_orphans(struct rt_py_open *o, long d)
 		uint32_t k = (uint32_t)depth - 1;
 
 		o->orphan[k] = 0;
-		o->orphans--;
+		orphans--;
 		if (!now)
 			now = rt_now_ns();
 		leave(SC_PY_FUNC_ADDR(o->id[k]), now);
 	}
 }
 
-static void end_orphans_seen(void)
+/* At a start, an exit or an unwind, the frame at the thread's depth is a new one or the one
+ * leaving: orphans that deep have returned. At an instruction (`running`), the frame at that
+ * depth is still running (mutual recursion watches a's code for b's orphans, and a's own
+ * orphans run it): only deeper orphans have. */
+static __attribute__((noinline)) void end_orphans_here(struct rt_py_open *o, bool running)
 {
-	struct rt_py_open *o = rt_py_open_now;
 	uintptr_t ts;
 
-	if (o && o->orphans)
-		end_orphans(o, py_depth(&ts));
+	end_orphans(o, py_depth(&ts) + running);
+}
+
+/* Inline: every callback asks, and there are orphans only for a while after a throttling. */
+static inline void end_orphans_at(bool running)
+{
+	struct rt_py_open *o = rt_py_open_now;
+
+	if (__builtin_expect(orphans && o, 0))
+		end_orphans_here(o, running);
+}
+
+static void end_orphans_seen(void)
+{
+	end_orphans_at(false);
 }
 
 static uintptr_t code_of(const struct rt_py_layout *l, uintptr_t frame)
@@ -249,40 +270,64 @@ static uintptr_t below(const struct rt_py_layout *l, uintptr_t frame)
 	return 0;
 }
 
-static bool watch_returns_into(uintptr_t code)
+static bool set_local_events(uintptr_t code, long events)
 {
 	py_obj *args[] = { rt_capi.long_from_long(orph.tool), (py_obj *)code,
-			   rt_capi.long_from_long(orph.instruction) };
+			   rt_capi.long_from_long(events) };
 
 	rt_capi.inc_ref((py_obj *)code); /* the call's tuple takes it */
 	return call_ok(orph.monitoring, "set_local_events", args, 3);
 }
 
+/* INSTRUCTION events in `code`, at every place: a code watched before has the places it
+ * reached since turned off (DISABLE), and setting the same events again changes nothing in
+ * CPython, so they are cleared first, once per code object and throttling (`done`). */
+#define WATCHED_MAX 16
+struct watched {
+	uintptr_t code[WATCHED_MAX];
+	unsigned n;
+};
+
+static bool watch_returns_into(uintptr_t code, struct watched *done)
+{
+	for (unsigned i = 0; i < done->n; i++)
+		if (done->code[i] == code)
+			return true;
+	if (!set_local_events(code, 0) || !set_local_events(code, orph.instruction))
+		return false;
+	if (done->n < WATCHED_MAX)
+		done->code[done->n++] = code;
+	return true;
+}
+
 /* Code `code` (id `id`, slot `s`) was just throttled, while calls of it were in progress
  * (its call returning now among them): make them orphans and turn its returns off, when
- * they are all on this thread, kept, found on its Python stack, and no generator's. */
-static void orphan_calls_in_progress(py_obj *code, uint32_t id, struct rt_py_agg *s)
+ * they are all on this thread, kept, found on its Python stack, and no generator's; NULL,
+ * or why not. */
+static const char *make_orphans(py_obj *code, uint32_t id, struct rt_py_agg *s)
 {
 	const struct rt_py_layout *l = rt_py_layout();
 	struct rt_py_open *o = rt_py_open_now;
 	uint32_t mark[RT_PY_OPEN], n = 0, found = 0, j;
+	struct watched watched = { .n = 0 };
 	uintptr_t ts, f;
 	long d;
 
-	s->orphans_tried = 1;
-	if (orph.remaining < 0 || !l || l->fr_owner < 0 || !o || depth < 0 || depth > RT_PY_OPEN)
-		return;
+	if (orph.remaining < 0 || !l || l->fr_owner < 0)
+		return "the thread's Python stack depth is not known in this build";
+	if (!o || depth < 0 || depth > RT_PY_OPEN)
+		return "its calls in progress are deeper than syscope keeps";
 	for (j = 0; j < (uint32_t)depth; j++) {
 		mark[j] = 0;
 		n += o->id[j] == id && !o->orphan[j];
 	}
 	if (!n || n != s->pushed)
-		return; /* some on another thread, or deeper than kept */
+		return "some of its calls in progress are on other threads or deeper than kept";
 	d = py_depth(&ts);
 	f = l->cframe_current >= 0 ? rt_py_ptr(rt_py_ptr(ts, l->ts_frame), l->cframe_current)
 				   : rt_py_ptr(ts, l->ts_frame);
 	if (!rt_py_plausible(f) || code_of(l, f) != (uintptr_t)code)
-		return; /* not the frame returning now */
+		return "the frame returning is not the one on the stack";
 	j = (uint32_t)depth;
 	while (found < n && (f = below(l, f)) && --d > 0) {
 		uintptr_t caller;
@@ -290,27 +335,44 @@ static void orphan_calls_in_progress(py_obj *code, uint32_t id, struct rt_py_agg
 		if (code_of(l, f) != (uintptr_t)code)
 			continue;
 		if (owner_of(l, f) != FRAME_OWNED_BY_THREAD)
-			return; /* a generator's */
+			return "a call in progress is a generator's";
 		while (j > 0 && (o->id[j - 1] != id || o->orphan[j - 1]))
 			j--;
 		if (!j)
-			return;
+			return "its calls on the stack are not those syscope keeps";
 		mark[--j] = (uint32_t)d;
 		found++;
 		caller = below(l, f);
 		if (caller && code_of(l, caller) != (uintptr_t)code &&
 		    rt_py_is(code_of(l, caller), (uintptr_t)rt_capi.code_type) &&
-		    !watch_returns_into(code_of(l, caller)))
-			return;
+		    !watch_returns_into(code_of(l, caller), &watched))
+			return "sys.monitoring refused to watch a caller";
 	}
 	if (found != n)
-		return;
+		return "not all of its calls in progress are on the stack";
 	for (j = 0; j < (uint32_t)depth; j++)
 		if (mark[j]) {
 			o->orphan[j] = mark[j];
-			o->orphans++;
+			orphans++;
 		}
 	s->untimed = RT_PY_RETURNS_OFF;
+	return NULL;
+}
+
+/* ... once per function; a note says why when its returns stay reported (the first few). */
+static void orphan_calls_in_progress(py_obj *code, uint32_t id, struct rt_py_agg *s)
+{
+	static unsigned said;
+	const char *why;
+
+	s->orphans_tried = 1;
+	why = make_orphans(code, id, s);
+	if (why && said++ < 3)
+		rt_note(SC_NOTE_INFO,
+			"Python tracing: a recursive function throttled inside its own calls "
+			"keeps its returns reported (%s): its counts stay exact, its counted "
+			"calls cost two callbacks instead of one",
+			why);
 }
 
 uint32_t rt_py_monitoring_depth(void)
@@ -318,7 +380,8 @@ uint32_t rt_py_monitoring_depth(void)
 	return depth > 0 ? (uint32_t)depth : 0;
 }
 
-static py_obj *on_leave(py_obj *self, py_obj *const *args, py_ssize nargs)
+static inline __attribute__((always_inline)) py_obj *on_leave(py_obj *self, py_obj *const *args,
+							      py_ssize nargs)
 {
 	restart_after_fork();
 	struct rt_py_agg *s;
@@ -344,7 +407,7 @@ static py_obj *on_instruction(py_obj *self, py_obj *const *args, py_ssize nargs)
 {
 	restart_after_fork();
 	(void)self, (void)args, (void)nargs;
-	end_orphans_seen();
+	end_orphans_at(true);
 	return result(true); /* each place once */
 }
 
@@ -361,6 +424,18 @@ static py_obj *on_unwind(py_obj *self, py_obj *const *args, py_ssize nargs)
 		leave(addr, 0);
 	return result(false); /* DISABLE is refused for PY_UNWIND */
 }
+
+/* The same, called by vectorcall (vectorcall.c): sys.monitoring passes no keywords. */
+#define VECTORCALL_OF(name, fn)                                                                    \
+	static py_obj *name(py_obj *callable, py_obj *const *args, size_t nargsf, py_obj *kwnames) \
+	{                                                                                          \
+		(void)callable, (void)kwnames;                                                     \
+		return fn(NULL, args, (py_ssize)(nargsf & ~PY_VECTORCALL_ARGUMENTS_OFFSET));       \
+	}
+VECTORCALL_OF(enter_vc, on_start)
+VECTORCALL_OF(exit_vc, on_leave)
+VECTORCALL_OF(unwind_vc, on_unwind)
+VECTORCALL_OF(instruction_vc, on_instruction)
 
 static struct py_method_def enter_def = { "_syscope_enter", (void *)on_start, METH_FASTCALL, NULL };
 static struct py_method_def exit_def = { "_syscope_exit", (void *)on_leave, METH_FASTCALL, NULL };
@@ -428,9 +503,13 @@ static bool take_tool_id(py_obj *monitoring, int *id)
 	return false;
 }
 
-static bool register_callback(py_obj *monitoring, int id, long event, struct py_method_def *def)
+static bool register_callback(py_obj *monitoring, int id, long event, struct py_method_def *def,
+			      rt_py_vectorcall_fn vc)
 {
-	py_obj *fn = rt_capi.cfunction_new(def, NULL, NULL);
+	py_obj *fn = rt_py_vectorcall_new(vc);
+
+	if (!fn) /* the builtin function: the same, one layer more */
+		fn = rt_capi.cfunction_new(def, NULL, NULL);
 	py_obj *args[] = { rt_capi.long_from_long(id), rt_capi.long_from_long(event), fn };
 
 	return call_ok(monitoring, "register_callback", args, 3);
@@ -459,7 +538,7 @@ static void orphans_init(py_obj *monitoring, int id, long instruction)
 	r = (const int *)((char *)rt_capi.thread_state_get() + off);
 	if (limit <= 0 || r[1] != limit || r[0] <= 0 || r[0] > r[1])
 		return; /* not this build's layout: returns stay on */
-	if (!register_callback(monitoring, id, instruction, &instruction_def))
+	if (!register_callback(monitoring, id, instruction, &instruction_def, instruction_vc))
 		return;
 	orph.tool = id;
 	orph.instruction = instruction;
@@ -494,12 +573,12 @@ bool rt_py_monitoring_install(void)
 				      "tracing with a frame evaluator (PEP 523) instead");
 		return false;
 	}
-	if (!register_callback(monitoring, id, start, &enter_def) ||
-	    !register_callback(monitoring, id, resume, &enter_def) ||
-	    !register_callback(monitoring, id, throw, &enter_def) ||
-	    !register_callback(monitoring, id, ret, &exit_def) ||
-	    !register_callback(monitoring, id, yield, &exit_def) ||
-	    !register_callback(monitoring, id, unwind, &unwind_def) ||
+	if (!register_callback(monitoring, id, start, &enter_def, enter_vc) ||
+	    !register_callback(monitoring, id, resume, &enter_def, enter_vc) ||
+	    !register_callback(monitoring, id, throw, &enter_def, enter_vc) ||
+	    !register_callback(monitoring, id, ret, &exit_def, exit_vc) ||
+	    !register_callback(monitoring, id, yield, &exit_def, exit_vc) ||
+	    !register_callback(monitoring, id, unwind, &unwind_def, unwind_vc) ||
 	    !call_ok(monitoring, "set_events",
 		     (py_obj *[]){ rt_capi.long_from_long(id),
 				   rt_capi.long_from_long(start | resume | throw | ret | yield |
@@ -526,6 +605,6 @@ void rt_py_monitoring_fork_child(void)
 		memset(rt_py_open_now->skipped, 0, sizeof(rt_py_open_now->skipped));
 		memset(rt_py_open_now->above, 0, sizeof(rt_py_open_now->above));
 		memset(rt_py_open_now->orphan, 0, sizeof(rt_py_open_now->orphan));
-		rt_py_open_now->orphans = 0;
 	}
+	orphans = 0;
 }
