@@ -54,8 +54,9 @@ struct rt_slot {
 	uint32_t gen;
 	uint32_t index;	  /* its place in the file */
 	char *buf;	  /* this slot's own memory, reused for every chunk (mmap'd once) */
-	uint32_t flushed; /* bytes of the chunk already in the file */
-	uint32_t reserved;
+	/* Bytes of the chunk already in the file (low half) and a count of changes (high
+	 * half): recorder.c, flush_slot. */
+	uint64_t flushed;
 };
 
 struct rt_thread {
