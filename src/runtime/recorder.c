@@ -610,7 +610,8 @@ static enum sc_lost_cause refusal_cause(uint32_t size)
 
 void *rt_reserve(uint32_t size)
 {
-	struct rt_thread *t = rt_thread_self();
+	/* A registered thread without the call (lazily registered ones take it once). */
+	struct rt_thread *t = rt_self.state != RT_THREAD_UNKNOWN ? &rt_self : rt_thread_self();
 	enum sc_lost_cause why = SC_LOST_REENTRY;
 
 	if (!t || t->forking || t->state == RT_THREAD_EXITED || size > recorder.chunk_size / 2 ||
@@ -641,11 +642,6 @@ void *rt_reserve(uint32_t size)
 	}
 	count_lost(t, size, why);
 	return NULL;
-}
-
-void rt_commit(void *p, uint16_t type, uint16_t flags, uint32_t size)
-{
-	commit_at(p, type, flags, size);
 }
 
 void rt_shrink_last(void *p, uint32_t reserved, uint32_t used)

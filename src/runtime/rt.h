@@ -52,8 +52,8 @@ enum rt_thread_state {
 struct rt_slot {
 	char *base; /* the chunk being written or last closed here: `buf`, or NULL */
 	uint32_t gen;
-	uint32_t index;	  /* its place in the file */
-	char *buf;	  /* this slot's own memory, reused for every chunk (mmap'd once) */
+	uint32_t index; /* its place in the file */
+	char *buf;	/* this slot's own memory, reused for every chunk (mmap'd once) */
 	/* Bytes of the chunk already in the file (low half) and a count of changes (high
 	 * half): recorder.c, flush_slot. */
 	uint64_t flushed;
@@ -203,8 +203,13 @@ void rt_recorder_flush_self(void);
  * Async-signal-safe. Pair with rt_commit().
  */
 void *rt_reserve(uint32_t size);
-/* Make a reserved record visible: stores its header last. */
-void rt_commit(void *rec, uint16_t type, uint16_t flags, uint32_t size);
+/* Make a reserved record visible: stores its header last (inline: one store). */
+static inline void rt_commit(void *rec, uint16_t type, uint16_t flags, uint32_t size)
+{
+	uint64_t word = (uint64_t)size | (uint64_t)type << 32 | (uint64_t)flags << 48;
+
+	__atomic_store_n((uint64_t *)rec, word, __ATOMIC_RELEASE);
+}
 /* Return the unused tail of the last reservation (only when nothing was reserved since). */
 void rt_shrink_last(void *rec, uint32_t reserved, uint32_t used);
 /* Store `value` into `field` of record `rec`, which the calling thread committed earlier with
