@@ -230,6 +230,32 @@ static bool write_chunk(const char *base, uint32_t index, uint32_t used)
 	return true;
 }
 
+bool rt_recorder_write_chunk(const char *base, uint32_t index, uint32_t used)
+{
+	return recorder.fd >= 0 && write_chunk(base, index, used);
+}
+
+/* The file holds the first `used` bytes of slot `s`'s chunk (the writer thread wrote them). */
+static void claim_flushed(struct rt_slot *s, uint32_t used)
+{
+	uint64_t w = __atomic_load_n(&s->flushed, __ATOMIC_ACQUIRE);
+
+	while (FLUSHED_BYTES(w) < used &&
+	       !__atomic_compare_exchange_n(&s->flushed, &w, flushed_next(w, used), false,
+					    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		;
+}
+
+/* The slot's closed chunk back from the writer thread, before its buffer is reused. */
+static void take_back(struct rt_slot *s)
+{
+	uint32_t handle = s->handoff;
+
+	s->handoff = 0;
+	if (handle && rt_writer_take_back(handle))
+		claim_flushed(s, ((const struct sc_chunk_header *)s->base)->used);
+}
+
 /* The first `used` bytes of slot `s`'s chunk into the file. Async-signal-safe. */
 static void flush_slot(struct rt_slot *s, uint32_t used)
 {
@@ -481,7 +507,11 @@ static bool install_chunk(struct rt_thread *t, enum sc_lost_cause *why)
 	char *base;
 
 	if (s->base) {
-		flush_slot(s, slot_used(t, s));
+		uint32_t used = slot_used(t, s);
+
+		take_back(s);
+		if (used > flushed_bytes(s))
+			flush_slot(s, used);
 		s->gen = 0;
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);
 		s->base = NULL;
@@ -542,11 +572,21 @@ static bool install_chunk(struct rt_thread *t, enum sc_lost_cause *why)
  * Returns false, and why, when the thread has no chunk to record into. */
 static bool exchange(struct rt_thread *t, uint32_t gen, uint32_t off, enum sc_lost_cause *why)
 {
-	if (gen && gen == t->gen && t->slot[gen & 1].gen == gen)
-		close_chunk(t->slot[gen & 1].base, off);
+	struct rt_slot *closed = NULL;
+
+	if (gen && gen == t->gen && t->slot[gen & 1].gen == gen) {
+		closed = &t->slot[gen & 1];
+		close_chunk(closed->base, off);
+	}
 	t->word = 0; /* reservations fail over to this path until a chunk is installed */
 	if (!install_chunk(t, why))
 		return false;
+	/* To the writer thread, unless a record of this thread's is still being written in it
+	 * (this exchange interrupted it: it finishes there afterwards). */
+	if (closed && !t->writing)
+		closed->handoff =
+			rt_writer_post(closed->base, closed->index,
+				       ((const struct sc_chunk_header *)closed->base)->used);
 	if (t->pending_lost_records) {
 		struct sc_rec_lost lost = { .ts = rt_now_ns(),
 					    .records = t->pending_lost_records,
@@ -632,6 +672,7 @@ void *rt_reserve(uint32_t size)
 			__atomic_signal_fence(__ATOMIC_SEQ_CST);
 			if (s->gen != gen)
 				break; /* two exchanges under our feet: cannot happen in practice */
+			t->writing++;  /* until rt_commit */
 			return base + off;
 		}
 		if (t->exchanging)
@@ -715,6 +756,8 @@ void rt_release_thread_chunk(void)
 		struct rt_slot *s = &t->slot[i];
 		bool current = s->gen == gen && gen;
 
+		if (s->base)
+			take_back(s);
 		if (s->base) {
 			if (current && off + 256 <= recorder.chunk_size &&
 			    recorder.chunk_size - off >= recorder.chunk_size / 8) {
@@ -885,6 +928,7 @@ void rt_recorder_forget(void)
 	for (uint32_t i = 0; i < n && i < MAX_WRITERS; i++)
 		atomic_store(&writers[i], NULL);
 	atomic_store(&nwriters, 0);
+	rt_writer_forget();
 	memset(&rt_self.slot, 0, sizeof(rt_self.slot));
 	rt_self.slot[0].buf = bufs[0];
 	rt_self.slot[1].buf = bufs[1];
@@ -897,6 +941,8 @@ void rt_recorder_detach_thread(struct rt_thread *t)
 	for (int i = 0; i < 2; i++) {
 		char *buf = t->slot[i].buf;
 
+		if (t->slot[i].base)
+			take_back(&t->slot[i]);
 		memset(&t->slot[i], 0, sizeof(t->slot[i]));
 		t->slot[i].buf = buf; /* kept for the thread's next attach */
 	}
@@ -908,6 +954,7 @@ void rt_recorder_close(void)
 {
 	int fd = recorder.fd;
 
+	rt_writer_stop();
 	rt_recorder_forget();
 	if (fd >= 0)
 		rt_fd_release(fd);

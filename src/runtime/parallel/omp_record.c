@@ -14,7 +14,7 @@
 #define OMP_CATEGORY "openmp"
 
 bool omp_ompt_active;
-static bool tracing_on;
+static bool tracing_on, writer_asked;
 
 /* Where a region's end goes (see omp_record.h): its OMP_REGION record, or one of these. */
 #define END_RECORD ((struct sc_rec_omp_region *)0)  /* a REGION_END (after a REGION_BEGIN) */
@@ -188,6 +188,10 @@ void omp_begin(enum omp_kind kind, const struct omp_arg *args, unsigned nargs)
 
 	if (!omp_tracing() || kind <= 0 || kind >= OMP_NKINDS)
 		return;
+	if (__builtin_expect(!writer_asked, 0)) {
+		writer_asked = true; /* the chunks' writes off the program's threads */
+		rt_writer_start();
+	}
 	if (at >= OMP_DEPTH) {
 		open_regions.over++;
 		atomic_fetch_add_explicit(&too_deep, 1, memory_order_relaxed);
