@@ -87,8 +87,17 @@ static void *writer_main(void *arg)
 {
 	const struct timespec nap = { .tv_sec = 1 }; /* looks at `stop` at least this often */
 
+	cpu_set_t any;
+
 	(void)arg;
 	prctl(PR_SET_NAME, "syscope-writer", 0, 0, 0);
+	/* Not the binding the OpenMP runtime may have given the thread that started this one
+	 * (OMP_PROC_BIND): its core is the one this thread should keep free. The kernel keeps
+	 * the process's own limits (cpusets). */
+	CPU_ZERO(&any);
+	for (int cpu = 0; cpu < CPU_SETSIZE; cpu++)
+		CPU_SET(cpu, &any);
+	sched_setaffinity(0, sizeof(any), &any);
 	while (!atomic_load(&w.stop)) {
 		unsigned seen = atomic_load(&w.posts);
 
