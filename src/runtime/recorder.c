@@ -140,12 +140,30 @@ void rt_count_lost_sample(void)
 		__atomic_fetch_add(&recorder.hdr->lost_samples, 1, __ATOMIC_RELAXED);
 }
 
+/* The chunks allocated ahead and never claimed, off the end of the file: it ends where its
+ * last claimed chunk does, as without the allocation ahead. A chunk claimed later allocates
+ * its blocks again. */
+static void trim_unclaimed(void)
+{
+	uint32_t claimed = atomic_load(&recorder.next_chunk);
+	int fd = file_fd();
+
+	if (claimed > recorder.max_chunks)
+		claimed = recorder.max_chunks;
+	atomic_store(&recorder.allocated, claimed);
+	if (fd < 0 || !ftruncate(fd, SC_FILE_HEADER_SIZE + (off_t)claimed * recorder.chunk_size))
+		return;
+	/* Failed: harmless, the reader skips unclaimed chunks. */
+}
+
 void rt_set_end(enum sc_end_reason reason, int status)
 {
 	if (!recorder.hdr)
 		return;
-	if (reason != SC_END_RUNNING)
+	if (reason != SC_END_RUNNING) {
 		rt_recorder_flush_all(); /* what the threads' buffers hold, before the end is set */
+		trim_unclaimed();
+	}
 	recorder.hdr->end_status = status;
 	recorder.hdr->end_ns = reason == SC_END_RUNNING ? 0 : rt_now_ns();
 	__atomic_store_n(&recorder.hdr->end_reason, (uint32_t)reason, __ATOMIC_RELEASE);
