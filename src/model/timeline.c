@@ -14,6 +14,7 @@
 /* Regions open at once on one thread (the runtime's shadow stack is as deep); deeper ones are
  * left out, and counted. */
 #define MAX_OPEN 65536
+#define MAX_AHEAD 64
 
 static bool warned_too_deep, warned_unknown_ids;
 
@@ -23,8 +24,15 @@ static bool warned_too_deep, warned_unknown_ids;
 struct open_regions {
 	int32_t tid;
 	uint32_t context;
-	uint32_t depth;
+	uint32_t depth;			/* regions on the stack */
 	VEC(struct sc_region_ev) stack; /* grows with the deepest nesting seen */
+	/* Closed regions given ahead of what ran inside them (OMP_REGION), innermost last:
+	 * what starts within one is nested in it. Deeper ones are not kept. */
+	struct ahead {
+		uint64_t start, end;
+		uint32_t depth;
+	} ahead[MAX_AHEAD];
+	uint32_t nahead;
 };
 
 struct replay {
@@ -297,6 +305,32 @@ static void name_openmp_parallel(struct replay *r, struct sc_region_ev *ev)
 	}
 }
 
+/* Whether closed region `a` holds what starts at `ts`: it began no later and had not ended
+ * (or began at the same time: a region may share its encloser's timestamp). */
+static bool ahead_holds(const struct ahead *a, uint64_t ts)
+{
+	return a->start <= ts && (ts < a->end || ts == a->start);
+}
+
+/* The depth of a region that starts at `ts` on `o`: one more than the innermost region
+ * around it, open on the stack or closed ahead of it. In the thread's own order (`own`), the
+ * closed ones it is past are forgotten; a span another thread recorded only looks. */
+static uint32_t region_depth(struct open_regions *o, uint64_t ts, bool own)
+{
+	uint32_t depth, i;
+
+	if (!o)
+		return 0;
+	depth = o->depth ? o->stack.v[o->depth - 1].depth + 1 : 0;
+	while (own && o->nahead && !ahead_holds(&o->ahead[o->nahead - 1], ts))
+		o->nahead--;
+	for (i = o->nahead; i > 0 && !ahead_holds(&o->ahead[i - 1], ts); i--)
+		;
+	if (i && o->ahead[i - 1].depth + 1 > depth)
+		depth = o->ahead[i - 1].depth + 1;
+	return depth;
+}
+
 /* Open region `ev` on thread `tid` (copied onto its stack at the current depth). */
 static void open_region(struct replay *r, int32_t tid, const struct sc_region_ev *ev)
 {
@@ -310,7 +344,7 @@ static void open_region(struct replay *r, int32_t tid, const struct sc_region_ev
 	VEC_RESERVE(&o->stack, o->depth + 1);
 	o->stack.n = o->depth + 1;
 	o->stack.v[o->depth] = *ev;
-	o->stack.v[o->depth].depth = o->depth;
+	o->stack.v[o->depth].depth = region_depth(o, ev->start, true);
 	if (r->ops->region_begin)
 		r->ops->region_begin(r->ctx, r->img, thread_of(r, tid), &o->stack.v[o->depth]);
 	o->depth++;
@@ -390,7 +424,8 @@ static void replay_func_call(struct replay *r, int32_t tid, const struct sc_reco
 		if (at < o->depth)
 			close_to(r, o, at, ev.end, false);
 	}
-	ev.depth = o ? o->depth : 0; /* the regions around it; its callers come later */
+	/* The regions around it; its callers come later. */
+	ev.depth = region_depth(o, ev.start, true);
 	r->stats->regions++;
 	if (ev.unterminated)
 		r->stats->unterminated++;
@@ -405,10 +440,12 @@ static void replay_func_call(struct replay *r, int32_t tid, const struct sc_reco
  * by time. It stays off the stack, so no REGION_END can close it. */
 static void replay_whole_ahead(struct replay *r, int32_t tid, struct sc_region_ev *ev)
 {
-	struct open_regions *o = open_of(r, tid, false);
+	struct open_regions *o = open_of(r, tid, true);
 	struct sc_thread *t = thread_of(r, tid);
 
-	ev->depth = o ? o->depth : 0;
+	ev->depth = region_depth(o, ev->start, true);
+	if (o->nahead < MAX_AHEAD)
+		o->ahead[o->nahead++] = (struct ahead){ ev->start, ev->end, ev->depth };
 	r->stats->regions++;
 	if (r->ops->region_begin)
 		r->ops->region_begin(r->ctx, r->img, t, ev);
@@ -470,7 +507,8 @@ static int replay_record(void *ctx, int32_t tid, const struct sc_record *rec, ui
 		region_from(&ev, &sp->r, (const char *)(sp + 1));
 		ev.end = sp->end;
 		o = open_of(r, sp->tid, false);
-		ev.depth = o ? o->depth : 0; /* as far as the thread's own records tell */
+		/* As far as the thread's own records tell. */
+		ev.depth = region_depth(o, ev.start, false);
 		if (r->ops->region_begin)
 			r->ops->region_begin(r->ctx, r->img, t, &ev);
 		if (r->ops->region_end)
@@ -494,7 +532,7 @@ static int replay_record(void *ctx, int32_t tid, const struct sc_record *rec, ui
 		else
 			sc_mpi_region(&ev, (const void *)rec, text, sizeof(text));
 		o = open_of(r, tid, false);
-		ev.depth = o ? o->depth : 0;
+		ev.depth = region_depth(o, ev.start, true);
 		if (r->ops->region_begin)
 			r->ops->region_begin(r->ctx, r->img, thread_of(r, tid), &ev);
 		if (r->ops->region_end)
@@ -577,7 +615,7 @@ static int replay_record(void *ctx, int32_t tid, const struct sc_record *rec, ui
 			    (const char *)rec + sizeof(struct sc_rec_region));
 		ev.end = ev.start;
 		o = open_of(r, tid, false);
-		ev.depth = o ? o->depth : 0;
+		ev.depth = region_depth(o, ev.start, true);
 		if (r->ops->mark)
 			r->ops->mark(r->ctx, r->img, thread_of(r, tid), &ev);
 		break;

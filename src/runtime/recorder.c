@@ -43,8 +43,11 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <linux/membarrier.h>
 #include <sys/statfs.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "../arch/arch.h"
@@ -68,6 +71,9 @@ struct recorder {
 	atomic_uint_least64_t pool_head; /* tag << 32 | index */
 	atomic_uint next_chunk;
 	atomic_uint_least64_t retry_after_ns;
+	atomic_uint allocated;	     /* chunks below this one have their blocks */
+	atomic_uint foreign_flushes; /* flushes of other threads' chunks in progress */
+	bool membarrier_ok;	     /* registered for MEMBARRIER_CMD_PRIVATE_EXPEDITED */
 	size_t arrays_size;
 	void *arrays;
 };
@@ -134,12 +140,30 @@ void rt_count_lost_sample(void)
 		__atomic_fetch_add(&recorder.hdr->lost_samples, 1, __ATOMIC_RELAXED);
 }
 
+/* The chunks allocated ahead and never claimed, off the end of the file: it ends where its
+ * last claimed chunk does, as without the allocation ahead. A chunk claimed later allocates
+ * its blocks again. */
+static void trim_unclaimed(void)
+{
+	uint32_t claimed = atomic_load(&recorder.next_chunk);
+	int fd = file_fd();
+
+	if (claimed > recorder.max_chunks)
+		claimed = recorder.max_chunks;
+	atomic_store(&recorder.allocated, claimed);
+	if (fd < 0 || !ftruncate(fd, SC_FILE_HEADER_SIZE + (off_t)claimed * recorder.chunk_size))
+		return;
+	/* Failed: harmless, the reader skips unclaimed chunks. */
+}
+
 void rt_set_end(enum sc_end_reason reason, int status)
 {
 	if (!recorder.hdr)
 		return;
-	if (reason != SC_END_RUNNING)
+	if (reason != SC_END_RUNNING) {
 		rt_recorder_flush_all(); /* what the threads' buffers hold, before the end is set */
+		trim_unclaimed();
+	}
 	recorder.hdr->end_status = status;
 	recorder.hdr->end_ns = reason == SC_END_RUNNING ? 0 : rt_now_ns();
 	__atomic_store_n(&recorder.hdr->end_reason, (uint32_t)reason, __ATOMIC_RELEASE);
@@ -176,18 +200,37 @@ static off_t chunk_offset(uint32_t index)
 	return SC_FILE_HEADER_SIZE + (off_t)index * recorder.chunk_size;
 }
 
-/* The first `used` bytes of slot `s`'s chunk into the file. Async-signal-safe. */
-static void flush_slot(struct rt_slot *s, uint32_t used)
-{
-	char *base = s->base;
-	uint32_t index = s->index, done = 0;
-	int fd;
+/*
+ * A slot's `flushed` word: how many bytes of its chunk are in the file, and how often it
+ * changed. The owner lowers it when it amends a record already written (rt_amend_u32), while
+ * the end-of-process flusher of another thread may be copying that very record: a flush
+ * claims its bytes only if the word did not change while it wrote them (a compare-and-swap),
+ * else it writes again, so an amendment made during a copy (or a copy that read the amended
+ * field torn) is never taken for written. An amendment changes the word when its bytes were
+ * claimed, or when another thread's flush is in progress (foreign_flushes); that flush begins
+ * with a process-wide memory barrier (membarrier), so that the owner, which only loads the
+ * counter, either sees it or made its store visible before the copy.
+ */
+#define FLUSHED_BYTES(w) ((uint32_t)(w))
+#define FLUSH_TRIES 4
 
-	if (!base || recorder.fd < 0)
-		return;
-	if (used > recorder.chunk_size)
-		used = recorder.chunk_size;
-	fd = file_fd();
+static uint64_t flushed_next(uint64_t old, uint32_t bytes)
+{
+	return ((old >> 32) + 1) << 32 | bytes;
+}
+
+static uint32_t flushed_bytes(const struct rt_slot *s)
+{
+	return FLUSHED_BYTES(__atomic_load_n(&s->flushed, __ATOMIC_ACQUIRE));
+}
+
+/* The first `used` bytes of chunk `index` from `base` into the file; false if it failed
+ * (counted). Async-signal-safe. */
+static bool write_chunk(const char *base, uint32_t index, uint32_t used)
+{
+	uint32_t done = 0;
+	int fd = file_fd();
+
 	while (done < used) {
 		ssize_t n =
 			fd < 0 ? -1
@@ -198,12 +241,62 @@ static void flush_slot(struct rt_slot *s, uint32_t used)
 				continue;
 			__atomic_fetch_add(&recorder.hdr->write_failed_bytes, used - done,
 					   __ATOMIC_RELAXED);
-			return;
+			return false;
 		}
 		done += (uint32_t)n;
 	}
-	if (used > s->flushed)
-		s->flushed = used;
+	return true;
+}
+
+bool rt_recorder_write_chunk(const char *base, uint32_t index, uint32_t used)
+{
+	return recorder.fd >= 0 && write_chunk(base, index, used);
+}
+
+/* The file holds the first `used` bytes of slot `s`'s chunk (the writer thread wrote them). */
+static void claim_flushed(struct rt_slot *s, uint32_t used)
+{
+	uint64_t w = __atomic_load_n(&s->flushed, __ATOMIC_ACQUIRE);
+
+	while (FLUSHED_BYTES(w) < used &&
+	       !__atomic_compare_exchange_n(&s->flushed, &w, flushed_next(w, used), false,
+					    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		;
+}
+
+/* The slot's closed chunk back from the writer thread, before its buffer is reused. */
+static void take_back(struct rt_slot *s)
+{
+	uint32_t handle = s->handoff;
+
+	s->handoff = 0;
+	if (handle && rt_writer_take_back(handle))
+		claim_flushed(s, ((const struct sc_chunk_header *)s->base)->used);
+}
+
+/* The first `used` bytes of slot `s`'s chunk into the file. Async-signal-safe. */
+static void flush_slot(struct rt_slot *s, uint32_t used)
+{
+	char *base = s->base;
+	uint32_t index = s->index;
+
+	if (!base || recorder.fd < 0)
+		return;
+	if (used > recorder.chunk_size)
+		used = recorder.chunk_size;
+	for (int tries = 0; tries < FLUSH_TRIES; tries++) {
+		uint64_t seen = __atomic_load_n(&s->flushed, __ATOMIC_ACQUIRE);
+
+		/* The slot moved on to another chunk (its owner exchanged): not ours now. */
+		if (tries && (s->base != base || s->index != index))
+			return;
+		if (!write_chunk(base, index, used))
+			return;
+		if (FLUSHED_BYTES(seen) >= used ||
+		    __atomic_compare_exchange_n(&s->flushed, &seen, flushed_next(seen, used), false,
+						__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+			return;
+	}
 }
 
 /* How much of slot `s` of thread `t` holds records: the write position for the current
@@ -224,7 +317,7 @@ static void flush_thread(struct rt_thread *t)
 		if (t->slot[i].base) {
 			uint32_t used = slot_used(t, &t->slot[i]);
 
-			if (used > t->slot[i].flushed)
+			if (used > flushed_bytes(&t->slot[i]))
 				flush_slot(&t->slot[i], used);
 		}
 }
@@ -234,16 +327,29 @@ void rt_recorder_flush_self(void)
 	flush_thread(&rt_self);
 }
 
+/* Every thread's amendments stored before now visible here, every later one seeing the
+ * count of foreign flushes (see flushed_next). Not under a seccomp filter the program may
+ * have installed since (one that kills on system calls it does not know): there, and without
+ * membarrier, a region ending during the flush may keep its copy without the end. */
+static void barrier_all_threads(void)
+{
+	if (recorder.membarrier_ok && prctl(PR_GET_SECCOMP, 0, 0, 0, 0) == 0)
+		syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0);
+}
+
 void rt_recorder_flush_all(void)
 {
 	uint32_t n = atomic_load(&nwriters);
 
+	atomic_fetch_add(&recorder.foreign_flushes, 1);
+	barrier_all_threads();
 	for (uint32_t i = 0; i < n && i < MAX_WRITERS; i++) {
 		struct rt_thread *t = atomic_load(&writers[i]);
 
 		if (t)
 			flush_thread(t);
 	}
+	atomic_fetch_sub(&recorder.foreign_flushes, 1);
 }
 
 /* Every FLUSH_EVERY reservations: the thread's records into the file when FLUSH_NS passed. */
@@ -259,29 +365,68 @@ static void maybe_flush(struct rt_thread *t)
 	flush_thread(t);
 }
 
-static bool disk_has_room(int fd)
+/* Room for `bytes` more above the reserve --buffer-disk-reserve-mb keeps free. */
+static bool disk_has_room(int fd, uint64_t bytes)
 {
 	struct statfs st;
 
 	if (!recorder.disk_reserve || fstatfs(fd, &st))
 		return true;
-	return (uint64_t)st.f_bavail * (uint64_t)st.f_bsize >=
-	       recorder.disk_reserve + recorder.chunk_size;
+	return (uint64_t)st.f_bavail * (uint64_t)st.f_bsize >= recorder.disk_reserve + bytes;
 }
 
-/* Reserve the chunk's blocks in the file; a hole would turn ENOSPC into SIGBUS later. */
-static int allocate_chunk_blocks(int fd, uint32_t index)
+/* Reserve the blocks of chunks [index, index + n) in the file; a hole would turn ENOSPC into
+ * SIGBUS later. */
+static int allocate_blocks(int fd, uint32_t index, uint32_t n)
 {
-	off_t off = SC_FILE_HEADER_SIZE + (off_t)index * recorder.chunk_size;
+	off_t off = chunk_offset(index), len = (off_t)n * recorder.chunk_size;
 
 	if (fd < 0)
 		return -EBADF;
-	if (!fallocate(fd, 0, off, recorder.chunk_size))
+	if (!fallocate(fd, 0, off, len))
 		return 0;
 	if (errno != EOPNOTSUPP)
 		return -errno;
 	/* File systems without fallocate: extend the file; blocks come on first write. */
-	return pwrite(fd, "", 1, off + recorder.chunk_size - 1) == 1 ? 0 : -errno;
+	return pwrite(fd, "", 1, off + len - 1) == 1 ? 0 : -errno;
+}
+
+/*
+ * The blocks of chunk `index`, allocated ahead for the chunks that follow it (ALLOCATE_AHEAD
+ * bytes at a time): one fallocate costs about the same for one chunk as for sixteen (40 us
+ * on the development VM, a quarter of what a chunk of small records costs its thread). Near
+ * the limit or a full disk, one chunk at a time as before. Chunks allocated and never
+ * claimed stay zero at the end of the file; the reader skips them.
+ */
+#define ALLOCATE_AHEAD (1u << 20)
+
+/* Chunks [index, end) have their blocks: so have all below `end` if all below `index` had. */
+static void allocated_to(uint32_t index, uint32_t end)
+{
+	uint32_t seen = atomic_load(&recorder.allocated);
+
+	while (seen >= index && seen < end &&
+	       !atomic_compare_exchange_weak(&recorder.allocated, &seen, end))
+		;
+}
+
+static int allocate_chunk_blocks(int fd, uint32_t index)
+{
+	uint32_t ahead = ALLOCATE_AHEAD / recorder.chunk_size;
+	int rc;
+
+	if (index < atomic_load_explicit(&recorder.allocated, memory_order_acquire))
+		return 0;
+	if (ahead > 1 && recorder.max_chunks - index > ahead &&
+	    disk_has_room(fd, (uint64_t)ahead * recorder.chunk_size) &&
+	    !allocate_blocks(fd, index, ahead)) {
+		allocated_to(index, index + ahead);
+		return 0;
+	}
+	rc = allocate_blocks(fd, index, 1);
+	if (!rc)
+		allocated_to(index, index + 1);
+	return rc;
 }
 
 /* A brand-new chunk from the end of the file. Returns its index, or POOL_NONE and why. */
@@ -298,7 +443,7 @@ static uint32_t claim_chunk(enum sc_lost_cause *why)
 	if (now < atomic_load_explicit(&recorder.retry_after_ns, memory_order_relaxed))
 		return POOL_NONE;
 	fd = file_fd(); /* checked once for the claim */
-	if (!disk_has_room(fd)) {
+	if (!disk_has_room(fd, recorder.chunk_size)) {
 		atomic_store(&recorder.retry_after_ns, now + DISK_RETRY_NS);
 		return POOL_NONE;
 	}
@@ -380,7 +525,11 @@ static bool install_chunk(struct rt_thread *t, enum sc_lost_cause *why)
 	char *base;
 
 	if (s->base) {
-		flush_slot(s, slot_used(t, s));
+		uint32_t used = slot_used(t, s);
+
+		take_back(s);
+		if (used > flushed_bytes(s))
+			flush_slot(s, used);
 		s->gen = 0;
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);
 		s->base = NULL;
@@ -426,7 +575,7 @@ static bool install_chunk(struct rt_thread *t, enum sc_lost_cause *why)
 
 	s->gen = 0;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	s->flushed = 0;
+	__atomic_store_n(&s->flushed, flushed_next(s->flushed, 0), __ATOMIC_RELEASE);
 	s->base = base;
 	s->index = index;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
@@ -441,11 +590,21 @@ static bool install_chunk(struct rt_thread *t, enum sc_lost_cause *why)
  * Returns false, and why, when the thread has no chunk to record into. */
 static bool exchange(struct rt_thread *t, uint32_t gen, uint32_t off, enum sc_lost_cause *why)
 {
-	if (gen && gen == t->gen && t->slot[gen & 1].gen == gen)
-		close_chunk(t->slot[gen & 1].base, off);
+	struct rt_slot *closed = NULL;
+
+	if (gen && gen == t->gen && t->slot[gen & 1].gen == gen) {
+		closed = &t->slot[gen & 1];
+		close_chunk(closed->base, off);
+	}
 	t->word = 0; /* reservations fail over to this path until a chunk is installed */
 	if (!install_chunk(t, why))
 		return false;
+	/* To the writer thread, unless a record of this thread's is still being written in it
+	 * (this exchange interrupted it: it finishes there afterwards). */
+	if (closed && !t->writing)
+		closed->handoff =
+			rt_writer_post(closed->base, closed->index,
+				       ((const struct sc_chunk_header *)closed->base)->used);
 	if (t->pending_lost_records) {
 		struct sc_rec_lost lost = { .ts = rt_now_ns(),
 					    .records = t->pending_lost_records,
@@ -509,7 +668,8 @@ static enum sc_lost_cause refusal_cause(uint32_t size)
 
 void *rt_reserve(uint32_t size)
 {
-	struct rt_thread *t = rt_thread_self();
+	/* A registered thread without the call (lazily registered ones take it once). */
+	struct rt_thread *t = rt_self.state != RT_THREAD_UNKNOWN ? &rt_self : rt_thread_self();
 	enum sc_lost_cause why = SC_LOST_REENTRY;
 
 	if (!t || t->forking || t->state == RT_THREAD_EXITED || size > recorder.chunk_size / 2 ||
@@ -530,6 +690,7 @@ void *rt_reserve(uint32_t size)
 			__atomic_signal_fence(__ATOMIC_SEQ_CST);
 			if (s->gen != gen)
 				break; /* two exchanges under our feet: cannot happen in practice */
+			t->writing++;  /* until rt_commit */
 			return base + off;
 		}
 		if (t->exchanging)
@@ -540,11 +701,6 @@ void *rt_reserve(uint32_t size)
 	}
 	count_lost(t, size, why);
 	return NULL;
-}
-
-void rt_commit(void *p, uint16_t type, uint16_t flags, uint32_t size)
-{
-	commit_at(p, type, flags, size);
 }
 
 void rt_shrink_last(void *p, uint32_t reserved, uint32_t used)
@@ -564,6 +720,7 @@ bool rt_amend_u32(void *rec, uint64_t ts, uint32_t *field, uint32_t value)
 	uint32_t gen = (uint32_t)(t->word >> 32);
 	struct rt_slot *s = &t->slot[gen & 1];
 	uintptr_t off = (uintptr_t)rec - (uintptr_t)s->base;
+	uint64_t w;
 
 	/* Only the current chunk: a closed one may be reused by an exchange meanwhile. Its
 	 * buffer held earlier chunks too: the record there must still be the one of `ts`. */
@@ -572,8 +729,16 @@ bool rt_amend_u32(void *rec, uint64_t ts, uint32_t *field, uint32_t value)
 		return false;
 	__atomic_store_n(field, value, __ATOMIC_RELAXED);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	if (s->flushed > off) /* written out before the change: write it again */
-		s->flushed = (uint32_t)off;
+	/* Written out before the change, or being written now by another thread: again. */
+	w = __atomic_load_n(&s->flushed, __ATOMIC_RELAXED);
+	if (FLUSHED_BYTES(w) <= off &&
+	    !atomic_load_explicit(&recorder.foreign_flushes, memory_order_relaxed))
+		return true;
+	while (!__atomic_compare_exchange_n(
+		&s->flushed, &w,
+		flushed_next(w, FLUSHED_BYTES(w) < off ? FLUSHED_BYTES(w) : (uint32_t)off), false,
+		__ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+		;
 	return true;
 }
 
@@ -609,6 +774,8 @@ void rt_release_thread_chunk(void)
 		struct rt_slot *s = &t->slot[i];
 		bool current = s->gen == gen && gen;
 
+		if (s->base)
+			take_back(s);
 		if (s->base) {
 			if (current && off + 256 <= recorder.chunk_size &&
 			    recorder.chunk_size - off >= recorder.chunk_size / 8) {
@@ -702,6 +869,10 @@ int rt_recorder_open(const char *session_dir, uint32_t image_seq, int fd_hint)
 	atomic_store(&recorder.pool_head, POOL_NONE);
 	atomic_store(&recorder.next_chunk, 0);
 	atomic_store(&recorder.retry_after_ns, 0);
+	atomic_store(&recorder.allocated, 0);
+	atomic_store(&recorder.foreign_flushes, 0);
+	recorder.membarrier_ok =
+		!syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0);
 
 	fd = create_file(session_dir, image_seq, fd_hint);
 	if (fd < 0) {
@@ -775,6 +946,7 @@ void rt_recorder_forget(void)
 	for (uint32_t i = 0; i < n && i < MAX_WRITERS; i++)
 		atomic_store(&writers[i], NULL);
 	atomic_store(&nwriters, 0);
+	rt_writer_forget();
 	memset(&rt_self.slot, 0, sizeof(rt_self.slot));
 	rt_self.slot[0].buf = bufs[0];
 	rt_self.slot[1].buf = bufs[1];
@@ -787,6 +959,8 @@ void rt_recorder_detach_thread(struct rt_thread *t)
 	for (int i = 0; i < 2; i++) {
 		char *buf = t->slot[i].buf;
 
+		if (t->slot[i].base)
+			take_back(&t->slot[i]);
 		memset(&t->slot[i], 0, sizeof(t->slot[i]));
 		t->slot[i].buf = buf; /* kept for the thread's next attach */
 	}
@@ -798,6 +972,7 @@ void rt_recorder_close(void)
 {
 	int fd = recorder.fd;
 
+	rt_writer_stop();
 	rt_recorder_forget();
 	if (fd >= 0)
 		rt_fd_release(fd);

@@ -52,10 +52,12 @@ enum rt_thread_state {
 struct rt_slot {
 	char *base; /* the chunk being written or last closed here: `buf`, or NULL */
 	uint32_t gen;
-	uint32_t index;	  /* its place in the file */
-	char *buf;	  /* this slot's own memory, reused for every chunk (mmap'd once) */
-	uint32_t flushed; /* bytes of the chunk already in the file */
-	uint32_t reserved;
+	uint32_t index; /* its place in the file */
+	char *buf;	/* this slot's own memory, reused for every chunk (mmap'd once) */
+	/* Bytes of the chunk already in the file (low half) and a count of changes (high
+	 * half): recorder.c, flush_slot. */
+	uint64_t flushed;
+	uint32_t handoff; /* its closed chunk's entry for the writer thread + 1; 0: none */
 };
 
 struct rt_thread {
@@ -67,6 +69,7 @@ struct rt_thread {
 	uint64_t pending_lost_records; /* not yet reported in-band */
 	uint64_t pending_lost_bytes;
 	uint32_t flush_countdown; /* reservations until the next look at the flush clock */
+	uint32_t writing;	  /* records reserved and not yet committed */
 	uint64_t last_flush_ns;
 
 	pid_t tid;
@@ -196,14 +199,33 @@ void rt_recorder_flush_all(void);
 /* The calling thread's buffered records into the file (attach's thread, which an exec of the
  * program would end without a word). */
 void rt_recorder_flush_self(void);
+/* The first `used` bytes of chunk `index`, from `base`, into the file; false if it failed. */
+bool rt_recorder_write_chunk(const char *base, uint32_t index, uint32_t used);
+
+/* ---- chunk_writer.c: the thread that writes closed chunks for their threads ---- */
+void rt_writer_start(void);
+void rt_writer_stop(void);
+void rt_writer_forget(void); /* in a fork child */
+/* Post a closed chunk; returns its handle, 0 if not taken (the owner writes it itself). */
+uint32_t rt_writer_post(const char *base, uint32_t index, uint32_t used);
+/* Take the chunk back before reusing its buffer (waits for a write in progress); true if
+ * the writer wrote it. */
+bool rt_writer_take_back(uint32_t handle);
 /*
  * Reserve `size` bytes (a multiple of 8, header included) in the calling thread's stream.
  * Returns the record's address, or NULL when nothing can be recorded (the loss is counted).
  * Async-signal-safe. Pair with rt_commit().
  */
 void *rt_reserve(uint32_t size);
-/* Make a reserved record visible: stores its header last. */
-void rt_commit(void *rec, uint16_t type, uint16_t flags, uint32_t size);
+/* Make a reserved record visible: stores its header last (inline: one store). */
+static inline void rt_commit(void *rec, uint16_t type, uint16_t flags, uint32_t size)
+{
+	uint64_t word = (uint64_t)size | (uint64_t)type << 32 | (uint64_t)flags << 48;
+
+	__atomic_store_n((uint64_t *)rec, word, __ATOMIC_RELEASE);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	rt_self.writing--;
+}
 /* Return the unused tail of the last reservation (only when nothing was reserved since). */
 void rt_shrink_last(void *rec, uint32_t reserved, uint32_t used);
 /* Store `value` into `field` of record `rec`, which the calling thread committed earlier with

@@ -6,6 +6,9 @@ REGION_END end it. Such a record comes before what ran inside it, so the readers
 parallel regions stay nested in the Perfetto trace and in rocpd, and a region still open
 when the process ends (exit or abort inside it) is shown unterminated, not lost.
 
+Regions ending while another thread writes out every thread's records at the exit keep
+their ends (recorder.c: a flush claims its bytes only if no end was stored meanwhile).
+
 Fixtures: tests/programs/omp_team.c (its counts: test_openmp.py), omp_nested.c,
 omp_exit.c; each built with gcc (libgomp's wrappers) and clang (libomp's OMPT)."""
 import os
@@ -118,6 +121,12 @@ def inside(a, b):
     return b[0] <= a[0] and a[1] <= b[1]
 
 
+def around(a, b):
+    """Interval b holds a and is not a's own: the master's implicit task has its parallel
+    region's times (omp_record.c: task_of_own_region)."""
+    return inside(a, b) and tuple(a) != tuple(b)
+
+
 def check_nested(compiler):
     r = run("omp_nested", compiler, "pftrace", "rocpd", "json")
     check_eq(r.rc, 0, r.describe())
@@ -133,15 +142,15 @@ def check_nested(compiler):
         par = [x for x in got if x[1].startswith("omp parallel")]
         tasks = [x for x in got if x[1] == "omp implicit task"]
         check_eq((len(par), len(tasks)), (3, 6), f"{compiler}, {what}: parallel regions, tasks")
-        outer = [p for p in par if not any(inside(p[2:], x[2:]) for x in tasks if x[0] == p[0])]
+        outer = [p for p in par if not any(around(p[2:], x[2:]) for x in tasks if x[0] == p[0])]
         check_eq(len(outer), 1, f"{compiler}, {what}: one outer region: {par}")
         inner = [p for p in par if p not in outer]
         for p in inner:
             # (begun in the outer region: libomp ends a worker's last task only at exit)
-            around = [x for x in tasks if x[0] == p[0] and inside(p[2:], x[2:])
-                      and outer[0][2] <= x[2] <= outer[0][3]]
-            check(around, f"{compiler}, {what}: inner region {p} inside its thread's implicit "
-                  f"task of the outer team: {tasks}")
+            outer_task = [x for x in tasks if x[0] == p[0] and around(p[2:], x[2:])
+                          and outer[0][2] <= x[2] <= outer[0][3]]
+            check(outer_task, f"{compiler}, {what}: inner region {p} inside its thread's "
+                  f"implicit task of the outer team: {tasks}")
             check_eq(len([b for b in got if b[1] == "omp barrier" and b[0] == p[0]
                           and inside(b[2:], p[2:])]),
                      1, f"{compiler}, {what}: the barrier of the inner team's master inside it")
@@ -231,6 +240,54 @@ def check_longer_than_chunks(compiler):
 def test_region_longer_than_chunks_ends_apart():
     for compiler in ("gcc", "clang"):
         check_longer_than_chunks(compiler)
+
+
+def omp_records_in_order(r):
+    """Per thread, its OpenMP regions in record order as [name, ended], an OMP_REGION ended
+    in its record or by a later REGION_END of its thread."""
+    threads = {}
+    for path in r.raw_files():
+        stacks = {}
+        with open(path, "rb") as f:
+            for tid, rtype, flags, payload in rawdump.records(f.read()):
+                got, stack = threads.setdefault(tid, []), stacks.setdefault(tid, [])
+                if rtype == records.OMP_REGION:
+                    _ts, end, name, _args = records.decode_omp_region(flags, payload)
+                    got.append([name, bool(end)])
+                    if not end:
+                        stack.append(got[-1])
+                elif rtype == records.REGION_END and stack:
+                    stack.pop()[1] = True
+    return threads
+
+
+def check_flush_at_exit(compiler):
+    # The second thread's critical sections end while the first thread's exit writes out
+    # every thread's records: none may lose its end but those still open at that moment.
+    r = run("omp_exit", compiler, "json", args=("flush",))
+    check_eq(r.rc, 0, r.describe())
+    check("flush after 20000" in r.out, r.describe())
+    threads = omp_records_in_order(r)
+    main = threads.pop(r.main_pid())
+    check_eq([n for n, ended in main if not ended], ["omp parallel", "omp implicit task"],
+             f"{compiler}: the region the exit left")
+    check_eq(len(threads), 1, f"{compiler}: one other thread: {list(threads)}")
+    other = next(iter(threads.values()))
+    crit = [ended for n, ended in other if n == "omp critical"]
+    check(len(crit) >= 20000, f"{compiler}: {len(crit)} critical sections recorded")
+    check_eq(other[0], ["omp implicit task", False], f"{compiler}: the member's task, open")
+    late = [(i, n) for i, (n, ended) in enumerate(other[1:], 1) if not ended]
+    check(all(i >= len(other) - 2 for i, _n in late),
+          f"{compiler}: only the last critical section and its wait may be open, not "
+          f"{late[:5]} of {len(other)}")
+    funcs = harness.calls_of(r.profile("wall_clock"))
+    check_eq(funcs.get("omp critical"), len(crit), f"{compiler}: every one in the profile")
+
+
+def test_regions_ending_during_the_exit_flush():
+    for compiler in ("gcc", "clang"):
+        for _ in range(3):
+            check_flush_at_exit(compiler)
 
 
 if __name__ == "__main__":

@@ -14,7 +14,7 @@
 #define OMP_CATEGORY "openmp"
 
 bool omp_ompt_active;
-static bool tracing_on;
+static bool tracing_on, writer_asked;
 
 /* Where a region's end goes (see omp_record.h): its OMP_REGION record, or one of these. */
 #define END_RECORD ((struct sc_rec_omp_region *)0)  /* a REGION_END (after a REGION_BEGIN) */
@@ -167,6 +167,19 @@ static bool write_compact(enum omp_kind kind, uint64_t ts, const struct omp_arg 
 	return true;
 }
 
+/*
+ * A team's implicit task on the thread that began its parallel region (the master's; every
+ * serialized region's) takes the region's begin time and ends with the region: two clock
+ * reads fewer a region. What this loses: on that thread, the runtime's work between the
+ * region's begin and the task's (forking the team) and between their ends (after the team
+ * joined) counts in the task as well as the region.
+ */
+static bool task_of_own_region(enum omp_kind kind, unsigned at)
+{
+	return kind == OMP_IMPLICIT_TASK && at && at - 1 < OMP_AMEND_DEPTH &&
+	       open_regions.kind[at - 1] == OMP_PARALLEL;
+}
+
 void omp_begin(enum omp_kind kind, const struct omp_arg *args, unsigned nargs)
 {
 	unsigned at = open_regions.depth;
@@ -175,14 +188,18 @@ void omp_begin(enum omp_kind kind, const struct omp_arg *args, unsigned nargs)
 
 	if (!omp_tracing() || kind <= 0 || kind >= OMP_NKINDS)
 		return;
+	if (__builtin_expect(!writer_asked, 0)) {
+		writer_asked = true; /* the chunks' writes off the program's threads */
+		rt_writer_start();
+	}
 	if (at >= OMP_DEPTH) {
 		open_regions.over++;
 		atomic_fetch_add_explicit(&too_deep, 1, memory_order_relaxed);
 		return;
 	}
+	ts = task_of_own_region(kind, at) ? open_regions.start[at - 1] : rt_now_ns();
 	open_regions.kind[at] = (uint8_t)kind;
 	open_regions.depth = (uint8_t)(at + 1);
-	ts = rt_now_ns();
 	if (!write_compact(kind, ts, args, nargs, &record))
 		record = write_begin(kind, ts, args, nargs);
 	if (at < OMP_AMEND_DEPTH) { /* deeper: a REGION_END, even after a lost begin */
@@ -226,6 +243,8 @@ void omp_end(enum omp_kind kind)
 			atomic_fetch_add_explicit(&unmatched, 1, memory_order_relaxed);
 		return;
 	}
+	if (i == open_regions.depth - 1 && task_of_own_region(kind, (unsigned)i))
+		return; /* it ends with its region */
 	ts = rt_now_ns();
 	/* Regions a runtime left open inside this one end with it. */
 	for (int k = open_regions.depth - 1; k >= i; k--)
