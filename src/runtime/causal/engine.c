@@ -419,6 +419,7 @@ static int process_start(void)
 		return rc;
 	}
 	atomic_store(&rt_causal.on, 1);
+	__atomic_store_n(&__syscope_causal_on, 1, __ATOMIC_RELAXED);
 	/* The lock wrappers (preloaded for causal runs) try a lock before they block only
 	 * when this is on; only a lock that blocked is then credited (block.c). */
 	__atomic_store_n(&__syscope_pthread_on, 1, __ATOMIC_RELAXED);
