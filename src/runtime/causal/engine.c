@@ -449,11 +449,25 @@ static void thread_stop(struct rt_thread *t)
 	rt_causal_catch_up(); /* before the thread that joins it wakes */
 }
 
+/* A fork child records a file of its own: its experiments are its own, run by a controller
+ * of its own (the parent's thread is not inherited). */
 static void fork_child(void)
 {
-	/* The controller is not inherited: the child runs without experiments. */
-	atomic_store(&rt_causal.on, 0);
-	atomic_store(&rt_causal.active, 0);
+	if (!atomic_load(&rt_causal.on))
+		return;
+	/* The thread's clock starts again in the child; it owes nothing yet. */
+	last_cpu = last_wall = 0;
+	last_switches = -1;
+	blocked_since_sample = 0;
+	stack_unit = stack_point = last_unit = -1;
+	__atomic_store_n(&local_delay, atomic_load(&rt_causal.global_delay), __ATOMIC_RELAXED);
+	rt_causal_points_fork_child();
+	if (rt_causal_control_fork_child()) {
+		rt_note(SC_NOTE_WARN, "causal: no experiments in this fork child (pid %d)",
+			(int)getpid());
+		atomic_store(&rt_causal.on, 0);
+		__atomic_store_n(&__syscope_causal_on, 0, __ATOMIC_RELAXED);
+	}
 }
 
 static void process_stop(void)
