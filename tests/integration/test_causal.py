@@ -12,16 +12,12 @@ import os
 import re
 
 import harness
-import rawdump
-import records
 from harness import Skip, check, check_eq, fixture, source_line, syscope
 
 from causal_checks import causal, unit
 
 HOT = source_line("causal_serial.c", "/* HOT */")
 COLD = source_line("causal_serial.c", "/* COLD */")
-FORK_HOT = source_line("causal_fork.c", "/* HOT */")
-FORK_COLD = source_line("causal_fork.c", "/* COLD */")
 
 
 def predicted(u, speedup):
@@ -156,12 +152,16 @@ def test_coz_macros_from_debians_coz_h_are_progress_points():
 
 
 def test_progress_point_named_on_the_command_line():
-    cold = f"causal_serial.c:{COLD}"
-    r, doc = causal("-l", f"causal_serial.c:{HOT}", "--progress", cold, "-S", "0,50",
-                    seconds=[fixture("causal_serial"), "3"])
+    hot, cold = f"causal_serial.c:{HOT}", f"causal_serial.c:{COLD}"
+    r, doc = causal("-l", hot, "--progress", cold, "-S", "0,50",
+                    seconds=[fixture("causal_serial"), "3"], units=(hot,), min_runs=1)
     points = {p["name"]: p for p in doc["progress_points"]}
     check_eq(points[cold]["kind"], 4, f"a sampled point: {points}")
-    check(points[cold]["visits"] > 100, f"its samples: {points}")
+    # Its visits are the samples in the cold line during experiments, which takes half the
+    # hot line's time (the hot line's samples: all experiments select it), whatever the load.
+    visits, hot_samples = points[cold]["visits"], unit(doc, hot)["samples"]
+    check(visits >= 20 and 0.2 < visits / hot_samples < 1.0,
+          f"its samples: {points}, the hot line's {hot_samples} (half as many expected)")
 
 
 def test_end_to_end_runs_are_one_experiment_each():
@@ -196,36 +196,6 @@ def test_bad_scope_is_an_error_before_the_run():
         check(what in r.err, f"{args}: {r.err}")
         check("iterations=" not in r.out, f"{args}: the program ran")
         check_eq(r.session, None, f"{args}: no session")
-
-
-def test_fork_children_run_experiments_of_their_own():
-    # causal_fork does its work in two children forked one after the other (the loop of
-    # causal_serial: the hot line 2/3 of the time); the parent only waits. Each child runs
-    # a controller of its own, its experiments and point names in its own raw file.
-    hot, cold = f"causal_fork.c:{FORK_HOT}", f"causal_fork.c:{FORK_COLD}"
-    r, doc = causal("-l", f"{hot},{cold}", "--selection", "fixed", "-S", "0,50",
-                    seconds=[fixture("causal_fork"), "20", "2"], units=(hot, cold))
-    check(r.out.count("worker=") == 2, r.out)
-    per_file = {}
-    for path in r.raw_files():
-        with open(path, "rb") as f:
-            data = f.read()
-        header = rawdump.parse_header(data)
-        types = [rtype for _tid, rtype, _flags, _p in rawdump.records(data)]
-        per_file[header["pid"]] = (header["ppid"], types.count(records.CAUSAL_EXPERIMENT),
-                                   types.count(records.CAUSAL_POINT))
-    parent = r.main_pid()
-    kids = {pid: v for pid, v in per_file.items() if v[0] == parent}
-    check_eq(len(kids), 2, f"two children's files: {per_file}")
-    for pid, (_ppid, exps, points) in kids.items():
-        check(exps >= 2, f"child {pid}: {exps} experiments (an experiment and its baseline)")
-        check(points >= 1, f"child {pid} names its progress point ({points})")
-    check_eq(doc["progress_point"], "iteration", "the children's point")
-    check_eq([u["name"] for u in doc["units"]], [hot, cold], "the hot line first")
-    h, c = unit(doc, hot), unit(doc, cold)
-    # Truth at 50%: hot 33%, cold 17% (bounds loose: a loaded machine).
-    check(0.05 < predicted(h, 0.5) < 0.60, f"hot at 50%: {predicted(h, 0.5)}")
-    check(predicted(h, 0.5) > predicted(c, 0.5), "the hot line helps more than the cold one")
 
 
 harness.main(globals())
