@@ -46,7 +46,7 @@ static void add_experiment(struct file_ctx *c, const struct sc_record *rec)
 	struct sc_causal_exp *x = VEC_PUSH(&c->d->exps);
 
 	x->unit = e->unit;
-	x->run = c->d->runs;
+	x->run = c->d->files;
 	x->speedup = e->speedup;
 	x->duration_ns = e->end_ns > e->ts ? e->end_ns - e->ts : 0;
 	x->delay_ns = e->delay_ns;
@@ -144,6 +144,7 @@ int sc_causal_load(struct sc_causal_data *d, char *const *sessions, size_t n, ch
 			if (c.last_ts > c.first_ts && f == 0)
 				d->runtime_ns += c.last_ts - c.first_ts;
 			VEC_FREE(&c.map);
+			d->files++;
 		}
 		d->runs++;
 		sc_session_close(&s);
@@ -188,8 +189,10 @@ static bool measure(const struct sc_causal_analysis *a, const struct sc_causal_e
 		return false;
 	if (point < 0)
 		*y = e->end_to_end ? 1 : 0;
+	else if ((size_t)point < e->delta.n)
+		*y = (double)e->delta.v[point];
 	else
-		*y = (size_t)point < e->delta.n ? (double)e->delta.v[point] : 0;
+		return false; /* its process had no such point (yet): a parent of the workers */
 	if (a->latency)
 		*x *= (size_t)point < e->in_flight.n ? e->in_flight.v[point] : 0;
 	return true;

@@ -21,7 +21,7 @@ struct sc_causal_exp {
 	unsigned speedup; /* percent */
 	uint64_t duration_ns, delay_ns, samples;
 	bool end_to_end;
-	unsigned run;	       /* which run (session) it is of */
+	unsigned run;	       /* which process of which run (a file of a session) */
 	VEC(uint64_t) delta;   /* by point index of sc_causal_data */
 	VEC(double) in_flight; /* same index: a latency point's mean number in flight */
 };
@@ -39,6 +39,7 @@ struct sc_causal_data {
 	VEC(struct sc_causal_exp) exps;
 	uint64_t runtime_ns; /* of the runs, summed */
 	unsigned runs;
+	unsigned files; /* the processes' files read, of all runs */
 };
 
 struct sc_causal_estimate {

@@ -94,6 +94,8 @@ RT_EXPORT int sem_post(sem_t *sem)
  * lock that was busy (its try failed), so only a wait that really blocked is credited. The
  * holder that released it was delayed while it held it. Returns whether causal mode is on.
  */
+RT_EXPORT int __syscope_causal_on;
+
 RT_EXPORT int __syscope_causal_pre_block(void)
 {
 	if (!rt_causal_blocking())

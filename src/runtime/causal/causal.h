@@ -63,6 +63,8 @@ void rt_causal_io_end(bool done);
 RT_EXPORT int __syscope_causal_pre_block(void);
 RT_EXPORT void __syscope_causal_post_block(int woken);
 RT_EXPORT void __syscope_causal_catch_up(void); /* before an unlock */
+/* Causal mode, for those wrappers to test inline before any of those calls. */
+extern RT_EXPORT int __syscope_causal_on;
 
 /* engine.c: the unit holding `pc`, or -1; a sampled progress point's id, or -1. */
 int64_t rt_causal_unit_of(uintptr_t pc);
@@ -88,9 +90,11 @@ bool rt_causal_add_in_flight(uint64_t *sums, unsigned max);
  * point's in-flight area is delay x the number in flight now. Read by the controller. */
 void rt_causal_delay_in_flight(uint64_t delay);
 void rt_causal_read_delayed(uint64_t *sums, unsigned max);
+void rt_causal_points_fork_child(void); /* names them again in the child's file */
 
 /* control.c */
 int rt_causal_control_start(void);
 void rt_causal_control_stop(void);
+int rt_causal_control_fork_child(void);
 
 #endif /* SYSCOPE_RUNTIME_CAUSAL_H */

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #define MAX_SPEEDUPS 101
 #define MAX_FIXED_UNITS 4096
@@ -231,27 +232,25 @@ static void *controller(void *arg)
 	return NULL;
 }
 
-int rt_causal_control_start(void)
+/* The whole run (of this process) as one experiment, from now; process_stop writes it. */
+static void start_end_to_end(void)
 {
-	const struct sc_settings *s = &rt_proc.settings;
+	atomic_store(&rt_causal.selected, ctl.e2e_unit);
+	atomic_store(&rt_causal.speedup, ctl.e2e_speedup);
+	ctl.e2e_start = rt_now_ns();
+	ctl.e2e_delay0 = atomic_load(&rt_causal.global_delay);
+	atomic_store(&rt_causal.experiment_delay0, ctl.e2e_delay0);
+	rt_causal_read_points(ctl.e2e_points, RT_CAUSAL_MAX_POINTS);
+	atomic_store(&rt_causal.active, 1);
+}
+
+static int start_controller(void)
+{
 	sigset_t all, old;
 	int rc;
 
-	parse_speedups(sc_str(s, SC_SET_CAUSAL_SPEEDUPS));
-	ctl.duration_ns = (uint64_t)(sc_double(s, SC_SET_CAUSAL_DURATION) * 1e9);
-	ctl.fixed = !strcmp(sc_str(s, SC_SET_CAUSAL_SELECTION), "fixed");
-	ctl.e2e_unit = sc_int(s, SC_SET_CAUSAL_E2E_UNIT);
-	ctl.rng = rt_now_ns() | 1;
 	if (ctl.e2e_unit >= 0) {
-		/* The whole run is the experiment; process_stop writes it. */
-		ctl.e2e_speedup = (unsigned)sc_int(s, SC_SET_CAUSAL_E2E_SPEEDUP);
-		atomic_store(&rt_causal.selected, ctl.e2e_unit);
-		atomic_store(&rt_causal.speedup, ctl.e2e_speedup);
-		ctl.e2e_start = rt_now_ns();
-		ctl.e2e_delay0 = atomic_load(&rt_causal.global_delay);
-		atomic_store(&rt_causal.experiment_delay0, ctl.e2e_delay0);
-		rt_causal_read_points(ctl.e2e_points, RT_CAUSAL_MAX_POINTS);
-		atomic_store(&rt_causal.active, 1);
+		start_end_to_end();
 		return 0;
 	}
 	sigfillset(&all);
@@ -263,6 +262,31 @@ int rt_causal_control_start(void)
 		rt_note(SC_NOTE_WARN, "causal: cannot start the experiment thread: %s",
 			strerror(rc));
 	return -rc;
+}
+
+int rt_causal_control_start(void)
+{
+	const struct sc_settings *s = &rt_proc.settings;
+
+	parse_speedups(sc_str(s, SC_SET_CAUSAL_SPEEDUPS));
+	ctl.duration_ns = (uint64_t)(sc_double(s, SC_SET_CAUSAL_DURATION) * 1e9);
+	ctl.fixed = !strcmp(sc_str(s, SC_SET_CAUSAL_SELECTION), "fixed");
+	ctl.e2e_unit = sc_int(s, SC_SET_CAUSAL_E2E_UNIT);
+	ctl.e2e_speedup = (unsigned)sc_int(s, SC_SET_CAUSAL_E2E_SPEEDUP);
+	ctl.rng = rt_now_ns() | 1;
+	return start_controller();
+}
+
+/* A fork child (its only thread is the one that forked): its own experiments, from the
+ * first unit of the list again, in its own file; the parent's controller is not here. */
+int rt_causal_control_fork_child(void)
+{
+	ctl.running = false;
+	atomic_store(&ctl.stop, 0);
+	atomic_store(&rt_causal.active, 0);
+	memset(ctl.next_of_unit, 0, sizeof(ctl.next_of_unit));
+	ctl.rng = (rt_now_ns() ^ ((uint64_t)getpid() << 32)) | 1;
+	return start_controller();
 }
 
 void rt_causal_control_stop(void)

@@ -160,6 +160,15 @@ void rt_causal_read_delayed(uint64_t *sums, unsigned max)
 		sums[i] = atomic_load_explicit(&table[i].delayed, memory_order_relaxed);
 }
 
+void rt_causal_points_fork_child(void)
+{
+	unsigned n = atomic_load(&npoints);
+
+	for (unsigned i = 0; i < n; i++)
+		if (atomic_load(&table[i].ready))
+			record_point(i, table[i].kind, table[i].name);
+}
+
 /* Coz's entry points, same signature and counter layout as coz.h expects. */
 RT_EXPORT void *_coz_get_counter(int type, const char *name);
 RT_EXPORT void *__coz_get_counter(int type, const char *name);

@@ -45,6 +45,8 @@ void __syscope_pthread_joined(uint64_t start, bool found, int32_t tid, uint32_t 
 int __syscope_causal_pre_block(void) __attribute__((weak));
 void __syscope_causal_post_block(int woken) __attribute__((weak));
 void __syscope_causal_catch_up(void) __attribute__((weak));
+/* Set only in causal runs: read inline, so a lock or unlock of any other run makes no call. */
+extern int __syscope_causal_on __attribute__((weak));
 
 /* Whether to time waits: tracing is on (the process records; checked again, with pauses,
  * when a wait ends). */
@@ -55,15 +57,21 @@ static inline bool timing(void)
 
 /* Causal profiling: what a thread owes is paid before it takes a lock, not while it holds
  * it (a sample inside, or the catch-up at its unlock), which would hold up the others. */
+static inline bool causal_on(void)
+{
+	return &__syscope_causal_on &&
+	       __builtin_expect(__atomic_load_n(&__syscope_causal_on, __ATOMIC_RELAXED), 0);
+}
+
 static inline void causal_catch_up(void)
 {
-	if (&__syscope_causal_catch_up)
+	if (causal_on())
 		__syscope_causal_catch_up();
 }
 
 static int causal_pre_block(void)
 {
-	return &__syscope_causal_pre_block ? __syscope_causal_pre_block() : 0;
+	return causal_on() ? __syscope_causal_pre_block() : 0;
 }
 
 static uint64_t now(void)
@@ -214,14 +222,13 @@ LOCK_WRAPPER(pthread_rwlock_clockwrlock, pthread_rwlock_trywrlock, "rwlock",
  * are never attached, so attach's copy of these wrappers (PTHREAD_WRAP_ATTACH) leaves the
  * unlocks alone: an unlock of the attached program costs nothing. */
 #ifndef PTHREAD_WRAP_ATTACH
-#define UNLOCK_WRAPPER(fn, type)                            \
-	DECLARE_REAL(int, fn, type *);                      \
-	EXPORT int fn(type *o)                              \
-	{                                                   \
-		RESOLVE(fn);                                \
-		if (timing() && &__syscope_causal_catch_up) \
-			__syscope_causal_catch_up();        \
-		return REAL(fn)(o);                         \
+#define UNLOCK_WRAPPER(fn, type)       \
+	DECLARE_REAL(int, fn, type *); \
+	EXPORT int fn(type *o)         \
+	{                              \
+		RESOLVE(fn);           \
+		causal_catch_up();     \
+		return REAL(fn)(o);    \
 	}
 
 UNLOCK_WRAPPER(pthread_mutex_unlock, pthread_mutex_t)
