@@ -311,10 +311,12 @@ static uint32_t slot_used(const struct rt_thread *t, const struct rt_slot *s)
 	return ch->state == SC_CHUNK_CLOSED ? ch->used : recorder.chunk_size;
 }
 
-static void flush_thread(struct rt_thread *t)
+/* The thread's unwritten records into the file; `posted_too`: also the closed chunk handed
+ * to the writer thread (the periodic flush leaves it to that thread). */
+static void flush_thread(struct rt_thread *t, bool posted_too)
 {
 	for (int i = 0; i < 2; i++)
-		if (t->slot[i].base) {
+		if (t->slot[i].base && (posted_too || !t->slot[i].handoff)) {
 			uint32_t used = slot_used(t, &t->slot[i]);
 
 			if (used > flushed_bytes(&t->slot[i]))
@@ -324,7 +326,7 @@ static void flush_thread(struct rt_thread *t)
 
 void rt_recorder_flush_self(void)
 {
-	flush_thread(&rt_self);
+	flush_thread(&rt_self, true);
 }
 
 /* Every thread's amendments stored before now visible here, every later one seeing the
@@ -347,7 +349,7 @@ void rt_recorder_flush_all(void)
 		struct rt_thread *t = atomic_load(&writers[i]);
 
 		if (t)
-			flush_thread(t);
+			flush_thread(t, true);
 	}
 	atomic_fetch_sub(&recorder.foreign_flushes, 1);
 }
@@ -362,7 +364,7 @@ static void maybe_flush(struct rt_thread *t)
 	if (now - t->last_flush_ns < FLUSH_NS)
 		return;
 	t->last_flush_ns = now;
-	flush_thread(t);
+	flush_thread(t, false);
 }
 
 /* Room for `bytes` more above the reserve --buffer-disk-reserve-mb keeps free. */
@@ -680,19 +682,28 @@ void *rt_reserve(uint32_t size)
 	if (--t->flush_countdown >= FLUSH_EVERY) /* 0 wrapped, or never set */
 		maybe_flush(t);
 	for (int attempt = 0; attempt < 3; attempt++) {
-		uint64_t old = arch_local_fetch_add(&t->word, size);
-		uint32_t gen = (uint32_t)(old >> 32), off = (uint32_t)old;
+		uint64_t old;
+		uint32_t gen, off;
 
+		/* Counted before the space is taken (until rt_commit): a handler that closes the
+		 * chunk right after must not hand it to the writer with this record unwritten. */
+		t->writing++;
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		old = arch_local_fetch_add(&t->word, size);
+		gen = (uint32_t)(old >> 32);
+		off = (uint32_t)old;
 		if (gen && off + size <= recorder.chunk_size) {
 			struct rt_slot *s = &t->slot[gen & 1];
 			char *base = s->base;
 
 			__atomic_signal_fence(__ATOMIC_SEQ_CST);
-			if (s->gen != gen)
-				break; /* two exchanges under our feet: cannot happen in practice */
-			t->writing++;  /* until rt_commit */
-			return base + off;
+			if (s->gen == gen)
+				return base + off;
+			t->writing--;
+			break; /* two exchanges under our feet: cannot happen in practice */
 		}
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		t->writing--; /* the space ran past the chunk: nothing of ours is in it */
 		if (t->exchanging)
 			break; /* a handler interrupted an exchange on this thread */
 		if (!exchange_unsignalled(t, gen, off, &why))

@@ -188,8 +188,10 @@ void omp_begin(enum omp_kind kind, const struct omp_arg *args, unsigned nargs)
 
 	if (!omp_tracing() || kind <= 0 || kind >= OMP_NKINDS)
 		return;
-	if (__builtin_expect(!writer_asked, 0)) {
-		writer_asked = true; /* the chunks' writes off the program's threads */
+	/* The chunks' writes off the program's threads, once the runtime runs a thread of its
+	 * own (a team of one, OMP_NUM_THREADS=1, stays a single-threaded process). */
+	if (__builtin_expect(!writer_asked, 0) && rt_self.tid != rt_proc.pid) {
+		writer_asked = true;
 		rt_writer_start();
 	}
 	if (at >= OMP_DEPTH) {
