@@ -250,14 +250,17 @@ void rt_finalize(enum sc_end_reason reason, int status)
 
 	if (!atomic_load(&rt_proc.active) || getpid() != rt_proc.pid)
 		return;
-	if (atomic_exchange(&finalized, 1))
-		return;
 	/* One that comes meanwhile (a pool's SIGTERM to a worker already exiting) waits for the
-	 * end to be stored; on_ending_signal then records it as the end. */
+	 * end to be stored; on_ending_signal then records it as the end. Held back before
+	 * `finalized` is set: on this thread, its handler would wait for itself. */
 	sigemptyset(&block);
 	for (size_t i = 0; i < sizeof(ending) / sizeof(ending[0]); i++)
 		sigaddset(&block, ending[i]);
 	RT_REAL(pthread_sigmask)(SIG_BLOCK, &block, &saved);
+	if (atomic_exchange(&finalized, 1)) {
+		RT_REAL(pthread_sigmask)(SIG_SETMASK, &saved, NULL);
+		return;
+	}
 	rt_plugins_stop(); /* plugins flush what they buffered while recording still works */
 	rt_exec_report();
 	atomic_store(&rt_proc.stopping, 1); /* sample handlers record nothing more */
