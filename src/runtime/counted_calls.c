@@ -26,6 +26,9 @@ struct count_table {
 RT_TLS uint64_t *rt_counted_here;
 static RT_TLS struct count_table *mine;
 static RT_TLS bool claiming, ended;
+/* No table could be had (address space limits, strict overcommit): the shared words from then
+ * on, without another mmap at every counted call. */
+static RT_TLS bool claim_failed;
 static _Atomic(struct count_table *) tables;
 
 static size_t nslots(void)
@@ -69,7 +72,7 @@ uint64_t *rt_counted_claim(void)
 {
 	struct count_table *t;
 
-	if (ended || claiming)
+	if (ended || claiming || claim_failed)
 		return NULL; /* a handler inside a claim counts in the shared word */
 	claiming = true;
 	__asm__ __volatile__("" ::: "memory");
@@ -78,6 +81,8 @@ uint64_t *rt_counted_claim(void)
 	if (t) {
 		mine = t;
 		rt_counted_here = t->counts;
+	} else {
+		claim_failed = true;
 	}
 	__asm__ __volatile__("" ::: "memory");
 	claiming = false;
@@ -143,6 +148,18 @@ static void clear(struct count_table *t, size_t i)
 		t->counts[i] = 0;
 	if (t->taken[i])
 		t->taken[i] = 0;
+}
+
+void rt_counted_patch_reset(uint32_t id)
+{
+	for (struct count_table *t = atomic_load_explicit(&tables, memory_order_acquire); t;
+	     t = t->next) {
+		uint64_t n = take(t, RT_COUNTED_PATCH_BASE + (size_t)id, 1);
+
+		if (n)
+			rt_patch_add_counted(id, n);
+		clear(t, RT_COUNTED_PATCH_BASE + (size_t)id);
+	}
 }
 
 void rt_counted_fork_child(void)

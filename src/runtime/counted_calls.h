@@ -49,6 +49,11 @@ void rt_counted_fold_all(void);
 /* The calling thread's end: its counts folded, its table handed back for later threads;
  * its later calls (key destructors) are counted in the shared words. */
 void rt_counted_thread_end(void);
+/* Patch id `id` is given to a module loaded again: what every thread counted for it goes to
+ * the function of its old address, and every thread's slot is back to 0 (so the new one is
+ * recorded call by call until throttled again). Before the id's address changes. */
+void rt_counted_patch_reset(uint32_t id);
+
 /* A fork child: what the parent's threads counted is the parent's (every slot back to 0);
  * the child's other threads are gone, so their tables are free. Called before func_table.c
  * resets its counts (the throttled functions say which hook slots were used). */

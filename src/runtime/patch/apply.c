@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "../../common/patch_plan.h"
+#include "../counted_calls.h"
 #include "patch.h"
 
 #define TRAMP_SIZE 64u
@@ -351,6 +352,8 @@ static bool patch_module(const struct module_plan *mp, const char *path, bool is
 			continue;
 		/* The address first: the jump makes the probe live. A module loaded again
 		 * (perhaps elsewhere) is recorded call by call again until throttled again. */
+		if (func_addr[first_id + i])
+			rt_counted_patch_reset(first_id + i);
 		func_addr[first_id + i] = func;
 		if (rt_patch_counted)
 			rt_patch_counted[first_id + i] = 0;
