@@ -143,10 +143,14 @@ void rp_queue_sql(struct rp *rp, const char *sql)
 
 bool rp_queue_start(struct rp *rp)
 {
-	struct rp_queue *q = sc_xcalloc(1, sizeof(*q));
+	struct rp_queue *q;
 	sigset_t all, old;
 	int rc;
 
+	/* A SQLite built without its mutexes cannot share its allocator with our thread. */
+	if (!sqlite3_threadsafe())
+		return false;
+	q = sc_xcalloc(1, sizeof(*q));
 	pthread_mutex_init(&q->lock, NULL);
 	pthread_cond_init(&q->ready, NULL);
 	pthread_cond_init(&q->room, NULL);

@@ -280,8 +280,13 @@ static void stacks_json(struct jw *w, struct sc_profile_set *set,
 		jw_key(w, "frames");
 		jw_open(w, '[');
 		for (size_t i = 0; i < n; i++) {
+			const char *name = sc_func_of(set, funcs[i])->name;
+
 			jw_next(w);
-			sc_json_put_str(w->f, sc_func_of(set, funcs[i])->name);
+			if (name)
+				sc_json_put_str(w->f, name);
+			else
+				fputs("null", w->f);
 		}
 		jw_close(w, ']');
 		jw_close(w, '}');
