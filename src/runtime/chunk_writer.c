@@ -17,10 +17,9 @@
  * A thread of ours changes what some programs may do (unshare(CLONE_NEWUSER) wants a single
  * thread; set*id calls reach every thread), so it is started only where the program runs a
  * multithreaded runtime anyway: by the OpenMP recorder at the first region recorded on a
- * thread other than the initial one
- * (omp_record.c), in the process syscope started (a fork child's threads write their own
- * chunks, as do those of a process under `syscope attach`, where the recorder is not this
- * one's to keep).
+ * thread other than the initial one (omp_record.c), in the process syscope started (a
+ * fork child's threads write their own chunks, as do those of a process under `syscope
+ * attach`, where the recorder is not this one's to keep).
  */
 #include <linux/futex.h>
 #include <pthread.h>
