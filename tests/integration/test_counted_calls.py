@@ -138,6 +138,32 @@ def dwz_split(tmp):
     return os.path.join(tmp, "dwz_one")
 
 
+def test_samples_in_the_counting_stub_keep_their_stack():
+    """`instrument -S`: a sample that lands in the entry stub counting a throttled call
+    (tiny, called 20 M times: much of its time is the stub's) is walked on through the
+    function's trampoline, which has no unwind information: its stack reads
+    main -> calls -> tiny -> [syscope], not [unknown] frames (before: 0 of 243 walked)."""
+    exe = fixture("counted_calls")
+    r = syscope("instrument", "-I", "^tiny$", "-S", "-f", "2000", "--output-format", "folded",
+                "--", exe, "threads", 20000000, 0)
+    check_eq(r.rc, 0, r.describe())
+    stacks = {}
+    with open(r.path(f"sampling_cpu_clock-{r.main_pid()}.folded")) as f:
+        lines = f.read().splitlines()
+    for line in lines:
+        stack, count = line.rsplit(" ", 1)
+        stacks[stack] = stacks.get(stack, 0) + int(count)
+    total = sum(stacks.values())
+    in_stub = {k: v for k, v in stacks.items() if k.endswith(";[syscope]") or k == "[syscope]"}
+    walked = sum(v for k, v in in_stub.items() if k.endswith("main;calls;tiny;[syscope]"))
+    check(sum(in_stub.values()) >= 10, f"samples in the stub: {in_stub} of {total}")
+    check(walked >= 0.8 * sum(in_stub.values()),
+          f"the stub's samples walked on to tiny and main: {walked} of {in_stub}")
+    # Samples in the trampoline itself (its few instructions) still end unwalked.
+    unknown = sum(v for k, v in stacks.items() if "[unknown]" in k)
+    check(unknown < walked / 2, f"[unknown] frames in {unknown} of {total} samples: {stacks}")
+
+
 def test_dwz_alternate_debug_file_found():
     """The alternate file is left to libdw (src/model/debuginfo.c): found by its path, the
     inlined function named from it, and no debuginfod client loaded on the way."""

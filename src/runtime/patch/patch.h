@@ -20,6 +20,7 @@
 
 /* stubs_x86_64.S */
 void rt_patch_entry_stub(void);
+extern const char rt_patch_entry_stub_end[];
 void rt_patch_exit_stub(void);
 void rt_patch_coverage_stub(void); /* coverage mode: counts calls in rt_patch_calls[id] */
 extern uint64_t *rt_patch_calls;
@@ -86,6 +87,25 @@ static inline bool rt_patch_is_exit_stub(uint64_t addr)
 {
 	return addr == (uint64_t)(uintptr_t)rt_patch_exit_stub;
 }
+/* For the sampler's unwinders: whether `addr` is inside the entry stub. */
+static inline bool rt_patch_in_entry_stub(uint64_t addr)
+{
+	return addr >= (uint64_t)(uintptr_t)rt_patch_entry_stub &&
+	       addr < (uint64_t)(uintptr_t)rt_patch_entry_stub_end;
+}
+/* For the sampler's unwinders: `ret` is where the entry stub returns to, in a function's
+ * trampoline (`push $id; call *stub` just before it; the trampolines have no unwind
+ * information); the function's patch id into `id`, or false when the bytes before `ret` are
+ * not that (a loop probe's trampoline, say). Async-signal-safe: the trampoline was just run. */
+static inline bool rt_patch_trampoline_id(uint64_t ret, uint32_t *id)
+{
+	const uint8_t *p = (const uint8_t *)(uintptr_t)(ret - 11);
+
+	if (p[0] != 0x68 || p[5] != 0xff || p[6] != 0x15)
+		return false;
+	__builtin_memcpy(id, p + 1, 4);
+	return true;
+}
 /* For the sampler's unwinders: the return address the exit stub stands for in the slot at
  * `slot` on this thread's stack, or 0 when no frame of the shadow stack has that slot.
  * Async-signal-safe. */
@@ -135,6 +155,16 @@ static inline bool rt_patch_built(void)
 static inline bool rt_patch_is_exit_stub(uint64_t addr)
 {
 	(void)addr;
+	return false;
+}
+static inline bool rt_patch_in_entry_stub(uint64_t addr)
+{
+	(void)addr;
+	return false;
+}
+static inline bool rt_patch_trampoline_id(uint64_t ret, uint32_t *id)
+{
+	(void)ret, (void)id;
 	return false;
 }
 static inline uint64_t rt_patch_real_return(uint64_t slot)

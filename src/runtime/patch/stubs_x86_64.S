@@ -78,6 +78,10 @@ rt_patch_entry_stub:
 	ret	$8
 	.cfi_endproc
 	.size	rt_patch_entry_stub, .-rt_patch_entry_stub
+	/* Where the entry stub's code ends, for the sampler's unwinders (patch.h). */
+	.globl	rt_patch_entry_stub_end
+	.hidden	rt_patch_entry_stub_end
+rt_patch_entry_stub_end:
 
 	.globl	rt_patch_exit_stub
 	.hidden	rt_patch_exit_stub

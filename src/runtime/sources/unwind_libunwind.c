@@ -231,11 +231,53 @@ static int restart_past_exit_stub(unw_cursor_t *cur, ucontext_t *ctx, unw_word_t
 	*ip = real;
 	return 0;
 }
-#else /* no patching: no exit stub is ever seen (rt_patch_is_exit_stub) */
+
+/*
+ * The cursor stands where the entry stub returns into a function's trampoline, which has no
+ * unwind information: the function has not begun (the trampoline runs its first
+ * instructions), so its frame is its entry, and its caller's return address lies above the
+ * id the trampoline pushed (the cursor's stack pointer points at the id). Restart the walk
+ * at the caller. Returns the function's address, or 0 (the walk goes on as it would have).
+ */
+static uint64_t restart_past_trampoline(unw_cursor_t *cur, ucontext_t *ctx, unw_word_t *ip,
+					uint32_t id)
+{
+	static const struct {
+		int unw, greg;
+	} regs[] = {
+		{ UNW_X86_64_RBX, REG_RBX }, { UNW_X86_64_RBP, REG_RBP },
+		{ UNW_X86_64_R12, REG_R12 }, { UNW_X86_64_R13, REG_R13 },
+		{ UNW_X86_64_R14, REG_R14 }, { UNW_X86_64_R15, REG_R15 },
+	};
+	unw_word_t sp, v;
+	uint64_t func, ret;
+
+	if (!rt_patch_func_addr || id >= rt_patch_nids() || !(func = rt_patch_func_addr[id]) ||
+	    unw.get_reg(cur, UNW_REG_SP, &sp) < 0)
+		return 0;
+	ret = *(const uint64_t *)(uintptr_t)(sp + 8);
+	memset(ctx, 0, sizeof(*ctx));
+	for (size_t i = 0; i < sizeof(regs) / sizeof(regs[0]); i++)
+		if (unw.get_reg(cur, regs[i].unw, &v) >= 0)
+			ctx->uc_mcontext.gregs[regs[i].greg] = (greg_t)v;
+	ctx->uc_mcontext.gregs[REG_RSP] = (greg_t)(sp + 16);
+	ctx->uc_mcontext.gregs[REG_RIP] = (greg_t)ret;
+	if (unw.init_local2(cur, (unw_context_t *)ctx, 0) < 0)
+		return 0;
+	*ip = ret;
+	return func;
+}
+#else /* no patching: no stub or trampoline is ever seen (rt_patch_is_exit_stub) */
 static inline int restart_past_exit_stub(unw_cursor_t *cur, ucontext_t *ctx, unw_word_t *ip)
 {
 	(void)cur, (void)ctx, (void)ip;
 	return -1;
+}
+static inline uint64_t restart_past_trampoline(unw_cursor_t *cur, ucontext_t *ctx, unw_word_t *ip,
+					       uint32_t id)
+{
+	(void)cur, (void)ctx, (void)ip, (void)id;
+	return 0;
 }
 #endif
 
@@ -243,7 +285,7 @@ static int walk(const ucontext_t *uc, uint64_t *frames, int max, uint16_t *flags
 {
 	unw_cursor_t cur;
 	int n = 0;
-	bool exact = false;
+	bool exact = false, from_entry_stub = false;
 	ucontext_t resume;
 
 	/* On x86-64 and aarch64 unw_context_t is the ucontext_t the kernel gave the handler. */
@@ -259,8 +301,24 @@ static int walk(const ucontext_t *uc, uint64_t *frames, int max, uint16_t *flags
 		unw.get_reg(&cur, UNW_REG_IP, &ip);
 		if (!ip)
 			break;
+		if (from_entry_stub && n > 0) {
+			uint32_t id;
+			uint64_t func;
+
+			if (rt_patch_trampoline_id(ip, &id) &&
+			    (func = restart_past_trampoline(&cur, &resume, &ip, id))) {
+				frames[n++] =
+					func + 1; /* read as a return address: in the function */
+				exact = false;
+				if (n == max) {
+					*flags |= SC_SAMPLE_TRUNCATED;
+					break;
+				}
+			}
+		}
 		if (rt_patch_is_exit_stub(ip) && restart_past_exit_stub(&cur, &resume, &ip) < 0)
 			break;
+		from_entry_stub = rt_patch_in_entry_stub(ip);
 		frames[n] = exact && n > 0 ? ip + 1 : ip;
 		n++;
 		exact = unw.is_signal_frame(&cur) > 0;
