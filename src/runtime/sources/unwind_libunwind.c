@@ -201,12 +201,10 @@ static void release_libunwind(void)
 
 #ifdef SYSCOPE_HAVE_PATCHING /* x86-64 only, as its registers below */
 /*
- * The cursor stands at the exit stub of runtime patching: the frame below it had its return
- * address swapped. Restart the walk at the address the shadow stack keeps for that slot
- * (just below the cursor's stack pointer), with the registers libunwind recovered so far.
- * Returns 0, or -1 when the slot is unknown (the walk stops there, as it would have).
+ * Restart the walk at `pc` with stack pointer `sp` and the callee-saved registers libunwind
+ * recovered so far (the stubs and trampolines keep them). Returns 0, or -1.
  */
-static int restart_past_exit_stub(unw_cursor_t *cur, ucontext_t *ctx, unw_word_t *ip)
+static int restart_at(unw_cursor_t *cur, ucontext_t *ctx, unw_word_t sp, uint64_t pc)
 {
 	static const struct {
 		int unw, greg;
@@ -214,19 +212,31 @@ static int restart_past_exit_stub(unw_cursor_t *cur, ucontext_t *ctx, unw_word_t
 		{ UNW_X86_64_RBX, REG_RBX }, { UNW_X86_64_RBP, REG_RBP },
 		{ UNW_X86_64_R12, REG_R12 }, { UNW_X86_64_R13, REG_R13 },
 		{ UNW_X86_64_R14, REG_R14 }, { UNW_X86_64_R15, REG_R15 },
-		{ UNW_X86_64_RSP, REG_RSP },
 	};
-	unw_word_t sp, v;
-	uint64_t real;
+	unw_word_t v;
 
-	if (unw.get_reg(cur, UNW_REG_SP, &sp) < 0 || !(real = rt_patch_real_return(sp - 8)))
-		return -1;
 	memset(ctx, 0, sizeof(*ctx));
 	for (size_t i = 0; i < sizeof(regs) / sizeof(regs[0]); i++)
 		if (unw.get_reg(cur, regs[i].unw, &v) >= 0)
 			ctx->uc_mcontext.gregs[regs[i].greg] = (greg_t)v;
-	ctx->uc_mcontext.gregs[REG_RIP] = (greg_t)real;
-	if (unw.init_local2(cur, (unw_context_t *)ctx, 0) < 0)
+	ctx->uc_mcontext.gregs[REG_RSP] = (greg_t)sp;
+	ctx->uc_mcontext.gregs[REG_RIP] = (greg_t)pc;
+	return unw.init_local2(cur, (unw_context_t *)ctx, 0) < 0 ? -1 : 0;
+}
+
+/*
+ * The cursor stands at the exit stub of runtime patching: the frame below it had its return
+ * address swapped. Restart the walk at the address the shadow stack keeps for that slot
+ * (just below the cursor's stack pointer). Returns 0, or -1 when the slot is unknown (the
+ * walk stops there, as it would have).
+ */
+static int restart_past_exit_stub(unw_cursor_t *cur, ucontext_t *ctx, unw_word_t *ip)
+{
+	unw_word_t sp;
+	uint64_t real;
+
+	if (unw.get_reg(cur, UNW_REG_SP, &sp) < 0 || !(real = rt_patch_real_return(sp - 8)) ||
+	    restart_at(cur, ctx, sp, real))
 		return -1;
 	*ip = real;
 	return 0;
@@ -242,27 +252,14 @@ static int restart_past_exit_stub(unw_cursor_t *cur, ucontext_t *ctx, unw_word_t
 static uint64_t restart_past_trampoline(unw_cursor_t *cur, ucontext_t *ctx, unw_word_t *ip,
 					uint32_t id)
 {
-	static const struct {
-		int unw, greg;
-	} regs[] = {
-		{ UNW_X86_64_RBX, REG_RBX }, { UNW_X86_64_RBP, REG_RBP },
-		{ UNW_X86_64_R12, REG_R12 }, { UNW_X86_64_R13, REG_R13 },
-		{ UNW_X86_64_R14, REG_R14 }, { UNW_X86_64_R15, REG_R15 },
-	};
-	unw_word_t sp, v;
+	unw_word_t sp;
 	uint64_t func, ret;
 
 	if (!rt_patch_func_addr || id >= rt_patch_nids() || !(func = rt_patch_func_addr[id]) ||
 	    unw.get_reg(cur, UNW_REG_SP, &sp) < 0)
 		return 0;
 	ret = *(const uint64_t *)(uintptr_t)(sp + 8);
-	memset(ctx, 0, sizeof(*ctx));
-	for (size_t i = 0; i < sizeof(regs) / sizeof(regs[0]); i++)
-		if (unw.get_reg(cur, regs[i].unw, &v) >= 0)
-			ctx->uc_mcontext.gregs[regs[i].greg] = (greg_t)v;
-	ctx->uc_mcontext.gregs[REG_RSP] = (greg_t)(sp + 16);
-	ctx->uc_mcontext.gregs[REG_RIP] = (greg_t)ret;
-	if (unw.init_local2(cur, (unw_context_t *)ctx, 0) < 0)
+	if (restart_at(cur, ctx, sp + 16, ret))
 		return 0;
 	*ip = ret;
 	return func;
