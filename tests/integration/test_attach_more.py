@@ -107,14 +107,26 @@ def test_exec_while_attached_gives_an_end_reason():
         t.kill()
 
 
+def spinning_worker(pid):
+    """The fixture's before_spin thread: of the threads it started with, the one besides
+    main that uses CPU (the other reads stdin). The fixture started it first, so its id
+    is the lowest after main's."""
+    ids = sorted(int(tid) for tid in os.listdir(f"/proc/{pid}/task") if int(tid) != pid)
+    return ids[0]
+
+
 def test_cpu_events_counted_on_every_thread():
     t = Target("attach_spin")
     try:
         before = process_state(t.pid)
+        worker = spinning_worker(t.pid)
         a = Attach(t.pid, "--cpu-events=task-clock", "--parallel=pthread",
                    "--output-format", "rocpd json")
         a.wait_attached()
+        # Both spinning threads must run while attached: on a loaded machine one can get
+        # the CPU for most of the window while the other barely runs.
         wait_cpu(t.pid, t.pid, CPU_WANTED_S)
+        wait_cpu(t.pid, worker, CPU_WANTED_S)
         check_eq(a.finish(signal.SIGINT), 0, a.describe())
         db = sqlite3.connect(os.path.join(a.session, f"rocpd-{t.pid}.db"))
         tracks = dict(rows(db, "SELECT I.name, COUNT(*) FROM rocpd_pmc_event E "

@@ -141,7 +141,10 @@ def test_summaries_rank_by_total_beside_self():
     check("alpha" not in list(self_rank)[:2], self_rank)
     alpha_total, alpha_self = total_rank["alpha"]
     check(55 < alpha_total < 95 and alpha_self < 5, f"alpha: {total_rank['alpha']}")
-    check_eq(total_rank["main"][0], 100.0, "main holds every sample")
+    # A sample can land before main or after it returns (the loader, exit handlers), so
+    # main holds nearly every sample; a function counted twice on a deep stack would go
+    # past 100.
+    check(99.0 <= total_rank["main"][0] <= 100.0, f"main holds every sample: {total_rank}")
     check(abs(total_rank["burn"][0] - alpha_total) < 2, "burn's time is alpha's")
 
     s = syscope("summary", "--format", "json", "-n", "1000", r.session)
@@ -153,9 +156,10 @@ def test_summaries_rank_by_total_beside_self():
     by_total = {row["function"]: row for row in doc["functions_total"]}
     check(55 < by_total["alpha"]["total_percent"] < 95 and
           by_total["alpha"]["self_percent"] < 5, by_total["alpha"])
-    check_eq(by_total["main"]["total_percent"], 100.0, "main")
-    check_eq(by_total["main"]["samples"], sum(row["samples"] for row in by_self),
-             "a function counts each sample once, however deep")
+    check(99.0 <= by_total["main"]["total_percent"] <= 100.0, by_total["main"])
+    outside_main = sum(row["samples"] for row in by_self) - by_total["main"]["samples"]
+    check(0 <= outside_main <= 0.01 * by_total["main"]["samples"],
+          f"a function counts each sample once, however deep: {outside_main} outside main")
     check(by_total["alpha"]["samples"] >= by_total["burn"]["samples"], by_total)
     # Both summaries agree on alpha's share, since both weigh samples by CPU time.
     check(abs(by_total["alpha"]["total_percent"] - alpha_total) < 1,
