@@ -49,12 +49,12 @@ struct source {
 	struct importer *imp;
 	char *guid;
 	int64_t proc_row; /* rocpd_info_process.id */
+	size_t index;	  /* in importer.sources */
 	int32_t pid, main_tid;
 	const char *origin;
-	json_t *ext;		/* the process's extdata */
-	json_t *env;		/* its environment */
-	struct strings argbuf;	/* region arguments: (type, name, value) string triples */
-	struct sc_hashmap args; /* event id + 1 -> offset in argbuf << 16 | count */
+	json_t *ext;	    /* the process's extdata */
+	json_t *env;	    /* its environment */
+	sqlite3_stmt *args; /* a region's arguments (load_args), NULL when it has none */
 	bool args_loaded;
 	struct sc_hashmap tids;	  /* info_thread row id + 1 -> OS tid */
 	struct sc_hashmap agents; /* info_agent row id + 1 -> device id, or SC_AGENT_HOST */
@@ -77,6 +77,7 @@ struct importer {
 	VEC(struct source *) sources;
 	VEC(char *) paths;
 	VEC(uint64_t) buf; /* the record being made, 8-byte aligned */
+	bool args_table;   /* temp.sc_args made (load_args) */
 };
 
 static void problem(struct source *s, const char *what)
@@ -619,36 +620,52 @@ static char arg_type_char(const char *type)
 	return SC_ARG_STRING;
 }
 
-/* The arguments of every region of the process, by event (rocpd_arg has no index, so one
- * pass over it beats a lookup per region). */
+/* The arguments of the process's regions, copied once into an indexed table of the
+ * connection's TEMP database (rocpd_arg has no index; a file-backed table and SQLite's page
+ * cache keep the memory flat whatever their number), and a statement that looks up those of
+ * one event. A process whose regions have no arguments needs neither. */
 static void load_args(struct source *s)
 {
-	sqlite3_stmt *st =
-		query(s, "SELECT A.event_id, A.type, A.name, A.value FROM rocpd_arg A "
-			 "WHERE A.guid = ?1 AND A.event_id IN (SELECT event_id FROM "
-			 "rocpd_region WHERE guid = ?1 AND pid = ?2) ORDER BY A.event_id, "
-			 "A.position");
-	struct strings b = { 0 };
-	int64_t event = -1;
-	uint64_t *slot = NULL;
+	struct importer *imp = s->imp;
+	sqlite3_stmt *st;
+	char *q;
 
 	s->args_loaded = true;
-	while (st && sqlite3_step(st) == SQLITE_ROW) {
-		char type[2] = { arg_type_char(text(st, 1)), 0 };
-
-		if (sqlite3_column_int64(st, 0) != event) {
-			event = sqlite3_column_int64(st, 0);
-			slot = sc_hashmap_upsert(&s->args, (uint64_t)event + 1, 0, NULL);
-			*slot = (uint64_t)b.v.n << 16;
+	if (!imp->args_table) {
+		if (sqlite3_exec(imp->set.db,
+				 "CREATE TEMP TABLE sc_args (src INTEGER, "
+				 "event_id INTEGER, position INTEGER, id INTEGER, type TEXT, name "
+				 "TEXT, value TEXT, PRIMARY KEY (src, event_id, position, id)) "
+				 "WITHOUT ROWID",
+				 NULL, NULL, NULL) != SQLITE_OK) {
+			problem(s, "region arguments");
+			return;
 		}
-		strings_add(&b, type);
-		strings_add(&b, text(st, 2));
-		strings_add(&b, text(st, 3));
-		if ((*slot & 0xffff) < 0xffff)
-			(*slot)++;
+		imp->args_table = true;
 	}
+	q = sqlite3_mprintf("INSERT INTO temp.sc_args SELECT %lld, A.event_id, A.position, A.id, "
+			    "A.type, A.name, A.value FROM rocpd_arg A WHERE A.guid = ?1 AND "
+			    "A.event_id IN (SELECT event_id FROM rocpd_region WHERE guid = ?1 "
+			    "AND pid = ?2) ORDER BY A.event_id, A.position, A.id",
+			    (long long)s->index);
+	st = query(s, q);
+	sqlite3_free(q);
+	if (!st)
+		return;
+	if (sqlite3_step(st) != SQLITE_DONE)
+		problem(s, "region arguments");
 	sqlite3_finalize(st);
-	s->argbuf = b;
+	if (!sqlite3_changes(imp->set.db))
+		return;
+	if (sqlite3_prepare_v2(imp->set.db,
+			       "SELECT type, name, value FROM temp.sc_args WHERE src = ?1 AND "
+			       "event_id = ?2 ORDER BY position, id",
+			       -1, &s->args, NULL) != SQLITE_OK) {
+		problem(s, "region arguments");
+		s->args = NULL;
+		return;
+	}
+	sqlite3_bind_int64(s->args, 1, (sqlite3_int64)s->index);
 }
 
 /* A region's begin record: name, category, then its arguments; the record, which the
@@ -657,19 +674,21 @@ static void *emit_begin(struct source *s, int32_t tid, sqlite3_stmt *r)
 {
 	struct sc_rec_region g = { .ts = u64(r, 1), .corr_id = u64(r, 5) };
 	struct strings b = { 0 };
-	const uint64_t *args = sc_hashmap_get(&s->args, (uint64_t)sqlite3_column_int64(r, 6) + 1);
 	void *held;
 
 	g.name_len = strings_add(&b, *text(r, 3) ? text(r, 3) : "(unnamed)");
 	g.cat_len = strings_add(&b, *text(r, 4) ? sc_rocpd_category_of_file(text(r, 4)) : "user");
-	if (args) {
-		const char *p = s->argbuf.v.v + (*args >> 16);
+	if (s->args && sqlite3_column_type(r, 6) != SQLITE_NULL) {
+		sqlite3_bind_int64(s->args, 2, sqlite3_column_int64(r, 6));
+		while (sqlite3_step(s->args) == SQLITE_ROW && g.nargs < 0xffff) {
+			char type[2] = { arg_type_char(text(s->args, 0)), 0 };
 
-		g.nargs = (uint32_t)(*args & 0xffff);
-		for (uint32_t i = 0; i < 3 * g.nargs; i++) {
-			strings_add(&b, p);
-			p += strlen(p) + 1;
+			strings_add(&b, type);
+			strings_add(&b, text(s->args, 1));
+			strings_add(&b, text(s->args, 2));
+			g.nargs++;
 		}
+		sqlite3_reset(s->args);
 	}
 	g.args_len = (uint32_t)b.v.n - g.name_len - g.cat_len;
 	held = emit_held(s, tid, SC_REC_REGION_BEGIN, &g, sizeof(g), b.v.v, b.v.n);
@@ -916,8 +935,7 @@ static void source_free(struct source *s)
 {
 	json_decref(s->ext);
 	json_decref(s->env);
-	VEC_FREE(&s->argbuf.v);
-	sc_hashmap_free(&s->args);
+	sqlite3_finalize(s->args);
 	sc_hashmap_free(&s->tids);
 	sc_hashmap_free(&s->agents);
 	sc_hashmap_free(&s->names);
@@ -1003,13 +1021,13 @@ static void add_process(struct importer *imp, sqlite3_stmt *p)
 	const char *freq;
 
 	s->imp = imp;
+	s->index = imp->sources.n;
 	s->guid = sc_xstrdup(text(p, 0));
 	s->proc_row = sqlite3_column_int64(p, 1);
 	s->pid = (int32_t)sqlite3_column_int64(p, 2);
 	s->origin = origin_of(imp, s->guid);
 	s->ext = json_loads(text(p, 9), 0, NULL);
 	s->env = json_loads(text(p, 8), 0, NULL);
-	sc_hashmap_init(&s->args);
 	sc_hashmap_init(&s->tids);
 	sc_hashmap_init(&s->agents);
 	sc_hashmap_init(&s->names);

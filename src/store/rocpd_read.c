@@ -258,6 +258,10 @@ int sc_rocpd_open(struct sc_rocpd_set *set, char *const *paths, size_t n, char *
 		return -1;
 	}
 	sqlite3_limit(set->db, SQLITE_LIMIT_ATTACHED, 125);
+	/* Temporary tables, sorts and materialized views on disk (through SQLite's bounded page
+	 * cache), not in memory: they can be as large as the files. Set before the TEMP views
+	 * (changing it later drops them). */
+	sqlite3_exec(set->db, "PRAGMA temp_store = FILE", NULL, NULL, NULL);
 	for (size_t i = 0; i < n; i++) {
 		char schema[32];
 

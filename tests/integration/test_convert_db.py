@@ -154,5 +154,31 @@ def test_rocpd_is_not_a_target_from_a_database():
     check("the input is a rocpd database already" in c.err and "syscope merge" in c.err, c.err)
 
 
+def test_region_arguments_of_each_process():
+    """The importer looks a region's arguments up in a table of its own (not a map of every
+    region in memory): each region gets exactly its own, in every process of a merged file."""
+    a = gen_session("--pid", 6006, "--threads", 2, "--regions", 3000)
+    b = gen_session("--pid", 6007, "--regions", 1000)
+    for s in (a, b):
+        r = syscope("convert", "--output-format", "rocpd", s)
+        check_eq(r.rc, 0, r.describe())
+    m = syscope("merge", "--no-summary", "-f", "rocpd", "-o", "merged",
+                os.path.join(a, "rocpd-6006.db"), os.path.join(b, "rocpd-6007.db"))
+    check_eq(m.rc, 0, m.describe())
+    out = os.path.join(m.workdir, "csv")
+    c = syscope("convert", "-f", "csv", "-o", out,
+                os.path.join(m.workdir, "merged", "rocpd-merged.db"))
+    check_eq(c.rc, 0, c.describe())
+    for pid, inner in ((6006, 6000), (6007, 1000)):
+        with open(os.path.join(out, f"regions-{pid}.csv"), newline="") as f:
+            rows = list(csv.DictReader(f))
+        by = {}
+        for x in rows:
+            by.setdefault((x["Name"], x["Args"]), 0)
+            by[(x["Name"], x["Args"])] += 1
+        check_eq(by, {("inner", "iteration=0;phase=compute"): inner, ("outer", ""): inner},
+                 f"process {pid}: every inner region with its two arguments, outer without")
+
+
 if __name__ == "__main__":
     harness.main(globals())
