@@ -15,11 +15,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "../common/hashmap.h"
 #include "../common/log.h"
+#include "../common/progress.h"
 #include "../common/safe_output.h"
 #include "../common/vec.h"
 #include "rocpd.h"
@@ -30,6 +32,7 @@
 #define FIRST_COPIED 3
 #define SC_CLOCK_REGION "MPI clock sync" /* model/mpi.h: SC_MPI_CLOCK_REGION */
 #define NTABLES 32			 /* more than the schema has */
+#define COPY_ROWS 65536			 /* ids copied by one statement */
 
 struct merge {
 	sqlite3 *db;
@@ -38,6 +41,7 @@ struct merge {
 	char *err;
 	size_t errlen;
 	VEC(char *) merged; /* guids copied so far, "guid path" each */
+	uint64_t file_bytes, file_done, file_rows, file_rows_done; /* progress_rows */
 };
 
 /* The input that brought `guid` already, or NULL: the same session or database given twice
@@ -85,6 +89,38 @@ static int64_t scalar(struct merge *mg, const char *sql, const char *guid)
 }
 
 static const char *const *const tables = sc_rocpd_base_names;
+
+/* The rows of the file being merged, to measure the progress line in: it counts bytes of
+ * the input files, each file's share given out as its rows are copied. */
+static void progress_begin_file(struct merge *mg, const char *path)
+{
+	struct stat st;
+
+	mg->file_bytes = stat(path, &st) ? 0 : (uint64_t)st.st_size;
+	mg->file_done = mg->file_rows_done = mg->file_rows = 0;
+	for (size_t t = FIRST_COPIED; tables[t]; t++) {
+		char *q = sqlite3_mprintf("SELECT COUNT(*) FROM src.\"rocpd_%s\"", tables[t]);
+
+		mg->file_rows += (uint64_t)scalar(mg, q, NULL);
+		sqlite3_free(q);
+	}
+}
+
+static void progress_rows(struct merge *mg, uint64_t rows)
+{
+	uint64_t upto;
+
+	mg->file_rows_done += rows;
+	if (!mg->file_rows || mg->file_rows_done >= mg->file_rows)
+		upto = mg->file_bytes;
+	else
+		upto = (uint64_t)((double)mg->file_bytes * (double)mg->file_rows_done /
+				  (double)mg->file_rows);
+	if (upto > mg->file_done) {
+		sc_progress_add(upto - mg->file_done);
+		mg->file_done = upto;
+	}
+}
 
 static int table_index(const char *name)
 {
@@ -187,8 +223,8 @@ static void compute_offsets(struct merge *mg, const char *guid)
 	for (size_t t = FIRST_COPIED; tables[t]; t++) {
 		char *max =
 			sqlite3_mprintf("SELECT MAX(id) FROM \"rocpd_%s%s\"", tables[t], mg->uuid);
-		char *any = sqlite3_mprintf("SELECT COUNT(*) > 0 FROM \"rocpd_%s%s\"", tables[t],
-					    mg->uuid);
+		char *any = sqlite3_mprintf("SELECT EXISTS (SELECT 1 FROM \"rocpd_%s%s\")",
+					    tables[t], mg->uuid);
 		char *min = sqlite3_mprintf("SELECT MIN(id) FROM src.\"rocpd_%s\" WHERE guid = ?1",
 					    tables[t]);
 
@@ -310,11 +346,35 @@ static int copy_table(struct merge *mg, size_t t, const char *guid, const struct
 	*VEC_PUSH(&into) = '\0';
 	*VEC_PUSH(&select) = '\0';
 	if (!rc) {
-		sql = sqlite3_mprintf("INSERT INTO \"rocpd_%s%s\" (%s) SELECT %s FROM "
-				      "src.\"rocpd_%s\" X WHERE X.guid = %Q",
-				      tables[t], mg->uuid, into.v, select.v, tables[t], guid);
-		rc = exec(mg, sql);
-		sqlite3_free(sql);
+		char *q = sqlite3_mprintf("SELECT MIN(id) FROM src.\"rocpd_%s\" WHERE guid = ?1",
+					  tables[t]);
+		int64_t lo = scalar(mg, q, guid), hi, rows;
+
+		sqlite3_free(q);
+		q = sqlite3_mprintf("SELECT MAX(id) FROM src.\"rocpd_%s\" WHERE guid = ?1",
+				    tables[t]);
+		hi = scalar(mg, q, guid);
+		sqlite3_free(q);
+		q = sqlite3_mprintf("SELECT COUNT(*) FROM src.\"rocpd_%s\"", tables[t]);
+		rows = scalar(mg, q, NULL);
+		sqlite3_free(q);
+		/* In ranges of ids (dense ones: syscope's are), so that the progress line moves
+		 * with the rows copied; one statement where the ids are sparse. */
+		for (int64_t a = lo; !rc && a <= hi;) {
+			int64_t b =
+				hi - a < COPY_ROWS || hi - lo > 4 * rows ? hi : a + COPY_ROWS - 1;
+
+			sql = sqlite3_mprintf("INSERT INTO \"rocpd_%s%s\" (%s) SELECT %s FROM "
+					      "src.\"rocpd_%s\" X WHERE X.guid = %Q AND X.id >= "
+					      "%lld AND X.id <= %lld",
+					      tables[t], mg->uuid, into.v, select.v, tables[t],
+					      guid, (long long)a, (long long)b);
+			rc = exec(mg, sql);
+			sqlite3_free(sql);
+			if (!rc)
+				progress_rows(mg, (uint64_t)sqlite3_changes(mg->db));
+			a = b + 1;
+		}
 	}
 	for (size_t c = 0; c < cols.n; c++)
 		free(cols.v[c]);
@@ -339,6 +399,7 @@ static int merge_file(struct merge *mg, const char *path)
 			*VEC_PUSH(&guids) = sc_xstrdup((const char *)sqlite3_column_text(st, 0));
 		sqlite3_finalize(st);
 	}
+	progress_begin_file(mg, path);
 	rc = exec(mg, "BEGIN");
 	for (size_t g = 0; !rc && g < guids.n; g++) {
 		const char *before = merged_from(mg, guids.v[g]);
@@ -365,6 +426,7 @@ static int merge_file(struct merge *mg, const char *path)
 	for (size_t g = 0; g < guids.n; g++)
 		free(guids.v[g]);
 	VEC_FREE(&guids);
+	progress_rows(mg, mg->file_rows);     /* the rest of its share (guids skipped, say) */
 	exec(mg, rc ? "ROLLBACK" : "COMMIT"); /* a database is detached outside a transaction */
 	exec(mg, "DETACH DATABASE src");
 	return rc;
@@ -400,8 +462,17 @@ int sc_rocpd_merge(char *const *inputs, size_t n, const char *out, char *err, si
 		rc = sc_rocpd_create(mg.db, mg.guid, err, errlen);
 	if (!rc)
 		rc = exec(&mg, "COMMIT");
+	if (!rc) {
+		uint64_t bytes = 0;
+		struct stat st;
+
+		for (size_t i = 0; i < n; i++)
+			bytes += stat(inputs[i], &st) ? 0 : (uint64_t)st.st_size;
+		sc_progress_begin(n == 1 ? "merging 1 database" : "merging databases", bytes);
+	}
 	for (size_t i = 0; !rc && i < n; i++)
 		rc = merge_file(&mg, inputs[i]);
+	sc_progress_end();
 	if (sqlite3_close(mg.db) != SQLITE_OK && !rc) {
 		snprintf(err, errlen, "cannot write %s: closing it failed", out);
 		rc = -1;
