@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 
 #include "../common/log.h"
+#include "../common/progress.h"
 #include "../common/vec.h"
 #include "../store/rocpd_read.h"
 #include "../store/session.h"
@@ -23,7 +24,8 @@
 #include "summary_nccl.h"
 
 /* MPI calls: rocpd category MPI_API (docs/output-formats.md), 'mpi' in older files. */
-#define MPI_REGION "R.category IN ('MPI_API', 'mpi')"
+#define MPI_CATEGORIES "'MPI_API', 'mpi'"
+#define MPI_REGION "R.category IN (" MPI_CATEGORIES ")"
 #define MPI_RANKS                                                                             \
 	"K AS (SELECT R.guid, R.nid, R.pid, CAST(A.value AS INTEGER) AS rank FROM regions R " \
 	"JOIN region_args A ON A.id = R.id AND A.guid = R.guid WHERE " MPI_REGION " AND "     \
@@ -84,33 +86,68 @@
 	"TOTAL T LEFT JOIN SELF S ON S.function IS T.function AND S.module IS T.module, ALL_W " \
 	"A ORDER BY T.ns DESC, T.samples DESC"
 
+/* The table whose rows a section reads: a section runs only where it has rows (it would
+ * be empty otherwise), and the progress line counts them as the section's work. */
+enum reads {
+	R_NONE,
+	R_PROCESSES,
+	R_SAMPLES,
+	R_REGIONS,
+	R_KERNELS,
+	R_COPIES,
+	R_GPU,
+	R_PMC,
+	R_AGENTS,
+	R_COUNT
+};
+
+static const char *const reads_sql[R_COUNT] = {
+	[R_PROCESSES] = "SELECT COUNT(*) FROM rocpd_info_process",
+	[R_SAMPLES] = "SELECT COUNT(*) FROM rocpd_sample",
+	[R_REGIONS] = "SELECT COUNT(*) FROM rocpd_region",
+	[R_KERNELS] = "SELECT COUNT(*) FROM rocpd_kernel_dispatch",
+	[R_COPIES] = "SELECT COUNT(*) FROM rocpd_memory_copy",
+	[R_GPU] = "SELECT (SELECT COUNT(*) FROM rocpd_kernel_dispatch) + (SELECT COUNT(*) FROM "
+		  "rocpd_memory_copy)",
+	[R_PMC] = "SELECT COUNT(*) FROM rocpd_pmc_event",
+	[R_AGENTS] = "SELECT COUNT(*) FROM rocpd_info_agent",
+};
+
 struct section {
 	const char *key, *title, *sql; /* a LIMIT of --top rows is appended */
+	enum reads reads;
+	/* Region categories of which one must be among the strings for the section to run */
+	const char *categories;
 };
 
 static const struct section sections[] = {
 	{ "processes", "PROCESSES",
 	  "SELECT P.pid, P.command, (P.end - P.start) / 1e9 AS seconds, (SELECT COUNT(*) FROM "
 	  "threads T WHERE T.pid = P.pid AND T.guid = P.guid) AS threads, P.hostname FROM "
-	  "processes P ORDER BY P.start" },
-	{ "functions", "TOP FUNCTIONS BY CPU TIME (SELF)", FUNCTIONS_SELF(CPU_SAMPLES) },
+	  "processes P ORDER BY P.start",
+	  R_PROCESSES, NULL },
+	{ "functions", "TOP FUNCTIONS BY CPU TIME (SELF)", FUNCTIONS_SELF(CPU_SAMPLES), R_SAMPLES,
+	  NULL },
 	{ "functions_total", "TOP FUNCTIONS BY CPU TIME (TOTAL, WITH SELF)",
-	  FUNCTIONS_TOTAL(CPU_SAMPLES) },
-	{ "wall_functions", "TOP FUNCTIONS BY WALL TIME (SELF)", FUNCTIONS_SELF(WALL_SAMPLES) },
+	  FUNCTIONS_TOTAL(CPU_SAMPLES), R_SAMPLES, NULL },
+	{ "wall_functions", "TOP FUNCTIONS BY WALL TIME (SELF)", FUNCTIONS_SELF(WALL_SAMPLES),
+	  R_SAMPLES, NULL },
 	{ "wall_functions_total", "TOP FUNCTIONS BY WALL TIME (TOTAL, WITH SELF)",
-	  FUNCTIONS_TOTAL(WALL_SAMPLES) },
+	  FUNCTIONS_TOTAL(WALL_SAMPLES), R_SAMPLES, NULL },
 	{ "regions", "TOP REGIONS",
 	  "SELECT category, name, COUNT(*) AS calls, ROUND(SUM(duration) / 1e6, 3) AS total_ms, "
 	  "ROUND(AVG(duration) / 1e6, 3) AS mean_ms, ROUND(MIN(duration) / 1e6, 3) AS min_ms, "
 	  "ROUND(MAX(duration) / 1e6, 3) AS max_ms FROM regions WHERE category NOT IN "
 	  "('timer_sampling', 'wall_clock_sampling') GROUP BY category, name ORDER BY "
-	  "SUM(duration) DESC" },
+	  "SUM(duration) DESC",
+	  R_REGIONS, NULL },
 	{ "kernels", "TOP KERNELS",
 	  "SELECT name, COUNT(*) AS calls, ROUND(SUM(duration) / 1e6, 3) AS total_ms, "
 	  "ROUND(AVG(duration) / 1e3, 3) AS mean_us, ROUND(MIN(duration) / 1e3, 3) AS min_us, "
 	  "ROUND(MAX(duration) / 1e3, 3) AS max_us, ROUND(100.0 * SUM(duration) / (SELECT "
 	  "SUM(duration) FROM kernels), 1) AS percent FROM kernels GROUP BY name ORDER BY "
-	  "SUM(duration) DESC" },
+	  "SUM(duration) DESC",
+	  R_KERNELS, NULL },
 	/* GPU hardware counters per kernel (--gpu-events): values on the dispatch's event. */
 	{ "kernel_counters", "GPU COUNTERS PER KERNEL (MEAN OVER ITS DISPATCHES)",
 	  "SELECT S.display_name AS kernel, M.name AS counter, M.units AS unit, COUNT(*) AS "
@@ -119,7 +156,8 @@ static const struct section sections[] = {
 	  "V.pmc_id AND M.guid = V.guid JOIN rocpd_kernel_dispatch K ON K.event_id = V.event_id "
 	  "AND K.guid = V.guid JOIN rocpd_info_kernel_symbol S ON S.id = K.kernel_id AND S.guid = "
 	  "K.guid GROUP BY S.display_name, M.name, M.units ORDER BY SUM(K.end - K.start) DESC, "
-	  "kernel, counter" },
+	  "kernel, counter",
+	  R_PMC, NULL },
 	{ "gpu_by_python_line", "GPU TIME LAUNCHED BY PYTHON LINE",
 	  "SELECT json_extract(L.line_info, '$[#-1].file') AS file, json_extract(L.line_info, "
 	  "'$[#-1].line') AS line, json_extract(L.line_info, '$[#-1].name') AS function, "
@@ -127,11 +165,13 @@ static const struct section sections[] = {
 	  "guid, stack_id, duration FROM kernels UNION ALL SELECT guid, stack_id, duration FROM "
 	  "memory_copies) W JOIN regions L ON L.guid = W.guid AND L.stack_id = W.stack_id WHERE "
 	  "W.stack_id != 0 AND json_valid(L.line_info) AND json_array_length(L.line_info) > 0 "
-	  "GROUP BY file, line, function ORDER BY SUM(W.duration) DESC" },
+	  "GROUP BY file, line, function ORDER BY SUM(W.duration) DESC",
+	  R_GPU, NULL },
 	{ "memory_copies", "MEMORY COPIES",
 	  "SELECT name, COUNT(*) AS copies, SUM(size) AS bytes, ROUND(SUM(duration) / 1e6, 3) AS "
 	  "total_ms, ROUND(SUM(size) / NULLIF(SUM(duration), 0), 3) AS gb_per_s FROM "
-	  "memory_copies GROUP BY name ORDER BY SUM(duration) DESC" },
+	  "memory_copies GROUP BY name ORDER BY SUM(duration) DESC",
+	  R_COPIES, NULL },
 	{ "counters", "COUNTERS (MEAN WEIGHTED BY TIME)",
 	  "WITH V AS (SELECT I.name, I.units, P.value, S.timestamp AS ts, LEAD(S.timestamp) OVER "
 	  "(PARTITION BY I.guid, I.id ORDER BY S.timestamp) AS next FROM rocpd_pmc_event P JOIN "
@@ -140,7 +180,8 @@ static const struct section sections[] = {
 	  "COUNT(*) AS \"values\", ROUND(MIN(value), 3) AS min, ROUND(COALESCE(SUM(value * (next - ts)) / "
 	  "NULLIF(SUM(next - ts), 0), AVG(value)), 3) AS mean, ROUND(MAX(value), 3) AS max FROM V "
 	  "GROUP BY "
-	  "name, units ORDER BY name" },
+	  "name, units ORDER BY name",
+	  R_PMC, NULL },
 	/* MPI (regions of category mpi): ranks come from MPI_Init's rank argument. */
 	{ "mpi_ranks", "MPI TIME PER RANK",
 	  "WITH " MPI_RANKS " SELECT K.rank, P.hostname AS host, P.pid, COUNT(*) AS calls, "
@@ -148,7 +189,8 @@ static const struct section sections[] = {
 	  "NULLIF(P.end - P.start, 0), 1) AS percent_of_run FROM regions R JOIN processes P ON "
 	  "P.pid = R.pid AND P.nid = R.nid AND P.guid = R.guid LEFT JOIN K ON K.pid = R.pid AND "
 	  "K.nid = R.nid AND K.guid = R.guid WHERE " MPI_REGION " GROUP BY R.guid, R.nid, "
-	  "R.pid ORDER BY K.rank, P.hostname, P.pid" },
+	  "R.pid ORDER BY K.rank, P.hostname, P.pid",
+	  R_REGIONS, MPI_CATEGORIES },
 	{ "mpi_functions", "MPI FUNCTIONS",
 	  "WITH B AS (SELECT guid, id, SUM(CASE WHEN name = 'bytes_sent' THEN CAST(value AS "
 	  "INTEGER) END) AS sent, SUM(CASE WHEN name = 'bytes_received' THEN CAST(value AS "
@@ -158,7 +200,8 @@ static const struct section sections[] = {
 	  "/ 1e6, 3) AS total_ms, ROUND(MAX(R.duration) / 1e6, 3) AS max_ms, "
 	  "COALESCE(SUM(B.sent), 0) AS bytes_sent, COALESCE(SUM(B.received), 0) AS "
 	  "bytes_received FROM regions R LEFT JOIN B ON B.id = R.id AND B.guid = R.guid WHERE " MPI_REGION
-	  " GROUP BY R.name ORDER BY SUM(R.duration) DESC" },
+	  " GROUP BY R.name ORDER BY SUM(R.duration) DESC",
+	  R_REGIONS, MPI_CATEGORIES },
 	/* The n-th call of a collective on a communicator is one operation on every rank; the
 	 * rank that entered it last kept the others waiting (from their entry to its). */
 	{ "mpi_collectives", "MPI COLLECTIVES: WHO KEPT THE OTHERS WAITING",
@@ -173,7 +216,8 @@ static const struct section sections[] = {
 	  "ON K.pid = W2.pid AND K.nid = W2.nid AND K.guid = W2.guid WHERE W2.name = W.name AND "
 	  "W2.slowest GROUP BY K.rank ORDER BY COUNT(*) DESC, K.rank LIMIT 1) AS slowest_rank, "
 	  "ROUND(SUM(W.waited) / 1e6, 3) AS others_waited_ms, ROUND(MAX(W.waited) / 1e6, 3) AS "
-	  "max_wait_ms FROM W GROUP BY W.name ORDER BY SUM(W.waited) DESC" },
+	  "max_wait_ms FROM W GROUP BY W.name ORDER BY SUM(W.waited) DESC",
+	  R_REGIONS, MPI_CATEGORIES },
 	NCCL_SECTION,
 	{ "gpu_busy", "GPU BUSY",
 	  /* Per process and GPU, over the process's run (rocpd's own busy view divides by
@@ -185,10 +229,42 @@ static const struct section sections[] = {
 	  "MAX(end) - MIN(start) FROM rocpd_info_process P WHERE P.guid = A.guid) AS wall_time "
 	  "FROM rocpd_info_agent A WHERE A.type = 'GPU') SELECT agent_abs_index AS gpu, "
 	  "agent_name AS name, ROUND(busy_time / 1e6, 3) AS busy_ms, ROUND(wall_time / 1e6, 3) AS "
-	  "wall_ms, ROUND(100.0 * busy_time / NULLIF(wall_time, 0), 1) AS percent FROM B" },
+	  "wall_ms, ROUND(100.0 * busy_time / NULLIF(wall_time, 0), 1) AS percent FROM B",
+	  R_AGENTS, NULL },
 };
 
 #define NSECTIONS (sizeof(sections) / sizeof(sections[0]))
+
+static int64_t scalar(sqlite3 *db, const char *sql)
+{
+	sqlite3_stmt *st;
+	int64_t v = 0;
+
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+		return -1; /* unknown: the section runs and says what is wrong */
+	if (sqlite3_step(st) == SQLITE_ROW)
+		v = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return v;
+}
+
+/* Whether section `s` can have rows: its table has some, and where it reads regions of
+ * given categories, one of them is among the strings (the categories' names are). */
+static bool section_runs(sqlite3 *db, const struct section *s, const int64_t *rows)
+{
+	char *q;
+	bool yes;
+
+	if (!rows[s->reads])
+		return false;
+	if (!s->categories)
+		return true;
+	q = sc_xasprintf("SELECT EXISTS (SELECT 1 FROM rocpd_string WHERE string IN (%s))",
+			 s->categories);
+	yes = scalar(db, q) != 0;
+	free(q);
+	return yes;
+}
 
 static int query(sqlite3 *db, const char *sql, struct sc_report *res, char *err, size_t errlen)
 {
@@ -246,6 +322,10 @@ int cmd_summary(int argc, char **argv)
 	struct sc_cli cli;
 	json_t *doc = NULL;
 	char err[1024];
+	int64_t rows[R_COUNT];
+	bool runs[NSECTIONS], failed[NSECTIONS] = { false };
+	struct sc_report reports[NSECTIONS];
+	uint64_t work = 0;
 	long limit = 10;
 	int rc = 0;
 
@@ -298,21 +378,56 @@ int cmd_summary(int argc, char **argv)
 		sc_die(SC_EXIT_FAILURE, "%s", err);
 	if (fmt == SC_REPORT_JSON)
 		doc = json_object();
+	rows[R_NONE] = 1;
+	for (int k = R_NONE + 1; k < R_COUNT; k++)
+		rows[k] = scalar(set.db, reads_sql[k]);
+	for (size_t i = 0; i < NSECTIONS; i++) {
+		runs[i] = section_runs(set.db, &sections[i], rows);
+		work += runs[i] ? (uint64_t)(rows[sections[i].reads] > 0 ? rows[sections[i].reads]
+									 : 1)
+				: 0;
+	}
+	/* The fraction of the sections' rows read so far (a section counts when it is done);
+	 * the tables are printed after, so that the line and they do not mix. */
+	sc_progress_begin("summarizing", work);
 	for (size_t i = 0; i < NSECTIONS; i++) {
 		char *q = sc_xasprintf("%s LIMIT %ld", sections[i].sql, limit);
-		struct sc_report r;
 
-		if (query(set.db, q, &r, err, sizeof(err))) {
+		memset(&reports[i], 0, sizeof(reports[i]));
+		if (runs[i] && query(set.db, q, &reports[i], err, sizeof(err))) {
 			pr_err("summary: %s: %s", sections[i].key, err);
+			sc_report_free(&reports[i]);
+			memset(&reports[i], 0, sizeof(reports[i]));
+			failed[i] = true;
 			rc = 1;
-		} else if (doc) {
-			json_object_set_new(doc, sections[i].key, sc_report_json(&r));
-		} else { /* empty sections are left out of the text forms */
-			sc_report_print(&r, fmt, sections[i].key, sections[i].title, 80);
 		}
-		sc_report_free(&r);
+		if (runs[i])
+			sc_progress_add((uint64_t)(rows[sections[i].reads] > 0
+							   ? rows[sections[i].reads]
+							   : 1));
 		free(q);
 	}
+	sc_progress_end();
+	for (size_t i = 0; i < NSECTIONS; i++) {
+		char *title = NULL;
+
+		if (failed[i]) {
+			continue;
+		} else if (doc) { /* a section that could have no rows is an empty list */
+			json_object_set_new(doc, sections[i].key, sc_report_json(&reports[i]));
+		} else { /* empty sections are left out of the text forms */
+			if (sections[i].reads == R_PROCESSES && rows[R_PROCESSES] > limit)
+				title = sc_xasprintf("%s (%lld, THE FIRST %ld BY START)",
+						     sections[i].title,
+						     (long long)rows[R_PROCESSES], limit);
+			sc_report_print(&reports[i], fmt, sections[i].key,
+					title ? title : sections[i].title, 80);
+		}
+		free(title);
+		sc_report_free(&reports[i]);
+	}
+	if (doc)
+		json_object_set_new(doc, "process_count", json_integer(rows[R_PROCESSES]));
 	if (doc) {
 		json_dumpf(doc, stdout, JSON_INDENT(1) | JSON_REAL_PRECISION(9));
 		putchar('\n');

@@ -15,6 +15,9 @@
 #ifndef SYSCOPE_CMD_SUMMARY_NCCL_H
 #define SYSCOPE_CMD_SUMMARY_NCCL_H
 
+/* The region categories the section reads (strings one of which a database must hold). */
+#define NCCL_CATEGORIES "'NCCL_API', 'nccl', 'nccl_task', 'nccl_kernel'"
+
 #define NCCL_ARGS                                                                              \
 	"A AS (SELECT guid, id, MAX(CASE WHEN name = 'kind' THEN value END) AS kind, "         \
 	"MAX(CASE WHEN name = 'bytes' THEN CAST(value AS INTEGER) END) AS bytes, "             \
@@ -60,7 +63,8 @@
 			"/ 1e6, 3) AS gpu_ms, ROUND(" NCCL_ALGBW                                             \
 			", 3) AS algbw_gbps, ROUND(" NCCL_ALGBW " * " NCCL_FACTOR                            \
 			", 3) AS busbw_gbps FROM C GROUP BY kind ORDER BY "                                  \
-			"COALESCE(SUM(gpu), 0) DESC, SUM(bytes) DESC"                                        \
+			"COALESCE(SUM(gpu), 0) DESC, SUM(bytes) DESC",                                       \
+			R_REGIONS, NCCL_CATEGORIES                                                           \
 	}
 
 #endif /* SYSCOPE_CMD_SUMMARY_NCCL_H */

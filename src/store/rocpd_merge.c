@@ -42,6 +42,7 @@ struct merge {
 	size_t errlen;
 	VEC(char *) merged; /* guids copied so far, "guid path" each */
 	uint64_t file_bytes, file_done, file_rows, file_rows_done; /* progress_rows */
+	int64_t rows[NTABLES]; /* of each table in the file being merged */
 };
 
 /* The input that brought `guid` already, or NULL: the same session or database given twice
@@ -101,7 +102,8 @@ static void progress_begin_file(struct merge *mg, const char *path)
 	for (size_t t = FIRST_COPIED; tables[t]; t++) {
 		char *q = sqlite3_mprintf("SELECT COUNT(*) FROM src.\"rocpd_%s\"", tables[t]);
 
-		mg->file_rows += (uint64_t)scalar(mg, q, NULL);
+		mg->rows[t] = scalar(mg, q, NULL);
+		mg->file_rows += (uint64_t)mg->rows[t];
 		sqlite3_free(q);
 	}
 }
@@ -312,8 +314,11 @@ static int copy_table(struct merge *mg, size_t t, const char *guid, const struct
 	VEC(char *) cols = { 0 };
 	VEC(char) into = { 0 }, select = { 0 };
 	char *sql;
-	int rc = common_columns(mg, tables[t], &cols);
+	int rc;
 
+	if (!mg->rows[t]) /* an empty table of this file: nothing to copy */
+		return 0;
+	rc = common_columns(mg, tables[t], &cols);
 	for (size_t c = 0; !rc && c < cols.n; c++) {
 		const char *col = cols.v[c], *ref = reference_of(tables[t], col);
 		char *expr;
@@ -355,9 +360,7 @@ static int copy_table(struct merge *mg, size_t t, const char *guid, const struct
 				    tables[t]);
 		hi = scalar(mg, q, guid);
 		sqlite3_free(q);
-		q = sqlite3_mprintf("SELECT COUNT(*) FROM src.\"rocpd_%s\"", tables[t]);
-		rows = scalar(mg, q, NULL);
-		sqlite3_free(q);
+		rows = mg->rows[t];
 		/* In ranges of ids (dense ones: syscope's are), so that the progress line moves
 		 * with the rows copied; one statement where the ids are sparse. */
 		for (int64_t a = lo; !rc && a <= hi;) {
