@@ -343,11 +343,14 @@ static int by_name(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+#define LISTED 12 /* outputs named; a session of 1 000 processes has 2 000 */
+
 /* A session whose raw/ was removed after its conversion: nothing to rebuild from. */
 static noreturn void refuse_converted(const char *dir)
 {
 	VEC(char *) names = { 0 };
 	char *list = sc_xstrdup(""), *db = NULL;
+	size_t dbs = 0;
 	DIR *d = opendir(dir);
 	struct dirent *de;
 
@@ -359,17 +362,28 @@ static noreturn void refuse_converted(const char *dir)
 	if (names.n > 1)
 		qsort(names.v, names.n, sizeof(*names.v), by_name);
 	for (size_t i = 0; i < names.n; i++) {
-		char *more = sc_xasprintf("%s\n  %s", list, names.v[i]);
+		char *more = i < LISTED	   ? sc_xasprintf("%s\n  %s", list, names.v[i])
+			     : i == LISTED ? sc_xasprintf("%s\n  ... and %zu more", list,
+							  names.n - LISTED)
+					   : NULL;
 
+		dbs += sc_ends_with(names.v[i], ".db");
 		if (!db && sc_ends_with(names.v[i], ".db"))
 			db = names.v[i];
-		free(list);
-		list = more;
+		if (more) {
+			free(list);
+			list = more;
+		}
 	}
 	pr_err("%s was converted already and its raw data removed (raw/ goes after a successful "
 	       "conversion), so its outputs cannot be rebuilt; they are there:%s",
 	       dir, names.n ? list : " (none left)");
-	if (db)
+	if (dbs > 1)
+		fprintf(stderr,
+			"  other formats come from its %zu databases: syscope convert -f FORMAT "
+			"%s/rocpd-*.db\n",
+			dbs, dir);
+	else if (db)
 		fprintf(stderr,
 			"  other formats come from its database: syscope convert -f FORMAT %s/%s\n",
 			dir, db);
