@@ -247,11 +247,17 @@ int sc_convert_databases(char *const *paths, size_t n, const char *out_dir,
 	char err[1024];
 	int rc = 1;
 
+	/* The line counts rows read, on every pass over them, as a session's counts bytes. */
+	sc_progress_begin("converting", 0);
 	if (!sc_model_import_rocpd(&model, &session, paths, n, sc_bool(s, SC_SET_INCLUDE_INLINES),
-				   err, sizeof(err)))
+				   wants_region_profiles(s) + sc_sinks_replaying(s), err,
+				   sizeof(err))) {
+		sc_progress_more(model.import_rows * progress_model_passes(&model, s, summary));
 		rc = write_outputs(&model, out_dir, s, summary, true, merged_trace);
-	else
+	} else {
 		pr_err("%s", err);
+	}
+	sc_progress_end();
 	sc_model_free(&model);
 	sc_session_close(&session);
 	return rc;

@@ -36,8 +36,8 @@ static int import_model(const char *input, bool is_dir, struct sc_model *m, stru
 		sc_rocpd_inputs(input, &paths);
 	else
 		*VEC_PUSH(&paths) = sc_xstrdup(input);
-	if (sc_model_import_rocpd(m, s, paths.v, paths.n, sc_bool(set, SC_SET_INCLUDE_INLINES), err,
-				  sizeof(err))) {
+	if (sc_model_import_rocpd(m, s, paths.v, paths.n, sc_bool(set, SC_SET_INCLUDE_INLINES), 0,
+				  err, sizeof(err))) {
 		pr_err("%s", err);
 		sc_model_free(m);
 		sc_session_close(s);

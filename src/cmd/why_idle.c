@@ -45,7 +45,7 @@ static int build_model(struct sc_model *m, struct sc_session *s, char *const *in
 	if (!files.n)
 		sc_die(SC_EXIT_FAILURE, "no rocpd databases in %s", inputs[0]);
 	s->dir = sc_xstrdup(".");
-	if (sc_model_import_rocpd(m, s, files.v, files.n, true, err, sizeof(err))) {
+	if (sc_model_import_rocpd(m, s, files.v, files.n, true, 0, err, sizeof(err))) {
 		pr_err("%s", err);
 		rc = -1;
 	}

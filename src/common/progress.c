@@ -23,7 +23,7 @@ static double now(void)
 
 void sc_progress_begin(const char *what, uint64_t total)
 {
-	pg.on = total > 0 && isatty(STDERR_FILENO);
+	pg.on = isatty(STDERR_FILENO); /* a total of 0 may grow (sc_progress_more) */
 	pg.drawn = false;
 	pg.what = what;
 	pg.total = total;
@@ -46,7 +46,7 @@ void sc_progress_add(uint64_t n)
 		return;
 	pg.done += n;
 	t = now();
-	if (t - pg.start < 1.0 || t - pg.last < 0.1)
+	if (!pg.total || t - pg.start < 1.0 || t - pg.last < 0.1)
 		return;
 	pg.last = t;
 	pct = pg.done >= pg.total ? 99 : (unsigned)(pg.done * 100 / pg.total);

@@ -16,9 +16,11 @@
  * Build `m` from the rocpd databases `paths` (each may hold several processes). `s` is the
  * session problems are reported to; its `dir` is where outputs go. Returns 0, or -1 with
  * `err` naming the file and what is wrong with it (not SQLite, not rocpd, unreadable); `m`
- * is then left empty but valid for sc_model_free.
+ * is then left empty but valid for sc_model_free. The progress line (if begun) is told of
+ * the rows of one pass (m->import_rows) times 1 + `later_passes`: the model's own pass and
+ * those the caller will make (sinks replaying the records).
  */
 int sc_model_import_rocpd(struct sc_model *m, struct sc_session *s, char *const *paths, size_t n,
-			  bool inlines, char *err, size_t errlen);
+			  bool inlines, unsigned later_passes, char *err, size_t errlen);
 
 #endif /* SYSCOPE_MODEL_IMPORT_H */

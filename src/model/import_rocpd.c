@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/progress.h"
 #include "../store/rocpd.h"
 #include "../store/rocpd_read.h"
 #include "timeline.h"
@@ -67,6 +68,7 @@ struct source {
 	void *ctx;
 	const struct sc_image *img;
 	int stop;
+	uint64_t rows_read;	   /* not yet added to the progress line */
 	struct sc_hashmap emitted; /* string ids sent in this pass */
 };
 
@@ -124,6 +126,15 @@ static int32_t tid_of(struct source *s, sqlite3_stmt *st, int col)
 		return s->main_tid;
 	slot = sc_hashmap_get(&s->tids, (uint64_t)sqlite3_column_int64(st, col) + 1);
 	return slot ? (int32_t)*slot : (int32_t)sqlite3_column_int64(st, col);
+}
+
+/* A row read on a pass: the progress line counts them (sc_model_import_rocpd). */
+static void row_read(struct source *s)
+{
+	if (++s->rows_read == 4096) {
+		sc_progress_add(s->rows_read);
+		s->rows_read = 0;
+	}
 }
 
 /* --- making records --- */
@@ -433,6 +444,7 @@ static void emit_kernels(struct source *s)
 		   "K.pid = ?2 ORDER BY K.start, K.id");
 
 	while (st && sqlite3_step(st) == SQLITE_ROW && !s->stop) {
+		row_read(s);
 		struct sc_rec_gpu_op o = { .kind = SC_GPU_KERNEL };
 		json_t *grid = json_loads(text(st, 13), JSON_DECODE_ANY, NULL);
 		const char *name = *text(st, 14) ? text(st, 14) : text(st, 15);
@@ -549,6 +561,7 @@ static void emit_copies(struct source *s)
 		"ORDER BY M.start, M.id");
 
 	while (st && sqlite3_step(st) == SQLITE_ROW && !s->stop) {
+		row_read(s);
 		struct sc_rec_gpu_op o = { .kind = SC_GPU_COPY };
 		const char *name = text(st, 3);
 
@@ -583,6 +596,7 @@ static void emit_allocations(struct source *s)
 			 "M.guid WHERE M.guid = ?1 AND M.pid = ?2 ORDER BY M.start, M.id");
 
 	while (st && sqlite3_step(st) == SQLITE_ROW && !s->stop) {
+		row_read(s);
 		struct sc_rec_gpu_op o = { 0 };
 		const char *type = text(st, 2), *level = text(st, 3);
 
@@ -738,6 +752,7 @@ static void emit_regions(struct source *s)
 	if (!s->args_loaded)
 		load_args(s);
 	while (r && sqlite3_step(r) == SQLITE_ROW && !s->stop) {
+		row_read(s);
 		int32_t rt = tid_of(s, r, 0);
 		uint64_t start = u64(r, 1), end = u64(r, 2) > start ? u64(r, 2) : start;
 
@@ -770,6 +785,7 @@ static void emit_marks(struct source *s)
 		"ORDER BY T.tid, S.timestamp, S.id");
 
 	while (st && sqlite3_step(st) == SQLITE_ROW && !s->stop) {
+		row_read(s);
 		struct sc_rec_region g = { .ts = u64(st, 1) };
 		struct strings b = { 0 };
 
@@ -858,6 +874,7 @@ static void emit_samples(struct source *s)
 	} rec;
 
 	while (st && sqlite3_step(st) == SQLITE_ROW && !s->stop) {
+		row_read(s);
 		size_t n = sample_frames(s, text(st, 3), text(st, 4), rec.frames,
 					 SC_MAX_IMPORT_FRAMES);
 
@@ -886,6 +903,7 @@ static void emit_counters(struct source *s)
 		"BY S.timestamp, S.id");
 
 	while (st && sqlite3_step(st) == SQLITE_ROW && !s->stop) {
+		row_read(s);
 		struct sc_rec_counter c = { .ts = u64(st, 1) };
 
 		c.track = (uint32_t)sqlite3_column_int64(st, 2);
@@ -1058,7 +1076,7 @@ static void add_process(struct importer *imp, sqlite3_stmt *p)
 }
 
 int sc_model_import_rocpd(struct sc_model *m, struct sc_session *s, char *const *paths, size_t n,
-			  bool inlines, char *err, size_t errlen)
+			  bool inlines, unsigned later_passes, char *err, size_t errlen)
 {
 	struct importer *imp = sc_xcalloc(1, sizeof(*imp));
 	sqlite3_stmt *p;
@@ -1089,6 +1107,17 @@ int sc_model_import_rocpd(struct sc_model *m, struct sc_session *s, char *const 
 	while (sqlite3_step(p) == SQLITE_ROW)
 		add_process(imp, p);
 	sqlite3_finalize(p);
+	/* The rows a pass reads, which the model's own pass (sc_model_finish) is the first of. */
+	if (sqlite3_prepare_v2(imp->set.db,
+			       "SELECT (SELECT COUNT(*) FROM rocpd_region) + (SELECT COUNT(*) FROM "
+			       "rocpd_sample) + (SELECT COUNT(*) FROM rocpd_kernel_dispatch) + "
+			       "(SELECT COUNT(*) FROM rocpd_memory_copy) + (SELECT COUNT(*) FROM "
+			       "rocpd_memory_allocate)",
+			       -1, &p, NULL) == SQLITE_OK &&
+	    sqlite3_step(p) == SQLITE_ROW)
+		m->import_rows = (uint64_t)sqlite3_column_int64(p, 0);
+	sqlite3_finalize(p);
+	sc_progress_more(m->import_rows * (1 + later_passes));
 	if (!imp->sources.n) {
 		snprintf(err, errlen, "%s holds no process (rocpd_info_process is empty)",
 			 n == 1 ? paths[0] : "the databases");

@@ -235,6 +235,7 @@ struct sc_model {
 	VEC(struct sc_symframe) symframes; /* frames of imported stacks (SC_STACK_SYMBOLIC) */
 	void *importer;			   /* what made imported images, and frees them */
 	void (*importer_free)(void *importer);
+	uint64_t import_rows; /* rows of the databases one pass over them reads */
 	struct sc_raw_stats stats;
 	uint64_t samples[SC_KINDS];
 	uint64_t first_ts, last_ts; /* over every image */

@@ -183,7 +183,7 @@ static uint64_t convert_database(const char *db, const char *out_dir)
 	char err[1024];
 	uint64_t got = 0;
 
-	if (!sc_model_import_rocpd(&m, &s, paths, 1, true, err, sizeof(err))) {
+	if (!sc_model_import_rocpd(&m, &s, paths, 1, true, 0, err, sizeof(err))) {
 		got = m.processes.n;
 		write_everything(&m, out_dir, true);
 	}
