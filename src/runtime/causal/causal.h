@@ -33,6 +33,10 @@ struct rt_causal {
 	/* global_delay when the running experiment began: what was owed before is forgiven */
 	_Atomic uint64_t experiment_delay0;
 	_Atomic uint64_t selected_samples;
+	/* ns the program's threads were kept off their CPUs while runnable (preempted, or a
+	 * real-time throttle), summed over threads: an experiment with much of it measured the
+	 * machine more than the program */
+	_Atomic uint64_t offcpu_ns;
 	uint64_t period_ns; /* the sampling period, for a thread's first sample */
 };
 extern struct rt_causal rt_causal;

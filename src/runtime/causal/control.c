@@ -33,7 +33,7 @@ static struct {
 	bool fixed;
 	int64_t e2e_unit;
 	unsigned e2e_speedup;
-	uint64_t e2e_start, e2e_delay0;
+	uint64_t e2e_start, e2e_delay0, e2e_offcpu0;
 	uint64_t e2e_points[RT_CAUSAL_MAX_POINTS];
 	unsigned next_of_unit[MAX_FIXED_UNITS]; /* fixed: each unit's place in the list */
 	uint64_t rng;
@@ -116,11 +116,12 @@ static uint64_t in_flight_milli(uint64_t sum, uint64_t nsamples, uint64_t delaye
 static void write_experiment(int64_t unit, unsigned speedup, uint64_t start, uint64_t end,
 			     uint64_t delay, uint64_t samples, const uint64_t *before,
 			     const uint64_t *after, const uint64_t *in_flight, uint64_t nsamples,
-			     const uint64_t *delayed, unsigned n, uint16_t flags)
+			     const uint64_t *delayed, unsigned n, uint64_t offcpu, uint16_t flags)
 {
 	struct {
 		struct sc_rec_causal_experiment e;
 		struct sc_causal_delta d[RT_CAUSAL_MAX_POINTS];
+		uint64_t offcpu; /* room for it after the last delta */
 	} r;
 
 	memset(&r, 0, sizeof(r));
@@ -140,8 +141,9 @@ static void write_experiment(int64_t unit, unsigned speedup, uint64_t start, uin
 		r.d[i].delta = after[i] - before[i];
 		r.d[i].in_flight_milli = milli > UINT32_MAX ? UINT32_MAX : (uint32_t)milli;
 	}
+	memcpy(&r.d[n], &offcpu, sizeof(offcpu)); /* format.h: after the deltas */
 	rt_record(SC_REC_CAUSAL_EXPERIMENT, flags, &r.e.ts, sizeof(r.e) - sizeof(r.e.hdr), r.d,
-		  (uint32_t)(n * sizeof(r.d[0])));
+		  (uint32_t)(n * sizeof(r.d[0]) + sizeof(offcpu)));
 }
 
 /* The next experiment's unit: -1 when the controller was stopped first. */
@@ -183,7 +185,7 @@ static void run_experiment(unsigned experiment, uint64_t *duration)
 		delayed[RT_CAUSAL_MAX_POINTS];
 	int64_t unit = choose_unit(experiment);
 	unsigned speedup, n;
-	uint64_t start, delay0, visits = 0, nsamples;
+	uint64_t start, delay0, offcpu0, visits = 0, nsamples;
 
 	if (unit < 0)
 		return;
@@ -192,6 +194,7 @@ static void run_experiment(unsigned experiment, uint64_t *duration)
 	atomic_store(&rt_causal.selected_samples, 0);
 	n = rt_causal_read_points(before, RT_CAUSAL_MAX_POINTS);
 	delay0 = atomic_load(&rt_causal.global_delay);
+	offcpu0 = atomic_load(&rt_causal.offcpu_ns);
 	start = rt_now_ns();
 	memset(in_flight, 0, sizeof(in_flight));
 	rt_causal_read_delayed(delayed0, RT_CAUSAL_MAX_POINTS);
@@ -210,7 +213,7 @@ static void run_experiment(unsigned experiment, uint64_t *duration)
 	write_experiment(unit, speedup, start, rt_now_ns(),
 			 atomic_load(&rt_causal.global_delay) - delay0,
 			 atomic_load(&rt_causal.selected_samples), before, after, in_flight,
-			 nsamples, delayed, n, 0);
+			 nsamples, delayed, n, atomic_load(&rt_causal.offcpu_ns) - offcpu0, 0);
 	/* Long enough for MIN_VISITS, and back to shorter ones (more of them, each paired
 	 * with its baselines more closely in time) when the program is faster again. */
 	if (visits < MIN_VISITS && *duration < MAX_DURATION_NS)
@@ -239,6 +242,7 @@ static void start_end_to_end(void)
 	atomic_store(&rt_causal.speedup, ctl.e2e_speedup);
 	ctl.e2e_start = rt_now_ns();
 	ctl.e2e_delay0 = atomic_load(&rt_causal.global_delay);
+	ctl.e2e_offcpu0 = atomic_load(&rt_causal.offcpu_ns);
 	atomic_store(&rt_causal.experiment_delay0, ctl.e2e_delay0);
 	rt_causal_read_points(ctl.e2e_points, RT_CAUSAL_MAX_POINTS);
 	atomic_store(&rt_causal.active, 1);
@@ -299,7 +303,9 @@ void rt_causal_control_stop(void)
 		write_experiment(ctl.e2e_unit, ctl.e2e_speedup, ctl.e2e_start, rt_now_ns(),
 				 atomic_load(&rt_causal.global_delay) - ctl.e2e_delay0,
 				 atomic_load(&rt_causal.selected_samples), ctl.e2e_points, after,
-				 NULL, 0, NULL, n, SC_CAUSAL_END_TO_END);
+				 NULL, 0, NULL, n,
+				 atomic_load(&rt_causal.offcpu_ns) - ctl.e2e_offcpu0,
+				 SC_CAUSAL_END_TO_END);
 	}
 	if (ctl.running) {
 		struct timespec deadline;
