@@ -343,13 +343,19 @@ static bool paired_estimate(const struct sc_causal_data *d, const struct sc_caus
 	return true;
 }
 
+/* Best first by the mean predicted speedup (the text table's and the summary's order),
+ * a unit whose mean is not a number last, ties by unit id: the same order every time,
+ * whatever order the experiments came in (end-to-end runs, several sessions). */
 static int by_mean(const void *a, const void *b)
 {
 	const struct sc_causal_result *x = a, *y = b;
+	bool xn = isnan(x->mean_predicted), yn = isnan(y->mean_predicted);
 
-	return x->mean_predicted < y->mean_predicted   ? 1
-	       : x->mean_predicted > y->mean_predicted ? -1
-						       : 0;
+	if (xn != yn)
+		return xn ? 1 : -1;
+	if (!xn && x->mean_predicted != y->mean_predicted)
+		return x->mean_predicted < y->mean_predicted ? 1 : -1;
+	return x->unit < y->unit ? -1 : x->unit > y->unit;
 }
 
 /* The progress point to use: whole runs, else the throughput point visited most (a latency

@@ -100,5 +100,7 @@ void rt_causal_points_fork_child(void); /* names them again in the child's file 
 int rt_causal_control_start(void);
 void rt_causal_control_stop(void);
 int rt_causal_control_fork_child(void);
+/* A fork child's experiments, advanced by each sample of its threads (handler-safe). */
+void rt_causal_control_tick(void);
 
 #endif /* SYSCOPE_RUNTIME_CAUSAL_H */

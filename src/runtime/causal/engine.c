@@ -424,6 +424,7 @@ void rt_causal_sample(uint64_t cpu_ns)
 {
 	program_thread = 1;
 	take_sample(cpu_ns);
+	rt_causal_control_tick();
 	/* After any pause: the next span and switches are the program's own. */
 	last_wall = rt_now_ns();
 	last_switches = voluntary_switches();
