@@ -52,7 +52,8 @@ static RT_TLS int blocked_since_sample;
 /* When the thread last woke from a wait the wrappers saw (wall and its CPU time then). */
 static RT_TLS uint64_t woke_wall, woke_cpu;
 static RT_TLS long last_switches = -1;
-static RT_TLS int paying; /* in pay_delays: a sample meanwhile does not pay twice */
+static RT_TLS int paying;  /* in pay_delays: a sample meanwhile does not pay twice */
+static RT_TLS bool paused; /* this sample paused (its switches are to be read again) */
 /* A thread of the program (started through the wrapper, or sampled): the runtime's own
  * threads block every signal and are never delayed, nor made to catch up. */
 static RT_TLS int program_thread;
@@ -358,6 +359,8 @@ static uint64_t sample_period(uint64_t cpu_ns)
 	uint64_t wall = rt_now_ns(), cpu, span;
 	long switches = voluntary_switches();
 	bool blocked = blocked_since_sample || switches < 0 || switches != last_switches;
+
+	last_switches = switches; /* read again after a pause (rt_causal_sample) */
 	bool woke = blocked_since_sample && woke_wall > last_wall && woke_wall <= wall &&
 		    woke_cpu <= cpu_ns && (!last_cpu || woke_cpu >= last_cpu);
 
@@ -417,17 +420,21 @@ static void take_sample(uint64_t cpu_ns)
 		insert_delay(period);
 		atomic_fetch_add(&rt_causal.selected_samples, 1);
 	}
-	pay_delays();
+	if (pay_delays())
+		paused = true;
 }
 
 void rt_causal_sample(uint64_t cpu_ns)
 {
 	program_thread = 1;
+	paused = false;
 	take_sample(cpu_ns);
 	rt_causal_control_tick();
-	/* After any pause: the next span and switches are the program's own. */
+	/* After any pause: the next span and switches are the program's own (a sample that
+	 * did not pause keeps the count it read, one system call fewer). */
 	last_wall = rt_now_ns();
-	last_switches = voluntary_switches();
+	if (paused)
+		last_switches = voluntary_switches();
 }
 
 void rt_causal_pre_block(void)
