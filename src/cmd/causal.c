@@ -111,6 +111,11 @@ static void write_profile(struct causal_cmd *c, const char *dir)
 			"  %u of the units tried never ran during their experiments (no sample in "
 			"them): no prediction for them\n",
 			a.unsampled);
+	if (d.disturbed)
+		fprintf(stderr,
+			"  %u experiments left out: the program waited for a CPU far longer in them "
+			"than in the others (a real-time throttle, a burst of load)\n",
+			d.disturbed);
 	if (!a.results.n)
 		fprintf(stderr,
 			"  no prediction: no baseline, no progress, or no unit tried ran\n");

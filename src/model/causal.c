@@ -52,6 +52,9 @@ static void add_experiment(struct file_ctx *c, const struct sc_record *rec)
 	x->delay_ns = e->delay_ns;
 	x->samples = e->selected_samples;
 	x->end_to_end = rec->flags & SC_CAUSAL_END_TO_END;
+	if (e->npoints <= room &&
+	    rec->size >= sizeof(*e) + e->npoints * sizeof(*dl) + sizeof(x->offcpu_ns))
+		memcpy(&x->offcpu_ns, dl + e->npoints, sizeof(x->offcpu_ns));
 	for (size_t i = 0; i < e->npoints && i < room; i++) {
 		int idx = dl[i].point < c->map.n ? c->map.v[dl[i].point] : -1;
 
@@ -121,6 +124,51 @@ static void read_units(struct sc_causal_data *d, const char *session)
 	fclose(f);
 }
 
+static int by_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * The experiments [from, d->exps.n) of one process's file: those whose threads waited for a
+ * CPU for a far larger share of their time than the run's median experiment (more than
+ * twice it, plus 2% of the experiment) are disturbed. Under a real-time scheduling policy
+ * the kernel's throttle takes the CPU away for 50 ms once a second, so one experiment in
+ * five loses a quarter of its progress to something no virtual speedup did; on a machine
+ * that is uniformly loaded the median is high and few are left out.
+ */
+static void mark_disturbed(struct sc_causal_data *d, size_t from)
+{
+	size_t n = 0;
+	double *frac = sc_xcalloc(d->exps.n - from + 1, sizeof(*frac)), median, bar;
+
+	for (size_t i = from; i < d->exps.n; i++) {
+		const struct sc_causal_exp *e = &d->exps.v[i];
+
+		if (!e->end_to_end && e->duration_ns)
+			frac[n++] = (double)e->offcpu_ns / (double)e->duration_ns;
+	}
+	if (n < 4) { /* too few to tell what is usual */
+		free(frac);
+		return;
+	}
+	qsort(frac, n, sizeof(*frac), by_double);
+	median = n % 2 ? frac[n / 2] : (frac[n / 2 - 1] + frac[n / 2]) / 2;
+	bar = 2 * median + 0.02;
+	for (size_t i = from; i < d->exps.n; i++) {
+		struct sc_causal_exp *e = &d->exps.v[i];
+
+		if (!e->end_to_end && e->duration_ns &&
+		    (double)e->offcpu_ns / (double)e->duration_ns > bar) {
+			e->disturbed = true;
+			d->disturbed++;
+		}
+	}
+	free(frac);
+}
+
 int sc_causal_load(struct sc_causal_data *d, char *const *sessions, size_t n, char *err,
 		   size_t errlen)
 {
@@ -137,10 +185,12 @@ int sc_causal_load(struct sc_causal_data *d, char *const *sessions, size_t n, ch
 		for (size_t f = 0; f < s.files.n; f++) {
 			struct file_ctx c = { .d = d };
 			struct sc_raw_stats st = { 0 };
+			size_t from = d->exps.n;
 
 			sc_raw_foreach(&s.files.v[f], on_record, &c, &st, NULL, NULL);
 			c.experiments = true;
 			sc_raw_foreach(&s.files.v[f], on_record, &c, &st, NULL, NULL);
+			mark_disturbed(d, from);
 			if (c.last_ts > c.first_ts && f == 0)
 				d->runtime_ns += c.last_ts - c.first_ts;
 			VEC_FREE(&c.map);
@@ -185,7 +235,7 @@ static bool measure(const struct sc_causal_analysis *a, const struct sc_causal_e
 	int point = a->point_index;
 
 	*x = (double)e->duration_ns - (double)e->delay_ns;
-	if (*x <= 0)
+	if (*x <= 0 || e->disturbed)
 		return false;
 	if (point < 0)
 		*y = e->end_to_end ? 1 : 0;
@@ -251,19 +301,29 @@ static bool paired_estimate(const struct sc_causal_data *d, const struct sc_caus
 	double sum = 0, sum2 = 0, sx = 0, sy = 0, sbx = 0, sby = 0;
 	unsigned n = 0;
 
-	for (size_t i = 0; i + 1 < d->exps.n; i++) {
-		const struct sc_causal_exp *e = &d->exps.v[i], *b = &d->exps.v[i + 1];
+	for (size_t i = 0; i < d->exps.n; i++) {
+		const struct sc_causal_exp *e = &d->exps.v[i];
+		const struct sc_causal_exp *b = i + 1 < d->exps.n ? &d->exps.v[i + 1] : NULL;
 		const struct sc_causal_exp *before = i ? &d->exps.v[i - 1] : NULL;
 		double x, y, bx, by, px, py, p;
 
-		if (e->unit != unit || e->speedup != speedup || e->end_to_end || b->speedup ||
-		    b->unit != unit || b->end_to_end || b->run != e->run ||
-		    !measure(a, e, &x, &y) || !measure(a, b, &bx, &by) || !x || !y || !bx || !by)
+		bool has_after, has_before;
+
+		if (e->unit != unit || e->speedup != speedup || e->end_to_end ||
+		    !measure(a, e, &x, &y) || !x || !y)
 			continue;
+		has_after = b && !b->speedup && b->unit == unit && !b->end_to_end &&
+			    b->run == e->run && measure(a, b, &bx, &by) && bx && by;
 		/* The baseline before, when there is one of this run: weighed as the one after. */
-		if (before && !before->speedup && !before->end_to_end && before->run == e->run &&
-		    measure(a, before, &px, &py) && px && py) {
+		has_before = before && !before->speedup && !before->end_to_end &&
+			     before->run == e->run && measure(a, before, &px, &py) && px && py;
+		if (has_after && has_before) {
 			bx = (bx + px * by / py) / 2; /* its period, at the after one's visits */
+		} else if (has_before) {	      /* the one after was left out (disturbed) */
+			bx = px;
+			by = py;
+		} else if (!has_after) {
+			continue;
 		}
 		p = 1 - (x / y) / (bx / by);
 		sum += p;
@@ -283,13 +343,19 @@ static bool paired_estimate(const struct sc_causal_data *d, const struct sc_caus
 	return true;
 }
 
+/* Best first by the mean predicted speedup (the text table's and the summary's order),
+ * a unit whose mean is not a number last, ties by unit id: the same order every time,
+ * whatever order the experiments came in (end-to-end runs, several sessions). */
 static int by_mean(const void *a, const void *b)
 {
 	const struct sc_causal_result *x = a, *y = b;
+	bool xn = isnan(x->mean_predicted), yn = isnan(y->mean_predicted);
 
-	return x->mean_predicted < y->mean_predicted   ? 1
-	       : x->mean_predicted > y->mean_predicted ? -1
-						       : 0;
+	if (xn != yn)
+		return xn ? 1 : -1;
+	if (!xn && x->mean_predicted != y->mean_predicted)
+		return x->mean_predicted < y->mean_predicted ? 1 : -1;
+	return x->unit < y->unit ? -1 : x->unit > y->unit;
 }
 
 /* The progress point to use: whole runs, else the throughput point visited most (a latency

@@ -21,6 +21,11 @@ struct sc_causal_exp {
 	unsigned speedup; /* percent */
 	uint64_t duration_ns, delay_ns, samples;
 	bool end_to_end;
+	/* ns its threads were kept off their CPUs while runnable; disturbed: far more of it
+	 * than in the other experiments of its run (a real-time throttle, a burst of load):
+	 * what it measured was the machine, so it is left out */
+	uint64_t offcpu_ns;
+	bool disturbed;
 	unsigned run;	       /* which process of which run (a file of a session) */
 	VEC(uint64_t) delta;   /* by point index of sc_causal_data */
 	VEC(double) in_flight; /* same index: a latency point's mean number in flight */
@@ -39,7 +44,8 @@ struct sc_causal_data {
 	VEC(struct sc_causal_exp) exps;
 	uint64_t runtime_ns; /* of the runs, summed */
 	unsigned runs;
-	unsigned files; /* the processes' files read, of all runs */
+	unsigned files;	    /* the processes' files read, of all runs */
+	unsigned disturbed; /* experiments left out as disturbed (sc_causal_exp) */
 };
 
 struct sc_causal_estimate {

@@ -169,30 +169,42 @@ void rt_set_end(enum sc_end_reason reason, int status)
 	__atomic_store_n(&recorder.hdr->end_reason, (uint32_t)reason, __ATOMIC_RELEASE);
 }
 
-/* Threads that hold chunks, for the flush at the process's end (an exited thread leaves). */
+/* Threads that hold chunks, for the flush at the process's end (an exited thread leaves).
+ * A thread keeps its slot's index, so leaving is one store, and the slot freed last is
+ * taken again by the next thread: a program that starts and ends threads all the time does
+ * not make the table, nor the end-of-process flush's walk over it, grow. */
 #define MAX_WRITERS 65536u
+#define NO_WRITER_SLOT UINT32_MAX
 static struct rt_thread *_Atomic writers[MAX_WRITERS];
 static atomic_uint nwriters;
+static atomic_uint free_writer_slot = NO_WRITER_SLOT;
 
 static void register_writer(struct rt_thread *t)
 {
-	uint32_t i = atomic_fetch_add(&nwriters, 1);
+	uint32_t i = atomic_exchange(&free_writer_slot, NO_WRITER_SLOT);
+	struct rt_thread *none = NULL;
 
-	/* Beyond the table, a thread's records reach the file at its flushes and its end. */
-	if (i < MAX_WRITERS)
+	if (i == NO_WRITER_SLOT || !atomic_compare_exchange_strong(&writers[i], &none, t)) {
+		i = atomic_fetch_add(&nwriters, 1);
+		/* Beyond the table, a thread's records reach the file at its flushes and its
+		 * end. */
+		if (i >= MAX_WRITERS) {
+			t->writer_slot = 0;
+			return;
+		}
 		atomic_store(&writers[i], t);
+	}
+	t->writer_slot = i + 1;
 }
 
 static void unregister_writer(struct rt_thread *t)
 {
-	uint32_t n = atomic_load(&nwriters);
+	uint32_t i = t->writer_slot;
+	struct rt_thread *expected = t;
 
-	for (uint32_t i = 0; i < n && i < MAX_WRITERS; i++) {
-		struct rt_thread *expected = t;
-
-		if (atomic_compare_exchange_strong(&writers[i], &expected, NULL))
-			return;
-	}
+	t->writer_slot = 0;
+	if (i && atomic_compare_exchange_strong(&writers[i - 1], &expected, NULL))
+		atomic_store(&free_writer_slot, i - 1);
 }
 
 static off_t chunk_offset(uint32_t index)
@@ -501,13 +513,48 @@ static inline void commit_at(char *p, uint16_t type, uint16_t flags, uint32_t si
 	__atomic_store_n((uint64_t *)p, word, __ATOMIC_RELEASE);
 }
 
-/* The slot's own memory, mapped at its first chunk. */
+/*
+ * Buffers of threads that ended, kept for the next threads (a program that starts and ends
+ * a thread every few milliseconds would otherwise map, fault in and unmap two buffers each
+ * time). Each place holds one buffer or NULL and changes hands by an atomic exchange, so
+ * taking and giving back are lock-free and async-signal-safe.
+ */
+#define SPARE_BUFFERS 16
+static void *_Atomic spare_buffers[SPARE_BUFFERS];
+
+static void *take_spare_buffer(void)
+{
+	for (unsigned i = 0; i < SPARE_BUFFERS; i++)
+		if (atomic_load_explicit(&spare_buffers[i], memory_order_relaxed)) {
+			void *p = atomic_exchange(&spare_buffers[i], NULL);
+
+			if (p)
+				return p;
+		}
+	return NULL;
+}
+
+static void give_back_buffer(void *p)
+{
+	for (unsigned i = 0; i < SPARE_BUFFERS; i++) {
+		void *none = NULL;
+
+		if (atomic_compare_exchange_strong(&spare_buffers[i], &none, p))
+			return;
+	}
+	munmap(p, recorder.chunk_size);
+}
+
+/* The slot's own memory, taken at its first chunk. */
 static char *slot_buffer(struct rt_slot *s)
 {
 	void *p;
 
 	if (s->buf)
 		return s->buf;
+	p = take_spare_buffer();
+	if (p)
+		return s->buf = p;
 	p = mmap(NULL, recorder.chunk_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
 		 0);
 	return s->buf = p == MAP_FAILED ? NULL : p;
@@ -802,7 +849,7 @@ void rt_release_thread_chunk(void)
 		s->base = NULL;
 		s->gen = 0;
 		if (s->buf)
-			munmap(s->buf, recorder.chunk_size);
+			give_back_buffer(s->buf);
 		s->buf = NULL;
 	}
 }
@@ -957,6 +1004,8 @@ void rt_recorder_forget(void)
 	for (uint32_t i = 0; i < n && i < MAX_WRITERS; i++)
 		atomic_store(&writers[i], NULL);
 	atomic_store(&nwriters, 0);
+	atomic_store(&free_writer_slot, NO_WRITER_SLOT);
+	rt_self.writer_slot = 0;
 	rt_writer_forget();
 	memset(&rt_self.slot, 0, sizeof(rt_self.slot));
 	rt_self.slot[0].buf = bufs[0];

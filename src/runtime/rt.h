@@ -71,6 +71,7 @@ struct rt_thread {
 	uint32_t flush_countdown; /* reservations until the next look at the flush clock */
 	uint32_t writing;	  /* records reserved and not yet committed */
 	uint64_t last_flush_ns;
+	uint32_t writer_slot; /* its place in the recorder's table of writers + 1; 0: none */
 
 	pid_t tid;
 	uint32_t index; /* creation order in the process, main thread = 0 */

@@ -114,6 +114,11 @@ static void write_text(FILE *f, const struct sc_causal_data *d, const struct sc_
 	if (a->unsampled)
 		fprintf(f, "# %u units tried never ran during their experiments: left out\n",
 			a->unsampled);
+	if (d->disturbed)
+		fprintf(f,
+			"# %u experiments left out: the program's threads waited for a CPU far "
+			"longer in them than in the run's others (profile.coz has them)\n",
+			d->disturbed);
 	write_units(f, a);
 	for (size_t i = 0; i < a->latencies.n; i++) {
 		const struct sc_causal_analysis *l = &a->latencies.v[i];
@@ -183,8 +188,8 @@ static void write_json(FILE *f, const struct sc_causal_data *d, const struct sc_
 	json_string(f, a->point);
 	fprintf(f,
 		",\n  \"runs\": %u,\n  \"experiments\": %zu,\n  \"baselines\": %u,\n"
-		"  \"units_never_run\": %u,\n",
-		d->runs, d->exps.n, a->baselines, a->unsampled);
+		"  \"units_never_run\": %u,\n  \"experiments_disturbed\": %u,\n",
+		d->runs, d->exps.n, a->baselines, a->unsampled, d->disturbed);
 	fprintf(f, "  \"progress_points\": [");
 	for (size_t p = 0; p < d->points.n; p++) {
 		fprintf(f, "%s\n    {\"name\": ", p ? "," : "");

@@ -823,7 +823,9 @@ struct sc_rec_gpu_metrics {
  * virtually sped up by `speedup` percent from `ts` to `end_ns`, the delays inserted into the
  * other threads meanwhile, the samples of the unit, then `npoints` progress deltas. Flag
  * SC_CAUSAL_END_TO_END: the experiment was the whole run (the program's end is its one
- * visit of progress).
+ * visit of progress). After the deltas, in records that have room for it (older writers'
+ * do not: read as 0), a u64: the ns the program's threads were kept off their CPUs while
+ * runnable during the experiment, summed over threads (preemption, a real-time throttle).
  */
 struct sc_rec_causal_experiment {
 	struct sc_record hdr;

@@ -33,6 +33,10 @@ struct rt_causal {
 	/* global_delay when the running experiment began: what was owed before is forgiven */
 	_Atomic uint64_t experiment_delay0;
 	_Atomic uint64_t selected_samples;
+	/* ns the program's threads were kept off their CPUs while runnable (preempted, or a
+	 * real-time throttle), summed over threads: an experiment with much of it measured the
+	 * machine more than the program */
+	_Atomic uint64_t offcpu_ns;
 	uint64_t period_ns; /* the sampling period, for a thread's first sample */
 };
 extern struct rt_causal rt_causal;
@@ -96,5 +100,7 @@ void rt_causal_points_fork_child(void); /* names them again in the child's file 
 int rt_causal_control_start(void);
 void rt_causal_control_stop(void);
 int rt_causal_control_fork_child(void);
+/* A fork child's experiments, advanced by each sample of its threads (handler-safe). */
+void rt_causal_control_tick(void);
 
 #endif /* SYSCOPE_RUNTIME_CAUSAL_H */

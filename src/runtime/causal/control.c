@@ -33,7 +33,7 @@ static struct {
 	bool fixed;
 	int64_t e2e_unit;
 	unsigned e2e_speedup;
-	uint64_t e2e_start, e2e_delay0;
+	uint64_t e2e_start, e2e_delay0, e2e_offcpu0;
 	uint64_t e2e_points[RT_CAUSAL_MAX_POINTS];
 	unsigned next_of_unit[MAX_FIXED_UNITS]; /* fixed: each unit's place in the list */
 	uint64_t rng;
@@ -116,11 +116,12 @@ static uint64_t in_flight_milli(uint64_t sum, uint64_t nsamples, uint64_t delaye
 static void write_experiment(int64_t unit, unsigned speedup, uint64_t start, uint64_t end,
 			     uint64_t delay, uint64_t samples, const uint64_t *before,
 			     const uint64_t *after, const uint64_t *in_flight, uint64_t nsamples,
-			     const uint64_t *delayed, unsigned n, uint16_t flags)
+			     const uint64_t *delayed, unsigned n, uint64_t offcpu, uint16_t flags)
 {
 	struct {
 		struct sc_rec_causal_experiment e;
 		struct sc_causal_delta d[RT_CAUSAL_MAX_POINTS];
+		uint64_t offcpu; /* room for it after the last delta */
 	} r;
 
 	memset(&r, 0, sizeof(r));
@@ -140,8 +141,9 @@ static void write_experiment(int64_t unit, unsigned speedup, uint64_t start, uin
 		r.d[i].delta = after[i] - before[i];
 		r.d[i].in_flight_milli = milli > UINT32_MAX ? UINT32_MAX : (uint32_t)milli;
 	}
+	memcpy(&r.d[n], &offcpu, sizeof(offcpu)); /* format.h: after the deltas */
 	rt_record(SC_REC_CAUSAL_EXPERIMENT, flags, &r.e.ts, sizeof(r.e) - sizeof(r.e.hdr), r.d,
-		  (uint32_t)(n * sizeof(r.d[0])));
+		  (uint32_t)(n * sizeof(r.d[0]) + sizeof(offcpu)));
 }
 
 /* The next experiment's unit: -1 when the controller was stopped first. */
@@ -176,47 +178,72 @@ static unsigned choose_speedup(int64_t unit, unsigned experiment)
 	return ctl.speedups[next_random() % ctl.nspeedups];
 }
 
-static void run_experiment(unsigned experiment, uint64_t *duration)
-{
-	static uint64_t before[RT_CAUSAL_MAX_POINTS], after[RT_CAUSAL_MAX_POINTS];
-	static uint64_t in_flight[RT_CAUSAL_MAX_POINTS], delayed0[RT_CAUSAL_MAX_POINTS],
-		delayed[RT_CAUSAL_MAX_POINTS];
-	int64_t unit = choose_unit(experiment);
+/* The experiment running: what its record needs from its beginning (one at a time: the
+ * controller thread's, or in a fork child the sample that holds `tick.busy`). */
+static struct {
+	int64_t unit;
 	unsigned speedup, n;
-	uint64_t start, delay0, visits = 0, nsamples;
+	uint64_t start, deadline, delay0, offcpu0, nsamples;
+	uint64_t before[RT_CAUSAL_MAX_POINTS], after[RT_CAUSAL_MAX_POINTS];
+	uint64_t in_flight[RT_CAUSAL_MAX_POINTS], delayed0[RT_CAUSAL_MAX_POINTS],
+		delayed[RT_CAUSAL_MAX_POINTS];
+} cur;
 
-	if (unit < 0)
-		return;
-	speedup = choose_speedup(unit, experiment);
-	atomic_store(&rt_causal.speedup, speedup);
+static void begin_experiment(int64_t unit, unsigned experiment, uint64_t duration)
+{
+	cur.unit = unit;
+	cur.speedup = choose_speedup(unit, experiment);
+	atomic_store(&rt_causal.speedup, cur.speedup);
 	atomic_store(&rt_causal.selected_samples, 0);
-	n = rt_causal_read_points(before, RT_CAUSAL_MAX_POINTS);
-	delay0 = atomic_load(&rt_causal.global_delay);
-	start = rt_now_ns();
-	memset(in_flight, 0, sizeof(in_flight));
-	rt_causal_read_delayed(delayed0, RT_CAUSAL_MAX_POINTS);
-	atomic_store(&rt_causal.experiment_delay0, delay0);
+	cur.n = rt_causal_read_points(cur.before, RT_CAUSAL_MAX_POINTS);
+	cur.delay0 = atomic_load(&rt_causal.global_delay);
+	cur.offcpu0 = atomic_load(&rt_causal.offcpu_ns);
+	cur.start = rt_now_ns();
+	cur.deadline = cur.start + duration;
+	memset(cur.in_flight, 0, sizeof(cur.in_flight));
+	cur.nsamples = 0;
+	rt_causal_read_delayed(cur.delayed0, RT_CAUSAL_MAX_POINTS);
+	atomic_store(&rt_causal.experiment_delay0, cur.delay0);
 	atomic_store(&rt_causal.active, 1);
-	experiment_until(start + *duration, in_flight, &nsamples);
-	atomic_store(&rt_causal.active, 0);
-	if (atomic_load(&ctl.stop))
-		return; /* cut short by the end of the program: not a whole experiment */
-	n = rt_causal_read_points(after, n);
-	rt_causal_read_delayed(delayed, RT_CAUSAL_MAX_POINTS);
+}
+
+/* The running experiment's record (it has ended), and the next one's duration. */
+static void end_experiment(uint64_t *duration)
+{
+	uint64_t visits = 0;
+	unsigned n = cur.n;
+
+	n = rt_causal_read_points(cur.after, n);
+	rt_causal_read_delayed(cur.delayed, RT_CAUSAL_MAX_POINTS);
 	for (unsigned i = 0; i < n; i++)
-		delayed[i] -= delayed0[i];
+		cur.delayed[i] -= cur.delayed0[i];
 	for (unsigned i = 0; i < n; i++)
-		visits += after[i] - before[i];
-	write_experiment(unit, speedup, start, rt_now_ns(),
-			 atomic_load(&rt_causal.global_delay) - delay0,
-			 atomic_load(&rt_causal.selected_samples), before, after, in_flight,
-			 nsamples, delayed, n, 0);
+		visits += cur.after[i] - cur.before[i];
+	write_experiment(cur.unit, cur.speedup, cur.start, rt_now_ns(),
+			 atomic_load(&rt_causal.global_delay) - cur.delay0,
+			 atomic_load(&rt_causal.selected_samples), cur.before, cur.after,
+			 cur.in_flight, cur.nsamples ? cur.nsamples : 1, cur.delayed, n,
+			 atomic_load(&rt_causal.offcpu_ns) - cur.offcpu0, 0);
 	/* Long enough for MIN_VISITS, and back to shorter ones (more of them, each paired
 	 * with its baselines more closely in time) when the program is faster again. */
 	if (visits < MIN_VISITS && *duration < MAX_DURATION_NS)
 		*duration *= 2;
 	else if (visits > 4 * MIN_VISITS && *duration / 2 >= ctl.duration_ns)
 		*duration /= 2;
+}
+
+static void run_experiment(unsigned experiment, uint64_t *duration)
+{
+	int64_t unit = choose_unit(experiment);
+
+	if (unit < 0)
+		return;
+	begin_experiment(unit, experiment, *duration);
+	experiment_until(cur.deadline, cur.in_flight, &cur.nsamples);
+	atomic_store(&rt_causal.active, 0);
+	if (atomic_load(&ctl.stop))
+		return; /* cut short by the end of the program: not a whole experiment */
+	end_experiment(duration);
 }
 
 static void *controller(void *arg)
@@ -232,6 +259,57 @@ static void *controller(void *arg)
 	return NULL;
 }
 
+/*
+ * A fork child starts no thread of ours: many children exec at once or never run the code
+ * in scope. Its experiments are run by its own threads' samples instead (each sample of a
+ * program thread is a tick, from the handler): the tick that finds the experiment's time
+ * up ends it and writes its record, the next one after the pause begins another. Samples
+ * come every millisecond of a running thread's CPU time, so an experiment ends within about
+ * that of its deadline; a child that does not run makes none. Everything here is
+ * async-signal-safe; one tick at a time (a flag the others do not wait for).
+ */
+static struct {
+	atomic_int on, busy;
+	bool running;
+	unsigned experiment;
+	uint64_t duration, next_start;
+} tick;
+
+void rt_causal_control_tick(void)
+{
+	uint64_t now;
+
+	if (!atomic_load_explicit(&tick.on, memory_order_relaxed) ||
+	    atomic_exchange_explicit(&tick.busy, 1, memory_order_acquire))
+		return;
+	now = rt_now_ns();
+	if (tick.running) {
+		if (rt_causal_add_in_flight(cur.in_flight, RT_CAUSAL_MAX_POINTS))
+			cur.nsamples++;
+		if (now >= cur.deadline) {
+			atomic_store(&rt_causal.active, 0);
+			end_experiment(&tick.duration);
+			tick.running = false;
+			tick.experiment++;
+			tick.next_start = rt_now_ns() + COOLDOWN_NS;
+			/* Random selection: the samples of the pause choose the next unit. */
+			if (!ctl.fixed && !(tick.experiment & 1))
+				atomic_store(&rt_causal.selected, RT_CAUSAL_CHOOSING);
+		}
+	} else if (now >= tick.next_start && rt_active()) {
+		int64_t unit = ctl.fixed ? (int64_t)((tick.experiment / 2) % rt_causal_nunits())
+					 : atomic_load(&rt_causal.selected);
+
+		if (unit >= 0) {
+			if (ctl.fixed)
+				atomic_store(&rt_causal.selected, unit);
+			begin_experiment(unit, tick.experiment, tick.duration);
+			tick.running = true;
+		}
+	}
+	atomic_store_explicit(&tick.busy, 0, memory_order_release);
+}
+
 /* The whole run (of this process) as one experiment, from now; process_stop writes it. */
 static void start_end_to_end(void)
 {
@@ -239,6 +317,7 @@ static void start_end_to_end(void)
 	atomic_store(&rt_causal.speedup, ctl.e2e_speedup);
 	ctl.e2e_start = rt_now_ns();
 	ctl.e2e_delay0 = atomic_load(&rt_causal.global_delay);
+	ctl.e2e_offcpu0 = atomic_load(&rt_causal.offcpu_ns);
 	atomic_store(&rt_causal.experiment_delay0, ctl.e2e_delay0);
 	rt_causal_read_points(ctl.e2e_points, RT_CAUSAL_MAX_POINTS);
 	atomic_store(&rt_causal.active, 1);
@@ -286,11 +365,28 @@ int rt_causal_control_fork_child(void)
 	atomic_store(&rt_causal.active, 0);
 	memset(ctl.next_of_unit, 0, sizeof(ctl.next_of_unit));
 	ctl.rng = (rt_now_ns() ^ ((uint64_t)getpid() << 32)) | 1;
-	return start_controller();
+	if (ctl.e2e_unit >= 0) {
+		atomic_store(&tick.on, 0);
+		return start_controller();
+	}
+	/* Its experiments come from its samples (rt_causal_control_tick), the first one now. */
+	tick.running = false;
+	tick.experiment = 0;
+	tick.duration = ctl.duration_ns;
+	tick.next_start = 0;
+	atomic_store(&tick.busy, 0);
+	atomic_store(&rt_causal.selected, ctl.fixed ? RT_CAUSAL_NONE : RT_CAUSAL_CHOOSING);
+	atomic_store(&tick.on, 1);
+	return 0;
 }
 
 void rt_causal_control_stop(void)
 {
+	if (atomic_exchange(&tick.on, 0)) {
+		/* A running one is cut short: not a whole experiment. A tick in progress on
+		 * another thread finishes what it began. */
+		atomic_store(&rt_causal.active, 0);
+	}
 	if (ctl.e2e_unit >= 0 && atomic_load(&rt_causal.active)) {
 		uint64_t after[RT_CAUSAL_MAX_POINTS];
 		unsigned n = rt_causal_read_points(after, RT_CAUSAL_MAX_POINTS);
@@ -299,7 +395,9 @@ void rt_causal_control_stop(void)
 		write_experiment(ctl.e2e_unit, ctl.e2e_speedup, ctl.e2e_start, rt_now_ns(),
 				 atomic_load(&rt_causal.global_delay) - ctl.e2e_delay0,
 				 atomic_load(&rt_causal.selected_samples), ctl.e2e_points, after,
-				 NULL, 0, NULL, n, SC_CAUSAL_END_TO_END);
+				 NULL, 0, NULL, n,
+				 atomic_load(&rt_causal.offcpu_ns) - ctl.e2e_offcpu0,
+				 SC_CAUSAL_END_TO_END);
 	}
 	if (ctl.running) {
 		struct timespec deadline;

@@ -52,7 +52,8 @@ static RT_TLS int blocked_since_sample;
 /* When the thread last woke from a wait the wrappers saw (wall and its CPU time then). */
 static RT_TLS uint64_t woke_wall, woke_cpu;
 static RT_TLS long last_switches = -1;
-static RT_TLS int paying; /* in pay_delays: a sample meanwhile does not pay twice */
+static RT_TLS int paying;  /* in pay_delays: a sample meanwhile does not pay twice */
+static RT_TLS bool paused; /* this sample paused (its switches are to be read again) */
 /* A thread of the program (started through the wrapper, or sampled): the runtime's own
  * threads block every signal and are never delayed, nor made to catch up. */
 static RT_TLS int program_thread;
@@ -232,7 +233,8 @@ static int load_scope(const char *path)
  * overshot lately (a moving average), and makes up a short remainder by spinning on the
  * clock, which is exact. Returns the time it actually paused.
  */
-#define SPIN_MAX_NS 200000u /* longer remainders are left for the next payment */
+#define SPIN_MAX_NS 200000u    /* longer remainders are left for the next payment */
+#define LATE_STALL_NS 1000000u /* a sleep later than this: it waited for a CPU */
 
 static RT_TLS uint64_t oversleep_ns; /* this thread's recent nanosleep lateness, averaged */
 
@@ -261,6 +263,10 @@ static uint64_t pause_for(uint64_t owed)
 	if (now - t0 < owed && owed - (now - t0) <= SPIN_MAX_NS)
 		while ((now = rt_now_ns()) - t0 < owed)
 			cpu_relax();
+	/* A pause that ends far later than asked waited for a CPU (a throttle), not a timer. */
+	if (now - t0 > owed + LATE_STALL_NS)
+		atomic_fetch_add_explicit(&rt_causal.offcpu_ns, now - t0 - owed,
+					  memory_order_relaxed);
 	return now - t0;
 }
 
@@ -340,11 +346,21 @@ static uint64_t wall_for(uint64_t cpu, uint64_t span)
 	return span > cpu ? span : cpu;
 }
 
+/* A span of `wall` ns in which the thread ran `cpu` ns without blocking: the rest it waited
+ * for a CPU (one atomic add, only when there is some). */
+static void count_offcpu(uint64_t wall, uint64_t cpu)
+{
+	if (wall > cpu)
+		atomic_fetch_add_explicit(&rt_causal.offcpu_ns, wall - cpu, memory_order_relaxed);
+}
+
 static uint64_t sample_period(uint64_t cpu_ns)
 {
 	uint64_t wall = rt_now_ns(), cpu, span;
 	long switches = voluntary_switches();
 	bool blocked = blocked_since_sample || switches < 0 || switches != last_switches;
+
+	last_switches = switches; /* read again after a pause (rt_causal_sample) */
 	bool woke = blocked_since_sample && woke_wall > last_wall && woke_wall <= wall &&
 		    woke_cpu <= cpu_ns && (!last_cpu || woke_cpu >= last_cpu);
 
@@ -360,11 +376,13 @@ static uint64_t sample_period(uint64_t cpu_ns)
 		uint64_t after = cpu_ns - woke_cpu, before = woke_cpu - last_cpu;
 
 		last_cpu = cpu_ns;
+		count_offcpu(wall - woke_wall, after);
 		return before + wall_for(after, wall - woke_wall);
 	}
 	last_cpu = cpu_ns;
 	if (blocked)
 		return cpu;
+	count_offcpu(span, cpu);
 	return wall_for(cpu, span);
 }
 
@@ -402,16 +420,21 @@ static void take_sample(uint64_t cpu_ns)
 		insert_delay(period);
 		atomic_fetch_add(&rt_causal.selected_samples, 1);
 	}
-	pay_delays();
+	if (pay_delays())
+		paused = true;
 }
 
 void rt_causal_sample(uint64_t cpu_ns)
 {
 	program_thread = 1;
+	paused = false;
 	take_sample(cpu_ns);
-	/* After any pause: the next span and switches are the program's own. */
+	rt_causal_control_tick();
+	/* After any pause: the next span and switches are the program's own (a sample that
+	 * did not pause keeps the count it read, one system call fewer). */
 	last_wall = rt_now_ns();
-	last_switches = voluntary_switches();
+	if (paused)
+		last_switches = voluntary_switches();
 }
 
 void rt_causal_pre_block(void)
@@ -474,6 +497,14 @@ static void thread_start(struct rt_thread *t)
 static void thread_stop(struct rt_thread *t)
 {
 	(void)t;
+	/* The end since its last sample, when it did not block meanwhile: a thread kept off
+	 * its CPU there and ending before another sample would not be seen otherwise. */
+	if (atomic_load(&rt_causal.active) && last_cpu && last_wall && !blocked_since_sample) {
+		uint64_t wall = rt_now_ns(), cpu = rt_thread_cpu_ns();
+
+		if (wall > last_wall && cpu > last_cpu)
+			count_offcpu(wall - last_wall, cpu - last_cpu);
+	}
 	/* The time since its last sample, in the selected unit where that sample was, is not
 	 * sampled: a short thread would lose half a period of its speedup every time. */
 	if (atomic_load(&rt_causal.active) && last_cpu && last_unit >= 0 &&

@@ -35,6 +35,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -641,15 +642,15 @@ static atomic_int throttle_noted, closed_noted;
  */
 static bool still_perf_event(int fd)
 {
-	char path[32], target[64];
-	ssize_t n;
+	struct stat st;
+	uint64_t id;
 
-	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-	n = readlink(path, target, sizeof(target) - 1);
-	if (n < 0)
-		return errno != ENOENT && errno != EBADF; /* no /proc: take it as ours */
-	target[n] = '\0';
-	return !strcmp(target, "anon_inode:[perf_event]");
+	/* A perf event is an anonymous inode (no file type bits), and only a perf event
+	 * answers PERF_EVENT_IOC_ID: two cheap calls, where reading the /proc/self/fd link
+	 * walked a path at every thread's end (~10 us). */
+	if (fstat(fd, &st))
+		return errno != EBADF;
+	return !(st.st_mode & S_IFMT) && ioctl(fd, PERF_EVENT_IOC_ID, &id) == 0;
 }
 
 static void thread_stop(struct rt_thread *t)
