@@ -125,7 +125,15 @@ void rt_patch_counted_fork_child(void);
  * `calls` counted calls of patch id `id` into its function's untimed count. */
 uint32_t rt_patch_counted_ids(void);
 void rt_patch_add_counted(uint32_t id, uint64_t calls);
+/* apply.c, for syscope attach's detach: the id tables (256 MiB of address space) unmapped
+ * when nothing was patched, so that a detached process keeps none of them and the next
+ * attach maps them anew; an image with patches keeps them (its trampolines' stubs read them)
+ * and the next attach uses them again. After the recording stopped (rt_active() false). */
+void rt_patch_release(void);
 #else
+static inline void rt_patch_release(void)
+{
+}
 static inline uint32_t rt_patch_counted_ids(void)
 {
 	return 0;
