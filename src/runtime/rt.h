@@ -58,6 +58,9 @@ struct rt_slot {
 	 * half): recorder.c, flush_slot. */
 	uint64_t flushed;
 	uint32_t handoff; /* its closed chunk's entry for the writer thread + 1; 0: none */
+	/* Bytes of the chunk below which nothing is this slot's to count as lost: its first
+	 * record, then the end of what a failed write counted (recorder.c, count_unwritten). */
+	uint32_t counted;
 };
 
 struct rt_thread {
