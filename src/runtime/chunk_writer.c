@@ -50,7 +50,7 @@ enum entry_state {
 
 struct entry {
 	atomic_uint state;
-	uint32_t index, used;
+	uint32_t index, used, known; /* known: bytes of whole records the file holds already */
 	const char *base;
 };
 
@@ -82,9 +82,10 @@ static bool write_posted(void)
 		    !atomic_compare_exchange_strong(&e->state, &posted, WRITING))
 			continue;
 		any = true;
-		if (atomic_exchange(&e->state, rt_recorder_write_chunk(e->base, e->index, e->used)
-						       ? WRITTEN
-						       : FAILED) == WRITING_WAITED)
+		if (atomic_exchange(&e->state,
+				    rt_recorder_write_chunk(e->base, e->index, e->used, e->known)
+					    ? WRITTEN
+					    : FAILED) == WRITING_WAITED)
 			futex(&e->state, FUTEX_WAKE, INT_MAX, NULL);
 	}
 	return any;
@@ -149,7 +150,7 @@ void rt_writer_forget(void)
 	atomic_store(&w.running, false); /* a fork child: the thread stayed in the parent */
 }
 
-uint32_t rt_writer_post(const char *base, uint32_t index, uint32_t used)
+uint32_t rt_writer_post(const char *base, uint32_t index, uint32_t known, uint32_t used)
 {
 	unsigned at, free_state = FREE;
 	struct entry *e;
@@ -163,6 +164,7 @@ uint32_t rt_writer_post(const char *base, uint32_t index, uint32_t used)
 	e->base = base;
 	e->index = index;
 	e->used = used;
+	e->known = known;
 	atomic_store(&e->state, POSTED);
 	atomic_fetch_add(&w.posts, 1);
 	if (atomic_load(&w.waiting))

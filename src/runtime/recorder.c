@@ -227,15 +227,20 @@ static uint32_t flushed_bytes(const struct rt_slot *s)
 	return FLUSHED_BYTES(__atomic_load_n(&s->flushed, __ATOMIC_ACQUIRE));
 }
 
-/* A write of chunk `index` stopped after `done` bytes (a disk filling up): the file must end
- * its records at a whole one, or the reader would take a record cut short (its header
- * written, the rest zero) for whole. The headers of the record cut, already in the file, are
- * zeroed there (no new blocks needed). Returns where the whole records end. */
-static uint32_t cut_at_record(int fd, const char *base, uint32_t index, uint32_t done)
+/* A write of chunk `index` stopped after `done` bytes (a disk filling up), the file holding
+ * whole records up to `known` before: it must end its records at a whole one, or the reader
+ * would take a record cut short (its header written, the rest zero) for whole. The header of
+ * the record cut, already in the file, is zeroed there (no new blocks needed). Returns where
+ * the whole records in the file end. */
+static uint32_t cut_at_record(int fd, const char *base, uint32_t index, uint32_t done,
+			      uint32_t known)
 {
 	static const char zeros[sizeof(struct sc_record)];
-	uint32_t pos = sizeof(struct sc_chunk_header);
+	uint32_t pos =
+		known > sizeof(struct sc_chunk_header) ? known : sizeof(struct sc_chunk_header);
 
+	if (done <= known)
+		return known; /* nothing past what the file held: it still holds that */
 	if (done <= pos)
 		return 0; /* not even the chunk's header: nothing of it counts as written */
 	for (;;) {
@@ -248,15 +253,15 @@ static uint32_t cut_at_record(int fd, const char *base, uint32_t index, uint32_t
 	}
 	if (pos < done && pwrite(fd, zeros, done - pos < sizeof(zeros) ? done - pos : sizeof(zeros),
 				 chunk_offset(index) + pos) < 0)
-		return 0; /* the cut record stays in the file: count the whole chunk */
+		return known; /* the cut record stays in the file: count all after `known` */
 	return pos;
 }
 
-/* The first `used` bytes of chunk `index` from `base` into the file. Returns `used`, or, when
- * a write failed, how many bytes of whole records are in the file (0 if none); the caller
- * tries again later, and counts what never gets there as lost (count_unwritten).
- * Async-signal-safe. */
-static uint32_t write_chunk(const char *base, uint32_t index, uint32_t used)
+/* The first `used` bytes of chunk `index` from `base` into the file, which holds whole
+ * records of it up to `known` already. Returns `used`, or, when a write failed, how many
+ * bytes of whole records are in the file (0 if none); the caller tries again later, and
+ * counts what never gets there as lost (count_unwritten). Async-signal-safe. */
+static uint32_t write_chunk(const char *base, uint32_t index, uint32_t used, uint32_t known)
 {
 	uint32_t done = 0;
 	int fd = file_fd();
@@ -269,16 +274,16 @@ static uint32_t write_chunk(const char *base, uint32_t index, uint32_t used)
 		if (n <= 0) {
 			if (n < 0 && errno == EINTR)
 				continue;
-			return fd < 0 ? 0 : cut_at_record(fd, base, index, done);
+			return fd < 0 ? known : cut_at_record(fd, base, index, done, known);
 		}
 		done += (uint32_t)n;
 	}
 	return used;
 }
 
-bool rt_recorder_write_chunk(const char *base, uint32_t index, uint32_t used)
+bool rt_recorder_write_chunk(const char *base, uint32_t index, uint32_t used, uint32_t known)
 {
-	return recorder.fd >= 0 && write_chunk(base, index, used) == used;
+	return recorder.fd >= 0 && write_chunk(base, index, used, known) == used;
 }
 
 /* The file holds the first `used` bytes of slot `s`'s chunk (the writer thread wrote them). */
@@ -360,7 +365,7 @@ static void flush_slot(struct rt_slot *s, uint32_t used)
 		/* The slot moved on to another chunk (its owner exchanged): not ours now. */
 		if (tries && (s->base != base || s->index != index))
 			return;
-		written = write_chunk(base, index, used);
+		written = write_chunk(base, index, used, FLUSHED_BYTES(seen));
 		if (written < used) {
 			/* Whole records before the failure are in the file: claimed, so that only
 			 * those after them count as lost if it never gets better. */
@@ -701,7 +706,7 @@ static bool exchange(struct rt_thread *t, uint32_t gen, uint32_t off, enum sc_lo
 	 * (this exchange interrupted it: it finishes there afterwards). */
 	if (closed && !t->writing)
 		closed->handoff =
-			rt_writer_post(closed->base, closed->index,
+			rt_writer_post(closed->base, closed->index, flushed_bytes(closed),
 				       ((const struct sc_chunk_header *)closed->base)->used);
 	if (t->pending_lost_records) {
 		struct sc_rec_lost lost = { .ts = rt_now_ns(),

@@ -202,15 +202,16 @@ void rt_recorder_flush_all(void);
 /* The calling thread's buffered records into the file (attach's thread, which an exec of the
  * program would end without a word). */
 void rt_recorder_flush_self(void);
-/* The first `used` bytes of chunk `index`, from `base`, into the file; false if it failed. */
-bool rt_recorder_write_chunk(const char *base, uint32_t index, uint32_t used);
+/* The first `used` bytes of chunk `index`, from `base`, into the file, which holds its whole
+ * records up to `known` already; false if it failed. */
+bool rt_recorder_write_chunk(const char *base, uint32_t index, uint32_t used, uint32_t known);
 
 /* ---- chunk_writer.c: the thread that writes closed chunks for their threads ---- */
 void rt_writer_start(void);
 void rt_writer_stop(void);
 void rt_writer_forget(void); /* in a fork child */
 /* Post a closed chunk; returns its handle, 0 if not taken (the owner writes it itself). */
-uint32_t rt_writer_post(const char *base, uint32_t index, uint32_t used);
+uint32_t rt_writer_post(const char *base, uint32_t index, uint32_t known, uint32_t used);
 /* Take the chunk back before reusing its buffer (waits for a write in progress); true if
  * the writer wrote it. */
 bool rt_writer_take_back(uint32_t handle);

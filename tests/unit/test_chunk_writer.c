@@ -68,12 +68,12 @@ static bool in_futex(int tid)
 	return atoi(buf) == SYS_futex && buf[0] != '-';
 }
 
-bool rt_recorder_write_chunk(const char *base, uint32_t index, uint32_t used)
+bool rt_recorder_write_chunk(const char *base, uint32_t index, uint32_t used, uint32_t known)
 {
 	double end = now_s() + DEADLINE_S;
 	struct timespec ms = { .tv_nsec = 1000000 };
 
-	(void)base, (void)index, (void)used;
+	(void)base, (void)index, (void)used, (void)known;
 	atomic_store(&in_write, 1);
 	while (!atomic_load(&owner_tid) && now_s() < end)
 		nanosleep(&ms, NULL);
@@ -98,7 +98,7 @@ static bool post_and_take_back(void)
 
 	atomic_store(&in_write, 0);
 	atomic_store(&owner_tid, 0);
-	handle = rt_writer_post(chunk, 7, sizeof(chunk));
+	handle = rt_writer_post(chunk, 7, 0, sizeof(chunk));
 	CHECK(handle != 0);
 	while (!atomic_load(&in_write) && now_s() < end)
 		nanosleep(&ms, NULL);
