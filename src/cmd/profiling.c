@@ -243,21 +243,55 @@ static struct sc_extra_opt *join_extras(const struct sc_extra_opt *common,
 	return all;
 }
 
+/* Lists of ids the runtime would only note at run time (and then record no per-CPU track, no
+ * GPU telemetry, or sample every thread): refused before the program starts. */
+static void check_id_lists(const struct sc_cli *cli)
+{
+	static const struct {
+		enum sc_setting_id id;
+		const char *flag, *what, *example;
+		unsigned max;
+		bool all;
+	} lists[] = {
+		{ SC_SET_PROCESS_CPUS, "cpus", "CPU ids", "0,2-5", SC_ID_LIST_MAX_CPUS, true },
+		{ SC_SET_SAMPLING_GPUS, "gpus", "GPU indexes", "0,2-3", SC_ID_LIST_MAX_GPUS, true },
+		{ SC_SET_SAMPLING_TIDS, "sampling-tids",
+		  "thread indexes (creation order, 0 = main)", "0,2-4", SC_ID_LIST_MAX_TIDS,
+		  false },
+	};
+	unsigned long bits[SC_ID_LIST_MAX_TIDS / (8 * sizeof(unsigned long))];
+
+	for (size_t i = 0; i < sizeof(lists) / sizeof(lists[0]); i++) {
+		const char *text = sc_str(&cli->settings, lists[i].id);
+
+		if (!text || !*text || (lists[i].all && !strcmp(text, "all")))
+			continue;
+		if (lists[i].max > SC_ID_LIST_MAX_TIDS ||
+		    sc_parse_id_list(text, bits, lists[i].max))
+			sc_die(SC_EXIT_USAGE,
+			       "--%s '%s' is not valid (valid: %s and ranges of them from 0 to %u, "
+			       "e.g. %s%s)",
+			       lists[i].flag, text, lists[i].what, lists[i].max - 1,
+			       lists[i].example, lists[i].all ? ", or 'all'" : "");
+	}
+}
+
 /* --cpus naming CPUs this machine does not have: those get no track, say so before the run
- * (a list that does not parse is the runtime's note). */
+ * (a list that does not parse was refused by check_id_lists). */
 static void check_cpus(const struct sc_cli *cli)
 {
 	const char *list = sc_str(&cli->settings, SC_SET_PROCESS_CPUS);
 	long have = sysconf(_SC_NPROCESSORS_CONF);
-	unsigned long bits[4096 / (8 * sizeof(unsigned long))];
+	unsigned long bits[SC_ID_LIST_MAX_CPUS / (8 * sizeof(unsigned long))];
 	char missing[128] = "";
 	long first = -1;
 	bool several;
 
-	if (!*list || !strcmp(list, "all") || have < 1 || sc_parse_id_list(list, bits, 4096))
+	if (!*list || !strcmp(list, "all") || have < 1 ||
+	    sc_parse_id_list(list, bits, SC_ID_LIST_MAX_CPUS))
 		return;
-	for (long id = have; id <= 4096; id++) {
-		bool set = id < 4096 &&
+	for (long id = have; id <= (long)SC_ID_LIST_MAX_CPUS; id++) {
+		bool set = id < (long)SC_ID_LIST_MAX_CPUS &&
 			   (bits[id / (8 * sizeof(long))] >> (id % (8 * sizeof(long))) & 1);
 
 		if (set && first < 0)
@@ -389,6 +423,7 @@ bool sc_profiling_cli(struct sc_cli *cli, const struct sc_verb *verb, int argc, 
 		sc_preset_free(&p);
 	}
 	apply_domains(cli, &df, preset_sampled);
+	check_id_lists(cli);
 	check_cpus(cli);
 	sc_out_force = force != NULL;
 	if (export) {

@@ -161,6 +161,11 @@ int sc_parse_bool(const char *text, bool *out);
  * Returns 0 or -EINVAL.
  */
 int sc_parse_id_list(const char *text, unsigned long *bitmap, unsigned nbits);
+/* How many ids each id-list setting can name (the runtime's tables): --cpus, --gpus,
+ * --sampling-tids. The launcher refuses a list beyond them before the program starts. */
+#define SC_ID_LIST_MAX_CPUS 1024u
+#define SC_ID_LIST_MAX_GPUS 64u
+#define SC_ID_LIST_MAX_TIDS 4096u
 
 const char *sc_setting_type_name(enum sc_setting_type type);
 const char *sc_setting_layer_name(enum sc_setting_layer layer);

@@ -201,6 +201,27 @@ static json_t *ext_get(const struct source *s, const char *key)
 	return json_object_get(json_object_get(s->ext, "syscope"), key);
 }
 
+/* The process's notes, kept in its extdata by the rocpd sink (one copy per process, so a
+ * merged database says each process's once). */
+static void import_notes(struct sc_model *m, int32_t pid, json_t *notes)
+{
+	size_t i;
+	json_t *n;
+
+	json_array_foreach (notes, i, n) {
+		const char *text = json_string_value(json_object_get(n, "text"));
+		struct sc_note *note;
+
+		if (!text)
+			continue;
+		note = VEC_PUSH(&m->notes);
+		note->pid = pid;
+		note->ts = (uint64_t)json_integer_value(json_object_get(n, "ts"));
+		note->level = (uint32_t)json_integer_value(json_object_get(n, "level"));
+		note->text = sc_strtab_intern(&m->strings, text);
+	}
+}
+
 static void emit_process(struct source *s, sqlite3_stmt *p)
 {
 	struct sc_rec_process r = { .ts = s->img->start_ns, .pid = s->pid };
@@ -1073,6 +1094,7 @@ static void add_process(struct importer *imp, sqlite3_stmt *p)
 	img->lost_records = (uint64_t)json_integer_value(ext_get(s, "lost_records"));
 	img->lost_bytes = (uint64_t)json_integer_value(ext_get(s, "lost_bytes"));
 	img->lost_samples = (uint64_t)json_integer_value(ext_get(s, "lost_samples"));
+	import_notes(imp->m, s->pid, ext_get(s, "notes"));
 }
 
 int sc_model_import_rocpd(struct sc_model *m, struct sc_session *s, char *const *paths, size_t n,

@@ -43,6 +43,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "patch/patch.h"
 #include "sources/source.h"
 
 #define RESCAN_NS 50000000ull
@@ -135,6 +136,7 @@ static void detach(void)
 		write_state("note", "a sampler signal was still pending: syscope's handler stays, "
 				    "dormant, in front of the program's");
 	rt_recorder_close();
+	rt_patch_release(); /* nothing patched: its tables go (patch.h) */
 }
 
 static void *attach_child_main(void *arg);

@@ -8,7 +8,8 @@
  * (rt_thread.writing: a signal handler may close it under an interrupted writer, which then
  * finishes its record there), it posts the chunk here; this thread writes it while the owner
  * fills its other buffer. When the owner needs that buffer again it takes the chunk back: not
- * yet written, it writes it itself as before; being written, it waits for the write.
+ * yet written, it writes it itself as before; being written, it sleeps on a futex until the
+ * write is done (rt_writer_take_back).
  *
  * The owner's memory is never touched but the chunk's buffer, and only while an entry is
  * WRITING, which the owner waits out before reusing or unmapping the buffer. An entry becomes
@@ -21,6 +22,8 @@
  * fork child's threads write their own chunks, as do those of a process under `syscope
  * attach`, where the recorder is not this one's to keep).
  */
+#include <errno.h>
+#include <limits.h>
 #include <linux/futex.h>
 #include <pthread.h>
 #include <sched.h>
@@ -38,13 +41,16 @@ enum entry_state {
 	FILLING,
 	POSTED,
 	WRITING,
+	WRITING_WAITED, /* being written, and its owner sleeps on the state until it is */
 	WRITTEN,
 	FAILED
 };
 
+#define TAKE_BACK_NAP_NS 10000000 /* a lost wake-up (none should be) costs this at most */
+
 struct entry {
 	atomic_uint state;
-	uint32_t index, used;
+	uint32_t index, used, known; /* known: bytes of whole records the file holds already */
 	const char *base;
 };
 
@@ -76,9 +82,11 @@ static bool write_posted(void)
 		    !atomic_compare_exchange_strong(&e->state, &posted, WRITING))
 			continue;
 		any = true;
-		atomic_store(&e->state, rt_recorder_write_chunk(e->base, e->index, e->used)
-						? WRITTEN
-						: FAILED);
+		if (atomic_exchange(&e->state,
+				    rt_recorder_write_chunk(e->base, e->index, e->used, e->known)
+					    ? WRITTEN
+					    : FAILED) == WRITING_WAITED)
+			futex(&e->state, FUTEX_WAKE, INT_MAX, NULL);
 	}
 	return any;
 }
@@ -142,7 +150,7 @@ void rt_writer_forget(void)
 	atomic_store(&w.running, false); /* a fork child: the thread stayed in the parent */
 }
 
-uint32_t rt_writer_post(const char *base, uint32_t index, uint32_t used)
+uint32_t rt_writer_post(const char *base, uint32_t index, uint32_t known, uint32_t used)
 {
 	unsigned at, free_state = FREE;
 	struct entry *e;
@@ -156,6 +164,7 @@ uint32_t rt_writer_post(const char *base, uint32_t index, uint32_t used)
 	e->base = base;
 	e->index = index;
 	e->used = used;
+	e->known = known;
 	atomic_store(&e->state, POSTED);
 	atomic_fetch_add(&w.posts, 1);
 	if (atomic_load(&w.waiting))
@@ -163,15 +172,29 @@ uint32_t rt_writer_post(const char *base, uint32_t index, uint32_t used)
 	return at + 1;
 }
 
+/*
+ * Being written: the owner sleeps on the entry's state until the writer thread stores the
+ * result (one pwrite; the writer wakes it only when it said it sleeps, WRITING_WAITED). Each
+ * sleep is bounded, so even a lost wake-up costs one nap. A signal handler may be here (an
+ * exchange in a sample): FUTEX_WAIT is a plain system call, and errno is kept.
+ */
 bool rt_writer_take_back(uint32_t handle)
 {
+	const struct timespec nap = { .tv_nsec = TAKE_BACK_NAP_NS };
 	struct entry *e = &w.ring[(handle - 1) % ENTRIES];
 	unsigned state = POSTED;
+	int saved_errno;
 
 	if (atomic_compare_exchange_strong(&e->state, &state, FREE))
 		return false; /* not begun: the owner writes it */
-	while ((state = atomic_load(&e->state)) == WRITING)
-		sched_yield(); /* one pwrite */
+	saved_errno = errno;
+	while ((state = atomic_load(&e->state)) == WRITING || state == WRITING_WAITED) {
+		if (state == WRITING &&
+		    !atomic_compare_exchange_strong(&e->state, &state, WRITING_WAITED))
+			continue; /* written meanwhile */
+		futex(&e->state, FUTEX_WAIT, WRITING_WAITED, &nap);
+	}
+	errno = saved_errno;
 	atomic_store(&e->state, FREE);
 	return state == WRITTEN;
 }

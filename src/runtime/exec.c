@@ -9,6 +9,9 @@
  * driver's injection path...) are carried the same way, so a program that execs with an
  * environment of its own keeps its child traced.
  *
+ * Only an exec that can happen ends the image (may_exec): the tries of a PATH search that
+ * find no program there end nothing.
+ *
  * These wrappers may run in a vfork() child, which shares the parent's memory: they allocate
  * nothing (the new environment lives on the stack) and record only when getpid() says we
  * are the process the runtime was started in.
@@ -23,10 +26,13 @@
 #include "sources/source.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define MAX_CARRIED 128
@@ -125,8 +131,9 @@ static const char *excluded_name(int index, char *buf, size_t n)
 	return "?";
 }
 
-/* Whether the child that runs `path` is profiled; counts or notes one that is not. */
-static bool follow_program(const char *path, bool spawned)
+/* Whether the child that runs `path` is profiled; counts or notes one that is not, unless
+ * the exec cannot happen (`runs` false: a PATH search's try). */
+static bool follow_program(const char *path, bool spawned, bool runs)
 {
 	int i;
 
@@ -135,6 +142,8 @@ static bool follow_program(const char *path, bool spawned)
 	i = excluded_index(path);
 	if (i < 0)
 		return true;
+	if (!runs)
+		return false;
 	if (!spawned && rt_active() && getpid() == rt_proc.pid) {
 		char name[64];
 
@@ -251,6 +260,50 @@ static bool in_own_process(void)
 	return rt_active() && getpid() == rt_proc.pid;
 }
 
+/*
+ * Whether an exec of `path` can get as far as replacing the program: a regular file this
+ * process may execute. A shell searching PATH (dash, busybox) calls execve on every folder's
+ * candidate, which fails (ENOENT, EACCES) before anything of the program is replaced; such a
+ * try must end nothing (no EXEC record, no end of the file, no end of the calls in progress).
+ * A try that passes this and fails all the same (ENOEXEC, E2BIG...) is undone afterwards.
+ * Stack-only: vfork-safe.
+ */
+static bool may_exec(const char *path)
+{
+	struct stat st;
+
+	return path && *path && !stat(path, &st) && S_ISREG(st.st_mode) &&
+	       !faccessat(AT_FDCWD, path, X_OK, AT_EACCESS);
+}
+
+/* The same for execvp's search: `file` itself when it names a folder, else the first of
+ * PATH's folders (the C library's default when PATH is unset) that holds it. */
+static bool may_exec_search(const char *file)
+{
+	const char *dirs = getenv("PATH");
+	char path[PATH_MAX];
+
+	if (!file || !*file)
+		return false;
+	if (strchr(file, '/'))
+		return may_exec(file);
+	if (!dirs)
+		dirs = "/bin:/usr/bin";
+	for (;;) {
+		size_t len = strcspn(dirs, ":");
+
+		/* An empty entry is the current folder. */
+		if (len + strlen(file) + 2 <= sizeof(path) &&
+		    snprintf(path, sizeof(path), "%.*s%s%s", (int)len, len ? dirs : ".", "/",
+			     file) > 0 &&
+		    may_exec(path))
+			return true;
+		if (!dirs[len])
+			return false;
+		dirs += len + 1;
+	}
+}
+
 static void before_exec(const char *path)
 {
 	struct sc_rec_exec rec = { .ts = rt_now_ns() };
@@ -285,27 +338,35 @@ static void record_spawn(int rc, const pid_t *pid)
 	rt_record(SC_REC_FORK, 0, &rec.ts, sizeof(rec) - sizeof(rec.hdr), NULL, 0);
 }
 
-#define WITH_CHILD_ENV(env, newenv, path, spawned)                 \
-	char *newenv##_arr[env_count(env) + (size_t)ncarried + 2]; \
-	char newenv##_preload[PRELOAD_MAX];                        \
-	char **newenv =                                            \
-		child_env(env, newenv##_arr, newenv##_preload, follow_program(path, spawned))
+#define WITH_CHILD_ENV(env, newenv, path, spawned, runs)               \
+	char *newenv##_arr[env_count(env) + (size_t)ncarried + 2];     \
+	char newenv##_preload[PRELOAD_MAX];                            \
+	char **newenv = child_env(env, newenv##_arr, newenv##_preload, \
+				  follow_program(path, spawned, runs))
 
 RT_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 {
-	WITH_CHILD_ENV(envp, env, path, false);
-	before_exec(path);
+	bool may = may_exec(path);
+	WITH_CHILD_ENV(envp, env, path, false, may);
+
+	if (may)
+		before_exec(path);
 	RT_REAL(execve)(path, argv, env);
-	exec_failed();
+	if (may)
+		exec_failed();
 	return -1;
 }
 
 RT_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
 {
-	WITH_CHILD_ENV(envp, env, file, false);
-	before_exec(file);
+	bool may = may_exec_search(file);
+	WITH_CHILD_ENV(envp, env, file, false, may);
+
+	if (may)
+		before_exec(file);
 	RT_REAL(execvpe)(file, argv, env);
-	exec_failed();
+	if (may)
+		exec_failed();
 	return -1;
 }
 
@@ -321,7 +382,7 @@ RT_EXPORT int execvp(const char *file, char *const argv[])
 
 RT_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 {
-	WITH_CHILD_ENV(envp, env, NULL, false);
+	WITH_CHILD_ENV(envp, env, NULL, false, true);
 	before_exec("(fexecve)");
 	RT_REAL(fexecve)(fd, argv, env);
 	exec_failed();
@@ -373,7 +434,7 @@ RT_EXPORT int execle(const char *path, const char *arg, ...)
 RT_EXPORT int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_actions_t *fa,
 			  const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
 {
-	WITH_CHILD_ENV(envp, env, path, true);
+	WITH_CHILD_ENV(envp, env, path, true, true);
 	int rc = RT_REAL(posix_spawn)(pid, path, fa, attr, argv, env);
 
 	record_spawn(rc, pid);
@@ -383,7 +444,7 @@ RT_EXPORT int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_a
 RT_EXPORT int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_actions_t *fa,
 			   const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
 {
-	WITH_CHILD_ENV(envp, env, file, true);
+	WITH_CHILD_ENV(envp, env, file, true, true);
 	int rc = RT_REAL(posix_spawnp)(pid, file, fa, attr, argv, env);
 
 	record_spawn(rc, pid);

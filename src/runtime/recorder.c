@@ -94,7 +94,7 @@ static void count_lost(struct rt_thread *t, uint32_t size, enum sc_lost_cause wh
 	if (recorder.hdr) {
 		__atomic_fetch_add(&recorder.hdr->lost_records, 1, __ATOMIC_RELAXED);
 		__atomic_fetch_add(&recorder.hdr->lost_bytes, size, __ATOMIC_RELAXED);
-		__atomic_fetch_add(&recorder.hdr->lost_by_cause[why], 1, __ATOMIC_RELAXED);
+		__atomic_fetch_add(sc_lost_counter(recorder.hdr, why), 1, __ATOMIC_RELAXED);
 	}
 }
 
@@ -156,12 +156,15 @@ static void trim_unclaimed(void)
 	/* Failed: harmless, the reader skips unclaimed chunks. */
 }
 
+static void count_unwritten_all(void);
+
 void rt_set_end(enum sc_end_reason reason, int status)
 {
 	if (!recorder.hdr)
 		return;
 	if (reason != SC_END_RUNNING) {
 		rt_recorder_flush_all(); /* what the threads' buffers hold, before the end is set */
+		count_unwritten_all();
 		trim_unclaimed();
 	}
 	recorder.hdr->end_status = status;
@@ -236,9 +239,41 @@ static uint32_t flushed_bytes(const struct rt_slot *s)
 	return FLUSHED_BYTES(__atomic_load_n(&s->flushed, __ATOMIC_ACQUIRE));
 }
 
-/* The first `used` bytes of chunk `index` from `base` into the file; false if it failed
- * (counted). Async-signal-safe. */
-static bool write_chunk(const char *base, uint32_t index, uint32_t used)
+/* A write of chunk `index` stopped after `done` bytes (a disk filling up), the file holding
+ * whole records up to `known` before: it must end its records at a whole one, or the reader
+ * would take a record cut short (its header written, the rest zero) for whole. The header of
+ * the record cut, already in the file, is zeroed there (no new blocks needed). Returns where
+ * the whole records in the file end. */
+static uint32_t cut_at_record(int fd, const char *base, uint32_t index, uint32_t done,
+			      uint32_t known)
+{
+	static const char zeros[sizeof(struct sc_record)];
+	uint32_t pos =
+		known > sizeof(struct sc_chunk_header) ? known : sizeof(struct sc_chunk_header);
+
+	if (done <= known)
+		return known; /* nothing past what the file held: it still holds that */
+	if (done <= pos)
+		return 0; /* not even the chunk's header: nothing of it counts as written */
+	for (;;) {
+		uint32_t size = ((const struct sc_record *)(base + pos))->size;
+
+		if (pos + sizeof(struct sc_record) > done || size < sizeof(struct sc_record) ||
+		    pos + size > done)
+			break;
+		pos += size;
+	}
+	if (pos < done && pwrite(fd, zeros, done - pos < sizeof(zeros) ? done - pos : sizeof(zeros),
+				 chunk_offset(index) + pos) < 0)
+		return known; /* the cut record stays in the file: count all after `known` */
+	return pos;
+}
+
+/* The first `used` bytes of chunk `index` from `base` into the file, which holds whole
+ * records of it up to `known` already. Returns `used`, or, when a write failed, how many
+ * bytes of whole records are in the file (0 if none); the caller tries again later, and
+ * counts what never gets there as lost (count_unwritten). Async-signal-safe. */
+static uint32_t write_chunk(const char *base, uint32_t index, uint32_t used, uint32_t known)
 {
 	uint32_t done = 0;
 	int fd = file_fd();
@@ -251,18 +286,16 @@ static bool write_chunk(const char *base, uint32_t index, uint32_t used)
 		if (n <= 0) {
 			if (n < 0 && errno == EINTR)
 				continue;
-			__atomic_fetch_add(&recorder.hdr->write_failed_bytes, used - done,
-					   __ATOMIC_RELAXED);
-			return false;
+			return fd < 0 ? known : cut_at_record(fd, base, index, done, known);
 		}
 		done += (uint32_t)n;
 	}
-	return true;
+	return used;
 }
 
-bool rt_recorder_write_chunk(const char *base, uint32_t index, uint32_t used)
+bool rt_recorder_write_chunk(const char *base, uint32_t index, uint32_t used, uint32_t known)
 {
-	return recorder.fd >= 0 && write_chunk(base, index, used);
+	return recorder.fd >= 0 && write_chunk(base, index, used, known) == used;
 }
 
 /* The file holds the first `used` bytes of slot `s`'s chunk (the writer thread wrote them). */
@@ -274,6 +307,47 @@ static void claim_flushed(struct rt_slot *s, uint32_t used)
 	       !__atomic_compare_exchange_n(&s->flushed, &w, flushed_next(w, used), false,
 					    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 		;
+}
+
+/*
+ * The records of slot `s`'s chunk between what reached the file and `used` that never will
+ * (every write of them failed, and the buffer is given up, or the image ends): counted as
+ * lost once, by walking their headers. `counted` says where the last count ended, claimed
+ * by compare-and-swap since the end-of-image count may run on another thread. A failed write
+ * is retried by every later flush, so only giving the bytes up makes them lost.
+ * Async-signal-safe.
+ */
+static void count_unwritten(struct rt_slot *s, uint32_t used)
+{
+	const char *base = s->base;
+	uint32_t from = flushed_bytes(s), done = __atomic_load_n(&s->counted, __ATOMIC_ACQUIRE);
+	uint64_t n = 0, bytes = 0;
+
+	if (!base || !recorder.hdr)
+		return;
+	if (used > recorder.chunk_size)
+		used = recorder.chunk_size;
+	if (from < done)
+		from = done;
+	if (from >= used || !__atomic_compare_exchange_n(&s->counted, &done, used, false,
+							 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		return;
+	while (from + sizeof(struct sc_record) <= used) {
+		const struct sc_record *r = (const struct sc_record *)(base + from);
+		uint32_t size = __atomic_load_n(&r->size, __ATOMIC_ACQUIRE);
+
+		if (size < sizeof(*r) || size % SC_RECORD_ALIGN || size > used - from || !r->type)
+			break; /* not written yet: nothing of it is in the file either */
+		n++;
+		bytes += size;
+		from += size;
+	}
+	if (!n)
+		return;
+	__atomic_fetch_add(&recorder.hdr->lost_records, n, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&recorder.hdr->lost_bytes, bytes, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&recorder.hdr->lost_write_records, n, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&recorder.hdr->write_failed_bytes, bytes, __ATOMIC_RELAXED);
 }
 
 /* The slot's closed chunk back from the writer thread, before its buffer is reused. */
@@ -298,12 +372,21 @@ static void flush_slot(struct rt_slot *s, uint32_t used)
 		used = recorder.chunk_size;
 	for (int tries = 0; tries < FLUSH_TRIES; tries++) {
 		uint64_t seen = __atomic_load_n(&s->flushed, __ATOMIC_ACQUIRE);
+		uint32_t written;
 
 		/* The slot moved on to another chunk (its owner exchanged): not ours now. */
 		if (tries && (s->base != base || s->index != index))
 			return;
-		if (!write_chunk(base, index, used))
+		written = write_chunk(base, index, used, FLUSHED_BYTES(seen));
+		if (written < used) {
+			/* Whole records before the failure are in the file: claimed, so that only
+			 * those after them count as lost if it never gets better. */
+			if (written > FLUSHED_BYTES(seen))
+				__atomic_compare_exchange_n(&s->flushed, &seen,
+							    flushed_next(seen, written), false,
+							    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
 			return;
+		}
 		if (FLUSHED_BYTES(seen) >= used ||
 		    __atomic_compare_exchange_n(&s->flushed, &seen, flushed_next(seen, used), false,
 						__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
@@ -364,6 +447,21 @@ void rt_recorder_flush_all(void)
 			flush_thread(t, true);
 	}
 	atomic_fetch_sub(&recorder.foreign_flushes, 1);
+}
+
+/* The image ends: what every thread's buffers hold and the last flush could not write is
+ * lost (count_unwritten). */
+static void count_unwritten_all(void)
+{
+	uint32_t n = atomic_load(&nwriters);
+
+	for (uint32_t i = 0; i < n && i < MAX_WRITERS; i++) {
+		struct rt_thread *t = atomic_load(&writers[i]);
+
+		for (int k = 0; t && k < 2; k++)
+			if (t->slot[k].base)
+				count_unwritten(&t->slot[k], slot_used(t, &t->slot[k]));
+	}
 }
 
 /* Every FLUSH_EVERY reservations: the thread's records into the file when FLUSH_NS passed. */
@@ -579,6 +677,7 @@ static bool install_chunk(struct rt_thread *t, enum sc_lost_cause *why)
 		take_back(s);
 		if (used > flushed_bytes(s))
 			flush_slot(s, used);
+		count_unwritten(s, used); /* what did not reach the file never will */
 		s->gen = 0;
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);
 		s->base = NULL;
@@ -600,6 +699,7 @@ static bool install_chunk(struct rt_thread *t, enum sc_lost_cause *why)
 		if (pread(file_fd(), base, pos, chunk_offset(index)) != (ssize_t)pos)
 			arch_zero(base, pos);
 		arch_zero(base + pos, recorder.chunk_size - pos);
+		s->counted = pos; /* what earlier owners wrote is theirs */
 		own = (struct sc_rec_owner *)(base + pos);
 		own->tid = t->tid;
 		own->reserved = 0;
@@ -620,6 +720,7 @@ static bool install_chunk(struct rt_thread *t, enum sc_lost_cause *why)
 		ch->first_ns = rt_now_ns();
 		__atomic_store_n(&ch->magic, SC_CHUNK_MAGIC, __ATOMIC_RELEASE);
 		pos = sizeof(*ch);
+		s->counted = pos;
 	}
 
 	s->gen = 0;
@@ -652,7 +753,7 @@ static bool exchange(struct rt_thread *t, uint32_t gen, uint32_t off, enum sc_lo
 	 * (this exchange interrupted it: it finishes there afterwards). */
 	if (closed && !t->writing)
 		closed->handoff =
-			rt_writer_post(closed->base, closed->index,
+			rt_writer_post(closed->base, closed->index, flushed_bytes(closed),
 				       ((const struct sc_chunk_header *)closed->base)->used);
 	if (t->pending_lost_records) {
 		struct sc_rec_lost lost = { .ts = rt_now_ns(),
@@ -845,6 +946,8 @@ void rt_release_thread_chunk(void)
 				flush_slot(s, current ? off
 						      : ((struct sc_chunk_header *)s->base)->used);
 			}
+			count_unwritten(s,
+					current ? off : ((struct sc_chunk_header *)s->base)->used);
 		}
 		s->base = NULL;
 		s->gen = 0;

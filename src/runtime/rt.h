@@ -58,6 +58,9 @@ struct rt_slot {
 	 * half): recorder.c, flush_slot. */
 	uint64_t flushed;
 	uint32_t handoff; /* its closed chunk's entry for the writer thread + 1; 0: none */
+	/* Bytes of the chunk below which nothing is this slot's to count as lost: its first
+	 * record, then the end of what a failed write counted (recorder.c, count_unwritten). */
+	uint32_t counted;
 };
 
 struct rt_thread {
@@ -200,15 +203,16 @@ void rt_recorder_flush_all(void);
 /* The calling thread's buffered records into the file (attach's thread, which an exec of the
  * program would end without a word). */
 void rt_recorder_flush_self(void);
-/* The first `used` bytes of chunk `index`, from `base`, into the file; false if it failed. */
-bool rt_recorder_write_chunk(const char *base, uint32_t index, uint32_t used);
+/* The first `used` bytes of chunk `index`, from `base`, into the file, which holds its whole
+ * records up to `known` already; false if it failed. */
+bool rt_recorder_write_chunk(const char *base, uint32_t index, uint32_t used, uint32_t known);
 
 /* ---- chunk_writer.c: the thread that writes closed chunks for their threads ---- */
 void rt_writer_start(void);
 void rt_writer_stop(void);
 void rt_writer_forget(void); /* in a fork child */
 /* Post a closed chunk; returns its handle, 0 if not taken (the owner writes it itself). */
-uint32_t rt_writer_post(const char *base, uint32_t index, uint32_t used);
+uint32_t rt_writer_post(const char *base, uint32_t index, uint32_t known, uint32_t used);
 /* Take the chunk back before reusing its buffer (waits for a write in progress); true if
  * the writer wrote it. */
 bool rt_writer_take_back(uint32_t handle);

@@ -138,9 +138,9 @@ static json_t *losses_json(const struct sc_image *img)
 		return o;
 	h = sc_raw_live_header(img->raw);
 	for (unsigned c = 0; c < SC_LOST_CAUSES; c++)
-		if (h->lost_by_cause[c])
+		if (sc_lost_by_cause(h, c))
 			json_object_set_new(causes, sc_lost_cause_name(c),
-					    json_integer((json_int_t)h->lost_by_cause[c]));
+					    json_integer((json_int_t)sc_lost_by_cause(h, c)));
 	json_object_set_new(o, "write_failed_bytes",
 			    json_integer((json_int_t)h->write_failed_bytes));
 	json_object_set_new(o, "raw_file_reopened", json_integer((json_int_t)h->file_reopened));

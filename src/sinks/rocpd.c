@@ -663,9 +663,25 @@ static char *dump(json_t *o)
 	return s;
 }
 
+/* The runtime's notes of process `pid` ("5 children were not profiled...", what was lost and
+ * why): rocpd has no table for them, so that a database converted or merged later still
+ * says them, once per process. */
+static json_t *notes_of(const struct sc_model *m, int32_t pid)
+{
+	json_t *arr = json_array();
+
+	for (size_t i = 0; m && i < m->notes.n; i++)
+		if (m->notes.v[i].pid == pid)
+			json_array_append_new(arr, json_pack("{s:I, s:i, s:s}", "ts",
+							     (json_int_t)m->notes.v[i].ts, "level",
+							     (int)m->notes.v[i].level, "text",
+							     m->notes.v[i].text));
+	return arr;
+}
+
 /* What rocpd has no column for, kept for syscope's readers (convert from a database):
- * executable, cwd, exact argv, wall-clock start, how it ended, losses, settings. */
-static char *process_extdata(const struct sc_process *p)
+ * executable, cwd, exact argv, wall-clock start, how it ended, losses, settings, notes. */
+static char *process_extdata(const struct sc_model *m, const struct sc_process *p)
 {
 	const struct sc_image *first = p->images.v[0], *last = p->images.v[p->images.n - 1];
 	json_t *argv = json_array();
@@ -678,14 +694,14 @@ static char *process_extdata(const struct sc_process *p)
 		lost[1] += p->images.v[i]->lost_bytes;
 		lost[2] += p->images.v[i]->lost_samples;
 	}
-	return dump(json_pack("{s:{s:s, s:s?, s:s?, s:o, s:I, s:s, s:i, s:I, s:I, s:I, s:o}}",
-			      "syscope", "version", SYSCOPE_VERSION, "exe", last->exe, "cwd",
-			      last->cwd, "argv", argv, "start_realtime_ns",
-			      (json_int_t)first->start_realtime_ns, "end_reason",
-			      sc_end_reason_text(last->end_reason), "end_status", last->end_status,
-			      "lost_records", (json_int_t)lost[0], "lost_bytes",
-			      (json_int_t)lost[1], "lost_samples", (json_int_t)lost[2], "settings",
-			      key_values(first->settings.v, first->settings.n)));
+	return dump(json_pack(
+		"{s:{s:s, s:s?, s:s?, s:o, s:I, s:s, s:i, s:I, s:I, s:I, s:o, s:o}}", "syscope",
+		"version", SYSCOPE_VERSION, "exe", last->exe, "cwd", last->cwd, "argv", argv,
+		"start_realtime_ns", (json_int_t)first->start_realtime_ns, "end_reason",
+		sc_end_reason_text(last->end_reason), "end_status", last->end_status,
+		"lost_records", (json_int_t)lost[0], "lost_bytes", (json_int_t)lost[1],
+		"lost_samples", (json_int_t)lost[2], "settings",
+		key_values(first->settings.v, first->settings.n), "notes", notes_of(m, p->pid)));
 }
 
 static char *thread_extdata(const struct sc_thread *t)
@@ -713,7 +729,8 @@ static void describe_process(struct rp *rp)
 	const struct sc_image *first = p->images.v[0], *last = p->images.v[p->images.n - 1];
 	uint64_t end = last->end_ns ? last->end_ns : last->last_ts;
 	VEC(char) cmd = { 0 };
-	char *env = dump(key_values(last->env.v, last->env.n)), *ext = process_extdata(p), *sql;
+	char *env = dump(key_values(last->env.v, last->env.n)),
+	     *ext = process_extdata(rp->out->model, p), *sql;
 
 	for (size_t i = 0; i < last->argv.n; i++) {
 		if (i)

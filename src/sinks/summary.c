@@ -285,8 +285,9 @@ static void gather_losses(const struct sc_model *m, struct losses *l)
 		const struct sc_file_header *h = sc_raw_live_header(img->raw);
 
 		for (unsigned c = 0; c < SC_LOST_CAUSES; c++)
-			l->by_cause[c] += h->lost_by_cause[c];
-		l->write_failed += h->write_failed_bytes;
+			l->by_cause[c] += sc_lost_by_cause(h, c);
+		if (!h->lost_write_records) /* an older writer's count of failed attempts */
+			l->write_failed += h->write_failed_bytes;
 		l->reopened += h->file_reopened;
 	}
 }

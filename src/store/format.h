@@ -82,10 +82,16 @@ struct sc_file_header {
 	/* Why records were lost: lost_records split by enum sc_lost_cause (all zero in files of
 	 * writers older than these fields). */
 	uint64_t lost_by_cause[8];
-	uint64_t write_failed_bytes; /* bytes whose write into this file failed */
-	uint64_t file_reopened;	     /* times the program closed this file behind syscope's
-				      * back (a raw system call) and syscope opened it again */
-	uint8_t pad[4096 - 8 - 10 * 4 - 2 * 8 - 64 - 8 - 5 * 8 - 2 * 4 - 8 - 8 * 8 - 2 * 8];
+	/* Bytes of the records counted in lost_write_records (files of older writers: bytes of
+	 * every failed write attempt, the same bytes again at each retry). */
+	uint64_t write_failed_bytes;
+	uint64_t file_reopened; /* times the program closed this file behind syscope's
+				 * back (a raw system call) and syscope opened it again */
+	/* lost_records's ninth cause (SC_LOST_WRITE), after lost_by_cause's eight: records
+	 * whose write into this file failed, counted once each when their thread's buffer gave
+	 * them up. */
+	uint64_t lost_write_records;
+	uint8_t pad[4096 - 8 - 10 * 4 - 2 * 8 - 64 - 8 - 5 * 8 - 2 * 4 - 8 - 8 * 8 - 3 * 8];
 };
 
 /* Why a record could not be stored (sc_file_header.lost_by_cause). */
@@ -98,8 +104,21 @@ enum sc_lost_cause {
 	SC_LOST_NO_FILE = 5,   /* the raw file was closed under syscope and could not be reopened */
 	SC_LOST_NO_MEMORY = 6, /* a thread's buffer could not be mapped */
 	SC_LOST_FAULT = 7,     /* memory being copied into the record faulted (LOST in place) */
-	SC_LOST_CAUSES = 8,
+	SC_LOST_WRITE = 8,     /* its write into the file failed (lost_write_records) */
+	SC_LOST_CAUSES = 9,
 };
+
+/* The header's count of records lost for `cause` (lost_by_cause, or lost_write_records). */
+static inline uint64_t *sc_lost_counter(struct sc_file_header *h, unsigned cause)
+{
+	return cause == SC_LOST_WRITE ? &h->lost_write_records : &h->lost_by_cause[cause & 7];
+}
+static inline uint64_t sc_lost_by_cause(const struct sc_file_header *h, unsigned cause)
+{
+	return cause == SC_LOST_WRITE  ? h->lost_write_records
+	       : cause < SC_LOST_WRITE ? h->lost_by_cause[cause]
+				       : 0;
+}
 static_assert(sizeof(struct sc_file_header) == SC_FILE_HEADER_SIZE, "header is one page");
 
 #define SC_FEATURE_FRAMES_ARE_RETURN_ADDRS 0x1u /* frames after the first are return addresses */

@@ -43,6 +43,7 @@ static const struct {
 						 "could not be opened again" },
 	[SC_LOST_NO_MEMORY] = { "no-memory", "a thread's buffer could not be mapped" },
 	[SC_LOST_FAULT] = { "fault", "memory being copied into it could not be read" },
+	[SC_LOST_WRITE] = { "write-failed", "their write into the raw file failed" },
 };
 
 const char *sc_lost_cause_name(unsigned cause)
@@ -480,7 +481,14 @@ int sc_raw_foreach(const struct sc_raw *r, sc_raw_record_fn cb, void *ctx,
 			break;
 		}
 	}
-	if (unwritten) {
+	if (unwritten && sc_raw_live_header(r)->lost_write_records) {
+		/* The writer counted what its failed writes lost, record by record. */
+		diag(diag_fn, diag_ctx,
+		     "%s: %u chunk%s claimed but never written: writing them into the file "
+		     "failed; their records are among the %llu lost records counted for it",
+		     r->path, unwritten, unwritten == 1 ? " was" : "s were",
+		     (unsigned long long)sc_raw_live_header(r)->lost_write_records);
+	} else if (unwritten) {
 		stats->unwritten_chunks += unwritten;
 		diag(diag_fn, diag_ctx,
 		     "%s: %u chunk%s claimed but never written: %s; their records (up to %u KiB) "

@@ -354,6 +354,61 @@ def test_attach_twice():
         t.kill()
 
 
+def anonymous_kib(pid):
+    """KiB of the process's anonymous mappings: (read-write, reserved without access), the
+    library's own .bss (the anonymous mapping right after libsyscope.so's) left out."""
+    rw = reserved = 0
+    after_lib = False
+    with open(f"/proc/{pid}/maps") as f:
+        for line in f:
+            fields = line.split()
+            lo, hi = (int(x, 16) for x in fields[0].split("-"))
+            if len(fields) > 5:
+                after_lib = fields[5].endswith("/libsyscope.so")
+                continue
+            if after_lib:
+                after_lib = False
+                continue
+            if fields[1].startswith("rw"):
+                rw += (hi - lo) >> 10
+            else:
+                reserved += (hi - lo) >> 10
+    return rw, reserved
+
+
+def test_detach_unmaps_what_it_mapped():
+    """A detach leaves none of the tables the runtime reserved (binary instrumentation's id
+    tables, 256 MiB of address space, mapped at every attach and kept before), and a second
+    attach maps nothing that stays: what remains is the library, one thread stack and a
+    malloc arena of the runtime's thread (reused by the next attach), and libunwind's few
+    pages."""
+    t = Target("attach_spin")
+    try:
+        before = anonymous_kib(t.pid)
+        after = []
+        for n in range(2):
+            a = Attach(t.pid, "-d", "0.5", "--output-format", "json")
+            a.wait_attached()
+            check_eq(a.finish(), 0, a.describe())
+            p = a.profile(t.pid)
+            check(p.samples("main_spin") >= 1, f"attach {n}: main_spin {p.samples('main_spin')}")
+            deadline = time.monotonic() + 30  # the runtime's thread ends just after the detach
+            while syscope_threads(t.pid):
+                check(time.monotonic() < deadline, f"threads left: {syscope_threads(t.pid)}")
+                time.sleep(0.05)
+            after.append(anonymous_kib(t.pid))
+        rw_kept = after[0][0] - before[0]
+        check(rw_kept < 32 << 10,
+              f"read-write anonymous memory kept by the first detach: {rw_kept} KiB "
+              f"(before {before}, after {after})")
+        grown = [after[1][i] - after[0][i] for i in range(2)]
+        check(max(grown) < 4 << 10,
+              f"the second attach left {grown} KiB (rw, reserved) more mapped: {after}")
+        check_eq(t.finish(), 0, f"fixture status\n{t.lines}")
+    finally:
+        t.kill()
+
+
 def test_root_attaches_to_another_users_process():
     if os.geteuid() != 0:
         raise harness.Skip("needs root (CI runs as root)")

@@ -164,6 +164,29 @@ def test_samples_in_the_counting_stub_keep_their_stack():
     check(unknown < walked / 2, f"[unknown] frames in {unknown} of {total} samples: {stacks}")
 
 
+def test_samples_in_the_counting_stub_keep_their_stack_with_frame_pointers():
+    """The same with the frame-pointer unwinder, in a program built with frame pointers: in
+    the stub before its frame is made, the return into the trampoline is where the stub's
+    pushes left it (stubs_x86_64.S's table), inside its frame above rbp; the function and
+    its caller's call site follow (before: main -> [syscope], calls and tiny skipped, or the
+    trampoline's address for tiny). Samples in the trampoline's own instructions (main ->
+    [unknown]: no frame there) are not this test's."""
+    r = syscope("instrument", "-I", "^tiny$", "-S", "-f", "2000", "--sampling-unwinder", "fp",
+                "--output-format", "folded", "--", fixture("counted_calls_fp"), "threads",
+                20000000, 0)
+    check_eq(r.rc, 0, r.describe())
+    stacks = {}
+    with open(r.path(f"sampling_cpu_clock-{r.main_pid()}.folded")) as f:
+        for line in f.read().splitlines():
+            stack, count = line.rsplit(" ", 1)
+            stacks[stack] = stacks.get(stack, 0) + int(count)
+    in_stub = {k: v for k, v in stacks.items() if k.endswith(";[syscope]") or k == "[syscope]"}
+    walked = sum(v for k, v in in_stub.items() if k.endswith("main;calls;tiny;[syscope]"))
+    check(sum(in_stub.values()) >= 10, f"samples in the stub: {in_stub} of {stacks}")
+    check(walked >= 0.8 * sum(in_stub.values()),
+          f"the stub's samples walked on to tiny and main: {walked} of {in_stub}")
+
+
 def test_dwz_alternate_debug_file_found():
     """The alternate file is left to libdw (src/model/debuginfo.c): found by its path, the
     inlined function named from it, and no debuginfod client loaded on the way."""

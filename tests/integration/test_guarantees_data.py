@@ -3,6 +3,7 @@ closes every descriptor keeps its own files byte for byte while libunwind valida
 a raw close_range of syscope's raw file loses nothing; processes that end through daemon(),
 fork-then-end, SIGPIPE or SIGTERM keep every call they made; and the summary's account of
 losses names each loss with its cause, never "nothing lost" beside one."""
+import glob
 import os
 import re
 import shlex
@@ -215,6 +216,77 @@ def test_summary_names_every_loss_with_its_cause():
     check("damaged data" in c.err and "nothing lost" not in c.err, c.err)
     check(re.search(r"LOST the rest of 1 damaged or cut-short chunk", c.err), c.err)
     check(chunk >= 4096, f"chunk size {chunk}")
+
+
+def record_counts(paths):
+    """Records of each type in these raw files (tests/tools/rawdump.py)."""
+    import rawdump
+    import records
+    counts = {}
+    for path in paths:
+        with open(path, "rb") as f:
+            data = f.read()
+        for _tid, rtype, _flags, _p in rawdump.records(data):
+            name = records.NAMES.get(rtype, str(rtype))
+            counts[name] = counts.get(name, 0) + 1
+    return counts
+
+
+def small_ext2(size_mb):
+    """A file system of `size_mb` MiB without fallocate (ext2), mounted from a loop image;
+    returns (mount point, unmount function). Skips where it cannot be mounted."""
+    if os.geteuid() != 0 or not shutil.which("mkfs.ext2"):
+        raise harness.Skip("a full disk needs root and mkfs.ext2 (a loop-mounted ext2)")
+    top = tempfile.mkdtemp(prefix="syscope-fulldisk-")
+    image, mnt = os.path.join(top, "disk.img"), os.path.join(top, "mnt")
+    os.mkdir(mnt)
+    with open(image, "wb") as f:
+        f.truncate(size_mb << 20)
+    subprocess.run(["mkfs.ext2", "-q", "-F", image], check=True, capture_output=True)
+    m = subprocess.run(["mount", "-o", "loop", image, mnt], capture_output=True, text=True)
+    if m.returncode:
+        shutil.rmtree(top)
+        raise harness.Skip(f"cannot loop-mount an ext2 image here: {m.stderr.strip()}")
+
+    def unmount():
+        subprocess.run(["umount", mnt], check=False)
+        shutil.rmtree(top, ignore_errors=True)
+    return mnt, unmount
+
+
+def test_full_disk_counts_each_lost_record_once():
+    """A disk that fills up while the program records (ext2 has no fallocate, so the chunks'
+    writes fail, not their claims): the summary's LOST count is exactly the records missing
+    from the raw file, against a run of the same program on a disk with room; failed writes
+    are counted once each (before: every retry again, in bytes, beside a second line for the
+    same chunks "claimed but never written", and nothing in the LOST records line)."""
+    n = 300000  # 7.2 MB of calls, into 6 MiB
+    args = ["run", "--no-sample", "--no-host", "--no-throttle", "--buffer-disk-reserve-mb", "0",
+            "--output-format", "json", "--", fixture("calls_compact_hooked"), n]
+    ref = syscope(*args)
+    check_eq(ref.rc, 0, ref.describe())
+    check("nothing lost" in ref.err, ref.err)
+    expected = record_counts(ref.raw_files())
+    check_eq(expected.get("FUNC_CALL"), n + 5, "calls of the reference run")
+    mnt, unmount = small_ext2(6)
+    try:
+        full = syscope(args[0], "-o", os.path.join(mnt, "out"), *args[1:])
+        check(f"calls_compact ok {n}" in full.out, full.describe())
+        m = re.search(r"LOST (\d+) records \(\d+ bytes\): (.*)", full.err)
+        check(m, full.describe())
+        raws = glob.glob(os.path.join(mnt, "out", "*", "raw", "*.sraw"))
+        check_eq(len(raws), 1, f"raw files in {mnt}")
+        got = record_counts(raws)
+        missing = sum(expected.values()) - sum(v for k, v in got.items() if k != "LOST")
+        check_eq(int(m.group(1)), missing,
+                 f"records the summary says were lost vs those missing ({got} of {expected})")
+        written = re.search(r"(\d+) because their write into the raw file failed", m.group(2))
+        check(written and int(written.group(1)) > 0,
+              f"no write failed: the disk did not fill up as meant\n{full.err}")
+        check("whose write into the raw file failed" not in full.err, full.err)
+        check("claimed but never written (the damaged-data" not in full.err, full.err)
+    finally:
+        unmount()
 
 
 if __name__ == "__main__":

@@ -98,12 +98,26 @@ def test_off_by_default_in_sample_and_on_in_balanced():
     check("RSS" in counters(r), "the balanced preset turns it on")
 
 
-def test_bad_cpu_list_is_named_and_the_run_goes_on():
-    r = syscope("sample", "--host", "--cpus", "zero", "--output-format", "rocpd", "--",
-                fixture("hot"), "0.2")
+def test_bad_id_lists_are_refused_before_the_program_starts():
+    """--cpus and --gpus lists that do not parse, or name ids beyond what the runtime keeps,
+    are refused by the CLI, naming the valid range, before the program runs (before: the
+    program ran, and a note at its end said the per-CPU tracks or the GPU telemetry were
+    left out)."""
+    for flag, value, valid in (
+            ("--cpus", "zero", "CPU ids and ranges of them from 0 to 1023, e.g. 0,2-5, or 'all'"),
+            ("--cpus", "3-1", "CPU ids and ranges of them from 0 to 1023"),
+            ("--cpus", "1024", "CPU ids and ranges of them from 0 to 1023"),
+            ("--gpus", "x", "GPU indexes and ranges of them from 0 to 63, e.g. 0,2-3, or 'all'"),
+            ("--gpus", "64", "GPU indexes and ranges of them from 0 to 63")):
+        r = syscope("sample", "--host", flag, value, "--output-format", "rocpd", "--",
+                    fixture("hot"), "0.2")
+        check_eq(r.rc, 2, f"{flag} {value}: {r.describe()}")
+        check(f"{flag} '{value}' is not valid (valid: {valid}" in r.err, r.err)
+        check("hot: done" not in r.out, f"{flag} {value}: the program ran: {r.out}")
+    r = syscope("sample", "--host", "--cpus", "0", "--gpus", "all", "--output-format", "rocpd",
+                "--", fixture("hot"), "0.2")
     check_eq(r.rc, 0, r.describe())
-    check("SYSCOPE_PROCESS_CPUS 'zero' is not a list" in r.err, r.err)
-    check("RSS" in counters(r), "the rest is recorded")
+    check("RSS" in counters(r), "a valid list runs as before")
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@ process, counts are the sum of the inputs) and one Perfetto trace (a process eac
 with its rank, kept apart even when two nodes reuse a pid)."""
 import os
 import sqlite3
+import tempfile
 
 import harness
 from harness import check, check_eq, fixture, gen_session, syscope
@@ -113,6 +114,37 @@ def test_recorded_runs_and_bad_targets():
     m = syscope("merge", "-o", out, empty)
     check_eq(m.rc, 1, m.describe())
     check("neither a rocpd database, nor a session folder" in m.err, m.err)
+
+
+def test_notes_of_each_process_kept_once():
+    """The runtime's notes (here the children --follow-exclude left out, counted by the
+    parent, and said by each fork that exec'd one) come through the rocpd databases: a merge
+    of one run says each as the run did, once, and a merge of two runs once per process
+    (before: rocpd kept no notes, and a merge said none)."""
+    d = tempfile.mkdtemp(prefix="syscope-tools-")
+    harness._workdirs.append(d)
+    ptxas = os.path.join(d, "ptxas")
+    os.symlink("/bin/true", ptxas)
+    runs = [syscope("sample", "--output-format", "rocpd", "--", fixture("spawn_tools"), ptxas,
+                    3, 4, "/bin/true") for _ in range(2)]
+    for r in runs:
+        check_eq(r.rc, 0, r.describe())
+        check("note (process %d): 5 children were not profiled (--follow-exclude): ptxas x5"
+              % r.main_pid() in r.err, r.err)
+    for inputs in ([runs[0]], runs):
+        out = os.path.join(runs[0].workdir, f"merged{len(inputs)}")
+        m = syscope("merge", "-o", out, "--output-format", "text", *(r.session for r in inputs))
+        check_eq(m.rc, 0, m.describe())
+        parents = [line for line in m.err.splitlines()
+                   if "5 children were not profiled (--follow-exclude): ptxas x5" in line]
+        said = ("(process %d)" % inputs[0].main_pid() if len(inputs) == 1
+                else "(2 processes, process ")
+        check(len(parents) == 1 and said in parents[0],
+              f"the parents' counts after merging {len(inputs)} run(s), once each:\n{m.err}")
+        forks = [line for line in m.err.splitlines() if "a child running ptxas" in line]
+        check_eq(len(forks), 1, m.err)
+        check(f"({2 * len(inputs)} processes," in forks[0],
+              f"each fork that exec'd ptxas, once: {forks}")
 
 
 if __name__ == "__main__":

@@ -37,6 +37,55 @@ def test_two_threads_each_with_its_own_hot_function():
           "threads were created by main")
 
 
+def test_failed_execs_of_a_path_search_end_nothing():
+    """A shell searching PATH calls execve for each folder until one holds the program
+    (tests/programs/exec_path.c, three tries that fail with ENOENT, then one that runs
+    exec_child): only the exec that happens ends the image. Its file holds one EXEC record,
+    the program's; every call made before and between the failed tries is kept; main, still
+    running at the exec, ends there and not at the first failed try (before: an EXEC record
+    and an end of every open call at each try)."""
+    import os
+    import tempfile
+    import rawdump
+    import records
+    n = 1000
+    empty = tempfile.mkdtemp(prefix="syscope-empty-")
+    harness._workdirs.append(empty)
+    exe = fixture("exec_path")
+    child = fixture("exec_child")
+    r = syscope("sample", "--no-throttle", "--output-format", "json", "--", exe, n,
+                "exec_child", "/nonexistent-syscope/a", empty, "/nonexistent-syscope/b",
+                os.path.dirname(child), "--", "0.05")
+    check_eq(r.rc, 0, r.describe())
+    check("exec_child: done" in r.out, r.describe())
+    check_eq(len([x for x in r.out.splitlines() if "failed errno=2" in x]), 3, r.out)
+    addr = {name: int(a, 16) for name, a in
+            (line.split()[1:] for line in r.out.splitlines() if line.startswith("fn "))}
+    first = [p for p in r.raw_files() if os.path.basename(p) == f"{r.main_pid()}.sraw"]
+    check_eq(len(first), 1, f"the first image's raw file: {r.raw_files()}")
+    with open(first[0], "rb") as f:
+        data = f.read()
+    check_eq(rawdump.parse_header(data)["end_reason"], 4, "the first image ended by exec")
+    execs, ids, calls = [], {}, []
+    for _tid, rtype, flags, p in rawdump.records(data):
+        if rtype == records.EXEC:
+            execs.append(p[16:].split(b"\0")[0].decode())
+        elif rtype == records.FUNC_ID:
+            f = records.decode_func_id(flags, p)
+            ids[f["id"]] = f["addr"]
+        elif rtype == records.FUNC_CALL:
+            calls.append(records.decode_func_call(flags, p))
+    check_eq(execs, [os.path.join(os.path.dirname(child), "exec_child")], "EXEC records")
+    by_fn = {name: [c for c in calls if ids.get(c["id"]) == a] for name, a in addr.items()}
+    check_eq(len(by_fn["before"]), n, "calls of before()")
+    check_eq(len(by_fn["after"]), n, "calls of after(), made between the failed tries")
+    check_eq(len(by_fn["main"]), 1, "main's call")
+    last_after = max(c["end"] for c in by_fn["after"])
+    check(by_fn["main"][0]["end"] >= last_after,
+          f"main ended at {by_fn['main'][0]['end']}, before after()'s last call "
+          f"({last_after}): at a failed exec")
+
+
 def test_fork_and_exec_are_both_profiled():
     r = syscope("sample", "-f", "500", "--", fixture("fork_exec"), fixture("exec_child"), "0.8")
     check_eq(r.rc, 0, r.describe())

@@ -25,7 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_GPUS 64
+#define MAX_GPUS SC_ID_LIST_MAX_GPUS
 /* A reading slower than this is kept off the fast cadence (an H200 measured 1.5-30 us for
  * most, 650 us for the PCIe counters). */
 #define SLOW_CALL_NS 100000

@@ -19,6 +19,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../../common/patch_plan.h"
@@ -633,18 +634,22 @@ static void report(void)
 /* The loader's list of objects changed (loader.c calls this at RT_CONSISTENT, after the
  * mapping of a dlopen'd library, before its relocation and constructors): patch what the
  * plans name. Nothing while patching is not running (sampling mode). */
+static atomic_int in_loader_event; /* rt_patch_release waits for these to finish */
+
 void rt_patch_loader_event(void)
 {
-	if (!func_addr)
-		return;
-	t_start = rt_now_ns();
-	if (plan_file.buf) {
-		forget_unloaded(&plan_file);
-		if (plan_file.pending)
-			apply_plan(&plan_file);
+	atomic_fetch_add(&in_loader_event, 1);
+	if (func_addr && rt_active()) {
+		t_start = rt_now_ns();
+		if (plan_file.buf) {
+			forget_unloaded(&plan_file);
+			if (plan_file.pending)
+				apply_plan(&plan_file);
+		}
+		scan_objects();
+		report();
 	}
-	scan_objects();
-	report();
+	atomic_fetch_sub(&in_loader_event, 1);
 }
 
 /* MAX_IDS entries of `size` bytes, reserved (pages come as they are used). */
@@ -692,6 +697,8 @@ static int process_start(void)
 {
 	if (!strcmp(sc_str(&rt_proc.settings, SC_SET_INSTRUMENT_MODE), "sampling"))
 		return 0; /* rewritten files run unpatched, sampled */
+	if (func_addr)
+		return 0; /* a second attach to an image patched by the first: its tables go on */
 	coverage = !strcmp(sc_str(&rt_proc.settings, SC_SET_INSTRUMENT_MODE), "coverage");
 	func_addr = reserve_ids();
 	if (coverage)
@@ -723,6 +730,30 @@ static void thread_stop(struct rt_thread *t)
 {
 	(void)t;
 	rt_patch_shadow_thread_stop();
+}
+
+static void unreserve(void **table, size_t size)
+{
+	if (*table)
+		munmap(*table, (size_t)MAX_IDS * size);
+	*table = NULL;
+}
+
+void rt_patch_release(void)
+{
+	/* A loader event that began before the recording stopped may still scan (bounded: it
+	 * only reads the loaded objects' headers when nothing is patched). */
+	for (int tries = 0; tries < 2000 && atomic_load(&in_loader_event); tries++)
+		nanosleep(&(struct timespec){ .tv_nsec = 1000000 }, NULL);
+	if (!func_addr || next_id || next_loop || next_probe || plan_file.buf ||
+	    atomic_load(&in_loader_event))
+		return; /* patched code runs the stubs, which read the tables: they stay */
+	rt_patch_func_addr = NULL;
+	unreserve((void **)&func_addr, sizeof(uint64_t));
+	unreserve((void **)&rt_patch_calls, sizeof(uint64_t));
+	unreserve((void **)&rt_patch_counted, sizeof(uint64_t));
+	unreserve((void **)&rt_patch_loops, sizeof(struct rt_loop));
+	unreserve((void **)&rt_patch_probes, sizeof(struct rt_probe));
 }
 
 /* Coverage mode: every patched function of this image with its calls. */

@@ -106,6 +106,29 @@ static inline bool rt_patch_trampoline_id(uint64_t ret, uint32_t *id)
 	__builtin_memcpy(id, p + 1, 4);
 	return true;
 }
+/* stubs_x86_64.S: (end of a stretch of the entry stub, offset from it; where the return into
+ * the trampoline is then: bytes above rsp, or -1 above rbp), ending with 0, 0. */
+extern const int16_t rt_patch_entry_stub_slots[];
+/* For the frame-pointer unwinder: `pc` in the entry stub with its frame not made (or undone
+ * already): how many bytes above the stack pointer the return into the trampoline is; -1
+ * inside the stub's own frame (the return is above rbp, as in any frame); -2 when `pc` is
+ * not in the entry stub. Async-signal-safe. */
+static inline int rt_patch_entry_stub_slot(uint64_t pc)
+{
+	uint64_t off = pc - (uint64_t)(uintptr_t)rt_patch_entry_stub;
+
+	if (!rt_patch_in_entry_stub(pc))
+		return -2;
+	for (const int16_t *e = rt_patch_entry_stub_slots; e[0]; e += 2)
+		if (off < (uint16_t)e[0])
+			return e[1];
+	return -2;
+}
+/* For the sampler's unwinders: the function of patch id `id`, or 0. Async-signal-safe. */
+static inline uint64_t rt_patch_func_of(uint32_t id)
+{
+	return rt_patch_func_addr && id < rt_patch_nids() ? rt_patch_func_addr[id] : 0;
+}
 /* For the sampler's unwinders: the return address the exit stub stands for in the slot at
  * `slot` on this thread's stack, or 0 when no frame of the shadow stack has that slot.
  * Async-signal-safe. */
@@ -125,7 +148,15 @@ void rt_patch_counted_fork_child(void);
  * `calls` counted calls of patch id `id` into its function's untimed count. */
 uint32_t rt_patch_counted_ids(void);
 void rt_patch_add_counted(uint32_t id, uint64_t calls);
+/* apply.c, for syscope attach's detach: the id tables (256 MiB of address space) unmapped
+ * when nothing was patched, so that a detached process keeps none of them and the next
+ * attach maps them anew; an image with patches keeps them (its trampolines' stubs read them)
+ * and the next attach uses them again. After the recording stopped (rt_active() false). */
+void rt_patch_release(void);
 #else
+static inline void rt_patch_release(void)
+{
+}
 static inline uint32_t rt_patch_counted_ids(void)
 {
 	return 0;
@@ -166,6 +197,16 @@ static inline bool rt_patch_trampoline_id(uint64_t ret, uint32_t *id)
 {
 	(void)ret, (void)id;
 	return false;
+}
+static inline int rt_patch_entry_stub_slot(uint64_t pc)
+{
+	(void)pc;
+	return -2;
+}
+static inline uint64_t rt_patch_func_of(uint32_t id)
+{
+	(void)id;
+	return 0;
 }
 static inline uint64_t rt_patch_real_return(uint64_t slot)
 {

@@ -41,8 +41,10 @@ rt_patch_entry_stub:
 	 * when the thread can have no table); if not, the call is recorded. */
 	pushq	%rax
 	.cfi_adjust_cfa_offset 8
+.Les_a:
 	pushq	%rdx
 	.cfi_adjust_cfa_offset 8
+.Les_b:
 	movl	24(%rsp), %eax		/* id: above rdx, rax and the return into the trampoline */
 	movq	rt_counted_here@gottpoff(%rip), %rdx
 	movq	%fs:(%rdx), %rdx
@@ -54,27 +56,37 @@ rt_patch_entry_stub:
 	.cfi_remember_state
 	popq	%rdx
 	.cfi_adjust_cfa_offset -8
+.Les_c:
 	popq	%rax
 	.cfi_adjust_cfa_offset -8
+.Les_d:
 	ret	$8
 1:	.cfi_restore_state
+.Les_e:
 	movq	rt_patch_counted(%rip), %rdx
 	cmpq	$0, (%rdx,%rax,8)
 	popq	%rdx
 	.cfi_adjust_cfa_offset -8
+.Les_f:
 	popq	%rax
 	.cfi_adjust_cfa_offset -8
+.Les_g:
 	jne	2f
+.Les_h:
 	FRAME_SAVING
 	movl	16(%rbp), %edi		/* id */
 	leaq	24(%rbp), %rsi		/* slot of the function's return address */
 	call	rt_patch_enter
 	FRAME_RESTORING
+.Les_m1:
 	ret	$8
-2:	FRAME_SAVING
+2:
+.Les_l2:
+	FRAME_SAVING
 	movl	16(%rbp), %edi		/* id */
 	call	rt_patch_count_slow
 	FRAME_RESTORING
+.Les_m2:
 	ret	$8
 	.cfi_endproc
 	.size	rt_patch_entry_stub, .-rt_patch_entry_stub
@@ -82,6 +94,33 @@ rt_patch_entry_stub:
 	.globl	rt_patch_entry_stub_end
 	.hidden	rt_patch_entry_stub_end
 rt_patch_entry_stub_end:
+
+	/* For the frame-pointer unwinder (patch.h, rt_patch_entry_stub_slot): where the return
+	 * into the trampoline is at each point of the entry stub, as pairs (end of a stretch of
+	 * code, offset from the stub; where the return is: that many bytes above rsp, or -1:
+	 * above rbp, in the stub's own frame). FRAME_SAVING begins with push %rbp (1 byte) and
+	 * mov %rsp, %rbp (3 bytes). Kept beside the code it describes. */
+	.section .rodata
+	.p2align 2
+	.globl	rt_patch_entry_stub_slots
+	.hidden	rt_patch_entry_stub_slots
+rt_patch_entry_stub_slots:
+	.short	.Les_a - rt_patch_entry_stub, 0
+	.short	.Les_b - rt_patch_entry_stub, 8
+	.short	.Les_c - rt_patch_entry_stub, 16
+	.short	.Les_d - rt_patch_entry_stub, 8
+	.short	.Les_e - rt_patch_entry_stub, 0
+	.short	.Les_f - rt_patch_entry_stub, 16
+	.short	.Les_g - rt_patch_entry_stub, 8
+	.short	.Les_h + 1 - rt_patch_entry_stub, 0
+	.short	.Les_h + 4 - rt_patch_entry_stub, 8
+	.short	.Les_m1 - rt_patch_entry_stub, -1
+	.short	.Les_l2 + 1 - rt_patch_entry_stub, 0
+	.short	.Les_l2 + 4 - rt_patch_entry_stub, 8
+	.short	.Les_m2 - rt_patch_entry_stub, -1
+	.short	rt_patch_entry_stub_end - rt_patch_entry_stub, 0
+	.short	0, 0
+	.text
 
 	.globl	rt_patch_exit_stub
 	.hidden	rt_patch_exit_stub

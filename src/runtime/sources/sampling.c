@@ -46,7 +46,7 @@
 
 #define COOKIE_CPU 0x5c0001
 #define COOKIE_WALL 0x5c0002
-#define MAX_TID_FILTER 4096
+#define MAX_TID_FILTER SC_ID_LIST_MAX_TIDS
 
 static struct {
 	bool cpu_on, wall_on, overflow_on;

@@ -29,7 +29,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#define MAX_CPUS 1024
+#define MAX_CPUS SC_ID_LIST_MAX_CPUS
 #define MAX_NETS 32
 #define MAX_DISKS 64
 #define SLOW_EVERY 10 /* ticks between slow readings */
