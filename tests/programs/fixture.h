@@ -2,8 +2,10 @@
 /*
  * Helpers for fixture programs: each fixture has a known answer (which function is hot,
  * how many threads or processes) that tests/integration checks in syscope's outputs.
- * Work runs for a wall-clock duration given on the command line, so tests stay short on
- * slow machines and sample counts stay meaningful on fast ones.
+ * Work runs for a duration given on the command line, so tests stay short on slow machines
+ * and sample counts stay meaningful on fast ones. Busy loops count their thread's CPU time
+ * (fixture_cpu_now), so a loaded machine gives them the same samples, only later; wall-clock
+ * time (fixture_now) where a test needs it.
  */
 #ifndef SYSCOPE_FIXTURE_H
 #define SYSCOPE_FIXTURE_H
