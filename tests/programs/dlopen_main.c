@@ -29,7 +29,7 @@ int main(int argc, char **argv)
 	fixture_sink = run(seconds);
 	dlclose(h);
 	end = fixture_cpu_now() + seconds;
-	while (fixture_cpu_now() < end)
+	while (fixture_cpu_left(end))
 		x = after_close_work(x);
 	fixture_sink = x;
 	printf("dlopen_main: done\n");

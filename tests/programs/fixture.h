@@ -34,6 +34,22 @@ static inline double fixture_cpu_now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+/* Whether this thread has used less CPU time than `end` (of fixture_cpu_now), for the loop
+ * of busy work. The kernel is asked at most every 20 ms of wall-clock time: reading a
+ * thread's CPU time brings the scheduler's account of it up to date, which can end the
+ * thread's time slice right there, and a wall-clock sampler would then find a thread of a
+ * loaded machine waiting in clock_gettime rather than in its work. */
+static inline int fixture_cpu_left(double end)
+{
+	static __thread double next_check;
+	double now = fixture_now();
+
+	if (now < next_check)
+		return 1;
+	next_check = now + 0.02;
+	return fixture_cpu_now() < end;
+}
+
 static inline double fixture_seconds(int argc, char **argv, int index, double dflt)
 {
 	return argc > index ? atof(argv[index]) : dflt;

@@ -31,7 +31,7 @@ int main(int argc, char **argv)
 		_exit(127);
 	}
 	end = fixture_cpu_now() + seconds;
-	while (fixture_cpu_now() < end)
+	while (fixture_cpu_left(end))
 		x = parent_work(x);
 	fixture_sink = x;
 	waitpid(pid, &status, 0);

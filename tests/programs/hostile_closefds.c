@@ -51,7 +51,7 @@ int main(int argc, char **argv)
 		return 1;
 	end = fixture_cpu_now() + fixture_seconds(argc, argv, 1, 0.8);
 	pid = fork();
-	while (fixture_cpu_now() < end)
+	while (fixture_cpu_left(end))
 		x = after_close_work(x);
 	fixture_sink = x;
 	if (pid == 0)

@@ -25,7 +25,7 @@ int main(int argc, char **argv)
 	}
 	end = fixture_cpu_now() + fixture_seconds(argc, argv, 1, 0.8);
 	pid = fork();
-	while (fixture_cpu_now() < end)
+	while (fixture_cpu_left(end))
 		x = nobody_work(x);
 	fixture_sink = x;
 	if (pid == 0)

@@ -21,7 +21,7 @@ static void *worker(void *arg)
 	double end = fixture_cpu_now() + seconds, x = 1;
 
 	(void)arg;
-	while (fixture_cpu_now() < end)
+	while (fixture_cpu_left(end))
 		x = blocked_work(x);
 	fixture_sink = x;
 	return NULL;

@@ -37,7 +37,7 @@ int main(int argc, char **argv)
 	double end = fixture_cpu_now() + seconds;
 
 	/* A multiplier that spreads consecutive units over distant paths. */
-	for (unsigned n = 0; fixture_cpu_now() < end; n++)
+	for (unsigned n = 0; fixture_cpu_left(end); n++)
 		x = go_left(PATH_DEPTH, n * 2654435761u, x);
 	fixture_sink = x;
 	printf("many_paths: done\n");

@@ -34,7 +34,7 @@ int main(int argc, char **argv)
 	sa.sa_flags = SA_RESTART;
 	sigaction(SIGPROF, &sa, NULL);
 	setitimer(ITIMER_PROF, &it, NULL);
-	while (fixture_cpu_now() < end)
+	while (fixture_cpu_left(end))
 		x = prof_work(x);
 	fixture_sink = x;
 	printf("own_sigprof: %d ticks\n", (int)ticks);

@@ -28,7 +28,7 @@ int main(int argc, char **argv)
 	/* The first phase lasts a wall-clock time (the delay and duration are wall-clock),
 	 * the second a CPU time: its samples do not depend on the machine's load. */
 	end = fixture_cpu_now() + fixture_seconds(argc, argv, 2, 0.5);
-	while (fixture_cpu_now() < end)
+	while (fixture_cpu_left(end))
 		x = phase_late(x);
 	fixture_sink = x;
 	printf("phases: done\n");

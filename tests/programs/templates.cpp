@@ -50,7 +50,7 @@ int main(int argc, char **argv)
 	double x = 1;
 	int caught = 0;
 
-	while (fixture_cpu_now() < end) {
+	while (fixture_cpu_left(end)) {
 		x = acc.spin(x, 100000);
 		caught += fixture::catch_many(200);
 	}

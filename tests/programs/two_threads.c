@@ -26,7 +26,7 @@ static void *thread_alpha(void *arg)
 	double end = fixture_cpu_now() + seconds, x = 1;
 
 	(void)arg;
-	while (fixture_cpu_now() < end)
+	while (fixture_cpu_left(end))
 		x = work_alpha(x);
 	fixture_sink = x;
 	return NULL;
@@ -37,7 +37,7 @@ static void *thread_beta(void *arg)
 	double end = fixture_cpu_now() + seconds, x = 1;
 
 	(void)arg;
-	while (fixture_cpu_now() < end)
+	while (fixture_cpu_left(end))
 		x = work_beta(x);
 	fixture_sink = x;
 	return NULL;
