@@ -154,6 +154,18 @@ void rt_fork_prepare(void)
 	if (!rt_active())
 		return;
 	rt_signals_sampler_set(&block);
+	if (sc_bool(&rt_proc.settings, SC_SET_FOLLOW_CHILDREN)) {
+		/* A child killed (by a pool's SIGTERM, say) before its recorder wrote the file's
+		 * header would leave only an empty file: every signal but a fault waits, pending,
+		 * until the child has its recorder or the parent has its pid back. */
+		sigfillset(&block);
+		sigdelset(&block, SIGSEGV);
+		sigdelset(&block, SIGBUS);
+		sigdelset(&block, SIGILL);
+		sigdelset(&block, SIGFPE);
+		sigdelset(&block, SIGTRAP);
+		sigdelset(&block, SIGSYS);
+	}
 	RT_REAL(pthread_sigmask)(SIG_BLOCK, &block, &fork_saved_mask);
 	rt_self.forking = 1;
 	fork_fd = -1;

@@ -187,7 +187,7 @@ def test_hot_function_sampled_and_keeps_running():
         check_eq(meta["launcher"]["attach"]["from"], a.info()["attach"]["from"], "from")
         check_eq(meta["launcher"]["attach"]["to"], a.info()["attach"]["to"], "to")
         # After the detach: everything as before, and the program runs on, and answers.
-        deadline = time.monotonic() + 30  # the runtime's thread ends just after it detached
+        deadline = time.monotonic() + 120  # the runtime's thread ends just after it detached
         while not same_but_unwind_pipe(process_state(t.pid), before):
             check(time.monotonic() < deadline,
                   f"after the detach: {process_state(t.pid)}, before: {before}")

@@ -1,6 +1,8 @@
 """The command line: bad input gets a clear message and the exit status a shell would give;
 the program's stdin, stdout, stderr, environment and exit status are its own; signals sent to
 syscope reach it."""
+import glob
+import json
 import os
 import signal
 import sqlite3
@@ -108,18 +110,64 @@ def test_killed_program_gives_128_plus_signal():
     check_eq(r.rc, 128 + signal.SIGTERM, r.describe())
 
 
+def child_named(pid, name):
+    """The pid of `pid`'s child process running `name`, or None."""
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children") as f:
+            kids = [int(k) for k in f.read().split()]
+    except OSError:
+        return None
+    for k in kids:
+        try:
+            with open(f"/proc/{k}/comm") as f:
+                if f.read().strip() == name:
+                    return k
+        except OSError:
+            pass
+    return None
+
+
+def cpu_seconds(pid):
+    """utime + stime of process `pid`, in seconds (0 when it is gone)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def test_signals_sent_to_syscope_reach_the_program():
     workdir = harness.tempfile.mkdtemp(prefix="syscope-it-")
     harness._workdirs.append(workdir)
     proc = subprocess.Popen([SYSCOPE, "sample", "--", fixture("hot"), "30"], cwd=workdir,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    time.sleep(0.7)
-    t0 = time.monotonic()
-    proc.send_signal(signal.SIGTERM)
-    out, err = proc.communicate(timeout=60)
-    check(time.monotonic() - t0 < 20, "stopped promptly")
+    try:
+        # Not a fixed sleep: on a loaded machine (or under ASan) the program may not have
+        # reached hot_loop yet. Once it has run its own code for a while, syscope's
+        # handlers are installed and samples of hot_loop are recorded.
+        deadline = time.monotonic() + 120
+        hot = None
+        while time.monotonic() < deadline:
+            hot = hot or child_named(proc.pid, "hot")
+            if hot and cpu_seconds(hot) >= 0.2:
+                break
+            check(proc.poll() is None, "syscope still running")
+            time.sleep(0.05)
+        check(hot, "hot started under syscope")
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=300)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
     check_eq(proc.returncode, 128 + signal.SIGTERM, err)
     check("hot_loop" in err, "the profile of the part that ran is summarized: " + err)
+    # The program itself ended by the signal, long before its 30 s.
+    (meta,) = glob.glob(os.path.join(workdir, "syscope-*-output", "*", f"metadata-{hot}.json"))
+    with open(meta) as f:
+        check_eq(json.load(f)["exit"], {"reason": "signal", "status": signal.SIGTERM},
+                 "the program's end")
 
 
 def test_convert_rejects_what_is_not_a_session():

@@ -159,9 +159,13 @@ def test_samples_in_the_counting_stub_keep_their_stack():
     check(sum(in_stub.values()) >= 10, f"samples in the stub: {in_stub} of {total}")
     check(walked >= 0.8 * sum(in_stub.values()),
           f"the stub's samples walked on to tiny and main: {walked} of {in_stub}")
-    # Samples in the trampoline itself (its few instructions) still end unwalked.
-    unknown = sum(v for k, v in stacks.items() if "[unknown]" in k)
-    check(unknown < walked / 2, f"[unknown] frames in {unknown} of {total} samples: {stacks}")
+    # Samples in the trampoline itself (its few instructions, outside every module) still
+    # end unwalked: their leaf is [unknown]; no sample with a known leaf has an [unknown]
+    # frame. How many land there beside the stub is the machine's (0.3 to 1.2 of the
+    # stub's here: a loaded machine resumes the thread with cold caches), not checked.
+    unknown = {k: v for k, v in stacks.items() if "[unknown]" in k}
+    check(all(k.split(";")[-1] == "[unknown]" for k in unknown),
+          f"an [unknown] frame under a known leaf: {unknown}")
 
 
 def test_samples_in_the_counting_stub_keep_their_stack_with_frame_pointers():

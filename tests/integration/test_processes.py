@@ -1,4 +1,7 @@
 """Threads and processes: per-thread profiles, fork + exec, dlopen/dlclose, thread filters."""
+import signal
+import sys
+
 import harness
 from harness import check, check_eq, fixture, source_line, syscope
 
@@ -132,6 +135,34 @@ def test_sampling_tids_filter():
     check_eq([t["index"] for t in p.threads()], [2], "only thread 2 sampled")
     check_eq(p.samples("work_alpha"), 0, "thread 1 not sampled")
     check(p.self_samples("work_beta") > 0.8 * p.total, p.function_names()[:5])
+
+
+KILLED_AT_ONCE = """
+import os, signal, sys
+for _ in range(5):
+    pid = os.fork()
+    if pid == 0:
+        while True:
+            pass
+    os.kill(pid, signal.SIGTERM)
+    os.waitpid(pid, 0)
+print("killed 5")
+"""
+
+
+def test_child_killed_right_after_fork_is_recorded():
+    # A pool terminates a worker that may not have set itself up yet: before the fix the
+    # child died before its recorder wrote the header of the file its parent had made for
+    # it, which the reader could only call damaged.
+    r = syscope("sample", "--", sys.executable, "-c", KILLED_AT_ONCE)
+    check_eq(r.rc, 0, r.describe())
+    check("killed 5" in r.out, r.describe())
+    check("damaged data" not in r.err, r.err)
+    children = [pid for pid in r.pids() if pid != r.main_pid()]
+    check_eq(len(children), 5, f"the five children: {r.pids()}\n{r.err}")
+    for pid in children:
+        check_eq(r.metadata(pid)["exit"], {"reason": "signal", "status": signal.SIGTERM},
+                 f"child {pid}'s end")
 
 
 harness.main(globals())

@@ -425,7 +425,7 @@ def test_script_errors_as_python_reports_them():
 
 EMBEDDED_THREAD = """
 import threading, time, types, _thread
-end = time.monotonic() + 10
+end = time.monotonic() + 120
 while isinstance(_thread.start_new_thread.__self__, types.ModuleType):
     if time.monotonic() > end:
         raise SystemExit("syscope's names were never installed")

@@ -28,8 +28,8 @@ int main(int argc, char **argv)
 	run = (double (*)(double))dlsym(h, "lib_run");
 	fixture_sink = run(seconds);
 	dlclose(h);
-	end = fixture_now() + seconds;
-	while (fixture_now() < end)
+	end = fixture_cpu_now() + seconds;
+	while (fixture_cpu_left(end))
 		x = after_close_work(x);
 	fixture_sink = x;
 	printf("dlopen_main: done\n");

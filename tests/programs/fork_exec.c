@@ -30,8 +30,8 @@ int main(int argc, char **argv)
 		execl(argv[1], argv[1], secs, (char *)NULL);
 		_exit(127);
 	}
-	end = fixture_now() + seconds;
-	while (fixture_now() < end)
+	end = fixture_cpu_now() + seconds;
+	while (fixture_cpu_left(end))
 		x = parent_work(x);
 	fixture_sink = x;
 	waitpid(pid, &status, 0);

@@ -23,9 +23,9 @@ int main(int argc, char **argv)
 		perror("setuid");
 		return 1;
 	}
-	end = fixture_now() + fixture_seconds(argc, argv, 1, 0.8);
+	end = fixture_cpu_now() + fixture_seconds(argc, argv, 1, 0.8);
 	pid = fork();
-	while (fixture_now() < end)
+	while (fixture_cpu_left(end))
 		x = nobody_work(x);
 	fixture_sink = x;
 	if (pid == 0)

@@ -18,10 +18,10 @@ NOINLINE static double blocked_work(double x)
 
 static void *worker(void *arg)
 {
-	double end = fixture_now() + seconds, x = 1;
+	double end = fixture_cpu_now() + seconds, x = 1;
 
 	(void)arg;
-	while (fixture_now() < end)
+	while (fixture_cpu_left(end))
 		x = blocked_work(x);
 	fixture_sink = x;
 	return NULL;

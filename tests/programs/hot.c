@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* One hot function: hot_loop gets nearly all CPU time, on the line marked HOT_LINE. */
+/* One hot function: hot_loop gets nearly all CPU time, on the line marked HOT_LINE. It runs
+ * for the given seconds of its own CPU time, so a loaded machine gives it the same samples
+ * (only later). */
 #include <stdio.h>
 
 #include "fixture.h"
@@ -14,9 +16,9 @@ NOINLINE double hot_loop(double x, long n)
 int main(int argc, char **argv)
 {
 	double seconds = fixture_seconds(argc, argv, 1, 1.0), x = 1.0;
-	double end = fixture_now() + seconds;
+	double end = fixture_cpu_now() + seconds;
 
-	while (fixture_now() < end)
+	while (fixture_cpu_left(end))
 		x = hot_loop(x, 200000);
 	fixture_sink = x;
 	printf("hot: done\n");

@@ -11,9 +11,9 @@ NOINLINE double lib_hot_work(double x, long n)
 
 double lib_run(double seconds)
 {
-	double end = fixture_now() + seconds, x = 1;
+	double end = fixture_cpu_now() + seconds, x = 1;
 
-	while (fixture_now() < end)
+	while (fixture_cpu_left(end))
 		x = lib_hot_work(x, 100000);
 	return x;
 }

@@ -32,9 +32,9 @@ NOINLINE double beta(double x)
 int main(int argc, char **argv)
 {
 	double seconds = fixture_seconds(argc, argv, 1, 1.0), x = 1.0;
-	double end = fixture_now() + seconds;
+	double end = fixture_cpu_now() + seconds;
 
-	while (fixture_now() < end)
+	while (fixture_cpu_left(end))
 		x = beta(alpha(x));
 	fixture_sink = x;
 	printf("inclusive: done\n");

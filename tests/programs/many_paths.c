@@ -34,10 +34,10 @@ NOINLINE static double go_right(int depth, unsigned n, double x)
 int main(int argc, char **argv)
 {
 	double seconds = fixture_seconds(argc, argv, 1, 1.0), x = 1.0;
-	double end = fixture_now() + seconds;
+	double end = fixture_cpu_now() + seconds;
 
 	/* A multiplier that spreads consecutive units over distant paths. */
-	for (unsigned n = 0; fixture_now() < end; n++)
+	for (unsigned n = 0; fixture_cpu_left(end); n++)
 		x = go_left(PATH_DEPTH, n * 2654435761u, x);
 	fixture_sink = x;
 	printf("many_paths: done\n");

@@ -56,9 +56,9 @@ __attribute__((section(".preinit_array"), used)) static void (*preinit)(int, cha
 
 NOINLINE static double own_signal_work(double seconds)
 {
-	double end = fixture_now() + seconds, x = 1;
+	double end = fixture_cpu_now() + seconds, x = 1;
 
-	while (fixture_now() < end)
+	while (fixture_cpu_left(end))
 		for (int i = 0; i < 100000; i++)
 			x = x * 1.0000001 + 0.5;
 	return x;

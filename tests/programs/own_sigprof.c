@@ -25,7 +25,7 @@ NOINLINE static double prof_work(double x)
 
 int main(int argc, char **argv)
 {
-	double end = fixture_now() + fixture_seconds(argc, argv, 1, 1.0), x = 1;
+	double end = fixture_cpu_now() + fixture_seconds(argc, argv, 1, 1.0), x = 1;
 	struct itimerval it = { { 0, 10000 }, { 0, 10000 } };
 	struct sigaction sa;
 
@@ -34,7 +34,7 @@ int main(int argc, char **argv)
 	sa.sa_flags = SA_RESTART;
 	sigaction(SIGPROF, &sa, NULL);
 	setitimer(ITIMER_PROF, &it, NULL);
-	while (fixture_now() < end)
+	while (fixture_cpu_left(end))
 		x = prof_work(x);
 	fixture_sink = x;
 	printf("own_sigprof: %d ticks\n", (int)ticks);

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* phase_early runs argv[1] seconds, then phase_late argv[2] seconds: for delay and duration. */
+/* phase_early runs argv[1] seconds of wall-clock time, then phase_late argv[2] seconds of CPU
+ * time: for delay and duration. */
 #include <stdio.h>
 
 #include "fixture.h"
@@ -24,8 +25,10 @@ int main(int argc, char **argv)
 
 	while (fixture_now() < end)
 		x = phase_early(x);
-	end = fixture_now() + fixture_seconds(argc, argv, 2, 0.5);
-	while (fixture_now() < end)
+	/* The first phase lasts a wall-clock time (the delay and duration are wall-clock),
+	 * the second a CPU time: its samples do not depend on the machine's load. */
+	end = fixture_cpu_now() + fixture_seconds(argc, argv, 2, 0.5);
+	while (fixture_cpu_left(end))
 		x = phase_late(x);
 	fixture_sink = x;
 	printf("phases: done\n");

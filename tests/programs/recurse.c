@@ -20,10 +20,10 @@ NOINLINE static double descend(int depth, double x)
 
 int main(int argc, char **argv)
 {
-	double end = fixture_now() + fixture_seconds(argc, argv, 1, 1.0), x = 1;
+	double end = fixture_cpu_now() + fixture_seconds(argc, argv, 1, 1.0), x = 1;
 	int depth = argc > 2 ? atoi(argv[2]) : 10000;
 
-	while (fixture_now() < end)
+	while (fixture_cpu_left(end))
 		x = descend(depth, x);
 	fixture_sink = x;
 	printf("recurse: done\n");

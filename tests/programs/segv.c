@@ -16,9 +16,9 @@ NOINLINE static void crash_here(volatile int *p)
 
 int main(int argc, char **argv)
 {
-	double end = fixture_now() + fixture_seconds(argc, argv, 1, 0.5), x = 1;
+	double end = fixture_cpu_now() + fixture_seconds(argc, argv, 1, 0.5), x = 1;
 
-	while (fixture_now() < end)
+	while (fixture_cpu_left(end))
 		x = busy_before_crash(x);
 	fixture_sink = x;
 	crash_here((volatile int *)(long)(x < 0));

@@ -14,9 +14,9 @@ NOINLINE static double doomed_work(double x)
 
 int main(int argc, char **argv)
 {
-	double end = fixture_now() + fixture_seconds(argc, argv, 1, 0.8), x = 1;
+	double end = fixture_cpu_now() + fixture_seconds(argc, argv, 1, 0.8), x = 1;
 
-	while (fixture_now() < end)
+	while (fixture_cpu_left(end))
 		x = doomed_work(x);
 	fixture_sink = x;
 	kill(getpid(), SIGKILL);

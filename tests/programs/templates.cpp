@@ -45,12 +45,12 @@ NOINLINE int catch_many(int n)
 
 int main(int argc, char **argv)
 {
-	double end = fixture_now() + fixture_seconds(argc, argv, 1, 1.0);
+	double end = fixture_cpu_now() + fixture_seconds(argc, argv, 1, 1.0);
 	fixture::Accumulator<double> acc;
 	double x = 1;
 	int caught = 0;
 
-	while (fixture_now() < end) {
+	while (fixture_cpu_left(end)) {
 		x = acc.spin(x, 100000);
 		caught += fixture::catch_many(200);
 	}

@@ -23,10 +23,10 @@ NOINLINE static double work_beta(double x)
 
 static void *thread_alpha(void *arg)
 {
-	double end = fixture_now() + seconds, x = 1;
+	double end = fixture_cpu_now() + seconds, x = 1;
 
 	(void)arg;
-	while (fixture_now() < end)
+	while (fixture_cpu_left(end))
 		x = work_alpha(x);
 	fixture_sink = x;
 	return NULL;
@@ -34,10 +34,10 @@ static void *thread_alpha(void *arg)
 
 static void *thread_beta(void *arg)
 {
-	double end = fixture_now() + seconds, x = 1;
+	double end = fixture_cpu_now() + seconds, x = 1;
 
 	(void)arg;
-	while (fixture_now() < end)
+	while (fixture_cpu_left(end))
 		x = work_beta(x);
 	fixture_sink = x;
 	return NULL;
