@@ -18,7 +18,11 @@ what it does:
     becoming part of the folder's name (src/cmd/launch.c);
   - each verb's --help gives the defaults that verb runs with: instrument and python sample
     only with -S, causal samples at 1 kHz, merge and convert write where they do
-    (src/cmd/help.c).
+    (src/cmd/help.c);
+  - a stripped library's functions (xz's liblzma) are named by where each function starts
+    (.eh_frame_hdr's table), not by where the unwind rules of the sampled instruction start,
+    which split one function into as many names as it has pushes and pops
+    (src/model/symbols.c).
 """
 import json
 import os
@@ -256,6 +260,52 @@ def test_convert_and_merge_expand_output_placeholders():
                          cwd=r.workdir, capture_output=True, text=True)
     check_eq(bad.returncode, 2, bad.stderr)
     check("unknown placeholder '%rnak%'" in bad.stderr, bad.stderr)
+
+
+def fde_starts(path):
+    """The start of every function that `path`'s unwind table (.eh_frame) describes."""
+    out = subprocess.run([need_tool("readelf"), "--debug-dump=frames", path],
+                         capture_output=True, text=True).stdout
+    return {int(m.group(1), 16) for m in re.finditer(r" FDE cie=\S+ pc=([0-9a-f]+)\.\.", out)}
+
+
+def loaded_library(program, soname):
+    """The file the loader maps for `soname` in `program` (ldd), or None."""
+    out = subprocess.run(["ldd", program], capture_output=True, text=True).stdout
+    m = re.search(rf"^\s*{re.escape(soname)} => (\S+)", out, re.M)
+    return os.path.realpath(m.group(1)) if m else None
+
+
+def test_stripped_library_functions_named_by_their_start():
+    xz = need_tool("xz")
+    lzma = loaded_library(xz, "liblzma.so.5")
+    if not lzma:
+        raise Skip(f"{xz} does not load liblzma.so.5")
+    syms = subprocess.run(["nm", lzma], capture_output=True, text=True)
+    if syms.returncode == 0 and syms.stdout.strip():
+        raise Skip(f"{lzma} has a symbol table: its functions have names")
+    starts = fde_starts(lzma)
+    check(len(starts) > 50, f"{lzma}'s unwind table: {len(starts)} functions")
+    work = tempfile.mkdtemp(prefix="syscope-it-")
+    harness._workdirs.append(work)
+    data = "".join(f"{i * 7919 % 100003} {i}\n" for i in range(150000)).encode()
+    for name in ("plain", "profiled"):
+        with open(os.path.join(work, name), "wb") as f:
+            f.write(data)
+    subprocess.run([xz, "-T1", "-6", os.path.join(work, "plain")], check=True)
+    r = syscope("sample", "-f", "1000", "--", xz, "-T1", "-6", os.path.join(work, "profiled"))
+    check_eq(r.rc, 0, r.describe())
+    with open(os.path.join(work, "plain.xz"), "rb") as a, \
+            open(os.path.join(work, "profiled.xz"), "rb") as b:
+        check(a.read() == b.read(), "xz wrote the same file as without syscope")
+    p = r.profile()
+    named = [(f["name"], f["self_samples"]) for f in p.meta["functions"]
+             if f["module"] == "liblzma.so.5" and f["self_samples"]]
+    check(sum(n for _, n in named) > 0.5 * p.total, f"liblzma is hot: {named[:5]} of {p.total}")
+    for name, _ in named:
+        m = re.fullmatch(r"liblzma\.so\.5\+0x([0-9a-f]+)", name)
+        check(m, f"a function without a symbol: {name}")
+        check(int(m.group(1), 16) in starts, f"{name} is where a function starts")
 
 
 def help_line(verb, flag):
