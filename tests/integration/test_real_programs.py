@@ -22,13 +22,23 @@ what it does:
   - a stripped library's functions (xz's liblzma) are named by where each function starts
     (.eh_frame_hdr's table), not by where the unwind rules of the sampled instruction start,
     which split one function into as many names as it has pushes and pops
-    (src/model/symbols.c).
+    (src/model/symbols.c);
+  - a process that runs a script and then execs a program (bash's exec, pyenv's shims)
+    has each image's samples weighed within that image: the first sample after the exec
+    covered the exec, the loader and any time unsampled since the script's last sample, and
+    the script's first sample weighed 0, as its files were read in name order, 42.1.sraw
+    (after the exec) before 42.sraw (src/model/model.c);
+  - the frames of syscope's other libraries (libsyscope-pthread.so's lock wrappers with
+    their helpers, libsyscope-mpi.so's MPI_Init beside Open MPI's) are left out of
+    profiles as libsyscope.so's are: a wrapper stays only as the leaf, named after the
+    call it wraps (src/model/model.c).
 """
 import json
 import os
 import re
 import shutil
 import signal
+import struct
 import subprocess
 import tempfile
 import time
@@ -306,6 +316,61 @@ def test_stripped_library_functions_named_by_their_start():
         m = re.fullmatch(r"liblzma\.so\.5\+0x([0-9a-f]+)", name)
         check(m, f"a function without a symbol: {name}")
         check(int(m.group(1), 16) in starts, f"{name} is where a function starts")
+
+
+def thread_cpu_span(raw_path):
+    """(CPU time at THREAD_BEGIN, at THREAD_END) of the main thread of one raw file, in s."""
+    import rawdump
+    with open(raw_path, "rb") as f:
+        data = f.read()
+    pid = rawdump.parse_header(data)["pid"]
+    cpu = {}
+    for tid, typ, _flags, payload in rawdump.records(data):
+        name = rawdump.REC_NAMES.get(typ)
+        if tid == pid and name in ("THREAD_BEGIN", "THREAD_END"):
+            cpu[name] = struct.unpack_from("<QQ", payload)[1] * 1e-9
+    return cpu.get("THREAD_BEGIN"), cpu.get("THREAD_END")
+
+
+def test_samples_weighed_within_each_image_across_exec():
+    bash = need_tool("bash")
+    child = fixture("exec_child")
+    # bash spins far longer than its 50 ms sampling window, then becomes exec_child,
+    # whose own window starts with it: nothing of bash's unsampled spinning is its.
+    script = f"i=0; while [ $i -lt 150000 ]; do i=$((i+1)); done; exec {child} 0.3"
+    r = syscope("sample", "-f", "500", "--sampling-duration", "0.05", "--", bash, "-c", script)
+    check_eq((r.rc, r.out), (0, "exec_child: done\n"), r.describe())
+    pid = r.main_pid()
+    roots = {}
+    for root in r.profile().roots():
+        for c in root["children"]:
+            module = c["node"]["prefix"].split("[", 1)[1].split("/", 1)[0]
+            roots[(c["node"]["name"], module)] = c["node"]["inclusive"]["stats"]
+    script_s, child_s = roots.get(("_start", "bash")), roots.get(("_start", "exec_child"))
+    check(script_s and child_s, f"samples of both images: {sorted(roots)}")
+    check(script_s["min"] > 0, f"bash's first sample weighs its CPU time: {script_s}")
+    begin, end = thread_cpu_span(os.path.join(r.session, "raw", f"{pid}.1.sraw"))
+    check(begin is not None and end is not None, "exec_child's thread begin and end")
+    check(child_s["sum"] <= end - begin + 1e-6,
+          f"exec_child's samples weigh {child_s['sum']:.6f} s, more than its own "
+          f"{end - begin:.6f} s of CPU time")
+
+
+def test_plugin_wrapper_frames_left_out():
+    r = syscope("sample", "-f", "1000", "--parallel=pthread", "--", fixture("lock_churn"), "0.4")
+    check_eq((r.rc, r.out), (0, "lock_churn: done\n"), r.describe())
+    p = r.profile()
+    in_locks = p.samples("pthread_mutex_lock") + p.samples("pthread_mutex_unlock")
+    check(in_locks > 0.3 * p.total, f"the lock calls are hot: {in_locks} of {p.total}")
+    ours = [f for f in p.meta["functions"] if f["module"].startswith("libsyscope")]
+    for f in ours:
+        check(f["samples"] == f["self_samples"] and f["name"].startswith("pthread_"),
+              f"only a wrapper, only as the leaf, of syscope's: {f}")
+    with open(r.path(f"sampling_cpu_clock-{r.main_pid()}.folded")) as f:
+        for line in f:
+            frames = line.rsplit(" ", 1)[0].split(";")
+            check(frames.count("pthread_mutex_lock") + frames.count("pthread_mutex_unlock")
+                  <= 1, f"a lock call once per stack: {line}")
 
 
 def help_line(verb, flag):
