@@ -31,7 +31,10 @@ what it does:
   - the frames of syscope's other libraries (libsyscope-pthread.so's lock wrappers with
     their helpers, libsyscope-mpi.so's MPI_Init beside Open MPI's) are left out of
     profiles as libsyscope.so's are: a wrapper stays only as the leaf, named after the
-    call it wraps (src/model/model.c).
+    call it wraps (src/model/model.c);
+  - `syscope causal -n 3 --no-time-output -o DIR` runs its three runs into DIR, DIR-2 and
+    DIR-3 (the causal profile in the last), where the second run died refusing to reuse
+    DIR, leaving its scope file in /tmp (src/cmd/causal.c).
 """
 import json
 import os
@@ -238,6 +241,19 @@ def test_causal_sampling_rate_from_the_environment():
         check_eq((r.rc, r.out), (0, "1200003\n"), r.describe())
         check(re.search(rf"CPU-time samples from 1 thread \({hz} Hz asked", r.err),
               f"{env}: {hz} Hz\n{r.err}")
+
+
+def test_causal_runs_without_time_folders():
+    perl = need_tool("perl")
+    loop = "my $s = 0; for my $i (1..300000) { $s += $i % 7 } print \"$s\\n\";"
+    r = syscope("causal", "-e", "-n", "3", "-S", "0,50", "-F", "^Perl_pp_", "--binary", "perl",
+                "--no-time-output", "-o", "out/", "--", perl, "-e", loop)
+    check_eq((r.rc, r.out), (0, "899998\n" * 3), r.describe())
+    check_eq(sorted(os.listdir(r.workdir)), ["out", "out-2", "out-3"], "one folder per run")
+    for d in ("out", "out-2", "out-3"):
+        check(os.path.exists(os.path.join(r.workdir, d, "session.json")), f"{d} is a session")
+    check(os.path.exists(os.path.join(r.workdir, "out-3", "profile.coz")), "the causal profile")
+    check(f"in {os.path.realpath(r.workdir)}/out-3:" in r.err, r.err)
 
 
 def test_unknown_output_placeholder_refused():
