@@ -34,7 +34,10 @@ what it does:
     call it wraps (src/model/model.c);
   - `syscope causal -n 3 --no-time-output -o DIR` runs its three runs into DIR, DIR-2 and
     DIR-3 (the causal profile in the last), where the second run died refusing to reuse
-    DIR, leaving its scope file in /tmp (src/cmd/causal.c).
+    DIR, leaving its scope file in /tmp (src/cmd/causal.c);
+  - `syscope convert` of a session whose session.json is damaged says so, and that the
+    run's settings (here its --output-format csv) are not followed, where it said nothing
+    (src/cmd/session_settings.c).
 """
 import json
 import os
@@ -254,6 +257,28 @@ def test_causal_runs_without_time_folders():
         check(os.path.exists(os.path.join(r.workdir, d, "session.json")), f"{d} is a session")
     check(os.path.exists(os.path.join(r.workdir, "out-3", "profile.coz")), "the causal profile")
     check(f"in {os.path.realpath(r.workdir)}/out-3:" in r.err, r.err)
+
+
+def test_convert_says_a_damaged_session_json_is_not_followed():
+    sqlite = need_tool("sqlite3")
+    query = ("with recursive c(x) as (select 1 union all select x + 1 from c where x < 20000) "
+             "select sum(x) from c;")
+    r = syscope("sample", "--convert", "later", "--output-format", "csv", "--", sqlite,
+                ":memory:", query)
+    check_eq((r.rc, r.out), (0, "200010000\n"), r.describe())
+    session = re.search(r"syscope convert (\S+)", r.err)
+    check(session, r.err)
+    info = os.path.join(session.group(1), "session.json")
+    with open(info) as f:
+        text = f.read()
+    with open(info, "w") as f:
+        f.write(text[: len(text) // 2])
+    c = subprocess.run([harness.SYSCOPE, "convert", session.group(1)], capture_output=True,
+                       text=True)
+    check_eq(c.returncode, 0, c.stderr)
+    check(f"warning: convert: {info} cannot be read (" in c.stderr and
+          "the run's settings (output formats, filters, labels) are not known" in c.stderr,
+          c.stderr)
 
 
 def test_unknown_output_placeholder_refused():
