@@ -61,6 +61,10 @@ def test_two_files_give_the_sum():
     check_eq(s.rc, 0, s.describe())
     check_eq(sorted((p["hostname"], p["pid"], p["threads"]) for p in json.loads(s.out)["processes"]),
              [("nodeA", 100, 1), ("nodeA", 200, 2), ("nodeB", 100, 1)], "summary's threads")
+    # The merge's folder is taken as its databases, as the session folders are.
+    f = syscope("summary", "-F", "json", out)
+    check_eq(f.rc, 0, f.describe())
+    check_eq(json.loads(f.out), json.loads(s.out), "summary of the folder and of its database")
     guids = {g for (g,) in rows(db, "SELECT DISTINCT guid FROM rocpd_region")}
     check_eq(len(guids), 1, "one guid in the merged file")
     # Host calls and their kernels stay linked within each process.
