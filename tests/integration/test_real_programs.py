@@ -37,7 +37,13 @@ what it does:
     DIR, leaving its scope file in /tmp (src/cmd/causal.c);
   - `syscope convert` of a session whose session.json is damaged says so, and that the
     run's settings (here its --output-format csv) are not followed, where it said nothing
-    (src/cmd/session_settings.c).
+    (src/cmd/session_settings.c);
+  - -o with a %env{NAME}% that is not one (unclosed, an empty or odd name) is refused
+    instead of kept in the folder's name or read as the empty variable, and an unset
+    variable is named in a warning, since every rank of a job would share its folder
+    (src/cmd/output_path.c);
+  - a script without "#!" is run by /bin/sh, as execvp (env, make, xargs) and shells run
+    it, where syscope said "Exec format error" and exited 126 (src/cmd/launch.c).
 """
 import json
 import os
@@ -291,6 +297,39 @@ def test_unknown_output_placeholder_refused():
     r = syscope("sample", "--no-time-output", "-o", "50%-%tag%-%rank%-of-%size%", "--", "true")
     check_eq(r.rc, 0, r.describe())
     check_eq(os.listdir(r.workdir), ["50%-true-0-of-1"], "the folder's name")
+
+
+def test_script_without_interpreter_line_runs_in_the_shell():
+    work = tempfile.mkdtemp(prefix="syscope-it-")
+    harness._workdirs.append(work)
+    script = os.path.join(work, "no-interpreter-line")
+    with open(script, "w") as f:
+        f.write('echo "args: $# $1 $2"\nexit 5\n')
+    os.chmod(script, 0o755)
+    plain = subprocess.run(["env", script, "a b", "c"], capture_output=True, text=True)
+    check_eq((plain.returncode, plain.stdout), (5, "args: 2 a b c\n"), "the plain run")
+    r = syscope("sample", "--", script, "a b", "c")
+    check_eq((r.rc, r.out), (plain.returncode, plain.stdout), r.describe())
+    check("Exec format error" not in r.err, r.err)
+    images = r.metadata(r.main_pid())["images"]
+    check_eq(os.path.realpath(images[0]["executable"]), os.path.realpath("/bin/sh"),
+             "the shell ran it, profiled")
+
+
+def test_env_placeholder_checked():
+    for bad, shown in (("run-%env{RANK", "'%env{RANK'"), ("run-%env{}%", "'%env{}'"),
+                       ("run-%env{A-B}%", "'%env{A-'"), ("run-%env{1X}%", "'%env{1X}'")):
+        r = syscope("sample", "--no-time-output", "-o", bad, "--", "true")
+        check_eq(r.rc, 2, r.describe())
+        check(f"-o {bad}: {shown} is not a variable's placeholder (valid: %env{{NAME}}%, NAME "
+              "made of letters, digits and '_')" in r.err, r.err)
+        check_eq(os.listdir(r.workdir), [], "no folder made")
+    r = syscope("sample", "--no-time-output", "-o", "run-%env{SYSCOPE_IT_RANK}%-%env{NOT_SET_X}%",
+                "--", "true", env={"SYSCOPE_IT_RANK": "7"})
+    check_eq(r.rc, 0, r.describe())
+    check("warning: -o run-%env{SYSCOPE_IT_RANK}%-%env{NOT_SET_X}%: %env{NOT_SET_X}%: NOT_SET_X "
+          "is not set, so it expands to nothing" in r.err, r.err)
+    check_eq(os.listdir(r.workdir), ["run-7-"], "the folder's name")
 
 
 def test_convert_and_merge_expand_output_placeholders():
