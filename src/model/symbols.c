@@ -303,6 +303,7 @@ static void find_fde_table(struct sc_elf *e)
 		Elf_Data *d;
 		const unsigned char *b;
 		size_t pos = 4, width;
+		unsigned enc;
 		uint32_t count;
 
 		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS ||
@@ -314,8 +315,8 @@ static void find_fde_table(struct sc_elf *e)
 			return;
 		b = d->d_buf;
 		/* version 1; eh_frame_ptr (4 or 8 bytes, skipped); a 4-byte count; the table */
-		width = (b[1] & 0x0f) == DW_EH_PE_udata8 || (b[1] & 0x0f) == DW_EH_PE_sdata8 ? 8
-											     : 4;
+		enc = b[1] & 0x0f;
+		width = enc == DW_EH_PE_udata8 || enc == DW_EH_PE_sdata8 ? 8 : 4;
 		if (b[0] != 1 || b[1] == DW_EH_PE_omit || (b[2] & 0x0f) != DW_EH_PE_udata4 ||
 		    b[3] != (DW_EH_PE_datarel | DW_EH_PE_sdata4) || d->d_size < pos + width + 4)
 			return;
