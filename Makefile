@@ -24,6 +24,7 @@ TEST_PACKAGES  += coz-profiler # test_causal.py: Coz's coz.h macros; bench/causa
 TEST_PACKAGES  += chromium # test_html_report.py: the report loaded headless
 TEST_PACKAGES  += uftrace # bench/convert-later-bench: uftrace record + report on the same binary
 TEST_PACKAGES  += dwz # test_counted_calls.py: debug information split by dwz -m
+TEST_PACKAGES  += xz-utils # test_real_programs.py: a stripped liblzma named by function starts
 
 .PHONY: all build demo test test-fast asan deps deps-test format bench bundle clean install deb
 

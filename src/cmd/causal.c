@@ -139,6 +139,18 @@ static void after_launch(const char *session, void *ctx)
 		write_profile(c, session);
 }
 
+/* The scope file's folder goes however syscope ends (a run that cannot start dies). */
+static struct causal_cmd *cleanup_cmd;
+
+static void remove_scope(void)
+{
+	if (!cleanup_cmd)
+		return;
+	unlink(cleanup_cmd->scope_path);
+	rmdir(cleanup_cmd->tmpdir);
+	cleanup_cmd = NULL;
+}
+
 /* The first run: what is in scope, checked before anything runs. */
 static void prepare(struct causal_cmd *c, struct sc_cli *cli)
 {
@@ -160,6 +172,8 @@ static void prepare(struct causal_cmd *c, struct sc_cli *cli)
 	if (!mkdtemp(c->tmpdir))
 		sc_die(SC_EXIT_FAILURE, "causal: cannot make a folder in /tmp: %s",
 		       strerror(errno));
+	cleanup_cmd = c;
+	atexit(remove_scope);
 	snprintf(c->scope_path, sizeof(c->scope_path), "%s/scope.txt", c->tmpdir);
 	if ((rc = sc_causal_write_scope(&c->scope, c->scope_path)))
 		sc_die(SC_EXIT_FAILURE, "causal: cannot write %s: %s", c->scope_path,
@@ -197,6 +211,20 @@ static void configure(struct causal_cmd *c, struct sc_cli *cli)
 		snprintf(num, sizeof(num), "%u", speedup);
 		set_or_die(cli, SC_SET_CAUSAL_E2E_SPEEDUP, num);
 	}
+	/* Each run is a session of its own. Without a time-stamped folder per run, the runs
+	 * after the first go beside it, into DIR-2, DIR-3... (as two runs in one second do
+	 * under one DIR): a session folder is never reused. */
+	if (c->run && !sc_bool(&cli->settings, SC_SET_TIME_OUTPUT)) {
+		char *dir = sc_xstrdup(sc_str(&cli->settings, SC_SET_OUTPUT_PATH)), *path;
+		size_t n = strlen(dir);
+
+		while (n > 1 && dir[n - 1] == '/')
+			dir[--n] = '\0';
+		path = sc_xasprintf("%s-%u", dir, c->run + 1);
+		set_or_die(cli, SC_SET_OUTPUT_PATH, path);
+		free(path);
+		free(dir);
+	}
 }
 
 int cmd_causal(int argc, char **argv)
@@ -217,8 +245,7 @@ int cmd_causal(int argc, char **argv)
 			pr_info("causal: run %u of %u", c.run + 1, c.runs);
 		rc = sc_profile_program_then(&cli, after_launch, &c);
 	}
-	unlink(c.scope_path);
-	rmdir(c.tmpdir);
+	remove_scope();
 	for (size_t i = 0; i < c.sessions.n; i++)
 		free(c.sessions.v[i]);
 	VEC_FREE(&c.sessions);

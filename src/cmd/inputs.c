@@ -3,7 +3,7 @@
  * The rocpd databases a reader verb (summary, merge) is given: database files as they are;
  * a session folder's rocpd-<pid>.db files, written first if the session has none yet; a
  * folder of sessions (syscope-<exe>-output/, one session per run or per rank) the
- * databases of each.
+ * databases of each; a folder of databases (syscope merge's output) its rocpd-*.db files.
  */
 #define PR_FMT ""
 #include <dirent.h>
@@ -96,11 +96,18 @@ void sc_rocpd_inputs(const char *arg, void *vec_)
 		return;
 	}
 	list_dir(arg, is_session, &sessions);
-	if (!sessions.n)
+	if (!sessions.n) {
+		size_t before = vec->n;
+
+		/* A folder of databases: syscope merge's output (syscope-merged/), say. */
+		list_dir(arg, is_database, vec);
+		if (vec->n > before)
+			return;
 		sc_die(SC_EXIT_FAILURE,
 		       "%s is neither a rocpd database, nor a session folder, nor a folder of "
-		       "sessions",
+		       "sessions or of rocpd-*.db files",
 		       arg);
+	}
 	for (size_t i = 0; i < sessions.n; i++) {
 		session_databases(sessions.v[i], vec);
 		free(sessions.v[i]);

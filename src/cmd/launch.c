@@ -512,6 +512,29 @@ static void session_info_end(struct launch *l)
 						 : json_null()));
 }
 
+/*
+ * A file the kernel does not know how to run (a script without "#!") is run by the shell,
+ * as execvp and shells do: /bin/sh FILE ARGS... In the child; returns errno if that fails.
+ */
+static int exec_with_shell(const char *prog, char *const *argv)
+{
+	size_t n = 0;
+	char **sh_argv;
+
+	while (argv[n])
+		n++;
+	sh_argv = calloc(n + 2, sizeof(*sh_argv));
+	if (!sh_argv)
+		return ENOEXEC;
+	sh_argv[0] = (char *)"/bin/sh";
+	sh_argv[1] = (char *)prog;
+	for (size_t i = 1; i < n; i++)
+		sh_argv[i + 1] = argv[i];
+	execve("/bin/sh", sh_argv, environ);
+	free(sh_argv);
+	return ENOEXEC;
+}
+
 /* Start the program; an exec failure in the child comes back through a close-on-exec pipe. */
 static void start_program(struct launch *l)
 {
@@ -530,6 +553,8 @@ static void start_program(struct launch *l)
 		child_environment(l);
 		execve(l->prog, l->cli->rest, environ);
 		err = errno;
+		if (err == ENOEXEC)
+			err = exec_with_shell(l->prog, l->cli->rest);
 		if (write(pipefd[1], &err, sizeof(err)) < 0)
 			_exit(SC_EXIT_NOEXEC);
 		_exit(err == ENOENT ? SC_EXIT_NOTFOUND : SC_EXIT_NOEXEC);

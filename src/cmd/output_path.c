@@ -38,6 +38,21 @@ static void refuse_unknown_placeholder(const char *tmpl, const char *p)
 		       (int)n + 2, p, SC_OUTPUT_PLACEHOLDERS);
 }
 
+/* The length of the variable's name after "%env{", which must be one (letters, digits,
+ * underscores, not a digit first) closed by "}%": anything else is refused, as a misspelt
+ * placeholder is, rather than kept in the folder's name. */
+static size_t env_name_length(const char *tmpl, const char *name)
+{
+	size_t n = strspn(name, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_");
+
+	if (!n || (name[0] >= '0' && name[0] <= '9') || strncmp(name + n, "}%", 2) || n > 200)
+		sc_die(SC_EXIT_USAGE,
+		       "-o %s: '%%env{%.*s' is not a variable's placeholder (valid: %%env{NAME}%%, "
+		       "NAME made of letters, digits and '_')",
+		       tmpl, (int)(n + (name[n] && name[n] != '%' ? 1 : 0)), name);
+	return n;
+}
+
 /* Expand the placeholders of an output path. */
 char *sc_output_path_expand(const char *tmpl, const char *tag, const char *launch_time)
 {
@@ -69,11 +84,16 @@ char *sc_output_path_expand(const char *tmpl, const char *tag, const char *launc
 		} else if (!strncmp(p, "%launch_time%", 13)) {
 			val = launch_time;
 			skip = 13;
-		} else if (!strncmp(p, "%env{", 5) && strstr(p, "}%")) {
-			size_t len = (size_t)(strstr(p, "}%") - (p + 5));
+		} else if (!strncmp(p, "%env{", 5)) {
+			size_t len = env_name_length(tmpl, p + 5);
 
 			snprintf(name, sizeof(name), "%.*s", (int)len, p + 5);
-			val = getenv(name) ? getenv(name) : "";
+			val = getenv(name);
+			if (!val) {
+				pr_warn("-o %s: %%env{%s}%%: %s is not set, so it expands to nothing",
+					tmpl, name, name);
+				val = "";
+			}
 			skip = len + 7;
 		}
 		if (!skip) {

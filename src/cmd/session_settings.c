@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../common/log.h"
 #include "../store/session.h"
@@ -40,6 +41,11 @@ void sc_apply_session_settings(struct sc_settings *s, const char *dir)
 	size_t i;
 
 	/* No session.json: a rewritten binary's session, converted with convert's settings. */
+	if (!doc && access(path, F_OK) == 0)
+		pr_warn("%s cannot be read (%s, line %d): the run's settings (output formats, "
+			"filters, labels) are not known, so the outputs follow convert's own options "
+			"and the defaults",
+			path, jerr.text, jerr.line);
 	rows = doc ? json_object_get(doc, "settings") : NULL;
 	json_array_foreach (rows, i, row)
 		apply_one(s, row, path);

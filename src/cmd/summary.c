@@ -123,8 +123,8 @@ struct section {
 static const struct section sections[] = {
 	{ "processes", "PROCESSES",
 	  "SELECT P.pid, P.command, (P.end - P.start) / 1e9 AS seconds, (SELECT COUNT(*) FROM "
-	  "threads T WHERE T.pid = P.pid AND T.guid = P.guid) AS threads, P.hostname FROM "
-	  "processes P ORDER BY P.start",
+	  "threads T WHERE T.pid = P.pid AND T.nid = P.nid AND T.guid = P.guid) AS threads, "
+	  "P.hostname FROM processes P ORDER BY P.start",
 	  R_PROCESSES, NULL },
 	{ "functions", "TOP FUNCTIONS BY CPU TIME (SELF)", FUNCTIONS_SELF(CPU_SAMPLES), R_SAMPLES,
 	  NULL },

@@ -407,9 +407,15 @@ static bool is_system_path(const char *path)
 	       !strncmp(base, "ld-musl", 7) || !strcmp(path, "[vdso]");
 }
 
+/* libsyscope.so and the libraries beside it that it or its flags load (libsyscope-mpi.so,
+ * -pthread.so, -cuda.so, -nccl.so): their frames are syscope's own. */
 static bool is_self_path(const char *path)
 {
-	return !strcmp(sc_base_name(path), "libsyscope.so");
+	const char *base = sc_base_name(path);
+	size_t n = strlen(base);
+
+	return !strncmp(base, "libsyscope", 10) && n >= 13 && !strcmp(base + n - 3, ".so") &&
+	       (n == 13 || base[10] == '-');
 }
 
 static void add_module(struct sc_model *m, struct sc_image *img, const struct sc_rec_module *r)
@@ -628,6 +634,10 @@ static int metadata_record(void *ctx, int32_t tid, const struct sc_record *rec, 
 			if (!t->begin_ts) {
 				t->begin_ts = r->ts;
 				t->begin_cpu = r->cpu_ns;
+			} else {
+				t->exec_begin_ts = r->ts;
+				t->exec_begin_cpu = r->cpu_ns;
+				t->exec_fresh = (1u << SC_KINDS) - 1;
 			}
 			if (t->index == UINT32_MAX)
 				t->index = r->index;
@@ -911,31 +921,37 @@ uint32_t sc_model_stack_of(struct sc_model *m, struct sc_image *img, int32_t tid
 /*
  * A sample's weight is the time it stands for: the thread CPU time (CPU sampler) or wall
  * time (wall sampler) since the thread's previous sample of the same kind. The first sample
- * of a thread covers at most one period since the thread began, except a wall-clock one
- * whose sampler said when it started: it covers the time since then (a thread that blocks
- * from its start takes its first sample when the call returns).
+ * of a thread, or of its image after an exec, covers at most one period since the thread
+ * (or the image) began, except a wall-clock one whose sampler said when it started: it
+ * covers the time since then (a thread that blocks from its start takes its first sample
+ * when the call returns).
  */
 static double sample_weight(struct sc_thread *t, const struct sc_rec_sample *s)
 {
 	unsigned k = s->kind;
 	uint64_t period = t->period_ns[k] ? t->period_ns[k] : 0, delta;
+	bool exec_first = t->samples[k] && (t->exec_fresh >> k & 1);
+	bool first = !t->samples[k] || exec_first;
+	uint64_t begin_cpu = exec_first ? t->exec_begin_cpu : t->begin_cpu;
+	uint64_t begin_ts = exec_first ? t->exec_begin_ts : t->begin_ts;
 
 	if (k == SC_SAMPLE_OVERFLOW) /* each sample stands for `period` events */
 		return (double)(period ? period : 1);
 	if (k == SC_SAMPLE_CPUTIME) {
-		if (t->samples[k])
+		if (!first)
 			delta = s->cpu_ns > t->last_cpu[k] ? s->cpu_ns - t->last_cpu[k] : 0;
 		else
-			delta = s->cpu_ns > t->begin_cpu ? s->cpu_ns - t->begin_cpu : period;
+			delta = s->cpu_ns > begin_cpu ? s->cpu_ns - begin_cpu : period;
 	} else {
-		if (t->samples[k])
+		if (!first)
 			delta = s->ts > t->last_sample_ts[k] ? s->ts - t->last_sample_ts[k] : 0;
-		else if (t->sampling_start_ts[k] && s->ts > t->sampling_start_ts[k])
+		else if (t->sampling_start_ts[k] && s->ts > t->sampling_start_ts[k] &&
+			 (!exec_first || t->sampling_start_ts[k] >= begin_ts))
 			return (double)(s->ts - t->sampling_start_ts[k]) * 1e-9;
 		else
-			delta = t->begin_ts && s->ts > t->begin_ts ? s->ts - t->begin_ts : period;
+			delta = begin_ts && s->ts > begin_ts ? s->ts - begin_ts : period;
 	}
-	if (!t->samples[k] && period && delta > period)
+	if (first && period && delta > period)
 		delta = period;
 	return (double)delta * 1e-9;
 }
@@ -968,6 +984,7 @@ static int sample_record(void *ctx, int32_t tid, const struct sc_record *rec, ui
 		return 0;
 	}
 	w = sample_weight(t, s);
+	t->exec_fresh &= ~(1u << s->kind);
 	if (!t->samples[s->kind])
 		t->first_sample_ts[s->kind] = s->ts;
 	t->samples[s->kind]++;
@@ -1055,16 +1072,24 @@ int sc_image_foreach(const struct sc_image *img, sc_raw_record_fn cb, void *ctx,
 
 void sc_model_finish(struct sc_model *m)
 {
-	for (size_t i = 0; i < m->images.n; i++) {
-		struct pass ps = { .m = m, .img = m->images.v[i], .proc = m->images.v[i]->proc };
-
-		sc_image_foreach(ps.img, build_record, &ps, &m->stats, diag_to_session, m->session);
-		name_pmc_tracks(m, ps.img);
-	}
+	/* A process's images in the order they ran (their files sort otherwise: 42.1.sraw
+	 * before 42.sraw), since its threads go on across an exec: each image's samples are
+	 * weighed from the previous sample, and the first start is the thread's. */
 	for (size_t i = 0; i < m->processes.n; i++) {
 		struct sc_process *p = m->processes.v[i];
 
 		qsort(p->images.v, p->images.n, sizeof(*p->images.v), by_start);
+		for (size_t k = 0; k < p->images.n; k++) {
+			struct pass ps = { .m = m, .img = p->images.v[k], .proc = p };
+
+			sc_image_foreach(ps.img, build_record, &ps, &m->stats, diag_to_session,
+					 m->session);
+			name_pmc_tracks(m, ps.img);
+		}
+	}
+	for (size_t i = 0; i < m->processes.n; i++) {
+		struct sc_process *p = m->processes.v[i];
+
 		p->ppid = p->images.v[0]->ppid;
 	}
 	if (m->processes.n > 1)

@@ -61,6 +61,11 @@ struct sc_thread {
 	char name[17];
 	uint64_t begin_ts, end_ts; /* 0 when not seen */
 	uint64_t begin_cpu, end_cpu;
+	/* After an exec, the new image's begin: its first sample of each kind (a bit of
+	 * exec_fresh until then) is weighed from there, as a thread's first one is, not from
+	 * the previous image's last sample across the exec and the loader's work. */
+	uint64_t exec_begin_ts, exec_begin_cpu;
+	uint32_t exec_fresh;
 	uint64_t samples[SC_KINDS];
 	double seconds[SC_KINDS]; /* summed sample weights */
 	uint64_t first_sample_ts[SC_KINDS], last_sample_ts[SC_KINDS];

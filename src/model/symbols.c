@@ -13,6 +13,7 @@
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
+#include <gelf.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,6 +45,12 @@ struct sc_elf {
 	VEC(struct sc_scope_index *) scope_indexes;
 	VEC(struct elf_symbol) symbols; /* function symbols by address; built on first use */
 	bool symbols_loaded;
+	/* .eh_frame_hdr's table of function starts (sorted, 8 bytes each, relative to
+	 * hdr_vaddr), for code without symbols; looked for on first use. */
+	const unsigned char *fde_table;
+	size_t fde_count;
+	uint64_t hdr_vaddr;
+	bool fde_table_looked;
 };
 
 static const Dwfl_Callbacks offline_callbacks = {
@@ -275,9 +282,89 @@ out:
 }
 
 /*
+ * The binary search table of .eh_frame_hdr (what the linker's --eh-frame-hdr writes for
+ * unwinders): one pair of (function start, FDE address) per function, sorted by start.
+ * Only the encoding every linker uses is read (4-byte signed offsets from the header's own
+ * address); another leaves the table out.
+ */
+static void find_fde_table(struct sc_elf *e)
+{
+	Dwarf_Addr bias;
+	Elf *elf = e->usable ? dwfl_module_getelf(e->mod, &bias) : NULL;
+	size_t shstrndx;
+	Elf_Scn *scn = NULL;
+
+	e->fde_table_looked = true;
+	if (!elf || elf_getshdrstrndx(elf, &shstrndx))
+		return;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		const char *name;
+		Elf_Data *d;
+		const unsigned char *b;
+		size_t pos = 4, width;
+		unsigned enc;
+		uint32_t count;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS ||
+		    !(name = elf_strptr(elf, shstrndx, sh.sh_name)) ||
+		    strcmp(name, ".eh_frame_hdr"))
+			continue;
+		d = elf_getdata(scn, NULL);
+		if (!d || !d->d_buf || d->d_size < 12)
+			return;
+		b = d->d_buf;
+		/* version 1; eh_frame_ptr (4 or 8 bytes, skipped); a 4-byte count; the table */
+		enc = b[1] & 0x0f;
+		width = enc == DW_EH_PE_udata8 || enc == DW_EH_PE_sdata8 ? 8 : 4;
+		if (b[0] != 1 || b[1] == DW_EH_PE_omit || (b[2] & 0x0f) != DW_EH_PE_udata4 ||
+		    b[3] != (DW_EH_PE_datarel | DW_EH_PE_sdata4) || d->d_size < pos + width + 4)
+			return;
+		pos += width;
+		memcpy(&count, b + pos, 4);
+		pos += 4;
+		if (count > (d->d_size - pos) / 8)
+			return;
+		e->fde_table = b + pos;
+		e->fde_count = count;
+		e->hdr_vaddr = sh.sh_addr + bias;
+		return;
+	}
+}
+
+/* The start of the table entry for the function holding `vaddr`, or 0 with no table. */
+static uint64_t fde_table_start(struct sc_elf *e, uint64_t vaddr)
+{
+	size_t lo = 0, hi;
+	uint64_t found = 0;
+
+	if (!e->fde_table_looked)
+		find_fde_table(e);
+	hi = e->fde_count;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int32_t rel;
+		uint64_t start;
+
+		memcpy(&rel, e->fde_table + mid * 8, 4);
+		start = e->hdr_vaddr + (uint64_t)(int64_t)rel;
+		if (start <= vaddr) {
+			found = start;
+			lo = mid + 1;
+		} else {
+			hi = mid;
+		}
+	}
+	return found;
+}
+
+/*
  * Where the function containing `vaddr` starts, for code without symbols: the unwind tables
  * (.eh_frame), which even stripped binaries keep, delimit every function. Naming frames by
- * their function's start keeps one function's samples together. Returns vaddr if unknown.
+ * their function's start keeps one function's samples together. The frame libdw finds for
+ * an address covers only the instructions that share its unwind rules (a function that
+ * pushes registers has several), so its start is the function's only where .eh_frame_hdr's
+ * table of functions is missing. Returns vaddr if unknown.
  */
 static uint64_t function_start(struct sc_elf *e, uint64_t vaddr)
 {
@@ -293,8 +380,13 @@ static uint64_t function_start(struct sc_elf *e, uint64_t vaddr)
 	if (!cfi)
 		cfi = dwfl_module_dwarf_cfi(e->mod, &bias);
 	if (cfi && !dwarf_cfi_addrframe(cfi, vaddr - bias, &frame) &&
-	    dwarf_frame_info(frame, &start, &end, &signalp) >= 0)
-		result = start + bias;
+	    dwarf_frame_info(frame, &start, &end, &signalp) >= 0) {
+		/* The function's entry in the table: the last to start at or before the
+		 * frame's rows (functions do not overlap). */
+		uint64_t fn = fde_table_start(e, start + bias);
+
+		result = fn ? fn : start + bias;
+	}
 	free(frame);
 	return result;
 }

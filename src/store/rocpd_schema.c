@@ -154,7 +154,7 @@ const char *const sc_rocpd_views[] = {
 	"P.start, P.end, P.fini, P.command FROM rocpd_info_process P" JOIN("N", "info_node",
 									   SAME("N", "P", "nid")),
 	"CREATE VIEW threads AS SELECT N.id AS nid, N.machine_id, N.system_name, N.hostname, "
-	"N.release AS system_release, N.version AS system_version, T.guid, T.ppid, T.pid, T.tid, "
+	"N.release AS system_release, N.version AS system_version, T.guid, T.ppid, P.pid, T.tid, "
 	"T.start, T.end, T.name FROM rocpd_info_thread T" JOIN("P", "info_process",
 							       SAME("P", "T", "pid"))
 		JOIN("N", "info_node", SAME("N", "T", "nid")),

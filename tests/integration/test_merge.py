@@ -1,6 +1,7 @@
 """syscope merge: processes, ranks and nodes into one rocpd database (views show every
 process, counts are the sum of the inputs) and one Perfetto trace (a process each, named
 with its rank, kept apart even when two nodes reuse a pid)."""
+import json
 import os
 import sqlite3
 import tempfile
@@ -52,6 +53,19 @@ def test_two_files_give_the_sum():
     check_eq(rows(db, "SELECT pid, hostname FROM processes ORDER BY hostname, pid"),
              [(100, "nodeA"), (200, "nodeA"), (100, "nodeB")], "processes")
     check_eq(rows(db, "SELECT COUNT(DISTINCT nid) FROM processes"), [(2,)], "two nodes")
+    # Each thread under its process's OS pid, though the merge renumbered the row ids (the
+    # threads view gave the row id: 101 for nodeB's pid 100), and summary counts them so.
+    check_eq(rows(db, "SELECT hostname, pid, COUNT(*) FROM threads GROUP BY hostname, pid "
+                      "ORDER BY hostname, pid"),
+             [("nodeA", 100, 1), ("nodeA", 200, 2), ("nodeB", 100, 1)], "threads by process")
+    s = syscope("summary", "-F", "json", merged)
+    check_eq(s.rc, 0, s.describe())
+    check_eq(sorted((p["hostname"], p["pid"], p["threads"]) for p in json.loads(s.out)["processes"]),
+             [("nodeA", 100, 1), ("nodeA", 200, 2), ("nodeB", 100, 1)], "summary's threads")
+    # The merge's folder is taken as its databases, as the session folders are.
+    f = syscope("summary", "-F", "json", out)
+    check_eq(f.rc, 0, f.describe())
+    check_eq(json.loads(f.out), json.loads(s.out), "summary of the folder and of its database")
     guids = {g for (g,) in rows(db, "SELECT DISTINCT guid FROM rocpd_region")}
     check_eq(len(guids), 1, "one guid in the merged file")
     # Host calls and their kernels stay linked within each process.

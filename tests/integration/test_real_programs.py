@@ -18,7 +18,32 @@ what it does:
     becoming part of the folder's name (src/cmd/launch.c);
   - each verb's --help gives the defaults that verb runs with: instrument and python sample
     only with -S, causal samples at 1 kHz, merge and convert write where they do
-    (src/cmd/help.c).
+    (src/cmd/help.c);
+  - a stripped library's functions (xz's liblzma) are named by where each function starts
+    (.eh_frame_hdr's table), not by where the unwind rules of the sampled instruction start,
+    which split one function into as many names as it has pushes and pops
+    (src/model/symbols.c);
+  - a process that runs a script and then execs a program (bash's exec, pyenv's shims)
+    has each image's samples weighed within that image: the first sample after the exec
+    covered the exec, the loader and any time unsampled since the script's last sample, and
+    the script's first sample weighed 0, as its files were read in name order, 42.1.sraw
+    (after the exec) before 42.sraw (src/model/model.c);
+  - the frames of syscope's other libraries (libsyscope-pthread.so's lock wrappers with
+    their helpers, libsyscope-mpi.so's MPI_Init beside Open MPI's) are left out of
+    profiles as libsyscope.so's are: a wrapper stays only as the leaf, named after the
+    call it wraps (src/model/model.c);
+  - `syscope causal -n 3 --no-time-output -o DIR` runs its three runs into DIR, DIR-2 and
+    DIR-3 (the causal profile in the last), where the second run died refusing to reuse
+    DIR, leaving its scope file in /tmp (src/cmd/causal.c);
+  - `syscope convert` of a session whose session.json is damaged says so, and that the
+    run's settings (here its --output-format csv) are not followed, where it said nothing
+    (src/cmd/session_settings.c);
+  - -o with a %env{NAME}% that is not one (unclosed, an empty or odd name) is refused
+    instead of kept in the folder's name or read as the empty variable, and an unset
+    variable is named in a warning, since every rank of a job would share its folder
+    (src/cmd/output_path.c);
+  - a script without "#!" is run by /bin/sh, as execvp (env, make, xargs) and shells run
+    it, where syscope said "Exec format error" and exited 126 (src/cmd/launch.c).
 """
 import json
 import os
@@ -238,6 +263,41 @@ def test_causal_sampling_rate_from_the_environment():
               f"{env}: {hz} Hz\n{r.err}")
 
 
+def test_causal_runs_without_time_folders():
+    perl = need_tool("perl")
+    loop = "my $s = 0; for my $i (1..300000) { $s += $i % 7 } print \"$s\\n\";"
+    r = syscope("causal", "-e", "-n", "3", "-S", "0,50", "-F", "^Perl_pp_", "--binary", "perl",
+                "--no-time-output", "-o", "out/", "--", perl, "-e", loop)
+    check_eq((r.rc, r.out), (0, "899998\n" * 3), r.describe())
+    check_eq(sorted(os.listdir(r.workdir)), ["out", "out-2", "out-3"], "one folder per run")
+    for d in ("out", "out-2", "out-3"):
+        check(os.path.exists(os.path.join(r.workdir, d, "session.json")), f"{d} is a session")
+    check(os.path.exists(os.path.join(r.workdir, "out-3", "profile.coz")), "the causal profile")
+    check(f"in {os.path.realpath(r.workdir)}/out-3:" in r.err, r.err)
+
+
+def test_convert_says_a_damaged_session_json_is_not_followed():
+    sqlite = need_tool("sqlite3")
+    query = ("with recursive c(x) as (select 1 union all select x + 1 from c where x < 20000) "
+             "select sum(x) from c;")
+    r = syscope("sample", "--convert", "later", "--output-format", "csv", "--", sqlite,
+                ":memory:", query)
+    check_eq((r.rc, r.out), (0, "200010000\n"), r.describe())
+    session = re.search(r"syscope convert (\S+)", r.err)
+    check(session, r.err)
+    info = os.path.join(session.group(1), "session.json")
+    with open(info) as f:
+        text = f.read()
+    with open(info, "w") as f:
+        f.write(text[: len(text) // 2])
+    c = subprocess.run([harness.SYSCOPE, "convert", session.group(1)], capture_output=True,
+                       text=True)
+    check_eq(c.returncode, 0, c.stderr)
+    check(f"warning: convert: {info} cannot be read (" in c.stderr and
+          "the run's settings (output formats, filters, labels) are not known" in c.stderr,
+          c.stderr)
+
+
 def test_unknown_output_placeholder_refused():
     r = syscope("sample", "-o", "run-%rnak%-of-%size%", "--", "true")
     check_eq(r.rc, 2, r.describe())
@@ -248,6 +308,39 @@ def test_unknown_output_placeholder_refused():
     r = syscope("sample", "--no-time-output", "-o", "50%-%tag%-%rank%-of-%size%", "--", "true")
     check_eq(r.rc, 0, r.describe())
     check_eq(os.listdir(r.workdir), ["50%-true-0-of-1"], "the folder's name")
+
+
+def test_script_without_interpreter_line_runs_in_the_shell():
+    work = tempfile.mkdtemp(prefix="syscope-it-")
+    harness._workdirs.append(work)
+    script = os.path.join(work, "no-interpreter-line")
+    with open(script, "w") as f:
+        f.write('echo "args: $# $1 $2"\nexit 5\n')
+    os.chmod(script, 0o755)
+    plain = subprocess.run(["env", script, "a b", "c"], capture_output=True, text=True)
+    check_eq((plain.returncode, plain.stdout), (5, "args: 2 a b c\n"), "the plain run")
+    r = syscope("sample", "--", script, "a b", "c")
+    check_eq((r.rc, r.out), (plain.returncode, plain.stdout), r.describe())
+    check("Exec format error" not in r.err, r.err)
+    images = r.metadata(r.main_pid())["images"]
+    check_eq(os.path.realpath(images[0]["executable"]), os.path.realpath("/bin/sh"),
+             "the shell ran it, profiled")
+
+
+def test_env_placeholder_checked():
+    for bad, shown in (("run-%env{RANK", "'%env{RANK'"), ("run-%env{}%", "'%env{}'"),
+                       ("run-%env{A-B}%", "'%env{A-'"), ("run-%env{1X}%", "'%env{1X}'")):
+        r = syscope("sample", "--no-time-output", "-o", bad, "--", "true")
+        check_eq(r.rc, 2, r.describe())
+        check(f"-o {bad}: {shown} is not a variable's placeholder (valid: %env{{NAME}}%, NAME "
+              "made of letters, digits and '_')" in r.err, r.err)
+        check_eq(os.listdir(r.workdir), [], "no folder made")
+    r = syscope("sample", "--no-time-output", "-o", "run-%env{SYSCOPE_IT_RANK}%-%env{NOT_SET_X}%",
+                "--", "true", env={"SYSCOPE_IT_RANK": "7"})
+    check_eq(r.rc, 0, r.describe())
+    check("warning: -o run-%env{SYSCOPE_IT_RANK}%-%env{NOT_SET_X}%: %env{NOT_SET_X}%: NOT_SET_X "
+          "is not set, so it expands to nothing" in r.err, r.err)
+    check_eq(os.listdir(r.workdir), ["run-7-"], "the folder's name")
 
 
 def test_convert_and_merge_expand_output_placeholders():
@@ -268,6 +361,108 @@ def test_convert_and_merge_expand_output_placeholders():
                          cwd=r.workdir, capture_output=True, text=True)
     check_eq(bad.returncode, 2, bad.stderr)
     check("unknown placeholder '%rnak%'" in bad.stderr, bad.stderr)
+
+
+def fde_starts(path):
+    """The start of every function that `path`'s unwind table (.eh_frame) describes."""
+    out = subprocess.run([need_tool("readelf"), "--debug-dump=frames", path],
+                         capture_output=True, text=True).stdout
+    return {int(m.group(1), 16) for m in re.finditer(r" FDE cie=\S+ pc=([0-9a-f]+)\.\.", out)}
+
+
+def loaded_library(program, soname):
+    """The file the loader maps for `soname` in `program` (ldd), or None."""
+    out = subprocess.run(["ldd", program], capture_output=True, text=True).stdout
+    m = re.search(rf"^\s*{re.escape(soname)} => (\S+)", out, re.M)
+    return os.path.realpath(m.group(1)) if m else None
+
+
+def test_stripped_library_functions_named_by_their_start():
+    xz = need_tool("xz")
+    lzma = loaded_library(xz, "liblzma.so.5")
+    if not lzma:
+        raise Skip(f"{xz} does not load liblzma.so.5")
+    syms = subprocess.run(["nm", lzma], capture_output=True, text=True)
+    if syms.returncode == 0 and syms.stdout.strip():
+        raise Skip(f"{lzma} has a symbol table: its functions have names")
+    starts = fde_starts(lzma)
+    check(len(starts) > 50, f"{lzma}'s unwind table: {len(starts)} functions")
+    work = tempfile.mkdtemp(prefix="syscope-it-")
+    harness._workdirs.append(work)
+    data = "".join(f"{i * 7919 % 100003} {i}\n" for i in range(150000)).encode()
+    for name in ("plain", "profiled"):
+        with open(os.path.join(work, name), "wb") as f:
+            f.write(data)
+    subprocess.run([xz, "-T1", "-6", os.path.join(work, "plain")], check=True)
+    r = syscope("sample", "-f", "1000", "--", xz, "-T1", "-6", os.path.join(work, "profiled"))
+    check_eq(r.rc, 0, r.describe())
+    with open(os.path.join(work, "plain.xz"), "rb") as a, \
+            open(os.path.join(work, "profiled.xz"), "rb") as b:
+        check(a.read() == b.read(), "xz wrote the same file as without syscope")
+    p = r.profile()
+    named = [(f["name"], f["self_samples"]) for f in p.meta["functions"]
+             if f["module"] == "liblzma.so.5" and f["self_samples"]]
+    check(sum(n for _, n in named) > 0.5 * p.total, f"liblzma is hot: {named[:5]} of {p.total}")
+    # Its exported functions (lzma_code...) have names; the others are module+offset.
+    unnamed = [name for name, _ in named if re.fullmatch(r"liblzma\.so\.5\+0x[0-9a-f]+", name)]
+    check(unnamed, f"functions without a symbol sampled: {named[:5]}")
+    for name in unnamed:
+        check(int(name.split("+")[1], 16) in starts, f"{name} is where a function starts")
+
+
+def thread_cpu_span(raw_path):
+    """(CPU time at THREAD_BEGIN, at THREAD_END) of the main thread of one raw file, in s."""
+    import rawdump
+    with open(raw_path, "rb") as f:
+        data = f.read()
+    pid = rawdump.parse_header(data)["pid"]
+    cpu = {}
+    for tid, typ, _flags, payload in rawdump.records(data):
+        name = rawdump.REC_NAMES.get(typ)
+        if tid == pid and name in ("THREAD_BEGIN", "THREAD_END"):
+            cpu[name] = struct.unpack_from("<QQ", payload)[1] * 1e-9
+    return cpu.get("THREAD_BEGIN"), cpu.get("THREAD_END")
+
+
+def test_samples_weighed_within_each_image_across_exec():
+    bash, perl = need_tool("bash"), need_tool("perl")
+    # Both images do a fixed amount of work, so both are sampled however loaded the machine.
+    loop = "my $s = 0; for my $i (1..400000) { $s += $i % 7 } print \"$s\\n\";"
+    script = f"i=0; while [ $i -lt 60000 ]; do i=$((i+1)); done; exec {perl} -e '{loop}'"
+    r = syscope("sample", "-f", "1000", "--", bash, "-c", script)
+    check_eq((r.rc, r.out), (0, "1200003\n"), r.describe())
+    pid = r.main_pid()
+    roots = {}
+    for root in r.profile().roots():
+        for c in root["children"]:
+            module = c["node"]["prefix"].split("[", 1)[1].split("/", 1)[0]
+            roots[(c["node"]["name"], module)] = c["node"]["inclusive"]["stats"]
+    script_s, perl_s = roots.get(("_start", "bash")), roots.get(("_start", "perl"))
+    check(script_s and perl_s, f"samples of both images: {sorted(roots)}")
+    check(script_s["min"] > 0, f"bash's first sample weighs its CPU time: {script_s}")
+    # perl's samples stand for perl's CPU time only, none of it from before the exec.
+    begin, end = thread_cpu_span(os.path.join(r.session, "raw", f"{pid}.1.sraw"))
+    check(begin is not None and end is not None, "perl's thread begin and end")
+    check(perl_s["sum"] <= end - begin + 1e-6,
+          f"perl's samples weigh {perl_s['sum']:.6f} s, more than its own "
+          f"{end - begin:.6f} s of CPU time")
+
+
+def test_plugin_wrapper_frames_left_out():
+    r = syscope("sample", "-f", "1000", "--parallel=pthread", "--", fixture("lock_churn"), "0.4")
+    check_eq((r.rc, r.out), (0, "lock_churn: done\n"), r.describe())
+    p = r.profile()
+    in_locks = p.samples("pthread_mutex_lock") + p.samples("pthread_mutex_unlock")
+    check(in_locks > 0.3 * p.total, f"the lock calls are hot: {in_locks} of {p.total}")
+    ours = [f for f in p.meta["functions"] if f["module"].startswith("libsyscope")]
+    for f in ours:
+        check(f["samples"] == f["self_samples"] and f["name"].startswith("pthread_"),
+              f"only a wrapper, only as the leaf, of syscope's: {f}")
+    with open(r.path(f"sampling_cpu_clock-{r.main_pid()}.folded")) as f:
+        for line in f:
+            frames = line.rsplit(" ", 1)[0].split(";")
+            check(frames.count("pthread_mutex_lock") + frames.count("pthread_mutex_unlock")
+                  <= 1, f"a lock call once per stack: {line}")
 
 
 def help_line(verb, flag):
