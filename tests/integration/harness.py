@@ -33,6 +33,26 @@ class Skip(Exception):
     pass
 
 
+def descendant(pid, name):
+    """The pid of a process running `name` among `pid`'s descendants, or None."""
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children") as f:
+            kids = [int(k) for k in f.read().split()]
+    except OSError:
+        return None
+    for k in kids:
+        try:
+            with open(f"/proc/{k}/comm") as f:
+                if f.read().strip() == name:
+                    return k
+        except OSError:
+            pass
+        found = descendant(k, name)
+        if found:
+            return found
+    return None
+
+
 def fixture(name):
     return os.path.join(FIXTURES, name)
 

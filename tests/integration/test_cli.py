@@ -10,7 +10,7 @@ import subprocess
 import time
 
 import harness
-from harness import SYSCOPE, check, check_eq, fixture, syscope
+from harness import SYSCOPE, check, check_eq, descendant, fixture, syscope
 
 
 def test_missing_program_is_127():
@@ -110,23 +110,6 @@ def test_killed_program_gives_128_plus_signal():
     check_eq(r.rc, 128 + signal.SIGTERM, r.describe())
 
 
-def child_named(pid, name):
-    """The pid of `pid`'s child process running `name`, or None."""
-    try:
-        with open(f"/proc/{pid}/task/{pid}/children") as f:
-            kids = [int(k) for k in f.read().split()]
-    except OSError:
-        return None
-    for k in kids:
-        try:
-            with open(f"/proc/{k}/comm") as f:
-                if f.read().strip() == name:
-                    return k
-        except OSError:
-            pass
-    return None
-
-
 def cpu_seconds(pid):
     """utime + stime of process `pid`, in seconds (0 when it is gone)."""
     try:
@@ -149,7 +132,7 @@ def test_signals_sent_to_syscope_reach_the_program():
         deadline = time.monotonic() + 120
         hot = None
         while time.monotonic() < deadline:
-            hot = hot or child_named(proc.pid, "hot")
+            hot = hot or descendant(proc.pid, "hot")
             if hot and cpu_seconds(hot) >= 0.2:
                 break
             check(proc.poll() is None, "syscope still running")

@@ -56,7 +56,7 @@ import tempfile
 import time
 
 import harness
-from harness import Skip, check, check_eq, fixture, syscope
+from harness import Skip, check, check_eq, descendant, fixture, syscope
 
 import rawdump
 import records
@@ -135,26 +135,6 @@ def cpu_seconds(pid):
     with open(f"/proc/{pid}/stat") as f:
         fields = f.read().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def descendant(pid, name):
-    """The pid of a process running `name` among `pid`'s descendants, or None."""
-    try:
-        with open(f"/proc/{pid}/task/{pid}/children") as f:
-            kids = [int(k) for k in f.read().split()]
-    except OSError:
-        return None
-    for k in kids:
-        try:
-            with open(f"/proc/{k}/comm") as f:
-                if f.read().strip() == name:
-                    return k
-        except OSError:
-            pass
-        found = descendant(k, name)
-        if found:
-            return found
-    return None
 
 
 def ctrl_c(program, busy):

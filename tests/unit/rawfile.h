@@ -19,4 +19,25 @@ static inline void test_file_header(struct sc_file_header *h, uint32_t version, 
 	h->pid = pid;
 }
 
+/* Appends one record (header, body, then an optional tail such as its strings) at `p`;
+ * returns where the next goes. */
+static inline uint8_t *test_put_record(uint8_t *p, uint16_t type, uint16_t flags, const void *body,
+				       uint32_t len, const void *tail, uint32_t tail_len)
+{
+	struct sc_record *h = (void *)p;
+	uint32_t size = sc_record_align((uint32_t)sizeof(*h) + len + tail_len);
+
+	memcpy(p + sizeof(*h), body, len);
+	if (tail_len)
+		memcpy(p + sizeof(*h) + len, tail, tail_len);
+	h->size = size;
+	h->type = type;
+	h->flags = flags;
+	return p + size;
+}
+
+/* A record struct's body: what follows its header. */
+#define BODY(rec) ((const char *)&(rec) + sizeof(struct sc_record))
+#define BODY_LEN(rec) ((uint32_t)(sizeof(rec) - sizeof(struct sc_record)))
+
 #endif

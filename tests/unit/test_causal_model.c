@@ -28,24 +28,6 @@
 
 static uint8_t file[FILE_SIZE];
 
-static uint8_t *put(uint8_t *p, uint16_t type, uint16_t flags, const void *body, uint32_t len,
-		    const void *tail, uint32_t tail_len)
-{
-	struct sc_record *h = (void *)p;
-	uint32_t size = sc_record_align((uint32_t)sizeof(*h) + len + tail_len);
-
-	memcpy(p + sizeof(*h), body, len);
-	if (tail_len)
-		memcpy(p + sizeof(*h) + len, tail, tail_len);
-	h->size = size;
-	h->type = type;
-	h->flags = flags;
-	return p + size;
-}
-
-#define BODY(rec) ((const char *)&(rec) + sizeof(struct sc_record))
-#define BODY_LEN(rec) ((uint32_t)(sizeof(rec) - sizeof(struct sc_record)))
-
 static uint64_t clock_ns = 1000 * MS;
 
 /* One experiment from now: `offcpu` < 0 writes the record without the offcpu word. */
@@ -65,8 +47,8 @@ static uint8_t *experiment(uint8_t *p, uint32_t unit, unsigned speedup, uint64_t
 	} tail = { { .point = 0, .delta = visits }, (uint64_t)(offcpu < 0 ? 0 : offcpu) };
 
 	clock_ns += 205 * MS;
-	return put(p, SC_REC_CAUSAL_EXPERIMENT, 0, BODY(e), BODY_LEN(e), &tail,
-		   (uint32_t)(offcpu < 0 ? sizeof(tail.d) : sizeof(tail)));
+	return test_put_record(p, SC_REC_CAUSAL_EXPERIMENT, 0, BODY(e), BODY_LEN(e), &tail,
+			       (uint32_t)(offcpu < 0 ? sizeof(tail.d) : sizeof(tail)));
 }
 
 static void build(void)
@@ -87,9 +69,10 @@ static void build(void)
 	c->magic = SC_CHUNK_MAGIC;
 	c->tid = PID;
 	p = file + SC_FILE_HEADER_SIZE + sizeof(*c);
-	p = put(p, SC_REC_THREAD_BEGIN, 0, BODY(th), BODY_LEN(th), NULL, 0);
-	p = put(p, SC_REC_PROCESS, 0, BODY(proc), BODY_LEN(proc), "/bin/app\0app\0/tmp", 18);
-	p = put(p, SC_REC_CAUSAL_POINT, 0, BODY(pt), BODY_LEN(pt), "it", 3);
+	p = test_put_record(p, SC_REC_THREAD_BEGIN, 0, BODY(th), BODY_LEN(th), NULL, 0);
+	p = test_put_record(p, SC_REC_PROCESS, 0, BODY(proc), BODY_LEN(proc), "/bin/app\0app\0/tmp",
+			    18);
+	p = test_put_record(p, SC_REC_CAUSAL_POINT, 0, BODY(pt), BODY_LEN(pt), "it", 3);
 	for (int round = 0; round < 6; round++)
 		for (uint32_t unit = 0; unit < 2; unit++) {
 			bool old = round == 1; /* both lines' second experiment: no offcpu word */
@@ -101,7 +84,7 @@ static void build(void)
 				p = experiment(p, unit, 0, 0, 30, old ? -1 : 0);
 		}
 	th.ts = clock_ns;
-	put(p, SC_REC_THREAD_END, 0, BODY(th), BODY_LEN(th), NULL, 0);
+	test_put_record(p, SC_REC_THREAD_END, 0, BODY(th), BODY_LEN(th), NULL, 0);
 }
 
 static double at(const struct sc_causal_result *r, unsigned speedup)

@@ -23,44 +23,26 @@
 
 static uint8_t file[FILE_SIZE];
 
-static uint8_t *put(uint8_t *p, uint16_t type, uint16_t flags, const void *body, uint32_t len,
-		    const void *tail, uint32_t tail_len)
-{
-	struct sc_record *h = (void *)p;
-	uint32_t size = sc_record_align((uint32_t)sizeof(*h) + len + tail_len);
-
-	memcpy(p + sizeof(*h), body, len);
-	if (tail_len)
-		memcpy(p + sizeof(*h) + len, tail, tail_len);
-	h->size = size;
-	h->type = type;
-	h->flags = flags;
-	return p + size;
-}
-
-#define BODY(rec) ((const char *)&(rec) + sizeof(struct sc_record))
-#define BODY_LEN(rec) ((uint32_t)(sizeof(rec) - sizeof(struct sc_record)))
-
 /* A construct of `kind` without arguments, from `ts` for `dur` ns. */
 static uint8_t *omp_region(uint8_t *p, unsigned kind, uint64_t ts, uint32_t dur)
 {
 	struct sc_rec_omp_region r = { .ts = ts, .dur = dur };
 
-	return put(p, SC_REC_OMP_REGION, (uint16_t)kind, BODY(r), BODY_LEN(r), NULL, 0);
+	return test_put_record(p, SC_REC_OMP_REGION, (uint16_t)kind, BODY(r), BODY_LEN(r), NULL, 0);
 }
 
 static uint8_t *user_begin(uint8_t *p, uint64_t ts)
 {
 	struct sc_rec_region b = { .ts = ts, .name_len = 6, .cat_len = 5 };
 
-	return put(p, SC_REC_REGION_BEGIN, 0, BODY(b), BODY_LEN(b), "inner\0user", 11);
+	return test_put_record(p, SC_REC_REGION_BEGIN, 0, BODY(b), BODY_LEN(b), "inner\0user", 11);
 }
 
 static uint8_t *user_end(uint8_t *p, uint64_t ts)
 {
 	struct sc_rec_region_end e = { .ts = ts };
 
-	return put(p, SC_REC_REGION_END, 0, BODY(e), BODY_LEN(e), NULL, 0);
+	return test_put_record(p, SC_REC_REGION_END, 0, BODY(e), BODY_LEN(e), NULL, 0);
 }
 
 static void build(void)
@@ -78,8 +60,9 @@ static void build(void)
 	c->magic = SC_CHUNK_MAGIC;
 	c->tid = PID;
 	p = file + SC_FILE_HEADER_SIZE + sizeof(*c);
-	p = put(p, SC_REC_THREAD_BEGIN, 0, BODY(th), BODY_LEN(th), NULL, 0);
-	p = put(p, SC_REC_PROCESS, 0, BODY(proc), BODY_LEN(proc), "/bin/app\0app\0/tmp", 18);
+	p = test_put_record(p, SC_REC_THREAD_BEGIN, 0, BODY(th), BODY_LEN(th), NULL, 0);
+	p = test_put_record(p, SC_REC_PROCESS, 0, BODY(proc), BODY_LEN(proc), "/bin/app\0app\0/tmp",
+			    18);
 	p = omp_region(p, SC_OMP_PARALLEL, 100, 900);	   /* depth 0 */
 	p = omp_region(p, SC_OMP_IMPLICIT_TASK, 100, 900); /* 1: the same times */
 	p = omp_region(p, SC_OMP_BARRIER, 200, 100);	   /* 2 */
@@ -91,7 +74,7 @@ static void build(void)
 	p = user_begin(p, 3500);			     /* 0 */
 	p = user_end(p, 3600);
 	th.ts = 4000;
-	put(p, SC_REC_THREAD_END, 0, BODY(th), BODY_LEN(th), NULL, 0);
+	test_put_record(p, SC_REC_THREAD_END, 0, BODY(th), BODY_LEN(th), NULL, 0);
 }
 
 static struct {
