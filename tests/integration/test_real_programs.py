@@ -206,7 +206,9 @@ def test_summary_of_wall_clock_session():
     check_eq(s.rc, 0, s.describe())
     doc = json.loads(s.out)
     p = r.profile("sampling_wall_clock")
-    own = {f["name"]: f for f in p.meta["functions"] if f["self_samples"]}
+    # By name and module: a sample can land in syscope's own wrapper of a blocking call
+    # (poll in libsyscope.so beside libc's), and both tables keep the two apart.
+    own = {(f["name"], f["module"] or ""): f for f in p.meta["functions"] if f["self_samples"]}
     rows = doc["wall_functions"]
     check(rows and len(rows) <= 5, f"wall_functions: {rows}")
     # The same samples and about the same wall time as the profile, function by function
@@ -220,7 +222,7 @@ def test_summary_of_wall_clock_session():
     gap = (stamps[records.SAMPLER] - stamps[records.THREAD_BEGIN]) * 1e-9
     check(0 <= gap < 5, f"the sampler started {gap:.3f} s after the thread")
     for row in rows:
-        f = own.get(row["function"])
+        f = own.get((row["function"], row["module"] or ""))
         check(f and f["self_samples"] == row["samples"] and
               abs(f["exclusive"] - row["self_s"]) <= 0.05 + gap,
               f"row {row}: profile {f} (sampler {gap:.3f} s after the thread's start)")
@@ -433,7 +435,9 @@ def test_plugin_wrapper_frames_left_out():
     check_eq((r.rc, r.out), (0, "lock_churn: done\n"), r.describe())
     p = r.profile()
     in_locks = p.samples("pthread_mutex_lock") + p.samples("pthread_mutex_unlock")
-    check(in_locks > 0.3 * p.total, f"the lock calls are hot: {in_locks} of {p.total}")
+    # Enough samples in the wrapped calls for the checks below to mean something (their
+    # share of the total moves with the machine's load: 26-60% seen).
+    check(in_locks >= 50, f"the lock calls are hot: {in_locks} of {p.total}")
     ours = [f for f in p.meta["functions"] if f["module"].startswith("libsyscope")]
     for f in ours:
         check(f["samples"] == f["self_samples"] and f["name"].startswith("pthread_"),
