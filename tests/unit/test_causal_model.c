@@ -97,24 +97,17 @@ static double at(const struct sc_causal_result *r, unsigned speedup)
 
 int main(void)
 {
-	char dir[] = "/tmp/syscope-causal-model-XXXXXX", rawdir[64], path[96], scope[96];
+	char dir[] = "/tmp/syscope-causal-model-XXXXXX", scope[96];
 	char err[512];
 	char *sessions[1] = { dir };
 	struct sc_causal_data d;
 	struct sc_causal_analysis a;
 	FILE *f;
 
-	if (!mkdtemp(dir))
-		return 2;
-	snprintf(rawdir, sizeof(rawdir), "%s/raw", dir);
-	snprintf(path, sizeof(path), "%s/%d.sraw", rawdir, PID);
-	snprintf(scope, sizeof(scope), "%s/%s", dir, SC_CAUSAL_SCOPE_FILE);
-	if (mkdir(rawdir, 0755))
-		return 2;
 	build();
-	f = fopen(path, "wb");
-	if (!f || fwrite(file, 1, sizeof(file), f) != sizeof(file) || fclose(f))
+	if (test_write_session(dir, PID, file, sizeof(file)))
 		return 2;
+	snprintf(scope, sizeof(scope), "%s/%s", dir, SC_CAUSAL_SCOPE_FILE);
 	f = fopen(scope, "w");
 	if (!f || fputs("unit 0 l app.c:10\nunit 1 l app.c:20\n", f) < 0 || fclose(f))
 		return 2;
@@ -150,9 +143,7 @@ int main(void)
 	}
 	sc_causal_analysis_free(&a);
 	sc_causal_data_free(&d);
-	unlink(path);
 	unlink(scope);
-	rmdir(rawdir);
-	rmdir(dir);
+	test_remove_session(dir, PID);
 	return check_report("test_causal_model");
 }

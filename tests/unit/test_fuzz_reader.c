@@ -33,23 +33,6 @@ static uint64_t next_random(void)
 	return rng;
 }
 
-static uint8_t *put(uint8_t *p, uint16_t type, const void *body, uint32_t body_len,
-		    const void *tail, uint32_t tail_len)
-{
-	struct sc_record *h = (void *)p;
-	uint32_t size = sc_record_align((uint32_t)sizeof(*h) + body_len + tail_len);
-
-	memcpy(p + sizeof(*h), body, body_len);
-	if (tail_len)
-		memcpy(p + sizeof(*h) + body_len, tail, tail_len);
-	h->size = size;
-	h->type = type;
-	return p + size;
-}
-
-#define BODY(rec) ((const char *)&(rec) + sizeof(struct sc_record))
-#define BODY_LEN(rec) ((uint32_t)(sizeof(rec) - sizeof(struct sc_record)))
-
 static void build_base(void)
 {
 	struct sc_file_header *h = (void *)base;
@@ -86,13 +69,15 @@ static void build_base(void)
 		c->tid = 77;
 	}
 	p = base + SC_FILE_HEADER_SIZE + sizeof(*c);
-	p = put(p, SC_REC_THREAD_BEGIN, BODY(th), BODY_LEN(th), NULL, 0);
-	p = put(p, SC_REC_PROCESS, BODY(proc), BODY_LEN(proc), "/bin/app\0app\0arg\0arg\0/tmp", 26);
-	p = put(p, SC_REC_ENVIRON, "A=1\0B=2", 8, NULL, 0);
-	p = put(p, SC_REC_SETTINGS, "SAMPLING_FREQ=1000", 19, NULL, 0);
-	p = put(p, SC_REC_THREAD_NAME, BODY(name), BODY_LEN(name), NULL, 0);
-	p = put(p, SC_REC_MODULE_LOAD, BODY(mod), BODY_LEN(mod), "/no/such/file", 14);
-	p = put(p, SC_REC_SAMPLER, BODY(smp), BODY_LEN(smp), NULL, 0);
+	p = test_put_record(p, SC_REC_THREAD_BEGIN, 0, BODY(th), BODY_LEN(th), NULL, 0);
+	p = test_put_record(p, SC_REC_PROCESS, 0, BODY(proc), BODY_LEN(proc),
+			    "/bin/app\0app\0arg\0arg\0/tmp", 26);
+	p = test_put_record(p, SC_REC_ENVIRON, 0, "A=1\0B=2", 8, NULL, 0);
+	p = test_put_record(p, SC_REC_SETTINGS, 0, "SAMPLING_FREQ=1000", 19, NULL, 0);
+	p = test_put_record(p, SC_REC_THREAD_NAME, 0, BODY(name), BODY_LEN(name), NULL, 0);
+	p = test_put_record(p, SC_REC_MODULE_LOAD, 0, BODY(mod), BODY_LEN(mod), "/no/such/file",
+			    14);
+	p = test_put_record(p, SC_REC_SAMPLER, 0, BODY(smp), BODY_LEN(smp), NULL, 0);
 	memset(sample, 0, sizeof(sample));
 	s->ts = 20;
 	s->cpu_ns = 1000;
@@ -104,26 +89,27 @@ static void build_base(void)
 		s->ts += 1000000;
 		s->cpu_ns += 1000000;
 		s->frames[0] = 0x400100 + (uint64_t)(i % 3);
-		p = put(p, SC_REC_SAMPLE, BODY(*s), (uint32_t)(sizeof(sample) - sizeof(s->hdr)),
-			NULL, 0);
+		p = test_put_record(p, SC_REC_SAMPLE, 0, BODY(*s),
+				    (uint32_t)(sizeof(sample) - sizeof(s->hdr)), NULL, 0);
 	}
-	p = put(p, SC_REC_FORK, BODY(fork), BODY_LEN(fork), NULL, 0);
-	p = put(p, SC_REC_LOST, BODY(lost), BODY_LEN(lost), NULL, 0);
-	p = put(p, SC_REC_NOTE, BODY(note), BODY_LEN(note), "hello", 6);
-	p = put(p, SC_REC_MODULE_UNLOAD, BODY(mod), BODY_LEN(mod), "/no/such/file", 14);
-	p = put(p, SC_REC_OWNER, BODY(own), BODY_LEN(own), NULL, 0);
-	p = put(p, SC_REC_THREAD_BEGIN, BODY(th), BODY_LEN(th), NULL, 0);
-	p = put(p, SC_REC_EXEC, BODY(exec), BODY_LEN(exec), "/bin/sh", 8);
+	p = test_put_record(p, SC_REC_FORK, 0, BODY(fork), BODY_LEN(fork), NULL, 0);
+	p = test_put_record(p, SC_REC_LOST, 0, BODY(lost), BODY_LEN(lost), NULL, 0);
+	p = test_put_record(p, SC_REC_NOTE, 0, BODY(note), BODY_LEN(note), "hello", 6);
+	p = test_put_record(p, SC_REC_MODULE_UNLOAD, 0, BODY(mod), BODY_LEN(mod), "/no/such/file",
+			    14);
+	p = test_put_record(p, SC_REC_OWNER, 0, BODY(own), BODY_LEN(own), NULL, 0);
+	p = test_put_record(p, SC_REC_THREAD_BEGIN, 0, BODY(th), BODY_LEN(th), NULL, 0);
+	p = test_put_record(p, SC_REC_EXEC, 0, BODY(exec), BODY_LEN(exec), "/bin/sh", 8);
 	/* A second chunk for thread 79. */
 	p = base + SC_FILE_HEADER_SIZE + CHUNK + sizeof(*c);
 	((struct sc_chunk_header *)(base + SC_FILE_HEADER_SIZE + CHUNK))->tid = 79;
 	for (int i = 0; i < 10; i++) {
 		s->ts += 1000000;
-		p = put(p, SC_REC_SAMPLE, BODY(*s), (uint32_t)(sizeof(sample) - sizeof(s->hdr)),
-			NULL, 0);
+		p = test_put_record(p, SC_REC_SAMPLE, 0, BODY(*s),
+				    (uint32_t)(sizeof(sample) - sizeof(s->hdr)), NULL, 0);
 	}
 	th.tid = 79;
-	put(p, SC_REC_THREAD_END, BODY(th), BODY_LEN(th), NULL, 0);
+	test_put_record(p, SC_REC_THREAD_END, 0, BODY(th), BODY_LEN(th), NULL, 0);
 }
 
 static char dir[] = "/tmp/syscope-fuzz-XXXXXX";

@@ -105,22 +105,14 @@ int main(void)
 		     { "omp barrier", 200, 2 },	  { "inner", 400, 2 },
 		     { "omp critical", 500, 3 },  { "omp implicit barrier", 850, 2 },
 		     { "omp parallel", 2000, 0 }, { "inner", 3500, 0 } };
-	char dir[] = "/tmp/syscope-depth-XXXXXX", rawdir[64], path[96], err[512];
+	char dir[] = "/tmp/syscope-depth-XXXXXX", err[512];
 	struct sc_timeline_ops ops = { .region_begin = on_begin };
 	struct sc_timeline_stats stats = { 0 };
 	struct sc_session s;
 	struct sc_model m;
-	FILE *f;
 
-	if (!mkdtemp(dir))
-		return 2;
-	snprintf(rawdir, sizeof(rawdir), "%s/raw", dir);
-	snprintf(path, sizeof(path), "%s/%d.sraw", rawdir, PID);
-	if (mkdir(rawdir, 0755))
-		return 2;
 	build();
-	f = fopen(path, "wb");
-	if (!f || fwrite(file, 1, sizeof(file), f) != sizeof(file) || fclose(f))
+	if (test_write_session(dir, PID, file, sizeof(file)))
 		return 2;
 	CHECK(sc_session_open(&s, dir, err, sizeof(err)) == 0);
 	sc_model_build(&m, &s, true);
@@ -140,8 +132,6 @@ int main(void)
 	}
 	sc_model_free(&m);
 	sc_session_close(&s);
-	unlink(path);
-	rmdir(rawdir);
-	rmdir(dir);
+	test_remove_session(dir, PID);
 	return check_report("test_timeline_depth");
 }
