@@ -255,8 +255,7 @@ static uint64_t restart_past_trampoline(unw_cursor_t *cur, ucontext_t *ctx, unw_
 	unw_word_t sp;
 	uint64_t func, ret;
 
-	if (!rt_patch_func_addr || id >= rt_patch_nids() || !(func = rt_patch_func_addr[id]) ||
-	    unw.get_reg(cur, UNW_REG_SP, &sp) < 0)
+	if (!(func = rt_patch_func_of(id)) || unw.get_reg(cur, UNW_REG_SP, &sp) < 0)
 		return 0;
 	ret = *(const uint64_t *)(uintptr_t)(sp + 8);
 	if (restart_at(cur, ctx, sp + 16, ret))
