@@ -133,7 +133,14 @@ def test_cpu_events_counted_on_every_thread():
                                "JOIN rocpd_info_pmc I ON I.id = E.pmc_id GROUP BY I.name"))
         print("   ", tracks)
         spinning = [n for name, n in tracks.items() if name.startswith("task-clock [")]
-        check(f"task-clock [{t.pid}]" in tracks, f"the main thread's counter: {tracks}")
+        # Samples per thread and the attach's messages, to tell a thread never sampled from
+        # one sampled without its counter.
+        per_thread = rows(db, "SELECT T.tid, COUNT(*) FROM rocpd_sample S JOIN rocpd_track K "
+                              "ON K.id = S.track_id JOIN rocpd_info_thread T ON T.id = K.tid "
+                              "GROUP BY T.tid")
+        check(f"task-clock [{t.pid}]" in tracks,
+              f"the main thread's counter: {tracks}; samples by thread {per_thread} "
+              f"(main {t.pid}, worker {worker})\n{a.err}")
         check(len(spinning) >= 2 and min(spinning) >= 5,
               f"both spinning threads counted at their samples: {tracks}")
         check("syscope's wrappers (GOT rewriting) took" in a.err, a.err)
