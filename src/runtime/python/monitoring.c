@@ -63,7 +63,7 @@ static struct {
 } orph = { .remaining = -1 };
 
 static bool call_ok(py_obj *monitoring, const char *name, py_obj **args, py_ssize n);
-static void end_orphans_seen(void);
+static inline __attribute__((always_inline)) void end_orphans_seen(void);
 
 #define FRAME_OWNED_BY_THREAD 0
 #define FRAME_WALK_MAX 100000
@@ -275,7 +275,7 @@ static inline void end_orphans_at(bool running)
 		end_orphans_here(o, d);
 }
 
-static void end_orphans_seen(void)
+static inline __attribute__((always_inline)) void end_orphans_seen(void)
 {
 	end_orphans_at(false);
 }
