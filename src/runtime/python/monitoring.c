@@ -22,6 +22,7 @@
  */
 #include "capi.h"
 
+#include <pthread.h>
 #include <signal.h>
 #include <string.h>
 
@@ -37,6 +38,9 @@ static RT_TLS long depth; /* calls entered since recording began on this thread,
 /* Its calls in progress that are orphans (below): every callback asks, so it sits beside
  * `depth` rather than in the thread's rt_py_open, whose line is a miss on a hot path. */
 static RT_TLS uint32_t orphans;
+/* The innermost call in progress's Python stack depth when it is an orphan, else 0: the only
+ * orphan that can end next (floor_update keeps it), so a callback tests one TLS word. */
+static RT_TLS uint32_t orphan_floor;
 static py_obj *disable; /* sys.monitoring.DISABLE */
 
 /*
@@ -52,13 +56,14 @@ static py_obj *disable; /* sys.monitoring.DISABLE */
  */
 static struct {
 	int32_t remaining; /* offsetof(PyThreadState, py_recursion_remaining); -1: not used */
+	uint32_t tss_key;  /* the GIL-state TSS key: the thread's own thread state, cheaply */
 	int tool;
 	long instruction; /* sys.monitoring.events.INSTRUCTION */
 	py_obj *monitoring;
 } orph = { .remaining = -1 };
 
 static bool call_ok(py_obj *monitoring, const char *name, py_obj **args, py_ssize n);
-static void end_orphans_seen(void);
+static inline __attribute__((always_inline)) void end_orphans_seen(void);
 
 #define FRAME_OWNED_BY_THREAD 0
 #define FRAME_WALK_MAX 100000
@@ -84,6 +89,27 @@ static long py_depth(uintptr_t *ts)
 	*ts = (uintptr_t)rt_capi.thread_state_get();
 	r = (const int *)(*ts + (uintptr_t)orph.remaining);
 	return (long)r[1] - r[0];
+}
+
+/* The same of the thread's GIL-state thread state (the one its orphans were found on, which
+ * make_orphans checks is the current one), through the TSS key: one pthread_getspecific,
+ * not PyThreadState_Get's call through the interpreter's TLS (a third of what orphans cost
+ * a counted call). A thread state deleted since (its frames with it) reads as NULL: depth 0,
+ * every orphan has returned. */
+static inline long gil_state_depth(void)
+{
+	const int *r = pthread_getspecific((pthread_key_t)orph.tss_key);
+
+	if (!r)
+		return 0;
+	r = (const int *)((const char *)r + orph.remaining);
+	return (long)r[1] - r[0];
+}
+
+/* After the calls in progress changed: orphan_floor for the innermost one. */
+static inline void floor_update(const struct rt_py_open *o)
+{
+	orphan_floor = orphans && o && depth > 0 && depth <= RT_PY_OPEN ? o->orphan[depth - 1] : 0;
 }
 
 static py_obj *result(bool off)
@@ -176,6 +202,7 @@ static inline __attribute__((always_inline)) py_obj *on_start(py_obj *self, py_o
 							: o->skipped[depth / 64] | bit;
 	}
 	depth++;
+	orphan_floor = 0; /* a new call is no orphan */
 	if (!rt_recording()) {
 		if (o && depth <= RT_PY_OPEN)
 			o->start[depth - 1] = 0; /* nothing to write at an end */
@@ -197,6 +224,8 @@ static void leave(uint64_t addr, uint64_t ts)
 	depth--;
 	rt_py_agg_pushed(addr, -1);
 	o = rt_py_open_now;
+	if (orphans)
+		floor_update(o);
 	if (o && depth < RT_PY_SKIP_BITS && o->skipped[depth / 64] & 1ull << (depth % 64))
 		return; /* its entry, while recording was paused, was not written either */
 	if (o && depth < RT_PY_OPEN)
@@ -226,23 +255,27 @@ static void end_orphans(struct rt_py_open *o, long d)
  * leaving: orphans that deep have returned. At an instruction (`running`), the frame at that
  * depth is still running (mutual recursion watches a's code for b's orphans, and a's own
  * orphans run it): only deeper orphans have. */
-static __attribute__((noinline)) void end_orphans_here(struct rt_py_open *o, bool running)
+static __attribute__((noinline)) void end_orphans_here(struct rt_py_open *o, long d)
 {
-	uintptr_t ts;
-
-	end_orphans(o, py_depth(&ts) + running);
+	end_orphans(o, d);
+	floor_update(o);
 }
 
-/* Inline: every callback asks, and there are orphans only for a while after a throttling. */
+/* Inline: every callback asks while orphans are in progress (a recursive function's
+ * outermost call may be one for the whole run), so the test is the floor and the depth. */
 static inline void end_orphans_at(bool running)
 {
-	struct rt_py_open *o = rt_py_open_now;
+	struct rt_py_open *o;
+	long d;
 
-	if (__builtin_expect(orphans && o, 0))
-		end_orphans_here(o, running);
+	if (__builtin_expect(!orphan_floor, 1))
+		return;
+	d = gil_state_depth() + running;
+	if (d <= (long)orphan_floor && (o = rt_py_open_now))
+		end_orphans_here(o, d);
 }
 
-static void end_orphans_seen(void)
+static inline __attribute__((always_inline)) void end_orphans_seen(void)
 {
 	end_orphans_at(false);
 }
@@ -324,6 +357,8 @@ static const char *make_orphans(py_obj *code, uint32_t id, struct rt_py_agg *s)
 	if (!n || n != s->pushed)
 		return "some of its calls in progress are on other threads or deeper than kept";
 	d = py_depth(&ts);
+	if ((uintptr_t)pthread_getspecific((pthread_key_t)orph.tss_key) != ts)
+		return "the thread runs Python on a thread state not its own GIL-state one";
 	f = l->cframe_current >= 0 ? rt_py_ptr(rt_py_ptr(ts, l->ts_frame), l->cframe_current)
 				   : rt_py_ptr(ts, l->ts_frame);
 	if (!rt_py_plausible(f) || code_of(l, f) != (uintptr_t)code)
@@ -355,6 +390,7 @@ static const char *make_orphans(py_obj *code, uint32_t id, struct rt_py_agg *s)
 			o->orphan[j] = mark[j];
 			orphans++;
 		}
+	floor_update(o);
 	s->untimed = RT_PY_RETURNS_OFF;
 	return NULL;
 }
@@ -515,8 +551,23 @@ static bool register_callback(py_obj *monitoring, int id, long event, struct py_
 	return call_ok(monitoring, "register_callback", args, 3);
 }
 
+/* The GIL-state TSS key, when this thread's (the main one's) thread state is found by it. */
+static bool tss_key_found(uint32_t *k)
+{
+	const struct rt_py_layout *l = rt_py_layout();
+	uintptr_t key;
+
+	if (!l || l->rt_tss_key < 0 || !rt_py_runtime())
+		return false;
+	key = rt_py_runtime() + (uintptr_t)l->rt_tss_key;
+	*k = *(const uint32_t *)(key + 4);
+	return *(const int32_t *)key && *k < 1024 /* PTHREAD_KEYS_MAX */ &&
+	       pthread_getspecific((pthread_key_t)*k) == rt_capi.thread_state_get();
+}
+
 /* Orphans need the depth of the Python stack: its offset checked against the recursion
- * limit Python reports (the field after it), and the INSTRUCTION callback. */
+ * limit Python reports (the field after it), the thread's state by the GIL-state key, and
+ * the INSTRUCTION callback. */
 static void orphans_init(py_obj *monitoring, int id, long instruction)
 {
 	py_obj *get = rt_capi.sys_get("getrecursionlimit"), *args, *v = NULL;
@@ -538,6 +589,8 @@ static void orphans_init(py_obj *monitoring, int id, long instruction)
 	r = (const int *)((char *)rt_capi.thread_state_get() + off);
 	if (limit <= 0 || r[1] != limit || r[0] <= 0 || r[0] > r[1])
 		return; /* not this build's layout: returns stay on */
+	if (!tss_key_found(&orph.tss_key))
+		return;
 	if (!register_callback(monitoring, id, instruction, &instruction_def, instruction_vc))
 		return;
 	orph.tool = id;
@@ -607,4 +660,5 @@ void rt_py_monitoring_fork_child(void)
 		memset(rt_py_open_now->orphan, 0, sizeof(rt_py_open_now->orphan));
 	}
 	orphans = 0;
+	orphan_floor = 0;
 }
