@@ -6,6 +6,7 @@ write past it fails with EFBIG) is above the raw file of a short run and below i
 database."""
 import glob
 import os
+import re
 import subprocess
 import tempfile
 
@@ -34,6 +35,23 @@ def test_outputs_that_cannot_be_written_fail_the_run_and_keep_raw():
     (path,) = glob.glob(os.path.join(session, "sampling_cpu_clock-*.json"))
     p = Profile(path)
     check(p.self_samples("hot_loop") > 0, f"the retry has the samples: {p.function_names()}")
+
+
+def test_a_file_size_limit_never_kills_the_program():
+    # Item 3: under ulimit -f (SIGXFSZ at its default, which kills) the recorder's own file
+    # meets the limit; the program must run and end as it does alone, and the loss is said.
+    def under_limit(*cmd):
+        script = "ulimit -f 40; exec " + " ".join(cmd)
+        return subprocess.run(["bash", "-c", script], capture_output=True, text=True,
+                              timeout=300, cwd=tempfile.mkdtemp(prefix="syscope-it-"))
+    alone = under_limit(fixture("hot"), "0.5")
+    r = under_limit(SYSCOPE, "sample", "--output-format", "json", "-o", "out", "--",
+                    fixture("hot"), "0.5")
+    what = f"rc={r.returncode}\nstdout:\n{r.stdout}\nstderr:\n{r.stderr}"
+    check_eq((r.returncode, r.stdout), (alone.returncode, alone.stdout),
+             "status and output as without syscope\n" + what)
+    check("killed by signal" not in r.stderr, what)
+    check(re.search(r"LOST \d+ records", r.stderr), "the records past the limit counted\n" + what)
 
 
 if __name__ == "__main__":
