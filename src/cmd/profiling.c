@@ -445,6 +445,7 @@ int sc_profile_program_then(struct sc_cli *cli,
 			    void (*after_launch)(const char *session, void *ctx), void *ctx)
 {
 	struct sc_launch_result res = { 0 };
+	int rc;
 
 	sc_launch(cli, &res);
 	if (after_launch)
@@ -454,8 +455,10 @@ int sc_profile_program_then(struct sc_cli *cli,
 		sc_cli_free(cli);
 		return res.exit_code;
 	}
-	sc_convert_after_run(res.session_dir, &cli->settings);
+	/* An output that could not be written (a full disk, say) fails the run even when the
+	 * program succeeded; the program's own failure status wins. */
+	rc = sc_convert_after_run(res.session_dir, &cli->settings);
 	free(res.session_dir);
 	sc_cli_free(cli);
-	return res.exit_code;
+	return res.exit_code ? res.exit_code : rc ? SC_EXIT_FAILURE : 0;
 }

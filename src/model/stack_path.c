@@ -36,13 +36,48 @@ static void push_frame(struct sc_profile_set *set, const char *func, const char 
 	pf->addr = 0;
 }
 
+/* Which wrapped functions' modules are known, per image: lookups scan symbol tables. */
+struct wrapped {
+	const struct sc_image *img;
+	const char *name; /* interned */
+	const char *module;
+};
+static VEC(struct wrapped) wrapped_cache;
+
+/*
+ * The module of the function a syscope wrapper named `name` stands for: the first module of
+ * the image, in load order, not syscope's own, that exports it (where the dynamic linker's
+ * RTLD_NEXT would find it); NULL when none does.
+ */
+static const char *wrapped_module(struct sc_profile_set *set, struct sc_image *img,
+				  const char *name)
+{
+	const char *found = NULL;
+
+	for (size_t i = 0; i < wrapped_cache.n; i++)
+		if (wrapped_cache.v[i].img == img && wrapped_cache.v[i].name == name)
+			return wrapped_cache.v[i].module;
+	for (size_t i = 0; i < img->modules.n && !found; i++) {
+		struct sc_module *mod = &img->modules.v[i];
+		struct sc_elf *elf;
+
+		if (mod->is_self)
+			continue;
+		elf = sc_model_module_elf(set->model, img, mod);
+		if (sc_elf_exports(elf, name))
+			found = sc_elf_name(elf);
+	}
+	*VEC_PUSH(&wrapped_cache) = (struct wrapped){ img, name, found };
+	return found;
+}
+
 /*
  * Drop syscope's own frames. A syscope wrapper that is the leafmost syscope frame and has
  * only libc/loader frames below it stays as the leaf (it is named after the call it wraps:
  * time in `nanosleep` then shows as nanosleep, not as the mask juggling around it). Time in
  * syscope's internal code (finalization at exit, say) shows as one "[syscope]" frame.
  */
-static void elide_internal(struct sc_profile_set *set)
+static void elide_internal(struct sc_profile_set *set, struct sc_image *img)
 {
 	size_t n = path_buf.n, k = NONE, out = 0;
 	bool wrapper_leaf = true;
@@ -64,14 +99,19 @@ static void elide_internal(struct sc_profile_set *set)
 
 		while (below < n && path_buf.v[below].self)
 			below++;
-		if (path_buf.v[k].exported && below < n) {
-			/* Shown in the module of what it wraps (the libc frames below it). */
+		if (path_buf.v[k].exported) {
+			/* Shown in the module of what it wraps: the libc frames below it, or, a
+			 * sample in the wrapper's own code, the module that defines the name. */
 			const struct sc_func *f = &set->funcs.v[path_buf.v[k].func];
-			const char *module = set->funcs.v[path_buf.v[below].func].module;
+			const char *module = below < n ? set->funcs.v[path_buf.v[below].func].module
+						       : wrapped_module(set, img, f->name);
 			const char *none = sc_strtab_intern(&set->model->strings, "");
 
-			path_buf.v[k].func = sc_profile_func_id(set, f->name, module);
-			path_buf.v[k].line = sc_profile_line_id(set, path_buf.v[k].func, none, 0);
+			if (module) {
+				path_buf.v[k].func = sc_profile_func_id(set, f->name, module);
+				path_buf.v[k].line =
+					sc_profile_line_id(set, path_buf.v[k].func, none, 0);
+			}
 		}
 		n = k + 1;
 		if (!path_buf.v[k].exported) {
@@ -226,7 +266,7 @@ size_t sc_stack_path(struct sc_profile_set *set, const struct sc_stack *st, uint
 	for (uint32_t i = st->nframes;
 	     i-- > 0 && !(st->flags & (SC_STACK_SYMBOLIC | SC_SAMPLE_PYTHON));)
 		native_frame(set, st, i, NULL);
-	elide_internal(set);
+	elide_internal(set, st->img);
 	path_funcs.n = path_lines.n = path_mods.n = path_addrs.n = 0;
 	for (size_t i = 0; i < path_buf.n; i++) {
 		*VEC_PUSH(&path_funcs) = path_buf.v[i].func;

@@ -452,6 +452,18 @@ static void load_symbols(struct sc_elf *e)
 		qsort(e->symbols.v, e->symbols.n, sizeof(*e->symbols.v), symbol_order);
 }
 
+bool sc_elf_exports(struct sc_elf *e, const char *name)
+{
+	if (!e->usable)
+		return false;
+	if (!e->symbols_loaded)
+		load_symbols(e);
+	for (size_t i = 0; i < e->symbols.n; i++)
+		if (e->symbols.v[i].global && !strcmp(e->symbols.v[i].name, name))
+			return true;
+	return false;
+}
+
 /*
  * The function symbol containing `vaddr`: the nearest one at or below it whose size covers
  * it, looking a few back for symbols nested in others; a size-less symbol (such as _init)

@@ -61,6 +61,10 @@ unsigned sc_symbolize(struct sc_symbolizer *sym, struct sc_elf *elf, uint64_t va
 /* `name` demangled if it is a mangled C++ name, interned in `strings`. */
 const char *sc_demangle(struct sc_strtab *strings, const char *name);
 
+/* Whether the file defines a global (or weak) function symbol `name`. Scans the whole table:
+ * for rare lookups (the function a syscope wrapper stands for). */
+bool sc_elf_exports(struct sc_elf *elf, const char *name);
+
 /* Short name of the file ("libc.so.6"), for frames without symbols. */
 const char *sc_elf_name(const struct sc_elf *elf);
 bool sc_elf_usable(const struct sc_elf *elf);

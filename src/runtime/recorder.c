@@ -40,10 +40,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <linux/membarrier.h>
 #include <sys/statfs.h>
@@ -140,6 +142,57 @@ void rt_count_lost_sample(void)
 		__atomic_fetch_add(&recorder.hdr->lost_samples, 1, __ATOMIC_RELAXED);
 }
 
+/*
+ * Under a file size limit (RLIMIT_FSIZE) a write or fallocate past it raises SIGXFSZ, which
+ * kills the program by default: our own file must never do that. So, when the process has
+ * a limit, SIGXFSZ is blocked around our writes, and one that our write raised (EFBIG, none
+ * pending before) is taken off again; the write failed, and what it held is counted lost as
+ * any failed write is. The program's own writes are left as they are. Raw system calls:
+ * async-signal-safe, and past our own wrappers. Whether there is a limit is read at start
+ * (a limit the program sets later is not seen).
+ */
+static bool fsize_limited;
+
+struct xfsz_guard {
+	bool on, was_pending;
+	uint64_t old; /* the kernel's signal mask: 64 bits */
+};
+
+static void xfsz_begin(struct xfsz_guard *g)
+{
+	uint64_t block = 1ull << (SIGXFSZ - 1), pending = 0;
+
+	g->on = fsize_limited &&
+		!syscall(SYS_rt_sigprocmask, SIG_BLOCK, &block, &g->old, sizeof(block));
+	g->was_pending = g->on && (syscall(SYS_rt_sigpending, &pending, sizeof(pending)) ||
+				   (pending & block));
+}
+
+static void xfsz_end(struct xfsz_guard *g, bool failed)
+{
+	int saved_errno = errno;
+	uint64_t block = 1ull << (SIGXFSZ - 1);
+	struct timespec zero = { 0, 0 };
+
+	if (!g->on)
+		return;
+	if (failed && saved_errno == EFBIG && !g->was_pending)
+		syscall(SYS_rt_sigtimedwait, &block, NULL, &zero, sizeof(block));
+	syscall(SYS_rt_sigprocmask, SIG_SETMASK, &g->old, NULL, sizeof(g->old));
+	errno = saved_errno;
+}
+
+/* `call` (a file write or allocation returning < 0 on failure) without SIGXFSZ. */
+#define NO_XFSZ(call)                    \
+	({                               \
+		struct xfsz_guard xg_;   \
+		__typeof__(call) xr_;    \
+		xfsz_begin(&xg_);        \
+		xr_ = (call);            \
+		xfsz_end(&xg_, xr_ < 0); \
+		xr_;                     \
+	})
+
 /* The chunks allocated ahead and never claimed, off the end of the file: it ends where its
  * last claimed chunk does, as without the allocation ahead. A chunk claimed later allocates
  * its blocks again. */
@@ -151,7 +204,8 @@ static void trim_unclaimed(void)
 	if (claimed > recorder.max_chunks)
 		claimed = recorder.max_chunks;
 	atomic_store(&recorder.allocated, claimed);
-	if (fd < 0 || !ftruncate(fd, SC_FILE_HEADER_SIZE + (off_t)claimed * recorder.chunk_size))
+	if (fd < 0 ||
+	    !NO_XFSZ(ftruncate(fd, SC_FILE_HEADER_SIZE + (off_t)claimed * recorder.chunk_size)))
 		return;
 	/* Failed: harmless, the reader skips unclaimed chunks. */
 }
@@ -263,8 +317,9 @@ static uint32_t cut_at_record(int fd, const char *base, uint32_t index, uint32_t
 			break;
 		pos += size;
 	}
-	if (pos < done && pwrite(fd, zeros, done - pos < sizeof(zeros) ? done - pos : sizeof(zeros),
-				 chunk_offset(index) + pos) < 0)
+	if (pos < done &&
+	    NO_XFSZ(pwrite(fd, zeros, done - pos < sizeof(zeros) ? done - pos : sizeof(zeros),
+			   chunk_offset(index) + pos)) < 0)
 		return known; /* the cut record stays in the file: count all after `known` */
 	return pos;
 }
@@ -279,9 +334,9 @@ static uint32_t write_chunk(const char *base, uint32_t index, uint32_t used, uin
 	int fd = file_fd();
 
 	while (done < used) {
-		ssize_t n =
-			fd < 0 ? -1
-			       : pwrite(fd, base + done, used - done, chunk_offset(index) + done);
+		ssize_t n = fd < 0 ? -1
+				   : NO_XFSZ(pwrite(fd, base + done, used - done,
+						    chunk_offset(index) + done));
 
 		if (n <= 0) {
 			if (n < 0 && errno == EINTR)
@@ -495,12 +550,12 @@ static int allocate_blocks(int fd, uint32_t index, uint32_t n)
 
 	if (fd < 0)
 		return -EBADF;
-	if (!fallocate(fd, 0, off, len))
+	if (!NO_XFSZ(fallocate(fd, 0, off, len)))
 		return 0;
 	if (errno != EOPNOTSUPP)
 		return -errno;
 	/* File systems without fallocate: extend the file; blocks come on first write. */
-	return pwrite(fd, "", 1, off + len - 1) == 1 ? 0 : -errno;
+	return NO_XFSZ(pwrite(fd, "", 1, off + len - 1)) == 1 ? 0 : -errno;
 }
 
 /*
@@ -1032,6 +1087,11 @@ int rt_recorder_open(const char *session_dir, uint32_t image_seq, int fd_hint)
 	atomic_store(&recorder.retry_after_ns, 0);
 	atomic_store(&recorder.allocated, 0);
 	atomic_store(&recorder.foreign_flushes, 0);
+	{
+		struct rlimit fsize;
+
+		fsize_limited = !getrlimit(RLIMIT_FSIZE, &fsize) && fsize.rlim_cur != RLIM_INFINITY;
+	}
 	recorder.membarrier_ok =
 		!syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0);
 
@@ -1040,7 +1100,8 @@ int rt_recorder_open(const char *session_dir, uint32_t image_seq, int fd_hint)
 		rc = fd;
 		goto fail_arrays;
 	}
-	if (fallocate(fd, 0, 0, SC_FILE_HEADER_SIZE) && ftruncate(fd, SC_FILE_HEADER_SIZE)) {
+	if (NO_XFSZ(fallocate(fd, 0, 0, SC_FILE_HEADER_SIZE)) &&
+	    NO_XFSZ(ftruncate(fd, SC_FILE_HEADER_SIZE))) {
 		rc = -errno;
 		goto fail_fd;
 	}

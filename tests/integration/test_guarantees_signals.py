@@ -82,6 +82,19 @@ def test_blocking_calls_return_what_they_return_alone():
     check(main["seconds"] > 0.7 * 39 * 0.2, f"the blocked time is sampled: {main}")
 
 
+def test_a_sample_in_a_wrapper_counts_as_the_call_it_wraps():
+    # poll with no timeout, over and over: some samples land in syscope's wrapper itself.
+    r = syscope("sample", "--sampling-realtime", "-f", "1000", "--output-format", "json", "--",
+                fixture("poll_spin"), "0.5")
+    check_eq(r.rc, 0, r.describe())
+    p = r.profile("sampling_wall_clock")
+    rows = [f for f in p.meta["functions"] if f["name"] == "poll"]
+    check_eq([f["module"] for f in rows], ["libc.so.6"], f"one poll row, libc's: {rows}")
+    check(all("libsyscope" not in f["module"] for f in p.meta["functions"]),
+          f"no frame of syscope's own: {p.function_names()}")
+    check(rows[0]["self_samples"] > 0.5 * p.total, f"the time is poll's: {rows}, {p.total}")
+
+
 def test_wall_time_of_a_thread_blocked_from_its_start():
     sleep = shutil.which("sleep")
     r = syscope("sample", "--sampling-realtime", "--output-format", "json", "--", sleep, "1")
