@@ -30,6 +30,7 @@
 #include "attach.h"
 #include "cmd.h"
 #include "cpu_events.h"
+#include "output_path.h"
 
 #define POLL_MS 50
 #define START_TIMEOUT_MS 30000 /* CUPTI's start in a busy CUDA process takes seconds */
@@ -467,6 +468,7 @@ int cmd_attach(int argc, char **argv)
 		       "--tid %d is not a thread of process %d (its threads are in "
 		       "/proc/%d/task)",
 		       (int)a.tid, (int)pid, (int)pid);
+	sc_output_path_job_of(pid); /* -o's %rank% and %size%: the process's job */
 	sc_launch_attached(&cli, run_attach, &a, &res);
 	free(args);
 	if (res.nothing_recorded) {

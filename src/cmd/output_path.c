@@ -13,14 +13,50 @@
 #include "../common/vec.h"
 #include "cmd.h"
 
+/* The environment of an attached process (NUL-separated, as /proc/PID/environ), whose
+ * job the placeholders then name, or NULL: syscope's own. */
+static char *job_env;
+static size_t job_env_len;
+
+/* `name`'s value in the attached process's environment, or NULL. */
+static const char *job_env_get(const char *name)
+{
+	size_t n = strlen(name);
+
+	for (size_t at = 0; at < job_env_len; at += strlen(job_env + at) + 1)
+		if (!strncmp(job_env + at, name, n) && job_env[at + n] == '=')
+			return job_env + at + n + 1;
+	return NULL;
+}
+
 /* The first of the launchers' variables that is set (Open MPI, PMIx, MPICH's Hydra, Slurm),
  * or `none` outside a parallel job. */
 static const char *job_var(const char *const *vars, const char *none)
 {
-	for (; *vars; vars++)
-		if (getenv(*vars) && *getenv(*vars))
-			return getenv(*vars);
+	for (; *vars; vars++) {
+		const char *v = job_env ? job_env_get(*vars) : getenv(*vars);
+
+		if (v && *v)
+			return v;
+	}
 	return none;
+}
+
+void sc_output_path_job_of(pid_t pid)
+{
+	char path[64];
+	FILE *f;
+	size_t got;
+
+	snprintf(path, sizeof(path), "/proc/%d/environ", (int)pid);
+	f = fopen(path, "re");
+	free(job_env);
+	job_env = sc_xcalloc(1, 1 << 20);
+	got = f ? fread(job_env, 1, (1 << 20) - 1, f) : 0;
+	job_env[got] = '\0';
+	job_env_len = got;
+	if (f)
+		fclose(f);
 }
 
 static const char *const rank_vars[] = { "OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK",

@@ -4,6 +4,7 @@
 #define SYSCOPE_CMD_OUTPUT_PATH_H
 
 #include <stddef.h>
+#include <sys/types.h>
 
 #include "../common/settings.h"
 
@@ -12,6 +13,10 @@
 /* `tmpl` with its placeholders replaced (%tag% by `tag`, %launch_time% by `launch_time`);
  * a %word% that is none of them is a usage error. Freed by the caller. */
 char *sc_output_path_expand(const char *tmpl, const char *tag, const char *launch_time);
+
+/* %rank% and %size% from here on name the job of process `pid` (syscope attach), from its
+ * environment (/proc/PID/environ; unreadable: outside a job). */
+void sc_output_path_job_of(pid_t pid);
 
 /* The current time in the TIME_FORMAT setting's format (seconds since the epoch if that
  * format gives nothing). */

@@ -178,24 +178,38 @@ static void mpi_job(struct sc_image *img, const struct sc_rec_mpi_call *c)
 	}
 }
 
-int sc_image_mpi_size(const struct sc_image *img)
+/* The first of the launcher's variables `vars` ("NAME=") in the process's environment,
+ * or -1. */
+static int job_env_int(const struct sc_image *img, const char *const *vars, size_t nvars)
 {
-	return img->mpi_size;
-}
-
-int sc_image_rank(const struct sc_image *img)
-{
-	if (img->mpi_rank)
-		return img->mpi_rank - 1;
-
-	static const char *const vars[] = { "OMPI_COMM_WORLD_RANK=", "PMI_RANK=", "PMIX_RANK=",
-					    "MV2_COMM_WORLD_RANK=", "SLURM_PROCID=" };
-
-	for (size_t v = 0; v < sizeof(vars) / sizeof(vars[0]); v++)
+	for (size_t v = 0; v < nvars; v++)
 		for (size_t i = 0; i < img->env.n; i++)
 			if (!strncmp(img->env.v[i], vars[v], strlen(vars[v])))
 				return atoi(img->env.v[i] + strlen(vars[v]));
 	return -1;
+}
+
+/* MPI_Init's, else the launcher's (a process attached after its MPI_Init), else 0. */
+int sc_image_mpi_size(const struct sc_image *img)
+{
+	static const char *const vars[] = { "OMPI_COMM_WORLD_SIZE=", "PMI_SIZE=",
+					    "MV2_COMM_WORLD_SIZE=", "SLURM_NTASKS=" };
+	int n;
+
+	if (img->mpi_size)
+		return img->mpi_size;
+	n = img->mpi_rank ? -1 : job_env_int(img, vars, sizeof(vars) / sizeof(vars[0]));
+	return n > 0 ? n : 0;
+}
+
+int sc_image_rank(const struct sc_image *img)
+{
+	static const char *const vars[] = { "OMPI_COMM_WORLD_RANK=", "PMI_RANK=", "PMIX_RANK=",
+					    "MV2_COMM_WORLD_RANK=", "SLURM_PROCID=" };
+
+	if (img->mpi_rank)
+		return img->mpi_rank - 1;
+	return job_env_int(img, vars, sizeof(vars) / sizeof(vars[0]));
 }
 
 uint64_t sc_stream_key(uint32_t agent, uint64_t stream)

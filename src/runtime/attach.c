@@ -270,14 +270,13 @@ static void record_until_stop(bool cuda_done)
 
 /* What the launcher's wrappers would record (they are interposed at the program's start, by
  * LD_PRELOAD, and a library loaded later is not in front of the program's calls); those of
- * --parallel=pthread are put there by GOT rewriting (attach_wrap.c). */
+ * --parallel=pthread and =mpi are put there by GOT rewriting (attach_wrap.c). */
 static void note_wrappers_asked(void)
 {
 	static const struct {
 		int setting;
 		const char *name;
 	} wrapped[] = {
-		{ SC_SET_USE_MPI, "mpi" },
 		{ SC_SET_USE_OPENMP, "openmp" },
 		{ SC_SET_USE_NCCL, "nccl" },
 	};

@@ -37,4 +37,10 @@ void rt_attach_wrap_begin(void);
 void rt_attach_wrap_rescan(void);
 void rt_attach_wrap_end(void);
 
+struct rt_got_hook;
+/* With --parallel=mpi (attach_mpi.c): libsyscope-mpi.so loaded and started, its wrappers of
+ * the functions the process's MPI defines put in `out` (at most `max`); 0 and a note when
+ * the process has no MPI library or the tracer cannot load. */
+unsigned rt_attach_mpi_hooks(struct rt_got_hook *out, unsigned max);
+
 #endif /* SYSCOPE_RUNTIME_ATTACH_H */

@@ -5,7 +5,8 @@
  * reason and status are recorded). With --parallel=pthread: pthread_create (threads.c's: a
  * thread made while attached is recorded with its creator), the semaphore waits
  * (wrap_block.c's) and the lock, condition, barrier and join wrappers of
- * libsyscope-pthread.so, built here a second time under names of their own.
+ * libsyscope-pthread.so, built here a second time under names of their own. With
+ * --parallel=mpi: the MPI wrappers of libsyscope-mpi.so (attach_mpi.c).
  *
  * Objects loaded while attached are patched by the attach thread as soon as it sees the
  * loader's counter move (every 10 ms; the loader's own hook runs before a new object is
@@ -19,6 +20,8 @@
 #include <pthread.h>
 #include <semaphore.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "got_patch.h"
 
@@ -68,7 +71,7 @@ static const struct hook_source pthread_hooks[] = {
 	LOCAL_HOOK(pthread_barrier_wait, NULL),
 };
 
-#define MAX_HOOKS 32
+#define MAX_HOOKS 1024 /* the MPI bindings: C and two Fortran sets */
 static struct rt_got_hook hooks[MAX_HOOKS];
 static unsigned nhooks;
 static uint64_t patch_ns; /* the attach thread's time in got_patch.c: for the note */
@@ -113,6 +116,11 @@ static void add_hooks(void *self, const struct hook_source *src, unsigned n)
 	}
 }
 
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(((const struct rt_got_hook *)a)->name, ((const struct rt_got_hook *)b)->name);
+}
+
 void rt_attach_wrap_begin(void)
 {
 	void *self = dlopen(rt_proc.self_path, RTLD_LAZY | RTLD_NOLOAD);
@@ -131,6 +139,9 @@ void rt_attach_wrap_begin(void)
 		add_hooks(self, pthread_hooks, sizeof(pthread_hooks) / sizeof(pthread_hooks[0]));
 	}
 	dlclose(self); /* it stays: loaded by the attach */
+	if (sc_bool(&rt_proc.settings, SC_SET_USE_MPI))
+		nhooks += rt_attach_mpi_hooks(hooks + nhooks, MAX_HOOKS - nhooks);
+	qsort(hooks, nhooks, sizeof(hooks[0]), by_name); /* got_patch.c looks them up */
 	patch_ns = 0;
 	patch_loaded();
 }
@@ -154,8 +165,9 @@ void rt_attach_wrap_end(void)
 			"object%s (%.2f ms on syscope's thread); given back at the detach",
 			c->entries, c->entries == 1 ? "y" : "ies", c->objects,
 			c->objects == 1 ? "" : "s", (double)patch_ns / 1e6);
-	else if (sc_bool(&rt_proc.settings, SC_SET_USE_PTHREAD))
-		rt_note(SC_NOTE_WARN, "attach: --parallel=pthread recorded nothing: no object of "
+	else if (sc_bool(&rt_proc.settings, SC_SET_USE_PTHREAD) ||
+		 sc_bool(&rt_proc.settings, SC_SET_USE_MPI))
+		rt_note(SC_NOTE_WARN, "attach: --parallel recorded nothing: no object of "
 				      "the program calls the wrapped functions through its GOT");
 	if (c->refused)
 		rt_note(SC_NOTE_WARN,

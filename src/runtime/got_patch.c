@@ -25,6 +25,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -196,13 +197,16 @@ static bool write_entry(const struct image *im, void **at, void *value)
 	return true;
 }
 
+static int hook_cmp(const void *name, const void *hook)
+{
+	return strcmp(name, ((const struct rt_got_hook *)hook)->name);
+}
+
+/* `hooks` are sorted by name: an object has thousands of entries, MPI hundreds of hooks. */
 static const struct rt_got_hook *hook_of(const char *name, const struct rt_got_hook *hooks,
 					 unsigned n)
 {
-	for (unsigned i = 0; i < n; i++)
-		if (!strcmp(hooks[i].name, name))
-			return &hooks[i];
-	return NULL;
+	return bsearch(name, hooks, n, sizeof(*hooks), hook_cmp);
 }
 
 /* Where a call through the entry goes: its value, or, not bound yet, what the loader would

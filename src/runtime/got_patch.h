@@ -22,7 +22,8 @@ struct rt_got_counts {
 };
 
 /* Every object loaded now and not patched yet (the program, its libraries; never
- * libsyscope*, the loader, the vDSO, libc): its entries for `hooks` point to the wrappers. */
+ * libsyscope*, the loader, the vDSO, libc): its entries for `hooks` (sorted by name, strcmp)
+ * point to the wrappers. */
 void rt_got_patch_loaded(const struct rt_got_hook *hooks, unsigned n);
 /* Whether objects were loaded since the last call (a cheap look at the loader's counter). */
 bool rt_got_loads_changed(void);

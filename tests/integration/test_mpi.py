@@ -303,4 +303,5 @@ def test_not_mpi_program_unaffected():
              "no MPI regions in a program without MPI")
 
 
-harness.main(globals())
+if __name__ == "__main__":
+    harness.main(globals())

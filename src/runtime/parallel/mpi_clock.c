@@ -81,7 +81,8 @@ void mpi_clock_sync(bool at_init)
 	int rank = 0, size = 0;
 
 	if (at_init) {
-		if (have_sync_comm || !sync_wanted() ||
+		/* Attached, this rank is alone in syscope: the others would never answer. */
+		if (have_sync_comm || mpi_attached || !sync_wanted() ||
 		    dup(MPI_COMM_WORLD, &sync_comm) != MPI_SUCCESS)
 			return;
 		have_sync_comm = true;

@@ -21,6 +21,7 @@ _Thread_local int mpi_in_fortran;
 const struct sc_plugin_api *mpi_api;
 atomic_int mpi_api_state; /* 0 not looked up, 1 found, 2 none: record nothing */
 uint64_t mpi_clock_shift;
+bool mpi_attached;
 
 /*
  * PMPI_X, else the next MPI_X: a program with MPI stubs of its own (a serial build against a
@@ -28,9 +29,12 @@ uint64_t mpi_clock_shift;
  */
 void *mpi_next(const char *name)
 {
-	void *f = dlsym(RTLD_NEXT, name);
+	/* Loaded by syscope attach (dlopen, not global), the MPI library is not "next" to
+	 * this one but in the program's global scope, where none of our wrappers is. */
+	void *scope = mpi_attached ? RTLD_DEFAULT : RTLD_NEXT;
+	void *f = dlsym(scope, name);
 
-	return f ? f : dlsym(RTLD_NEXT, name + 1);
+	return f ? f : dlsym(scope, name + 1);
 }
 
 _Noreturn void mpi_missing(const char *name)
@@ -53,7 +57,12 @@ static bool can_reserve;
 bool mpi_find_api(void)
 {
 	sc_plugin_api_fn fn = (sc_plugin_api_fn)dlsym(RTLD_DEFAULT, SC_PLUGIN_API_SYMBOL);
-	const struct sc_plugin_api *a = fn ? fn(SC_PLUGIN_ABI) : NULL;
+
+	return mpi_use_api(fn ? fn(SC_PLUGIN_ABI) : NULL);
+}
+
+bool mpi_use_api(const struct sc_plugin_api *a)
+{
 	const char *shift = getenv("SYSCOPE_TEST_CLOCK_SHIFT_NS");
 
 	if (a && a->size >= offsetof(struct sc_plugin_api, py_callsites_on)) {
@@ -70,9 +79,17 @@ bool mpi_find_api(void)
 	return false;
 }
 
+/* A call in flight at a detach ends with the runtime dormant: it is not recorded. */
+static inline bool detached(void)
+{
+	return __builtin_expect(mpi_attached, 0) && !mpi_api->active();
+}
+
 static void write_at(struct sc_rec_mpi_call *c, const struct sc_mpi_done *done, unsigned ndone,
 		     uint64_t end)
 {
+	if (detached())
+		return;
 	c->end = end;
 	c->ndone = (uint16_t)ndone;
 	mpi_api->record(SC_REC_MPI_CALL, c->hdr.flags, &c->ts, sizeof(*c) - sizeof(c->hdr), done,
@@ -86,6 +103,8 @@ static void write_short(int fn, uint32_t comm, uint64_t t0, uint64_t end, uint16
 	uint16_t f = (uint16_t)((unsigned)fn | (flags & SC_MPI_FORTRAN ? SC_MPI_SHORT_FORTRAN : 0));
 	struct sc_rec_mpi_short *r;
 
+	if (detached())
+		return;
 	if (can_reserve) {
 		r = mpi_api->reserve(sizeof(*r));
 		if (r) { /* else counted as lost */

@@ -56,6 +56,10 @@ extern _Thread_local int mpi_in_fortran;
 extern const struct sc_plugin_api *mpi_api;
 extern atomic_int mpi_api_state;
 bool mpi_find_api(void);
+/* Record through `a` (NULL: record nothing); true when it is usable. */
+bool mpi_use_api(const struct sc_plugin_api *a);
+/* Loaded by syscope attach (mpi_attach.c): PMPI_* found in the global scope. */
+extern bool mpi_attached;
 /* Added to every timestamp: SYSCOPE_TEST_CLOCK_SHIFT_NS, for the tests of clock alignment. */
 extern uint64_t mpi_clock_shift;
 
