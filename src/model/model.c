@@ -1166,6 +1166,7 @@ void sc_model_free(struct sc_model *m)
 		sc_nccl_links_free(img->nccl_links);
 		VEC_FREE(&img->children);
 		VEC_FREE(&img->coverage);
+		VEC_FREE(&img->wrapped_modules);
 		sc_py_image_free(img->py);
 		sc_py_callsites_free(img->py_callsites);
 		free(img);

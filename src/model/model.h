@@ -141,6 +141,12 @@ struct sc_coverage {
 	uint64_t calls;
 };
 
+/* A syscope wrapper's name and the module of the function it stands for (NULL: none). */
+struct sc_wrapped_module {
+	const char *name; /* interned */
+	const char *module;
+};
+
 struct sc_image {
 	struct sc_raw *raw;	    /* NULL for an imported image */
 	struct sc_record_feed feed; /* for an imported image */
@@ -165,6 +171,9 @@ struct sc_image {
 	VEC(int32_t) children;		   /* fork/spawn records */
 	/* Coverage mode: each patched function's address and calls (FUNC_COVERAGE). */
 	VEC(struct sc_coverage) coverage;
+	/* Profiles: the module each syscope wrapper's name stands for (stack_path.c), looked
+	 * up once per name; module NULL when none of the image's modules exports it. */
+	VEC(struct sc_wrapped_module) wrapped_modules;
 	struct sc_hashmap func_ids; /* FUNC_ID: id + 1 -> address (FUNC_CALL records name ids) */
 	uint64_t regions, marks, counter_values; /* counts, for the summary */
 	int32_t mpi_rank, mpi_size; /* from MPI_Init's record: rank + 1 (0: none), job size */

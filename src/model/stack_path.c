@@ -36,14 +36,6 @@ static void push_frame(struct sc_profile_set *set, const char *func, const char 
 	pf->addr = 0;
 }
 
-/* Which wrapped functions' modules are known, per image: lookups scan symbol tables. */
-struct wrapped {
-	const struct sc_image *img;
-	const char *name; /* interned */
-	const char *module;
-};
-static VEC(struct wrapped) wrapped_cache;
-
 /*
  * The module of the function a syscope wrapper named `name` stands for: the first module of
  * the image, in load order, not syscope's own, that exports it (where the dynamic linker's
@@ -54,9 +46,10 @@ static const char *wrapped_module(struct sc_profile_set *set, struct sc_image *i
 {
 	const char *found = NULL;
 
-	for (size_t i = 0; i < wrapped_cache.n; i++)
-		if (wrapped_cache.v[i].img == img && wrapped_cache.v[i].name == name)
-			return wrapped_cache.v[i].module;
+	/* Known already: a lookup scans symbol tables. */
+	for (size_t i = 0; i < img->wrapped_modules.n; i++)
+		if (img->wrapped_modules.v[i].name == name)
+			return img->wrapped_modules.v[i].module;
 	for (size_t i = 0; i < img->modules.n && !found; i++) {
 		struct sc_module *mod = &img->modules.v[i];
 		struct sc_elf *elf;
@@ -67,7 +60,7 @@ static const char *wrapped_module(struct sc_profile_set *set, struct sc_image *i
 		if (sc_elf_exports(elf, name))
 			found = sc_elf_name(elf);
 	}
-	*VEC_PUSH(&wrapped_cache) = (struct wrapped){ img, name, found };
+	*VEC_PUSH(&img->wrapped_modules) = (struct sc_wrapped_module){ name, found };
 	return found;
 }
 
