@@ -45,6 +45,22 @@ def wait_cpu(pid, tid, seconds, limit_s=120):
         time.sleep(0.05)
 
 
+def expect_line(proc, lines, pattern, who):
+    """The first line of proc's output matching pattern: among `lines` already read, else
+    read on (each line kept in `lines`); fails if `who` ends first."""
+    for line in lines:
+        m = re.search(pattern, line)
+        if m:
+            return m
+    while True:
+        line = proc.stdout.readline()
+        check(line, f"{who} ended before printing {pattern!r}: {lines}")
+        lines.append(line.rstrip("\n"))
+        m = re.search(pattern, line)
+        if m:
+            return m
+
+
 class Target:
     """A fixture started without syscope, talked to through its stdin and stdout."""
 
@@ -56,17 +72,7 @@ class Target:
         self.pid = int(self.expect(r"^pid=(\d+)$").group(1))
 
     def expect(self, pattern):
-        for line in self.lines:
-            m = re.search(pattern, line)
-            if m:
-                return m
-        while True:
-            line = self.proc.stdout.readline()
-            check(line, f"fixture ended before printing {pattern!r}: {self.lines}")
-            self.lines.append(line.rstrip("\n"))
-            m = re.search(pattern, line)
-            if m:
-                return m
+        return expect_line(self.proc, self.lines, pattern, "fixture")
 
     def send(self, text):
         self.proc.stdin.write(text + "\n")

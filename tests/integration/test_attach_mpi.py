@@ -7,13 +7,14 @@ import glob
 import json
 import os
 import re
+import signal
 import subprocess
 import tempfile
 import time
 
 import harness
 from harness import check, check_eq, fixture
-from test_attach import Attach, Target, check_session
+from test_attach import Attach, Target, check_session, expect_line
 from test_mpi import MPIRUN, need_mpi
 from rocpd_checks import rows
 
@@ -36,13 +37,7 @@ class Job:
         self.expect(r"^round=1$")  # past MPI_Init: the attach finds the world made
 
     def expect(self, pattern):
-        while True:
-            line = self.proc.stdout.readline()
-            check(line, f"the job ended before printing {pattern!r}: {self.lines}")
-            self.lines.append(line.rstrip("\n"))
-            m = re.search(pattern, line)
-            if m:
-                return m
+        return expect_line(self.proc, self.lines, pattern, "the job")
 
     def finish(self):
         open(self.stop_file, "w").close()
@@ -120,7 +115,7 @@ def test_process_without_mpi_is_told_and_sampled():
         a.wait_attached()
         t.send("contend 3")
         t.expect(r"^contend lock=")
-        check_eq(a.finish(__import__("signal").SIGINT), 0, a.describe())
+        check_eq(a.finish(signal.SIGINT), 0, a.describe())
         check_session(a, t.pid, "SIGINT")
         check(re.search(r"attach: --parallel=mpi: no MPI library in the process", a.err), a.err)
         check_eq(t.finish(), 0, f"fixture status\n{t.lines}")
