@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * syscope attach --parallel=mpi: libsyscope-mpi.so, beside this library, is loaded (local,
- * never unloaded) into a process that has an MPI library, and each MPI function it wraps
- * that the process defines becomes a hook of attach_wrap.c: the program's call entries of
- * MPI_Send (and of the Fortran bindings' mpi_send_, ...) are pointed at its wrapper while
- * attached. The wrappers are the tracer's own exported functions, read from its dynamic
- * symbol table, so this file keeps no second list of them.
+ * syscope attach --parallel=mpi: libsyscope-mpi-attach.so (libsyscope-mpi.so built with
+ * dynamic TLS), beside this library, is loaded (local, never unloaded) into a process that
+ * has an MPI library, and each MPI function it wraps that the process defines becomes a
+ * hook of attach_wrap.c: the program's call entries of MPI_Send (and of the Fortran
+ * bindings' mpi_send_, ...) are pointed at its wrapper while attached. The wrappers are the
+ * tracer's own exported functions, read from its dynamic symbol table, so this file keeps
+ * no second list of them.
  */
 #include "attach.h"
 
@@ -18,26 +19,11 @@
 
 #include "got_patch.h"
 #include "plugin.h"
+#include "python/dynsym.h"
 
 RT_EXPORT const struct sc_plugin_api *syscope_plugin_api(uint32_t abi);
 
 typedef int (*mpi_attach_fn)(const struct sc_plugin_api *);
-
-/* The number of symbols of a DT_GNU_HASH table: past the last bucket's chain end. */
-static size_t gnu_hash_symbols(const uint32_t *h)
-{
-	uint32_t nbuckets = h[0], first = h[1], nbloom = h[2], last = 0;
-	const uint32_t *buckets = (const uint32_t *)((const uint64_t *)(h + 4) + nbloom);
-	const uint32_t *chain = buckets + nbuckets;
-
-	for (uint32_t i = 0; i < nbuckets; i++)
-		last = buckets[i] > last ? buckets[i] : last;
-	if (last < first)
-		return first;
-	while (!(chain[last - first] & 1))
-		last++;
-	return last + 1;
-}
 
 /* An MPI binding: the C one (MPI_Send) or a Fortran one (mpi_send_, mpi_send_f08_). The
  * tracer's helpers (mpi_write...) have no trailing underscore. */
@@ -48,52 +34,33 @@ static bool binding_name(const char *name)
 	return !strncmp(name, "MPI_", 4) || (!strncmp(name, "mpi_", 4) && name[n - 1] == '_');
 }
 
-/* A dynamic section's address: relocated by the loader where it may write the section. */
-static uintptr_t address(uintptr_t base, uintptr_t p)
-{
-	return p < base ? p + base : p;
-}
-
 /* Each wrapper of the tracer whose function the process defines, as a hook. */
 static unsigned wrappers_of(void *tracer, struct rt_got_hook *out, unsigned max)
 {
 	struct link_map *lm = NULL;
-	const Elf64_Sym *symtab = NULL;
-	const char *strtab = NULL;
-	const uint32_t *gnu_hash = NULL;
+	struct rt_dynsym d;
 	unsigned n = 0;
 
-	if (dlinfo(tracer, RTLD_DI_LINKMAP, &lm) || !lm)
+	if (dlinfo(tracer, RTLD_DI_LINKMAP, &lm) || !lm ||
+	    !rt_dynsym_open_dynamic(&d, lm->l_addr, lm->l_ld))
 		return 0;
-	for (const Elf64_Dyn *d = lm->l_ld; d->d_tag != DT_NULL; d++) {
-		uintptr_t p = address(lm->l_addr, d->d_un.d_ptr);
-
-		if (d->d_tag == DT_SYMTAB)
-			symtab = (const Elf64_Sym *)p;
-		else if (d->d_tag == DT_STRTAB)
-			strtab = (const char *)p;
-		else if (d->d_tag == DT_GNU_HASH)
-			gnu_hash = (const uint32_t *)p;
-	}
-	if (!symtab || !strtab || !gnu_hash)
-		return 0;
-	for (size_t i = 1, count = gnu_hash_symbols(gnu_hash); i < count && n < max; i++) {
-		const Elf64_Sym *s = &symtab[i];
-		const char *name = strtab + s->st_name;
+	for (size_t i = 1, count = rt_dynsym_count(&d); i < count && n < max; i++) {
+		const ElfW(Sym) *s = &d.symtab[i];
+		const char *name = d.strtab + s->st_name;
 		void *target;
 
 		if (s->st_shndx == SHN_UNDEF || ELF64_ST_TYPE(s->st_info) != STT_FUNC ||
 		    !binding_name(name) || !(target = dlsym(RTLD_DEFAULT, name)))
 			continue; /* not a wrapper, or a function this MPI lacks */
 		out[n++] = (struct rt_got_hook){ .name = name,
-						 .wrapper = (void *)(lm->l_addr + s->st_value),
+						 .wrapper = (void *)(d.base + s->st_value),
 						 .target = target };
 	}
 	return n;
 }
 
-/* libsyscope-mpi-attach.so (libsyscope-mpi.so built with dynamic TLS), beside this library: loaded once and kept (RTLD_NODELETE), since a
- * thread may still be inside one of its wrappers after a detach. */
+/* The tracer, loaded once and kept (RTLD_NODELETE), since a thread may still be inside one of
+ * its wrappers after a detach. */
 static void *load_tracer(char *why, size_t whylen)
 {
 	static void *h;

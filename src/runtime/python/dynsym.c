@@ -15,11 +15,16 @@ bool rt_dynsym_open(struct rt_dynsym *d, const struct dl_phdr_info *info)
 {
 	const ElfW(Dyn) *dyn = NULL;
 
-	memset(d, 0, sizeof(*d));
-	d->base = info->dlpi_addr;
 	for (int i = 0; i < info->dlpi_phnum; i++)
 		if (info->dlpi_phdr[i].p_type == PT_DYNAMIC)
 			dyn = (const ElfW(Dyn) *)(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
+	return rt_dynsym_open_dynamic(d, info->dlpi_addr, dyn);
+}
+
+bool rt_dynsym_open_dynamic(struct rt_dynsym *d, uintptr_t base, const ElfW(Dyn) * dyn)
+{
+	memset(d, 0, sizeof(*d));
+	d->base = base;
 	for (; dyn && dyn->d_tag != DT_NULL; dyn++) {
 		uintptr_t v = dyn_address(d->base, dyn->d_un.d_ptr);
 
@@ -136,4 +141,26 @@ uintptr_t rt_dynsym_lookup(const struct rt_dynsym *d, const char *name, uint64_t
 	if (size)
 		*size = d->symtab[sym].st_size;
 	return d->base + d->symtab[sym].st_value;
+}
+
+size_t rt_dynsym_count(const struct rt_dynsym *d)
+{
+	const uint32_t *h = d->gnu_hash;
+	uint32_t nbuckets, first, last = 0;
+	const uint32_t *buckets, *chain;
+
+	if (!h)
+		return d->sysv_hash ? d->sysv_hash[1] : 0; /* nchain: one entry a symbol */
+	/* GNU hash: the symbols past the last bucket's chain end. */
+	nbuckets = h[0];
+	first = h[1];
+	buckets = (const uint32_t *)((const ElfW(Addr) *)(h + 4) + h[2]);
+	chain = buckets + nbuckets;
+	for (uint32_t i = 0; i < nbuckets; i++)
+		last = buckets[i] > last ? buckets[i] : last;
+	if (last < first)
+		return first;
+	for (uint32_t n = 0; n < MAX_CHAIN && !(chain[last - first] & 1); n++)
+		last++;
+	return last + 1;
 }
