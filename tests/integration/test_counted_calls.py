@@ -159,13 +159,18 @@ def test_samples_in_the_counting_stub_keep_their_stack():
     check(sum(in_stub.values()) >= 10, f"samples in the stub: {in_stub} of {total}")
     check(walked >= 0.8 * sum(in_stub.values()),
           f"the stub's samples walked on to tiny and main: {walked} of {in_stub}")
-    # Samples in the trampoline itself (its few instructions, outside every module) still
-    # end unwalked: their leaf is [unknown]; no sample with a known leaf has an [unknown]
-    # frame. How many land there beside the stub is the machine's (0.3 to 1.2 of the
-    # stub's here: a loaded machine resumes the thread with cold caches), not checked.
+    check_trampoline_samples_walked(stacks)
+
+
+def check_trampoline_samples_walked(stacks):
+    """Samples in the trampoline's own instructions (outside every module, no unwind
+    information) stand for the function's code they run in (tramp_map.c): tiny, under its
+    callers. Before, they were [unknown] (0.3 to 1.2 of the stub's samples, 14% of all in one
+    run); a stray [unknown] elsewhere is tolerated, not a share of them."""
+    total = sum(stacks.values())
     unknown = {k: v for k, v in stacks.items() if "[unknown]" in k}
-    check(all(k.split(";")[-1] == "[unknown]" for k in unknown),
-          f"an [unknown] frame under a known leaf: {unknown}")
+    check(sum(unknown.values()) <= 0.02 * total,
+          f"samples with [unknown] frames, of {total}: {unknown}")
 
 
 def test_samples_in_the_counting_stub_keep_their_stack_with_frame_pointers():
@@ -173,8 +178,8 @@ def test_samples_in_the_counting_stub_keep_their_stack_with_frame_pointers():
     the stub before its frame is made, the return into the trampoline is where the stub's
     pushes left it (stubs_x86_64.S's table), inside its frame above rbp; the function and
     its caller's call site follow (before: main -> [syscope], calls and tiny skipped, or the
-    trampoline's address for tiny). Samples in the trampoline's own instructions (main ->
-    [unknown]: no frame there) are not this test's."""
+    trampoline's address for tiny). Samples in the trampoline's own instructions are tiny's
+    (before: main -> [unknown])."""
     r = syscope("instrument", "-I", "^tiny$", "-S", "-f", "2000", "--sampling-unwinder", "fp",
                 "--output-format", "folded", "--", fixture("counted_calls_fp"), "threads",
                 20000000, 0)
@@ -189,6 +194,7 @@ def test_samples_in_the_counting_stub_keep_their_stack_with_frame_pointers():
     check(sum(in_stub.values()) >= 10, f"samples in the stub: {in_stub} of {stacks}")
     check(walked >= 0.8 * sum(in_stub.values()),
           f"the stub's samples walked on to tiny and main: {walked} of {in_stub}")
+    check_trampoline_samples_walked(stacks)
 
 
 def test_dwz_alternate_debug_file_found():

@@ -25,9 +25,10 @@
 #include "../../common/patch_plan.h"
 #include "../counted_calls.h"
 #include "patch.h"
+#include "tramp_map.h"
 
-#define TRAMP_SIZE 64u
-#define PROBE_TRAMP_SIZE 96u /* a loop probe's also steps over the red zone */
+#define TRAMP_SIZE RT_TRAMP_FUNC_SIZE
+#define PROBE_TRAMP_SIZE RT_TRAMP_PROBE_SIZE
 
 struct loaded {
 	const char *path; /* plan's path of the module */
@@ -114,10 +115,11 @@ static void put_rel32(uint8_t *at, uint64_t from_end, uint64_t to)
 	memcpy(at, &rel, 4);
 }
 
-/* Build `fn`'s trampoline at `t` (run-time address `t` too). Returns false when an operand
- * cannot reach its target from there. */
+/* Build `fn`'s trampoline at `t` (run-time address `t` too), and into `steps` where each of
+ * its instructions came from (tramp_map.c). Returns false when an operand cannot reach its
+ * target from there. */
 static bool build_trampoline(uint8_t *t, uint64_t stub_ptr, const struct sc_plan_func *fn,
-			     uint64_t func, uint32_t id, bool probe)
+			     uint64_t func, uint32_t id, bool probe, struct rt_tramp_steps *steps)
 {
 	/* lea -128(%rsp),%rsp and back: a probe inside a function steps over the red zone,
 	 * where a leaf function may keep data below its stack pointer. */
@@ -125,19 +127,25 @@ static bool build_trampoline(uint8_t *t, uint64_t stub_ptr, const struct sc_plan
 	static const uint8_t above_red_zone[8] = { 0x48, 0x8d, 0xa4, 0x24, 0x80, 0, 0, 0 };
 	uint64_t patch_at = func + fn->patch_off;
 	uint8_t *p = t;
+	unsigned red = probe ? 128 / 8 : 0; /* words a probe steps over */
 
+	rt_tramp_steps_begin(steps, patch_at);
 	if (probe) {
+		rt_tramp_step(steps, 0, 0, 0);
 		memcpy(p, below_red_zone, 5);
 		p += 5;
 	}
+	rt_tramp_step(steps, (unsigned)(p - t), 0, red);
 	*p++ = 0x68; /* push $id */
 	memcpy(p, &id, 4);
 	p += 4;
+	rt_tramp_step(steps, (unsigned)(p - t), 0, red + 1);
 	*p++ = 0xff; /* call *stub_ptr(%rip) */
 	*p++ = 0x15;
 	put_rel32(p, (uint64_t)(uintptr_t)(p + 4), stub_ptr);
 	p += 4;
 	if (probe) {
+		rt_tramp_step(steps, (unsigned)(p - t), 0, red); /* the stub dropped the id */
 		memcpy(p, above_red_zone, 8);
 		p += 8;
 	}
@@ -145,6 +153,7 @@ static bool build_trampoline(uint8_t *t, uint64_t stub_ptr, const struct sc_plan
 		const struct sc_plan_insn *in = &fn->insn[i];
 		uint64_t src = patch_at + in->off, target = func + (uint64_t)(int64_t)in->target;
 
+		rt_tramp_step(steps, (unsigned)(p - t), in->off, 0);
 		switch (in->kind) {
 		case SC_PLAN_COPY:
 			memcpy(p, fn->orig + in->off, in->len);
@@ -182,6 +191,8 @@ static bool build_trampoline(uint8_t *t, uint64_t stub_ptr, const struct sc_plan
 
 			memcpy(p, lea, 5);
 			p += 5;
+			/* The return address being written: still the call, one word below. */
+			rt_tramp_step(steps, (unsigned)(p - t), in->off, 1);
 			*p++ = 0xc7, *p++ = 0x04, *p++ = 0x24;
 			memcpy(p, &lo, 4);
 			p += 4;
@@ -197,6 +208,7 @@ static bool build_trampoline(uint8_t *t, uint64_t stub_ptr, const struct sc_plan
 			return false;
 		}
 	}
+	rt_tramp_step(steps, (unsigned)(p - t), fn->patch_len, 0);
 	*p++ = 0xe9; /* back into the function, after the displaced bytes */
 	put_rel32(p, (uint64_t)(uintptr_t)p + 4, patch_at + fn->patch_len);
 	return true;
@@ -258,10 +270,14 @@ static bool patch_module(const struct module_plan *mp, const char *path, bool is
 	const struct sc_plan_module *pm = mp->pm;
 	struct loaded m = { .path = path, .is_main = is_main };
 	uint32_t nprobes = coverage ? 0 : pm->nprobes, nloops = coverage ? 0 : pm->nloops;
+	/* The stubs' addresses, the trampolines, then where their instructions came from. */
+	size_t code_len = 16 + (size_t)pm->nfuncs * TRAMP_SIZE + (size_t)nprobes * PROBE_TRAMP_SIZE;
+	size_t steps_at = (code_len + 7) & ~(size_t)7;
 	size_t len =
-		(16 + (size_t)pm->nfuncs * TRAMP_SIZE + (size_t)nprobes * PROBE_TRAMP_SIZE + 4095) &
+		(steps_at + ((size_t)pm->nfuncs + nprobes) * sizeof(struct rt_tramp_steps) + 4095) &
 		~(size_t)4095;
 	uint8_t *block = NULL, *ok = NULL, *probe_ok, *probes_at;
+	struct rt_tramp_steps *steps;
 	uint32_t n = 0, np = 0;
 	bool dealt = false;
 
@@ -292,6 +308,7 @@ static bool patch_module(const struct module_plan *mp, const char *path, bool is
 	ok = calloc((size_t)pm->nfuncs + nprobes + 1, 1);
 	probe_ok = ok ? ok + pm->nfuncs : NULL;
 	probes_at = block + 16 + (size_t)pm->nfuncs * TRAMP_SIZE;
+	steps = (struct rt_tramp_steps *)(void *)(block + steps_at); /* zeroed: no slot built */
 	memcpy(block,
 	       &(uint64_t){ (uint64_t)(uintptr_t)(coverage ? rt_patch_coverage_stub
 							   : rt_patch_entry_stub) },
@@ -306,7 +323,9 @@ static bool patch_module(const struct module_plan *mp, const char *path, bool is
 			continue;
 		}
 		if (!build_trampoline(block + 16 + (size_t)i * TRAMP_SIZE,
-				      (uint64_t)(uintptr_t)block, fn, func, first_id + i, false)) {
+				      (uint64_t)(uintptr_t)block, fn, func, first_id + i, false,
+				      &steps[i])) {
+			steps[i].n = 0;
 			st->far++;
 			continue;
 		}
@@ -324,8 +343,10 @@ static bool patch_module(const struct module_plan *mp, const char *path, bool is
 		    !bytes_match(&m, &pr->win, at) ||
 		    !build_trampoline(probes_at + (size_t)i * PROBE_TRAMP_SIZE,
 				      (uint64_t)(uintptr_t)block + 8, &pr->win, at, next_probe + i,
-				      true))
+				      true, &steps[pm->nfuncs + i])) {
+			steps[pm->nfuncs + i].n = 0;
 			continue;
+		}
 		rt_patch_probes[next_probe + i] =
 			(struct rt_probe){ .addr = at,
 					   .func_id = first_id + pr->func,
@@ -374,8 +395,10 @@ static bool patch_module(const struct module_plan *mp, const char *path, bool is
 	if (n && set_text(&m, PROT_READ | PROT_EXEC))
 		rt_note(SC_NOTE_WARN, "instrument: %s: could not restore read+exec: %s", path,
 			strerror(errno));
-	if (n)
+	if (n) {
+		rt_tramp_map_add((uintptr_t)(block + 16), pm->nfuncs, nprobes, steps);
 		block = NULL; /* the module's code jumps into it now */
+	}
 	next_loop += nloops;
 	next_probe += nprobes;
 	st->patched += n;
@@ -548,6 +571,7 @@ static void forget_unloaded(struct plan *p)
 		    at->jump_at + SC_PLAN_JMP_LEN <= l.text_hi &&
 		    memcmp(code, at->orig, SC_PLAN_JMP_LEN))
 			continue; /* still ours (or not ours to judge) */
+		rt_tramp_map_remove((uintptr_t)(at->block + 16));
 		munmap(at->block, at->len);
 		at->block = NULL;
 		p->done[m] = 0;

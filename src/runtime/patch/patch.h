@@ -124,6 +124,16 @@ static inline int rt_patch_entry_stub_slot(uint64_t pc)
 			return e[1];
 	return -2;
 }
+/* tramp_map.c, for the sampler's unwinders: whether `pc` is one of a trampoline's own
+ * instructions; if so the address of the function's code whose state it runs in goes into
+ * `orig`, and how many bytes below that state's stack pointer the stack pointer is into
+ * `adjust_bytes`. Async-signal-safe. */
+enum rt_tramp_where {
+	RT_TRAMP_NONE = 0,
+	RT_TRAMP_IN_BODY,  /* a loop probe's, or a displaced instruction after the first */
+	RT_TRAMP_AT_ENTRY, /* the function has not begun: its return address at sp + adjust */
+};
+enum rt_tramp_where rt_patch_tramp_origin(uint64_t pc, uint64_t *orig, unsigned *adjust_bytes);
 /* For the sampler's unwinders: the function of patch id `id`, or 0. Async-signal-safe. */
 static inline uint64_t rt_patch_func_of(uint32_t id)
 {
@@ -202,6 +212,17 @@ static inline int rt_patch_entry_stub_slot(uint64_t pc)
 {
 	(void)pc;
 	return -2;
+}
+enum rt_tramp_where {
+	RT_TRAMP_NONE = 0,
+	RT_TRAMP_IN_BODY,
+	RT_TRAMP_AT_ENTRY
+};
+static inline enum rt_tramp_where rt_patch_tramp_origin(uint64_t pc, uint64_t *orig,
+							unsigned *adjust_bytes)
+{
+	(void)pc, (void)orig, (void)adjust_bytes;
+	return RT_TRAMP_NONE;
 }
 static inline uint64_t rt_patch_func_of(uint32_t id)
 {

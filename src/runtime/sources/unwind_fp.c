@@ -56,10 +56,22 @@ static int unwind_fp(void *ucv, struct rt_thread *t, uint64_t *frames, int max, 
 	int n = 0, k;
 	/* The frame at fp is the entry stub's: its return goes into a trampoline. */
 	bool stub_frame;
+	uint64_t orig;
+	unsigned adjust;
+	enum rt_tramp_where where;
 
 	frames[n++] = arch_uc_pc(uc);
+	/* In a trampoline's own instructions: the function's code it stands for (tramp_map.c);
+	 * the frame pointer is the function's or its caller's, as at that code. */
+	where = rt_patch_tramp_origin(frames[0], &orig, &adjust);
+	if (where)
+		frames[0] = orig;
 	if (!hi || lo < t->stack_lo || lo >= hi)
 		return n; /* unknown stack, or running on another one (sigaltstack, coroutine) */
+	/* Before the function began, fp is its caller's: the return into the caller is on top
+	 * of the stack (a walk from fp alone would skip the caller). */
+	if (where == RT_TRAMP_AT_ENTRY && lo + adjust + 8 <= hi && n < max)
+		frames[n++] = rt_unwind_real_return(*(const uintptr_t *)(lo + adjust), lo + adjust);
 	/* In the entry stub before its frame is made (a throttled function's counted call):
 	 * fp is still the caller's, the return into the trampoline at a known place. */
 	k = rt_patch_entry_stub_slot(frames[0]);

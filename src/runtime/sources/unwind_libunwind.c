@@ -202,9 +202,10 @@ static void release_libunwind(void)
 #ifdef SYSCOPE_HAVE_PATCHING /* x86-64 only, as its registers below */
 /*
  * Restart the walk at `pc` with stack pointer `sp` and the callee-saved registers libunwind
- * recovered so far (the stubs and trampolines keep them). Returns 0, or -1.
+ * recovered so far (the stubs and trampolines keep them); `flag` UNW_INIT_SIGNAL_FRAME when
+ * `pc` is the next instruction to run rather than a return address. Returns 0, or -1.
  */
-static int restart_at(unw_cursor_t *cur, ucontext_t *ctx, unw_word_t sp, uint64_t pc)
+static int restart_with(unw_cursor_t *cur, ucontext_t *ctx, unw_word_t sp, uint64_t pc, int flag)
 {
 	static const struct {
 		int unw, greg;
@@ -221,7 +222,31 @@ static int restart_at(unw_cursor_t *cur, ucontext_t *ctx, unw_word_t sp, uint64_
 			ctx->uc_mcontext.gregs[regs[i].greg] = (greg_t)v;
 	ctx->uc_mcontext.gregs[REG_RSP] = (greg_t)sp;
 	ctx->uc_mcontext.gregs[REG_RIP] = (greg_t)pc;
-	return unw.init_local2(cur, (unw_context_t *)ctx, 0) < 0 ? -1 : 0;
+	return unw.init_local2(cur, (unw_context_t *)ctx, flag) < 0 ? -1 : 0;
+}
+
+static int restart_at(unw_cursor_t *cur, ucontext_t *ctx, unw_word_t sp, uint64_t pc)
+{
+	return restart_with(cur, ctx, sp, pc, 0);
+}
+
+/*
+ * The cursor's pc is one of a trampoline's own instructions (tramp_map.c): restart the walk
+ * at the original instruction whose state it runs in, with the stack pointer that state had,
+ * under the function's own unwind information. Returns 0 (`ip` is that instruction), or -1.
+ */
+static int restart_in_function(unw_cursor_t *cur, ucontext_t *ctx, unw_word_t *ip)
+{
+	uint64_t orig;
+	unsigned adjust;
+	unw_word_t sp;
+
+	if (rt_patch_tramp_origin(*ip, &orig, &adjust) == RT_TRAMP_NONE ||
+	    unw.get_reg(cur, UNW_REG_SP, &sp) < 0 ||
+	    restart_with(cur, ctx, sp + adjust, orig, UNW_INIT_SIGNAL_FRAME))
+		return -1;
+	*ip = orig;
+	return 0;
 }
 
 /*
@@ -275,6 +300,11 @@ static inline uint64_t restart_past_trampoline(unw_cursor_t *cur, ucontext_t *ct
 	(void)cur, (void)ctx, (void)ip, (void)id;
 	return 0;
 }
+static inline int restart_in_function(unw_cursor_t *cur, ucontext_t *ctx, unw_word_t *ip)
+{
+	(void)cur, (void)ctx, (void)ip;
+	return -1;
+}
 #endif
 
 static int walk(const ucontext_t *uc, uint64_t *frames, int max, uint16_t *flags)
@@ -314,6 +344,9 @@ static int walk(const ucontext_t *uc, uint64_t *frames, int max, uint16_t *flags
 		}
 		if (rt_patch_is_exit_stub(ip) && restart_past_exit_stub(&cur, &resume, &ip) < 0)
 			break;
+		/* A pc (not a return address: none points into a trampoline) in a trampoline. */
+		if (n == 0 || exact)
+			restart_in_function(&cur, &resume, &ip);
 		from_entry_stub = rt_patch_in_entry_stub(ip);
 		frames[n] = exact && n > 0 ? ip + 1 : ip;
 		n++;
