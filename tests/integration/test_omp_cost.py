@@ -1,6 +1,7 @@
 """OpenMP constructs in one record each (issue 16's cost): a construct whose arguments are
 all numbers is one OMP_REGION record, written at its begin, its end stored into it when it
-ends (24 bytes, holding the first argument if it fits 32 bits, and 8 for each other; no
+ends (24 bytes, holding the first argument if it fits 32 bits or the first two if both fit
+16, and 8 for each other; no
 second record); only when the record has left the thread's current chunk meanwhile does a
 REGION_END end it. Such a record comes before what ran inside it, so the readers nest by time: the counts of the profile stay exact, nested
 parallel regions stay nested in the Perfetto trace and in rocpd, and a region still open
@@ -28,7 +29,7 @@ TEAM, ROUNDS, TASKS = 4, 3, 8
 REGIONS = ROUNDS + 3  # omp_team.c's parallel regions
 
 # omp_team.c's constructs as OMP_REGION records: (name, record size) -> count.
-COMPACT = {("omp parallel", 32): REGIONS, ("omp implicit task", 32): REGIONS * TEAM,
+COMPACT = {("omp parallel", 32): REGIONS, ("omp implicit task", 24): REGIONS * TEAM,
            ("omp implicit barrier", 24): REGIONS * TEAM, ("omp barrier", 24): ROUNDS * TEAM,
            ("omp task", 24): TASKS, ("omp taskwait", 24): 1, ("omp critical", 24): TEAM,
            ("omp critical wait", 24): TEAM, ("omp lock", 24): TEAM, ("omp lock wait", 24): TEAM}

@@ -136,13 +136,15 @@ static void write_end(uint64_t ts)
 }
 
 /* A construct whose arguments are all numbers as OMP_REGION (format.h), its end to come;
- * returns where its end goes. A first argument that fits 32 bits (a team size, a member id)
- * takes the record's spare half word: 8 bytes fewer. */
+ * returns where its end goes. The record's spare half word takes a first argument that fits
+ * 32 bits, or two that fit 16 (an implicit task's member id and team size): 8 or 16 bytes
+ * fewer. */
 static struct sc_rec_omp_region *write_numbers(uint32_t flags, uint64_t ts, uint64_t first,
 					       uint64_t second)
 {
 	unsigned nargs = SC_OMP_NARGS(flags), narrow = nargs && first <= UINT32_MAX;
-	uint32_t size = (uint32_t)sizeof(struct sc_rec_omp_region) + 8 * (nargs - narrow);
+	bool pair = nargs == 2 && SC_OMP_PAIR_FITS(first, second);
+	uint32_t size = (uint32_t)sizeof(struct sc_rec_omp_region) + 8 * (nargs - narrow - pair);
 	struct sc_rec_omp_region *r = rt_reserve(size);
 	uint64_t *wide;
 
@@ -153,12 +155,16 @@ static struct sc_rec_omp_region *write_numbers(uint32_t flags, uint64_t ts, uint
 	wide = (uint64_t *)(r + 1);
 	r->ts = ts;
 	r->dur = 0;
-	r->first = narrow ? (uint32_t)first : 0;
-	if (narrow) {
+	if (pair) {
+		r->first = (uint32_t)(first | second << 16);
+	} else if (narrow) {
+		r->first = (uint32_t)first;
 		if (nargs > 1)
 			wide[0] = second;
-	} else if (nargs) {
-		wide[0] = first;
+	} else {
+		r->first = 0;
+		if (nargs)
+			wide[0] = first;
 		if (nargs > 1)
 			wide[1] = second;
 	}
