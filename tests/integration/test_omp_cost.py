@@ -12,6 +12,7 @@ their ends (recorder.c: a flush claims its bytes only if no end was stored meanw
 
 Fixtures: tests/programs/omp_team.c (its counts: test_openmp.py), omp_nested.c,
 omp_exit.c; each built with gcc (libgomp's wrappers) and clang (libomp's OMPT)."""
+import csv
 import os
 import sqlite3
 import struct
@@ -115,6 +116,28 @@ def test_one_record_per_construct_gcc():
 
 def test_one_record_per_construct_clang():
     check_one_record_each("clang")
+
+
+def check_implicit_task_args(compiler):
+    """An implicit task's member id and team size share its record's spare half word (both
+    fit 16 bits): the reader gives them back as the arguments, every member of every team."""
+    r = run("omp_team", compiler, "csv")
+    check_eq(r.rc, 0, r.describe())
+    got = {}
+    with open(r.path(f"regions-{r.main_pid()}.csv")) as f:
+        for row in csv.reader(f):
+            if len(row) > 2 and row[2] == "omp implicit task":
+                got[row[-1]] = got.get(row[-1], 0) + 1
+    check_eq(got, {f"thread={i};team={TEAM}": REGIONS for i in range(TEAM)},
+             f"{compiler}: implicit tasks' arguments in regions.csv")
+
+
+def test_implicit_task_args_gcc():
+    check_implicit_task_args("gcc")
+
+
+def test_implicit_task_args_clang():
+    check_implicit_task_args("clang")
 
 
 def inside(a, b):
