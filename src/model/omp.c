@@ -130,7 +130,7 @@ bool sc_omp_whole_region(struct sc_region_ev *ev, const struct sc_rec_omp_region
 	if (size < sizeof(*rec))
 		return false;
 	wide = SC_OMP_REGION_WIDE(size);
-	narrow = nargs && wide < nargs; /* the first one in `first` */
+	narrow = nargs && wide < nargs;	     /* the first one in `first` */
 	if (narrow && nargs == 2 && !wide) { /* both in `first` */
 		values[0] = SC_OMP_PAIR_LOW(rec->first);
 		values[1] = SC_OMP_PAIR_HIGH(rec->first);
