@@ -130,9 +130,14 @@ bool sc_omp_whole_region(struct sc_region_ev *ev, const struct sc_rec_omp_region
 	if (size < sizeof(*rec))
 		return false;
 	wide = SC_OMP_REGION_WIDE(size);
-	narrow = nargs && wide < nargs; /* the first one in `first` */
-	if (narrow)
+	narrow = nargs && wide < nargs;	     /* the first one in `first` */
+	if (narrow && nargs == 2 && !wide) { /* both in `first` */
+		values[0] = SC_OMP_PAIR_LOW(rec->first);
+		values[1] = SC_OMP_PAIR_HIGH(rec->first);
+		narrow = 2;
+	} else if (narrow) {
 		values[0] = rec->first;
+	}
 	for (unsigned i = narrow; i < nargs && i < SC_OMP_MAX_ARGS && i - narrow < wide; i++)
 		values[i] = ((const uint64_t *)(rec + 1))[i - narrow];
 	if (!region_of(ev, rec->hdr.flags, rec->ts, values, 8 * (uint64_t)(wide + narrow), texts))

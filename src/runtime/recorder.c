@@ -871,50 +871,83 @@ static enum sc_lost_cause refusal_cause(uint32_t size)
 	return SC_LOST_NO_THREAD;
 }
 
-void *rt_reserve(uint32_t size)
+/* One try at `size` bytes in the thread's current chunk: the record's address, or NULL with
+ * where the chunk stood in `*gen` and `*off` (the space ran past its end, or no chunk yet:
+ * gen 0); `*stale` when the slot changed under us (two exchanges by handlers between the add
+ * and the look at the slot: cannot happen in practice). */
+static inline char *try_chunk(struct rt_thread *t, uint32_t size, uint32_t *gen, uint32_t *off,
+			      bool *stale)
 {
-	/* A registered thread without the call (lazily registered ones take it once). */
-	struct rt_thread *t = rt_self.state != RT_THREAD_UNKNOWN ? &rt_self : rt_thread_self();
-	enum sc_lost_cause why = SC_LOST_REENTRY;
+	uint64_t old;
 
-	if (!t || t->forking || t->state == RT_THREAD_EXITED || size > recorder.chunk_size / 2 ||
-	    recorder.fd < 0) {
-		count_lost(t, size, refusal_cause(size));
-		return NULL;
+	/* Counted before the space is taken (until rt_commit): a handler that closes the chunk
+	 * right after must not hand it to the writer with this record unwritten. */
+	t->writing++;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	old = arch_local_fetch_add(&t->word, size);
+	*gen = (uint32_t)(old >> 32);
+	*off = (uint32_t)old;
+	if (__builtin_expect(*gen && *off + size <= recorder.chunk_size, 1)) {
+		struct rt_slot *s = &t->slot[*gen & 1];
+		char *base = s->base;
+
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		if (__builtin_expect(s->gen == *gen, 1))
+			return base + *off;
+		*stale = true;
 	}
-	if (--t->flush_countdown >= FLUSH_EVERY) /* 0 wrapped, or never set */
-		maybe_flush(t);
-	for (int attempt = 0; attempt < 3; attempt++) {
-		uint64_t old;
-		uint32_t gen, off;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	t->writing--; /* nothing of ours is in the space taken */
+	return NULL;
+}
 
-		/* Counted before the space is taken (until rt_commit): a handler that closes the
-		 * chunk right after must not hand it to the writer with this record unwritten. */
-		t->writing++;
-		__atomic_signal_fence(__ATOMIC_SEQ_CST);
-		old = arch_local_fetch_add(&t->word, size);
-		gen = (uint32_t)(old >> 32);
-		off = (uint32_t)old;
-		if (gen && off + size <= recorder.chunk_size) {
-			struct rt_slot *s = &t->slot[gen & 1];
-			char *base = s->base;
+/* rt_reserve past a first try that found no room at (gen, off): the chunk exchanged for a
+ * fresh one and tried again, three exchanges at most. Apart so that rt_reserve's common
+ * case stays a short function. */
+static __attribute__((noinline)) void *reserve_exchanging(struct rt_thread *t, uint32_t size,
+							  uint32_t gen, uint32_t off, bool stale)
+{
+	enum sc_lost_cause why = SC_LOST_REENTRY;
+	char *p;
 
-			__atomic_signal_fence(__ATOMIC_SEQ_CST);
-			if (s->gen == gen)
-				return base + off;
-			t->writing--;
-			break; /* two exchanges under our feet: cannot happen in practice */
-		}
-		__atomic_signal_fence(__ATOMIC_SEQ_CST);
-		t->writing--; /* the space ran past the chunk: nothing of ours is in it */
-		if (t->exchanging)
-			break; /* a handler interrupted an exchange on this thread */
+	for (int attempt = 1; !stale && !t->exchanging; attempt++) {
+		/* a handler interrupted an exchange on this thread: no second one */
 		if (!exchange_unsignalled(t, gen, off, &why))
 			break; /* no chunk to be had: a second try would fail the same way */
 		why = SC_LOST_REENTRY;
+		if (attempt == 3)
+			break;
+		if ((p = try_chunk(t, size, &gen, &off, &stale)))
+			return p;
 	}
 	count_lost(t, size, why);
 	return NULL;
+}
+
+void *rt_reserve(uint32_t size)
+{
+	struct rt_thread *t = &rt_self;
+	uint32_t gen, off;
+	bool stale = false;
+	char *p;
+
+	if (__builtin_expect(t->state != RT_THREAD_ACTIVE || t->forking ||
+				     size > recorder.chunk_size / 2 || recorder.fd < 0,
+			     0)) {
+		/* A registered thread without the call (lazily registered ones take it once). */
+		if (t->state == RT_THREAD_UNKNOWN)
+			t = rt_thread_self();
+		if (!t || t->forking || t->state == RT_THREAD_EXITED ||
+		    size > recorder.chunk_size / 2 || recorder.fd < 0) {
+			count_lost(t, size, refusal_cause(size));
+			return NULL;
+		}
+	}
+	if (__builtin_expect(--t->flush_countdown >= FLUSH_EVERY, 0)) /* 0 wrapped, or never set */
+		maybe_flush(t);
+	if (__builtin_expect((p = try_chunk(t, size, &gen, &off, &stale)) != NULL, 1))
+		return p;
+	return reserve_exchanging(t, size, gen, off, stale);
 }
 
 void rt_shrink_last(void *p, uint32_t reserved, uint32_t used)

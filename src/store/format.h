@@ -748,7 +748,9 @@ struct sc_rec_omp_begin {
  * `dur` stored into it in place when the construct ends (0 until then). hdr.flags as
  * OMP_BEGIN's. The arguments: the first one in `first` when the record has room for one
  * argument fewer than the flags count (it fits 32 bits), the others (or all) as u64 after
- * it. A record whose `dur` stayed 0 (the construct was still open when the thread's records
+ * it; a record of two arguments with none after it (both fit 16 bits: an implicit task's
+ * member id and team size) has both in `first`, the first one in its low half
+ * (SC_OMP_PAIR_*). A record whose `dur` stayed 0 (the construct was still open when the thread's records
  * last reached the file, its end came too late to change the record, or it lasted 2^32 ns
  * or more) is ended by a REGION_END, or not at all, as an OMP_BEGIN. Its records follow it
  * in the stream though it may already carry its end: readers nest by time.
@@ -761,6 +763,10 @@ struct sc_rec_omp_region {
 };
 /* The number of u64 arguments after the record's fixed part. */
 #define SC_OMP_REGION_WIDE(size) (((size) - (uint32_t)sizeof(struct sc_rec_omp_region)) / 8)
+/* Two arguments in `first` (above): whether values fit, and each one back. */
+#define SC_OMP_PAIR_FITS(a, b) ((a) <= 0xffffu && (b) <= 0xffffu)
+#define SC_OMP_PAIR_LOW(first) ((first)&0xffffu)
+#define SC_OMP_PAIR_HIGH(first) ((first) >> 16)
 
 #define SC_CLOCK_SYNC_FINALIZE 0x1u /* hdr.flags: measured at MPI_Finalize (else MPI_Init) */
 

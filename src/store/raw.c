@@ -152,7 +152,8 @@ bool sc_record_well_formed(const struct sc_record *rec)
 		       size;
 	case SC_REC_OMP_REGION:
 		return size >= sizeof(struct sc_rec_omp_region) &&
-		       SC_OMP_REGION_WIDE(size) + 1 >= SC_OMP_NARGS(rec->flags);
+		       SC_OMP_REGION_WIDE(size) + 1 + !SC_OMP_REGION_WIDE(size) >=
+			       SC_OMP_NARGS(rec->flags); /* none after it: two in `first` */
 	case SC_REC_CLOCK_SYNC: {
 		const struct sc_rec_clock_sync *c = (const void *)rec;
 

@@ -1,6 +1,7 @@
 """OpenMP constructs in one record each (issue 16's cost): a construct whose arguments are
 all numbers is one OMP_REGION record, written at its begin, its end stored into it when it
-ends (24 bytes, holding the first argument if it fits 32 bits, and 8 for each other; no
+ends (24 bytes, holding the first argument if it fits 32 bits or the first two if both fit
+16, and 8 for each other; no
 second record); only when the record has left the thread's current chunk meanwhile does a
 REGION_END end it. Such a record comes before what ran inside it, so the readers nest by time: the counts of the profile stay exact, nested
 parallel regions stay nested in the Perfetto trace and in rocpd, and a region still open
@@ -11,6 +12,7 @@ their ends (recorder.c: a flush claims its bytes only if no end was stored meanw
 
 Fixtures: tests/programs/omp_team.c (its counts: test_openmp.py), omp_nested.c,
 omp_exit.c; each built with gcc (libgomp's wrappers) and clang (libomp's OMPT)."""
+import csv
 import os
 import sqlite3
 import struct
@@ -28,7 +30,7 @@ TEAM, ROUNDS, TASKS = 4, 3, 8
 REGIONS = ROUNDS + 3  # omp_team.c's parallel regions
 
 # omp_team.c's constructs as OMP_REGION records: (name, record size) -> count.
-COMPACT = {("omp parallel", 32): REGIONS, ("omp implicit task", 32): REGIONS * TEAM,
+COMPACT = {("omp parallel", 32): REGIONS, ("omp implicit task", 24): REGIONS * TEAM,
            ("omp implicit barrier", 24): REGIONS * TEAM, ("omp barrier", 24): ROUNDS * TEAM,
            ("omp task", 24): TASKS, ("omp taskwait", 24): 1, ("omp critical", 24): TEAM,
            ("omp critical wait", 24): TEAM, ("omp lock", 24): TEAM, ("omp lock wait", 24): TEAM}
@@ -114,6 +116,28 @@ def test_one_record_per_construct_gcc():
 
 def test_one_record_per_construct_clang():
     check_one_record_each("clang")
+
+
+def check_implicit_task_args(compiler):
+    """An implicit task's member id and team size share its record's spare half word (both
+    fit 16 bits): the reader gives them back as the arguments, every member of every team."""
+    r = run("omp_team", compiler, "csv")
+    check_eq(r.rc, 0, r.describe())
+    got = {}
+    with open(r.path(f"regions-{r.main_pid()}.csv")) as f:
+        for row in csv.reader(f):
+            if len(row) > 2 and row[2] == "omp implicit task":
+                got[row[-1]] = got.get(row[-1], 0) + 1
+    check_eq(got, {f"thread={i};team={TEAM}": REGIONS for i in range(TEAM)},
+             f"{compiler}: implicit tasks' arguments in regions.csv")
+
+
+def test_implicit_task_args_gcc():
+    check_implicit_task_args("gcc")
+
+
+def test_implicit_task_args_clang():
+    check_implicit_task_args("clang")
 
 
 def inside(a, b):

@@ -267,9 +267,9 @@ def test_merge_without_clock_sync_leaves_clocks_alone():
 
 
 # omp_team.c: 6 parallel regions of 4 threads, a barrier per member in 3, 8 tasks.
-# Each an OMP_REGION, its end in it: 24 bytes, the first argument in them if it fits 32 bits,
-# 8 for each other (test_omp_cost.py).
-OMP_COMPACT = {("omp parallel", 32): 6, ("omp implicit task", 32): 24,
+# Each an OMP_REGION, its end in it: 24 bytes, the first argument in them if it fits 32 bits
+# (two if both fit 16: an implicit task's), 8 for each other (test_omp_cost.py).
+OMP_COMPACT = {("omp parallel", 32): 6, ("omp implicit task", 24): 24,
                ("omp implicit barrier", 24): 24, ("omp barrier", 24): 12,
                ("omp task", 24): 8, ("omp taskwait", 24): 1, ("omp critical", 24): 4,
                ("omp critical wait", 24): 4, ("omp lock", 24): 4, ("omp lock wait", 24): 4}

@@ -194,11 +194,15 @@ def decode_omp_begin(flags, payload):
 def decode_omp_region(flags, payload):
     """(ts, end (0: none in the record), name, {arg: value}) of an OMP_REGION record: `ts`,
     `dur` (u32), `first` (u32: the first argument when the record has room for one u64
-    argument fewer than there are), then u64 arguments."""
+    argument fewer than there are; two of 16 bits, low half first, when it has room for
+    none and there are two), then u64 arguments."""
     ts, dur, first = struct.unpack_from("<QII", payload, 0)
     nargs, wide = (flags >> 6) & 3, (len(payload) - 16) // 8
-    values = ([first] if nargs and wide < nargs else []) + [
-        struct.unpack_from("<Q", payload, 16 + 8 * i)[0] for i in range(wide)]
+    if nargs == 2 and wide == 0:
+        values = [first & 0xffff, first >> 16]
+    else:
+        values = ([first] if nargs and wide < nargs else []) + [
+            struct.unpack_from("<Q", payload, 16 + 8 * i)[0] for i in range(wide)]
     args = {}
     for i in range(nargs):
         name, kind = OMP_ARGS[(flags >> (8 + 4 * i)) & 0xf]

@@ -84,12 +84,23 @@ static int team_size(const void *caller)
 	return runtime_int("omp_get_num_threads", &cache, caller, -1);
 }
 
-/* Not knowing: assume threads may leave early. */
+/* Not knowing: assume threads may leave early. The runtime's cancel-var is set once, from
+ * OMP_CANCELLATION at its start, so it is asked once (a lookup and a call a region before). */
 static bool cancellation_on(const void *caller)
 {
 	static struct rt_real_cache cache;
+	static int known = -1; /* -1: not asked yet; else the answer */
+	int on = __atomic_load_n(&known, __ATOMIC_RELAXED);
 
-	return runtime_int("omp_get_cancellation", &cache, caller, 1) != 0;
+	if (__builtin_expect(on < 0, 0)) {
+		int (*get)(void) = (int (*)(void))real_find("omp_get_cancellation", &cache, caller);
+
+		if (!get)
+			return true; /* asked again next time */
+		on = get() != 0;
+		__atomic_store_n(&known, on, __ATOMIC_RELAXED);
+	}
+	return on;
 }
 
 static bool recording(void)
@@ -143,7 +154,9 @@ static void implicit_task(void *arg)
 	const struct team_work *w = arg;
 	const void *runtime = __builtin_return_address(0);
 	int team = team_size(runtime);
-	struct omp_arg args[2] = { OMP_U(thread, team_member(runtime)), OMP_U(team, team) };
+	/* Alone (every serialized region) a thread is its team's member 0: no second call. */
+	struct omp_arg args[2] = { OMP_U(thread, team == 1 ? 0 : team_member(runtime)),
+				   OMP_U(team, team) };
 
 	omp_begin(OMP_IMPLICIT_TASK, args, 2);
 	if (w->loop)

@@ -135,36 +135,42 @@ static void write_end(uint64_t ts)
 	}
 }
 
-/* A construct whose arguments are all numbers, as OMP_REGION (format.h), its end to come;
- * false when they are not. `*end` is where its end goes. A first argument that fits 32 bits
- * (a team size, a member id) takes the record's spare half word: 8 bytes fewer. */
-static bool write_compact(enum omp_kind kind, uint64_t ts, const struct omp_arg *args,
-			  unsigned nargs, struct sc_rec_omp_region **end)
+/* A construct whose arguments are all numbers as OMP_REGION (format.h), its end to come;
+ * returns where its end goes. The record's spare half word takes a first argument that fits
+ * 32 bits, or two that fit 16 (an implicit task's member id and team size): 8 or 16 bytes
+ * fewer. */
+static struct sc_rec_omp_region *write_numbers(uint32_t flags, uint64_t ts, uint64_t first,
+					       uint64_t second)
 {
-	uint16_t flags = (uint16_t)((unsigned)kind | nargs << 6);
-	unsigned narrow = nargs && args[0].value <= UINT32_MAX;
-	uint32_t size = (uint32_t)sizeof(struct sc_rec_omp_region) + 8 * (nargs - narrow);
-	struct sc_rec_omp_region *r;
+	unsigned nargs = SC_OMP_NARGS(flags), narrow = nargs && first <= UINT32_MAX;
+	bool pair = nargs == 2 && SC_OMP_PAIR_FITS(first, second);
+	uint32_t size = (uint32_t)sizeof(struct sc_rec_omp_region) + 8 * (nargs - narrow - pair);
+	struct sc_rec_omp_region *r = rt_reserve(size);
+	uint64_t *wide;
 
-	if (nargs > SC_OMP_MAX_ARGS)
-		return false;
-	for (unsigned i = 0; i < nargs; i++) {
-		if (!args[i].id)
-			return false;
-		flags |= (uint16_t)(args[i].id << (8 + 4 * i));
+	if (!r) {
+		rt_counters_read_region(ts);
+		return END_NOTHING; /* counted as lost */
 	}
-	*end = END_NOTHING;
-	if ((r = rt_reserve(size))) { /* else counted as lost */
-		r->ts = ts;
-		r->dur = 0;
-		r->first = narrow ? (uint32_t)args[0].value : 0;
-		for (unsigned i = narrow; i < nargs; i++)
-			((uint64_t *)(r + 1))[i - narrow] = args[i].value;
-		rt_commit(r, SC_REC_OMP_REGION, flags, size);
-		*end = r;
+	wide = (uint64_t *)(r + 1);
+	r->ts = ts;
+	r->dur = 0;
+	if (pair) {
+		r->first = (uint32_t)(first | second << 16);
+	} else if (narrow) {
+		r->first = (uint32_t)first;
+		if (nargs > 1)
+			wide[0] = second;
+	} else {
+		r->first = 0;
+		if (nargs)
+			wide[0] = first;
+		if (nargs > 1)
+			wide[1] = second;
 	}
+	rt_commit(r, SC_REC_OMP_REGION, (uint16_t)flags, size);
 	rt_counters_read_region(ts);
-	return true;
+	return r;
 }
 
 /*
@@ -174,40 +180,61 @@ static bool write_compact(enum omp_kind kind, uint64_t ts, const struct omp_arg 
  * region's begin and the task's (forking the team) and between their ends (after the team
  * joined) counts in the task as well as the region.
  */
-static bool task_of_own_region(enum omp_kind kind, unsigned at)
+static bool task_of_own_region(unsigned kind, unsigned at)
 {
 	return kind == OMP_IMPLICIT_TASK && at && at - 1 < OMP_AMEND_DEPTH &&
 	       open_regions.kind[at - 1] == OMP_PARALLEL;
 }
 
-void omp_begin(enum omp_kind kind, const struct omp_arg *args, unsigned nargs)
+/* A region of `kind` opens at this thread's depth `at`: its begin time into `*ts`. False
+ * when it is not recorded (too deep: counted). */
+static inline bool open_region(unsigned kind, unsigned at, uint64_t *ts)
 {
-	unsigned at = open_regions.depth;
-	struct sc_rec_omp_region *record;
-	uint64_t ts;
-
-	if (!omp_tracing() || kind <= 0 || kind >= OMP_NKINDS)
-		return;
 	/* The chunks' writes off the program's threads, once the runtime runs a thread of its
 	 * own (a team of one, OMP_NUM_THREADS=1, stays a single-threaded process). */
 	if (__builtin_expect(!writer_asked, 0) && rt_self.tid != rt_proc.pid) {
 		writer_asked = true;
 		rt_writer_start();
 	}
-	if (at >= OMP_DEPTH) {
+	if (__builtin_expect(at >= OMP_DEPTH, 0)) {
 		open_regions.over++;
 		atomic_fetch_add_explicit(&too_deep, 1, memory_order_relaxed);
-		return;
+		return false;
 	}
-	ts = task_of_own_region(kind, at) ? open_regions.start[at - 1] : rt_now_ns();
+	*ts = task_of_own_region(kind, at) ? open_regions.start[at - 1] : rt_now_ns();
 	open_regions.kind[at] = (uint8_t)kind;
 	open_regions.depth = (uint8_t)(at + 1);
-	if (!write_compact(kind, ts, args, nargs, &record))
-		record = write_begin(kind, ts, args, nargs);
-	if (at < OMP_AMEND_DEPTH) { /* deeper: a REGION_END, even after a lost begin */
+	return true;
+}
+
+/* Where the end of the region opened at depth `at` goes (deeper: a REGION_END, even after a
+ * lost begin). */
+static inline void keep_end(unsigned at, uint64_t ts, struct sc_rec_omp_region *record)
+{
+	if (at < OMP_AMEND_DEPTH) {
 		open_regions.start[at] = ts;
 		open_regions.end[at] = record;
 	}
+}
+
+void omp_begin_numbers(uint32_t flags, uint64_t first, uint64_t second)
+{
+	unsigned kind = SC_OMP_KIND_OF(flags), at = open_regions.depth;
+	uint64_t ts;
+
+	if (!omp_tracing() || kind - 1u >= OMP_NKINDS - 1u || !open_region(kind, at, &ts))
+		return;
+	keep_end(at, ts, write_numbers(flags, ts, first, second));
+}
+
+void omp_begin_text(enum omp_kind kind, const struct omp_arg *args, unsigned nargs)
+{
+	unsigned at = open_regions.depth;
+	uint64_t ts;
+
+	if (!omp_tracing() || kind <= 0 || kind >= OMP_NKINDS || !open_region(kind, at, &ts))
+		return;
+	keep_end(at, ts, write_begin(kind, ts, args, nargs));
 }
 
 /* Region `k`'s end at `ts`: into its record where it still can be, else a REGION_END. */

@@ -58,7 +58,34 @@ bool omp_tracing(void);
  * libomp would otherwise record every event twice). */
 extern bool omp_ompt_active;
 
-void omp_begin(enum omp_kind kind, const struct omp_arg *args, unsigned nargs);
+/* The two ways a begin is written: a construct whose arguments are all numbers (at most
+ * SC_OMP_MAX_ARGS, each with an id) as one OMP_REGION, `flags` as its header's (format.h:
+ * kind, argument count and ids), `first` and `second` the values; any other as a
+ * REGION_BEGIN with its arguments as text. Call omp_begin, which picks. */
+void omp_begin_numbers(uint32_t flags, uint64_t first, uint64_t second);
+void omp_begin_text(enum omp_kind kind, const struct omp_arg *args, unsigned nargs);
+
+/* Construct `kind` begins on this thread, with `nargs` arguments. Inline so that a call with
+ * arguments known at compile time (every call site but a loop's schedule) gets its record's
+ * flags made by the compiler: no loop over the arguments at run time. */
+static inline void omp_begin(enum omp_kind kind, const struct omp_arg *args, unsigned nargs)
+{
+	uint32_t flags = (uint32_t)kind | nargs << 6;
+
+	if (nargs > SC_OMP_MAX_ARGS) {
+		omp_begin_text(kind, args, nargs);
+		return;
+	}
+	for (unsigned i = 0; i < nargs; i++) {
+		if (!args[i].id) {
+			omp_begin_text(kind, args, nargs);
+			return;
+		}
+		flags |= args[i].id << (8 + 4 * i);
+	}
+	omp_begin_numbers(flags, nargs > 0 ? args[0].value : 0, nargs > 1 ? args[1].value : 0);
+}
+
 void omp_end(enum omp_kind kind);
 
 #endif /* SYSCOPE_RUNTIME_PARALLEL_OMP_RECORD_H */
