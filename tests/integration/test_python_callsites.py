@@ -136,8 +136,9 @@ def marked_line(mark):
         return next(n for n, line in enumerate(f, 1) if f"# {mark} LINE" in line)
 
 
-def raw_callsites(r):
-    """{corr_id: [(qualname, line), ...] innermost first}, and the tid of each call."""
+def raw_callsites(r, with_file=False):
+    """{corr_id: [(qualname, line), ...] innermost first}, and the tid of each call;
+    with_file: (filename, qualname, line)."""
     codes, sites, tids = {}, [], {}
     for path in r.raw_files():
         for tid, rtype, _flags, payload in rawdump.records(open(path, "rb").read()):
@@ -148,8 +149,10 @@ def raw_callsites(r):
                 sites.append((tid, records.decode_py_callsite(payload)))
     stacks = {}
     for tid, cs in sites:
-        stacks[cs["corr_id"]] = [(codes[code]["qualname"], records.py_line(codes[code], index))
-                                 for code, index, _end in cs["python"]["frames"]]
+        stacks[cs["corr_id"]] = [
+            ((os.path.basename(codes[code]["filename"]),) if with_file else ()) +
+            (codes[code]["qualname"], records.py_line(codes[code], index))
+            for code, index, _end in cs["python"]["frames"]]
         tids[cs["corr_id"]] = tid
     return stacks, tids
 
@@ -183,6 +186,33 @@ def check_callsites_of(py):
         check_eq(stacks[corr][:2], [("launch", launch), ("worker", worker)],
                  f"{py}: the worker's call {corr}")
     check_eq(len({tids[c] for c in (1, 101)}), 2, f"{py}: each call on its thread's stream")
+
+
+MEMO = os.path.join(harness.SOURCE, "tests", "programs", "py_callsite_memo.py")
+
+
+def test_call_sites_from_frames_seen_before_keep_their_lines():
+    """A thread's memo of its last call site's frames (python/frames.c) spares repeated
+    frames the code table's lookup: a frame that calls from another line must still come
+    out at that line."""
+    pythons = [p for p in [shutil.which("python3")] + PYENV_PYTHONS if p]
+    if not pythons:
+        raise Skip("no python3")
+    with open(MEMO) as f:
+        text = f.read().splitlines()
+    launch, first, second = (next(n for n, line in enumerate(text, 1) if f"# {m} LINE" in line)
+                             for m in ("LAUNCH", "FIRST", "SECOND"))
+    for py in pythons:
+        r = syscope("sample", "--", py, MEMO)
+        check_eq(r.rc, 0, r.describe())
+        check("py_callsite_memo ok" in r.out, r.describe())
+        stacks, _ = raw_callsites(r, with_file=True)
+        name = os.path.basename(MEMO)
+        for corr in range(201, 207):
+            check_eq(stacks.get(corr, [])[:2],
+                     [(name, "launch", launch),
+                      (name, "alternate", first if corr % 2 else second)],
+                     f"{py}: the stack of call {corr}")
 
 
 def test_runtime_records_no_callsite_under_no_python():

@@ -33,6 +33,7 @@ struct code_slot {
 static struct code_slot *_Atomic slots;
 static atomic_uint next_id = 1;
 static atomic_uint full_count;
+atomic_uint rt_py_codes_generation;
 /* The inserts this thread is in: the tracer's (normal context), a sample's handler's over
  * it. A fault recovered in the handler abandons the handler's only (rt_py_codes_abandon). */
 struct insert {
@@ -71,6 +72,7 @@ void rt_py_codes_fork_child(void)
 		arch_zero(table, CODE_SLOTS * sizeof(struct code_slot));
 	atomic_store(&next_id, 1);
 	atomic_store(&full_count, 0);
+	atomic_fetch_add(&rt_py_codes_generation, 1);
 	ninserts = 0;
 }
 
@@ -335,13 +337,20 @@ static uint32_t new_code(struct code_slot *s, uintptr_t co, uint64_t fp, uint64_
 
 uint32_t rt_py_code_id(uintptr_t co)
 {
+	if (!rt_py_is(co, rt_py.code_type))
+		return 0;
+	return rt_py_code_id_of_code(co);
+}
+
+uint32_t rt_py_code_id_of_code(uintptr_t co)
+{
 	struct code_slot *table = atomic_load_explicit(&slots, memory_order_acquire);
 	uint64_t fp;
 	uint32_t h;
 
-	if (!rt_py.layout_ok || !rt_py_is(co, rt_py.code_type))
+	if (!rt_py.layout_ok)
 		return 0;
-	if (!table) {
+	if (__builtin_expect(!table, 0)) {
 		if (!rt_py_codes_init())
 			return 0;
 		table = atomic_load(&slots);

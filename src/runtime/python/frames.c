@@ -88,49 +88,120 @@ static void count_frame(bool bad)
 		rt_py_disable_bad_layout(nbad, checked);
 }
 
-/* The chain from `f`, innermost first, into out (nframes kept up to date: a fault may end
- * the walk anywhere). */
-static void walk(const struct rt_py_layout *L, uintptr_t f, struct rt_py_sample *out)
+/* The frame at `f` with code `co` as the memo has it (internal.h): the same instruction
+ * and entry flag, and the code object's fields that its fingerprint folds (codes.c). */
+static inline bool memo_hit(const struct rt_py_memo_frame *m, uintptr_t f, uintptr_t co,
+			    uintptr_t ip, uint8_t entry, const struct rt_py_layout *L)
 {
-	struct sc_py_stack *head = &out->stack;
+	return m->f == f && m->co == co && m->instr_ptr == ip && m->is_entry == entry &&
+	       rt_py_ptr(co, L->co_linetable) == m->linetable &&
+	       rt_py_ptr(co, L->co_filename) == m->filename &&
+	       rt_py_ptr(co, L->co_name) == m->name &&
+	       rt_py_i32(co, L->co_firstlineno) == m->first_line;
+}
+
+static void memo_fill(struct rt_py_memo_frame *m, uintptr_t f, uintptr_t co, uintptr_t ip,
+		      uint8_t entry, struct sc_py_frame out)
+{
+	const struct rt_py_layout *L = &rt_py.layout;
+
+	m->f = 0; /* empty while it is filled (a fault may stop it half way) */
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	m->co = co;
+	m->instr_ptr = ip;
+	m->is_entry = entry;
+	m->linetable = rt_py_ptr(co, L->co_linetable);
+	m->filename = rt_py_ptr(co, L->co_filename);
+	m->name = rt_py_ptr(co, L->co_name);
+	m->first_line = rt_py_i32(co, L->co_firstlineno);
+	m->out = out;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	if (out.code_id)
+		m->f = f; /* last: the entry counts from here */
+}
+
+/* A frame that is not the memo's: checked, its instruction and code id looked up. */
+static bool read_frame(const struct rt_py_layout *L, uintptr_t f, uintptr_t co, uint8_t entry,
+		       struct sc_py_frame *out)
+{
+	if (!rt_py_is(co, rt_py.code_type)) {
+		count_frame(true);
+		return false;
+	}
+	count_frame(false);
+	out->instr = instruction(L, f, co) | (entry ? SC_PY_FRAME_GROUP_END : 0);
+	out->code_id = rt_py_code_id_of_code(co);
+	return true;
+}
+
+/*
+ * The chain from `f`, innermost first, into out (nframes kept up to date: a fault may end
+ * the walk anywhere; the stores are volatile, so a frame is there before it counts without
+ * a compiler barrier that would reload everything at each frame). With a memo (a call
+ * site's walk), a frame as it was at the last call keeps its code id and instruction: a
+ * few loads and compares instead of the checks and the table's lookup (internal.h).
+ */
+static void walk(const struct rt_py_layout *L, uintptr_t f, struct rt_py_sample *out,
+		 struct rt_py_memo *memo)
+{
+	volatile struct sc_py_stack *head = &out->stack;
+	volatile struct sc_py_frame *frames = out->frame;
+	const int32_t fr_owner = L->fr_owner, fr_is_entry = L->fr_is_entry;
+	const int32_t fr_code = L->fr_code, fr_previous = L->fr_previous, fr_instr = L->fr_instr;
+	const bool by_index = L->instr_is_index;
+	const unsigned memo_frames = memo ? RT_PY_MEMO_FRAMES : 0;
+	unsigned n = 0;
 
 	for (unsigned step = 0; f && step < MAX_STEPS; step++) {
-		uintptr_t co;
+		struct sc_py_frame fr;
+		uintptr_t co, ip;
+		uint8_t entry;
 
 		if (!rt_py_plausible(f)) {
 			head->flags |= SC_PY_STACK_BAD_CODE;
 			return;
 		}
-		if (L->fr_owner >= 0 &&
-		    *(const uint8_t *)(f + (uintptr_t)L->fr_owner) == RT_PY_CSTACK_OWNER) {
+		if (fr_owner >= 0 &&
+		    *(const uint8_t *)(f + (uintptr_t)fr_owner) == RT_PY_CSTACK_OWNER) {
 			/* The shim an eval call pushes: the frame before it ends that call's group. */
-			if (head->nframes)
-				out->frame[head->nframes - 1].instr |= SC_PY_FRAME_GROUP_END;
-			f = rt_py_ptr(f, L->fr_previous);
+			if (n)
+				frames[n - 1].instr |= SC_PY_FRAME_GROUP_END;
+			f = rt_py_ptr(f, fr_previous);
 			continue;
 		}
-		co = rt_py_ptr(f, L->fr_code);
-		if (!rt_py_is(co, rt_py.code_type)) {
-			head->flags |= SC_PY_STACK_BAD_CODE;
-			count_frame(true);
-			return;
+		co = rt_py_ptr(f, fr_code);
+		entry = by_index ||
+			(fr_is_entry >= 0 && *(const uint8_t *)(f + (uintptr_t)fr_is_entry));
+		if (n < memo_frames) {
+			struct rt_py_memo_frame *m = &memo->frame[n];
+
+			ip = by_index ? (uintptr_t)(uint32_t)rt_py_i32(f, fr_instr)
+				      : rt_py_ptr(f, fr_instr);
+			if (memo_hit(m, f, co, ip, entry, L)) {
+				fr = m->out;
+			} else {
+				if (!read_frame(L, f, co, entry, &fr))
+					goto bad;
+				memo_fill(m, f, co, ip, entry, fr);
+			}
+		} else {
+			if (n == SC_PY_STACK_MAX) {
+				head->flags |= SC_PY_STACK_TRUNCATED;
+				return;
+			}
+			if (!read_frame(L, f, co, entry, &fr))
+				goto bad;
 		}
-		count_frame(false);
-		if (head->nframes == SC_PY_STACK_MAX) {
-			head->flags |= SC_PY_STACK_TRUNCATED;
-			return;
-		}
-		out->frame[head->nframes].instr = instruction(L, f, co);
-		if (L->instr_is_index ||
-		    (L->fr_is_entry >= 0 && *(const uint8_t *)(f + (uintptr_t)L->fr_is_entry)))
-			out->frame[head->nframes].instr |= SC_PY_FRAME_GROUP_END;
-		out->frame[head->nframes].code_id = rt_py_code_id(co);
-		__atomic_signal_fence(__ATOMIC_SEQ_CST); /* the frame is there before it counts */
-		head->nframes++;
-		f = rt_py_ptr(f, L->fr_previous);
+		frames[n].code_id = fr.code_id;
+		frames[n].instr = fr.instr;
+		head->nframes = (uint16_t)++n; /* after the frame: volatile stores keep order */
+		f = rt_py_ptr(f, fr_previous);
 	}
 	if (f)
 		head->flags |= SC_PY_STACK_TRUNCATED;
+	return;
+bad:
+	head->flags |= SC_PY_STACK_BAD_CODE;
 }
 
 static uintptr_t thread_state(const struct rt_py_layout *L)
@@ -205,6 +276,11 @@ static uint32_t recovered(struct sc_py_stack *head, unsigned codes_mark)
 
 uint32_t rt_py_sample(struct rt_py_sample *out)
 {
+	return rt_py_sample_memo(out, NULL);
+}
+
+uint32_t rt_py_sample_memo(struct rt_py_sample *out, struct rt_py_memo *memo)
+{
 	const struct rt_py_layout *L = &rt_py.layout;
 	struct sc_py_stack *volatile head = &out->stack;
 	unsigned codes_mark;
@@ -236,7 +312,16 @@ uint32_t rt_py_sample(struct rt_py_sample *out)
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	head->gil = SC_PY_GIL_NONE;
 	head->gil = gil_state(L, ts);
-	walk(L, top_frame(L, ts), out);
+	if (memo) {
+		unsigned gen = atomic_load_explicit(&rt_py_codes_generation, memory_order_relaxed);
+
+		if (memo->generation != gen) { /* a fork child: the table's ids are new */
+			for (unsigned i = 0; i < RT_PY_MEMO_FRAMES; i++)
+				memo->frame[i].f = 0;
+			memo->generation = gen;
+		}
+	}
+	walk(L, top_frame(L, ts), out, memo);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	walking = 0;
 	return (uint32_t)(sizeof(*head) + head->nframes * sizeof(out->frame[0]));

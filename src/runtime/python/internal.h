@@ -70,5 +70,37 @@ unsigned rt_py_codes_mark(void);
 void rt_py_codes_abandon(unsigned mark);
 uint32_t rt_py_codes_full_count(void);
 uint32_t rt_py_codes_next_id(void); /* the id the next new code object gets */
+/* Bumped in a fork child (the table emptied): what a thread remembered of ids is stale. */
+extern atomic_uint rt_py_codes_generation;
+/* rt_py_code_id of an object already checked to be a code object (a frame's, in walk()). */
+uint32_t rt_py_code_id_of_code(uintptr_t co);
+
+/*
+ * What a call site's walk found at each depth of the thread's stack last time (frames.c,
+ * callsite.c): a CUDA launch loop calls from the same frames, again and again. A frame
+ * whose address, code object, instruction pointer and entry flag are as they were, and
+ * whose code object still has the same file name, name, line table and first line (what
+ * the table's fingerprint folds), keeps its code id and instruction without the table's
+ * lookup. Normal context only (the thread's own call sites): a signal handler's sample
+ * does not use it. An entry is cleared before it is filled and counts once its frame
+ * address is stored last, so a fault in between leaves no half entry.
+ */
+#define RT_PY_MEMO_FRAMES 60u /* the memo fits a page */
+struct rt_py_memo_frame {
+	uintptr_t f, co, instr_ptr;
+	uintptr_t filename, name, linetable;
+	struct sc_py_frame out; /* its code id and instruction (group end included) */
+	int32_t first_line;
+	uint8_t is_entry;
+};
+struct rt_py_memo {
+	unsigned generation; /* rt_py_codes_generation when filled */
+	struct rt_py_memo_frame frame[RT_PY_MEMO_FRAMES];
+};
+_Static_assert(sizeof(struct rt_py_memo) <= 4096, "the memo is one page");
+/* callsite.c: the thread's memo given back at its end (normal context). */
+void rt_py_callsite_thread_end(void);
+/* frames.c: rt_py_sample with the calling thread's memo (NULL: none), normal context. */
+uint32_t rt_py_sample_memo(struct rt_py_sample *out, struct rt_py_memo *memo);
 
 #endif /* SYSCOPE_RUNTIME_PYTHON_INTERNAL_H */

@@ -26,6 +26,13 @@ static void python_thread(struct rt_thread *t)
 	flush();
 }
 
+static void python_thread_stop(struct rt_thread *t)
+{
+	(void)t;
+	flush();
+	rt_py_callsite_thread_end();
+}
+
 static void python_fork_child(void)
 {
 	rt_py_codes_fork_child();
@@ -49,7 +56,7 @@ const struct rt_source rt_source_python = {
 	.name = "python",
 	.process_start = python_start,
 	.thread_start = python_thread,
-	.thread_stop = python_thread,
+	.thread_stop = python_thread_stop,
 	.fork_child = python_fork_child,
 	.process_stop = python_stop,
 };
