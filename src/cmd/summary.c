@@ -26,10 +26,20 @@
 /* MPI calls: rocpd category MPI_API (docs/output-formats.md), 'mpi' in older files. */
 #define MPI_CATEGORIES "'MPI_API', 'mpi'"
 #define MPI_REGION "R.category IN (" MPI_CATEGORIES ")"
-#define MPI_RANKS                                                                             \
-	"K AS (SELECT R.guid, R.nid, R.pid, CAST(A.value AS INTEGER) AS rank FROM regions R " \
-	"JOIN region_args A ON A.id = R.id AND A.guid = R.guid WHERE " MPI_REGION " AND "     \
-	"R.name IN ('MPI_Init', 'MPI_Init_thread') AND A.name = 'rank')"
+/* A rank's number: its MPI_Init's, else (attached after MPI_Init) its launcher's variable,
+ * as the model's sc_image_rank reads it. */
+#define MPI_ENV_RANK                                                                              \
+	"COALESCE(json_extract(P.environment, '$.OMPI_COMM_WORLD_RANK'), "                        \
+	"json_extract(P.environment, '$.PMI_RANK'), json_extract(P.environment, '$.PMIX_RANK'), " \
+	"json_extract(P.environment, '$.MV2_COMM_WORLD_RANK'), "                                  \
+	"json_extract(P.environment, '$.SLURM_PROCID'))"
+#define MPI_RANKS                                                                              \
+	"KI AS (SELECT R.guid, R.nid, R.pid, CAST(A.value AS INTEGER) AS rank FROM regions R " \
+	"JOIN region_args A ON A.id = R.id AND A.guid = R.guid WHERE " MPI_REGION " AND "      \
+	"R.name IN ('MPI_Init', 'MPI_Init_thread') AND A.name = 'rank'), K AS (SELECT * FROM " \
+	"KI UNION ALL SELECT P.guid, P.nid, P.pid, CAST(" MPI_ENV_RANK " AS INTEGER) FROM "    \
+	"rocpd_info_process P WHERE " MPI_ENV_RANK " IS NOT NULL AND NOT EXISTS (SELECT 1 "    \
+	"FROM KI WHERE KI.guid = P.guid AND KI.pid = P.pid AND KI.nid = P.nid))"
 #define MPI_COLLECTIVES                                                                     \
 	"'MPI_Barrier', 'MPI_Bcast', 'MPI_Reduce', 'MPI_Allreduce', 'MPI_Gather', "         \
 	"'MPI_Gatherv', 'MPI_Scatter', 'MPI_Scatterv', 'MPI_Allgather', 'MPI_Allgatherv', " \

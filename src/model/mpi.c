@@ -6,6 +6,7 @@
  */
 #include "mpi.h"
 
+#include <ctype.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -139,8 +140,17 @@ void sc_mpi_region(struct sc_region_ev *ev, const struct sc_rec_mpi_call *c, cha
 	}
 	if (c->tag != SC_MPI_NONE)
 		arg_i(&t, "tag", c->tag);
-	if (c->comm)
+	if (c->comm & SC_MPI_COMM_UNSEEN) {
+		char what[64];
+
+		snprintf(what, sizeof(what), "%s #%u",
+			 c->hdr.flags & SC_MPI_ATTACHED ? "created before attach"
+							: "not seen created",
+			 c->comm & ~SC_MPI_COMM_UNSEEN);
+		arg(&t, SC_ARG_STRING, "comm", what);
+	} else if (c->comm) {
 		arg_u(&t, "comm", c->comm);
+	}
 	if (c->comm_size)
 		arg_i(&t, "comm_size", c->comm_size);
 	if (c->request)
@@ -150,6 +160,11 @@ void sc_mpi_region(struct sc_region_ev *ev, const struct sc_rec_mpi_call *c, cha
 	if (c->hdr.flags & SC_MPI_FORTRAN)
 		arg(&t, SC_ARG_STRING, "binding", "fortran");
 	completions(&t, c);
+	if (c->unfollowed) /* their bytes are not in bytes_sent, bytes_received */
+		arg_u(&t,
+		      c->hdr.flags & SC_MPI_ATTACHED ? "completes_started_before_attach"
+						     : "completes_not_followed",
+		      c->unfollowed);
 	region_of_text(ev, &t, name_len, args_at, c->ts, c->end);
 }
 
@@ -206,10 +221,13 @@ static unsigned completed(const char *list, int rank, struct sc_mpi_message *out
 		int src, tag;
 		unsigned comm;
 
-		if (sscanf(p, "%*u<-%d:%d/%u", &src, &tag, &comm) == 3)
-			out[n++] = (struct sc_mpi_message){
-				.src = src, .dst = rank, .tag = tag, .comm = comm, .send = false
-			};
+		if (sscanf(p, "%*u<-%d:%d/%u", &src, &tag, &comm) != 3)
+			continue;
+		if (comm & SC_MPI_COMM_UNSEEN) /* as sc_mpi_messages reads the "comm" named so */
+			comm = UINT32_MAX;
+		out[n++] = (struct sc_mpi_message){
+			.src = src, .dst = rank, .tag = tag, .comm = comm, .send = false
+		};
 	}
 	return n;
 }
@@ -234,8 +252,9 @@ unsigned sc_mpi_messages(const struct sc_region_ev *ev, int rank, struct sc_mpi_
 			source = strtol(value, NULL, 10);
 		else if (!strcmp(name, "source_tag"))
 			source_tag = strtol(value, NULL, 10);
-		else if (!strcmp(name, "comm"))
-			comm = strtol(value, NULL, 10);
+		else if (!strcmp(name, "comm")) /* not a number: one not seen created */
+			comm = isdigit((unsigned char)value[0]) ? strtol(value, NULL, 10)
+								: (long)UINT32_MAX;
 		else if (!strcmp(name, "completes"))
 			completes = value;
 	}

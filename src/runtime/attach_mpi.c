@@ -6,7 +6,9 @@
  * hook of attach_wrap.c: the program's call entries of MPI_Send (and of the Fortran
  * bindings' mpi_send_, ...) are pointed at its wrapper while attached. The wrappers are the
  * tracer's own exported functions, read from its dynamic symbol table, so this file keeps
- * no second list of them.
+ * no second list of them. An MPI library loaded local (RTLD_LOCAL: by Python's mpi4py, by a
+ * plugin) is found in the link maps and made global first: the tracer's handles
+ * (MPI_COMM_WORLD is an object of Open MPI's library) and its PMPI_* look-ups need it there.
  */
 #include "attach.h"
 
@@ -32,6 +34,54 @@ static bool binding_name(const char *name)
 	size_t n = strlen(name);
 
 	return !strncmp(name, "MPI_", 4) || (!strncmp(name, "mpi_", 4) && name[n - 1] == '_');
+}
+
+/* Functions whose definitions are the MPI libraries: the C one, the two Fortran ones. */
+static const char *const mpi_entry[] = { "PMPI_Init", "pmpi_init_", "pmpi_init_f08_" };
+
+/*
+ * No MPI in the global scope: the first loaded object whose own scope (it and what it
+ * needs) defines PMPI_Init, and the objects defining mpi_entry's functions there made global
+ * (dlopen RTLD_NOLOAD | RTLD_GLOBAL, which adds an object and what it needs to the global
+ * scope). Names the MPI library and the object that loaded it in `lib`, `by`; false when no
+ * object has MPI.
+ */
+static bool promote_local_mpi(char *lib, size_t liblen, char *by, size_t bylen)
+{
+	void *self = dlopen(NULL, RTLD_LAZY);
+	struct link_map *lm = NULL;
+	bool found = false;
+
+	if (!self || dlinfo(self, RTLD_DI_LINKMAP, &lm))
+		lm = NULL;
+	for (; lm && !found; lm = lm->l_next) {
+		void *h;
+
+		if (!lm->l_name || !lm->l_name[0] || strstr(lm->l_name, "/libsyscope"))
+			continue;
+		h = dlopen(lm->l_name, RTLD_LAZY | RTLD_NOLOAD);
+		if (!h)
+			continue;
+		for (size_t i = 0; i < sizeof(mpi_entry) / sizeof(mpi_entry[0]); i++) {
+			void *f = dlsym(h, mpi_entry[i]), *g;
+			Dl_info where;
+
+			if (!f || !dladdr(f, &where) || !where.dli_fname)
+				continue;
+			if (!found) {
+				snprintf(lib, liblen, "%s", where.dli_fname);
+				snprintf(by, bylen, "%s", lm->l_name);
+			}
+			found = true;
+			g = dlopen(where.dli_fname, RTLD_LAZY | RTLD_NOLOAD | RTLD_GLOBAL);
+			if (g)
+				dlclose(g); /* it stays: the program loaded it */
+		}
+		dlclose(h);
+	}
+	if (self)
+		dlclose(self);
+	return found && dlsym(RTLD_DEFAULT, "PMPI_Init");
 }
 
 /* Each wrapper of the tracer whose function the process defines, as a hook. */
@@ -80,17 +130,25 @@ static void *load_tracer(char *why, size_t whylen)
 
 unsigned rt_attach_mpi_hooks(struct rt_got_hook *out, unsigned max)
 {
-	char why[512] = "";
+	char why[512] = "", lib[PATH_MAX] = "", by[PATH_MAX] = "";
 	void *tracer;
 	mpi_attach_fn start;
 	unsigned n;
 	int rank;
 
 	if (!dlsym(RTLD_DEFAULT, "PMPI_Init")) {
-		rt_note(SC_NOTE_WARN, "attach: --parallel=mpi: no MPI library in the process (no "
-				      "object of it defines PMPI_Init): no MPI call is recorded; "
-				      "everything else goes on");
-		return 0;
+		if (!promote_local_mpi(lib, sizeof(lib), by, sizeof(by))) {
+			rt_note(SC_NOTE_WARN,
+				"attach: --parallel=mpi: no MPI library in the process (no object "
+				"of it defines PMPI_Init): no MPI call is recorded; everything "
+				"else goes on");
+			return 0;
+		}
+		rt_note(SC_NOTE_INFO,
+			"attach: --parallel=mpi: %s was loaded local (RTLD_LOCAL, with %s): made "
+			"global so that the MPI tracer reaches it; calls through pointers the "
+			"program took with dlsym before the attach are not seen",
+			lib, by);
 	}
 	tracer = load_tracer(why, sizeof(why));
 	*(void **)&start = tracer ? dlsym(tracer, "syscope_mpi_attach") : NULL;
@@ -107,8 +165,11 @@ unsigned rt_attach_mpi_hooks(struct rt_got_hook *out, unsigned max)
 	n = wrappers_of(tracer, out, max);
 	if (rank >= 0)
 		rt_note(SC_NOTE_INFO,
-			"attach: --parallel=mpi: rank %d; %u MPI functions wrapped (the job's "
-			"clocks are not aligned: only this rank is traced)",
+			"attach: --parallel=mpi: rank %d; %u MPI functions wrapped; no clock sync "
+			"(rank 0's clock is measured at MPI_Init, which this rank passed before the "
+			"attach): merged with other ranks its times are this host's clock, right "
+			"for ranks of one host, not aligned across hosts; communicators and "
+			"requests made before the attach are named so",
 			rank, n);
 	else
 		rt_note(SC_NOTE_INFO,

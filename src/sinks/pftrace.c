@@ -120,6 +120,7 @@ struct pf {
 	/* Merged traces: MPI message ends seen per (direction, src, dst, tag, comm) */
 	struct sc_hashmap mpi_ends;
 	bool mpi_flows;
+	bool mpi_counted; /* the process's MPI_Init was seen: its message counts are whole */
 	const struct sc_image *img;	   /* being replayed */
 	const struct sc_idle_report *idle; /* why the GPUs were idle, or NULL */
 	uint64_t idle_flows;
@@ -532,12 +533,22 @@ static uint64_t thread_flow_id(const struct pf *pf, const struct sc_region_ev *r
  * MPI messages as flows from the send to the matching receive, in a merged trace: both ends
  * name a message by (source, destination, tag, communicator) and how many messages of that
  * kind the rank sent, or received, before it; MPI's non-overtaking rule makes the n-th send
- * match the n-th receive. Each rank computes its ends alone.
+ * match the n-th receive. Each rank computes its ends alone. A rank recorded from after its
+ * MPI_Init (syscope attach, a paused start) has no flows: its counts miss the messages
+ * before, so its n-th message is not the job's.
  */
 static unsigned mpi_flow_ids(struct pf *pf, const struct sc_region_ev *r, bool sends)
 {
 	struct sc_mpi_message msg[64];
-	unsigned n = sc_mpi_messages(r, sc_image_rank(pf->img), msg, 64), done = 0;
+	unsigned n, done = 0;
+
+	if (!pf->mpi_counted) {
+		pf->mpi_counted =
+			sends && r->category && !strcmp(r->category, SC_MPI_CATEGORY) &&
+			(!strcmp(r->name, "MPI_Init") || !strcmp(r->name, "MPI_Init_thread"));
+		return 0;
+	}
+	n = sc_mpi_messages(r, sc_image_rank(pf->img), msg, 64);
 
 	for (unsigned i = 0; i < n; i++) {
 		if (msg[i].send != sends)
@@ -1167,6 +1178,7 @@ static void write_sequence(struct pf *pf, struct sc_process *p)
 
 	for (size_t i = 0; i < sizeof(maps) / sizeof(maps[0]); i++)
 		sc_hashmap_init(maps[i]);
+	pf->mpi_counted = false;
 	start_sequence(pf, p->images.v[0]->start_ns);
 	describe_process(pf, p);
 	describe_counters(pf, p);

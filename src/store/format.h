@@ -635,6 +635,11 @@ struct sc_rec_py_code {
  */
 #define SC_MPI_NONE INT32_MIN /* no peer, no tag */
 #define SC_MPI_FORTRAN 0x1u   /* hdr.flags: called through a Fortran binding */
+#define SC_MPI_ATTACHED 0x2u  /* hdr.flags: recorded by syscope attach (not from MPI_Init) */
+/* `comm` of a communicator the tracer did not see made (before the attach, or by a function
+ * it does not wrap): this bit and its order of first use on this rank, from 1. Its peers are
+ * still world ranks (translated through its group). */
+#define SC_MPI_COMM_UNSEEN 0x80000000u
 
 struct sc_rec_mpi_call {
 	struct sc_record hdr;
@@ -642,10 +647,10 @@ struct sc_rec_mpi_call {
 	uint16_t fn;
 	uint16_t ndone;
 	uint32_t comm; /* 0 none, 1 MPI_COMM_WORLD, 2 MPI_COMM_SELF, then in order of creation */
-	int32_t comm_size; /* 0 when there is no communicator */
-	int32_t peer;	   /* world rank of dest, source (the actual one) or root; SC_MPI_NONE */
-	int32_t tag;	   /* SC_MPI_NONE */
-	uint32_t reserved;
+	int32_t comm_size;   /* 0 when there is no communicator */
+	int32_t peer;	     /* world rank of dest, source (the actual one) or root; SC_MPI_NONE */
+	int32_t tag;	     /* SC_MPI_NONE */
+	uint32_t unfollowed; /* requests completed that were not seen started (not in `ndone`) */
 	uint64_t sent, received; /* bytes: count x type size, summed over ranks and v-counts */
 	uint64_t request;	 /* the request a non-blocking call started (ids from 1), or 0 */
 };

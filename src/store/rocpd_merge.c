@@ -281,6 +281,16 @@ static void clock_fix_of(struct merge *mg, const char *path, const char *guid, s
 			path, (long long)f->offset[0], (long long)f->offset[1]);
 	else if (f->n)
 		pr_info("%s: clock moved onto rank 0's by %lld ns", path, (long long)f->offset[0]);
+	else if (scalar(mg,
+			"SELECT EXISTS (SELECT 1 FROM src.rocpd_string S WHERE S.guid = ?1 AND "
+			"S.string LIKE 'MPI\\_%' ESCAPE '\\' AND EXISTS (SELECT 1 FROM "
+			"src.rocpd_region R WHERE R.guid = S.guid AND R.name_id = S.id))",
+			guid))
+		pr_warn("%s: an MPI rank with no clock sync (syscope attach came after its "
+			"MPI_Init): its times stay its host's clock, right against ranks of the same "
+			"host, not aligned across hosts; its messages get no flows (those before the "
+			"attach are unknown, so sends cannot be paired with receives)",
+			path);
 }
 
 /* Whether column `col` holds a time (ns of the recording clock). */

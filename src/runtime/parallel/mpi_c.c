@@ -302,7 +302,7 @@ static unsigned completions(struct sc_rec_mpi_call *c, const MPI_Request *reqs,
 	for (int i = 0; i < n; i++) {
 		int fn = reqs[i] == MPI_REQUEST_NULL
 				 ? 0
-				 : mpi_done(reqs[i], st ? &st[i] : NULL, &done[k]);
+				 : mpi_done(c, reqs[i], st ? &st[i] : NULL, &done[k]);
 
 		if (!fn)
 			continue;

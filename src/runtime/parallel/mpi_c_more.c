@@ -38,7 +38,7 @@ int MPI_Issend(const void *buf, int count, MPI_Datatype type, int dest, int tag,
 static unsigned one_done(struct sc_rec_mpi_call *c, MPI_Request was, const MPI_Status *st,
 			 struct sc_mpi_done *d)
 {
-	int fn = was == MPI_REQUEST_NULL ? 0 : mpi_done(was, st, d);
+	int fn = was == MPI_REQUEST_NULL ? 0 : mpi_done(c, was, st, d);
 
 	if (fn == SC_MPI_ISEND || fn == SC_MPI_ISSEND)
 		c->sent += d->bytes;

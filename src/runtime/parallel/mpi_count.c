@@ -151,6 +151,7 @@ static void counts_fork_child(void)
 
 void mpi_counts_init(void)
 {
+	static atomic_flag atfork_registered = ATOMIC_FLAG_INIT;
 	const char *v = getenv("SYSCOPE_MPI_QUERIES_RECORDED");
 	char *end;
 
@@ -160,5 +161,7 @@ void mpi_counts_init(void)
 		if (!*end)
 			recorded_first = n;
 	}
-	pthread_atfork(NULL, NULL, counts_fork_child);
+	/* Once: syscope attach starts the tracer again at each attach of the process. */
+	if (!atomic_flag_test_and_set(&atfork_registered))
+		pthread_atfork(NULL, NULL, counts_fork_child);
 }

@@ -277,7 +277,7 @@ static void waited(struct sc_rec_mpi_call *c, const MPI_Request *was, int n,
 			st = f_status(statuses +
 					      (size_t)i * (sizeof(MPI_Status) / sizeof(MPI_Fint)),
 				      &cs);
-		int fn = was[i] == MPI_REQUEST_NULL ? 0 : mpi_done(was[i], st, &done[k]);
+		int fn = was[i] == MPI_REQUEST_NULL ? 0 : mpi_done(c, was[i], st, &done[k]);
 
 		if (!fn)
 			continue;

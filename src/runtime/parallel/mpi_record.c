@@ -92,6 +92,8 @@ static void write_at(struct sc_rec_mpi_call *c, const struct sc_mpi_done *done, 
 		return;
 	c->end = end;
 	c->ndone = (uint16_t)ndone;
+	if (mpi_attached)
+		c->hdr.flags |= SC_MPI_ATTACHED;
 	mpi_api->record(SC_REC_MPI_CALL, c->hdr.flags, &c->ts, sizeof(*c) - sizeof(c->hdr), done,
 			(uint32_t)(ndone * sizeof(*done)));
 }
@@ -159,8 +161,8 @@ void mpi_write(struct sc_rec_mpi_call *c, const struct sc_mpi_done *done, unsign
 	uint64_t end = mpi_now();
 
 	/* A call that turned out to have nothing but its communicator to say goes short. */
-	if (!ndone && c->peer == SC_MPI_NONE && c->tag == SC_MPI_NONE && !c->sent && !c->received &&
-	    !c->request && end - c->ts < UINT32_MAX &&
+	if (!ndone && !c->unfollowed && c->peer == SC_MPI_NONE && c->tag == SC_MPI_NONE &&
+	    !c->sent && !c->received && !c->request && end - c->ts < UINT32_MAX &&
 	    ((c->comm == 0 && !c->comm_size) ||
 	     (c->comm == 1 && c->comm_size == world_size_now()) ||
 	     (c->comm == 2 && c->comm_size == 1))) {
@@ -186,7 +188,10 @@ uint64_t mpi_bytes(MPI_Datatype type, long long count)
  * Communicators the program made, with their number and group. Numbers follow the order of
  * creation, which is the same on every rank for collective creation in the same order, so
  * the reader can match messages across ranks by it. Kept in a fixed table: a creation is
- * not a hot path, but the table is read at every call on such a communicator.
+ * not a hot path, but the table is read at every call on such a communicator. One the
+ * tracer did not see made (before syscope attach, or by a function it does not wrap) is
+ * added at its first use, numbered apart (SC_MPI_COMM_UNSEEN): its order of first use is
+ * this rank's own, so it is never named as one of the numbers of creation.
  */
 #define MAX_COMMS 256
 static struct comm_slot {
@@ -197,6 +202,7 @@ static struct comm_slot {
 } comms[MAX_COMMS];
 static atomic_uint ncomms;
 static atomic_uint next_comm_id = 3; /* 1 world, 2 self */
+static atomic_uint next_unseen_id = 1;
 static MPI_Group world_group = MPI_GROUP_NULL;
 static int world_size; /* known from MPI_Init on: most calls name the world */
 
@@ -224,19 +230,44 @@ static struct comm_slot *comm_slot(MPI_Comm comm)
 	return NULL;
 }
 
-void mpi_comm_created(MPI_Comm comm)
+/* A slot for `comm` numbered `id`, or NULL when the table is full. */
+static struct comm_slot *comm_add(MPI_Comm comm, uint32_t id)
 {
 	PMPI_FN(group_of, int, "PMPI_Comm_group", (MPI_Comm, MPI_Group *));
 	PMPI_FN(size_of, int, "PMPI_Comm_size", (MPI_Comm, int *));
+	PMPI_FN(is_inter, int, "PMPI_Comm_test_inter", (MPI_Comm, int *));
 	unsigned i = atomic_fetch_add(&ncomms, 1);
-	uint32_t id = atomic_fetch_add(&next_comm_id, 1);
+	int inter = 0;
 
-	if (comm == MPI_COMM_NULL || i >= MAX_COMMS)
-		return; /* its calls name no communicator id; peers stay in its own ranks */
+	if (i >= MAX_COMMS)
+		return NULL; /* its calls name no communicator id; peers stay in its own ranks */
 	comms[i].comm = comm;
-	group_of(comm, &comms[i].group);
+	comms[i].group = MPI_GROUP_NULL;
+	/* An intercommunicator's peers are ranks of its remote group: left as they are. */
+	if (is_inter(comm, &inter) != MPI_SUCCESS || !inter)
+		group_of(comm, &comms[i].group);
 	size_of(comm, &comms[i].size);
 	comms[i].id = id;
+	return &comms[i];
+}
+
+void mpi_comm_created(MPI_Comm comm)
+{
+	uint32_t id = atomic_fetch_add(&next_comm_id, 1);
+
+	if (comm != MPI_COMM_NULL)
+		comm_add(comm, id);
+}
+
+/* The slot of `comm` (not the world, self or null), added now if the tracer did not see it
+ * made; NULL when the table is full. */
+static struct comm_slot *comm_known(MPI_Comm comm)
+{
+	struct comm_slot *s = comm_slot(comm);
+
+	if (__builtin_expect(s != NULL, 1))
+		return s;
+	return comm_add(comm, SC_MPI_COMM_UNSEEN | atomic_fetch_add(&next_unseen_id, 1));
 }
 
 void mpi_comm_freed(MPI_Comm comm)
@@ -258,7 +289,7 @@ void mpi_comm_fields(struct sc_rec_mpi_call *c, MPI_Comm comm)
 	} else if (comm == MPI_COMM_WORLD || comm == MPI_COMM_SELF) {
 		c->comm = comm == MPI_COMM_WORLD ? 1 : 2;
 		real(comm, &c->comm_size);
-	} else if ((s = comm_slot(comm))) {
+	} else if (comm != MPI_COMM_NULL && (s = comm_known(comm))) {
 		c->comm = s->id;
 		c->comm_size = s->size;
 	} else if (comm != MPI_COMM_NULL) {
@@ -277,8 +308,9 @@ int32_t mpi_world_rank(MPI_Comm comm, int r)
 		return SC_MPI_NONE;
 	if (comm == MPI_COMM_WORLD)
 		return r;
-	if (comm == MPI_COMM_SELF || !(s = comm_slot(comm)) || world_group == MPI_GROUP_NULL)
-		return r; /* a communicator we did not see made: its own rank */
+	if (comm == MPI_COMM_SELF || comm == MPI_COMM_NULL || !(s = comm_known(comm)) ||
+	    world_group == MPI_GROUP_NULL || s->group == MPI_GROUP_NULL)
+		return r; /* a full table, an intercommunicator: its own rank */
 	if (real(s->group, 1, &r, world_group, &out) != MPI_SUCCESS || out < 0)
 		return r;
 	return out;
@@ -381,21 +413,24 @@ static void mpi_report(void)
 	mpi_api->note(SC_NOTE_WARN, text);
 }
 
-int mpi_done(MPI_Request req, const MPI_Status *st, struct sc_mpi_done *d)
+int mpi_done(struct sc_rec_mpi_call *c, MPI_Request req, const MPI_Status *st,
+	     struct sc_mpi_done *d)
 {
 	MPI_Comm comm;
 	uint64_t bytes;
 	int fn;
 
-	if (!request_take(req, &d->request, &fn, &bytes, &comm))
+	if (!request_take(req, &d->request, &fn, &bytes, &comm)) {
+		c->unfollowed++; /* started before the attach, on another thread, or not kept */
 		return 0;
+	}
 	*d = (struct sc_mpi_done){ .request = d->request, .bytes = bytes };
 	d->peer = d->tag = SC_MPI_NONE;
 	if (fn == SC_MPI_IRECV && st) {
-		struct sc_rec_mpi_call c = { 0 };
+		struct sc_rec_mpi_call of = { 0 };
 
-		mpi_comm_fields(&c, comm);
-		d->comm = c.comm;
+		mpi_comm_fields(&of, comm);
+		d->comm = of.comm;
 		d->peer = mpi_world_rank(comm, st->MPI_SOURCE);
 		d->tag = st->MPI_TAG;
 	}

@@ -150,9 +150,11 @@ static inline void mpi_call(struct sc_rec_mpi_call *c, int fn, MPI_Comm comm)
 		mpi_comm_fields(c, comm);
 }
 
-/* The completion of `req` (with its status, or NULL) as `d`: the function that started it
- * (SC_MPI_ISEND, SC_MPI_IRECV), or 0 when it was not followed. */
-int mpi_done(MPI_Request req, const MPI_Status *st, struct sc_mpi_done *d);
+/* The completion of `req` (not MPI_REQUEST_NULL; with its status, or NULL) by the call `c`,
+ * as `d`: the function that started it (SC_MPI_ISEND, SC_MPI_IRECV), or 0 when it was not
+ * seen started (counted in c->unfollowed). */
+int mpi_done(struct sc_rec_mpi_call *c, MPI_Request req, const MPI_Status *st,
+	     struct sc_mpi_done *d);
 
 /* mpi_c.c: a send of mode `fn` through `real` (its PMPI function), recorded when it returns;
  * a non-blocking one also starts following its request. Shared by every send wrapper. */
