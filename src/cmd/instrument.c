@@ -320,7 +320,12 @@ static bool analyze_module(struct instrument_opts *o, const char *path, bool is_
 		       "libsyscope.so cannot be loaded into it to patch it; link it dynamically to "
 		       "instrument it",
 		       path);
-	if (!mod.has_symtab)
+	if (!mod.has_symtab && !mod.fns.n)
+		pr_warn("instrument: %s is stripped (no .symtab) and exports no function: none of "
+			"its code can be instrumented (a build that keeps its symbols has them; "
+			"-MI LIBRARY instruments the libraries it calls)",
+			path);
+	else if (!mod.has_symtab)
 		pr_warn("instrument: %s is stripped (no .symtab): only its %zu exported functions "
 			"can be found; the others' time goes to their callers",
 			path, mod.fns.n);

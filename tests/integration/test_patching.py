@@ -423,6 +423,10 @@ def test_bad_input():
         check_eq(r.rc, 0, r.describe())
         check("patch_calls ok" in r.out, "a stripped program still runs")
         check("is stripped (no .symtab)" in r.err, r.err)
+        if "exports no function" in r.err:  # a program that exports nothing: said so
+            check(f"{stripped} is stripped (no .symtab) and exports no function: none of its "
+                  "code can be instrumented" in r.err, r.err)
+            check("only its 0 exported functions" not in r.err, r.err)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     r = syscope("instrument", "--", fixture("static_hello"))
