@@ -255,23 +255,38 @@ static struct sc_extra_opt *join_extras(const struct sc_extra_opt *common,
 	return all;
 }
 
+/* Where a setting's value came from, as the user would name it: the flag, the environment
+ * variable, or the setting (a preset or configuration file). */
+static const char *value_source(const struct sc_cli *cli, int id, char *buf, size_t n)
+{
+	const struct sc_setting_def *d = &sc_setting_defs[id];
+
+	if (cli->settings.v[id].layer == SC_LAYER_CLI && d->long_flag)
+		snprintf(buf, n, "--%s", d->long_flag);
+	else if (cli->settings.v[id].layer == SC_LAYER_ENV)
+		snprintf(buf, n, "%s%s", SC_SETTING_ENV_PREFIX, d->name);
+	else
+		snprintf(buf, n, "%s", d->name);
+	return buf;
+}
+
 /* Lists of ids the runtime would only note at run time (and then record no per-CPU track, no
  * GPU telemetry, or sample every thread): refused before the program starts. */
 static void check_id_lists(const struct sc_cli *cli)
 {
 	static const struct {
 		enum sc_setting_id id;
-		const char *flag, *what, *example;
+		const char *what, *example;
 		unsigned max;
 		bool all;
 	} lists[] = {
-		{ SC_SET_PROCESS_CPUS, "cpus", "CPU ids", "0,2-5", SC_ID_LIST_MAX_CPUS, true },
-		{ SC_SET_SAMPLING_GPUS, "gpus", "GPU indexes", "0,2-3", SC_ID_LIST_MAX_GPUS, true },
-		{ SC_SET_SAMPLING_TIDS, "sampling-tids",
-		  "thread indexes (creation order, 0 = main)", "0,2-4", SC_ID_LIST_MAX_TIDS,
-		  false },
+		{ SC_SET_PROCESS_CPUS, "CPU ids", "0,2-5", SC_ID_LIST_MAX_CPUS, true },
+		{ SC_SET_SAMPLING_GPUS, "GPU indexes", "0,2-3", SC_ID_LIST_MAX_GPUS, true },
+		{ SC_SET_SAMPLING_TIDS, "thread indexes (creation order, 0 = main)", "0,2-4",
+		  SC_ID_LIST_MAX_TIDS, false },
 	};
 	unsigned long bits[SC_ID_LIST_MAX_TIDS / (8 * sizeof(unsigned long))];
+	char src[96];
 
 	for (size_t i = 0; i < sizeof(lists) / sizeof(lists[0]); i++) {
 		const char *text = sc_str(&cli->settings, lists[i].id);
@@ -281,10 +296,11 @@ static void check_id_lists(const struct sc_cli *cli)
 		if (lists[i].max > SC_ID_LIST_MAX_TIDS ||
 		    sc_parse_id_list(text, bits, lists[i].max))
 			sc_die(SC_EXIT_USAGE,
-			       "--%s '%s' is not valid (valid: %s and ranges of them from 0 to %u, "
+			       "%s '%s' is not valid (valid: %s and ranges of them from 0 to %u, "
 			       "e.g. %s%s)",
-			       lists[i].flag, text, lists[i].what, lists[i].max - 1,
-			       lists[i].example, lists[i].all ? ", or 'all'" : "");
+			       value_source(cli, lists[i].id, src, sizeof(src)), text,
+			       lists[i].what, lists[i].max - 1, lists[i].example,
+			       lists[i].all ? ", or 'all'" : "");
 	}
 }
 
@@ -325,21 +341,6 @@ static void check_cpus(const struct sc_cli *cli)
 		pr_warn("--cpus %s: this machine has %ld CPU%s (0-%ld); CPU%s %s get%s no track",
 			list, have, have == 1 ? "" : "s", have - 1, several ? "s" : "", missing,
 			several ? "" : "s");
-}
-
-/* Where a setting's value came from, as the user would name it: the flag, the environment
- * variable, or the setting (a preset or configuration file). */
-static const char *value_source(const struct sc_cli *cli, int id, char *buf, size_t n)
-{
-	const struct sc_setting_def *d = &sc_setting_defs[id];
-
-	if (cli->settings.v[id].layer == SC_LAYER_CLI && d->long_flag)
-		snprintf(buf, n, "--%s", d->long_flag);
-	else if (cli->settings.v[id].layer == SC_LAYER_ENV)
-		snprintf(buf, n, "%s%s", SC_SETTING_ENV_PREFIX, d->name);
-	else
-		snprintf(buf, n, "%s", d->name);
-	return buf;
 }
 
 /* --interfaces naming an interface this machine does not have: it gets no track, said before

@@ -48,6 +48,16 @@ def test_shorthand_flags_are_named_as_typed():
         check("hot: done" not in r.out, "program not started")
 
 
+def test_lists_from_the_environment_name_the_variable():
+    r = syscope("run", "--", fixture("hot"), "0.1", env={"SYSCOPE_PROCESS_CPUS": "zero"})
+    check_eq(r.rc, 2, r.describe())
+    check("SYSCOPE_PROCESS_CPUS 'zero' is not valid (valid: CPU ids and ranges of them from 0 "
+          "to 1023, e.g. 0,2-5, or 'all')" in r.err, r.err)
+    r = syscope("run", "-t", "x", "--", fixture("hot"), "0.1")
+    check_eq(r.rc, 2, r.describe())
+    check("-t 'x' is not valid" in r.err, r.err)
+
+
 def test_program_arguments_are_not_taken_for_the_flag():
     # "-d" after the program is the program's; the refusal names the --duration typed.
     r = syscope("run", "--duration=0", "/bin/ls", "-d")
