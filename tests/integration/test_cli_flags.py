@@ -58,6 +58,27 @@ def test_lists_from_the_environment_name_the_variable():
     check("-t 'x' is not valid" in r.err, r.err)
 
 
+def test_rocprof_sys_variables_are_named_as_set():
+    cases = [
+        ({"ROCPROFSYS_SAMPLING_FREQ": "abc"},
+         "environment: ROCPROFSYS_SAMPLING_FREQ 'abc' is not valid (valid: a number > 0 and "
+         "<= 100000 Hz) (read as SYSCOPE_SAMPLING_FREQ)"),
+        ({"ROCPROFSYS_SAMPLING_DURATION": "-1"},  # was ignored: only their 0 means "unset"
+         "environment: ROCPROFSYS_SAMPLING_DURATION '-1' is not valid (valid: a number > 0"),
+        ({"ROCPROFSYS_TRACE": "maybe"},  # was taken as false
+         "environment: ROCPROFSYS_TRACE 'maybe' is not valid (valid: true or false; also "
+         "1/0, on/off, yes/no)"),
+    ]
+    for env, expected in cases:
+        r = syscope("run", "--", fixture("hot"), "0.1", env=env)
+        check_eq(r.rc, 2, f"{env}: " + r.describe())
+        check(expected in r.err, f"{env}: {r.err}")
+        check("hot: done" not in r.out, "program not started")
+    r = syscope("run", "--output-format", "json", "--", fixture("hot"), "0.1",
+                env={"ROCPROFSYS_SAMPLING_DURATION": "0"})
+    check_eq(r.rc, 0, "their 0 is 'until the end'\n" + r.describe())
+
+
 def test_program_arguments_are_not_taken_for_the_flag():
     # "-d" after the program is the program's; the refusal names the --duration typed.
     r = syscope("run", "--duration=0", "/bin/ls", "-d")
