@@ -69,7 +69,7 @@ void sc_flag_message(int id, const char *flag, const char *errmsg, char *out, si
 /* How an option was typed on the argv `cli` was parsed from, for messages: "-x" or "--long"
  * (the last given before the program or "--"; "--long" when neither was). Returns `buf`. */
 #define SC_SPELLING_MAX 64
-const char *sc_cli_spelling(const struct sc_cli *cli, char **argv, const char *long_flag,
+const char *sc_cli_spelling(const struct sc_cli *cli, int argc, char **argv, const char *long_flag,
 			    char short_flag, char buf[SC_SPELLING_MAX]);
 
 /* Print a verb's help from the settings table and its extra options. */

@@ -46,14 +46,14 @@ void sc_flag_message(int id, const char *flag, const char *errmsg, char *out, si
 		snprintf(out, n, "%s: %s", flag, errmsg);
 }
 
-const char *sc_cli_spelling(const struct sc_cli *cli, char **argv, const char *long_flag,
+const char *sc_cli_spelling(const struct sc_cli *cli, int argc, char **argv, const char *long_flag,
 			    char short_flag, char buf[SC_SPELLING_MAX])
 {
 	size_t len = strlen(long_flag);
 
 	snprintf(buf, SC_SPELLING_MAX, "--%s", long_flag);
 	for (int i = 1;
-	     argv[i] && strcmp(argv[i], "--") && (!cli->nrest || argv[i] != cli->rest[0]); i++) {
+	     i < argc && strcmp(argv[i], "--") && (!cli->nrest || argv[i] != cli->rest[0]); i++) {
 		const char *a = argv[i];
 
 		if (a[0] != '-')

@@ -448,8 +448,8 @@ bool sc_profiling_cli(struct sc_cli *cli, const struct sc_verb *verb, int argc, 
 	all = join_extras(common, verb_extras);
 	free(common);
 	sc_cli_parse(cli, verb, argc, argv, all, true);
-	sc_cli_spelling(cli, argv, "wait", 'w', df.wait_typed);
-	sc_cli_spelling(cli, argv, "duration", 'd', df.duration_typed);
+	sc_cli_spelling(cli, argc, argv, "wait", 'w', df.wait_typed);
+	sc_cli_spelling(cli, argc, argv, "duration", 'd', df.duration_typed);
 	answered = sc_cli_answered(cli, all);
 	free(all);
 	if (answered)
