@@ -85,6 +85,30 @@ static bool copy_file(const char *from, const char *to)
 	return ok;
 }
 
+/* Why there is no prediction, and what would give one. */
+static void explain_no_prediction(const struct causal_cmd *c, const struct sc_causal_data *d,
+				  const struct sc_causal_analysis *a)
+{
+	if (!d->points.n && !c->end_to_end)
+		fprintf(stderr,
+			"  no prediction: the program passed no progress point (it has none in its "
+			"source, such as COZ_PROGRESS, and --progress named none): name one with "
+			"--progress FUNCTION or FILE:LINE (code run once per unit of work), or make "
+			"each run one experiment with -e -n RUNS\n");
+	else if (c->end_to_end && c->runs < 2)
+		fprintf(stderr, "  no prediction: --end-to-end makes each run one experiment; "
+				"one run is no comparison: give -n RUNS (e.g. -n 20)\n");
+	else if (!a->baselines)
+		fprintf(stderr,
+			"  no prediction: no baseline experiment (0%% speedup) was completed: run "
+			"longer, or give -n RUNS\n");
+	else
+		fprintf(stderr,
+			"  no prediction: no unit tried ran during its experiments, or the progress "
+			"point '%s' was not passed during them\n",
+			a->point);
+}
+
 /* The causal profile of every run so far, in `dir`, and its top lines on stderr. */
 static void write_profile(struct causal_cmd *c, const char *dir)
 {
@@ -117,8 +141,7 @@ static void write_profile(struct causal_cmd *c, const char *dir)
 			"than in the others (a real-time throttle, a burst of load)\n",
 			d.disturbed);
 	if (!a.results.n)
-		fprintf(stderr,
-			"  no prediction: no baseline, no progress, or no unit tried ran\n");
+		explain_no_prediction(c, &d, &a);
 	sc_causal_analysis_free(&a);
 	sc_causal_data_free(&d);
 }

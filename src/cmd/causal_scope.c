@@ -155,6 +155,24 @@ static size_t match_functions(struct causal_scope *s, struct module_info *m, siz
 	return found;
 }
 
+/* Whether the module has code to name: a defined function symbol (functions), or a line
+ * table (lines). */
+static bool has_function_symbols(struct module_info *m)
+{
+	int n = dwfl_module_getsymtab(m->mod);
+
+	for (int i = 1; i < n; i++) {
+		GElf_Sym sym;
+		GElf_Addr addr;
+		const char *raw = dwfl_module_getsym_info(m->mod, i, &sym, &addr, NULL, NULL, NULL);
+
+		if (raw && GELF_ST_TYPE(sym.st_info) == STT_FUNC && sym.st_size &&
+		    sym.st_shndx != SHN_UNDEF && !runtime_glue(raw))
+			return true;
+	}
+	return false;
+}
+
 static void read_lines(struct module_info *m)
 {
 	Dwarf_Die *cu = NULL;
@@ -339,6 +357,35 @@ static void choose_modules(struct causal_scope *s, const char *program, const ch
 		       binary);
 }
 
+static bool has_lines(struct module_info *m)
+{
+	Dwarf_Addr bias;
+
+	return dwfl_module_nextcu(m->mod, NULL, &bias) != NULL;
+}
+
+/* Nothing matched because the modules in scope have nothing to match (a stripped program, or
+ * one built without -g for lines): exit saying so, and what would give them symbols. */
+static void die_if_bare(const struct causal_scope *s, struct module_info *mods, bool lines,
+			const char *what)
+{
+	for (size_t m = 0; m < s->modules.n; m++)
+		if (lines ? has_lines(&mods[m]) : has_function_symbols(&mods[m]))
+			return;
+	if (lines)
+		sc_die(SC_EXIT_USAGE,
+		       "causal: %s: %s has no line table (it was built without -g, or stripped): "
+		       "rebuild it with -g, install its debug symbols (found by build id in "
+		       "/usr/lib/debug), or speed up whole functions (drop -l and --mode=line)",
+		       what, s->modules.v[0]);
+	sc_die(SC_EXIT_USAGE,
+	       "causal: %s: %s has no function symbols (it is stripped): rebuild it without "
+	       "stripping (no -s, no strip; -g also gives the lines for -l), install its debug "
+	       "symbols (found by build id in /usr/lib/debug), or name a library that has them "
+	       "with --binary REGEX",
+	       what, s->modules.v[0]);
+}
+
 /* Progress points named on the command line: each word a function regex or FILE:LINE. */
 static void add_progress_points(struct causal_scope *s, struct module_info *mods, const char *list)
 {
@@ -359,6 +406,8 @@ static void add_progress_points(struct causal_scope *s, struct module_info *mods
 					 : match_functions(s, &mods[m], m, &re, id);
 		if (!is_line)
 			regfree(&re);
+		if (!found)
+			die_if_bare(s, mods, is_line, "--progress");
 		if (!found)
 			sc_die(SC_EXIT_USAGE,
 			       "causal: --progress '%s' matches no %s in %s (give a function regex "
@@ -389,6 +438,8 @@ static void resolve_lines(struct causal_scope *s, struct module_info *mods, cons
 			       w);
 		for (size_t m = 0; m < s->modules.n; m++)
 			found += match_lines(s, &mods[m], m, &p, -1);
+		if (!found)
+			die_if_bare(s, mods, true, "--line");
 		if (!found)
 			sc_die(SC_EXIT_USAGE,
 			       "causal: --line '%s' matches no line with code in %s (is it compiled "
@@ -426,6 +477,8 @@ void sc_causal_resolve(struct causal_scope *s, const char *program, const char *
 		if (functions && *functions)
 			regfree(&re);
 	}
+	if (!s->units.n)
+		die_if_bare(s, mods, line_mode, "nothing to speed up");
 	for (size_t m = 0; m < s->modules.n; m++)
 		close_module(&mods[m]);
 	free(mods);

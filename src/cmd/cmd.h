@@ -63,6 +63,15 @@ void sc_cli_free(struct sc_cli *cli);
 /* When --help or --version was given: print it, free `cli` and return true. */
 bool sc_cli_answered(struct sc_cli *cli, const struct sc_extra_opt *extras);
 
+/* A settings-parser message ("NAME 'x' is not valid (valid: ...)") as one about the flag the
+ * user typed ("--flag 'x' is not valid (valid: ...)"), into `out`. */
+void sc_flag_message(int id, const char *flag, const char *errmsg, char *out, size_t n);
+/* How an option was typed on the argv `cli` was parsed from, for messages: "-x" or "--long"
+ * (the last given before the program or "--"; "--long" when neither was). Returns `buf`. */
+#define SC_SPELLING_MAX 64
+const char *sc_cli_spelling(const struct sc_cli *cli, int argc, char **argv, const char *long_flag,
+			    char short_flag, char buf[SC_SPELLING_MAX]);
+
 /* Print a verb's help from the settings table and its extra options. */
 void sc_cli_help(const struct sc_verb *verb, const struct sc_extra_opt *extras, const char *topic);
 

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * syscope report SESSION|FILE.db [-o FILE|FOLDER]: the HTML report (src/sinks/html.c) of a
- * session folder or a rocpd database, and nothing else: report.html beside the input by
- * default. Not to be confused with report.c, the text tables of `summary` and `avail`.
+ * syscope report SESSION|FOLDER|FILE.db... [-o FILE|FOLDER]: the HTML report (src/sinks/html.c)
+ * of a session folder, a folder of sessions or of rocpd databases (syscope merge's output),
+ * or rocpd databases, every process of them in one page, and nothing else: report.html
+ * beside the (first) input by default. Not to be confused with report.c, the text tables of `summary` and `avail`.
  */
 #define PR_FMT "report: "
 #include <errno.h>
@@ -21,21 +22,19 @@
 #include "../store/session.h"
 #include "cmd.h"
 
-/* Build the model of `input` (a session folder or a database); returns 0 or 1 (said why). */
-/* The model of rocpd databases: one file, or a converted session's (its raw/ removed). */
-static int import_model(const char *input, bool is_dir, struct sc_model *m, struct sc_session *s,
-			const struct sc_settings *set)
+/* The model of rocpd databases: the files named, and those of each folder (a converted
+ * session, a folder of sessions or of databases), as summary takes them. */
+static int import_model(char **inputs, int n, const char *dir, struct sc_model *m,
+			struct sc_session *s, const struct sc_settings *set)
 {
 	VEC(char *) paths = { 0 };
 	char err[1024];
 	int rc = 0;
 
 	memset(s, 0, sizeof(*s));
-	s->dir = is_dir ? sc_xstrdup(input) : sc_dir_of(input);
-	if (is_dir)
-		sc_rocpd_inputs(input, &paths);
-	else
-		*VEC_PUSH(&paths) = sc_xstrdup(input);
+	s->dir = sc_xstrdup(dir);
+	for (int i = 0; i < n; i++)
+		sc_rocpd_inputs(inputs[i], &paths);
 	if (sc_model_import_rocpd(m, s, paths.v, paths.n, sc_bool(set, SC_SET_INCLUDE_INLINES), 0,
 				  err, sizeof(err))) {
 		pr_err("%s", err);
@@ -49,25 +48,21 @@ static int import_model(const char *input, bool is_dir, struct sc_model *m, stru
 	return rc;
 }
 
-static int open_model(const char *input, bool is_dir, struct sc_model *m, struct sc_session *s,
-		      const struct sc_settings *set)
+/* One session folder with its raw records: the model from them; anything else from rocpd
+ * databases. */
+static int open_model(char **inputs, int n, const char *dir, struct sc_model *m,
+		      struct sc_session *s, const struct sc_settings *set)
 {
 	char err[1024];
 
-	if (!is_dir || (sc_session_is_dir(input) && !sc_session_has_raw(input)))
-		return import_model(input, is_dir, m, s, set);
-	if (!sc_session_is_dir(input)) {
-		pr_err("%s: not a session folder (no raw/ inside); give the folder syscope wrote, "
-		       "or a rocpd database",
-		       input);
-		return 1;
-	}
-	if (sc_session_open(s, input, err, sizeof(err))) {
+	if (n != 1 || !sc_session_is_dir(inputs[0]) || !sc_session_has_raw(inputs[0]))
+		return import_model(inputs, n, dir, m, s, set);
+	if (sc_session_open(s, inputs[0], err, sizeof(err))) {
 		pr_err("%s", err);
 		return 1;
 	}
 	if (!s->files.n) {
-		pr_err("%s holds no recorded data", input);
+		pr_err("%s holds no recorded data", inputs[0]);
 		sc_session_close(s);
 		return 1;
 	}
@@ -119,18 +114,22 @@ int cmd_report(int argc, char **argv)
 	struct stat st, ost;
 	char *dir, *name = NULL;
 	const char *input;
+	bool from_raw;
 	int rc;
 
 	sc_cli_parse(&cli, verb, argc, argv, extras, false);
 	if (sc_cli_answered(&cli, extras))
 		return 0;
-	if (cli.nrest != 1)
+	if (cli.nrest < 1)
 		sc_die(SC_EXIT_USAGE,
-		       "report: give one session folder or rocpd database (usage: %s)",
+		       "report: give a session folder, a folder of sessions or of rocpd databases, "
+		       "or rocpd databases (usage: %s)",
 		       verb->usage);
 	input = cli.rest[0];
-	if (stat(input, &st))
-		sc_die(SC_EXIT_FAILURE, "%s: %s", input, strerror(errno));
+	for (int i = 0; i < cli.nrest; i++)
+		if (stat(cli.rest[i], &st))
+			sc_die(SC_EXIT_FAILURE, "%s: %s", cli.rest[i], strerror(errno));
+	stat(input, &st);
 	if (cli.settings.v[SC_SET_OUTPUT_PATH].layer == SC_LAYER_CLI) {
 		const char *o = sc_str(&cli.settings, SC_SET_OUTPUT_PATH);
 
@@ -141,14 +140,15 @@ int cmd_report(int argc, char **argv)
 			name = sc_xstrdup(sc_base_name(o));
 		}
 	} else {
+		/* Beside the input: in the folder given, or the first database's. */
 		dir = S_ISDIR(st.st_mode) ? sc_xstrdup(input) : sc_dir_of(input);
 	}
 	if (name)
 		sc_html_file_name = name;
-	rc = open_model(input, S_ISDIR(st.st_mode), &model, &session, &cli.settings);
+	from_raw = cli.nrest == 1 && sc_session_is_dir(input) && sc_session_has_raw(input);
+	rc = open_model(cli.rest, cli.nrest, dir, &model, &session, &cli.settings);
 	if (!rc) {
-		rc = write_report(&model, dir, &cli.settings,
-				  !S_ISDIR(st.st_mode) || !sc_session_has_raw(input));
+		rc = write_report(&model, dir, &cli.settings, !from_raw);
 		sc_model_free(&model);
 		sc_session_close(&session);
 	}

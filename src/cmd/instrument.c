@@ -21,6 +21,7 @@
 #include "../common/strutil.h"
 #include "../instrument/instrument.h"
 #include "cmd.h"
+#include "dlopen_libs.h"
 
 /* Functions with fewer instructions are left out unless -I names them. A probe costs tens
  * of nanoseconds (docs/benchmarks.md); below this size a function's own work is smaller
@@ -40,6 +41,8 @@ struct instrument_opts {
 	bool bad_regex;
 	VEC(struct sc_module_info) mods; /* the program first, then libraries */
 	sc_path_vec lib_files;		 /* -MI values that name a library file */
+	char **args;			 /* the program's arguments, for the libraries */
+	int nargs;			 /* it may dlopen (dlopen_libs.c) */
 	sc_path_vec joined_args;	 /* compat_argv's "--print-X=WORD" */
 	char *plan;
 	char *plan_dir; /* a private folder for it: a fixed name in /tmp could be a planted link */
@@ -232,6 +235,18 @@ static void tell_library_use(const char *target, const char *soname)
 
 static bool analyze_module(struct instrument_opts *o, const char *path, bool is_main);
 
+/* More libraries than this not loaded at start, matched by a regex, is a regex too wide
+ * (-MI lib) rather than the few a program opens with dlopen: each would be analyzed. */
+#define MAX_DLOPEN_LIBS 8
+
+static bool listed_path(const sc_path_vec *v, const char *path)
+{
+	for (size_t i = 0; i < v->n; i++)
+		if (!strcmp(v->v[i], path))
+			return true;
+	return false;
+}
+
 /* -o: analyze `name` (a program or a library), write its instrumented copy, run nothing. */
 static int rewrite(struct instrument_opts *o, char **rest, int nrest)
 {
@@ -305,7 +320,12 @@ static bool analyze_module(struct instrument_opts *o, const char *path, bool is_
 		       "libsyscope.so cannot be loaded into it to patch it; link it dynamically to "
 		       "instrument it",
 		       path);
-	if (!mod.has_symtab)
+	if (!mod.has_symtab && !mod.fns.n)
+		pr_warn("instrument: %s is stripped (no .symtab) and exports no function: none of "
+			"its code can be instrumented (a build that keeps its symbols has them; "
+			"-MI LIBRARY instruments the libraries it calls)",
+			path);
+	else if (!mod.has_symtab)
 		pr_warn("instrument: %s is stripped (no .symtab): only its %zu exported functions "
 			"can be found; the others' time goes to their callers",
 			path, mod.fns.n);
@@ -319,24 +339,38 @@ static bool analyze_module(struct instrument_opts *o, const char *path, bool is_
 	return true;
 }
 
-/* The program's libraries that -MI/-MR choose. */
+/* The program's libraries that -MI/-MR choose: those it loads at start, the files -MI names,
+ * and those a regex names that it may dlopen later (dlopen_libs.c). */
 static void analyze_libraries(struct instrument_opts *o, const char *program, const char *interp)
 {
-	sc_path_vec libs = { 0 };
+	sc_path_vec libs = { 0 }, later = { 0 };
+	size_t at_start;
 	bool any = false;
 
 	if (!o->sel.module_include.n && !o->sel.module_restrict.n)
 		return;
 	if (sc_program_libraries(program, interp, &libs, o->err, sizeof(o->err)))
 		pr_warn("instrument: cannot list the libraries of %s (%s)", program, o->err);
-	for (size_t i = 0; i < o->lib_files.n; i++) {
-		bool listed = false;
-
-		for (size_t k = 0; k < libs.n; k++)
-			listed |= !strcmp(libs.v[k], o->lib_files.v[i]);
-		if (!listed)
+	at_start = libs.n;
+	for (size_t i = 0; i < o->lib_files.n; i++)
+		if (!listed_path(&libs, o->lib_files.v[i]))
 			*VEC_PUSH(&libs) = sc_xstrdup(o->lib_files.v[i]);
+	sc_dlopen_libraries(&o->sel, program, o->args, o->nargs, &libs, &later);
+	if (later.n > MAX_DLOPEN_LIBS) {
+		pr_warn("instrument: --module-include matches %zu libraries the program does not "
+			"load at start (%s, %s...); none of them is instrumented: name the ones it "
+			"opens with dlopen more narrowly (-MI 'libfoo\\.so' or -MI /path/libfoo.so)",
+			later.n, later.v[0], later.v[1]);
+	} else {
+		for (size_t i = 0; i < later.n; i++) {
+			pr_info("instrument: %s, not loaded at start, is patched if the program opens "
+				"it",
+				later.v[i]);
+			*VEC_PUSH(&libs) = sc_xstrdup(later.v[i]);
+		}
 	}
+	for (size_t i = 0; i < later.n; i++)
+		free(later.v[i]);
 	for (size_t i = 0; i < libs.n; i++) {
 		const char *why;
 
@@ -346,11 +380,13 @@ static void analyze_libraries(struct instrument_opts *o, const char *program, co
 			pr_info("instrument: %s: %s", libs.v[i], why);
 		free(libs.v[i]);
 	}
-	if (!any)
-		pr_warn("instrument: no library that %s loads at start matches --module-include or "
-			"--module-restrict (%zu libraries); a library it opens later with dlopen is "
-			"named by its file: -MI /path/to/libfoo.so",
-			program, libs.n);
+	if (!any && later.n <= MAX_DLOPEN_LIBS)
+		pr_warn("instrument: no library matches --module-include or --module-restrict: "
+			"none of the %zu libraries %s loads at start, and none it could dlopen from "
+			"its arguments' folders, its own, LD_LIBRARY_PATH or the system's (name one "
+			"elsewhere by its file: -MI /path/to/libfoo.so)",
+			at_start, program);
+	VEC_FREE(&later);
 	VEC_FREE(&libs);
 }
 
@@ -463,8 +499,9 @@ int cmd_instrument(int argc, char **argv)
 		  "Leave out functions smaller than BYTES (default 0)", &o.min_range },
 		{ "module-include", 0, true, "REGEX",
 		  "-MI: also instrument the shared libraries the program loads at start whose path "
-		  "or name matches; one it opens later with dlopen is named by its file "
-		  "(-MI /path/libfoo.so) and patched when loaded (repeatable)",
+		  "or name matches, and those it may open later with dlopen (found in its "
+		  "arguments' folders, its own, LD_LIBRARY_PATH and the system's, or named by "
+		  "their file: -MI /path/libfoo.so), patched when loaded (repeatable)",
 		  &o.module_include },
 		{ "module-exclude", 0, true, "REGEX",
 		  "-ME: never instrument these modules (repeatable)", &o.module_exclude },
@@ -526,6 +563,8 @@ int cmd_instrument(int argc, char **argv)
 		rc = rewrite(&o, cli.rest, cli.nrest);
 		goto out_cli;
 	}
+	o.args = cli.rest + 1;
+	o.nargs = cli.nrest - 1;
 	analyze(&o, cli.rest[0]);
 	print_choice(&o);
 	if (o.dump_info)

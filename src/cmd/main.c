@@ -56,9 +56,9 @@ const struct sc_verb sc_verbs[] = {
 	  "rocpd databases.",
 	  "syscope summary [--format table|csv|json|md] [--top N] SESSION|FILE.db..." },
 	{ "report", cmd_report, SC_VERB_CONVERT,
-	  "Write one self-contained HTML page of a session or rocpd database: summary, flame "
+	  "Write one self-contained HTML page of sessions or rocpd databases: summary, flame "
 	  "graph, threads over time, counters, GPU work, regions.",
-	  "syscope report [-o FILE.html|FOLDER] SESSION-FOLDER|FILE.db" },
+	  "syscope report [-o FILE.html|FOLDER] SESSION|FOLDER|FILE.db..." },
 	{ "merge", cmd_merge, SC_VERB_MERGE,
 	  "Merge processes, MPI ranks or nodes into one rocpd database and one Perfetto trace.",
 	  "syscope merge [-o OUT[.db] (default syscope-merged/)] [-f FORMAT...] "

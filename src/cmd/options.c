@@ -35,18 +35,49 @@ static void usage_error(const struct sc_verb *verb, const char *fmt, ...)
 	exit(SC_EXIT_USAGE);
 }
 
-/* Rewrite the settings parser's "NAME 'x' is not valid" as "--flag 'x' is not valid". */
-static void bad_value(const struct sc_verb *verb, int id, const char *errmsg)
+void sc_flag_message(int id, const char *flag, const char *errmsg, char *out, size_t n)
 {
 	const struct sc_setting_def *d = &sc_setting_defs[id];
-	const char *rest = errmsg + strlen(d->name);
+	size_t len = strlen(d->name);
 
-	if (strncmp(errmsg, d->name, strlen(d->name)))
-		rest = errmsg;
-	usage_error(verb, "--%s%s", d->long_flag, rest);
+	if (!strncmp(errmsg, d->name, len) && errmsg[len] == ' ')
+		snprintf(out, n, "%s%s", flag, errmsg + len);
+	else
+		snprintf(out, n, "%s: %s", flag, errmsg);
 }
 
-static void set_or_die(struct sc_cli *cli, int id, const char *value)
+const char *sc_cli_spelling(const struct sc_cli *cli, int argc, char **argv, const char *long_flag,
+			    char short_flag, char buf[SC_SPELLING_MAX])
+{
+	size_t len = strlen(long_flag);
+
+	snprintf(buf, SC_SPELLING_MAX, "--%s", long_flag);
+	for (int i = 1;
+	     i < argc && strcmp(argv[i], "--") && (!cli->nrest || argv[i] != cli->rest[0]); i++) {
+		const char *a = argv[i];
+
+		if (a[0] != '-')
+			continue;
+		if (a[1] == '-' && !strncmp(a + 2, long_flag, len) &&
+		    (!a[2 + len] || a[2 + len] == '='))
+			snprintf(buf, SC_SPELLING_MAX, "--%s", long_flag);
+		else if (short_flag && a[1] == short_flag)
+			snprintf(buf, SC_SPELLING_MAX, "-%c", short_flag);
+	}
+	return buf;
+}
+
+/* The settings parser's "NAME 'x' is not valid" as the flag the user typed: "-d 'x' ...". */
+static void bad_value(const struct sc_verb *verb, int id, const char *flag, const char *errmsg)
+{
+	char msg[SC_ERRMSG_MAX + SC_SPELLING_MAX];
+
+	sc_flag_message(id, flag, errmsg, msg, sizeof(msg));
+	usage_error(verb, "%s", msg);
+}
+
+/* `flag`: the spelling typed ("--name", "-x"). */
+static void set_or_die(struct sc_cli *cli, int id, const char *value, const char *flag)
 {
 	char err[SC_ERRMSG_MAX];
 	int rc = sc_settings_set(&cli->settings, id, value, SC_LAYER_CLI, err);
@@ -54,7 +85,7 @@ static void set_or_die(struct sc_cli *cli, int id, const char *value)
 	if (rc == -ENOMEM)
 		sc_die(70, "out of memory");
 	if (rc)
-		bad_value(cli->verb, id, err);
+		bad_value(cli->verb, id, flag, err);
 }
 
 static void unknown_option(const struct sc_verb *verb, const char *opt,
@@ -97,7 +128,8 @@ static struct sc_extra_opt *find_extra(struct sc_extra_opt *extras, const char *
 }
 
 /* A LIST setting takes the following arguments that are valid tokens, as a group. */
-static int take_list(struct sc_cli *cli, int id, const char *first, char **argv, int i, int argc)
+static int take_list(struct sc_cli *cli, int id, const char *flag, const char *first, char **argv,
+		     int i, int argc)
 {
 	const struct sc_setting_def *d = &sc_setting_defs[id];
 	size_t len = strlen(first) + 1;
@@ -107,7 +139,7 @@ static int take_list(struct sc_cli *cli, int id, const char *first, char **argv,
 		/* "--sample-overflow EVENT PERIOD": the second word is the flag's, whatever it is. */
 		char *two = sc_xasprintf("%s %s", first, argv[++i]);
 
-		set_or_die(cli, id, two);
+		set_or_die(cli, id, two, flag);
 		free(two);
 		free(joined);
 		return i;
@@ -129,7 +161,7 @@ static int take_list(struct sc_cli *cli, int id, const char *first, char **argv,
 		strcat(joined, " ");
 		strcat(joined, argv[++i]);
 	}
-	set_or_die(cli, id, joined);
+	set_or_die(cli, id, joined, flag);
 	free(joined);
 	return i;
 }
@@ -141,6 +173,7 @@ static int long_option(struct sc_cli *cli, struct sc_extra_opt *extras, char **a
 	const char *arg = argv[i] + 2, *eq = strchr(arg, '=');
 	char name[128];
 	const char *value = eq ? eq + 1 : NULL;
+	char typed[SC_SPELLING_MAX];
 	struct sc_extra_opt *x;
 	bool negated = false;
 	int id;
@@ -174,14 +207,15 @@ static int long_option(struct sc_cli *cli, struct sc_extra_opt *extras, char **a
 	}
 	if (id < 0)
 		unknown_option(cli->verb, argv[i], extras);
+	snprintf(typed, sizeof(typed), "--%.60s", name);
 	if (negated) {
 		if (value)
 			usage_error(cli->verb, "--%s takes no value", name);
-		set_or_die(cli, id, "false");
+		set_or_die(cli, id, "false", typed);
 		return i;
 	}
 	if (sc_setting_defs[id].type == SC_T_BOOL) {
-		set_or_die(cli, id, value ? value : "true");
+		set_or_die(cli, id, value ? value : "true", typed);
 		return i;
 	}
 	if (!value) {
@@ -190,8 +224,8 @@ static int long_option(struct sc_cli *cli, struct sc_extra_opt *extras, char **a
 		value = argv[++i];
 	}
 	if (sc_setting_defs[id].type == SC_T_LIST)
-		return take_list(cli, id, value, argv, i, argc);
-	set_or_die(cli, id, value);
+		return take_list(cli, id, typed, value, argv, i, argc);
+	set_or_die(cli, id, value, typed);
 	return i;
 }
 
@@ -202,6 +236,7 @@ static int short_options(struct sc_cli *cli, struct sc_extra_opt *extras, char *
 	for (const char *p = argv[i] + 1; *p; p++) {
 		struct sc_extra_opt *x = find_extra(extras, NULL, *p);
 		const char *value = p[1] ? p + 1 : NULL;
+		char typed[3] = { '-', *p, 0 };
 		int id;
 
 		if (*p == 'h') {
@@ -220,11 +255,8 @@ static int short_options(struct sc_cli *cli, struct sc_extra_opt *extras, char *
 			continue;
 		}
 		id = sc_setting_by_short(*p, cli->verb->mask);
-		if (id < 0) {
-			char opt[3] = { '-', *p, 0 };
-
-			unknown_option(cli->verb, opt, extras);
-		}
+		if (id < 0)
+			unknown_option(cli->verb, typed, extras);
 		if (id == SC_SET_VERBOSE && !value) {
 			char buf[32];
 
@@ -232,11 +264,11 @@ static int short_options(struct sc_cli *cli, struct sc_extra_opt *extras, char *
 				 cli->settings.v[id].layer == SC_LAYER_CLI
 					 ? sc_int(&cli->settings, id) + 1
 					 : 1);
-			set_or_die(cli, id, buf);
+			set_or_die(cli, id, buf, typed);
 			continue;
 		}
 		if (sc_setting_defs[id].type == SC_T_BOOL) {
-			set_or_die(cli, id, "true");
+			set_or_die(cli, id, "true", typed);
 			continue;
 		}
 		if (!value) {
@@ -245,8 +277,8 @@ static int short_options(struct sc_cli *cli, struct sc_extra_opt *extras, char *
 			value = argv[++i];
 		}
 		if (sc_setting_defs[id].type == SC_T_LIST)
-			return take_list(cli, id, value, argv, i, argc);
-		set_or_die(cli, id, value);
+			return take_list(cli, id, typed, value, argv, i, argc);
+		set_or_die(cli, id, value, typed);
 		return i;
 	}
 	return i;

@@ -21,12 +21,20 @@ extern char **environ;
 #include "cmd.h"
 #include "components.h"
 
-static void set_cli(struct sc_cli *cli, int id, const char *value, const char *flag)
+/* `typed`: the flag as the user typed it ("-d", "--duration"), which a refusal names. */
+static void set_flag(struct sc_settings *s, int id, const char *value, const char *typed)
 {
-	char err[SC_ERRMSG_MAX];
+	char err[SC_ERRMSG_MAX], msg[SC_ERRMSG_MAX + SC_SPELLING_MAX];
 
-	if (sc_settings_set(&cli->settings, (enum sc_setting_id)id, value, SC_LAYER_CLI, err))
-		sc_die(SC_EXIT_USAGE, "--%s: %s", flag, err);
+	if (sc_settings_set(s, (enum sc_setting_id)id, value, SC_LAYER_CLI, err)) {
+		sc_flag_message(id, typed, err, msg, sizeof(msg));
+		sc_die(SC_EXIT_USAGE, "%s", msg);
+	}
+}
+
+static void set_cli(struct sc_cli *cli, int id, const char *value, const char *typed)
+{
+	set_flag(&cli->settings, id, value, typed);
 }
 
 /* Two command-line flags that set one thing differently: an error naming both. */
@@ -47,6 +55,7 @@ static void contradiction(const struct sc_cli *cli, int id, const char *flag, co
 struct domain_flags {
 	const char *value[64];
 	const char *trace, *profile, *wait, *duration;
+	char wait_typed[SC_SPELLING_MAX], duration_typed[SC_SPELLING_MAX]; /* "-w", "--wait" */
 };
 
 /* Add `formats` to the output formats the layers below the command line chose. */
@@ -67,26 +76,27 @@ static void add_formats(struct sc_cli *cli, const char *formats, const char *fla
 static void apply_own_flag(struct sc_cli *cli, const struct sc_component *c, const char *value,
 			   bool preset_on)
 {
+	char typed[SC_SPELLING_MAX];
+
+	snprintf(typed, sizeof(typed), "--%s", c->flag);
 	if (c->enable >= 0) {
 		if (!preset_on && !sc_bool(&cli->settings, (enum sc_setting_id)c->enable))
 			pr_info("--%s turns on the %s the preset leaves off", c->flag, c->name);
 		contradiction(cli, c->enable, c->flag, "true");
-		set_cli(cli, c->enable, "true", c->flag);
+		set_cli(cli, c->enable, "true", typed);
 	}
 	if (*value && c->value >= 0) {
 		char *v = c->aliases ? sc_domain_tokens(c->flag, value, c->aliases)
 				     : sc_xstrdup(value);
-		char err[SC_ERRMSG_MAX];
 		struct sc_settings probe;
 
 		/* Parsed alone first, so that a contradiction compares canonical values. */
 		if (sc_settings_init(&probe))
 			sc_die(70, "out of memory");
-		if (sc_settings_set(&probe, (enum sc_setting_id)c->value, v, SC_LAYER_CLI, err))
-			sc_die(SC_EXIT_USAGE, "--%s=%s: %s", c->flag, value, err);
+		set_flag(&probe, c->value, v, typed);
 		contradiction(cli, c->value, c->flag, probe.v[c->value].text);
 		sc_settings_free(&probe);
-		set_cli(cli, c->value, v, c->flag);
+		set_cli(cli, c->value, v, typed);
 		free(v);
 	}
 }
@@ -96,7 +106,9 @@ static void apply_shared_flag(struct sc_cli *cli, const char *flag, const char *
 {
 	struct sc_alias all[64];
 	size_t n = 0;
-	char *tokens, *save = NULL;
+	char *tokens, *save = NULL, typed[SC_SPELLING_MAX];
+
+	snprintf(typed, sizeof(typed), "--%s", flag);
 
 	for (size_t i = 0; i < sc_ncomponents; i++) {
 		const struct sc_component *c = &sc_components[i];
@@ -118,7 +130,7 @@ static void apply_shared_flag(struct sc_cli *cli, const char *flag, const char *
 					"still profiled",
 					flag, w, c->name, c->pending);
 			else if (c->enable >= 0)
-				set_cli(cli, c->enable, "true", flag);
+				set_cli(cli, c->enable, "true", typed);
 		}
 	}
 	free(tokens);
@@ -148,16 +160,16 @@ static void apply_domains(struct sc_cli *cli, const struct domain_flags *df, boo
 				       c->enable != SC_SET_USE_SAMPLING || preset_sampled);
 	}
 	if (df->trace)
-		add_formats(cli, "pftrace", "trace");
+		add_formats(cli, "pftrace", "--trace");
 	if (df->profile)
-		add_formats(cli, "text json", "profile");
+		add_formats(cli, "text json", "--profile");
 	if (df->wait) {
 		contradiction(cli, SC_SET_SAMPLING_DELAY, "wait", df->wait);
-		set_cli(cli, SC_SET_SAMPLING_DELAY, df->wait, "wait");
+		set_cli(cli, SC_SET_SAMPLING_DELAY, df->wait, df->wait_typed);
 	}
 	if (df->duration) {
 		contradiction(cli, SC_SET_SAMPLING_DURATION, "duration", df->duration);
-		set_cli(cli, SC_SET_SAMPLING_DURATION, df->duration, "duration");
+		set_cli(cli, SC_SET_SAMPLING_DURATION, df->duration, df->duration_typed);
 	}
 	if (sc_bool(&cli->settings, SC_SET_USE_NVML) &&
 	    cli->settings.v[SC_SET_USE_NVML].layer == SC_LAYER_CLI &&
@@ -243,23 +255,38 @@ static struct sc_extra_opt *join_extras(const struct sc_extra_opt *common,
 	return all;
 }
 
+/* Where a setting's value came from, as the user would name it: the flag, the environment
+ * variable, or the setting (a preset or configuration file). */
+static const char *value_source(const struct sc_cli *cli, int id, char *buf, size_t n)
+{
+	const struct sc_setting_def *d = &sc_setting_defs[id];
+
+	if (cli->settings.v[id].layer == SC_LAYER_CLI && d->long_flag)
+		snprintf(buf, n, "--%s", d->long_flag);
+	else if (cli->settings.v[id].layer == SC_LAYER_ENV)
+		snprintf(buf, n, "%s%s", SC_SETTING_ENV_PREFIX, d->name);
+	else
+		snprintf(buf, n, "%s", d->name);
+	return buf;
+}
+
 /* Lists of ids the runtime would only note at run time (and then record no per-CPU track, no
  * GPU telemetry, or sample every thread): refused before the program starts. */
 static void check_id_lists(const struct sc_cli *cli)
 {
 	static const struct {
 		enum sc_setting_id id;
-		const char *flag, *what, *example;
+		const char *what, *example;
 		unsigned max;
 		bool all;
 	} lists[] = {
-		{ SC_SET_PROCESS_CPUS, "cpus", "CPU ids", "0,2-5", SC_ID_LIST_MAX_CPUS, true },
-		{ SC_SET_SAMPLING_GPUS, "gpus", "GPU indexes", "0,2-3", SC_ID_LIST_MAX_GPUS, true },
-		{ SC_SET_SAMPLING_TIDS, "sampling-tids",
-		  "thread indexes (creation order, 0 = main)", "0,2-4", SC_ID_LIST_MAX_TIDS,
-		  false },
+		{ SC_SET_PROCESS_CPUS, "CPU ids", "0,2-5", SC_ID_LIST_MAX_CPUS, true },
+		{ SC_SET_SAMPLING_GPUS, "GPU indexes", "0,2-3", SC_ID_LIST_MAX_GPUS, true },
+		{ SC_SET_SAMPLING_TIDS, "thread indexes (creation order, 0 = main)", "0,2-4",
+		  SC_ID_LIST_MAX_TIDS, false },
 	};
 	unsigned long bits[SC_ID_LIST_MAX_TIDS / (8 * sizeof(unsigned long))];
+	char src[96];
 
 	for (size_t i = 0; i < sizeof(lists) / sizeof(lists[0]); i++) {
 		const char *text = sc_str(&cli->settings, lists[i].id);
@@ -269,10 +296,11 @@ static void check_id_lists(const struct sc_cli *cli)
 		if (lists[i].max > SC_ID_LIST_MAX_TIDS ||
 		    sc_parse_id_list(text, bits, lists[i].max))
 			sc_die(SC_EXIT_USAGE,
-			       "--%s '%s' is not valid (valid: %s and ranges of them from 0 to %u, "
+			       "%s '%s' is not valid (valid: %s and ranges of them from 0 to %u, "
 			       "e.g. %s%s)",
-			       lists[i].flag, text, lists[i].what, lists[i].max - 1,
-			       lists[i].example, lists[i].all ? ", or 'all'" : "");
+			       value_source(cli, lists[i].id, src, sizeof(src)), text,
+			       lists[i].what, lists[i].max - 1, lists[i].example,
+			       lists[i].all ? ", or 'all'" : "");
 	}
 }
 
@@ -313,6 +341,59 @@ static void check_cpus(const struct sc_cli *cli)
 		pr_warn("--cpus %s: this machine has %ld CPU%s (0-%ld); CPU%s %s get%s no track",
 			list, have, have == 1 ? "" : "s", have - 1, several ? "s" : "", missing,
 			several ? "" : "s");
+}
+
+/* --interfaces naming an interface this machine does not have: it gets no track, said before
+ * the program starts with the interfaces there are (from /proc/net/dev, as the runtime reads
+ * them). A warning, not a refusal: a launcher (mpirun, srun) may start the program on hosts
+ * whose interfaces this one lacks. */
+static void check_interfaces(const struct sc_cli *cli)
+{
+	const char *list = sc_str(&cli->settings, SC_SET_PROCESS_INTERFACES);
+	char have[1024] = "", line[512], src[96], missing[256] = "", *copy, *save = NULL;
+	unsigned nmissing = 0;
+	FILE *f;
+
+	if (!*list)
+		return;
+	f = fopen("/proc/net/dev", "r");
+	if (!f)
+		return; /* nothing to compare with: the runtime notes what it cannot find */
+	while (fgets(line, sizeof(line), f)) {
+		char *colon = strchr(line, ':'), *name = line;
+		size_t len = strlen(have);
+
+		if (!colon)
+			continue;
+		*colon = '\0';
+		while (*name == ' ' || *name == '\t')
+			name++;
+		snprintf(have + len, sizeof(have) - len, "%s%s", len ? ", " : "", name);
+	}
+	fclose(f);
+	copy = sc_xstrdup(list);
+	for (char *w = strtok_r(copy, ", ", &save); w; w = strtok_r(NULL, ", ", &save)) {
+		char key[sizeof(have)];
+		bool found = false;
+		size_t len = strlen(missing);
+
+		snprintf(key, sizeof(key), "%s", have);
+		for (char *s2 = NULL, *h = strtok_r(key, ", ", &s2); h && !found;
+		     h = strtok_r(NULL, ", ", &s2))
+			found = !strcmp(h, w);
+		if (!found) {
+			snprintf(missing + len, sizeof(missing) - len, "%s'%s'", len ? ", " : "",
+				 w);
+			nmissing++;
+		}
+	}
+	free(copy);
+	if (missing[0])
+		pr_warn("%s '%s': this machine has no network interface%s %s, so no track for "
+			"%s (valid: %s, comma-separated; unset for all of them)",
+			value_source(cli, SC_SET_PROCESS_INTERFACES, src, sizeof(src)), list,
+			nmissing > 1 ? "s" : "", missing, nmissing > 1 ? "them" : "it",
+			have[0] ? have : "none in /proc/net/dev");
 }
 
 bool sc_profiling_cli(struct sc_cli *cli, const struct sc_verb *verb, int argc, char **argv,
@@ -367,6 +448,8 @@ bool sc_profiling_cli(struct sc_cli *cli, const struct sc_verb *verb, int argc, 
 	all = join_extras(common, verb_extras);
 	free(common);
 	sc_cli_parse(cli, verb, argc, argv, all, true);
+	sc_cli_spelling(cli, argc, argv, "wait", 'w', df.wait_typed);
+	sc_cli_spelling(cli, argc, argv, "duration", 'd', df.duration_typed);
 	answered = sc_cli_answered(cli, all);
 	free(all);
 	if (answered)
@@ -425,6 +508,7 @@ bool sc_profiling_cli(struct sc_cli *cli, const struct sc_verb *verb, int argc, 
 	apply_domains(cli, &df, preset_sampled);
 	check_id_lists(cli);
 	check_cpus(cli);
+	check_interfaces(cli);
 	sc_out_force = force != NULL;
 	if (export) {
 		export_config(cli, export);

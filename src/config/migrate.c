@@ -172,8 +172,15 @@ static int set_ours(struct sc_settings *s, const char *ours, const char *value,
 	if (id < 0 || s->v[id].layer >= layer)
 		return 0;
 	if (sc_settings_set(s, (enum sc_setting_id)id, value, layer, e)) {
-		snprintf(err, SC_CONFIG_ERR, "%s: %s%s (as %s%s): %s", origin, THEIR_PREFIX, theirs,
-			 SC_SETTING_ENV_PREFIX, ours, e);
+		size_t n = strlen(ours);
+
+		/* "SAMPLING_FREQ 'x' is not valid (...)" as the variable the user set. */
+		if (!strncmp(e, ours, n) && e[n] == ' ' && !strchr(theirs, '/'))
+			snprintf(err, SC_CONFIG_ERR, "%s: %s%s%s (read as %s%s)", origin,
+				 THEIR_PREFIX, theirs, e + n, SC_SETTING_ENV_PREFIX, ours);
+		else
+			snprintf(err, SC_CONFIG_ERR, "%s: %s%s (as %s%s): %s", origin, THEIR_PREFIX,
+				 theirs, SC_SETTING_ENV_PREFIX, ours, e);
 		return -1;
 	}
 	return 0;
@@ -196,8 +203,12 @@ int sc_migration_apply(const struct sc_migration *m, struct sc_settings *s,
 					return -1;
 			}
 		if (!strcmp(name, "SAMPLING_DURATION")) { /* theirs: 0 = until the end */
+			char *end;
+			double v = strtod(value, &end);
+
 			known = true;
-			if (strtod(value, NULL) > 0 &&
+			/* Only their 0 means "unset"; anything else is checked as ours is. */
+			if ((end == value || *end || v != 0) &&
 			    set_ours(s, "SAMPLING_DURATION", value, layer, origin, name, err))
 				return -1;
 		}
@@ -251,8 +262,18 @@ int sc_migration_apply(const struct sc_migration *m, struct sc_settings *s,
 		}
 		if (!strcmp(name, "TRACE") || !strcmp(name, "PROFILE") ||
 		    !strcmp(name, "USE_ROCPD") || !strcmp(name, "TEXT_OUTPUT") ||
-		    !strcmp(name, "JSON_OUTPUT"))
+		    !strcmp(name, "JSON_OUTPUT")) {
+			bool b;
+
 			known = output_given = true;
+			if (sc_parse_bool(value, &b)) { /* a switch nobody could read as one */
+				snprintf(err, SC_CONFIG_ERR,
+					 "%s: %s%s '%s' is not valid (valid: true or false; also "
+					 "1/0, on/off, yes/no)",
+					 origin, THEIR_PREFIX, name, value);
+				return -1;
+			}
+		}
 		if (!known)
 			append(unmapped, sizeof(unmapped), name);
 	}

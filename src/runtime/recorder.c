@@ -621,6 +621,8 @@ static uint32_t claim_chunk(enum sc_lost_cause *why)
 	rc = allocate_chunk_blocks(fd, index);
 	if (rc) {
 		*why = rc == -EBADF ? SC_LOST_NO_FILE : SC_LOST_DISK;
+		if (rc != -EBADF) /* which limit: the file's size (ulimit -f), the disk, a quota */
+			__atomic_store_n(&recorder.hdr->disk_errno, -rc, __ATOMIC_RELAXED);
 		atomic_store(&recorder.retry_after_ns, now + DISK_RETRY_NS);
 		return POOL_NONE;
 	}

@@ -141,6 +141,9 @@ static json_t *losses_json(const struct sc_image *img)
 		if (sc_lost_by_cause(h, c))
 			json_object_set_new(causes, sc_lost_cause_name(c),
 					    json_integer((json_int_t)sc_lost_by_cause(h, c)));
+	if (h->disk_errno && sc_lost_by_cause(h, SC_LOST_DISK))
+		json_object_set_new(o, "disk_full_cause",
+				    json_string(sc_lost_disk_text(h->disk_errno)));
 	json_object_set_new(o, "write_failed_bytes",
 			    json_integer((json_int_t)h->write_failed_bytes));
 	json_object_set_new(o, "raw_file_reopened", json_integer((json_int_t)h->file_reopened));

@@ -32,6 +32,7 @@
 #include "../model/gpu_python.h"
 #include "../model/timeline.h"
 #include "../store/session.h"
+#include "../store/sqlite_cause.h"
 #include "rocpd_writer.h"
 
 static const char *const insert_sql[INS_COUNT] = {
@@ -71,7 +72,10 @@ static void fail(struct rp *rp, const char *what)
 {
 	if (!rp->error) {
 		rp->error = 1;
-		snprintf(rp->errmsg, sizeof(rp->errmsg), "%s: %s", what, sqlite3_errmsg(rp->db));
+		char cause[256];
+
+		snprintf(rp->errmsg, sizeof(rp->errmsg), "%s: %s", what,
+			 sc_sqlite_cause(rp->db, cause, sizeof(cause)));
 	}
 }
 
@@ -82,8 +86,11 @@ void rp_exec_now(struct rp *rp, const char *sql)
 	if (rp->error)
 		return;
 	if (sqlite3_exec(rp->db, sql, NULL, NULL, &err) != SQLITE_OK) {
+		char cause[256];
+
 		rp->error = 1;
-		snprintf(rp->errmsg, sizeof(rp->errmsg), "%s (in: %.120s)", err ? err : "?", sql);
+		snprintf(rp->errmsg, sizeof(rp->errmsg), "%s (in: %.120s)",
+			 sc_sqlite_cause(rp->db, cause, sizeof(cause)), sql);
 	}
 	sqlite3_free(err);
 }

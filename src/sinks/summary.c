@@ -267,6 +267,7 @@ static void print_gpu(FILE *f, const struct sc_model *m)
 struct losses {
 	uint64_t records, bytes, samples, write_failed, reopened;
 	uint64_t by_cause[SC_LOST_CAUSES];
+	int disk_errno;	  /* what the file system said of a disk loss (format.h), if it did */
 	bool any_unended; /* an image with no recorded end: its last moments may be missing */
 };
 
@@ -286,6 +287,8 @@ static void gather_losses(const struct sc_model *m, struct losses *l)
 
 		for (unsigned c = 0; c < SC_LOST_CAUSES; c++)
 			l->by_cause[c] += sc_lost_by_cause(h, c);
+		if (h->disk_errno && sc_lost_by_cause(h, SC_LOST_DISK))
+			l->disk_errno = h->disk_errno;
 		if (!h->lost_write_records) /* an older writer's count of failed attempts */
 			l->write_failed += h->write_failed_bytes;
 		l->reopened += h->file_reopened;
@@ -304,7 +307,8 @@ static void print_lost_records(FILE *f, const struct losses *l)
 		if (!l->by_cause[c])
 			continue;
 		fprintf(f, "%s%llu because %s", sep, (unsigned long long)l->by_cause[c],
-			sc_lost_cause_text(c));
+			c == SC_LOST_DISK ? sc_lost_disk_text(l->disk_errno)
+					  : sc_lost_cause_text(c));
 		explained += l->by_cause[c];
 		sep = "; ";
 	}

@@ -91,7 +91,12 @@ struct sc_file_header {
 	 * whose write into this file failed, counted once each when their thread's buffer gave
 	 * them up. */
 	uint64_t lost_write_records;
-	uint8_t pad[4096 - 8 - 10 * 4 - 2 * 8 - 64 - 8 - 5 * 8 - 2 * 4 - 8 - 8 * 8 - 3 * 8];
+	/* The errno of the last claim of a chunk that the file system refused (EFBIG: the file
+	 * size limit, ENOSPC, EDQUOT), which says what SC_LOST_DISK was; 0: none, or the disk
+	 * below --buffer-disk-reserve-mb (and in files of older writers). */
+	int32_t disk_errno;
+	uint32_t reserved1;
+	uint8_t pad[4096 - 8 - 10 * 4 - 2 * 8 - 64 - 8 - 5 * 8 - 2 * 4 - 8 - 8 * 8 - 3 * 8 - 8];
 };
 
 /* Why a record could not be stored (sc_file_header.lost_by_cause). */

@@ -58,6 +58,20 @@ const char *sc_lost_cause_text(unsigned cause)
 								 : "an unknown cause";
 }
 
+const char *sc_lost_disk_text(int disk_errno)
+{
+	switch (disk_errno) {
+	case EFBIG:
+		return "the file size limit (ulimit -f) was reached";
+	case ENOSPC:
+		return "the disk was full";
+	case EDQUOT:
+		return "the disk quota was exceeded";
+	default:
+		return lost_causes[SC_LOST_DISK].text;
+	}
+}
+
 const struct sc_file_header *sc_raw_live_header(const struct sc_raw *r)
 {
 	return (const struct sc_file_header *)r->data;

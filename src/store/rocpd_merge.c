@@ -26,6 +26,7 @@
 #include "../common/vec.h"
 #include "rocpd.h"
 #include "rocpd_read.h"
+#include "sqlite_cause.h"
 
 /* Tables are copied in the order of the schema's list (sc_rocpd_base_names), from the first
  * after these three: metadata is the output's own, strings and nodes are shared by value. */
@@ -59,7 +60,10 @@ static const char *merged_from(const struct merge *mg, const char *guid)
 
 static int fail(struct merge *mg, const char *what)
 {
-	snprintf(mg->err, mg->errlen, "%s: %s", what, sqlite3_errmsg(mg->db));
+	char cause[256];
+
+	snprintf(mg->err, mg->errlen, "%s: %s", what,
+		 sc_sqlite_cause(mg->db, cause, sizeof(cause)));
 	return -1;
 }
 

@@ -43,7 +43,7 @@ def test_bad_sampling_values_name_the_valid_range():
     for value in ("-5", "0", "abc", "200000", "1e400"):
         r = syscope("sample", "-f", value, "--", fixture("hot"), "0.1")
         check_eq(r.rc, 2, f"-f {value}: " + r.describe())
-        check(f"--sampling-freq '{value}' is not valid (valid: a number > 0 and <= 100000 Hz)"
+        check(f"-f '{value}' is not valid (valid: a number > 0 and <= 100000 Hz)"
               in r.err, r.err)
         check("hot: done" not in r.out, "program not started")
     r = syscope("sample", "--sampling-delay", "-1", "--", fixture("hot"), "0.1")

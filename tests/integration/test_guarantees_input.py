@@ -288,7 +288,7 @@ def test_damaged_database_is_an_error_never_a_crash():
 def test_empty_numbers_are_refused():
     r = syscope("sample", "-f", "", "--", "true")
     check_eq(r.rc, 2, r.describe())
-    check("--sampling-freq '' is not valid (valid: a number > 0 and <= 100000 Hz)" in r.err,
+    check("-f '' is not valid (valid: a number > 0 and <= 100000 Hz)" in r.err,
           r.err)
     r = syscope("sample", "--", "true", env={"SYSCOPE_SAMPLING_FREQ": ""})
     check_eq(r.rc, 2, r.describe())

@@ -250,7 +250,8 @@ def test_report_bad_input():
     check("/nonexistent/session" in r.err, f"names the input: {r.err}")
     r = syscope("report")
     check_eq(r.rc, 2, r.describe())
-    check("session folder or rocpd database" in r.err, f"says what is valid: {r.err}")
+    check("give a session folder, a folder of sessions or of rocpd databases, or rocpd "
+          "databases" in r.err, f"says what is valid: {r.err}")
 
 
 FLAME_NODES = 10000  # SC_HTML_FLAME_NODES (src/sinks/html.h)
