@@ -50,7 +50,8 @@ int sc_sinks_write_all(struct sc_output *out)
 	int failed = 0;
 
 	for (size_t i = 0; i < sizeof(sinks) / sizeof(sinks[0]); i++)
-		if (sc_list_has(out->settings, SC_SET_OUTPUT_FORMAT, sinks[i]->token) &&
+		if (sinks[i] != out->apart &&
+		    sc_list_has(out->settings, SC_SET_OUTPUT_FORMAT, sinks[i]->token) &&
 		    sinks[i]->write(out))
 			failed++;
 	if (!out->from_database && sc_sink_metadata.write(out))

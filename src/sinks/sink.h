@@ -28,6 +28,7 @@ struct sc_output {
 	bool from_database; /* the model was imported from rocpd: no metadata file is written */
 	const char *merged_trace;    /* pftrace: every process in this one file (syscope merge) */
 	struct sc_idle_report *idle; /* why the GPUs were idle, once asked (summary_idle.h) */
+	const struct sc_sink *apart; /* written by a child process (sink_apart.h): left out */
 };
 
 struct sc_sink {
