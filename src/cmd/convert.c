@@ -119,7 +119,7 @@ static int write_outputs(struct sc_model *model, const char *out_dir, const stru
 	sc_profiles_build(&profiles, model, wants_region_profiles(s));
 	out.profiles = &profiles;
 	failed = sc_sinks_write_all(&out);
-	failed += sc_sink_apart_finish(&apart, &out);
+	failed += sc_sink_apart_finish(&apart, &out); /* when sc_sinks_write_all did not */
 	sc_progress_end();
 	if ((*inc || *exc) && !view.seen)
 		pr_warn("--function-include/--function-exclude: this session has no instrumented "

@@ -99,7 +99,7 @@ bool sc_sink_apart_start(struct sc_sink_apart *a, const struct sc_sink *sink, st
 	close(fds[1]);
 	a->fd = fds[0];
 	a->sink = sink;
-	out->apart = sink;
+	out->apart = a;
 	return true;
 }
 
@@ -153,15 +153,17 @@ static void take_lists(struct sc_output *out, const char *buf, size_t len, size_
 int sc_sink_apart_finish(struct sc_sink_apart *a, struct sc_output *out)
 {
 	size_t len = 0, nerrors = 0;
+	pid_t pid = a->pid;
 	char *buf;
 	int status = 0;
 
-	if (a->pid <= 0)
+	if (pid <= 0)
 		return 0;
 	buf = receive_all(a->fd, &len);
 	close(a->fd);
-	while (waitpid(a->pid, &status, 0) < 0 && errno == EINTR)
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		;
+	a->pid = -1; /* waited for: a second call does nothing */
 	sc_progress_unshare();
 	take_lists(out, buf, len, &nerrors);
 	free(buf);
@@ -173,9 +175,9 @@ int sc_sink_apart_finish(struct sc_sink_apart *a, struct sc_output *out)
 			WIFSIGNALED(status)
 				? sc_xasprintf("the %s writer (process %d) was killed by signal %d "
 					       "(%s): its files were not written",
-					       a->sink->token, (int)a->pid, WTERMSIG(status),
+					       a->sink->token, (int)pid, WTERMSIG(status),
 					       strsignal(WTERMSIG(status)))
 				: sc_xasprintf("the %s writer (process %d) failed with status %d",
-					       a->sink->token, (int)a->pid, WEXITSTATUS(status));
+					       a->sink->token, (int)pid, WEXITSTATUS(status));
 	return 1;
 }

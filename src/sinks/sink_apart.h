@@ -15,7 +15,7 @@ struct sc_sink_apart {
 };
 
 /* Fork a child that writes `sink` from out->model (its settings, folder, from_database and
- * merged_trace), and mark it in out->apart so that sc_sinks_write_all leaves it out. Call
+ * merged_trace), and set out->apart so that sc_sinks_write_all leaves it out (and waits). Call
  * with no other thread running and before the region profiles are built (the child builds
  * the sample profiles itself). False when no child could be made: write it here then. */
 bool sc_sink_apart_start(struct sc_sink_apart *a, const struct sc_sink *sink,
