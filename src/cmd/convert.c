@@ -79,12 +79,15 @@ static uint64_t progress_model_passes(const struct sc_model *m, const struct sc_
 }
 
 /* Whether the rocpd database is written by a child process beside the other outputs
- * (sink_apart.h): when there are other outputs and more than one thread may be used. */
+ * (sink_apart.h): when there are other outputs and more than one thread may be used, and
+ * the model was read from raw files (an imported one reads its databases as it replays,
+ * through connections a child must not share). */
 static bool rocpd_apart(const struct sc_output *out)
 {
 	const struct sc_settings *s = out->settings;
 
-	return sc_list_has(s, SC_SET_OUTPUT_FORMAT, "rocpd") && sc_output_threads(out) > 1 &&
+	return !out->from_database && sc_list_has(s, SC_SET_OUTPUT_FORMAT, "rocpd") &&
+	       sc_output_threads(out) > 1 &&
 	       (wants_region_profiles(s) || sc_list_has(s, SC_SET_OUTPUT_FORMAT, "pftrace") ||
 		sc_list_has(s, SC_SET_OUTPUT_FORMAT, "csv") ||
 		sc_list_has(s, SC_SET_OUTPUT_FORMAT, "html"));
