@@ -93,10 +93,12 @@ bool sc_sink_apart_start(struct sc_sink_apart *a, const struct sc_sink *sink, st
 		return false;
 	}
 	if (!a->pid) {
+		sc_out_helper(-1); /* its own: none */
 		close(fds[0]);
 		run_child(out, sink, self, fds[1]);
 	}
 	close(fds[1]);
+	sc_out_helper(a->pid); /* a SIGINT here ends it first, and waits */
 	a->fd = fds[0];
 	a->sink = sink;
 	out->apart = a;
@@ -163,6 +165,7 @@ int sc_sink_apart_finish(struct sc_sink_apart *a, struct sc_output *out)
 	close(a->fd);
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		;
+	sc_out_helper(-1);
 	a->pid = -1; /* waited for: a second call does nothing */
 	sc_progress_unshare();
 	take_lists(out, buf, len, &nerrors);
