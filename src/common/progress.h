@@ -15,6 +15,12 @@ void sc_progress_begin(const char *what, uint64_t total);
 void sc_progress_more(uint64_t n);
 /* `n` more units done. Cheap when nothing is to be drawn. */
 void sc_progress_add(uint64_t n);
+/* Work done by a child process (a sink written beside the others, sink_apart.c): share
+ * makes a counter both sides see, before the fork; the child calls helper and from then on
+ * adds there, drawing nothing; unshare (the child waited for) folds it back. */
+void sc_progress_share(void);
+void sc_progress_helper(void);
+void sc_progress_unshare(void);
 /* Erase the line, if one was drawn. */
 void sc_progress_end(void);
 

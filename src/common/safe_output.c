@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -24,8 +25,17 @@ bool sc_out_force;
 static char *volatile pending[MAX_PENDING];
 static const int cleanup_signals[] = { SIGINT, SIGTERM, SIGHUP };
 
+/* A child writing outputs of its own (sink_apart.c), ended and waited for first, so that its
+ * temporaries are gone too when this process is. */
+static volatile pid_t helper = -1;
+
 static void remove_pending(int sig)
 {
+	if (helper > 0) {
+		kill(helper, SIGTERM);
+		while (waitpid(helper, NULL, 0) < 0 && errno == EINTR)
+			;
+	}
 	for (int i = 0; i < MAX_PENDING; i++)
 		if (pending[i])
 			unlink(pending[i]);
@@ -48,6 +58,13 @@ static void install_cleanup(void)
 	for (size_t i = 0; i < sizeof(cleanup_signals) / sizeof(cleanup_signals[0]); i++)
 		if (!sigaction(cleanup_signals[i], NULL, &old) && old.sa_handler == SIG_DFL)
 			sigaction(cleanup_signals[i], &sa, NULL);
+}
+
+void sc_out_helper(pid_t pid)
+{
+	if (pid > 0)
+		install_cleanup();
+	helper = pid;
 }
 
 /* The cleanup signals held back (into `old`) while a temporary is created and entered in

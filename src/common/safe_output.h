@@ -63,4 +63,8 @@ void sc_out_abort(struct sc_out_file *o, FILE *f);
 int sc_out_write_file(const char *dest, const void *data, size_t len, mode_t mode, unsigned flags,
 		      char *err, size_t errlen);
 
+/* A child process writing outputs of its own (pid, or -1: none any more): a cleanup signal
+ * ends it (SIGTERM) and waits for it before this process's temporaries are removed. */
+void sc_out_helper(pid_t pid);
+
 #endif /* SYSCOPE_COMMON_SAFE_OUTPUT_H */

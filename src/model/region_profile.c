@@ -61,8 +61,19 @@ struct func_total {
 	double self, hidden; /* seconds: their own time; time hidden in the recorded calls */
 };
 
+/* A region's name and category are mostly the same few, region after region: their function
+ * id by the pointers given, the text checked (callers may pass buffers) unless they are the
+ * interned strings themselves. */
+#define RECENT_FUNCS 64
+struct recent_func {
+	const char *name, *category;   /* as given */
+	const char *iname, *icategory; /* interned */
+	uint32_t func;
+};
+
 struct collect {
 	struct sc_profile_set *set;
+	struct recent_func recent[RECENT_FUNCS];
 	VEC(struct func_total) counted;
 	struct sc_spill_sort v; /* the regions, sorted on disk past a bound */
 	VEC(struct pmc_point) pmc;
@@ -144,11 +155,32 @@ static const double *pmc_total_at(const struct collect *c, size_t first, size_t 
 	return lo > first ? c->pmc.v[lo - 1].v : none;
 }
 
+static bool same_text(const char *given, const char *interned)
+{
+	return given == interned || !strcmp(given, interned);
+}
+
+static uint32_t region_func(struct collect *c, const char *name, const char *category)
+{
+	struct sc_model *m = c->set->model;
+	struct recent_func *e =
+		&c->recent[((uintptr_t)name >> 3 ^ (uintptr_t)category >> 5) % RECENT_FUNCS];
+
+	if (e->name == name && e->category == category && e->iname && same_text(name, e->iname) &&
+	    same_text(category, e->icategory))
+		return e->func;
+	e->name = name;
+	e->category = category;
+	e->iname = sc_strtab_intern(&m->strings, name);
+	e->icategory = sc_strtab_intern(&m->strings, category);
+	e->func = sc_profile_func_id(c->set, e->iname, e->icategory);
+	return e->func;
+}
+
 static void on_region_end(void *ctx, struct sc_image *img, struct sc_thread *t,
 			  const struct sc_region_ev *r)
 {
 	struct collect *c = ctx;
-	struct sc_model *m = c->set->model;
 	struct interval *iv;
 
 	(void)img;
@@ -163,8 +195,7 @@ static void on_region_end(void *ctx, struct sc_image *img, struct sc_thread *t,
 	iv->seq = (uint32_t)c->v.count;
 	iv->whole = r->whole;
 	iv->corr = r->corr_id;
-	iv->func = sc_profile_func_id(c->set, sc_strtab_intern(&m->strings, r->name),
-				      sc_strtab_intern(&m->strings, r->category));
+	iv->func = region_func(c, r->name, r->category);
 }
 
 /* A throttled function's calls counted only: its flat entry gets them (exact count and total

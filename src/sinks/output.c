@@ -11,6 +11,7 @@
 #include "../model/gpu_idle.h"
 #include "html.h"
 #include "sink.h"
+#include "sink_apart.h"
 
 static const struct sc_sink *const sinks[] = {
 	&sc_sink_rocpd,	 &sc_sink_pftrace, &sc_sink_text, &sc_sink_json,
@@ -50,9 +51,12 @@ int sc_sinks_write_all(struct sc_output *out)
 	int failed = 0;
 
 	for (size_t i = 0; i < sizeof(sinks) / sizeof(sinks[0]); i++)
-		if (sc_list_has(out->settings, SC_SET_OUTPUT_FORMAT, sinks[i]->token) &&
+		if (!(out->apart && sinks[i] == out->apart->sink) &&
+		    sc_list_has(out->settings, SC_SET_OUTPUT_FORMAT, sinks[i]->token) &&
 		    sinks[i]->write(out))
 			failed++;
+	if (out->apart) /* its files are listed in the metadata */
+		failed += sc_sink_apart_finish(out->apart, out);
 	if (!out->from_database && sc_sink_metadata.write(out))
 		failed++;
 	return failed;

@@ -39,17 +39,17 @@ static const char *const insert_sql[INS_COUNT] = {
 	[INS_STRING] = "INSERT INTO \"rocpd_string{{uuid}}\" (id, guid, string) VALUES (?, ?, ?)",
 	[INS_EVENT] = "INSERT INTO \"rocpd_event{{uuid}}\" (id, guid, category_id, stack_id, "
 		      "parent_stack_id, correlation_id, call_stack, line_info, extdata) VALUES (?, "
-		      "?, ?, ?, ?, 0, ?, ?, ?)",
+		      "'{{guid}}', ?, ?, ?, 0, ?, ?, ?)",
 	[INS_ARG] = "INSERT INTO \"rocpd_arg{{uuid}}\" (guid, event_id, position, type, name, "
-		    "value) VALUES (?, ?, ?, ?, ?, ?)",
+		    "value) VALUES ('{{guid}}', ?, ?, ?, ?, ?)",
 	/* The id left to AUTOINCREMENT (1, 2, ... in the order written, as given before): SQLite
 	 * appends to the table's b-tree then, instead of seeking the place of each given id. */
 	[INS_REGION] = "INSERT INTO \"rocpd_region{{uuid}}\" (guid, nid, pid, tid, start, end, "
-		       "name_id, event_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+		       "name_id, event_id) VALUES ('{{guid}}', {{nid}}, {{pid}}, ?, ?, ?, ?, ?)",
 	[INS_TRACK] = "INSERT INTO \"rocpd_track{{uuid}}\" (id, guid, nid, pid, tid, name_id) "
 		      "VALUES (?, ?, ?, ?, ?, ?)",
 	[INS_SAMPLE] = "INSERT INTO \"rocpd_sample{{uuid}}\" (guid, track_id, timestamp, "
-		       "event_id, extdata) VALUES (?, ?, ?, ?, ?)",
+		       "event_id, extdata) VALUES ('{{guid}}', ?, ?, ?, ?)",
 	[INS_PMC_EVENT] = "INSERT INTO \"rocpd_pmc_event{{uuid}}\" (guid, event_id, pmc_id, value) "
 			  "VALUES (?, ?, ?, ?)",
 	[INS_DISPATCH] =
@@ -261,16 +261,16 @@ int64_t rp_event(struct rp *rp, const char *category, int64_t stack_id, const ch
 	char buf[128];
 
 	category = sc_rocpd_category(category, buf, sizeof(buf));
-	rp_run(rp, INS_EVENT, "itiiittt", id, rp->guid, rp_string_of(rp, category), stack_id,
-	       stack_id, call_stack, line_info, extdata);
+	rp_run(rp, INS_EVENT, "iiiittt", id, rp_string_of(rp, category), stack_id, stack_id,
+	       call_stack, line_info, extdata);
 	return id;
 }
 
 static void region_row(struct rp *rp, int32_t tid, uint64_t start, uint64_t end, const char *name,
 		       int64_t event_id)
 {
-	rp_run(rp, INS_REGION, "tiiiiiii", rp->guid, rp->nid, (int64_t)rp->proc->pid, (int64_t)tid,
-	       (int64_t)start, (int64_t)end, rp_string_of(rp, name), event_id);
+	rp_run(rp, INS_REGION, "iiiii", (int64_t)tid, (int64_t)start, (int64_t)end,
+	       rp_string_of(rp, name), event_id);
 }
 
 /* A track of (kind, thread or none, name), created on first use. */
@@ -404,8 +404,7 @@ static void on_region_end(void *ctx, struct sc_image *img, struct sc_thread *t,
 	free(ext);
 	region_row(rp, t->tid, r->start, r->end, r->name, ev);
 	while ((p = sc_region_arg_next(p, end, &type, &name, &value)))
-		rp_run(rp, INS_ARG, "tiittt", rp->guid, ev, position++, arg_type(type), name,
-		       value);
+		rp_run(rp, INS_ARG, "iittt", ev, position++, arg_type(type), name, value);
 }
 
 static void on_mark(void *ctx, struct sc_image *img, struct sc_thread *t,
@@ -418,7 +417,7 @@ static void on_mark(void *ctx, struct sc_image *img, struct sc_thread *t,
 	char buf[128];
 
 	(void)img;
-	rp_run(rp, INS_SAMPLE, "tiiit", rp->guid,
+	rp_run(rp, INS_SAMPLE, "iiit",
 	       track(rp, 1, t->tid, sc_rocpd_category(r->category, buf, sizeof(buf))),
 	       (int64_t)r->start, ev, "{}");
 	free(text);
@@ -457,7 +456,7 @@ static void on_counter(void *ctx, struct sc_image *img, struct sc_thread *t,
 	}
 	ev = rp_event(rp, "user_counter", 0, "{}", "{}", "{}");
 	rp_run(rp, INS_PMC_EVENT, "tiid", rp->guid, ev, (int64_t)(*slot & 0xffffffff), value);
-	rp_run(rp, INS_SAMPLE, "tiiit", rp->guid, (int64_t)(*slot >> 32), (int64_t)ts, ev, "{}");
+	rp_run(rp, INS_SAMPLE, "iiit", (int64_t)(*slot >> 32), (int64_t)ts, ev, "{}");
 }
 
 /* call_stack and line_info of a stack as JSON: frames outermost first. */
@@ -563,8 +562,7 @@ static void on_sample(void *ctx, struct sc_image *img, struct sc_thread *t, uint
 	(void)img;
 	/* The thread's CPU time lets a reader weigh samples as the session's own profiles do. */
 	snprintf(ext, sizeof(ext), "{\"cpu_ns\":%llu}", (unsigned long long)cpu_ns);
-	rp_run(rp, INS_SAMPLE, "tiiit", rp->guid, fr->track, (int64_t)ts, stack_event(rp, stack),
-	       ext);
+	rp_run(rp, INS_SAMPLE, "iiit", fr->track, (int64_t)ts, stack_event(rp, stack), ext);
 	n = sc_stack_path(rp->out->profiles, st, &funcs, &lines);
 	while (same < n && same < fr->funcs.n && fr->funcs.v[same] == funcs[same])
 		same++;
@@ -611,6 +609,34 @@ static void make_guid(struct rp *rp, const struct sc_image *img)
 
 	sc_rocpd_make_guid(img->start_realtime_ns, h, rp->guid, sizeof(rp->guid));
 	sc_rocpd_uuid(rp->guid, rp->uuid, sizeof(rp->uuid));
+	rp->nid = (int64_t)(sc_hash_bytes(img->hostname, strlen(img->hostname), 7) & 0x7fffffff);
+}
+
+/* `sql` with {{nid}} and {{pid}} replaced by this process's (constant in every row of a
+ * database: literals, not bound row after row). Frees `sql`. */
+static char *with_ids(struct rp *rp, char *sql)
+{
+	VEC(char) out = { 0 };
+	char nid[24], pid[24];
+
+	snprintf(nid, sizeof(nid), "%lld", (long long)rp->nid);
+	snprintf(pid, sizeof(pid), "%d", (int)rp->proc->pid);
+	for (const char *p = sql; *p;) {
+		const char *val = !strncmp(p, "{{nid}}", 7)   ? nid
+				  : !strncmp(p, "{{pid}}", 7) ? pid
+							      : NULL;
+
+		if (!val) {
+			*VEC_PUSH(&out) = *p++;
+			continue;
+		}
+		for (; *val; val++)
+			*VEC_PUSH(&out) = *val;
+		p += 7;
+	}
+	*VEC_PUSH(&out) = '\0';
+	free(sql);
+	return out.v;
 }
 
 static void create_schema(struct rp *rp)
@@ -623,7 +649,7 @@ static void create_schema(struct rp *rp)
 		return;
 	}
 	for (int i = 0; i < INS_COUNT && !rp->error; i++) {
-		char *one = sc_rocpd_substitute(insert_sql[i], rp->uuid, rp->guid);
+		char *one = with_ids(rp, sc_rocpd_substitute(insert_sql[i], rp->uuid, rp->guid));
 		const char *tuple = strstr(one, "VALUES ") + 7;
 		VEC(char) multi = { 0 };
 
@@ -746,8 +772,6 @@ static void describe_process(struct rp *rp)
 			*VEC_PUSH(&cmd) = *c;
 	}
 	*VEC_PUSH(&cmd) = '\0';
-	rp->nid =
-		(int64_t)(sc_hash_bytes(first->hostname, strlen(first->hostname), 7) & 0x7fffffff);
 	sql = sqlite3_mprintf("INSERT INTO \"rocpd_info_node%s\" (id, guid, hash, machine_id, "
 			      "system_name, hostname) VALUES (%lld, %Q, %lld, %Q, 'Linux', %Q)",
 			      rp->uuid, (long long)rp->nid, rp->guid, (long long)rp->nid,

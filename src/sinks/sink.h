@@ -17,6 +17,7 @@
 #include "../model/profile.h"
 
 struct sc_idle_report;
+struct sc_sink_apart;
 
 struct sc_output {
 	struct sc_model *model;
@@ -28,6 +29,7 @@ struct sc_output {
 	bool from_database; /* the model was imported from rocpd: no metadata file is written */
 	const char *merged_trace;    /* pftrace: every process in this one file (syscope merge) */
 	struct sc_idle_report *idle; /* why the GPUs were idle, once asked (summary_idle.h) */
+	struct sc_sink_apart *apart; /* a sink written by a child process (sink_apart.h) */
 };
 
 struct sc_sink {
@@ -47,8 +49,9 @@ const struct sc_sink *sc_sink_find(const char *token);
 const char *sc_sink_tokens(void);
 /* How many of the sinks named in OUTPUT_FORMAT read the records again. */
 unsigned sc_sinks_replaying(const struct sc_settings *s);
-/* Run every sink named in OUTPUT_FORMAT, then the metadata (of a recorded session). Returns the number of sinks that
- * failed. */
+/* Run every sink named in OUTPUT_FORMAT (but the one out->apart writes, whose child is
+ * waited for here), then the metadata (of a recorded session). Returns the number of sinks
+ * that failed. */
 int sc_sinks_write_all(struct sc_output *out);
 /* Free what the sinks left in `out`: the names of the files written, the errors. */
 void sc_output_free(struct sc_output *out);
