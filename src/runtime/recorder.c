@@ -952,15 +952,19 @@ void *rt_reserve(uint32_t size)
 	return reserve_exchanging(t, size, gen, off, stale);
 }
 
-void rt_shrink_last(void *p, uint32_t reserved, uint32_t used)
+uint32_t rt_shrink_last(void *p, uint32_t reserved, uint32_t used)
 {
 	struct rt_thread *t = &rt_self;
-	uint32_t gen = (uint32_t)(t->word >> 32);
+	uint64_t word = t->word;
+	uint32_t gen = (uint32_t)(word >> 32);
 	char *base = t->slot[gen & 1].base;
 
-	/* Only if nothing was reserved after it: the word still points at its end. */
-	if (gen && base && (char *)p + reserved == base + (uint32_t)t->word)
-		t->word -= reserved - used;
+	/* Only if nothing was reserved after it: the word still points at its end, and still
+	 * does as it is lowered (a handler may reserve between the look and the store). */
+	if (gen && base && (char *)p + reserved == base + (uint32_t)word &&
+	    arch_local_cas(&t->word, word, word - (reserved - used)))
+		return used;
+	return reserved;
 }
 
 bool rt_amend_u32(void *rec, uint64_t ts, uint32_t *field, uint32_t value)

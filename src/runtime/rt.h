@@ -231,8 +231,11 @@ static inline void rt_commit(void *rec, uint16_t type, uint16_t flags, uint32_t 
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	rt_self.writing--;
 }
-/* Return the unused tail of the last reservation (only when nothing was reserved since). */
-void rt_shrink_last(void *rec, uint32_t reserved, uint32_t used);
+/* Return the unused tail of the last reservation, only when nothing was reserved since (a
+ * signal handler may have recorded meanwhile). Returns the size to commit the record with:
+ * `used`, or all of `reserved` when it could not shrink (a record whose size left a gap
+ * would end its chunk for the reader, and take every later record with it). */
+uint32_t rt_shrink_last(void *rec, uint32_t reserved, uint32_t used);
 /* Store `value` into `field` of record `rec`, which the calling thread committed earlier with
  * timestamp `ts` (its first u64), if that record is still in the thread's current chunk (the
  * file then gets the change with the chunk's next write). False, and nothing stored, when

@@ -58,9 +58,9 @@ const char *sc_lost_cause_text(unsigned cause)
 								 : "an unknown cause";
 }
 
-const char *sc_lost_disk_text(int disk_errno)
+const char *sc_disk_errno_text(int e)
 {
-	switch (disk_errno) {
+	switch (e) {
 	case EFBIG:
 		return "the file size limit (ulimit -f) was reached";
 	case ENOSPC:
@@ -68,8 +68,15 @@ const char *sc_lost_disk_text(int disk_errno)
 	case EDQUOT:
 		return "the disk quota was exceeded";
 	default:
-		return lost_causes[SC_LOST_DISK].text;
+		return NULL;
 	}
+}
+
+const char *sc_lost_disk_text(int disk_errno)
+{
+	const char *text = sc_disk_errno_text(disk_errno);
+
+	return text ? text : lost_causes[SC_LOST_DISK].text;
 }
 
 const struct sc_file_header *sc_raw_live_header(const struct sc_raw *r)
@@ -379,6 +386,19 @@ __attribute__((format(printf, 3, 4))) static void diag(sc_raw_diag_fn fn, void *
 	fn(ctx, msg);
 }
 
+/* The offset of the first 8-byte word in [pos, end) that is not zero; `end` if none. */
+static uint64_t next_nonzero(const unsigned char *data, uint64_t pos, uint64_t end)
+{
+	for (; pos + sizeof(uint64_t) <= end; pos += sizeof(uint64_t)) {
+		uint64_t w;
+
+		memcpy(&w, data + pos, sizeof(w));
+		if (w)
+			return pos;
+	}
+	return end;
+}
+
 static int walk_chunk(const struct sc_raw *r, uint32_t i, uint64_t start, uint64_t end,
 		      uint64_t pos, int32_t tid, sc_raw_record_fn cb, void *ctx,
 		      struct sc_raw_stats *stats, sc_raw_diag_fn diag_fn, void *diag_ctx)
@@ -391,8 +411,23 @@ static int walk_chunk(const struct sc_raw *r, uint32_t i, uint64_t start, uint64
 		const struct sc_record *rec = (const void *)(r->data + pos);
 		int rc;
 
-		if (rec->size == 0 && rec->type == 0)
-			break; /* end of the chunk's data */
+		if (rec->size == 0 && rec->type == 0) {
+			/* The end of the chunk's data, unless records follow a gap: a record that
+			 * never got its header (its writer killed while a signal handler recorded
+			 * after it), whose followers no reader can find. */
+			uint64_t more = next_nonzero(r->data, pos + sizeof(*rec), end);
+
+			if (more < end) {
+				clean = false;
+				stats->damaged_chunks++;
+				diag(diag_fn, diag_ctx,
+				     "%s: offset %llu: records after %llu bytes of zeros cannot be "
+				     "read; rest of chunk %u skipped",
+				     r->path, (unsigned long long)pos,
+				     (unsigned long long)(more - pos), i);
+			}
+			break;
+		}
 		if (pos + rec->size > end && end < start + cs && rec->size <= cs && rec->type != 0)
 			break; /* the record the file's end cut: already reported */
 		if (rec->size < sizeof(*rec) || rec->size % SC_RECORD_ALIGN ||

@@ -63,6 +63,9 @@ const char *sc_record_type_name(unsigned type);
 /* enum sc_lost_cause as a short token ("buffer-limit") and as words for the summary. */
 const char *sc_lost_cause_name(unsigned cause);
 const char *sc_lost_cause_text(unsigned cause);
+/* A write refused by the file system, in words: EFBIG ("the file size limit (ulimit -f) was
+ * reached"), ENOSPC, EDQUOT; NULL for any other errno. */
+const char *sc_disk_errno_text(int e);
 /* SC_LOST_DISK's words for the header's disk_errno: "the file size limit (ulimit -f) was
  * reached" for EFBIG, the full disk, a quota; the reserve or a full disk for 0. */
 const char *sc_lost_disk_text(int disk_errno);

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 #include "sqlite_cause.h"
 
+#include "raw.h"
+
 #include <errno.h>
 #include <sqlite3.h>
 #include <stdio.h>
@@ -11,24 +13,10 @@
 
 #define NEAR_BYTES (1u << 20) /* a write this close to a limit may be the one it refused */
 
-static const char *errno_cause(int e)
-{
-	switch (e) {
-	case EFBIG:
-		return "file size limit (ulimit -f) reached";
-	case ENOSPC:
-		return "no space left on the disk";
-	case EDQUOT:
-		return "disk quota exceeded";
-	default:
-		return NULL;
-	}
-}
-
 const char *sc_sqlite_cause_of(int code, int sys_errno, const char *sqlite_msg, char *buf, size_t n)
 {
 	int primary = code & 0xff;
-	const char *cause = errno_cause(sys_errno);
+	const char *cause = sc_disk_errno_text(sys_errno);
 
 	if (primary != SQLITE_IOERR && primary != SQLITE_FULL)
 		snprintf(buf, n, "%s", sqlite_msg);
@@ -64,7 +52,7 @@ const char *sc_sqlite_cause(struct sqlite3 *db, char *buf, size_t n)
 {
 	int code = sqlite3_extended_errcode(db), e = sqlite3_system_errno(db);
 
-	if (!errno_cause(e) && ((code & 0xff) == SQLITE_IOERR || (code & 0xff) == SQLITE_FULL)) {
+	if (!sc_disk_errno_text(e) && ((code & 0xff) == SQLITE_IOERR || (code & 0xff) == SQLITE_FULL)) {
 		int guessed = guess_errno(sqlite3_db_filename(db, "main"));
 
 		if (guessed)

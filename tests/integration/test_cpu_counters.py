@@ -123,14 +123,21 @@ def test_regions_get_the_counts_between_their_boundaries():
     flat = {f["name"]: f for f in p.meta["functions"]}
     inner = flat["inner"]
     clock = inner["cpu_counters"]["task-clock"]
-    # The fixture measured the CPU time of its "inner" regions itself (CLOCK_THREAD_CPUTIME_ID
-    # inside each region): task-clock between the boundaries agrees with it however busy the
-    # machine is (the boundaries add a little: the region calls and the reads).
+    # The fixture measured its "inner" regions itself, inside each: its task clock (the same
+    # perf event), which task-clock between the boundaries agrees with however busy the
+    # machine is (the boundaries add a little: the region calls and the reads), and its CPU
+    # time (CLOCK_THREAD_CPUTIME_ID), which the task clock never falls short of (on a virtual
+    # machine it also runs while the host steals the CPU: 27% more on a loaded CI machine).
     m = re.search(r"inner cpu (\d+) ns", r.out)
     check(m, r.out)
     own = int(m.group(1))
-    check(0.95 * own <= clock["inclusive"] <= 1.05 * own + 2e6,
+    check(clock["inclusive"] >= 0.95 * own,
           f"the 'inner' regions' task-clock against their own CPU time: {clock} vs {own} ns")
+    m = re.search(r"inner task-clock (\d+) ns", r.out)
+    check(m, f"the fixture's own task clock (perf_event_open worked for syscope): {r.out}")
+    own_clock = int(m.group(1))
+    check(0.98 * own_clock <= clock["inclusive"] <= 1.02 * own_clock + 2e6,
+          f"the 'inner' regions' task-clock against their own: {clock} vs {own_clock} ns")
     phase = flat["phase A"]["cpu_counters"]["task-clock"]
     check(phase["inclusive"] >= clock["inclusive"] and phase["self"] < 0.2 * phase["inclusive"],
           f"phase A holds the inner regions' counts: {phase}")

@@ -28,8 +28,8 @@ def test_outputs_that_cannot_be_written_fail_the_run_and_keep_raw():
     (session,) = glob.glob(os.path.join(out, "*"))
     check(f"error: cannot write {session}/rocpd-" in r.stderr, "the output named\n" + what)
     # The cause, not SQLite's "disk I/O error".
-    check(re.search(r"cannot write \S+/rocpd-\d+\.db: file size limit \(ulimit -f\) reached",
-                    r.stderr), "the limit named as the cause\n" + what)
+    check(re.search(r"cannot write \S+/rocpd-\d+\.db: the file size limit \(ulimit -f\) was "
+                    r"reached", r.stderr), "the limit named as the cause\n" + what)
     check("disk I/O error" not in r.stderr, what)
     check(os.path.isdir(os.path.join(session, "raw")), "raw/ kept\n" + what)
     check(f"'syscope convert {session}' retries" in r.stderr, what)

@@ -8,6 +8,7 @@ import os
 import re
 import shlex
 import shutil
+import sqlite3
 import struct
 import subprocess
 import tempfile
@@ -183,6 +184,24 @@ def set_header(path, lost_records, causes):
         f.write(struct.pack("<QQ", lost_records, lost_records * 64))
         f.seek(192)
         f.write(struct.pack("<8Q", *causes))
+
+
+def test_records_from_the_programs_signal_handler_during_a_sample_are_all_kept():
+    # marks_in_handler: a timer's handler makes a mark every 50 us while the sampler, at
+    # 5 kHz, unwinds a deep stack; a mark made inside a sample comes after the sample's
+    # reservation, which then cannot give back its unused tail. Every mark must be there,
+    # and the samples around them.
+    r = syscope("sample", "-f", "5000", "--output-format", "rocpd", "--",
+                fixture("marks_in_handler"))
+    check_eq(r.rc, 0, r.describe())
+    made = int(re.search(r"marks_in_handler: (\d+) marks", r.out).group(1))
+    check(made > 1000, f"the timer ticked: {made} marks")
+    check("nothing lost" in r.err and "damaged" not in r.err, r.err[-2000:])
+    db = sqlite3.connect(r.path(f"rocpd-{r.main_pid()}.db"))
+    kept = db.execute("SELECT COUNT(*) FROM samples WHERE category = 'USER_REGION'").fetchone()[0]
+    check_eq(kept, made, "the program's marks in the database")
+    samples = int(re.search(r"(\d+) CPU-time samples", r.err).group(1))
+    check(samples > 1000, f"the samples beside them: {samples}")
 
 
 def test_summary_names_every_loss_with_its_cause():

@@ -13,6 +13,11 @@ static inline uint64_t arch_local_fetch_add(uint64_t *p, uint64_t v)
 	return __atomic_fetch_add(p, v, __ATOMIC_RELAXED);
 }
 
+static inline bool arch_local_cas(uint64_t *p, uint64_t old, uint64_t new)
+{
+	return __atomic_compare_exchange_n(p, &old, new, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+}
+
 /* Without a port, no cycle counter: the runtime's clock is clock_gettime alone. */
 static inline uint64_t arch_cycles(void)
 {

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * x86-64 specifics of the runtime: the signal-atomic fetch-add the recorder reserves space
- * with, the cycle counter, and register access in a signal's ucontext for the frame-pointer unwinder.
+ * with (and the compare-and-swap it gives space back with), the cycle counter, and register access in a signal's ucontext for the frame-pointer unwinder.
  */
 #ifndef SYSCOPE_ARCH_X86_64_H
 #define SYSCOPE_ARCH_X86_64_H
@@ -23,6 +23,19 @@ static inline uint64_t arch_local_fetch_add(uint64_t *p, uint64_t v)
 {
 	__asm__ volatile("xaddq %0, %1" : "+r"(v), "+m"(*p) : : "memory");
 	return v;
+}
+
+/* Replace a thread-private word that still holds `old` with `new`, in one instruction for
+ * the same reason (cmpxchg without `lock`). False when a handler changed it meanwhile. */
+static inline bool arch_local_cas(uint64_t *p, uint64_t old, uint64_t new)
+{
+	bool same;
+
+	__asm__ volatile("cmpxchgq %3, %1"
+			 : "=@ccz"(same), "+m"(*p), "+a"(old)
+			 : "r"(new)
+			 : "memory");
+	return same;
 }
 
 static inline uintptr_t arch_uc_pc(const ucontext_t *uc)

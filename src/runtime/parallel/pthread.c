@@ -31,7 +31,8 @@ static RT_TLS bool recording_now; /* a wrapper reached from our own recording pa
 
 bool rt_pthread_tracing(void)
 {
-	return tracing && !recording_now && rt_recording();
+	/* Not a wait of syscope's sampler (its unwinder's locks): the program's only. */
+	return tracing && !recording_now && !rt_self.in_sampler && rt_recording();
 }
 
 /* ---- the records ---- */

@@ -140,7 +140,7 @@ static bool write_sample(struct rt_thread *t, uint16_t kind, void *uc, uint64_t 
 		flags |= SC_SAMPLE_PYTHON;
 	}
 	size = sc_record_align((uint32_t)(sizeof(*r) + (size_t)n * 8 + py_size));
-	rt_shrink_last(r, max + py_size, size);
+	size = rt_shrink_last(r, max + py_size, size);
 	rt_commit(r, SC_REC_SAMPLE, flags, size);
 	return true;
 }
