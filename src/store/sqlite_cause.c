@@ -52,7 +52,8 @@ const char *sc_sqlite_cause(struct sqlite3 *db, char *buf, size_t n)
 {
 	int code = sqlite3_extended_errcode(db), e = sqlite3_system_errno(db);
 
-	if (!sc_disk_errno_text(e) && ((code & 0xff) == SQLITE_IOERR || (code & 0xff) == SQLITE_FULL)) {
+	if (!sc_disk_errno_text(e) &&
+	    ((code & 0xff) == SQLITE_IOERR || (code & 0xff) == SQLITE_FULL)) {
 		int guessed = guess_errno(sqlite3_db_filename(db, "main"));
 
 		if (guessed)
