@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/log.h"
 #include "../common/strutil.h"
 #include "summary.h"
 #include "summary_idle.h"
@@ -397,6 +398,7 @@ static void print_notes(FILE *f, const struct sc_model *m)
 
 /* More files than this (of several processes) are listed by kind, not one a line. */
 #define MAX_LISTED_FILES 12
+#define DAMAGED_LINES 10 /* damaged-data lines printed without -v */
 
 /* A file name with its pid as "<pid>" ("rocpd-<pid>.db"), into `kind`; false when the name
  * has no "-<digits>." part. */
@@ -530,8 +532,17 @@ void sc_summary_print(FILE *f, struct sc_output *out, unsigned top)
 			s->empty_files, s->empty_files == 1 ? "" : "es");
 	for (size_t i = 0; i < m->sym.warnings.n; i++)
 		fprintf(f, "syscope: note: %s\n", m->sym.warnings.v[i]);
-	for (size_t i = 0; i < s->problems.n; i++)
+	/* Where the damage is, a few lines of it: a session damaged throughout would fill the
+	 * terminal with lines alike (-v lists them all). */
+	for (size_t i = 0; i < s->problems.n; i++) {
+		if (i == DAMAGED_LINES && sc_log_verbosity < 1) {
+			fprintf(f,
+				"syscope: damaged data: %zu more places like these (-v lists them)\n",
+				s->problems.n - i);
+			break;
+		}
 		fprintf(f, "syscope: damaged data: %s\n", s->problems.v[i]);
+	}
 	if (m->stats.unknown_types)
 		fprintf(f,
 			"syscope: %llu records of types this syscope does not know were skipped "

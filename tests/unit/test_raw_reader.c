@@ -159,6 +159,42 @@ static void test_good_and_damaged(void)
 	free(path);
 }
 
+/* A record whose header never came (zeros), records after it: the chunk's first records are
+ * read, the rest is reported as damaged, not taken for the chunk's end. A sample longer than
+ * its frames (the writer kept room it could not give back) is read whole. */
+static void test_gap_and_long_record(void)
+{
+	struct sc_raw_stats st = { 0 };
+	struct sc_raw r;
+	struct seen seen = { 0 };
+	char err[512], *path;
+	uint8_t *p;
+
+	put_header(SC_FORMAT_VERSION);
+	diag_text[0] = '\0';
+	p = chunk(0, 20);
+	sample(p, 1, 2);
+	((struct sc_record *)p)->size += 256; /* 256 bytes of room kept after its frames */
+	p += ((struct sc_record *)p)->size;
+	p = sample(p, 2, 1);
+	p += 96; /* a record of 96 bytes that never got its header */
+	sample(p, 3, 1);
+	p = chunk(1, 20); /* the next chunk is read as usual */
+	sample(p, 4, 1);
+	path = write_file("gap.sraw", SC_FILE_HEADER_SIZE + 2 * CHUNK);
+
+	CHECK(sc_raw_open(&r, path, err, sizeof(err)) == 0);
+	CHECK(sc_raw_foreach(&r, collect, &seen, &st, diag, NULL) == 0);
+	CHECK(seen.samples == 3);
+	CHECK(seen.ts[0] == 1 && seen.ts[1] == 2 && seen.ts[2] == 4);
+	CHECK(st.damaged_chunks == 1);
+	CHECK_CONTAINS(diag_text,
+		       "records after 96 bytes of zeros cannot be read; rest of chunk 0");
+	sc_raw_close(&r);
+	unlink(path);
+	free(path);
+}
+
 static void test_refused(void)
 {
 	struct sc_raw r;
@@ -221,6 +257,7 @@ int main(void)
 	if (!mkdtemp(dir))
 		return 2;
 	test_good_and_damaged();
+	test_gap_and_long_record();
 	test_refused();
 	test_record_shapes();
 	rmdir(dir);
