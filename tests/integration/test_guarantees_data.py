@@ -280,7 +280,9 @@ def test_full_disk_counts_each_lost_record_once():
     are counted once each (before: every retry again, in bytes, beside a second line for the
     same chunks "claimed but never written", and nothing in the LOST records line)."""
     n = 300000  # 7.2 MB of calls, into 6 MiB
-    args = ["run", "--no-sample", "--no-host", "--no-throttle", "--buffer-disk-reserve-mb", "0",
+    # No telemetry: its readings go on as long as the run does (the full disk slows it).
+    args = ["run", "--no-sample", "--no-host", "--no-gpu", "--no-throttle",
+            "--buffer-disk-reserve-mb", "0",
             "--output-format", "json", "--", fixture("calls_compact_hooked"), n]
     ref = syscope(*args)
     check_eq(ref.rc, 0, ref.describe())
