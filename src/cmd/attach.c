@@ -449,14 +449,14 @@ static void finish_target(struct target *t, const char *session, const char *why
 	double since = t->ended_by ? t->t_end : t_stop;
 	char line[1024];
 
-	if (!t->ended_by)
-		json_object_set_new(t->detail, "to", iso_now());
 	why = t->ended_by ? t->ended_by : why;
 	if (strcmp(why, "exec") &&
 	    !wait_state(t->pid, session, ended, DETACH_TIMEOUT_MS, line, sizeof(line)) &&
 	    !sc_attach_target_ended(t->pid))
 		pr_warn("process %d did not say it detached; its data so far is kept", (int)t->pid);
 	sc_attach_finish_children(session, t->pid, &t->kids);
+	if (!t->ended_by)
+		json_object_set_new(t->detail, "to", iso_now());
 	/* No thread of the program stops at the detach: this is how long recording went on. */
 	json_object_set_new(t->detail, "detach_ms", json_real((mono_s() - since) * 1e3));
 	json_object_set_new(t->detail, "duration_s", json_real(since - t0));
