@@ -276,9 +276,9 @@ static void end_by_exec(const char *session, pid_t pid)
 		(int)pid);
 }
 
-/* A process that ended or executed while attached ends its own recording; the others go on.
- * Said at once when others go on (the session's end says it for the last one). */
-static void watch_own_end(struct attach *a, struct target *t, const char *session)
+/* A process that ended or executed while attached ends its own recording; the others go on
+ * (`during`: said at once; at the session's end, its detach line says it). */
+static void watch_own_end(struct attach *a, struct target *t, const char *session, bool during)
 {
 	sc_attach_children_watch(t->pid, &t->kids, false);
 	if (target_ended(t->pid))
@@ -291,7 +291,7 @@ static void watch_own_end(struct attach *a, struct target *t, const char *sessio
 	json_object_set_new(t->detail, "to", iso_now());
 	if (!strcmp(t->ended_by, "exec"))
 		end_by_exec(session, t->pid);
-	if (a->n > 1)
+	if (a->n > 1 && during)
 		fprintf(stderr, "syscope: process %d ended its recording (%s); the others go on\n",
 			(int)t->pid, t->ended_by);
 }
@@ -315,7 +315,7 @@ static const char *wait_for_end(struct attach *a, const char *session, double de
 
 		for (unsigned i = 0; i < a->n; i++)
 			if (recording(&a->t[i]))
-				watch_own_end(a, &a->t[i], session);
+				watch_own_end(a, &a->t[i], session, true);
 		if (stop_signal)
 			return stop_signal == SIGINT ? "SIGINT" : "SIGTERM";
 		if (!any_recording(a))
@@ -534,6 +534,10 @@ static json_t *run_attach(const char *session, const char *lib, void *ctx, int *
 			   sc_double(s, SC_SET_SAMPLING_DURATION);
 	why = wait_for_end(a, session, deadline);
 	t_stop = mono_s();
+	/* An exec or end just before the stop (between two polls) is the process's own end. */
+	for (unsigned i = 0; i < a->n; i++)
+		if (recording(&a->t[i]))
+			watch_own_end(a, &a->t[i], session, false);
 	ask_detach(session);
 	for (unsigned i = 0; i < a->n; i++)
 		if (!a->t[i].failed[0])

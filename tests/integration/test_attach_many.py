@@ -144,6 +144,32 @@ def test_one_process_ends_the_other_goes_on():
             t.kill()
 
 
+def test_one_process_execs_the_other_goes_on():
+    targets = spin_targets(2)
+    try:
+        execs, stays = targets
+        att = Attach(execs.pid, "-p", str(stays.pid), "--output-format", "json")
+        att.wait_attached()
+        wait_cpu(execs.pid, execs.pid, CPU_WANTED_S)
+        execs.send("exec")
+        check_eq(int(execs.expect(r"^execed pid=(\d+)$").group(1)), execs.pid, "same process")
+        wait_cpu(stays.pid, stays.pid, CPU_WANTED_S)
+        check_eq(att.finish(signal.SIGINT), 0, att.describe())
+        check(f"process {execs.pid} executed another program" in att.err, att.err)
+        entries = attach_entries(att)
+        check_eq(entries[execs.pid]["ended_by"], "exec", "the exec'd one's end")
+        check_eq(entries[stays.pid]["ended_by"], "SIGINT", "the other's end")
+        check_eq(att.metadata(execs.pid)["exit"]["reason"], "exec", "the exec'd one's metadata")
+        check_eq(att.metadata(stays.pid)["exit"]["reason"], "detach", "the other's metadata")
+        for t in targets:
+            p = att.profile(t.pid)
+            check(p.samples("main_spin") >= 5, f"{t.pid}: main_spin {p.samples('main_spin')}")
+        check_still_running(targets)  # the new program too: untouched
+    finally:
+        for t in targets:
+            t.kill()
+
+
 def test_one_process_busy_the_other_recorded():
     targets = spin_targets(2)
     try:
