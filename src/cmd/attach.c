@@ -1,14 +1,18 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * syscope attach -p PID: profile a process that is already running, then leave it running.
+ * syscope attach -p PID [-p PID...]: profile processes that are already running, then leave
+ * them running.
  *
  * The session folder and settings are made as for `sample`; the settings go into a file of
- * the session (the process's environment cannot be changed). One thread of the process is
- * borrowed through ptrace to dlopen libsyscope.so and call its syscope_attach_start
- * (attach_inject.c); the runtime's own thread records from then on (src/runtime/attach.c).
- * The end: ENTER on a terminal, SIGINT/SIGTERM, -w + -d seconds, or the process's end. Then
- * <session>/attach.stop tells the runtime to detach, and the session is converted as after
- * `sample`.
+ * the session (the processes' environment cannot be changed). Every process is checked
+ * before any is touched. One thread of each is borrowed through ptrace to dlopen
+ * libsyscope.so and call its syscope_attach_start (attach_inject.c), all of them first, then
+ * their starts are waited for, so that they record from nearly the same moment; each
+ * runtime's own thread records from then on (src/runtime/attach.c) and says what it did in
+ * <session>/attach-<pid>.state. The end: ENTER on a terminal, SIGINT/SIGTERM, -w + -d
+ * seconds, or the end of every process (one that ends or executes meanwhile ends only its
+ * own recording). Then <session>/attach.stop tells every runtime to detach, and the session
+ * is converted as after `sample` (one raw file per process, as a program with children).
  */
 #define PR_FMT "attach: "
 #include <errno.h>
@@ -190,16 +194,27 @@ static void write_owner(const char *session)
 	free(path);
 }
 
-/* Run as root on another user's process: the process writes its raw file in the session. */
-static void give_session_to(pid_t pid, const char *session)
+/* Run as root on another user's process: the process writes its raw file in the session,
+ * which one user can own; processes of other users then cannot write theirs. */
+static void give_session_to(const struct attach *a, const char *session)
 {
-	uid_t uid;
+	pid_t pid = a->t[0].pid;
+	uid_t uid, other;
 	gid_t gid;
 	char *raw = sc_xasprintf("%s/" SC_SESSION_RAW_DIR, session);
 
-	if (geteuid() == 0 && sc_attach_owner(pid, &uid, &gid) && uid != 0 &&
-	    (chown(session, uid, gid) || chown(raw, uid, gid)))
+	if (geteuid() != 0 || !sc_attach_owner(pid, &uid, &gid)) {
+		free(raw);
+		return;
+	}
+	if (uid != 0 && (chown(session, uid, gid) || chown(raw, uid, gid)))
 		pr_warn("cannot give %s to the process's user: %s", raw, strerror(errno));
+	for (unsigned i = 1; i < a->n; i++)
+		if (sc_attach_owner(a->t[i].pid, &other, &gid) && other != 0 && other != uid)
+			pr_warn("process %d belongs to another user (uid %u) than process %d (uid "
+				"%u, who owns the session folder): it may not write its raw file "
+				"there; attach the processes of each user with a command of its own",
+				(int)a->t[i].pid, (unsigned)other, (int)pid, (unsigned)uid);
 	free(raw);
 }
 
@@ -402,31 +417,39 @@ static bool await_start(struct target *t, const char *session)
 	return false;
 }
 
+static const struct target *first_recorded(const struct attach *a)
+{
+	for (unsigned i = 0; i < a->n; i++)
+		if (!a->t[i].failed[0])
+			return &a->t[i];
+	return NULL;
+}
+
 /* Always said: the user's cue (and a script's) that recording started. One process keeps
  * the line scripts match. */
 static void say_attached(const struct attach *a)
 {
 	const char *enter = isatty(STDIN_FILENO) ? "; press ENTER to detach" : "";
+	const struct target *one = first_recorded(a);
 	char pids[2048] = "", held[2048] = "";
-	const struct target *only = NULL;
 
+	if (count_recorded(a) == 1) {
+		fprintf(stderr, "syscope: attached to process %d (thread %d held %.1f ms)%s\n",
+			(int)one->pid, (int)one->tid, one->info.held_ms, enter);
+		return;
+	}
 	for (unsigned i = 0; i < a->n; i++) {
 		const struct target *t = &a->t[i];
 
 		if (t->failed[0])
 			continue;
-		only = only ? NULL : t;
 		snprintf(pids + strlen(pids), sizeof(pids) - strlen(pids), "%s%d",
 			 pids[0] ? ", " : "", (int)t->pid);
 		snprintf(held + strlen(held), sizeof(held) - strlen(held), "%s%.1f",
 			 held[0] ? ", " : "", t->info.held_ms);
 	}
-	if (only && count_recorded(a) == 1)
-		fprintf(stderr, "syscope: attached to process %d (thread %d held %.1f ms)%s\n",
-			(int)only->pid, (int)only->tid, only->info.held_ms, enter);
-	else
-		fprintf(stderr, "syscope: attached to processes %s (threads held %s ms)%s\n", pids,
-			held, enter);
+	fprintf(stderr, "syscope: attached to processes %s (threads held %s ms)%s\n", pids, held,
+		enter);
 }
 
 /* The runtime of every process detaches at the stop file (those that ended are gone). */
@@ -502,8 +525,7 @@ static void start_all(struct attach *a, const char *session, const char *lib)
 {
 	char *settings = write_settings(session, &a->cli->settings);
 
-	for (unsigned i = 0; i < a->n; i++)
-		give_session_to(a->t[i].pid, session);
+	give_session_to(a, session);
 	for (unsigned i = 0; i < a->n; i++)
 		inject(&a->t[i], session, lib, settings);
 	free(settings);
