@@ -1,9 +1,9 @@
 """syscope attach with several processes (-p A -p B, -p A,B): one session, one raw file and
 one profile per process, each sampled in its own hot function, all detached together and
-left running; a process that ends while attached ends only its own recording; one that
-cannot be recorded is skipped, said, and named in the summary; bad input (a pid that is not
-running, one given twice, --tid or %rank% with several) is refused before any process is
-touched.
+left running; a process that ends or executes while attached ends only its own recording;
+one that cannot be recorded is skipped, said, and named in the summary (none recorded: the
+failure of one process); bad input (a pid that is not running, one given twice, --tid or
+%rank% with several) is refused before any process is touched.
 
 Recording windows end when the fixtures' threads have had a known amount of CPU time (read
 from /proc), not after a fixed time."""
@@ -192,6 +192,25 @@ def test_one_process_busy_the_other_recorded():
         # The other attach was not disturbed: it still records, and detaches as usual.
         check(first.proc.poll() is None, "the first attach ended")
         check_eq(first.finish(signal.SIGINT), 0, first.describe())
+        check_still_running(targets)
+    finally:
+        for t in targets:
+            t.kill()
+
+
+def test_none_recorded_fails_as_one_does():
+    targets = spin_targets(2)
+    try:
+        a, b = targets
+        first = Attach(a.pid, "-p", str(b.pid), "--output-format", "json")
+        first.wait_attached()
+        r = refused("-p", f"{a.pid},{b.pid}")  # each busy: no session is left behind
+        check_eq(r.returncode, 1, r.stderr)
+        for t in targets:
+            check(f"cannot attach to process {t.pid}: it is being profiled by syscope already"
+                  in r.stderr, r.stderr)
+        check_eq(first.finish(signal.SIGINT), 0, first.describe())
+        check_eq(raw_files(first), sorted(f"{t.pid}.sraw" for t in targets), "first's files")
         check_still_running(targets)
     finally:
         for t in targets:
