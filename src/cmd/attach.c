@@ -121,8 +121,10 @@ static void add_pids(struct attach *a, const char *text, const char *what)
 				       "once",
 				       (int)pid);
 		if (a->n == MAX_TARGETS)
-			sc_die(SC_EXIT_USAGE, "attach: more than %d processes given (-p)",
-			       MAX_TARGETS);
+			sc_die(SC_EXIT_USAGE,
+			       "attach: more than %d processes given (-p): one attach takes at most "
+			       "%d; attach the others with another command",
+			       MAX_TARGETS, MAX_TARGETS);
 		a->t[a->n].pid = pid;
 		a->t[a->n++].tid = pid;
 	}
