@@ -169,7 +169,10 @@ void sc_attach_finish_children(const char *session, pid_t target,
 	unsigned nrecorded, unfollowed = 0;
 	char *dir = sc_xasprintf("%s/" SC_SESSION_RAW_DIR, session);
 	unsigned executed = 0, waiting = 1;
+	char prefix[32];
 
+	/* Only this target's children: the session may hold other attached processes' files. */
+	snprintf(prefix, sizeof(prefix), "%d-fork", (int)target);
 	for (int waited = 0; waiting && waited <= DETACH_TIMEOUT_MS; waited += 10) {
 		DIR *d = opendir(dir);
 		struct dirent *de;
@@ -178,7 +181,8 @@ void sc_attach_finish_children(const char *session, pid_t target,
 		while (d && (de = readdir(d))) {
 			char *path;
 
-			if (!strstr(de->d_name, "-fork") || !strstr(de->d_name, SC_RAW_SUFFIX))
+			if (strncmp(de->d_name, prefix, strlen(prefix)) ||
+			    !strstr(de->d_name, SC_RAW_SUFFIX))
 				continue;
 			path = sc_xasprintf("%s/%s", dir, de->d_name);
 			switch (file_state(path)) {

@@ -623,6 +623,24 @@ int sc_launch(struct sc_cli *cli, struct sc_launch_result *res)
 	return 0;
 }
 
+/* `pid` (the first process's) and `pids` (with several) beside the `attach` detail. */
+static void set_attach_info(json_t *info, json_t *detail)
+{
+	json_t *first = json_is_array(detail) ? json_array_get(detail, 0) : detail;
+
+	json_object_set(info, "pid", json_object_get(first, "pid"));
+	if (json_is_array(detail)) {
+		json_t *pids = json_array();
+		size_t i;
+		json_t *d;
+
+		json_array_foreach (detail, i, d)
+			json_array_append(pids, json_object_get(d, "pid"));
+		json_object_set_new(info, "pids", pids);
+	}
+	json_object_set_new(info, "attach", detail);
+}
+
 /* syscope attach: the session folder, its information and settings as for a launched
  * program, then `run` (which attaches, records and detaches) instead of a child. */
 int sc_launch_attached(struct sc_cli *cli, sc_attach_fn run, void *ctx,
@@ -645,10 +663,8 @@ int sc_launch_attached(struct sc_cli *cli, sc_attach_fn run, void *ctx,
 	json_object_set_new(l.info, "duration_s",
 			    json_real((double)(l.end.tv_sec - l.start.tv_sec) +
 				      (double)(l.end.tv_nsec - l.start.tv_nsec) * 1e-9));
-	if (detail) {
-		json_object_set(l.info, "pid", json_object_get(detail, "pid"));
-		json_object_set_new(l.info, "attach", detail);
-	}
+	if (detail)
+		set_attach_info(l.info, detail);
 	session_info_write(&l);
 	json_decref(l.info);
 	res->session_dir = l.session;

@@ -23,7 +23,7 @@ const struct sc_verb sc_verbs[] = {
 	{ "attach", cmd_attach, SC_VERB_SAMPLE, /* sample's options */
 	  "Profile a process that is already running (CPU-time sampling of all its threads), "
 	  "then detach and leave it running.",
-	  "syscope attach -p PID [--tid TID] [-d SECONDS] [-w SECONDS] [-F perfetto,rocpd] "
+	  "syscope attach -p PID[,PID...] [-p PID...] [--tid TID] [-d SECONDS] [-w SECONDS] [-F perfetto,rocpd] "
 	  "[options]" },
 	{ "instrument", cmd_instrument, SC_VERB_INSTRUMENT,
 	  "Record every call of the program's functions: their entries are patched at start-up "

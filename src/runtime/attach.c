@@ -16,7 +16,7 @@
  * disables every sampler, lets handlers in progress finish, finalizes the recording (end
  * reason DETACH: every thread's records reach the file), closes every descriptor it opened,
  * gives the program its signal handlers back and exits. The library stays loaded and
- * dormant; a later attach starts it again. What it did is in <session>/attach.state.
+ * dormant; a later attach starts it again. What it did is in <session>/attach-<pid>.state.
  *
  * The program's threads are attach_threads.c's.
  *
@@ -57,7 +57,8 @@ static struct {
 	bool in_child; /* a fork child's recording: the CLI's state file is the parent's */
 } at;
 
-/* One line "WORD DETAIL" for the CLI. */
+/* One line "WORD DETAIL" for the CLI, in a file of this process's own: one attach may record
+ * several processes into one session. */
 static void write_state(const char *word, const char *detail)
 {
 	char path[4200], text[1024];
@@ -65,7 +66,7 @@ static void write_state(const char *word, const char *detail)
 
 	if (at.in_child)
 		return;
-	snprintf(path, sizeof(path), "%s/attach.state", rt_proc.session_dir);
+	snprintf(path, sizeof(path), "%s/attach-%d.state", rt_proc.session_dir, (int)getpid());
 	len = snprintf(text, sizeof(text), "%s %s\n", word, detail);
 	fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
 	if (fd < 0)

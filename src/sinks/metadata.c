@@ -262,6 +262,22 @@ static json_t *load_session_info(const char *dir)
 
 /* The process's place in an MPI job: its rank (from MPI_Init, else the launcher), the job's
  * size (0 when MPI_Init was not seen) and the host. */
+/* An attach of several processes lists them all in session.json: each process's metadata
+ * keeps its own entry (a fork child, not in the list, keeps the list). */
+static void own_attach(json_t *launcher, int32_t pid)
+{
+	json_t *all = json_object_get(launcher, "attach"), *d;
+	size_t i;
+
+	if (!json_is_array(all))
+		return;
+	json_array_foreach (all, i, d)
+		if (json_integer_value(json_object_get(d, "pid")) == pid) {
+			json_object_set(launcher, "attach", d);
+			return;
+		}
+}
+
 static json_t *mpi_json(const struct sc_image *img)
 {
 	return json_pack("{s:i, s:i, s:s?}", "rank", sc_image_rank(img), "size",
@@ -313,6 +329,7 @@ static int write_metadata(struct sc_output *out)
 			json_t *launcher = json_deep_copy(session);
 
 			json_object_del(launcher, "settings");
+			own_attach(launcher, p->pid);
 			json_object_set_new(doc, "launcher", launcher);
 		}
 		json_dumpf(doc, of.f, JSON_INDENT(1) | JSON_REAL_PRECISION(9));

@@ -118,7 +118,9 @@ class Attach:
             self.proc.send_signal(sig)
         out, err = self.proc.communicate(timeout=300)
         self.out, self.err = out, "".join(self.err_lines) + err
-        m = re.findall(r"wrote \d+ files? to (.*)/\n", self.err)
+        # "wrote 6 files to DIR/", or "... to DIR/ for 2 processes, by kind:" for many
+        m = re.findall(r"wrote \d+ files? to (.*?)/(?: for \d+ processes, by kind:)?\n",
+                       self.err)
         self.session = m[-1] if m else None
         return self.proc.returncode
 

@@ -221,6 +221,37 @@ def test_every_rank_attached_merges_into_one_job():
         job.kill()
 
 
+def test_both_ranks_attached_by_one_command():
+    need_mpi("mpi_attach")
+    job = Job()
+    try:
+        pids = job.ranks()
+        a = Attach(pids[0], "-p", str(pids[1]), "--parallel=mpi", "--no-time-output", "-o",
+                   "job", "-d", "3")
+        line = a.wait_attached()
+        check(f"attached to processes {pids[0]}, {pids[1]}" in line, line)
+        check_eq(a.finish(), 0, a.describe())
+        check(a.session, f"no session written\n{a.describe()}")
+        check_eq([e["ended_by"] for e in a.info()["attach"]], ["duration"] * 2, "both ends")
+        rounds = check_rank0_rounds(mpi_regions(rank_db(a.session, pids[0])))
+        r1 = mpi_regions(rank_db(a.session, pids[1]))
+        check_all(r1, "MPI_Recv", {"bytes_received": "4000", "peer": "0", "comm": "1"},
+                  {"tag": "5"})
+        check_eq(sorted(a.metadata(p)["mpi"]["rank"] for p in pids), [0, 1], "the ranks")
+        # One session is one job: the summary reads both ranks' databases together.
+        s = subprocess.run([SYSCOPE, "summary", "--format", "json", a.session],
+                           capture_output=True, text=True, timeout=300)
+        check_eq(s.returncode, 0, s.stderr)
+        summary = json.loads(s.stdout)
+        check_eq(sorted(r["rank"] for r in summary["mpi_ranks"]), [0, 1],
+                 "time in MPI of both ranks")
+        colls = [r.get("collective") for r in summary.get("mpi_collectives", [])]
+        check("MPI_Allreduce" in colls, f"collectives: {summary.get('mpi_collectives')}")
+        job.check_answer(rounds)
+    finally:
+        job.kill()
+
+
 def test_mpi_loaded_local_is_found():
     """Attached before MPI_Init to a rank whose MPI a plugin loaded local (mpi_dlopen.c)."""
     need_mpi("mpi_dlopen")
