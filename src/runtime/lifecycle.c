@@ -256,6 +256,8 @@ void rt_finalize_reset(void)
 static const int ending[] = { SIGHUP,  SIGINT,	SIGQUIT, SIGPIPE,   SIGALRM, SIGTERM, SIGUSR1,
 			      SIGUSR2, SIGXCPU, SIGXFSZ, SIGVTALRM, SIGPROF, SIGIO,   SIGPWR };
 
+static bool end_stored(void);
+
 void rt_finalize(enum sc_end_reason reason, int status)
 {
 	sigset_t block, saved;
@@ -271,6 +273,9 @@ void rt_finalize(enum sc_end_reason reason, int status)
 	RT_REAL(pthread_sigmask)(SIG_BLOCK, &block, &saved);
 	if (atomic_exchange(&finalized, 1)) {
 		RT_REAL(pthread_sigmask)(SIG_SETMASK, &saved, NULL);
+		/* Another thread is finalizing (the program's exit while an attach detaches):
+		 * returning now would let the caller release the recording under it. */
+		end_stored();
 		return;
 	}
 	rt_plugins_stop(); /* plugins flush what they buffered while recording still works */

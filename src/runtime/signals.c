@@ -75,10 +75,9 @@ int rt_signal_claim(int sig, rt_sig_handler handler)
 			rt_real.sigaction(s, &a, NULL);
 		}
 	}
-	if (prev.sa_handler != SIG_DFL) {
-		sigs[sig].program = prev;
-		sigs[sig].program_set = true;
-	}
+	/* Set either way: a release (detach) leaves the last attach's view behind. */
+	sigs[sig].program = prev;
+	sigs[sig].program_set = prev.sa_handler != SIG_DFL;
 	sigs[sig].ours = handler;
 	return 0;
 }
@@ -93,7 +92,12 @@ void rt_signals_release(void)
 		memset(&dfl, 0, sizeof(dfl));
 		dfl.sa_handler = SIG_DFL;
 		RT_REAL(sigaction)(s, sigs[s].program_set ? &sigs[s].program : &dfl, NULL);
-		memset(&sigs[s], 0, sizeof(sigs[s]));
+		/* What the program installed stays: a handler of ours entered just before, for
+		 * the program's own signal (raise), still forwards it there; cleared, it would
+		 * take the default action and end the program (SIGSTKFLT at a detach). */
+		sigs[s].ours = NULL;
+		sigs[s].fatal_hidden = sigs[s].fatal_kept = false;
+		sigs[s].hidden = NULL;
 	}
 	sigemptyset(&sampler_sigs);
 }

@@ -558,10 +558,16 @@ void rt_patch_shadow_start(void)
 void rt_patch_shadow_thread_stop(void)
 {
 	rt_patch_shadow_end_open_calls(rt_now_ns());
-	/* A thread whose frames are all gone; one still inside patched code keeps its stack. */
+	/* A thread whose frames are all gone; one still inside patched code keeps its stack.
+	 * Dropped before it is unmapped, and never made again: a signal handler's patched call
+	 * arriving now (a timer's, while the thread ends) must not write into it. */
 	if (shadow.f && !shadow.depth) {
-		munmap(shadow.f, SHADOW_FRAMES * sizeof(struct frame));
+		struct frame *f = shadow.f;
+
+		shadow.failed = true;
 		shadow.f = NULL;
+		barrier();
+		munmap(f, SHADOW_FRAMES * sizeof(struct frame));
 	}
 }
 

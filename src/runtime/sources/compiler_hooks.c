@@ -243,12 +243,17 @@ static void thread_stop(struct rt_thread *t)
 {
 	(void)t;
 	rt_hooks_end_open_calls(rt_now_ns());
+	/* The thread's last calls (key destructors): recorded only. Dropped before unmapped: a
+	 * signal handler's hooked call arriving now (a timer's) must not write into it. */
+	calls.failed = true;
 	if (calls.f) {
-		munmap(calls.f, HOOK_FRAMES * sizeof(struct hook_frame));
+		struct hook_frame *f = calls.f;
+
 		calls.f = NULL;
 		calls.depth = 0;
+		barrier();
+		munmap(f, HOOK_FRAMES * sizeof(struct hook_frame));
 	}
-	calls.failed = true; /* the thread's last calls (key destructors): recorded only */
 }
 
 static void process_stop(void)

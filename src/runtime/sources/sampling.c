@@ -808,6 +808,9 @@ static int process_start(void)
 	sampler.cpu_on =
 		sc_bool(s, SC_SET_SAMPLING_CPUTIME) || (!sampler.wall_on && !sampler.overflow_on);
 	sampler.cpu_sig = resolve_signal(sc_int(s, SC_SET_SAMPLING_CPUTIME_SIGNAL));
+	/* A second attach: the signal the last one moved to was given back at its detach (the
+	 * default action again); claimed anew below if the program still handles cpu_sig. */
+	atomic_store(&sampler.moved_sig, 0);
 	sampler.wall_sig = resolve_signal(sc_int(s, SC_SET_SAMPLING_REALTIME_SIGNAL));
 	sampler.cpu_timer_choice = !strcmp(timer, "perf") ? 1 : !strcmp(timer, "posix") ? 2 : 0;
 	sampler.period_ns = (uint64_t)(1e9 / sc_double(s, SC_SET_SAMPLING_FREQ));
