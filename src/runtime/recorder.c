@@ -415,7 +415,30 @@ static void take_back(struct rt_slot *s)
 		claim_flushed(s, ((const struct sc_chunk_header *)s->base)->used);
 }
 
-/* The first `used` bytes of slot `s`'s chunk into the file. Async-signal-safe. */
+/*
+ * Where the whole records of a chunk's bytes [from, used) end, `from` being where one
+ * starts: at the first whose header is not stored yet. That one's writer was interrupted
+ * by a signal handler that recorded after it (and may have closed the chunk, or flushed it):
+ * a flush may write the bytes after it, but must not claim them, or the record, committed
+ * later, would never reach the file and its zero header would end the chunk for the reader.
+ */
+static uint32_t whole_records_end(const char *base, uint32_t from, uint32_t used)
+{
+	if (from < sizeof(struct sc_chunk_header))
+		from = sizeof(struct sc_chunk_header);
+	while (from + sizeof(struct sc_record) <= used) {
+		uint32_t size = __atomic_load_n(&((const struct sc_record *)(base + from))->size,
+						__ATOMIC_ACQUIRE);
+
+		if (size < sizeof(struct sc_record) || size > used - from)
+			break;
+		from += size;
+	}
+	return from;
+}
+
+/* The first `used` bytes of slot `s`'s chunk into the file, and those of its whole records
+ * claimed as written. Async-signal-safe. */
 static void flush_slot(struct rt_slot *s, uint32_t used)
 {
 	char *base = s->base;
@@ -427,24 +450,28 @@ static void flush_slot(struct rt_slot *s, uint32_t used)
 		used = recorder.chunk_size;
 	for (int tries = 0; tries < FLUSH_TRIES; tries++) {
 		uint64_t seen = __atomic_load_n(&s->flushed, __ATOMIC_ACQUIRE);
-		uint32_t written;
+		uint32_t written, whole;
 
 		/* The slot moved on to another chunk (its owner exchanged): not ours now. */
 		if (tries && (s->base != base || s->index != index))
 			return;
+		/* Before the copy: a record whose header is seen now is in the bytes written. */
+		whole = whole_records_end(base, FLUSHED_BYTES(seen), used);
 		written = write_chunk(base, index, used, FLUSHED_BYTES(seen));
 		if (written < used) {
 			/* Whole records before the failure are in the file: claimed, so that only
 			 * those after them count as lost if it never gets better. */
+			if (written > whole)
+				written = whole;
 			if (written > FLUSHED_BYTES(seen))
 				__atomic_compare_exchange_n(&s->flushed, &seen,
 							    flushed_next(seen, written), false,
 							    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
 			return;
 		}
-		if (FLUSHED_BYTES(seen) >= used ||
-		    __atomic_compare_exchange_n(&s->flushed, &seen, flushed_next(seen, used), false,
-						__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		if (FLUSHED_BYTES(seen) >= whole ||
+		    __atomic_compare_exchange_n(&s->flushed, &seen, flushed_next(seen, whole),
+						false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 			return;
 	}
 }
