@@ -136,6 +136,11 @@ static int file_fd(void)
 	return reopen_file(fd);
 }
 
+void rt_count_lost_record(uint32_t size, enum sc_lost_cause why)
+{
+	count_lost(&rt_self, size, why);
+}
+
 void rt_count_lost_sample(void)
 {
 	if (recorder.hdr)

@@ -249,6 +249,9 @@ int rt_record(uint16_t type, uint16_t flags, const void *body, uint32_t body_siz
 	      uint32_t tail_size);
 struct sc_file_header *rt_header(void);
 void rt_count_lost_sample(void);
+/* A record that could not even be reserved (a call on a thread past its end, whose call
+ * stack is gone): counted as lost with its cause, as a refused reservation is. */
+void rt_count_lost_record(uint32_t size, enum sc_lost_cause why);
 void rt_set_end(enum sc_end_reason reason, int status);
 /* syscope attach, at detach: forget another (quiet) thread's chunks, then close the file. */
 void rt_recorder_detach_thread(struct rt_thread *t);

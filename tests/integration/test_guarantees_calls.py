@@ -3,8 +3,9 @@ A C++ library that throws, loaded RTLD_LOCAL by Python's ctypes, under sample, r
 instrument; longjmp/siglongjmp out of deep patched and compiler-hooked frames, 100 and
 20 000 times (the tree stays as deep as the calls, every call counted once); coroutines
 (swapcontext) drawn under their real callers; a library opened and closed 100 times, every
-load patched."""
+load patched; a timer's handler calling the program's functions while its threads end."""
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -172,6 +173,31 @@ def test_library_patched_at_every_load():
     check("instrument: 99 loads of libraries opened again after dlclose were patched again "
           "(198 functions in all)" in r.err, f"the later loads are said once: {r.err}")
     check_eq(r.err.count("functions patched in"), 2, f"no note per load: {r.err}")
+
+
+def check_timer_calls(r, how):
+    """timer_calls: 4 threads call leaf() 200 000 times each while a 100 us timer's handler
+    calls it too, on whichever thread runs, also one that is ending: the program runs as it
+    does alone, and every call of leaf() it made is in the profile or in the LOST count (a
+    call on a thread past its end cannot be recorded: it must be said)."""
+    check_eq(r.rc, 0, f"{how}: the program's status\n{r.describe()}")
+    m = re.search(r"timer_calls: (\d+) calls of leaf", r.out)
+    check(m, f"{how}: the program's output\n{r.describe()}")
+    made = int(m.group(1))
+    got = calls_of(r.profile("wall_clock")).get("leaf", 0)
+    check(got <= made, f"{how}: {got} calls recorded of {made} made")
+    lost = re.search(r"(\d+) because the thread had already ended", r.err)
+    check(got == made or (lost and int(lost.group(1)) >= made - got),
+          f"{how}: {made - got} calls of leaf neither recorded nor counted lost\n{r.err}")
+
+
+def test_timer_handler_calls_on_ending_threads():
+    r = syscope("instrument", "--no-throttle", "--output-format", "json", "--",
+                fixture("timer_calls"))
+    check_timer_calls(r, "instrument")
+    r = syscope("run", "--no-throttle", "--no-sample", "--output-format", "json", "--",
+                fixture("timer_calls_hooked"))
+    check_timer_calls(r, "compiler hooks")
 
 
 if __name__ == "__main__":

@@ -64,6 +64,7 @@ struct shadow {
 	struct frame *f;
 	uint32_t depth;
 	bool failed; /* the mmap failed: this thread is not traced */
+	bool ended;  /* the thread's end dropped the stack: a call now is a lost one */
 };
 
 static RT_TLS struct shadow shadow;
@@ -154,8 +155,14 @@ void rt_patch_enter(uint32_t id, uint64_t *ret_slot)
 	uint32_t d;
 	uint64_t ts;
 
-	if (!rt_recording() || !(f = frames()))
+	if (!rt_recording())
 		return;
+	if (!(f = frames())) {
+		/* A signal handler's call on a thread that ended (its stack is gone): said. */
+		if (shadow.ended)
+			rt_count_lost_record(sizeof(struct sc_rec_func_call), SC_LOST_NO_THREAD);
+		return;
+	}
 	ts = rt_now_ns();
 	end_dead_frames((uint64_t)(uintptr_t)ret_slot,
 			*ret_slot == (uint64_t)(uintptr_t)rt_patch_exit_stub, ts);
@@ -564,7 +571,7 @@ void rt_patch_shadow_thread_stop(void)
 	if (shadow.f && !shadow.depth) {
 		struct frame *f = shadow.f;
 
-		shadow.failed = true;
+		shadow.ended = shadow.failed = true;
 		shadow.f = NULL;
 		barrier();
 		munmap(f, SHADOW_FRAMES * sizeof(struct frame));
