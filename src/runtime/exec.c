@@ -312,7 +312,8 @@ static void before_exec(const char *path)
 		return;
 	rec.path_len = (uint32_t)strlen(path) + 1;
 	rt_record(SC_REC_EXEC, 0, &rec.ts, sizeof(rec) - sizeof(rec.hdr), path, rec.path_len);
-	rt_func_end_image(); /* they go on in the new image's file no more */
+	rt_func_end_image();	  /* they go on in the new image's file no more */
+	rt_sources_before_exec(); /* their threads' records in the file before the end */
 	rt_set_end(SC_END_EXEC, 0);
 	rt_sampling_before_exec();
 }
@@ -324,6 +325,7 @@ static void exec_failed(void)
 	if (in_own_process()) {
 		rt_set_end(SC_END_RUNNING, 0);
 		rt_sampling_exec_failed();
+		rt_sources_exec_failed();
 	}
 	errno = saved_errno;
 }

@@ -10,6 +10,9 @@
  *   thread_stop    the exiting thread itself
  *   fork_child     the child's only thread, after the recorder was reopened
  *   process_stop   the thread finalizing the process (exit, _exit)
+ *   before_exec    the thread calling exec, before the image's end is set: the other
+ *                  threads die with the exec, so a thread of the source stops here
+ *   exec_failed    the same thread, when exec returned (the image goes on)
  */
 #ifndef SYSCOPE_RUNTIME_SOURCE_H
 #define SYSCOPE_RUNTIME_SOURCE_H
@@ -24,6 +27,8 @@ struct rt_source {
 	void (*thread_stop)(struct rt_thread *t);
 	void (*fork_child)(void);
 	void (*process_stop)(void);
+	void (*before_exec)(void);
+	void (*exec_failed)(void);
 };
 
 extern const struct rt_source rt_source_sampling;
@@ -39,6 +44,8 @@ void rt_sources_thread_start(struct rt_thread *t);
 void rt_sources_thread_stop(struct rt_thread *t);
 void rt_sources_fork_child(void);
 void rt_sources_process_stop(void);
+void rt_sources_before_exec(void);
+void rt_sources_exec_failed(void);
 
 /* sampling.c: record the stack of a crash (called by the fatal-signal recorder). */
 void rt_sampling_record_crash(void *ucontext);

@@ -68,6 +68,8 @@ void rt_sources_process_start(void)
 		s.thread_stop = s.thread_stop ? s.thread_stop : no_thread;
 		s.fork_child = s.fork_child ? s.fork_child : no_void;
 		s.process_stop = s.process_stop ? s.process_stop : no_void;
+		s.before_exec = s.before_exec ? s.before_exec : no_void;
+		s.exec_failed = s.exec_failed ? s.exec_failed : no_void;
 		if (!s.enabled(&rt_proc.settings))
 			continue;
 		if (s.process_start()) {
@@ -101,4 +103,16 @@ void rt_sources_process_stop(void)
 {
 	for (unsigned i = 0; i < nactive; i++)
 		active[i].process_stop();
+}
+
+void rt_sources_before_exec(void)
+{
+	for (unsigned i = 0; i < nactive; i++)
+		active[i].before_exec();
+}
+
+void rt_sources_exec_failed(void)
+{
+	for (unsigned i = 0; i < nactive; i++)
+		active[i].exec_failed();
 }

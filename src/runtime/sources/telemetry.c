@@ -12,7 +12,9 @@
  *
  * Counts that only grow (faults, switches, bytes) are recorded as totals since telemetry
  * started. /proc files are opened once and read with pread each tick. The thread records
- * into its own stream, is named "syscope-host", takes no signals, and is never sampled.
+ * into its own stream, is named "syscope-host", takes no signals, and is never sampled. It
+ * waits between ticks on a futex that a stop wakes: an exec stops it at once (it would die
+ * with the exec, its last records with it: a fork child that execs is the common case).
  */
 #include "gpu_telemetry.h"
 
@@ -25,6 +27,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -66,11 +71,12 @@ struct cpu_times {
 static struct {
 	pthread_t thread;
 	bool running;
-	bool host;	 /* host metrics (--host) */
-	bool gpu_wanted; /* GPU metrics (--gpu) asked for */
-	bool gpu;	 /* ... and being recorded */
-	atomic_int stop;
-	uint64_t cpu_ns; /* the thread's own CPU time, when it ended */
+	bool host;	       /* host metrics (--host) */
+	bool gpu_wanted;       /* GPU metrics (--gpu) asked for */
+	bool gpu;	       /* ... and being recorded */
+	atomic_int stop;       /* 0, or why the thread is asked to end: STOP_END, STOP_EXEC */
+	bool stopped_for_exec; /* started again if the exec fails */
+	uint64_t cpu_ns;       /* the thread's own CPU time, when it ended */
 	unsigned samples;
 	uint64_t period_ns, delay_ns, duration_ns;
 	int fd_statm, fd_status, fd_io, fd_sysstat, fd_netdev, fd_disks;
@@ -481,6 +487,10 @@ static void tick(unsigned n, bool final)
 
 /* ---- the thread ---- */
 
+#define STOP_END 1  /* the process ends: a last tick with every value */
+#define STOP_EXEC 2 /* an exec: no last tick */
+
+/* Until `deadline`, or a stop (which wakes the futex). */
 static void sleep_until(uint64_t deadline)
 {
 	while (!atomic_load(&tel.stop)) {
@@ -489,12 +499,9 @@ static void sleep_until(uint64_t deadline)
 
 		if (now >= deadline)
 			return;
-		/* Short naps, so that a stop is seen within 20 ms. */
-		if (deadline - now > 20000000)
-			deadline = now + 20000000 < deadline ? now + 20000000 : deadline;
 		ts.tv_sec = (time_t)((deadline - now) / 1000000000u);
 		ts.tv_nsec = (long)((deadline - now) % 1000000000u);
-		nanosleep(&ts, NULL);
+		syscall(SYS_futex, &tel.stop, FUTEX_WAIT_PRIVATE, 0, &ts, NULL, 0);
 	}
 }
 
@@ -524,8 +531,9 @@ static void *telemetry_main(void *arg)
 			sleep_until(next);
 	}
 	/* Every value at the end, from this thread, so that each track's values come in
-	 * time order from one stream. */
-	tick(n, true);
+	 * time order from one stream; not before an exec, which must not wait for it. */
+	if (atomic_load(&tel.stop) != STOP_EXEC)
+		tick(n, true);
 	tel.samples = n + 1;
 	tel.cpu_ns = rt_thread_cpu_ns();
 	return NULL;
@@ -641,13 +649,34 @@ static int process_start(void)
 	return begin();
 }
 
-static void stop_thread(void)
+static void stop_thread_as(int how)
 {
 	if (!tel.running)
 		return;
-	atomic_store(&tel.stop, 1);
+	atomic_store(&tel.stop, how);
+	syscall(SYS_futex, &tel.stop, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
 	pthread_join(tel.thread, NULL);
 	tel.running = false;
+}
+
+static void stop_thread(void)
+{
+	stop_thread_as(STOP_END);
+}
+
+/* The thread dies with the exec: stopped now, its records reach the file with the image's
+ * end. Started again if the exec fails. */
+static void before_exec(void)
+{
+	tel.stopped_for_exec = tel.running;
+	stop_thread_as(STOP_EXEC);
+}
+
+static void exec_failed(void)
+{
+	if (tel.stopped_for_exec)
+		start_thread();
+	tel.stopped_for_exec = false;
 }
 
 static void process_stop(void)
@@ -688,4 +717,6 @@ const struct rt_source rt_source_telemetry = {
 	.process_start = process_start,
 	.fork_child = fork_child,
 	.process_stop = process_stop,
+	.before_exec = before_exec,
+	.exec_failed = exec_failed,
 };
