@@ -285,6 +285,14 @@ static void clock_fix_of(struct merge *mg, const char *path, const char *guid, s
 			path, (long long)f->offset[0], (long long)f->offset[1]);
 	else if (f->n)
 		pr_info("%s: clock moved onto rank 0's by %lld ns", path, (long long)f->offset[0]);
+	else if (
+		scalar(mg,
+		       "SELECT EXISTS (SELECT 1 FROM src.rocpd_region R JOIN src.rocpd_string S ON "
+		       "S.id = R.name_id AND S.guid = R.guid JOIN src.rocpd_arg A ON A.guid = "
+		       "R.guid AND A.event_id = R.event_id WHERE R.guid = ?1 AND S.string LIKE "
+		       "'MPI\\_Init%' ESCAPE '\\' AND A.name = 'rank' AND A.value = '0')",
+		       guid))
+		pr_info("%s: rank 0, whose clock the others' are moved onto", path);
 	else if (scalar(mg,
 			"SELECT EXISTS (SELECT 1 FROM src.rocpd_string S WHERE S.guid = ?1 AND "
 			"S.string LIKE 'MPI\\_%' ESCAPE '\\' AND EXISTS (SELECT 1 FROM "
