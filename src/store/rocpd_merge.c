@@ -243,6 +243,18 @@ static void compute_offsets(struct merge *mg, const char *guid)
 	}
 }
 
+/* Whether an input's MPI_Init (or MPI_Init_thread) said rank 0: the job's reference clock,
+ * which measures no offset of its own. */
+static bool is_rank_zero(struct merge *mg, const char *guid)
+{
+	return scalar(mg,
+		      "SELECT EXISTS (SELECT 1 FROM src.rocpd_region R JOIN src.rocpd_string S ON "
+		      "S.id = R.name_id AND S.guid = R.guid JOIN src.rocpd_arg A ON A.guid = "
+		      "R.guid AND A.event_id = R.event_id WHERE R.guid = ?1 AND S.string LIKE "
+		      "'MPI\\_Init%' ESCAPE '\\' AND A.name = 'rank' AND A.value = '0')",
+		      guid) != 0;
+}
+
 /*
  * The clock of an input's process against its MPI job's rank 0: the offsets measured at
  * MPI_Init and MPI_Finalize (regions "MPI clock sync", libsyscope-mpi.so's CLOCK_SYNC), to
@@ -285,13 +297,7 @@ static void clock_fix_of(struct merge *mg, const char *path, const char *guid, s
 			path, (long long)f->offset[0], (long long)f->offset[1]);
 	else if (f->n)
 		pr_info("%s: clock moved onto rank 0's by %lld ns", path, (long long)f->offset[0]);
-	else if (
-		scalar(mg,
-		       "SELECT EXISTS (SELECT 1 FROM src.rocpd_region R JOIN src.rocpd_string S ON "
-		       "S.id = R.name_id AND S.guid = R.guid JOIN src.rocpd_arg A ON A.guid = "
-		       "R.guid AND A.event_id = R.event_id WHERE R.guid = ?1 AND S.string LIKE "
-		       "'MPI\\_Init%' ESCAPE '\\' AND A.name = 'rank' AND A.value = '0')",
-		       guid))
+	else if (is_rank_zero(mg, guid))
 		pr_info("%s: rank 0, whose clock the others' are moved onto", path);
 	else if (scalar(mg,
 			"SELECT EXISTS (SELECT 1 FROM src.rocpd_string S WHERE S.guid = ?1 AND "
