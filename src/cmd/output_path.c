@@ -63,6 +63,11 @@ static const char *const rank_vars[] = { "OMPI_COMM_WORLD_RANK", "PMIX_RANK", "P
 					 "SLURM_PROCID", NULL };
 static const char *const size_vars[] = { "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS", NULL };
 
+int sc_output_path_job_size(void)
+{
+	return atoi(job_var(size_vars, "1"));
+}
+
 /* A misspelt placeholder (%rnak%) would silently become part of the folder's name, and put
  * every rank of a job in the same folder: refuse a %word% that is none of ours. */
 static void refuse_unknown_placeholder(const char *tmpl, const char *p)

@@ -18,6 +18,10 @@ char *sc_output_path_expand(const char *tmpl, const char *tag, const char *launc
  * environment (/proc/PID/environ; unreadable: outside a job). */
 void sc_output_path_job_of(pid_t pid);
 
+/* The size of the MPI or Slurm job this process (or the attached one) is a rank of; 1
+ * outside one. */
+int sc_output_path_job_size(void);
+
 /* The current time in the TIME_FORMAT setting's format (seconds since the epoch if that
  * format gives nothing). */
 void sc_output_path_stamp(const struct sc_settings *s, char *buf, size_t len);

@@ -184,6 +184,15 @@ def test_c_calls_with_their_arguments_per_rank():
         check("MPI_Allreduce" in text, "MPI calls in the wall-clock profile")
 
 
+def test_ranks_sharing_one_output_folder_are_told_of_rank():
+    # -o without %rank% and --no-time-output: the second rank finds the first's session there.
+    need_mpi()
+    proc, _ = run_ranks("mpi_basic", out="out")
+    check(proc.returncode != 0, describe(proc))
+    check("another rank of this job of 2 made it; put %rank% in -o" in proc.stderr,
+          describe(proc))
+
+
 def test_merged_ranks_have_message_flows():
     need_mpi()
     proc, workdir = run_ranks("mpi_basic", out="rank-%rank%")
