@@ -236,17 +236,20 @@ static void make_session(struct launch *l)
 	if (sc_session_is_dir(dir) || mkdir(raw, 0755)) {
 		int err = errno;
 
-		if (sc_session_is_dir(dir) && sc_output_path_job_size() > 1)
-			sc_die(SC_EXIT_FAILURE,
-			       "output folder %s already holds a session: another rank of this job "
-			       "of %d made it; put %%rank%% in -o so that each rank has its own "
-			       "(e.g. -o 'out-%%rank%%'), or keep --time-output on",
-			       dir, sc_output_path_job_size());
-		if (sc_session_is_dir(dir))
+		if (sc_session_is_dir(dir)) {
+			int ranks = sc_output_path_job_size();
+
+			if (ranks > 1)
+				sc_die(SC_EXIT_FAILURE,
+				       "output folder %s already holds a session: another rank of "
+				       "this job of %d made it; put %%rank%% in -o so that each rank "
+				       "has its own (e.g. -o 'out-%%rank%%'), or keep --time-output on",
+				       dir, ranks);
 			sc_die(SC_EXIT_FAILURE,
 			       "output folder %s already holds a session; choose another with -o, or "
 			       "keep --time-output on",
 			       dir);
+		}
 		sc_die(SC_EXIT_FAILURE, "cannot create %s: %s", raw, strerror(err));
 	}
 	if (access(raw, W_OK))

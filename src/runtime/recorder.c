@@ -298,6 +298,29 @@ static uint32_t flushed_bytes(const struct rt_slot *s)
 	return FLUSHED_BYTES(__atomic_load_n(&s->flushed, __ATOMIC_ACQUIRE));
 }
 
+/*
+ * Where the whole records of a chunk's bytes [from, used) end, `from` being where one
+ * starts: at the first that runs past `used` (a write cut short) or whose header is not
+ * stored yet. That one's writer was interrupted by a signal handler that recorded after it
+ * (and may have closed the chunk, or flushed it): a flush may write the bytes after it, but
+ * must not claim them, or the record, committed later, would never reach the file and its
+ * zero header would end the chunk for the reader.
+ */
+static uint32_t whole_records_end(const char *base, uint32_t from, uint32_t used)
+{
+	if (from < sizeof(struct sc_chunk_header))
+		from = sizeof(struct sc_chunk_header);
+	while (from + sizeof(struct sc_record) <= used) {
+		uint32_t size = __atomic_load_n(&((const struct sc_record *)(base + from))->size,
+						__ATOMIC_ACQUIRE);
+
+		if (size < sizeof(struct sc_record) || size > used - from)
+			break;
+		from += size;
+	}
+	return from;
+}
+
 /* A write of chunk `index` stopped after `done` bytes (a disk filling up), the file holding
  * whole records up to `known` before: it must end its records at a whole one, or the reader
  * would take a record cut short (its header written, the rest zero) for whole. The header of
@@ -314,14 +337,7 @@ static uint32_t cut_at_record(int fd, const char *base, uint32_t index, uint32_t
 		return known; /* nothing past what the file held: it still holds that */
 	if (done <= pos)
 		return 0; /* not even the chunk's header: nothing of it counts as written */
-	for (;;) {
-		uint32_t size = ((const struct sc_record *)(base + pos))->size;
-
-		if (pos + sizeof(struct sc_record) > done || size < sizeof(struct sc_record) ||
-		    pos + size > done)
-			break;
-		pos += size;
-	}
+	pos = whole_records_end(base, pos, done);
 	if (pos < done &&
 	    NO_XFSZ(pwrite(fd, zeros, done - pos < sizeof(zeros) ? done - pos : sizeof(zeros),
 			   chunk_offset(index) + pos)) < 0)
@@ -418,28 +434,6 @@ static void take_back(struct rt_slot *s)
 	s->handoff = 0;
 	if (handle && rt_writer_take_back(handle))
 		claim_flushed(s, ((const struct sc_chunk_header *)s->base)->used);
-}
-
-/*
- * Where the whole records of a chunk's bytes [from, used) end, `from` being where one
- * starts: at the first whose header is not stored yet. That one's writer was interrupted
- * by a signal handler that recorded after it (and may have closed the chunk, or flushed it):
- * a flush may write the bytes after it, but must not claim them, or the record, committed
- * later, would never reach the file and its zero header would end the chunk for the reader.
- */
-static uint32_t whole_records_end(const char *base, uint32_t from, uint32_t used)
-{
-	if (from < sizeof(struct sc_chunk_header))
-		from = sizeof(struct sc_chunk_header);
-	while (from + sizeof(struct sc_record) <= used) {
-		uint32_t size = __atomic_load_n(&((const struct sc_record *)(base + from))->size,
-						__ATOMIC_ACQUIRE);
-
-		if (size < sizeof(struct sc_record) || size > used - from)
-			break;
-		from += size;
-	}
-	return from;
 }
 
 /* The first `used` bytes of slot `s`'s chunk into the file, and those of its whole records

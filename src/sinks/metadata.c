@@ -260,8 +260,6 @@ static json_t *load_session_info(const char *dir)
 	return json_load_file(path, 0, NULL);
 }
 
-/* The process's place in an MPI job: its rank (from MPI_Init, else the launcher), the job's
- * size (0 when MPI_Init was not seen) and the host. */
 /* An attach of several processes lists them all in session.json: each process's metadata
  * keeps its own entry (a fork child, not in the list, keeps the list). */
 static void own_attach(json_t *launcher, int32_t pid)
@@ -278,6 +276,8 @@ static void own_attach(json_t *launcher, int32_t pid)
 		}
 }
 
+/* The process's place in an MPI job: its rank (from MPI_Init, else the launcher), the job's
+ * size (0 when MPI_Init was not seen) and the host. */
 static json_t *mpi_json(const struct sc_image *img)
 {
 	return json_pack("{s:i, s:i, s:s?}", "rank", sc_image_rank(img), "size",

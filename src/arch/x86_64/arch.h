@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * x86-64 specifics of the runtime: the signal-atomic fetch-add the recorder reserves space
- * with (and the compare-and-swap it gives space back with), the cycle counter, and register access in a signal's ucontext for the frame-pointer unwinder.
+ * with (and the compare-and-swap it gives space back with), the cycle counter, and register
+ * access in a signal's ucontext for the frame-pointer unwinder.
  */
 #ifndef SYSCOPE_ARCH_X86_64_H
 #define SYSCOPE_ARCH_X86_64_H
