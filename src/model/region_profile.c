@@ -318,8 +318,9 @@ static void throttle_note(struct sc_model *m, struct sc_process *proc, struct co
 		"throttled: %zu function%s, %llu calls counted, not recorded one by "
 		"one (%s%s); the profile has their exact counts, spread over each "
 		"function's call paths as its recorded calls (a native function's calls "
-		"counted after throttling are not timed, nor a Python one's without "
-		"--python-throttle-timed); the timeline has only the recorded calls",
+		"counted after throttling are not timed where an instrumented caller's self "
+		"time holds theirs, a Python one's without --python-throttle-timed); the "
+		"timeline has only the recorded calls",
 		n, n == 1 ? "" : "s", (unsigned long long)calls, list, n > shown ? ", ..." : "");
 	*VEC_PUSH(&m->notes) = (struct sc_note){ .pid = img->pid,
 						 .ts = img->last_ts,
@@ -359,9 +360,12 @@ static uint64_t recorded_in(const struct sc_tree *tree, uint32_t func)
 
 /* Give `tree`'s nodes of f->func their share of the counted calls, by their recorded calls
  * (`of` of `recorded` in all): counts that add up exactly, time at the mean, taken from the
- * self time of each node's caller, which held it. With `flat`, the flat table too. */
+ * self time of each node's caller, which held it, or, for outermost calls, added to the
+ * tree's roots and to `roots` (the profile's total, once over the threads' trees). With
+ * `flat`, the flat table too. */
 static void spread_counted(struct sc_profile *p, struct sc_tree *tree, const struct func_total *f,
-			   uint64_t recorded, uint64_t *given, uint64_t *of, bool flat)
+			   uint64_t recorded, uint64_t *given, uint64_t *of, bool flat,
+			   struct sc_stats *roots)
 {
 	double total = (double)f->total_ns * 1e-9;
 
@@ -378,7 +382,11 @@ static void spread_counted(struct sc_profile *p, struct sc_tree *tree, const str
 		secs = total * (double)share / (double)f->calls;
 		stats_add_many(&nd->incl, share, secs);
 		stats_add_many(&nd->excl, share, secs);
-		if (nd->parent) {
+		if (!nd->parent) { /* an outermost call: time in no caller, added to the roots' */
+			stats_add_many(&tree->nodes.v[0].incl, share, secs);
+			if (roots)
+				stats_add_many(roots, share, secs);
+		} else {
 			struct sc_node *up = &tree->nodes.v[nd->parent];
 
 			up->excl.sum = up->excl.sum > secs ? up->excl.sum - secs : 0;
@@ -413,11 +421,11 @@ static void add_counted(struct sc_profile *p, const struct func_total *f)
 	for (size_t t = 0; t < p->threads.n; t++)
 		recorded += recorded_in(&p->threads.v[t], f->func);
 	for (size_t t = 0; recorded && t < p->threads.n; t++)
-		spread_counted(p, &p->threads.v[t], f, recorded, &given, &of, !f->exact);
+		spread_counted(p, &p->threads.v[t], f, recorded, &given, &of, !f->exact, &p->total);
 	recorded = recorded_in(&p->merged, f->func);
 	given = of = 0;
 	if (recorded)
-		spread_counted(p, &p->merged, f, recorded, &given, &of, false);
+		spread_counted(p, &p->merged, f, recorded, &given, &of, false, NULL);
 }
 
 static int by_thread_start(const void *a, const void *b)

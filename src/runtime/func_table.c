@@ -23,6 +23,7 @@ struct func_stat {
 	_Atomic uint64_t extra_ns;
 	_Atomic uint64_t untimed_calls; /* after throttling: counted by an entry stub, not timed */
 	_Atomic bool throttled;
+	_Atomic bool outermost; /* a recorded call had no instrumented caller (patching) */
 };
 
 static _Atomic uint64_t keys[RT_FUNC_IDS];
@@ -101,6 +102,25 @@ bool rt_func_throttled(uint32_t id)
 	return id != RT_FUNC_NO_ID &&
 	       atomic_load_explicit(&native_stats[id & (RT_FUNC_IDS - 1)].throttled,
 				    memory_order_relaxed);
+}
+
+void rt_func_called_outermost(uint32_t id)
+{
+	struct func_stat *s;
+
+	if (id == RT_FUNC_NO_ID)
+		return;
+	s = &native_stats[id & (RT_FUNC_IDS - 1)];
+	/* A load first: the line is written once, not on every outermost call. */
+	if (!atomic_load_explicit(&s->outermost, memory_order_relaxed))
+		atomic_store_explicit(&s->outermost, true, memory_order_relaxed);
+}
+
+bool rt_func_count_only(uint32_t id)
+{
+	return rt_func_throttled(id) &&
+	       !atomic_load_explicit(&native_stats[id & (RT_FUNC_IDS - 1)].outermost,
+				     memory_order_relaxed);
 }
 
 void rt_func_count_untimed(uint32_t id, uint64_t calls)

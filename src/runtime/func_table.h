@@ -10,7 +10,10 @@
  * function called more than THROTTLE_CALLS times at under THROTTLE_US a call on average
  * is then only counted (rt_func_throttled), and FUNC_COUNT records give its totals at the
  * end. A patched function's calls after that stop at its entry stub, counted, not timed
- * (patch/counted.c). Everything here is async-signal-safe.
+ * (patch/counted.c), and a compiler-hooked one's read no clock, where their time is in an
+ * instrumented caller's; a function called with no instrumented caller (a library's API
+ * under -MI, called by uninstrumented code) keeps its calls timed, or its time would be in
+ * no function of the profile. Everything here is async-signal-safe.
  */
 #ifndef SYSCOPE_RUNTIME_FUNC_TABLE_H
 #define SYSCOPE_RUNTIME_FUNC_TABLE_H
@@ -31,6 +34,11 @@ bool rt_func_count_call(uint32_t id, uint16_t flags, uint64_t ns);
 
 /* Whether the native function `id` is throttled now (its calls only counted). */
 bool rt_func_throttled(uint32_t id);
+/* A recorded call of the native function `id` had no instrumented caller below it. */
+void rt_func_called_outermost(uint32_t id);
+/* Whether the native function `id`'s calls may go uncounted in time: throttled, and every
+ * call recorded so far had an instrumented caller (whose self time then holds theirs). */
+bool rt_func_count_only(uint32_t id);
 /* `calls` more calls of the native function `id`, counted without their time (patching's
  * entry stubs, once throttled: rt_patch_flush_counted). Async-signal-safe. */
 void rt_func_count_untimed(uint32_t id, uint64_t calls);

@@ -4,6 +4,8 @@ clock, no record) and a compiler-hooked call reads no clock; the profile still h
 count, from the recorded calls plus FUNC_COUNT, the notes name it and say its later calls
 were not timed, and functions called less often stay recorded call by call
 (tests/programs/throttle_skip.c). Counts stay exact across threads and in a fork child.
+A throttled function with no instrumented caller keeps its calls timed (its time would be in
+no function of the profile otherwise: a library's API under -MI called by the program).
 The default selection leaves out small functions that call nothing and have no loop."""
 import re
 import sqlite3
@@ -121,6 +123,29 @@ def test_fork_child_keeps_counting():
         for pid in pids:
             check_eq(check_throttled(kind, r, pid, N)[0], RECORDED,
                      f"{kind}: pid {pid} records tiny until past the threshold")
+
+
+def test_throttled_function_without_instrumented_caller_keeps_its_time():
+    n = 5000  # quick calls: throttled; then 20 calls of 10 ms, counted after
+    for kind in ("patched", "hooked"):
+        exe = fixture("throttle_skip" if kind == "patched" else "throttle_skip_hooked")
+        verb = (("instrument", "-R", "^late_long$", "-I", "^late_long$") if kind == "patched"
+                else ("sample",))
+        r = syscope(*verb, "--output-format", "json rocpd", "--", exe, n, "late")
+        check_eq(r.rc, 0, r.describe())
+        calls, counts = func_records(r, r.main_pid())
+        check_eq(len(counts), 1, f"{kind}: late_long throttled: {counts}")
+        (addr, (count, flags)), = counts.items()
+        check_eq(calls[addr] + count["calls"], n + 20, f"{kind}: recorded + counted calls")
+        check(not flags & 0x8, f"{kind}: every counted call timed: {flags:#x}")
+        # 20 calls of 10 ms at least, counted after throttling: their time in FUNC_COUNT
+        check(count["total_ns"] >= 200e6, f"{kind}: the long calls' time: {count}")
+        fl = {f["name"]: f for f in r.profile("wall_clock").meta["functions"]}
+        late = fl.get("late_long", {})
+        check_eq(late.get("calls"), n + 20, f"{kind}: exact count in the profile: {late}")
+        check(late.get("inclusive", 0) >= 0.2, f"{kind}: its time in the profile: {late}")
+        check("throttling: calls of 1 function counted after throttling, time not"
+              not in r.err, f"{kind}: no untimed calls said: {r.err}")
 
 
 def selected(*flags):

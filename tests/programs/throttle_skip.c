@@ -5,7 +5,10 @@
  * `throttle_skip N threads T`: T threads share the N calls of tiny() (N/T each, T divides N)
  *   while main calls slow() 50 times;
  * `throttle_skip N fork`: the same as the first, then a fork child calls tiny() N times and
- *   slow() 50 times again (its own counts), and the parent waits for it.
+ *   slow() 50 times again (its own counts), and the parent waits for it;
+ * `throttle_skip N late`: a thread whose start function is not instrumented calls
+ *   late_long() N times quickly and then 20 times for 10 ms each (time that only
+ *   late_long() holds: it has no instrumented caller).
  * Built twice: for `syscope instrument` and with -finstrument-functions.
  */
 #include <pthread.h>
@@ -53,6 +56,35 @@ NOINLINE void small_caller(long i)
 	tiny(i + 2);
 	tiny(i + 3);
 	tiny(i + 4);
+}
+
+NOINLINE void late_long(int sleep_ms)
+{
+	if (sleep_ms)
+		usleep((useconds_t)sleep_ms * 1000);
+	else
+		sink++;
+}
+
+/* Not instrumented in either build: late_long's calls have no instrumented caller. */
+__attribute__((no_instrument_function)) static void *late_main(void *arg)
+{
+	long n = (long)(intptr_t)arg;
+
+	for (long i = 0; i < n; i++)
+		late_long(0);
+	for (int i = 0; i < 20; i++)
+		late_long(10);
+	return NULL;
+}
+
+static int late(long n)
+{
+	pthread_t th;
+
+	if (pthread_create(&th, NULL, late_main, (void *)(intptr_t)n))
+		return 1;
+	return pthread_join(th, NULL) ? 1 : 0;
 }
 
 static void calls(long n)
@@ -116,6 +148,8 @@ int main(int argc, char **argv)
 		rc = threads(n, atoi(argv[3]));
 	else if (argc > 2 && !strcmp(argv[2], "fork"))
 		rc = forked(n);
+	else if (argc > 2 && !strcmp(argv[2], "late"))
+		rc = late(n);
 	else {
 		calls(n);
 		slow_calls();

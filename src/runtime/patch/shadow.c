@@ -109,10 +109,13 @@ static void end_frame_as(struct frame *fr, uint64_t ts, uint16_t open)
 		return;
 	fr->flags |= FR_ENDED;
 	end_loops(fr, 0, ts, open);
+	if (fr == shadow.f)
+		rt_func_called_outermost(fr->fid);
 	rt_func_call_record(open | rt_stack_context(fr->slot), fr->fid, rt_patch_func_addr[fr->id],
 			    fr->start, ts);
-	/* Throttled by this call or another: its entry stub only counts from now on. */
-	if (!open && rt_func_throttle_native && rt_func_throttled(fr->fid))
+	/* Throttled by this call or another: its entry stub only counts from now on, unless its
+	 * time would be in no caller's (then its calls stay timed, counted on exit). */
+	if (!open && rt_func_throttle_native && rt_func_count_only(fr->fid))
 		rt_patch_count_only(fr->id);
 }
 

@@ -109,7 +109,8 @@ static void enter(uint64_t fn, uint64_t sp)
 	if (!hooks_on || !rt_recording())
 		return;
 	id = rt_func_id(fn, 0);
-	untimed = rt_func_throttle_native && rt_func_throttled(id);
+	/* Untimed only under an instrumented caller, whose self time then holds the call's. */
+	untimed = rt_func_throttle_native && calls.depth && rt_func_throttled(id);
 	ts = entry_time(untimed, sp);
 	f = frames();
 	if (f) {
