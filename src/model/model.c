@@ -1142,6 +1142,14 @@ int sc_model_build(struct sc_model *m, struct sc_session *s, bool inlines)
 		img->lost_samples = h->lost_samples;
 	}
 	sc_model_finish(m);
+	/* A program killed where no handler runs (SIGKILL) recorded no end: its launcher knows. */
+	for (size_t i = 0; s->launched_signal && i < m->processes.n; i++) {
+		struct sc_process *p = m->processes.v[i];
+		struct sc_image *last = p->images.v[p->images.n - 1];
+
+		if (p->pid == s->launched_pid && last->end_reason == SC_END_RUNNING)
+			last->killed_by = s->launched_signal;
+	}
 	return 0;
 }
 

@@ -156,6 +156,7 @@ struct sc_image {
 	uint64_t start_ns, end_ns, last_ts, start_realtime_ns;
 	uint32_t end_reason; /* enum sc_end_reason */
 	int32_t end_status;
+	int killed_by; /* no end recorded, and the launcher saw this signal end it (SIGKILL) */
 	const char *exe, *cwd, *exec_path; /* interned; NULL when unknown */
 	const char *hostname;
 	VEC(const char *) argv;

@@ -322,6 +322,10 @@ static int write_metadata(struct sc_output *out)
 			environment(first), "images", images_json(p), "threads", threads_json(p),
 			"notes", notes_json(out->model, p->pid), "gpu", gpu_json(p), "files",
 			files);
+		if (last->killed_by) /* no end recorded: the launcher saw the signal */
+			json_object_set_new(doc, "exit",
+					    json_pack("{s:s, s:i}", "reason", "signal", "status",
+						      last->killed_by));
 		json_object_set_new(doc, "counters", sc_counters_json(p));
 		if (sc_image_rank(first) >= 0 || sc_image_mpi_size(first))
 			json_object_set_new(doc, "mpi", mpi_json(first));

@@ -23,6 +23,12 @@ static void print_ending(FILE *f, const struct sc_model *m)
 		if (img->end_reason == SC_END_SIGNAL)
 			fprintf(f, "syscope: process %d (%s) was killed by signal %d (%s)\n",
 				(int)p->pid, exe, img->end_status, strsignal(img->end_status));
+		else if (img->end_reason == SC_END_RUNNING && img->killed_by)
+			fprintf(f,
+				"syscope: process %d (%s) was killed by signal %d (%s), which no "
+				"handler can see: its threads' last records (about their last 20 ms) "
+				"may be missing\n",
+				(int)p->pid, exe, img->killed_by, strsignal(img->killed_by));
 		else if (img->end_reason == SC_END_RUNNING)
 			fprintf(f,
 				"syscope: process %d (%s) stopped recording without exiting normally "
@@ -478,15 +484,25 @@ void sc_summary_print(FILE *f, struct sc_output *out, unsigned top)
 {
 	struct sc_model *m = out->model;
 	struct sc_session *s = m->session;
-	unsigned nthreads = 0;
+	unsigned nthreads = 0, own = 0;
 	bool any = false;
 
+	/* syscope's own threads in the program (host telemetry, the chunk writer, attach's,
+	 * causal's controller) are named "syscope-..." and counted apart. */
 	for (size_t i = 0; i < m->processes.n; i++)
-		nthreads += (unsigned)m->processes.v[i]->threads.n;
+		for (size_t t = 0; t < m->processes.v[i]->threads.n; t++) {
+			if (!strncmp(m->processes.v[i]->threads.v[t].name, "syscope-", 8))
+				own++;
+			else
+				nthreads++;
+		}
 	print_ending(f, m);
 	print_crashes(f, out);
-	fprintf(f, "syscope: %zu process%s, %u thread%s recorded\n", m->processes.n,
+	fprintf(f, "syscope: %zu process%s, %u thread%s recorded", m->processes.n,
 		m->processes.n == 1 ? "" : "es", nthreads, nthreads == 1 ? "" : "s");
+	if (own)
+		fprintf(f, " (and %u of syscope's own)", own);
+	fputc('\n', f);
 	for (unsigned k = 0; k < SC_KINDS; k++) {
 		if (!sc_sample_kind_profiled(k) || !m->samples[k])
 			continue;

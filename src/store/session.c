@@ -10,6 +10,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <jansson.h>
+
 #define MAX_PROBLEMS 200 /* a badly damaged session must not bury the summary */
 
 void sc_session_problem(struct sc_session *s, const char *fmt, ...)
@@ -85,6 +87,22 @@ static int by_name(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/* How the launched program ended, as its launcher saw it (a SIGKILL leaves no trace in the
+ * program's own file). */
+static void read_launch_end(struct sc_session *s, const char *dir)
+{
+	char path[4200];
+	json_t *info, *sig;
+
+	snprintf(path, sizeof(path), "%s/" SC_SESSION_INFO, dir);
+	if (!(info = json_load_file(path, 0, NULL)))
+		return;
+	sig = json_object_get(json_object_get(info, "exit"), "signal");
+	s->launched_pid = (int32_t)json_integer_value(json_object_get(info, "pid"));
+	s->launched_signal = json_is_integer(sig) ? (int)json_integer_value(sig) : 0;
+	json_decref(info);
+}
+
 int sc_session_open(struct sc_session *s, const char *dir, char *err, size_t errlen)
 {
 	VEC(char *) names = { 0 };
@@ -125,6 +143,7 @@ int sc_session_open(struct sc_session *s, const char *dir, char *err, size_t err
 		free(names.v[i]);
 	}
 	VEC_FREE(&names);
+	read_launch_end(s, dir);
 	return 0;
 }
 

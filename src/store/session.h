@@ -26,6 +26,10 @@ struct sc_session {
 	VEC(struct sc_raw) files;
 	VEC(char *) problems; /* one line each: file, offset, what was wrong */
 	unsigned empty_files; /* processes that never started recording */
+	/* From session.json, when the launcher wrote it: the program it started and the signal
+	 * that ended it (0: it exited, or nothing is known). */
+	int32_t launched_pid;
+	int launched_signal;
 };
 
 /*

@@ -155,6 +155,23 @@ def test_sigterm_is_reported_as_signal_15():
     check("nothing lost" in r.err, r.err)
 
 
+def test_sigkill_is_named_from_the_launcher():
+    """No handler runs at a SIGKILL, so the program's file has no end: the launcher saw the
+    signal, and the summary and metadata name it; syscope's own host thread is counted apart
+    from the program's."""
+    r = syscope("instrument", "--min-instructions", "0", "--host", "--", fixture("guard_data"),
+                "kill", 100)
+    check_eq(r.rc, 128 + 9, "the program still dies of SIGKILL\n" + r.describe())
+    check_eq(r.metadata()["exit"], {"reason": "signal", "status": 9}, "the launcher's signal")
+    check(re.search(r"process \d+ \(guard_data\) was killed by signal 9 \(Killed\), which "
+                    r"no handler can see", r.err), r.err)
+    check("killed, or still running" not in r.err, r.err)
+    check("1 process, 1 thread recorded (and 1 of syscope's own)" in r.err, r.err)
+    # the calls flushed before the kill (every 20 ms of the 100 ms): most of them
+    calls = calls_of(r.profile("wall_clock")).get("counted", 0)
+    check(0 < calls <= 100, f"the calls flushed before the kill: {calls}\n{r.err}")
+
+
 def test_quick_exit_keeps_the_calls_of_its_handlers():
     """quick_exit() leaves through libc's own _exit, after the program's at_quick_exit
     handlers: the end is recorded after them."""

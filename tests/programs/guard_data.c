@@ -11,6 +11,8 @@
  *   guard_data pipe COUNTFILE  writes lines to stdout until SIGPIPE kills it; before each write
  *                              the number of counted() calls so far goes into COUNTFILE
  *   guard_data term N          N calls, then SIGTERM to itself
+ *   guard_data kill N          N calls 1 ms apart, then SIGKILL to itself (no handler can
+ *                              run: only what syscope flushed before, every 20 ms, is kept)
  *   guard_data quick N         N calls, then quick_exit(3), whose handler makes one more
  *   guard_data dlloop LIB N    dlopen and dlclose LIB N times
  */
@@ -118,11 +120,14 @@ static int run_pipe(const char *countfile)
 	}
 }
 
-static int run_term(int n)
+static int run_signal(int n, int sig)
 {
-	for (int i = 0; i < n; i++)
+	for (int i = 0; i < n; i++) {
 		counted();
-	kill(getpid(), SIGTERM);
+		if (sig == SIGKILL)
+			usleep(1000);
+	}
+	kill(getpid(), sig);
 	pause();
 	return 1;
 }
@@ -167,7 +172,9 @@ int main(int argc, char **argv)
 	if (!strcmp(what, "pipe") && argc == 3)
 		return run_pipe(argv[2]);
 	if (!strcmp(what, "term") && argc == 3)
-		return run_term(atoi(argv[2]));
+		return run_signal(atoi(argv[2]), SIGTERM);
+	if (!strcmp(what, "kill") && argc == 3)
+		return run_signal(atoi(argv[2]), SIGKILL);
 	if (!strcmp(what, "quick") && argc == 3)
 		return run_quick(atoi(argv[2]));
 	if (!strcmp(what, "dlloop") && argc == 4)
