@@ -40,6 +40,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -454,14 +455,17 @@ static void flush_slot(struct rt_slot *s, uint32_t used)
 		/* The slot moved on to another chunk (its owner exchanged): not ours now. */
 		if (tries && (s->base != base || s->index != index))
 			return;
-		/* Before the copy: a record whose header is seen now is in the bytes written. */
+		/* Only whole records (their headers seen before the copy): a record still being
+		 * written would reach the file as its body without a header, which the reader
+		 * cannot tell from damage when the image ends before a later flush (another
+		 * thread's exit while this one records). */
 		whole = whole_records_end(base, FLUSHED_BYTES(seen), used);
-		written = write_chunk(base, index, used, FLUSHED_BYTES(seen));
-		if (written < used) {
-			/* Whole records before the failure are in the file: claimed, so that only
-			 * those after them count as lost if it never gets better. */
-			if (written > whole)
-				written = whole;
+		if (whole <= FLUSHED_BYTES(seen))
+			return;
+		written = write_chunk(base, index, whole, FLUSHED_BYTES(seen));
+		if (written < whole) {
+			/* Whole records before the failure are in the file (cut_at_record): claimed,
+			 * so that only those after them count as lost if it never gets better. */
 			if (written > FLUSHED_BYTES(seen))
 				__atomic_compare_exchange_n(&s->flushed, &seen,
 							    flushed_next(seen, written), false,
@@ -505,6 +509,52 @@ void rt_recorder_flush_self(void)
 	flush_thread(&rt_self, true);
 }
 
+/*
+ * Another thread's slots into the file, while that thread may go on recording (a thread
+ * ends the image while others run). Each slot is marked as being written before its chunk
+ * is looked at, and its owner, retiring the slot to reuse its memory, waits for the mark to
+ * go (retire_slot): otherwise this write, still copying the old chunk out of the buffer,
+ * would put the new chunk's bytes over the old one's place in the file. Either the owner
+ * sees the mark, or this sees the slot retired (no base): sequentially consistent both.
+ */
+static void flush_foreign_thread(struct rt_thread *t)
+{
+	__atomic_fetch_add(&t->foreign_flushes, 1, __ATOMIC_SEQ_CST);
+	for (int i = 0; i < 2; i++) {
+		struct rt_slot *s = &t->slot[i];
+
+		if (__atomic_load_n(&s->base, __ATOMIC_SEQ_CST)) {
+			uint32_t used = slot_used(t, s);
+
+			if (used > flushed_bytes(s))
+				flush_slot(s, used);
+		}
+	}
+	__atomic_fetch_sub(&t->foreign_flushes, 1, __ATOMIC_SEQ_CST);
+}
+
+/* Slot `s` of thread `t` (the caller's own) gives its chunk up, the caller having written
+ * what it could: no foreign flush may be copying out of its memory when that is reused.
+ * Bounded, so that no end of the image can hang the program: a second at most, then the
+ * memory is reused anyway. */
+static void retire_slot(struct rt_thread *t, struct rt_slot *s)
+{
+	uint64_t until = 0;
+
+	s->gen = 0;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	__atomic_store_n(&s->base, NULL, __ATOMIC_SEQ_CST);
+	while (__atomic_load_n(&t->foreign_flushes, __ATOMIC_SEQ_CST)) {
+		uint64_t now = rt_now_ns();
+
+		if (!until)
+			until = now + 1000000000ull;
+		else if (now > until)
+			break;
+		sched_yield();
+	}
+}
+
 /* Every thread's amendments stored before now visible here, every later one seeing the
  * count of foreign flushes (see flushed_next). Not under a seccomp filter the program may
  * have installed since (one that kills on system calls it does not know): there, and without
@@ -524,8 +574,10 @@ void rt_recorder_flush_all(void)
 	for (uint32_t i = 0; i < n && i < MAX_WRITERS; i++) {
 		struct rt_thread *t = atomic_load(&writers[i]);
 
-		if (t)
+		if (t == &rt_self)
 			flush_thread(t, true);
+		else if (t)
+			flush_foreign_thread(t);
 	}
 	atomic_fetch_sub(&recorder.foreign_flushes, 1);
 }
@@ -771,9 +823,7 @@ static bool install_chunk(struct rt_thread *t, enum sc_lost_cause *why)
 		if (used > flushed_bytes(s))
 			flush_slot(s, used);
 		count_unwritten(s, used); /* what did not reach the file never will */
-		s->gen = 0;
-		__atomic_signal_fence(__ATOMIC_SEQ_CST);
-		s->base = NULL;
+		retire_slot(t, s);
 	}
 	base = slot_buffer(s);
 	*why = SC_LOST_NO_MEMORY;
@@ -1079,8 +1129,7 @@ void rt_release_thread_chunk(void)
 			count_unwritten(s,
 					current ? off : ((struct sc_chunk_header *)s->base)->used);
 		}
-		s->base = NULL;
-		s->gen = 0;
+		retire_slot(t, s); /* its memory may go to another thread next */
 		if (s->buf)
 			give_back_buffer(s->buf);
 		s->buf = NULL;

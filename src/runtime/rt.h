@@ -64,8 +64,11 @@ struct rt_slot {
 };
 
 struct rt_thread {
-	uint64_t word;		       /* gen << 32 | offset; 0 = no chunk */
-	struct rt_slot slot[2];	       /* by generation parity */
+	uint64_t word;		/* gen << 32 | offset; 0 = no chunk */
+	struct rt_slot slot[2]; /* by generation parity */
+	/* Flushes of its slots by another thread in progress (the image's end): it does not
+	 * reuse a slot's memory under them (recorder.c, retire_slot). */
+	uint32_t foreign_flushes;
 	uint32_t gen;		       /* generation of the current chunk */
 	volatile int exchanging;       /* a chunk exchange is in progress on this thread */
 	volatile int forking;	       /* between fork's prepare and parent/child hooks */
