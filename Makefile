@@ -19,6 +19,7 @@ BUILD_PACKAGES := build-essential g++ cmake pkg-config libdw-dev libelf-dev libu
 TEST_PACKAGES  := $(BUILD_PACKAGES) python3 binutils clang-format sqlite3
 TEST_PACKAGES  += clang libomp-dev
 TEST_PACKAGES  += openmpi-bin libopenmpi-dev gfortran
+TEST_PACKAGES  += mpich libmpich-dev # test_mpi.py: MPICH's ABI (libsyscope-mpi-mpich.so); Open MPI stays the default mpicc
 TEST_PACKAGES  += libpython3.11 # test_python_frames.py: a libpython to dlopen and dlclose
 TEST_PACKAGES  += coz-profiler # test_causal.py: Coz's coz.h macros; bench/causal-bench compares with coz run
 TEST_PACKAGES  += chromium # test_html_report.py: the report loaded headless

@@ -16,6 +16,7 @@
 #include "components.h"
 #include "cpu_events.h"
 #include "gpu_metrics.h"
+#include "mpi_abi.h"
 
 /* ---- domain tokens ---- */
 
@@ -254,17 +255,35 @@ static void cuda_environment(const struct sc_settings *s, const struct sc_launch
 
 /*
  * MPI tracing: libsyscope-mpi.so defines the MPI functions and calls PMPI_*, so it must come
- * before the MPI library in the lookup order: in LD_PRELOAD, after libsyscope.so.
+ * before the MPI library in the lookup order: in LD_PRELOAD, after libsyscope.so. It is
+ * built for one MPI ABI, and for MPICH's as libsyscope-mpi-mpich.so where its headers were
+ * there too (mpi_abi.h): the one of the program's MPI, never the other.
  */
 static void mpi_environment(const struct sc_settings *s, const struct sc_launch_env *e)
 {
-	char *plugin = plugin_path(e->libdir, "libsyscope-mpi.so");
-	const char *old = getenv("LD_PRELOAD");
+	char found[256] = "";
+	const char *why, *name = "libsyscope-mpi.so", *old = getenv("LD_PRELOAD");
+	enum sc_mpi_abi abi = sc_mpi_abi_of(e->program, found, sizeof(found), &why);
+	bool other = abi != SC_MPI_ABI_UNKNOWN && abi != sc_mpi_abi_built();
+	char *plugin;
 
 	(void)s;
-	if (access(plugin, R_OK)) {
+	if (other) /* only MPICH's is built beside the other one (CMakeLists.txt) */
+		name = abi == SC_MPI_ABI_MPICH ? "libsyscope-mpi-mpich.so"
+					       : "libsyscope-mpi-openmpi.so";
+	plugin = plugin_path(e->libdir, name);
+	if (access(plugin, R_OK) && other) {
+		pr_warn("MPI tracing off: the program uses %s (%s), and this syscope was built "
+			"with %s's headers only (build it with %s's development files installed, "
+			"e.g. %s)",
+			sc_mpi_abi_name(abi), why, sc_mpi_abi_name(sc_mpi_abi_built()),
+			sc_mpi_abi_name(abi),
+			abi == SC_MPI_ABI_MPICH ? "libmpich-dev" : "libopenmpi-dev");
+	} else if (access(plugin, R_OK)) {
 		pr_warn("MPI tracing not available: this syscope was built without MPI headers");
 	} else {
+		if (other)
+			pr_dbg("MPI tracing: %s (%s)", name, why);
 		char *v = old && *old ? sc_xasprintf("%s:%s", plugin, old) : sc_xstrdup(plugin);
 
 		setenv("LD_PRELOAD", v, 1);
@@ -275,9 +294,16 @@ static void mpi_environment(const struct sc_settings *s, const struct sc_launch_
 
 static void probe_mpi(struct sc_probe *p)
 {
-	probe_plugin(p, "libsyscope-mpi.so",
-		     "C and Fortran bindings, through PMPI; on with --parallel=mpi",
-		     "not built (no MPI headers at build time)");
+	char *dir = installed_libdir(), *plugin = plugin_path(dir, "libsyscope-mpi-mpich.so");
+	char *what = sc_xasprintf("C and Fortran bindings, through PMPI; on with --parallel=mpi; "
+				  "for %s%s",
+				  sc_mpi_abi_name(sc_mpi_abi_built()),
+				  access(plugin, R_OK) ? "" : " and MPICH");
+
+	probe_plugin(p, "libsyscope-mpi.so", what, "not built (no MPI headers at build time)");
+	free(what);
+	free(plugin);
+	free(dir);
 }
 
 /* --gpu-events: metric names checked against the GPU here, before the run. */

@@ -31,7 +31,8 @@ struct sc_probe {
 
 /* How a component prepares the program's start (launcher side, before the fork). */
 struct sc_launch_env {
-	const char *libdir; /* where libsyscope.so and its plugins are */
+	const char *libdir;  /* where libsyscope.so and its plugins are */
+	const char *program; /* the program to run, as found on PATH */
 };
 
 struct sc_component {

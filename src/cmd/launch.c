@@ -361,7 +361,7 @@ static void child_environment(struct launch *l)
 	}
 	setenv(SC_SETTING_ENV_PREFIX "SESSION_DIR", l->session, 1);
 	if (l->preload) {
-		struct sc_launch_env e = { .libdir = sc_dir_of(l->lib) };
+		struct sc_launch_env e = { .libdir = sc_dir_of(l->lib), .program = l->prog };
 
 		sc_components_environment(l->s, &e);
 		free((char *)e.libdir);

@@ -109,6 +109,22 @@ static unsigned wrappers_of(void *tracer, struct rt_got_hook *out, unsigned max)
 	return n;
 }
 
+#ifndef SYSCOPE_MPI_DEFAULT_ABI
+#define SYSCOPE_MPI_DEFAULT_ABI "openmpi"
+#endif
+
+/* The tracer of the process's MPI ABI (Open MPI defines ompi_mpi_comm_world; MPICH, Intel
+ * MPI and MVAPICH do not, and share MPICH's): libsyscope-mpi-attach.so is built for one,
+ * libsyscope-mpi-attach-mpich.so, where it was built, for MPICH's (src/cmd/mpi_abi.h). */
+static const char *tracer_name(void)
+{
+	bool mpich = !dlsym(RTLD_DEFAULT, "ompi_mpi_comm_world");
+
+	if (mpich == !strcmp(SYSCOPE_MPI_DEFAULT_ABI, "mpich"))
+		return "libsyscope-mpi-attach.so";
+	return mpich ? "libsyscope-mpi-attach-mpich.so" : "libsyscope-mpi-attach-openmpi.so";
+}
+
 /* The tracer, loaded once and kept (RTLD_NODELETE), since a thread may still be inside one of
  * its wrappers after a detach. */
 static void *load_tracer(char *why, size_t whylen)
@@ -121,7 +137,7 @@ static void *load_tracer(char *why, size_t whylen)
 	snprintf(path, sizeof(path), "%s", rt_proc.self_path);
 	slash = strrchr(path, '/');
 	snprintf(slash ? slash + 1 : path, sizeof(path) - (size_t)(slash ? slash + 1 - path : 0),
-		 "libsyscope-mpi-attach.so");
+		 "%s", tracer_name());
 	h = dlopen(path, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
 	if (!h)
 		snprintf(why, whylen, "%s", dlerror());
@@ -154,9 +170,9 @@ unsigned rt_attach_mpi_hooks(struct rt_got_hook *out, unsigned max)
 	*(void **)&start = tracer ? dlsym(tracer, "syscope_mpi_attach") : NULL;
 	if (!start) {
 		rt_note(SC_NOTE_WARN,
-			"attach: --parallel=mpi: libsyscope-mpi-attach.so cannot be loaded (%s): no MPI "
-			"call is recorded",
-			tracer ? "it has no attach entry" : why);
+			"attach: --parallel=mpi: %s (the tracer for this process's MPI) cannot be "
+			"loaded (%s): no MPI call is recorded",
+			tracer_name(), tracer ? "it has no attach entry" : why);
 		return 0;
 	}
 	rank = start(syscope_plugin_api(SC_PLUGIN_ABI));

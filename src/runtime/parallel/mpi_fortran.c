@@ -10,6 +10,8 @@
  */
 #include "mpi_record.h"
 
+#include <dlfcn.h>
+
 #define FORTRAN_FOLLOWED 64
 
 /*
@@ -28,6 +30,33 @@
 /* The entry points below are the Fortran ABI's names: no C header declares them. */
 #pragma GCC diagnostic ignored "-Wmissing-prototypes"
 
+#ifdef MPICH
+/* MPICH's handles are ints, the same in Fortran and C: its f2c conversions are macros, no
+ * library defines them. */
+static MPI_Comm f_comm(MPI_Fint c)
+{
+	return MPI_Comm_f2c(c);
+}
+
+static MPI_Datatype f_type(MPI_Fint t)
+{
+	return MPI_Type_f2c(t);
+}
+
+static MPI_Request f_request(MPI_Fint r)
+{
+	return MPI_Request_f2c(r);
+}
+
+/* MPICH's Fortran MPI_STATUS(ES)_IGNORE: addresses its library publishes in these variables
+ * (looked up, not linked: this library loads in programs without MPI). */
+static bool f_is_ignore(const MPI_Fint *f, const char *var)
+{
+	MPI_Fint *const *p = dlsym(RTLD_DEFAULT, var);
+
+	return !f || (p && f == *p);
+}
+#else
 static MPI_Comm f_comm(MPI_Fint c)
 {
 	PMPI_FN(real, MPI_Comm, "PMPI_Comm_f2c", (MPI_Fint));
@@ -48,12 +77,15 @@ static MPI_Request f_request(MPI_Fint r)
 
 	return real(r);
 }
+#endif
 
 /* Whether a Fortran status is MPI_STATUS_IGNORE. */
 static bool f_status_ignored(const MPI_Fint *f)
 {
-#ifdef OPEN_MPI
+#if defined(OPEN_MPI)
 	return !f || !&MPI_F_STATUS_IGNORE || f == MPI_F_STATUS_IGNORE;
+#elif defined(MPICH)
+	return f_is_ignore(f, "MPI_F_STATUS_IGNORE");
 #else
 	return !f;
 #endif
@@ -70,8 +102,10 @@ static const MPI_Status *f_status(const MPI_Fint *f, MPI_Status *c)
 /* Whether an array of statuses is MPI_STATUSES_IGNORE. */
 static bool f_statuses_ignored(const MPI_Fint *f)
 {
-#ifdef OPEN_MPI
+#if defined(OPEN_MPI)
 	return !f || !&MPI_F_STATUSES_IGNORE || f == MPI_F_STATUSES_IGNORE;
+#elif defined(MPICH)
+	return f_is_ignore(f, "MPI_F_STATUSES_IGNORE");
 #else
 	return !f;
 #endif

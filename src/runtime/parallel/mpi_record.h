@@ -12,6 +12,7 @@
 #include <mpi.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "../../store/format.h"
