@@ -22,9 +22,9 @@
  *
  * What is not done in an attached process: wall-clock sampling (its timer would interrupt
  * blocking calls, which no wrapper guards here: EINTR), the MPI, OpenMP and NCCL wrappers'
- * records (the program's calls do not reach them; the pthread ones and _exit are put in
- * front of them by GOT rewriting, attach_wrap.c), and CPU time in the kernel (user time
- * only, for the same reason).
+ * records (the program's calls do not reach them; the pthread ones, _exit and the exec,
+ * spawn and fork wrappers are put in front of them by GOT rewriting, attach_wrap.c), and
+ * CPU time in the kernel (user time only, for the same reason).
  */
 #include "attach.h"
 
@@ -146,7 +146,9 @@ static void *attach_child_main(void *arg);
  * fork while attached (a pthread_atfork hook: posix_spawn, and so system() and popen(), make
  * no fork): the child records into its own file as with `run` (lifecycle.c's hooks), its one
  * thread armed as attach arms one, and a thread of ours in it scans for its new threads and
- * detaches it when the CLI asks. Without --follow-children it records nothing.
+ * detaches it when the CLI asks; the GOT entries patched in the parent are the child's too
+ * (an exec of the child ends its file through exec.c's wrappers), given back at its detach.
+ * Without --follow-children it records nothing.
  */
 static void attach_fork_prepare(void)
 {
@@ -199,6 +201,7 @@ static bool open_recording(void)
 
 	rt_proc.pid = getpid();
 	rt_proc.start_ns = rt_now_ns();
+	rt_proc.attached = true; /* exec.c: the programs it executes keep their environment */
 	if (dladdr((void *)open_recording, &self) && self.dli_fname &&
 	    !realpath(self.dli_fname, rt_proc.self_path))
 		snprintf(rt_proc.self_path, sizeof(rt_proc.self_path), "%s", self.dli_fname);

@@ -116,6 +116,7 @@ struct rt_process {
 	struct sc_settings settings;
 	char session_dir[4096];
 	char self_path[4096]; /* absolute path of libsyscope.so */
+	bool attached;	      /* started by syscope attach (never reset: the library stays) */
 	uint64_t start_ns;
 	atomic_uint next_thread_index;
 	atomic_uint threads_alive;
