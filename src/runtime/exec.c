@@ -321,6 +321,7 @@ static void before_exec(const char *path)
 
 	if (!in_own_process())
 		return;
+	rt_attach_before_exec(); /* syscope attach's thread held between two rounds */
 	rec.path_len = (uint32_t)strlen(path) + 1;
 	rt_record(SC_REC_EXEC, 0, &rec.ts, sizeof(rec) - sizeof(rec.hdr), path, rec.path_len);
 	rt_func_end_image();	  /* they go on in the new image's file no more */
@@ -337,6 +338,7 @@ static void exec_failed(void)
 		rt_set_end(SC_END_RUNNING, 0);
 		rt_sampling_exec_failed();
 		rt_sources_exec_failed();
+		rt_attach_exec_failed();
 	}
 	errno = saved_errno;
 }

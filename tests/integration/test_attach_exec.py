@@ -3,7 +3,7 @@ keep every record they made (the exec wrappers, put in front of the program's ca
 rewriting, flush the child's recording and record its end as under `run`), whichever exec
 function they call; an exec the wrappers cannot see (a raw execve system call) is named
 among the true causes of the loss; the attached process's own exec leaves the new program's
-environment as the program gave it.
+environment as the program gave it. A fork while the attach starts waits for the wrappers.
 
 attach_spin's "fork-exec N" runs N children one after another, each spinning in
 exec_child_spin() for 0.3 s of its own CPU time before executing /bin/true: child k through
@@ -76,6 +76,32 @@ def test_fork_children_that_exec_keep_their_records():
         check(p.samples("main_spin") >= 5, f"main_spin: {p.samples('main_spin')} of {p.total}")
         t.send("ping")
         t.expect(r"^ok ping$")
+        check_eq(t.finish(), 0, f"fixture status\n{t.lines}")
+    finally:
+        t.kill()
+
+
+def test_children_forked_while_the_attach_starts_end_with_their_exec():
+    """Children forked and executing every few milliseconds from before the attach on: one
+    forked while the attach starts waits until the exec wrappers are in place, so every
+    child recorded ends with its exec."""
+    t = Target("attach_spin")
+    try:
+        t.send("fork-exec-for 2000")
+        a = Attach(t.pid, "--output-format", "json")
+        a.wait_attached()
+        m = t.expect(r"^fork-exec-for n=(\d+) failed=(\d+)$")
+        check_eq(int(m.group(2)), 0, "children whose exec failed")
+        check_eq(a.finish(signal.SIGINT), 0, a.describe())
+        children = [int(f[len("metadata-"):-len(".json")]) for f in os.listdir(a.session)
+                    if f.startswith("metadata-") and f != f"metadata-{t.pid}.json"]
+        check(len(children) >= 10, f"{len(children)} children recorded of {m.group(1)}")
+        ends = {}
+        for child in children:
+            reason = a.metadata(child)["exit"]["reason"]
+            ends.setdefault(reason, []).append(child)
+        check_eq(list(ends), ["exec"], f"the children's ends: {ends}")
+        check("syscope: nothing lost" in a.err, a.err)
         check_eq(t.finish(), 0, f"fixture status\n{t.lines}")
     finally:
         t.kill()

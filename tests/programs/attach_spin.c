@@ -13,6 +13,8 @@
  * executing /bin/true, child k through the k-th (modulo 8) of execv, execvp, execve, execl,
  * execlp, execle, execvpe, and a raw execve system call when "fork-exec-raw N" asked for it
  * (else execv again): "fork-exec pid=P status=0" for each, then "fork-exec done".
+ * "fork-exec-for MS" runs such children of 2 ms each back to back for MS milliseconds
+ * ("fork-exec-for n=N failed=0").
  */
 #include <dlfcn.h>
 #include <pthread.h>
@@ -158,6 +160,21 @@ static void fork_exec(int n, bool raw)
 	printf("fork-exec done\n");
 }
 
+/* Children of 2 ms of CPU time each, back to back, for `ms` of wall-clock time. */
+static void fork_exec_for(int ms)
+{
+	struct timespec t0, t;
+	int n = 0, failed = 0;
+	pid_t child;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do {
+		failed += fork_exec_one(n++, false, 2000000L, &child) != 0;
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	} while ((t.tv_sec - t0.tv_sec) * 1000L + (t.tv_nsec - t0.tv_nsec) / 1000000L < ms);
+	printf("fork-exec-for n=%d failed=%d\n", n, failed);
+}
+
 static void spawn_sleep(void)
 {
 	extern char **environ;
@@ -218,6 +235,8 @@ static void *commands(void *arg)
 			fork_exec(atoi(line + 10), false);
 		if (!strncmp(line, "fork-exec-raw ", 14))
 			fork_exec(atoi(line + 14), true);
+		if (!strncmp(line, "fork-exec-for ", 14))
+			fork_exec_for(atoi(line + 14));
 		if (!strcmp(line, "exec")) {
 			fflush(stdout);
 			execl("/proc/self/exe", "attach_spin", "--execed", (char *)NULL);
