@@ -4,9 +4,9 @@
  * by GOT rewriting (got_patch.c) instead. Always: _exit and _Exit (lifecycle.c's, so the end
  * reason and status are recorded), the exec family, posix_spawn and fork (exec.c's: an exec,
  * of the process or of a fork child of it, flushes the recording and records its end, and
- * a fork or spawn is recorded in the parent). With --parallel=pthread: pthread_create (threads.c's: a
- * thread made while attached is recorded with its creator), the semaphore waits
- * (wrap_block.c's) and the lock, condition, barrier and join wrappers of
+ * a fork or spawn is recorded in the parent). With --parallel=pthread: pthread_create
+ * (threads.c's: a thread made while attached is recorded with its creator), the semaphore
+ * waits (wrap_block.c's) and the lock, condition, barrier and join wrappers of
  * libsyscope-pthread.so, built here a second time under names of their own. With
  * --parallel=mpi: the MPI wrappers of libsyscope-mpi.so (attach_mpi.c).
  *
