@@ -280,7 +280,8 @@ static unsigned count_recorded(const struct attach *a)
 	return n;
 }
 
-/* An exec ends the recording without the runtime's knowing: its end goes into the raw file. */
+/* An exec ends the recording (the runtime's wrapper ends the file; one it did not see is
+ * ended here). */
 static void end_by_exec(const char *session, pid_t pid)
 {
 	char *raw = sc_xasprintf("%s/" SC_SESSION_RAW_DIR "/%d" SC_RAW_SUFFIX, session, (int)pid);
@@ -288,8 +289,8 @@ static void end_by_exec(const char *session, pid_t pid)
 	sc_attach_mark_exec(raw);
 	free(raw);
 	pr_warn("process %d executed another program: its recording ends there (end: exec); the "
-		"new program is not followed (syscope cannot add itself to the environment of a "
-		"process it did not start)",
+		"new program is not followed (syscope attach follows forks, not execs: it runs "
+		"with the environment it was given)",
 		(int)pid);
 }
 

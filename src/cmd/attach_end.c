@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * syscope attach: how a recording ends that the runtime cannot end itself. An exec of the
- * process (no execve wrapper of ours is in front of the program's) is seen from here, and
- * its end written into the raw file's header; the fork children that record while attached
+ * syscope attach: how a recording ends that the runtime cannot end itself. An exec is ended
+ * by the runtime's exec wrappers, which GOT rewriting puts in front of the program's calls
+ * (runtime/attach_wrap.c); one they do not see (a raw execve system call, a function pointer
+ * the program took before the attach) is seen from here while the new program runs, and its
+ * end written into the raw file's header; the fork children that record while attached
  * are waited for; the children the process started that could not be followed (exec'd
  * programs, posix_spawn's) are counted from /proc, and said.
  */
@@ -40,9 +42,9 @@ static bool read_header(int fd, struct sc_file_header *h)
 }
 
 /*
- * An exec ends the recording without the runtime's knowing (its execve wrapper is not in
- * front of the program's: it was not preloaded): the end goes into the raw file's header
- * here, at the moment the exec was seen (timestamps are CLOCK_MONOTONIC, as ours).
+ * An exec that ended the recording without the runtime's knowing (no wrapper of ours saw
+ * it): the end goes into the raw file's header here, at the moment the exec was seen
+ * (timestamps are CLOCK_MONOTONIC, as ours). A file whose end is set already is left alone.
  */
 void sc_attach_mark_exec(const char *path)
 {
@@ -71,14 +73,18 @@ enum file_state {
 	FILE_EXECUTED
 };
 
+/* An exec ended it: its wrapper recorded the end, or the process runs another program. */
 static enum file_state file_state(const char *path)
 {
 	struct sc_file_header h;
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	bool done = fd < 0 || !read_header(fd, &h) || h.end_reason != SC_END_RUNNING;
+	bool read = fd >= 0 && read_header(fd, &h);
+	bool done = !read || h.end_reason != SC_END_RUNNING;
 
 	if (fd >= 0)
 		close(fd);
+	if (read && h.end_reason == SC_END_EXEC)
+		return FILE_EXECUTED;
 	if (done || sc_attach_target_ended(h.pid))
 		return FILE_DONE; /* ended, or gone without a trace (killed, _exit) */
 	return sc_attach_executed(h.pid) ? FILE_EXECUTED : FILE_RECORDING;
@@ -177,7 +183,7 @@ void sc_attach_finish_children(const char *session, pid_t target,
 		DIR *d = opendir(dir);
 		struct dirent *de;
 
-		waiting = 0;
+		waiting = executed = 0; /* each look counts them all again */
 		while (d && (de = readdir(d))) {
 			char *path;
 
@@ -217,8 +223,9 @@ void sc_attach_finish_children(const char *session, pid_t target,
 			unfollowed, (int)target);
 	if (executed)
 		pr_warn("%u child process(es) of %d executed other programs while attached: their "
-			"recordings end there, and those programs are not followed (syscope cannot "
-			"add itself to the environment of processes it did not start)",
+			"recordings end there (end: exec), and those programs are not followed "
+			"(syscope attach follows forks, not execs: the new programs run with the "
+			"environment they were given)",
 			executed, (int)target);
 	free(dir);
 }

@@ -22,9 +22,9 @@
  *
  * What is not done in an attached process: wall-clock sampling (its timer would interrupt
  * blocking calls, which no wrapper guards here: EINTR), the MPI, OpenMP and NCCL wrappers'
- * records (the program's calls do not reach them; the pthread ones and _exit are put in
- * front of them by GOT rewriting, attach_wrap.c), and CPU time in the kernel (user time
- * only, for the same reason).
+ * records (the program's calls do not reach them; the pthread ones, _exit and the exec,
+ * spawn and fork wrappers are put in front of them by GOT rewriting, attach_wrap.c), and
+ * CPU time in the kernel (user time only, for the same reason).
  */
 #include "attach.h"
 
@@ -54,8 +54,32 @@ static struct {
 	pid_t own_tid;
 	atomic_int stop_asked;
 	bool loader_ready;
-	bool in_child; /* a fork child's recording: the CLI's state file is the parent's */
+	bool in_child;	      /* a fork child's recording: the CLI's state file is the parent's */
+	atomic_int starting;  /* from syscope_attach_start until the wrappers are in place */
+	atomic_int busy;      /* our thread is in a round of work (it may claim a chunk) */
+	atomic_int exec_held; /* an exec is on its way: no new round */
 } at;
+
+/*
+ * Our thread's rounds of work (the start, each rescan) against an exec of the program, which
+ * ends the image without our thread's knowing: a chunk it claimed after the exec's flush
+ * would be lost, and counted as such. A round begins only while no exec is on its way, and
+ * an exec waits for the round in progress (Dekker's pattern: each side stores its flag,
+ * then loads the other's, both sequentially consistent).
+ */
+static bool round_begin(void)
+{
+	atomic_store(&at.busy, 1);
+	if (!atomic_load(&at.exec_held))
+		return true;
+	atomic_store(&at.busy, 0);
+	return false;
+}
+
+static void round_end(void)
+{
+	atomic_store(&at.busy, 0);
+}
 
 /* One line "WORD DETAIL" for the CLI, in a file of this process's own: one attach may record
  * several processes into one session. */
@@ -142,14 +166,40 @@ static void detach(void)
 
 static void *attach_child_main(void *arg);
 
+void rt_attach_before_exec(void)
+{
+	if (!at.thread_running || rt_gettid() == at.own_tid)
+		return;
+	atomic_store(&at.exec_held, 1);
+	while (atomic_load(&at.busy))
+		sleep_ns(100000);
+}
+
+void rt_attach_exec_failed(void)
+{
+	atomic_store(&at.exec_held, 0);
+}
+
 /*
  * fork while attached (a pthread_atfork hook: posix_spawn, and so system() and popen(), make
  * no fork): the child records into its own file as with `run` (lifecycle.c's hooks), its one
  * thread armed as attach arms one, and a thread of ours in it scans for its new threads and
- * detaches it when the CLI asks. Without --follow-children it records nothing.
+ * detaches it when the CLI asks; the GOT entries patched in the parent are the child's too
+ * (an exec of the child ends its file through exec.c's wrappers), given back at its detach.
+ * Without --follow-children it records nothing.
+ */
+#define START_WAIT_MS 100
+
+/*
+ * A child forked while the attach starts would record with the program's own exec entries
+ * (its exec, before the GOT is rewritten, would lose its last records): the fork waits for
+ * the wrappers, at most START_WAIT_MS. Bounded: glibc holds its atfork lock while the prepare
+ * handlers run, and the start may register a handler (the MPI tracer's).
  */
 static void attach_fork_prepare(void)
 {
+	for (int ms = 0; atomic_load(&at.starting) && ms < START_WAIT_MS; ms++)
+		sleep_ns(1000000);
 	if (at.thread_running)
 		rt_fork_prepare();
 }
@@ -164,6 +214,9 @@ static void attach_fork_child(void)
 {
 	sigset_t all, old;
 
+	atomic_store(&at.starting, 0); /* a fork that waited no longer: not the child's start */
+	atomic_store(&at.busy, 0);     /* the parent's thread is not here to end its round */
+	atomic_store(&at.exec_held, 0);
 	if (!at.thread_running)
 		return;
 	at.thread_running = false; /* the parent's thread is not in the child */
@@ -199,6 +252,7 @@ static bool open_recording(void)
 
 	rt_proc.pid = getpid();
 	rt_proc.start_ns = rt_now_ns();
+	rt_proc.attached = true; /* exec.c: the programs it executes keep their environment */
 	if (dladdr((void *)open_recording, &self) && self.dli_fname &&
 	    !realpath(self.dli_fname, rt_proc.self_path))
 		snprintf(rt_proc.self_path, sizeof(rt_proc.self_path), "%s", self.dli_fname);
@@ -247,6 +301,8 @@ static void record_until_stop(bool cuda_done)
 			return;
 		}
 		sleep_ns(10000000);
+		if (!round_begin())
+			continue; /* an exec on its way: it ends this thread, or lets it go on */
 		rt_attach_wrap_rescan(); /* objects loaded since: their calls to our wrappers */
 		if (rt_now_ns() >= next_scan) {
 			if (owner_gone(owner)) {
@@ -254,6 +310,7 @@ static void record_until_stop(bool cuda_done)
 					"attach: syscope (process %d) ended without "
 					"detaching; detached",
 					(int)owner);
+				round_end();
 				break;
 			}
 			rt_attach_scan();
@@ -262,6 +319,7 @@ static void record_until_stop(bool cuda_done)
 			rt_recorder_flush_self(); /* modules and threads: in the file if exec comes */
 			next_scan = rt_now_ns() + RESCAN_NS;
 		}
+		round_end();
 	}
 	rt_attach_scan(); /* threads gone since the last scan are not touched */
 	rt_attach_note_failures();
@@ -300,7 +358,10 @@ static void *attach_main(void *arg)
 	(void)arg;
 	at.own_tid = rt_gettid();
 	prctl(PR_SET_NAME, "syscope-attach", 0, 0, 0);
+	round_begin(); /* no exec waits yet: the recording is not active */
 	if (!open_recording()) {
+		round_end();
+		atomic_store(&at.starting, 0);
 		write_state("error", "cannot create the raw file in the session's raw folder");
 		return NULL;
 	}
@@ -322,12 +383,14 @@ static void *attach_main(void *arg)
 		if (before[i] != rt_proc.pid)
 			rt_attach_arm(before[i]);
 	rt_attach_wrap_begin();
-	cuda_done = rt_attach_cuda(); /* if the process uses CUDA */
+	atomic_store(&at.starting, 0); /* forks go on (attach_fork_prepare) */
+	cuda_done = rt_attach_cuda();  /* if the process uses CUDA */
 	note_wrappers_asked();
 	rt_note(SC_NOTE_INFO,
 		"attach: CPU-time samples count user time only, and wall-clock sampling is off: "
 		"in a process syscope did not start, nothing keeps their signals from "
 		"interrupting the program's system calls");
+	round_end();
 	write_state("started", "");
 	record_until_stop(cuda_done);
 	return NULL;
@@ -338,8 +401,11 @@ static void *attach_child_main(void *arg)
 {
 	at.own_tid = rt_gettid();
 	prctl(PR_SET_NAME, "syscope-attach", 0, 0, 0);
+	while (!round_begin()) /* the child execs already: the exec ends us, or fails */
+		sleep_ns(1000000);
 	rt_attach_threads_fork_child(at.own_tid, arg);
 	rt_thread_self();
+	round_end();
 	record_until_stop(true); /* CUDA is not usable in a fork child */
 	return NULL;
 }
@@ -399,12 +465,15 @@ RT_EXPORT int syscope_attach_start(const char *settings_path)
 	if (rc)
 		return rc;
 	atomic_store(&at.stop_asked, 0);
+	atomic_store(&at.starting, 1);
 	sigfillset(&all);
 	RT_REAL(pthread_sigmask)(SIG_SETMASK, &all, &old); /* the thread takes no signal */
 	rc = RT_REAL(pthread_create)(&at.thread, NULL, attach_main, NULL);
 	RT_REAL(pthread_sigmask)(SIG_SETMASK, &old, NULL);
-	if (rc)
+	if (rc) {
+		atomic_store(&at.starting, 0);
 		return -rc;
+	}
 	at.thread_running = true;
 	return 0;
 }

@@ -2,9 +2,11 @@
 /*
  * syscope attach: the wrappers the launcher preloads, put in front of the program's calls
  * by GOT rewriting (got_patch.c) instead. Always: _exit and _Exit (lifecycle.c's, so the end
- * reason and status are recorded). With --parallel=pthread: pthread_create (threads.c's: a
- * thread made while attached is recorded with its creator), the semaphore waits
- * (wrap_block.c's) and the lock, condition, barrier and join wrappers of
+ * reason and status are recorded), the exec family, posix_spawn and fork (exec.c's: an exec,
+ * of the process or of a fork child of it, flushes the recording and records its end, and
+ * a fork or spawn is recorded in the parent). With --parallel=pthread: pthread_create
+ * (threads.c's: a thread made while attached is recorded with its creator), the semaphore
+ * waits (wrap_block.c's) and the lock, condition, barrier and join wrappers of
  * libsyscope-pthread.so, built here a second time under names of their own. With
  * --parallel=mpi: the MPI wrappers of libsyscope-mpi.so (attach_mpi.c).
  *
@@ -48,7 +50,16 @@ struct hook_source {
 	const char *version;
 };
 
-static const struct hook_source always[] = { EXPORTED_HOOK(_exit), EXPORTED_HOOK(_Exit) };
+/* The ends of a recording (exec.c's wrappers flush it and record the end, as with `run`, in
+ * the process and in its fork children; they leave the new program's environment alone) and
+ * the forks and spawns (recorded in the parent). */
+static const struct hook_source always[] = {
+	EXPORTED_HOOK(_exit),	EXPORTED_HOOK(_Exit),	    EXPORTED_HOOK(execve),
+	EXPORTED_HOOK(execv),	EXPORTED_HOOK(execvp),	    EXPORTED_HOOK(execvpe),
+	EXPORTED_HOOK(execl),	EXPORTED_HOOK(execlp),	    EXPORTED_HOOK(execle),
+	EXPORTED_HOOK(fexecve), EXPORTED_HOOK(posix_spawn), EXPORTED_HOOK(posix_spawnp),
+	EXPORTED_HOOK(fork),
+};
 
 static const struct hook_source pthread_hooks[] = {
 	EXPORTED_HOOK(pthread_create),
@@ -99,13 +110,14 @@ static void *next_definition(const char *name, const char *version)
 	return p ? p : dlsym(RTLD_NEXT, name);
 }
 
-static void add_hooks(void *self, const struct hook_source *src, unsigned n)
+static void add_hooks(void *self, const struct hook_source *src, unsigned n, bool parallel)
 {
 	for (unsigned i = 0; i < n && nhooks < MAX_HOOKS; i++) {
 		struct rt_got_hook *h = &hooks[nhooks];
 
 		h->name = src[i].name;
 		h->version = src[i].version;
+		h->parallel = parallel;
 		h->target = next_definition(src[i].name, src[i].version);
 		h->wrapper = src[i].wrapper ? src[i].wrapper : dlsym(self, src[i].name);
 		if (!h->target || !h->wrapper || h->wrapper == h->target)
@@ -133,14 +145,20 @@ void rt_attach_wrap_begin(void)
 			dlerror());
 		return;
 	}
-	add_hooks(self, always, sizeof(always) / sizeof(always[0]));
+	add_hooks(self, always, sizeof(always) / sizeof(always[0]), false);
 	if (sc_bool(&rt_proc.settings, SC_SET_USE_PTHREAD)) {
 		resolve_tries();
-		add_hooks(self, pthread_hooks, sizeof(pthread_hooks) / sizeof(pthread_hooks[0]));
+		add_hooks(self, pthread_hooks, sizeof(pthread_hooks) / sizeof(pthread_hooks[0]),
+			  true);
 	}
 	dlclose(self); /* it stays: loaded by the attach */
-	if (sc_bool(&rt_proc.settings, SC_SET_USE_MPI))
+	if (sc_bool(&rt_proc.settings, SC_SET_USE_MPI)) {
+		unsigned from = nhooks;
+
 		nhooks += rt_attach_mpi_hooks(hooks + nhooks, MAX_HOOKS - nhooks);
+		for (unsigned i = from; i < nhooks; i++)
+			hooks[i].parallel = true;
+	}
 	qsort(hooks, nhooks, sizeof(hooks[0]), by_name); /* got_patch.c looks them up */
 	patch_ns = 0;
 	patch_loaded();
@@ -165,8 +183,8 @@ void rt_attach_wrap_end(void)
 			"object%s (%.2f ms on syscope's thread); given back at the detach",
 			c->entries, c->entries == 1 ? "y" : "ies", c->objects,
 			c->objects == 1 ? "" : "s", (double)patch_ns / 1e6);
-	else if (sc_bool(&rt_proc.settings, SC_SET_USE_PTHREAD) ||
-		 sc_bool(&rt_proc.settings, SC_SET_USE_MPI))
+	if (!c->parallel_entries && (sc_bool(&rt_proc.settings, SC_SET_USE_PTHREAD) ||
+				     sc_bool(&rt_proc.settings, SC_SET_USE_MPI)))
 		rt_note(SC_NOTE_WARN, "attach: --parallel recorded nothing: no object of "
 				      "the program calls the wrapped functions through its GOT");
 	if (c->refused)

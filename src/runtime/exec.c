@@ -16,6 +16,10 @@
  * nothing (the new environment lives on the stack) and record only when getpid() says we
  * are the process the runtime was started in.
  *
+ * In a process syscope attach started recording in, the same wrappers are put in front of
+ * the program's calls by GOT rewriting (attach_wrap.c): an exec then ends the image's file as
+ * here, and the new program gets the environment the program gave it, untouched.
+ *
  * Programs named in FOLLOW_EXCLUDE (--follow-exclude: compilers and linkers a GPU job starts
  * by the hundred) get the environment of FOLLOW_CHILDREN off. A process that execs one
  * itself notes it at once (it is gone afterwards); spawns and vfork children count into
@@ -80,9 +84,12 @@ static bool ours(const char *var)
 	return false;
 }
 
+/* An attached process (attach.c) does not follow what it executes: syscope did not start
+ * it, and a detach could not reach the new program. */
 static bool follow(void)
 {
-	return rt_proc.self_path[0] && sc_bool(&rt_proc.settings, SC_SET_FOLLOW_CHILDREN);
+	return rt_proc.self_path[0] && !rt_proc.attached &&
+	       sc_bool(&rt_proc.settings, SC_SET_FOLLOW_CHILDREN);
 }
 
 /* ---- --follow-exclude ---- */
@@ -228,11 +235,15 @@ static size_t env_count(char *const *env)
 	return n;
 }
 
-/* Fill `out` (room for env_count(env) + ncarried + 2) with the child's environment. */
+/* Fill `out` (room for env_count(env) + ncarried + 2) with the child's environment; in an
+ * attached process, the program's own, untouched. */
 static char **child_env(char *const *env, char **out, char *preload_buf, bool add)
 {
 	size_t n = 0;
 	const char *preload = NULL;
+
+	if (rt_proc.attached)
+		return (char **)env;
 
 	for (; env && *env; env++) {
 		if (!strncmp(*env, "LD_PRELOAD=", 11)) {
@@ -310,6 +321,7 @@ static void before_exec(const char *path)
 
 	if (!in_own_process())
 		return;
+	rt_attach_before_exec(); /* syscope attach's thread held between two rounds */
 	rec.path_len = (uint32_t)strlen(path) + 1;
 	rt_record(SC_REC_EXEC, 0, &rec.ts, sizeof(rec) - sizeof(rec.hdr), path, rec.path_len);
 	rt_func_end_image();	  /* they go on in the new image's file no more */
@@ -326,6 +338,7 @@ static void exec_failed(void)
 		rt_set_end(SC_END_RUNNING, 0);
 		rt_sampling_exec_failed();
 		rt_sources_exec_failed();
+		rt_attach_exec_failed();
 	}
 	errno = saved_errno;
 }
@@ -346,7 +359,12 @@ static void record_spawn(int rc, const pid_t *pid)
 	char **newenv = child_env(env, newenv##_arr, newenv##_preload, \
 				  follow_program(path, spawned, runs))
 
-RT_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
+/*
+ * execve and execvpe as the other entry points reach them: by this file's own functions, not
+ * their exported symbols, which a call from here would bind to the C library's when
+ * libsyscope.so was loaded by syscope attach's dlopen (not first in the global scope).
+ */
+static int exec_path(const char *path, char *const argv[], char *const envp[])
 {
 	bool may = may_exec(path);
 	WITH_CHILD_ENV(envp, env, path, false, may);
@@ -359,7 +377,7 @@ RT_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 	return -1;
 }
 
-RT_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
+static int exec_search(const char *file, char *const argv[], char *const envp[])
 {
 	bool may = may_exec_search(file);
 	WITH_CHILD_ENV(envp, env, file, false, may);
@@ -372,14 +390,24 @@ RT_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
 	return -1;
 }
 
+RT_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
+{
+	return exec_path(path, argv, envp);
+}
+
+RT_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
+{
+	return exec_search(file, argv, envp);
+}
+
 RT_EXPORT int execv(const char *path, char *const argv[])
 {
-	return execve(path, argv, environ);
+	return exec_path(path, argv, environ);
 }
 
 RT_EXPORT int execvp(const char *file, char *const argv[])
 {
-	return execvpe(file, argv, environ);
+	return exec_search(file, argv, environ);
 }
 
 RT_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
@@ -413,7 +441,7 @@ RT_EXPORT int execl(const char *path, const char *arg, ...)
 
 	COLLECT_ARGS(arg, argv, unused);
 	(void)unused;
-	return execve(path, argv, environ);
+	return exec_path(path, argv, environ);
 }
 
 RT_EXPORT int execlp(const char *file, const char *arg, ...)
@@ -422,7 +450,7 @@ RT_EXPORT int execlp(const char *file, const char *arg, ...)
 
 	COLLECT_ARGS(arg, argv, unused);
 	(void)unused;
-	return execvpe(file, argv, environ);
+	return exec_search(file, argv, environ);
 }
 
 RT_EXPORT int execle(const char *path, const char *arg, ...)
@@ -430,7 +458,7 @@ RT_EXPORT int execle(const char *path, const char *arg, ...)
 	char *const *envp;
 
 	COLLECT_ARGS(arg, argv, envp);
-	return execve(path, argv, envp);
+	return exec_path(path, argv, envp);
 }
 
 RT_EXPORT int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_actions_t *fa,

@@ -253,6 +253,7 @@ static void patch_entry(const struct image *im, const Elf64_Rela *r, uint16_t ob
 	}
 	gp.slots[gp.nslots++] = (struct slot){ at, old, h->wrapper, object };
 	gp.counts.entries++;
+	gp.counts.parallel_entries += h->parallel;
 }
 
 static void patch_image(const struct image *im, uint16_t object, const struct rt_got_hook *hooks,

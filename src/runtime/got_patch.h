@@ -11,10 +11,12 @@ struct rt_got_hook {
 	void *wrapper;	     /* what the entries point to while patched */
 	void *target;	     /* what the wrapper calls: entries bound elsewhere are left alone */
 	const char *version; /* the symbol version the wrapper calls, or NULL */
+	bool parallel;	     /* a --parallel wrapper: its entries counted apart too */
 };
 
 struct rt_got_counts {
 	unsigned objects, entries; /* patched */
+	unsigned parallel_entries; /* of them, those of --parallel wrappers */
 	unsigned elsewhere;	   /* entries bound to another definition: left alone */
 	unsigned refused;	   /* entries whose page could not be made writable */
 	char refused_object[256];  /* the first object refused */

@@ -119,6 +119,7 @@ struct rt_process {
 	struct sc_settings settings;
 	char session_dir[4096];
 	char self_path[4096]; /* absolute path of libsyscope.so */
+	bool attached;	      /* started by syscope attach (never reset: the library stays) */
 	uint64_t start_ns;
 	atomic_uint next_thread_index;
 	atomic_uint threads_alive;
@@ -400,6 +401,12 @@ bool rt_attach_claim(int fd, struct rt_thread *t, uint32_t *index);
 extern atomic_bool rt_attach_on;
 void rt_attach_register_self(struct rt_thread *t, pid_t creator, uint32_t index);
 void rt_thread_adopt_key(struct rt_thread *t);
+/* An exec of an attached process (exec.c, on the calling thread, before the image's end):
+ * waits until syscope attach's thread is between two of its rounds of work and holds it
+ * there, so that no chunk of it is claimed and left unwritten when the exec ends it;
+ * rt_attach_exec_failed lets it go on. No-ops in a process not attached. */
+void rt_attach_before_exec(void);
+void rt_attach_exec_failed(void);
 
 /* ---- plugin.c: run the stop hooks plugins registered (plugin.h) ---- */
 void rt_plugins_stop(void);

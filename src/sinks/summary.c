@@ -32,8 +32,8 @@ static void print_ending(FILE *f, const struct sc_model *m)
 		else if (img->end_reason == SC_END_RUNNING)
 			fprintf(f,
 				"syscope: process %d (%s) stopped recording without exiting normally "
-				"(killed, or still running): its threads' last records (about their last "
-				"20 ms) may be missing\n",
+				"(killed, a raw exit_group or execve system call, or still running): its "
+				"threads' last records (about their last 20 ms) may be missing\n",
 				(int)p->pid, exe);
 	}
 }

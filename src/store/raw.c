@@ -473,7 +473,8 @@ static const char *unwritten_cause(const struct sc_raw *r)
 		return "writing them into the file failed";
 	if (h->end_reason == SC_END_RUNNING)
 		return "the process ended without running syscope's exit code (SIGKILL, or a "
-		       "raw exit_group system call) before its threads' buffers reached the file";
+		       "raw exit_group or execve system call) before its threads' buffers reached "
+		       "the file";
 	return "the process ended before its threads' buffers reached the file";
 }
 

@@ -8,12 +8,19 @@
  * status=7"). "fork-spin" runs a child that spins in child_spin() for 0.4 s of its own CPU
  * time, then exits 7 ("fork-spin pid=N status=7"). "exec" makes the program execute itself
  * anew ("execed pid=N" from the new image, which then runs as before). "spawn-sleep" runs
- * /bin/sleep 1 through posix_spawn ("spawn-sleep status=0").
+ * /bin/sleep 1 through posix_spawn ("spawn-sleep status=0"). "fork-exec N" runs N children
+ * one after another, each spinning in exec_child_spin() for 0.3 s of its own CPU time, then
+ * executing /bin/true, child k through the k-th (modulo 8) of execv, execvp, execve, execl,
+ * execlp, execle, execvpe, and a raw execve system call when "fork-exec-raw N" asked for it
+ * (else execv again): "fork-exec pid=P status=0" for each, then "fork-exec done".
+ * "fork-exec-for MS" runs such children of 2 ms each back to back for MS milliseconds
+ * ("fork-exec-for n=N failed=0").
  */
 #include <dlfcn.h>
 #include <pthread.h>
 #include <spawn.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -79,6 +86,95 @@ static void fork_spin(void)
 	       WIFEXITED(status) ? WEXITSTATUS(status) : -1);
 }
 
+__attribute__((noinline)) void exec_child_spin(long ns)
+{
+	struct timespec ts;
+
+	do {
+		work(); /* exec child spin */
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	} while (ts.tv_sec * 1000000000L + ts.tv_nsec < ns);
+}
+
+/* Child k's exec of /bin/true (returns only when the exec failed). */
+static void exec_true(int k, bool raw)
+{
+	extern char **environ;
+	char *argv[] = { "true", NULL };
+
+	switch (k % 8) {
+	case 0:
+		execv("/bin/true", argv);
+		break;
+	case 1:
+		execvp("true", argv);
+		break;
+	case 2:
+		execve("/bin/true", argv, environ);
+		break;
+	case 3:
+		execl("/bin/true", "true", (char *)NULL);
+		break;
+	case 4:
+		execlp("true", "true", (char *)NULL);
+		break;
+	case 5:
+		execle("/bin/true", "true", (char *)NULL, environ);
+		break;
+	case 6:
+		execvpe("true", argv, environ);
+		break;
+	default:
+		if (raw)
+			syscall(SYS_execve, "/bin/true", argv, environ);
+		else
+			execv("/bin/true", argv);
+		break;
+	}
+}
+
+/* One child that spins `ns` of CPU time, then executes /bin/true the k-th way: its status. */
+static int fork_exec_one(int k, bool raw, long ns, pid_t *pid)
+{
+	int status = -1;
+
+	*pid = fork();
+	if (*pid == 0) {
+		exec_child_spin(ns);
+		exec_true(k, raw);
+		_exit(127);
+	}
+	waitpid(*pid, &status, 0);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+static void fork_exec(int n, bool raw)
+{
+	for (int k = 0; k < n; k++) {
+		pid_t child;
+		int status = fork_exec_one(k, raw, 300000000L, &child);
+
+		printf("fork-exec pid=%d status=%d\n", (int)child, status);
+		fflush(stdout);
+	}
+	printf("fork-exec done\n");
+}
+
+/* Children of 2 ms of CPU time each, back to back, for `ms` of wall-clock time. */
+static void fork_exec_for(int ms)
+{
+	struct timespec t0, t;
+	int n = 0, failed = 0;
+	pid_t child;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do {
+		failed += fork_exec_one(n++, false, 2000000L, &child) != 0;
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	} while ((t.tv_sec - t0.tv_sec) * 1000L + (t.tv_nsec - t0.tv_nsec) / 1000000L < ms);
+	printf("fork-exec-for n=%d failed=%d\n", n, failed);
+}
+
 static void spawn_sleep(void)
 {
 	extern char **environ;
@@ -135,6 +231,12 @@ static void *commands(void *arg)
 			fork_spin();
 		if (!strcmp(line, "spawn-sleep"))
 			spawn_sleep();
+		if (!strncmp(line, "fork-exec ", 10))
+			fork_exec(atoi(line + 10), false);
+		if (!strncmp(line, "fork-exec-raw ", 14))
+			fork_exec(atoi(line + 14), true);
+		if (!strncmp(line, "fork-exec-for ", 14))
+			fork_exec_for(atoi(line + 14));
 		if (!strcmp(line, "exec")) {
 			fflush(stdout);
 			execl("/proc/self/exe", "attach_spin", "--execed", (char *)NULL);
