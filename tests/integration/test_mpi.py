@@ -279,6 +279,28 @@ def test_mpich_program_gets_the_mpich_tracer():
         check_rank(mpi_calls(database(folder)), rank)
 
 
+def test_tracer_of_the_other_abi_passes_calls_on():
+    """The Open MPI tracer in an MPICH process (a script's MPI may not be the one its job's
+    launcher says): it records nothing and passes every call on, and the program works."""
+    need_mpich("mpi_basic_mpich")
+    workdir = tempfile.mkdtemp(prefix="syscope-mpi-")
+    harness._workdirs.append(workdir)
+    tracer = os.path.join(os.path.dirname(os.path.dirname(SYSCOPE)), "lib", "syscope",
+                          "libsyscope-mpi.so")
+    proc = subprocess.run([MPICH_EXEC, "-np", "2", "env", f"LD_PRELOAD={tracer}", SYSCOPE,
+                           "run", "--no-time-output", "-o", "w-%rank%", "--",
+                           fixture("mpi_basic_mpich")], cwd=workdir, capture_output=True,
+                          text=True, timeout=300)
+    check_eq(proc.returncode, 0, describe(proc))
+    check_eq(sorted(ln for ln in proc.stdout.splitlines() if "done" in ln),
+             ["mpi_basic rank 0 done", "mpi_basic rank 1 done"], describe(proc))
+    check_eq(proc.stderr.count("MPI tracing off: this process's MPI library has another ABI"),
+             2, describe(proc))
+    for rank in (0, 1):
+        check_eq(mpi_calls(database(os.path.join(workdir, f"w-{rank}"))), [],
+                 f"rank {rank}: nothing recorded")
+
+
 def test_mpich_fortran_calls_seen_once():
     """MPICH's f2c conversions are macros (no library defines PMPI_Comm_f2c): the Fortran
     wrappers convert handles themselves instead of ending the program."""

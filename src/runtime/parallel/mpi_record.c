@@ -54,11 +54,43 @@ static void mpi_report(void);
 /* A runtime that predates in-place recording (or a test's) goes through record(). */
 static bool can_reserve;
 
+/*
+ * Whether the process's MPI has another ABI than the headers this library was built with
+ * (Open MPI defines ompi_mpi_comm_world; MPICH and its ABI's kin do not): the launcher
+ * preloads the matching build (src/cmd/mpi_abi.h), but a script's MPI may be another than
+ * its job's launcher says. Such a process is not recorded: the wrappers only pass its calls
+ * on, whose handles they never look into then.
+ */
+static bool other_abi(void)
+{
+	bool openmpi = dlsym(RTLD_DEFAULT, "ompi_mpi_comm_world") != NULL;
+
+	if (!dlsym(RTLD_DEFAULT, "PMPI_Init"))
+		return false; /* not known yet: the calls will say (mpi_next) */
+#if defined(OPEN_MPI)
+	return !openmpi;
+#elif defined(MPICH)
+	return openmpi;
+#else
+	return false;
+#endif
+}
+
 bool mpi_find_api(void)
 {
 	sc_plugin_api_fn fn = (sc_plugin_api_fn)dlsym(RTLD_DEFAULT, SC_PLUGIN_API_SYMBOL);
+	const struct sc_plugin_api *a = fn ? fn(SC_PLUGIN_ABI) : NULL;
 
-	return mpi_use_api(fn ? fn(SC_PLUGIN_ABI) : NULL);
+	if (a && other_abi()) {
+		if (a->size >= offsetof(struct sc_plugin_api, py_callsites_on))
+			a->note(SC_NOTE_WARN,
+				"MPI tracing off: this process's MPI library has another ABI (Open "
+				"MPI's or MPICH's) than the MPI tracer preloaded; its calls are "
+				"passed on unrecorded (a syscope built with both MPIs' headers "
+				"preloads the right one for a program linked to its MPI)");
+		a = NULL;
+	}
+	return mpi_use_api(a);
 }
 
 bool mpi_use_api(const struct sc_plugin_api *a)
