@@ -8,7 +8,8 @@
  * status=7"). "fork-spin" runs a child that spins in child_spin() for 0.4 s of its own CPU
  * time, then exits 7 ("fork-spin pid=N status=7"). "exec" makes the program execute itself
  * anew ("execed pid=N" from the new image, which then runs as before). "spawn-sleep" runs
- * /bin/sleep 1 through posix_spawn ("spawn-sleep status=0").
+ * /bin/sleep 1 through posix_spawn ("spawn-sleep status=0"). "segv" makes it crash in
+ * crash_here() (SIGSEGV, default action).
  */
 #include <dlfcn.h>
 #include <pthread.h>
@@ -91,6 +92,13 @@ static void spawn_sleep(void)
 	printf("spawn-sleep status=%d\n", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
 }
 
+static int *volatile nowhere; /* NULL, which the compiler cannot know */
+
+__attribute__((noinline)) void crash_here(void)
+{
+	*nowhere = 1;
+}
+
 static void *before_main(void *arg)
 {
 	(void)arg;
@@ -140,6 +148,8 @@ static void *commands(void *arg)
 			execl("/proc/self/exe", "attach_spin", "--execed", (char *)NULL);
 			printf("exec failed\n");
 		}
+		if (!strcmp(line, "segv"))
+			crash_here();
 		if (!strcmp(line, "quit"))
 			break;
 		printf("ok %s\n", line);
