@@ -2,7 +2,8 @@
 /*
  * The launcher shared by the profiling verbs: check the program and the output folder
  * before anything runs, start the program with libsyscope.so preloaded and the settings in
- * its environment, forward the signals a user sends, and wait for the whole process tree
+ * its environment, forward the signals a user sends to it (not those sent to its process
+ * group, which reach the program by themselves), and wait for the whole process tree
  * (syscope is the child subreaper, so orphaned descendants are reparented to it and waited
  * for too). The program's stdin, stdout, stderr, arguments and exit status are its own.
  */
@@ -13,6 +14,7 @@
 #include <fcntl.h>
 #include <jansson.h>
 #include <limits.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -374,17 +376,202 @@ static void child_environment(struct launch *l)
 	}
 }
 
+/*
+ * A signal sent to our whole process group (kill -TERM -PGID, `timeout`'s kill(0), a service
+ * manager stopping everything) reaches the program as well as us: forwarded too, the program
+ * would get it twice (a Python program's cleanup after KeyboardInterrupt cut short by a second
+ * one; `make -j`, interrupted again in its handler, dying before it reported each job). A
+ * terminal's (SI_KERNEL) is one such; others carry no sign of where they were sent. So a watcher process of ours sits in the group, made after us, with these signals
+ * blocked: the kernel signals a group's members newest first, so when one reaches us,
+ * the watcher has it pending already if it was sent to the group. Then it is not forwarded,
+ * and the watcher is asked (a byte on a pipe) to take what it has pending and answer.
+ * Everything here runs in our signal handler: open, read, write, poll, kill, nanosleep,
+ * sigtimedwait.
+ */
+static volatile sig_atomic_t watcher_pid;
+static int watcher_cmd = -1, watcher_ack = -1; /* our ends of its two pipes */
+static const int forwarded[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
+
+static void forwarded_set(sigset_t *set)
+{
+	sigemptyset(set);
+	for (size_t i = 0; i < sizeof(forwarded) / sizeof(forwarded[0]); i++)
+		sigaddset(set, forwarded[i]);
+}
+
+/* The watcher: takes what is pending of `set` each time it reads a byte, and answers. */
+static _Noreturn void watcher_main(pid_t parent, int cmd, int ack)
+{
+	const struct timespec zero = { 0, 0 };
+	sigset_t set;
+	char c;
+	int null = open("/dev/null", O_RDWR);
+
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() != parent)
+		_exit(0);
+	prctl(PR_SET_NAME, "syscope-signals", 0, 0, 0);
+	for (int fd = 0; fd < 3; fd++) /* the program's terminal and pipes are not ours */
+		dup2(null, fd);
+	cmd = fcntl(cmd, F_DUPFD, 10); /* out of the way of 3 and 4 */
+	ack = fcntl(ack, F_DUPFD, 10);
+	if (cmd < 0 || ack < 0 || dup2(cmd, 3) < 0 || dup2(ack, 4) < 0)
+		_exit(0);
+	close_range(5, ~0u, 0);
+	forwarded_set(&set);
+	while (read(3, &c, 1) == 1) {
+		while (sigtimedwait(&set, NULL, &zero) > 0)
+			;
+		if (write(4, &c, 1) != 1)
+			break;
+	}
+	_exit(0);
+}
+
+/* Start the watcher (see above); without one, every signal sent to us is forwarded. */
+static void start_watcher(void)
+{
+	int cmd[2], ack[2];
+	sigset_t set, old;
+	pid_t pid, parent = getpid();
+
+	if (pipe2(cmd, O_CLOEXEC))
+		return;
+	if (pipe2(ack, O_CLOEXEC | O_NONBLOCK)) {
+		close(cmd[0]);
+		close(cmd[1]);
+		return;
+	}
+	forwarded_set(&set);
+	sigprocmask(SIG_BLOCK, &set, &old); /* the watcher is born with them blocked */
+	pid = fork();
+	if (pid == 0)
+		watcher_main(parent, cmd[0], ack[1]);
+	close(cmd[0]);
+	close(ack[1]);
+	if (pid < 0) {
+		close(cmd[1]);
+		close(ack[0]);
+	} else {
+		watcher_cmd = cmd[1];
+		watcher_ack = ack[0];
+		watcher_pid = pid;
+	}
+	sigprocmask(SIG_SETMASK, &old, NULL);
+}
+
+static void stop_watcher(void)
+{
+	pid_t pid = watcher_pid;
+
+	watcher_pid = 0;
+	if (pid > 0)
+		kill(pid, SIGKILL); /* wait_tree reaps it */
+}
+
+/* Whether `sig` is pending in the watcher's shared set ("ShdPnd:" of its status, in hex). */
+static bool watcher_has(pid_t pid, int sig)
+{
+	char path[64], buf[4096];
+	const char *p;
+	ssize_t n;
+	int fd;
+	unsigned long long mask = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	p = strstr(buf, "\nShdPnd:");
+	if (!p)
+		return false;
+	for (p += strlen("\nShdPnd:"); *p == ' ' || *p == '\t'; p++)
+		;
+	for (; *p; p++) {
+		int d = *p >= '0' && *p <= '9'	 ? *p - '0'
+			: *p >= 'a' && *p <= 'f' ? *p - 'a' + 10
+						 : -1;
+
+		if (d < 0)
+			break;
+		mask = mask << 4 | (unsigned)d;
+	}
+	return sig <= 64 && (mask >> (sig - 1) & 1);
+}
+
+/* Ask the watcher to take what it has pending; wait a little for its answer (a watcher
+ * stopped with the job by Ctrl-Z answers once it runs again: stale answers are drained). */
+static void watcher_clear(void)
+{
+	struct pollfd pfd = { .fd = watcher_ack, .events = POLLIN };
+	char c = 'c';
+
+	while (read(watcher_ack, &c, 1) == 1)
+		;
+	if (write(watcher_cmd, &c, 1) == 1 && poll(&pfd, 1, 200) == 1)
+		while (read(watcher_ack, &c, 1) == 1)
+			;
+}
+
+/* Our own copy of a group signal comes just after the watcher's (the kernel signals newest
+ * first): taken here, where it is blocked, it is not seen as another one. When it came before
+ * the one being handled, the kernel merged them: then none comes. */
+static void take_own_copy(int sig)
+{
+	const struct timespec ms20 = { 0, 20000000 };
+	sigset_t one;
+
+	sigemptyset(&one);
+	sigaddset(&one, sig);
+	sigtimedwait(&one, NULL, &ms20);
+}
+
+/* True when `sig` was sent to our process group, which the program is in: it has its own. */
+static bool sent_to_group(int sig, const siginfo_t *si)
+{
+	const struct timespec ms = { 0, 1000000 };
+	pid_t watcher = watcher_pid;
+	bool group, in_group_sender;
+
+	if (watcher <= 0)
+		return si->si_code == SI_KERNEL;
+	group = si->si_code == SI_KERNEL || watcher_has(watcher, sig);
+	/* A sender in our group may send to us, then to the group (`timeout` does, one call
+	 * after the other: the program, alone, would have the two as one). Its group signal is
+	 * waited for a moment; a lone one is forwarded when none comes. */
+	in_group_sender =
+		si->si_code == SI_USER && si->si_pid > 0 && getpgid(si->si_pid) == getpgrp();
+	for (int i = 0; !group && in_group_sender && i < 200; i++) {
+		nanosleep(&ms, NULL);
+		group = watcher_has(watcher, sig);
+	}
+	if (group) {
+		watcher_clear();
+		take_own_copy(sig);
+	}
+	/* A terminal's goes to its foreground group only: a program that left ours does not
+	 * get it, without syscope either. */
+	return si->si_code == SI_KERNEL || (group && getpgid(child_pid) == getpgrp());
+}
+
 static void on_forwarded_signal(int sig, siginfo_t *si, void *uc)
 {
+	int saved_errno = errno;
+
 	(void)uc;
 	if (main_done) {
 		if (sig == SIGINT || sig == SIGTERM)
 			stop_waiting = 1;
 		return;
 	}
-	/* A terminal's signals (SI_KERNEL) reach the program's process group already. */
-	if (si->si_code != SI_KERNEL && child_pid > 0)
+	if (child_pid > 0 && !sent_to_group(sig, si))
 		kill(child_pid, sig);
+	errno = saved_errno;
 }
 
 static void on_alarm(int sig)
@@ -395,13 +582,12 @@ static void on_alarm(int sig)
 
 static void install_handlers(void)
 {
-	static const int forwarded[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
 	struct sigaction sa, old;
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = on_forwarded_signal;
 	sa.sa_flags = SA_SIGINFO;
-	sigemptyset(&sa.sa_mask);
+	forwarded_set(&sa.sa_mask); /* one at a time: each asks the watcher in turn */
 	for (size_t i = 0; i < sizeof(forwarded) / sizeof(forwarded[0]); i++) {
 		/* Forwarded even when ignored by whoever started us (a shell's background job
 		 * ignores SIGINT): the program is given the same ignored disposition
@@ -450,12 +636,16 @@ static void wait_tree(struct launch *l)
 		if (w == l->child) {
 			l->status = status;
 			main_done = 1;
+			stop_watcher();
 			clock_gettime(CLOCK_REALTIME, &l->end);
 			alarm(2);
 			continue;
 		}
-		if (w > 0)
+		if (w > 0) {
+			if (w == watcher_pid) /* gone early: every signal is forwarded again */
+				watcher_pid = 0;
 			continue;
+		}
 		if (errno == ECHILD)
 			break;
 		if (errno != EINTR)
@@ -613,6 +803,7 @@ int sc_launch(struct sc_cli *cli, struct sc_launch_result *res)
 	if (prctl(PR_SET_CHILD_SUBREAPER, 1))
 		pr_dbg("PR_SET_CHILD_SUBREAPER: %s", strerror(errno));
 	install_handlers();
+	start_watcher(); /* before the program can be sent anything */
 	start_program(&l);
 	wait_tree(&l);
 	if (!main_done)

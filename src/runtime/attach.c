@@ -154,6 +154,7 @@ static void detach(void)
 	for (int tries = 0; tries < 50 && (pending = rt_attach_signal_pending()); tries++)
 		sleep_ns(2000000);
 	rt_attach_threads_release();
+	rt_signals_unhide();
 	if (!pending) {
 		rt_signals_release();
 		rt_unwind_release(); /* no sample can come: libunwind and its pipe go */
@@ -376,7 +377,12 @@ static void *attach_main(void *arg)
 		rt_loader_event(); /* what was loaded while dormant */
 	}
 	rt_modules_init(false);
+	rt_signals_install_fatal();
 	rt_sources_process_start();
+	/* A signal left at its default that ends the process (SIGTERM, Ctrl-C, a crash) keeps
+	 * every thread's records and the end, as with `run`; the detach gives the default back
+	 * (rt_signals_unhide). Handlers the program installed are not touched. */
+	rt_install_ending_recorders();
 	rt_thread_self();
 	rt_attach_arm(rt_proc.pid);
 	for (unsigned i = 0; i < nbefore; i++)

@@ -332,7 +332,8 @@ static void on_ending_signal(int sig, siginfo_t *si, void *uc)
 	RT_REAL(pthread_sigmask)(SIG_UNBLOCK, &unblock, NULL);
 }
 
-static void install_ending_recorders(void)
+/* Also syscope attach's, once its samplers hold their signals (attach.c). */
+void rt_install_ending_recorders(void)
 {
 	for (size_t i = 0; i < sizeof(ending) / sizeof(ending[0]); i++)
 		rt_signal_hide_on_default(ending[i], on_ending_signal);
@@ -388,8 +389,8 @@ __attribute__((constructor)) static void rt_constructor(void)
 		rt_note(SC_NOTE_WARN, "ignored a setting from the environment: %s", err);
 	rt_signals_install_fatal();
 	rt_sources_process_start();
-	install_ending_recorders();   /* after the sources: sampler signals are theirs */
-	at_quick_exit(on_quick_exit); /* the first registered runs last */
+	rt_install_ending_recorders(); /* after the sources: sampler signals are theirs */
+	at_quick_exit(on_quick_exit);  /* the first registered runs last */
 	rt_thread_setup(&rt_self);
 	pthread_atfork(rt_fork_prepare, rt_fork_parent, fork_child);
 }

@@ -333,8 +333,10 @@ void rt_signal_forward(int sig, siginfo_t *si, void *uc);
 void rt_signals_install_fatal(void);
 bool rt_signal_hide_on_default(int sig, rt_sig_handler handler); /* lifecycle.c's recorders */
 void rt_signals_sampler_set(sigset_t *set);			 /* the sampler signals in use */
-void rt_signals_release(void);	     /* syscope attach's detach: the program's handlers back */
-extern atomic_int rt_guard_blocking; /* wrap_block.c guards blocking calls */
+void rt_signals_release(void);		/* syscope attach's detach: the program's handlers back */
+void rt_signals_unhide(void);		/* ... and the defaults the hidden recorders stood for */
+void rt_install_ending_recorders(void); /* lifecycle.c: SIGTERM, SIGINT... where left default */
+extern atomic_int rt_guard_blocking;	/* wrap_block.c guards blocking calls */
 /* Per thread: sampler signals taken, and signals handed to the program's handlers (a call
  * that failed with EINTR while only the first count grew was cut short by a sample). */
 extern RT_TLS volatile unsigned rt_sampler_interrupts, rt_program_interrupts;

@@ -102,6 +102,32 @@ void rt_signals_release(void)
 	sigemptyset(&sampler_sigs);
 }
 
+/*
+ * syscope attach's detach: the hidden recorders of signals the program left at their default
+ * (lifecycle.c's ending signals, the crash recorders) give the default back, so the process
+ * has the dispositions it had before the attach. A handler the program installed meanwhile
+ * (through the C library: nothing of ours is in front of its calls) has replaced ours and
+ * stays. A handler of ours the program saved and puts back after the detach is dormant: it
+ * takes the default action, as if it were not there.
+ */
+void rt_signals_unhide(void)
+{
+	for (int s = 1; s < _NSIG; s++) {
+		struct sigaction cur, dfl;
+
+		if (!sigs[s].hidden || sigs[s].ours)
+			continue;
+		if (!RT_REAL(sigaction)(s, NULL, &cur) && (cur.sa_flags & SA_SIGINFO) &&
+		    cur.sa_sigaction == sigs[s].hidden) {
+			memset(&dfl, 0, sizeof(dfl));
+			dfl.sa_handler = SIG_DFL;
+			RT_REAL(sigaction)(s, &dfl, NULL);
+		}
+		sigs[s].hidden = NULL;
+		sigs[s].fatal_hidden = sigs[s].fatal_kept = false;
+	}
+}
+
 static void default_action(int sig)
 {
 	struct sigaction dfl;
@@ -375,6 +401,10 @@ static void on_fatal_signal(int sig, siginfo_t *si, void *uc)
 		errno = saved_errno;
 		return;
 	}
+	/* Attached, a thread registers at its first sample: one that crashes before it had
+	 * one (it waited in a call until then) registers now, so that the crash is recorded. */
+	if (rt_active() && rt_self.state == RT_THREAD_UNKNOWN && atomic_load(&rt_attach_on))
+		rt_thread_self();
 	if (rt_active() && rt_self.state == RT_THREAD_ACTIVE) {
 		rt_sampling_record_crash(forwarded_uc ? forwarded_uc : uc);
 		rt_func_end_image(); /* the calls it dies in */

@@ -107,6 +107,68 @@ def test_exec_while_attached_gives_an_end_reason():
         t.kill()
 
 
+def test_signal_while_attached_is_the_end():
+    """SIGTERM, left at its default by the program, ends it while attached: the hidden
+    recorder keeps every thread's records and the end, as under `run` (it said "killed, or
+    still running" and could lose each thread's last 20 ms)."""
+    t = Target("attach_spin")
+    try:
+        a = Attach(t.pid, "--output-format", "json")
+        a.wait_attached()
+        wait_cpu(t.pid, t.pid, CPU_WANTED_S)
+        os.kill(t.pid, signal.SIGTERM)
+        check_eq(t.proc.wait(timeout=60), -signal.SIGTERM, "the fixture dies of it")
+        check_eq(a.finish(), 0, a.describe())
+        check_session(a, t.pid, "process ended")
+        check(f"process {t.pid} (attach_spin) was killed by signal 15 (Terminated)" in a.err,
+              a.err)
+        check("killed, or still running" not in a.err, a.err)
+        check("nothing lost" in a.err, a.err)
+        check_eq(a.metadata(t.pid)["exit"], {"reason": "signal", "status": signal.SIGTERM},
+                 "metadata's end")
+        p = a.profile(t.pid)
+        check(p.samples("main_spin") >= 5, f"main_spin: {p.samples('main_spin')} of {p.total}")
+    finally:
+        t.kill()
+
+
+def test_crash_while_attached_names_the_crash():
+    """A crash while attached, on a thread that had no sample yet (the fixture's stdin
+    reader), is recorded with its place, as under `run`."""
+    t = Target("attach_spin")
+    try:
+        a = Attach(t.pid, "--output-format", "json")
+        a.wait_attached()
+        wait_cpu(t.pid, t.pid, CPU_WANTED_S)
+        t.send("segv")
+        check_eq(t.proc.wait(timeout=60), -signal.SIGSEGV, "the fixture crashes")
+        check_eq(a.finish(), 0, a.describe())
+        check(f"process {t.pid} crashed (signal 11) in crash_here at attach_spin.c:" in a.err,
+              a.err)
+        check_eq(a.metadata(t.pid)["exit"], {"reason": "signal", "status": signal.SIGSEGV},
+                 "metadata's end")
+    finally:
+        t.kill()
+
+
+def test_detach_gives_the_default_dispositions_back():
+    """The recorders put on signals left at their default go at the detach: the process
+    catches what it caught before, and a SIGTERM after the detach ends it by the default
+    action, with no syscope code in the way."""
+    t = Target("attach_spin")
+    try:
+        before = process_state(t.pid)
+        a = Attach(t.pid, "--output-format", "json")
+        a.wait_attached()
+        wait_cpu(t.pid, t.pid, CPU_WANTED_S)
+        check_eq(a.finish(signal.SIGINT), 0, a.describe())
+        check_eq(process_state(t.pid)["SigCgt"], before["SigCgt"], "caught signals")
+        os.kill(t.pid, signal.SIGTERM)
+        check_eq(t.proc.wait(timeout=60), -signal.SIGTERM, "the fixture dies of it")
+    finally:
+        t.kill()
+
+
 def spinning_worker(pid):
     """The fixture's before_spin thread: of the threads it started with, the one besides
     main that uses CPU (the other reads stdin). The fixture started it first, so its id

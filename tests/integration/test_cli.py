@@ -7,6 +7,7 @@ import os
 import signal
 import sqlite3
 import subprocess
+import sys
 import time
 
 import harness
@@ -151,6 +152,66 @@ def test_signals_sent_to_syscope_reach_the_program():
     with open(meta) as f:
         check_eq(json.load(f)["exit"], {"reason": "signal", "status": signal.SIGTERM},
                  "the program's end")
+
+
+def signal_count_lines(proc):
+    """The rest of signal_count's output and its status, once it has ended."""
+    out, err = proc.communicate(timeout=300)
+    return out.splitlines(), proc.returncode, err
+
+
+def test_signal_to_the_process_group_reaches_the_program_once():
+    """kill -INT -PGID reaches the program itself: syscope, in the same group, must not
+    forward its own copy (the program counted two, and a Python program's cleanup after
+    KeyboardInterrupt was cut short by the second). A signal sent to syscope alone still
+    reaches the program (the SIGQUIT that ends it)."""
+    workdir = harness.tempfile.mkdtemp(prefix="syscope-it-")
+    harness._workdirs.append(workdir)
+    proc = subprocess.Popen([SYSCOPE, "sample", "--", fixture("signal_count")], cwd=workdir,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    try:
+        check_eq(proc.stdout.readline(), "ready\n", "the fixture's handlers are in")
+        os.killpg(proc.pid, signal.SIGINT)
+        check_eq(proc.stdout.readline(), "int 1\n", "the group's SIGINT")
+        proc.send_signal(signal.SIGQUIT)
+        lines, rc, err = signal_count_lines(proc)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    check_eq(lines, ["ints=1"], "SIGINTs the program got\n" + err)
+    check_eq(rc, 0, err)
+
+
+# What `timeout` does when the time is up: the signal to its child (syscope), then to its
+# whole process group (which it made, and which the program is in), ignoring it itself.
+TIMEOUT_LIKE = r"""
+import os, signal, subprocess, sys
+signal.signal(signal.SIGINT, signal.SIG_IGN)
+p = subprocess.Popen(sys.argv[1:], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                     text=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+lines = [p.stdout.readline()]
+os.kill(p.pid, signal.SIGINT)
+os.kill(0, signal.SIGINT)
+lines.append(p.stdout.readline())
+os.kill(p.pid, signal.SIGQUIT)
+lines += p.stdout.readlines()
+print("".join(lines) + f"status={p.wait()}", end="")
+"""
+
+
+def test_signal_to_syscope_then_to_its_group_reaches_the_program_once():
+    """`timeout 10 syscope sample -- prog` at the end of the 10 s: the program, alone, would
+    get the two signals as one (they come one call after the other); under syscope it got
+    syscope's forward, then the group's."""
+    workdir = harness.tempfile.mkdtemp(prefix="syscope-it-")
+    harness._workdirs.append(workdir)
+    proc = subprocess.run([sys.executable, "-c", TIMEOUT_LIKE, SYSCOPE, "sample", "--",
+                           fixture("signal_count")], cwd=workdir, capture_output=True,
+                          text=True, timeout=300, start_new_session=True)
+    check_eq(proc.stdout.splitlines(), ["ready", "int 1", "ints=1", "status=0"],
+             "the program's output\n" + proc.stderr)
 
 
 def test_convert_rejects_what_is_not_a_session():

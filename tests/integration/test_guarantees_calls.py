@@ -103,6 +103,23 @@ def test_longjmp_out_of_patched_frames():
         check_jumps(r, rounds, f"instrument, {rounds} jumps")
 
 
+def test_longjmp_ends_the_calls_it_leaves_when_the_catcher_is_throttled():
+    """jump_throttled: thrower's 1000 calls each end at their longjmp. Once attempt, the
+    function the jump returns to, is throttled, the next patched entry comes five rounds of
+    main's work later; thrower's calls lasted until then (79% of the run under thrower,
+    main's own loop 21%; `syscope instrument -- lua5.4` gave lua_error 80%)."""
+    r = syscope("instrument", "--min-instructions", "0", "-R", "^(main|attempt|thrower)$",
+                "--output-format", "json", "--", fixture("jump_throttled"))
+    check_eq(r.rc, 0, r.describe())
+    check("thrown 1000" in r.out, r.out)
+    p = r.profile("wall_clock")
+    check_eq(calls_of(p), {"main": 1, "attempt": 5000, "thrower": 1000}, "calls")
+    thrower, main = p.function("thrower"), p.function("main")
+    # thrower does a longjmp; main's loop between attempts is nearly all the work.
+    check(thrower["inclusive"] < 0.1 * main["exclusive"],
+          f"thrower {thrower['inclusive']} s against main's own {main['exclusive']} s")
+
+
 def test_longjmp_out_of_compiler_hooked_frames():
     for rounds in (100, 20000):
         r = syscope("sample", "--output-format", "json folded", "--",

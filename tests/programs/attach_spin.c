@@ -14,7 +14,8 @@
  * execlp, execle, execvpe, and a raw execve system call when "fork-exec-raw N" asked for it
  * (else execv again): "fork-exec pid=P status=0" for each, then "fork-exec done".
  * "fork-exec-for MS" runs such children of 2 ms each back to back for MS milliseconds
- * ("fork-exec-for n=N failed=0").
+ * ("fork-exec-for n=N failed=0"). "segv" makes it crash in crash_here() (SIGSEGV, default
+ * action).
  */
 #include <dlfcn.h>
 #include <pthread.h>
@@ -187,6 +188,13 @@ static void spawn_sleep(void)
 	printf("spawn-sleep status=%d\n", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
 }
 
+static int *volatile nowhere; /* NULL, which the compiler cannot know */
+
+__attribute__((noinline)) void crash_here(void)
+{
+	*nowhere = 1;
+}
+
 static void *before_main(void *arg)
 {
 	(void)arg;
@@ -242,6 +250,8 @@ static void *commands(void *arg)
 			execl("/proc/self/exe", "attach_spin", "--execed", (char *)NULL);
 			printf("exec failed\n");
 		}
+		if (!strcmp(line, "segv"))
+			crash_here();
 		if (!strcmp(line, "quit"))
 			break;
 		printf("ok %s\n", line);
