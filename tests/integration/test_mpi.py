@@ -287,8 +287,11 @@ def test_tracer_of_the_other_abi_passes_calls_on():
     harness._workdirs.append(workdir)
     tracer = os.path.join(os.path.dirname(os.path.dirname(SYSCOPE)), "lib", "syscope",
                           "libsyscope-mpi.so")
-    proc = subprocess.run([MPICH_EXEC, "-np", "2", "env", f"LD_PRELOAD={tracer}", SYSCOPE,
-                           "run", "--no-time-output", "-o", "w-%rank%", "--",
+    # Added to the program's LD_PRELOAD, after libsyscope.so (not to syscope's own: under
+    # ASan the launcher refuses a preloaded library ahead of its runtime).
+    proc = subprocess.run([MPICH_EXEC, "-np", "2", SYSCOPE, "run", "--no-time-output", "-o",
+                           "w-%rank%", "--", "sh", "-c",
+                           f'LD_PRELOAD="$LD_PRELOAD:{tracer}" exec "$0"',
                            fixture("mpi_basic_mpich")], cwd=workdir, capture_output=True,
                           text=True, timeout=300)
     check_eq(proc.returncode, 0, describe(proc))
