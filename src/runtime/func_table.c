@@ -29,6 +29,10 @@ struct func_stat {
 static _Atomic uint64_t keys[RT_FUNC_IDS];
 static struct func_stat native_stats[RT_FUNC_IDS], python_stats[RT_FUNC_IDS];
 static atomic_uint_fast64_t no_id_calls; /* calls that found the table full */
+/* Ids given and functions throttled so far: the walks over the table at a fork and at the
+ * end are skipped while there are none (its 3 MB of untouched pages, read, cost a process
+ * ~800 page faults: 2-3 ms of every short process of a shell script). */
+static atomic_uint ids_given, throttled_fns;
 static uint64_t throttle_calls, throttle_ns;
 bool rt_func_throttle_native, rt_func_throttle_python;
 
@@ -60,6 +64,7 @@ uint32_t rt_func_id(uint64_t addr, uint16_t flags)
 		if (k)
 			continue;
 		if (atomic_compare_exchange_strong(&keys[slot], &empty, key)) {
+			atomic_fetch_add_explicit(&ids_given, 1, memory_order_relaxed);
 			announce(slot, key);
 			return slot;
 		}
@@ -92,8 +97,9 @@ bool rt_func_count_call(uint32_t id, uint16_t flags, uint64_t ns)
 	ns += atomic_load_explicit(&s->ns, memory_order_relaxed);
 	atomic_store_explicit(&s->calls, calls, memory_order_relaxed);
 	atomic_store_explicit(&s->ns, ns, memory_order_relaxed);
-	if (calls > throttle_calls && ns < calls * throttle_ns)
-		atomic_store_explicit(&s->throttled, true, memory_order_relaxed);
+	if (calls > throttle_calls && ns < calls * throttle_ns &&
+	    !atomic_exchange_explicit(&s->throttled, true, memory_order_relaxed))
+		atomic_fetch_add_explicit(&throttled_fns, 1, memory_order_relaxed);
 	return false;
 }
 
@@ -136,6 +142,8 @@ static void record_counts(struct func_stat *stats, uint16_t flags, bool say)
 {
 	uint32_t n = 0, untimed_fns = 0;
 
+	if (!atomic_load_explicit(&throttled_fns, memory_order_relaxed))
+		return;
 	for (uint32_t id = 0; id < RT_FUNC_IDS; id++) {
 		struct func_stat *s = &stats[id];
 		struct sc_rec_func_count *r;
@@ -195,6 +203,11 @@ static void fork_child(void)
 	rt_counted_fork_child();
 	rt_patch_shadow_fork_child();
 	rt_patch_counted_fork_child();
+	atomic_store_explicit(&throttled_fns, 0, memory_order_relaxed); /* counts start over */
+	if (rt_func_throttle_python)
+		memset(python_stats, 0, sizeof(python_stats));
+	if (!atomic_load_explicit(&ids_given, memory_order_relaxed))
+		return; /* no instrumented call yet: nothing to announce or clear */
 	for (uint32_t id = 0; id < RT_FUNC_IDS; id++) {
 		uint64_t k = atomic_load_explicit(&keys[id], memory_order_relaxed);
 
@@ -206,8 +219,6 @@ static void fork_child(void)
 	for (uint32_t id = 0; id < RT_FUNC_IDS; id++)
 		if (atomic_load_explicit(&keys[id], memory_order_relaxed))
 			memset(&native_stats[id], 0, sizeof(native_stats[id]));
-	if (rt_func_throttle_python)
-		memset(python_stats, 0, sizeof(python_stats));
 }
 
 void rt_func_end_open_calls(void)
