@@ -79,7 +79,10 @@ def test_later_leaves_raw_then_convert_builds_the_same():
     check_eq(c.returncode, 0, c.stderr)
     check("top regions by time inside them" in c.stderr, f"the summary of the run: {c.stderr}")
     # The run's --output-format came from session.json: json and rocpd, no text or folded.
-    check_eq(outputs(r.session), outputs(direct.session), "the files a direct run writes")
+    # (A CPU-time sample of this short program is luck, and so is its sampling profile.)
+    def files(session):
+        return [f for f in outputs(session) if not f.startswith("sampling_")]
+    check_eq(files(r.session), files(direct.session), "the files a direct run writes")
     later = harness.Profile(r.path(f"wall_clock-{r.main_pid()}.json"))
     now = direct.profile("wall_clock")
     check_eq(calls(later), EXPECTED_CALLS, "calls per function after convert")
