@@ -84,7 +84,8 @@ enum sc_mpi_abi sc_mpi_abi_of(const char *program, char *buf, size_t buflen, con
 		*why = "Open MPI's mpirun (OMPI_COMM_WORLD_RANK)";
 		return SC_MPI_ABI_OPENMPI;
 	}
-	if (getenv("HYDI_CONTROL_FD") || getenv("PMI_RANK")) {
+	/* PMI_RANK alone is Hydra's too, but Slurm's srun --mpi=pmi2 sets it for any MPI. */
+	if (getenv("HYDI_CONTROL_FD") || (getenv("PMI_RANK") && !getenv("SLURM_JOB_ID"))) {
 		*why = "MPICH's mpiexec (Hydra: PMI_RANK)";
 		return SC_MPI_ABI_MPICH;
 	}
