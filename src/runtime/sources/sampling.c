@@ -267,17 +267,19 @@ static void adopt_attached(struct rt_thread *t, int sig, int fd);
 static atomic_uint samples_in_progress;
 static RT_TLS bool in_counted_sample;
 
+/* The flag is set first and cleared last: an end reached from a handler interrupting these
+ * on this thread (an ending signal) never waits for this thread's own sample. */
 static void sample_begin(void)
 {
+	in_counted_sample = true;
 	atomic_fetch_add(&samples_in_progress, 1);
 	atomic_thread_fence(memory_order_seq_cst);
-	in_counted_sample = true;
 }
 
 static void sample_end(void)
 {
-	in_counted_sample = false;
 	atomic_fetch_sub(&samples_in_progress, 1);
+	in_counted_sample = false;
 }
 
 #define QUIESCE_WAIT_NS 100000 /* 0.1 ms, up to QUIESCE_TRIES times: 100 ms */
