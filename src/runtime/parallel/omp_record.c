@@ -305,7 +305,7 @@ static inline bool held_task(unsigned k)
 	return k < OMP_AMEND_DEPTH && open_regions.end[k] == END_PARENT;
 }
 
-void omp_end(enum omp_kind kind)
+static __attribute__((noinline)) void end_open(enum omp_kind kind)
 {
 	int i = open_regions.depth - 1;
 	uint64_t ts;
@@ -340,6 +340,18 @@ void omp_end(enum omp_kind kind)
 	if (open_regions.team_at > i)
 		open_regions.team_at = 0;
 	rt_counters_read_region(ts);
+}
+
+void omp_end(enum omp_kind kind)
+{
+	int top = open_regions.depth - 1;
+
+	/* The master's implicit task, which ends with its region (end_open's first return), is
+	 * half of the ends of a program's regions: no frame for it. */
+	if (top >= 0 && open_regions.kind[top] == kind && !open_regions.over &&
+	    task_of_own_region(kind, (unsigned)top))
+		return;
+	end_open(kind);
 }
 
 /* ---- the source ---- */
