@@ -2,7 +2,8 @@
 all numbers is one OMP_REGION record, written at its begin, its end stored into it when it
 ends (24 bytes, holding the first argument if it fits 32 bits or the first two if both fit
 16, and 8 for each other; no
-second record); only when the record has left the thread's current chunk meanwhile does a
+second record; a parallel region's record also holds the implicit task of the thread that
+began it, which has none of its own); only when the record has left the thread's current chunk meanwhile does a
 REGION_END end it. Such a record comes before what ran inside it, so the readers nest by time: the counts of the profile stay exact, nested
 parallel regions stay nested in the Perfetto trace and in rocpd, and a region still open
 when the process ends (exit or abort inside it) is shown unterminated, not lost.
