@@ -732,8 +732,13 @@ static int metadata_record(void *ctx, int32_t tid, const struct sc_record *rec, 
 	case SC_REC_MPI_SHORT:
 	case SC_REC_CLOCK_SYNC:
 	case SC_REC_OMP_BEGIN:
-	case SC_REC_OMP_REGION:
 		img->regions++;
+		break;
+	case SC_REC_OMP_REGION: /* a parallel's may hold its thread's implicit task too */
+		img->regions +=
+			1 + (rec->size >= sizeof(struct sc_rec_omp_region) &&
+			     SC_OMP_TEAM_OF(rec->flags,
+					    ((const struct sc_rec_omp_region *)rec)->first));
 		break;
 	case SC_REC_FUNC_ID: {
 		const struct sc_rec_func_id *f = (const void *)rec;

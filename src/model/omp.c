@@ -137,11 +137,29 @@ bool sc_omp_whole_region(struct sc_region_ev *ev, const struct sc_rec_omp_region
 		narrow = 2;
 	} else if (narrow) {
 		values[0] = rec->first;
+		if (SC_OMP_KIND_OF(rec->hdr.flags) == SC_OMP_PARALLEL_TEAM)
+			values[0] = SC_OMP_PAIR_LOW(rec->first); /* the team size above it */
 	}
 	for (unsigned i = narrow; i < nargs && i < SC_OMP_MAX_ARGS && i - narrow < wide; i++)
 		values[i] = ((const uint64_t *)(rec + 1))[i - narrow];
 	if (!region_of(ev, rec->hdr.flags, rec->ts, values, 8 * (uint64_t)(wide + narrow), texts))
 		return false;
 	ev->end = rec->dur && rec->ts + rec->dur > rec->ts ? rec->ts + rec->dur : 0;
+	return true;
+}
+
+bool sc_omp_held_task(struct sc_region_ev *task, const struct sc_region_ev *region,
+		      const struct sc_rec_omp_region *rec, uint32_t size,
+		      struct sc_omp_texts *texts)
+{
+	uint16_t flags =
+		SC_OMP_IMPLICIT_TASK | 2u << 6 | SC_OMP_ARG_thread << 8 | SC_OMP_ARG_team << 12;
+	uint64_t values[2] = { 0, SC_OMP_TEAM_OF(rec->hdr.flags, rec->first) };
+
+	if (size < sizeof(*rec) || !values[1] ||
+	    !region_of(task, flags, rec->ts, values, sizeof(values), texts))
+		return false;
+	task->end = region->end;
+	task->context = region->context;
 	return true;
 }

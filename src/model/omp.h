@@ -28,5 +28,11 @@ bool sc_omp_region(struct sc_region_ev *ev, const struct sc_rec_omp_begin *rec, 
 /* The same for an OMP_REGION record; `ev->end` is its end, 0 when it has none yet. */
 bool sc_omp_whole_region(struct sc_region_ev *ev, const struct sc_rec_omp_region *rec,
 			 uint32_t size, struct sc_omp_texts *texts);
+/* The implicit task an OMP_REGION of SC_OMP_PARALLEL_TEAM holds (format.h) into `task`, with
+ * the begin and end of `region` (the record's, from sc_omp_whole_region); false when it holds
+ * none. */
+bool sc_omp_held_task(struct sc_region_ev *task, const struct sc_region_ev *region,
+		      const struct sc_rec_omp_region *rec, uint32_t size,
+		      struct sc_omp_texts *texts);
 
 #endif /* SYSCOPE_MODEL_OMP_H */

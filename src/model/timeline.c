@@ -473,15 +473,24 @@ static int replay_record(void *ctx, int32_t tid, const struct sc_record *rec, ui
 		name_openmp_parallel(r, &ev);
 		open_region(r, tid, &ev);
 		break;
-	case SC_REC_OMP_REGION:
+	case SC_REC_OMP_REGION: {
+		struct sc_region_ev task;
+		bool held;
+
 		if (!sc_omp_whole_region(&ev, (const void *)rec, rec->size, &r->omp))
 			break;
+		held = sc_omp_held_task(&task, &ev, (const void *)rec, rec->size, &r->omp);
 		name_openmp_parallel(r, &ev);
 		if (ev.end)
 			replay_whole_ahead(r, tid, &ev);
 		else
 			open_region(r, tid, &ev); /* ended by a REGION_END, as an OMP_BEGIN */
+		if (held && task.end) /* the task its record holds, inside it (format.h) */
+			replay_whole_ahead(r, tid, &task);
+		else if (held)
+			open_region(r, tid, &task);
 		break;
+	}
 	case SC_REC_REGION_END: {
 		uint32_t at;
 

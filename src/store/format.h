@@ -777,6 +777,18 @@ struct sc_rec_omp_region {
 #define SC_OMP_PAIR_FITS(a, b) ((a) <= 0xffffu && (b) <= 0xffffu)
 #define SC_OMP_PAIR_LOW(first) ((first)&0xffffu)
 #define SC_OMP_PAIR_HIGH(first) ((first) >> 16)
+/*
+ * An "omp parallel" of kind SC_OMP_PARALLEL_TEAM: its arguments `requested` (at most 16 bits,
+ * in the low half of `first`) and `code` (the u64 after it), 32 bytes. Once the thread that
+ * began the region begins its own implicit task (team member 0, which spans the region: the
+ * tracer gives it the region's begin and end), the team size goes into the high half of
+ * `first`, and that task has no record of its own: readers give the region, then the task
+ * ("omp implicit task", thread 0, team N) with the same begin and end. Left 0: no task in it
+ * (the task, if any, has its own record). A REGION_END after such a record that holds a task
+ * and no end closes the task, a second one the region.
+ */
+#define SC_OMP_TEAM_OF(flags, first) \
+	(SC_OMP_KIND_OF(flags) == SC_OMP_PARALLEL_TEAM ? SC_OMP_PAIR_HIGH(first) : 0u)
 
 #define SC_CLOCK_SYNC_FINALIZE 0x1u /* hdr.flags: measured at MPI_Finalize (else MPI_Init) */
 

@@ -2,7 +2,8 @@
 all numbers is one OMP_REGION record, written at its begin, its end stored into it when it
 ends (24 bytes, holding the first argument if it fits 32 bits or the first two if both fit
 16, and 8 for each other; no
-second record); only when the record has left the thread's current chunk meanwhile does a
+second record; a parallel region's record also holds the implicit task of the thread that
+began it, which has none of its own); only when the record has left the thread's current chunk meanwhile does a
 REGION_END end it. Such a record comes before what ran inside it, so the readers nest by time: the counts of the profile stay exact, nested
 parallel regions stay nested in the Perfetto trace and in rocpd, and a region still open
 when the process ends (exit or abort inside it) is shown unterminated, not lost.
@@ -29,8 +30,10 @@ QUIET = {"OMP_WAIT_POLICY": "passive"}  # more threads than cores: do not spin
 TEAM, ROUNDS, TASKS = 4, 3, 8
 REGIONS = ROUNDS + 3  # omp_team.c's parallel regions
 
-# omp_team.c's constructs as OMP_REGION records: (name, record size) -> count.
-COMPACT = {("omp parallel", 32): REGIONS, ("omp implicit task", 24): REGIONS * TEAM,
+# omp_team.c's constructs as OMP_REGION records: (name, record size) -> count. The master's
+# implicit task of each parallel region is held by the region's record (size 0 here).
+COMPACT = {("omp parallel", 32): REGIONS, ("omp implicit task", 24): REGIONS * (TEAM - 1),
+           ("omp implicit task", 0): REGIONS,
            ("omp implicit barrier", 24): REGIONS * TEAM, ("omp barrier", 24): ROUNDS * TEAM,
            ("omp task", 24): TASKS, ("omp taskwait", 24): 1, ("omp critical", 24): TEAM,
            ("omp critical wait", 24): TEAM, ("omp lock", 24): TEAM, ("omp lock wait", 24): TEAM}
@@ -62,10 +65,12 @@ def raw_openmp(r):
             for tid, rtype, flags, payload in rawdump.records(f.read()):
                 stack = stacks.setdefault(tid, [])
                 if rtype == records.OMP_REGION:
-                    ts, end, name, _args = records.decode_omp_region(flags, payload)
-                    compact.append((tid, name, len(payload) + 8, ts, end))
-                    if not end:
-                        stack.append((tid, name))
+                    # A task its parallel's record holds: size 0, no record of its own.
+                    for i, (ts, end, name, _args) in enumerate(
+                            records.decode_omp_regions(flags, payload)):
+                        compact.append((tid, name, 0 if i else len(payload) + 8, ts, end))
+                        if not end:
+                            stack.append((tid, name))
                 elif rtype == records.REGION_BEGIN:
                     full += b"\0openmp\0" in bytes(payload[32:])
                     stack.append((tid, bytes(payload[32:]).split(b"\0")[0].decode()))
@@ -276,10 +281,10 @@ def omp_records_in_order(r):
             for tid, rtype, flags, payload in rawdump.records(f.read()):
                 got, stack = threads.setdefault(tid, []), stacks.setdefault(tid, [])
                 if rtype == records.OMP_REGION:
-                    _ts, end, name, _args = records.decode_omp_region(flags, payload)
-                    got.append([name, bool(end)])
-                    if not end:
-                        stack.append(got[-1])
+                    for _ts, end, name, _args in records.decode_omp_regions(flags, payload):
+                        got.append([name, bool(end)])
+                        if not end:
+                            stack.append(got[-1])
                 elif rtype == records.REGION_END and stack:
                     stack.pop()[1] = True
     return threads

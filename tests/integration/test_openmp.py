@@ -61,10 +61,10 @@ def openmp_regions(r):
                 stack.append([tid, ts, None, name, args, True])
                 spans.append(stack[-1])
             elif rtype == records.OMP_REGION:  # compact, its end in it unless 0
-                ts, end, name, args = records.decode_omp_region(_flags, payload)
-                spans.append([tid, ts, end or None, name, args, True])
-                if not end:
-                    stack.append(spans[-1])  # ended by a REGION_END
+                for ts, end, name, args in records.decode_omp_regions(_flags, payload):
+                    spans.append([tid, ts, end or None, name, args, True])
+                    if not end:
+                        stack.append(spans[-1])  # ended by a REGION_END
             elif rtype == records.REGION_END and stack:
                 stack.pop()[2], = struct.unpack_from("<Q", payload, 0)
         for i, (tid, start, end, name, args, omp) in enumerate(spans):

@@ -333,8 +333,10 @@ def test_merge_without_clock_sync_leaves_clocks_alone():
 
 # omp_team.c: 6 parallel regions of 4 threads, a barrier per member in 3, 8 tasks.
 # Each an OMP_REGION, its end in it: 24 bytes, the first argument in them if it fits 32 bits
-# (two if both fit 16: an implicit task's), 8 for each other (test_omp_cost.py).
-OMP_COMPACT = {("omp parallel", 32): 6, ("omp implicit task", 24): 24,
+# (two if both fit 16: an implicit task's), 8 for each other (test_omp_cost.py); the master's
+# implicit task of each parallel region in the region's record (size 0 here).
+OMP_COMPACT = {("omp parallel", 32): 6, ("omp implicit task", 24): 18,
+               ("omp implicit task", 0): 6,
                ("omp implicit barrier", 24): 24, ("omp barrier", 24): 12,
                ("omp task", 24): 8, ("omp taskwait", 24): 1, ("omp critical", 24): 4,
                ("omp critical wait", 24): 4, ("omp lock", 24): 4, ("omp lock wait", 24): 4}
@@ -355,9 +357,10 @@ def omp_begins(compiler):
         with open(raw, "rb") as f:
             for _tid, rtype, flags, payload in rawdump.records(f.read()):
                 if rtype == records.OMP_REGION:
-                    _ts, _end, name, _args = records.decode_omp_region(flags, payload)
-                    key = (name, len(payload) + 8)
-                    compact[key] = compact.get(key, 0) + 1
+                    for i, (_ts, _end, name, _args) in enumerate(
+                            records.decode_omp_regions(flags, payload)):
+                        key = (name, 0 if i else len(payload) + 8)  # 0: held by its parallel's
+                        compact[key] = compact.get(key, 0) + 1
                 elif rtype == records.REGION_BEGIN:
                     full.append(bytes(payload[32:]).split(b"\0")[0].decode())
     return compact, full

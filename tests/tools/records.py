@@ -203,8 +203,25 @@ def decode_omp_region(flags, payload):
     else:
         values = ([first] if nargs and wide < nargs else []) + [
             struct.unpack_from("<Q", payload, 16 + 8 * i)[0] for i in range(wide)]
+    if flags & 0x3f == OMP_PARALLEL_TEAM:
+        values[0] &= 0xffff  # the team size of the task it holds above it
     args = {}
     for i in range(nargs):
         name, kind = OMP_ARGS[(flags >> (8 + 4 * i)) & 0xf]
         args[name] = f"0x{values[i]:x}" if kind == "p" else str(values[i])
     return ts, ts + dur if dur else 0, OMP_KINDS[flags & 0x3f], args
+
+
+OMP_PARALLEL_TEAM = int(re.search(r"^SC_OMP_KIND\(PARALLEL_TEAM, (\d+),", _omp_text, re.M)[1])
+
+
+def decode_omp_regions(flags, payload):
+    """The regions of an OMP_REGION record, as decode_omp_region's: its own, then, for an
+    "omp parallel" that holds its encountering thread's implicit task (format.h:
+    SC_OMP_TEAM_OF), that task, with the same begin and end."""
+    ts, end, name, args = decode_omp_region(flags, payload)
+    team = struct.unpack_from("<I", payload, 12)[0] >> 16
+    got = [(ts, end, name, args)]
+    if flags & 0x3f == OMP_PARALLEL_TEAM and team:
+        got.append((ts, end, "omp implicit task", {"thread": "0", "team": str(team)}))
+    return got

@@ -19,6 +19,7 @@ static bool tracing_on, writer_asked;
 /* Where a region's end goes (see omp_record.h): its OMP_REGION record, or one of these. */
 #define END_RECORD ((struct sc_rec_omp_region *)0)  /* a REGION_END (after a REGION_BEGIN) */
 #define END_NOTHING ((struct sc_rec_omp_region *)8) /* its begin was lost: no end */
+#define END_PARENT ((struct sc_rec_omp_region *)16) /* held by its parallel's (format.h) */
 
 /* What this thread has open (see omp_record.h); `over` counts begins past OMP_DEPTH. */
 static RT_TLS struct {
@@ -27,6 +28,10 @@ static RT_TLS struct {
 	uint32_t over;
 	struct sc_rec_omp_region *end[OMP_AMEND_DEPTH];
 	uint64_t start[OMP_AMEND_DEPTH]; /* kept here: the record may be unmapped by its end */
+	/* The last PARALLEL_TEAM record begun: its depth + 1 (0: none) and `requested`, for the
+	 * implicit task that it can hold. */
+	uint8_t team_at;
+	uint16_t team_requested;
 } open_regions;
 
 static atomic_ulong too_deep, unmatched;
@@ -143,7 +148,8 @@ static struct sc_rec_omp_region *write_numbers(uint32_t flags, uint64_t ts, uint
 					       uint64_t second)
 {
 	unsigned nargs = SC_OMP_NARGS(flags), narrow = nargs && first <= UINT32_MAX;
-	bool pair = nargs == 2 && SC_OMP_PAIR_FITS(first, second);
+	bool pair = nargs == 2 && SC_OMP_PAIR_FITS(first, second) &&
+		    SC_OMP_KIND_OF(flags) != SC_OMP_PARALLEL_TEAM;
 	uint32_t size = (uint32_t)sizeof(struct sc_rec_omp_region) + 8 * (nargs - narrow - pair);
 	struct sc_rec_omp_region *r = rt_reserve(size);
 	uint64_t *wide;
@@ -217,14 +223,48 @@ static inline void keep_end(unsigned at, uint64_t ts, struct sc_rec_omp_region *
 	}
 }
 
+/* The implicit task (member `thread` of `team`) that opens at depth `at` into its parallel
+ * region's record, when that record is a PARALLEL_TEAM one still in the thread's chunk
+ * (format.h): one record, one reservation and one end fewer a region. */
+static bool task_into_region(unsigned at, uint64_t thread, uint64_t team)
+{
+	unsigned p = at - 1;
+	struct sc_rec_omp_region *r = open_regions.end[p];
+
+	if (open_regions.team_at != at || thread || !team || team > 0xffff)
+		return false;
+	open_regions.team_at = 0;
+	return rt_amend_u32(r, open_regions.start[p], &r->first,
+			    open_regions.team_requested | (uint32_t)team << 16);
+}
+
 void omp_begin_numbers(uint32_t flags, uint64_t first, uint64_t second)
 {
 	unsigned kind = SC_OMP_KIND_OF(flags), at = open_regions.depth;
+	struct sc_rec_omp_region *r;
 	uint64_t ts;
 
 	if (!omp_tracing() || kind - 1u >= OMP_NKINDS - 1u || !open_region(kind, at, &ts))
 		return;
-	keep_end(at, ts, write_numbers(flags, ts, first, second));
+	if (kind == OMP_IMPLICIT_TASK && task_of_own_region(kind, at) &&
+	    task_into_region(at, first, second)) {
+		keep_end(at, ts, END_PARENT);
+		rt_counters_read_region(ts);
+		return;
+	}
+	open_regions.team_at = 0; /* only the region's next begin can be its task */
+	if (kind == OMP_PARALLEL && SC_OMP_NARGS(flags) == 2 && first <= 0xffff &&
+	    at < OMP_AMEND_DEPTH) {
+		flags = (flags & ~0x3fu) | SC_OMP_PARALLEL_TEAM;
+		r = write_numbers(flags, ts, first, second);
+		if (r > END_PARENT) {
+			open_regions.team_at = (uint8_t)(at + 1);
+			open_regions.team_requested = (uint16_t)first;
+		}
+	} else {
+		r = write_numbers(flags, ts, first, second);
+	}
+	keep_end(at, ts, r);
 }
 
 void omp_begin_text(enum omp_kind kind, const struct omp_arg *args, unsigned nargs)
@@ -234,27 +274,38 @@ void omp_begin_text(enum omp_kind kind, const struct omp_arg *args, unsigned nar
 
 	if (!omp_tracing() || kind <= 0 || kind >= OMP_NKINDS || !open_region(kind, at, &ts))
 		return;
+	open_regions.team_at = 0;
 	keep_end(at, ts, write_begin(kind, ts, args, nargs));
 }
 
-/* Region `k`'s end at `ts`: into its record where it still can be, else a REGION_END. */
-static void end_region(unsigned k, uint64_t ts)
+/* Region `k`'s end at `ts`: into its record where it still can be, else a REGION_END (two
+ * when `holds_task`: its record holds the task inside it, which readers opened too). */
+static void end_region(unsigned k, uint64_t ts, bool holds_task)
 {
 	struct sc_rec_omp_region *r = k < OMP_AMEND_DEPTH ? open_regions.end[k] : END_RECORD;
 	uint64_t dur;
 
-	if (r == END_NOTHING)
-		return;
+	if (r == END_NOTHING || r == END_PARENT)
+		return; /* a task held by its parallel's record ends with it */
 	if (r == END_RECORD) {
 		write_end(ts);
 		return;
 	}
 	dur = ts > open_regions.start[k] ? ts - open_regions.start[k] : 1;
-	if (dur > UINT32_MAX || !rt_amend_u32(r, open_regions.start[k], &r->dur, (uint32_t)dur))
+	if (dur > UINT32_MAX || !rt_amend_u32(r, open_regions.start[k], &r->dur, (uint32_t)dur)) {
+		if (holds_task)
+			write_end(ts);
 		write_end(ts); /* 4.3 s or longer, or the record left the chunk */
+	}
 }
 
-void omp_end(enum omp_kind kind)
+/* Whether the region at depth `k` is a task held by its parallel's record. */
+static inline bool held_task(unsigned k)
+{
+	return k < OMP_AMEND_DEPTH && open_regions.end[k] == END_PARENT;
+}
+
+static __attribute__((noinline)) void end_open(enum omp_kind kind)
 {
 	int i = open_regions.depth - 1;
 	uint64_t ts;
@@ -275,11 +326,32 @@ void omp_end(enum omp_kind kind)
 	if (i == open_regions.depth - 1 && task_of_own_region(kind, (unsigned)i))
 		return; /* it ends with its region */
 	ts = rt_now_ns();
-	/* Regions a runtime left open inside this one end with it. */
-	for (int k = open_regions.depth - 1; k >= i; k--)
-		end_region((unsigned)k, ts);
+	/* Regions a runtime left open inside this one end with it. A task held by its parallel's
+	 * record stays open under them: it ends with the region. */
+	for (int k = open_regions.depth - 1; k >= i; k--) {
+		if (k == i && held_task((unsigned)k)) {
+			i++;
+			break;
+		}
+		end_region((unsigned)k, ts,
+			   k + 1 < open_regions.depth && held_task((unsigned)k + 1));
+	}
 	open_regions.depth = (uint8_t)i;
+	if (open_regions.team_at > i)
+		open_regions.team_at = 0;
 	rt_counters_read_region(ts);
+}
+
+void omp_end(enum omp_kind kind)
+{
+	int top = open_regions.depth - 1;
+
+	/* The master's implicit task, which ends with its region (end_open's first return), is
+	 * half of the ends of a program's regions: no frame for it. */
+	if (top >= 0 && open_regions.kind[top] == kind && !open_regions.over &&
+	    task_of_own_region(kind, (unsigned)top))
+		return;
+	end_open(kind);
 }
 
 /* ---- the source ---- */
@@ -300,6 +372,7 @@ static void fork_child(void)
 {
 	open_regions.depth = 0;
 	open_regions.over = 0;
+	open_regions.team_at = 0;
 }
 
 static void process_stop(void)
