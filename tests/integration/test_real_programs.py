@@ -43,7 +43,13 @@ what it does:
     variable is named in a warning, since every rank of a job would share its folder
     (src/cmd/output_path.c);
   - a script without "#!" is run by /bin/sh, as execvp (env, make, xargs) and shells run
-    it, where syscope said "Exec format error" and exited 126 (src/cmd/launch.c).
+    it, where syscope said "Exec format error" and exited 126 (src/cmd/launch.c);
+  - a program whose handlers run on the signal stack (Go's runtime, which also runs its
+    goroutines on stacks of a few KiB) has samples taken there too: on a goroutine's stack
+    the handler overran into the memory below (a Go program built with cgo died at once,
+    "unexpected return pc for runtime.sigpanic"), and Go's handler, which ours calls for
+    the program's own signals, threw on finding itself off its signal stack
+    (src/runtime/signals.c).
 """
 import json
 import os
@@ -468,6 +474,19 @@ def test_help_gives_each_verbs_defaults():
     check("(default: rocpd pftrace)" in help_line("merge", "--output-format"), "merge's formats")
     check("(default: the session's folder, or the database's)" in help_line("convert", "--output"),
           "convert writes next to its input")
+
+
+def test_samples_on_the_signal_stack_where_the_program_asks():
+    # small_stacks does what Go's runtime does: SA_ONSTACK handlers on every signal, its work
+    # on a 4 KiB stack above an inaccessible page. It ended with SIGSEGV, or with its
+    # handler run off the signal stack.
+    r = syscope("sample", "--", fixture("small_stacks"), "0.5")
+    check_eq(r.rc, 0, r.describe())
+    check("small_stacks: received 10 off the signal stack 0," in r.out, r.describe())
+    p = r.profile()
+    check(p.total > 20 and p.self_samples("small_stack_work") > 0.8 * p.total,
+          f"the work on the small stack is sampled: {p.total} samples, {p.function_names()[:5]}")
+    check("nothing lost" in r.err, r.err)
 
 
 if __name__ == "__main__":
