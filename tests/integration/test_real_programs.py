@@ -49,7 +49,11 @@ what it does:
     the handler overran into the memory below (a Go program built with cgo died at once,
     "unexpected return pc for runtime.sigpanic"), and Go's handler, which ours calls for
     the program's own signals, threw on finding itself off its signal stack
-    (src/runtime/signals.c).
+    (src/runtime/signals.c);
+  - a program whose .debug_aranges lists only some of its units (a Go program built with
+    cgo: only the C files' units) has the functions of the others named with their own
+    file and line, where each was given the listed unit before it and its last line (every
+    Go function at gcc_mmap.c:37), or no line (src/model/symbols.c).
 """
 import json
 import os
@@ -487,6 +491,21 @@ def test_samples_on_the_signal_stack_where_the_program_asks():
     check(p.total > 20 and p.self_samples("small_stack_work") > 0.8 * p.total,
           f"the work on the small stack is sampled: {p.total} samples, {p.function_names()[:5]}")
     check("nothing lost" in r.err, r.err)
+
+
+def test_units_left_out_of_debug_aranges_keep_their_lines():
+    r = syscope("sample", "--", fixture("partial_aranges"), "0.5")
+    check_eq(r.rc, 0, r.describe())
+    p = r.profile()
+    f = p.function("unlisted_work")
+    check(f is not None and f["self_samples"] > 0.8 * p.total and p.total > 20,
+          f"unlisted_work sampled: {p.total} samples, {p.function_names()[:5]}")
+    hot = harness.source_line("partial_aranges.c", "/* the hot line */")
+    check_eq((os.path.basename(f["file"]), f["line"] in (hot - 1, hot)), ("partial_aranges.c", True),
+             f"unlisted_work's file and line ({hot} expected): {f}")
+    main = p.function("main")
+    check(main is not None and os.path.basename(main["file"]) == "partial_aranges.c",
+          f"main, below the listed unit, has its file: {main}")
 
 
 if __name__ == "__main__":
