@@ -53,7 +53,12 @@ what it does:
   - a program whose .debug_aranges lists only some of its units (a Go program built with
     cgo: only the C files' units) has the functions of the others named with their own
     file and line, where each was given the listed unit before it and its last line (every
-    Go function at gcc_mmap.c:37), or no line (src/model/symbols.c).
+    Go function at gcc_mmap.c:37), or no line (src/model/symbols.c);
+  - a program that needs no shared library and calls the kernel itself (a Go program built
+    without cgo as a PIE, as distributions build them) runs unprofiled, with a warning, as
+    a statically linked one does: preloaded, the handler it installed on the sampler's
+    signal with its own rt_sigaction ended it at the first sample ("SIGSTKFLT: stack
+    fault", exit 2) (src/runtime/lifecycle.c, src/cmd/launch.c).
 """
 import json
 import os
@@ -506,6 +511,19 @@ def test_units_left_out_of_debug_aranges_keep_their_lines():
     main = p.function("main")
     check(main is not None and os.path.basename(main["file"]) == "partial_aranges.c",
           f"main, below the listed unit, has its file: {main}")
+
+
+def test_program_calling_the_kernel_itself_is_left_alone():
+    # raw_syscalls does what Go's runtime does without cgo: its own rt_sigaction on
+    # SIGSTKFLT, whose handler ends it with status 3.
+    prog = fixture("raw_syscalls")
+    r = syscope("sample", "--", prog)
+    check_eq((r.rc, r.out), (0, "raw_syscalls: done\n"), r.describe())
+    check(f"{prog} needs no shared library" in r.err and "runs unprofiled" in r.err, r.err)
+    # Started by a shell, it is left alone by the runtime itself; the shell is profiled.
+    r = syscope("sample", "--", "/bin/sh", "-c", f"{prog}; exit 7")
+    check_eq((r.rc, r.out), (7, "raw_syscalls: done\n"), r.describe())
+    check("LOST" not in r.err, r.err)
 
 
 if __name__ == "__main__":
