@@ -58,7 +58,10 @@ what it does:
     without cgo as a PIE, as distributions build them) runs unprofiled, with a warning, as
     a statically linked one does: preloaded, the handler it installed on the sampler's
     signal with its own rt_sigaction ended it at the first sample ("SIGSTKFLT: stack
-    fault", exit 2) (src/runtime/lifecycle.c, src/cmd/launch.c).
+    fault", exit 2) (src/runtime/lifecycle.c, src/cmd/launch.c);
+  - code a JIT made (node, java) is named from the perf map the JIT writes for its process
+    (node --perf-basic-prof, java -XX:+DumpPerfMapAtExit), where every sample of it was one
+    "[unknown]" (80-90% of a Java or Node program's time) (src/model/perf_map.c).
 """
 import json
 import os
@@ -524,6 +527,24 @@ def test_program_calling_the_kernel_itself_is_left_alone():
     r = syscope("sample", "--", "/bin/sh", "-c", f"{prog}; exit 7")
     check_eq((r.rc, r.out), (7, "raw_syscalls: done\n"), r.describe())
     check("LOST" not in r.err, r.err)
+
+
+def test_jit_code_named_from_the_perf_map():
+    r = syscope("sample", "--", fixture("jit_code"), "0.5")
+    try:
+        check_eq((r.rc, r.out), (0, "jit_code: done\n"), r.describe())
+        p = r.profile()
+        f = p.function("jit_hot_loop")
+        check(f is not None and f["module"] == "[jit]" and f["self_samples"] > 0.8 * p.total
+              and p.total > 20, f"jit_hot_loop named: {p.total} samples, "
+              f"{p.function_names()[:5]}, {f}")
+        check_eq(p.self_samples("[unknown]"), 0, "no leaf left unnamed")
+    finally:
+        for pid in r.pids():
+            try:
+                os.unlink(f"/tmp/perf-{pid}.map")
+            except FileNotFoundError:
+                pass
 
 
 if __name__ == "__main__":
