@@ -268,11 +268,12 @@ static void mpi_environment(const struct sc_settings *s, const struct sc_launch_
 	char *plugin;
 
 	(void)s;
-	if (other) /* only MPICH's is built beside the other one (CMakeLists.txt) */
-		name = abi == SC_MPI_ABI_MPICH ? "libsyscope-mpi-mpich.so"
-					       : "libsyscope-mpi-openmpi.so";
-	plugin = plugin_path(e->libdir, name);
-	if (access(plugin, R_OK) && other) {
+	/* Beside the default build only MPICH's is ever built (CMakeLists.txt): an Open MPI
+	 * program meeting an MPICH-default syscope has no tracer. */
+	if (other)
+		name = abi == SC_MPI_ABI_MPICH ? "libsyscope-mpi-mpich.so" : NULL;
+	plugin = name ? plugin_path(e->libdir, name) : NULL;
+	if (other && (!plugin || access(plugin, R_OK))) {
 		pr_warn("MPI tracing off: the program uses %s (%s), and this syscope was built "
 			"with %s's headers only (build it with %s's development files installed, "
 			"e.g. %s)",

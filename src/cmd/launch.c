@@ -116,8 +116,9 @@ char *sc_find_program(const char *name)
 	sc_die(SC_EXIT_NOTFOUND, "%s: command not found", name);
 }
 
-/* Whether the dynamic section `ph` of the program open on `fd` names a DT_NEEDED library:
- * one that needs none is left alone by the runtime (lifecycle.c says why). */
+/* Whether the dynamic segment `ph` of the program open on `fd` names a DT_NEEDED library:
+ * one that needs none is left alone by the runtime (lifecycle.c says why). Read from the
+ * segment, as the loader does (elf_dynamic.c reads the section, which a file may lack). */
 static bool needs_libraries(int fd, const Elf64_Phdr *ph)
 {
 	for (uint64_t off = 0; off + sizeof(Elf64_Dyn) <= ph->p_filesz; off += sizeof(Elf64_Dyn)) {

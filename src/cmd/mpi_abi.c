@@ -2,6 +2,8 @@
 /* Which MPI ABI a program is built for (mpi_abi.h). */
 #include "mpi_abi.h"
 
+#include "common/elf_dynamic.h"
+
 #include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
@@ -33,44 +35,40 @@ static enum sc_mpi_abi abi_of_library(const char *name)
 	return SC_MPI_ABI_UNKNOWN;
 }
 
+struct needed_mpi {
+	enum sc_mpi_abi abi;
+	char *buf;
+	size_t buflen;
+};
+
+static bool visit_needed(Elf *elf, size_t strtab, const GElf_Dyn *dyn, void *arg)
+{
+	struct needed_mpi *n = arg;
+	const char *name;
+
+	if (dyn->d_tag != DT_NEEDED || !(name = elf_strptr(elf, strtab, dyn->d_un.d_val)) ||
+	    (n->abi = abi_of_library(name)) == SC_MPI_ABI_UNKNOWN)
+		return false;
+	snprintf(n->buf, n->buflen, "%s", name);
+	return true;
+}
+
 /* The first MPI library among `program`'s DT_NEEDED entries, by its ABI; its name in buf. */
 static enum sc_mpi_abi abi_of_needed(const char *program, char *buf, size_t buflen)
 {
-	enum sc_mpi_abi abi = SC_MPI_ABI_UNKNOWN;
-	Elf_Scn *scn = NULL;
+	struct needed_mpi n = { SC_MPI_ABI_UNKNOWN, buf, buflen };
 	Elf *elf;
 	int fd;
 
 	if (!program || elf_version(EV_CURRENT) == EV_NONE ||
 	    (fd = open(program, O_RDONLY | O_CLOEXEC)) < 0)
-		return abi;
-	if (!(elf = elf_begin(fd, ELF_C_READ, NULL))) {
-		close(fd);
-		return abi;
+		return n.abi;
+	if ((elf = elf_begin(fd, ELF_C_READ, NULL))) {
+		sc_elf_each_dynamic(elf, visit_needed, &n);
+		elf_end(elf);
 	}
-	while (abi == SC_MPI_ABI_UNKNOWN && (scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-		Elf_Data *d;
-
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNAMIC || !sh.sh_entsize ||
-		    !(d = elf_getdata(scn, NULL)))
-			continue;
-		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
-			GElf_Dyn dyn;
-			const char *name;
-
-			if (!gelf_getdyn(d, (int)i, &dyn) || dyn.d_tag != DT_NEEDED ||
-			    !(name = elf_strptr(elf, sh.sh_link, dyn.d_un.d_val)))
-				continue;
-			if ((abi = abi_of_library(name)) != SC_MPI_ABI_UNKNOWN) {
-				snprintf(buf, buflen, "%s", name);
-				break;
-			}
-		}
-	}
-	elf_end(elf);
 	close(fd);
-	return abi;
+	return n.abi;
 }
 
 enum sc_mpi_abi sc_mpi_abi_of(const char *program, char *buf, size_t buflen, const char **why)
@@ -86,7 +84,8 @@ enum sc_mpi_abi sc_mpi_abi_of(const char *program, char *buf, size_t buflen, con
 		*why = "Open MPI's mpirun (OMPI_COMM_WORLD_RANK)";
 		return SC_MPI_ABI_OPENMPI;
 	}
-	if (getenv("HYDI_CONTROL_FD") || getenv("PMI_RANK")) {
+	/* PMI_RANK alone is Hydra's too, but Slurm's srun --mpi=pmi2 sets it for any MPI. */
+	if (getenv("HYDI_CONTROL_FD") || (getenv("PMI_RANK") && !getenv("SLURM_JOB_ID"))) {
 		*why = "MPICH's mpiexec (Hydra: PMI_RANK)";
 		return SC_MPI_ABI_MPICH;
 	}

@@ -17,7 +17,8 @@ enum sc_mpi_abi {
 };
 
 /* The ABI of `program`, from the MPI libraries it names (DT_NEEDED), else from the launcher
- * that started us (mpirun's environment); `why` says which (static text, or a library's
+ * that started us (mpirun's or mpiexec's environment; srun's names no MPI, so a script under
+ * srun gets the default build's tracer); `why` says which (static text, or a library's
  * name in `buf`). */
 enum sc_mpi_abi sc_mpi_abi_of(const char *program, char *buf, size_t buflen, const char **why);
 const char *sc_mpi_abi_name(enum sc_mpi_abi abi);

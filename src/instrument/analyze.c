@@ -22,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../common/elf_dynamic.h"
 #include "../common/strutil.h"
 #include "analysis.h"
 
@@ -422,25 +423,22 @@ static char *interpreter(Elf *elf)
 }
 
 /* DT_FLAGS_1 has DF_1_PIE: an executable, even without PT_INTERP (a static PIE). */
+static bool visit_flags_1(Elf *elf, size_t strtab, const GElf_Dyn *dyn, void *pie)
+{
+	(void)elf;
+	(void)strtab;
+	if (dyn->d_tag != DT_FLAGS_1)
+		return false;
+	*(bool *)pie = (dyn->d_un.d_val & DF_1_PIE) != 0;
+	return true;
+}
+
 static bool flagged_pie(Elf *elf)
 {
-	Elf_Scn *scn = NULL;
+	bool pie = false;
 
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-		Elf_Data *d;
-
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNAMIC || !sh.sh_entsize ||
-		    !(d = elf_getdata(scn, NULL)))
-			continue;
-		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
-			GElf_Dyn dyn;
-
-			if (gelf_getdyn(d, (int)i, &dyn) && dyn.d_tag == DT_FLAGS_1)
-				return (dyn.d_un.d_val & DF_1_PIE) != 0;
-		}
-	}
-	return false;
+	sc_elf_each_dynamic(elf, visit_flags_1, &pie);
+	return pie;
 }
 
 static int analyze_elf(struct analysis *a, Elf *elf, char *err, size_t errlen)

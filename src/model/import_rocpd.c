@@ -1089,6 +1089,7 @@ static void add_process(struct importer *imp, sqlite3_stmt *p)
 	img->end_ns = end;
 	v = ext_get(s, "start_realtime_ns");
 	img->start_realtime_ns = json_is_integer(v) ? (uint64_t)json_integer_value(v) : 0;
+	img->on_merged_clock = json_is_string(ext_get(s, "clock"));
 	img->end_reason = end_reason_of(json_string_value(ext_get(s, "end_reason")));
 	img->end_status = (int32_t)json_integer_value(ext_get(s, "end_status"));
 	img->lost_records = (uint64_t)json_integer_value(ext_get(s, "lost_records"));

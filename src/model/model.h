@@ -157,6 +157,7 @@ struct sc_image {
 	uint32_t end_reason; /* enum sc_end_reason */
 	int32_t end_status;
 	int killed_by; /* no end recorded, and the launcher saw this signal end it (SIGKILL) */
+	bool on_merged_clock; /* times moved onto a merge's one clock (store/rocpd_clock.h) */
 	const char *exe, *cwd, *exec_path; /* interned; NULL when unknown */
 	const char *hostname;
 	VEC(const char *) argv;

@@ -381,7 +381,8 @@ static void *attach_main(void *arg)
 	rt_sources_process_start();
 	/* A signal left at its default that ends the process (SIGTERM, Ctrl-C, a crash) keeps
 	 * every thread's records and the end, as with `run`; the detach gives the default back
-	 * (rt_signals_unhide). Handlers the program installed are not touched. */
+	 * (rt_signals_unhide). Handlers the program installed are not touched: the recorder
+	 * comes when the program gives the default back (attach_wrap.c's signal wrappers). */
 	rt_install_ending_recorders();
 	rt_thread_self();
 	rt_attach_arm(rt_proc.pid);

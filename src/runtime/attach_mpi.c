@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "got_patch.h"
+#include "mpi_loaded_abi.h"
 #include "plugin.h"
 #include "python/dynsym.h"
 
@@ -113,12 +114,11 @@ static unsigned wrappers_of(void *tracer, struct rt_got_hook *out, unsigned max)
 #define SYSCOPE_MPI_DEFAULT_ABI "openmpi"
 #endif
 
-/* The tracer of the process's MPI ABI (Open MPI defines ompi_mpi_comm_world; MPICH, Intel
- * MPI and MVAPICH do not, and share MPICH's): libsyscope-mpi-attach.so is built for one,
+/* The tracer of the process's MPI ABI: libsyscope-mpi-attach.so is built for one,
  * libsyscope-mpi-attach-mpich.so, where it was built, for MPICH's (src/cmd/mpi_abi.h). */
 static const char *tracer_name(void)
 {
-	bool mpich = !dlsym(RTLD_DEFAULT, "ompi_mpi_comm_world");
+	bool mpich = !sc_loaded_mpi_is_openmpi();
 
 	if (mpich == !strcmp(SYSCOPE_MPI_DEFAULT_ABI, "mpich"))
 		return "libsyscope-mpi-attach.so";

@@ -4,7 +4,10 @@
  * by GOT rewriting (got_patch.c) instead. Always: _exit and _Exit (lifecycle.c's, so the end
  * reason and status are recorded), the exec family, posix_spawn and fork (exec.c's: an exec,
  * of the process or of a fork child of it, flushes the recording and records its end, and
- * a fork or spawn is recorded in the parent). With --parallel=pthread: pthread_create
+ * a fork or spawn is recorded in the parent), sigaction and signal (signals.c's: a program
+ * that gives a signal its default back to raise it again after its cleanup, as xz and gzip
+ * do, ends through the recorder that keeps the end and the last records; the sampler
+ * signals stay syscope's while attached). With --parallel=pthread: pthread_create
  * (threads.c's: a thread made while attached is recorded with its creator), the semaphore
  * waits (wrap_block.c's) and the lock, condition, barrier and join wrappers of
  * libsyscope-pthread.so, built here a second time under names of their own. With
@@ -51,14 +54,15 @@ struct hook_source {
 };
 
 /* The ends of a recording (exec.c's wrappers flush it and record the end, as with `run`, in
- * the process and in its fork children; they leave the new program's environment alone) and
- * the forks and spawns (recorded in the parent). */
+ * the process and in its fork children; they leave the new program's environment alone; the
+ * signal wrappers let the recorders of ending signals come back with the default), and the
+ * forks and spawns (recorded in the parent). */
 static const struct hook_source always[] = {
 	EXPORTED_HOOK(_exit),	EXPORTED_HOOK(_Exit),	    EXPORTED_HOOK(execve),
 	EXPORTED_HOOK(execv),	EXPORTED_HOOK(execvp),	    EXPORTED_HOOK(execvpe),
 	EXPORTED_HOOK(execl),	EXPORTED_HOOK(execlp),	    EXPORTED_HOOK(execle),
 	EXPORTED_HOOK(fexecve), EXPORTED_HOOK(posix_spawn), EXPORTED_HOOK(posix_spawnp),
-	EXPORTED_HOOK(fork),
+	EXPORTED_HOOK(fork),	EXPORTED_HOOK(sigaction),   EXPORTED_HOOK(signal),
 };
 
 static const struct hook_source pthread_hooks[] = {

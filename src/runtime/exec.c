@@ -315,6 +315,9 @@ static bool may_exec_search(const char *file)
 	}
 }
 
+/* This thread's exec paused the samples (before_exec): given back if it fails. */
+static RT_TLS bool exec_paused;
+
 static void before_exec(const char *path)
 {
 	struct sc_rec_exec rec = { .ts = rt_now_ns() };
@@ -326,6 +329,11 @@ static void before_exec(const char *path)
 	rt_record(SC_REC_EXEC, 0, &rec.ts, sizeof(rec) - sizeof(rec.hdr), path, rec.path_len);
 	rt_func_end_image();	  /* they go on in the new image's file no more */
 	rt_sources_before_exec(); /* their threads' records in the file before the end */
+	/* No thread records a sample after the EXEC, and those in progress finish before the
+	 * last flush (a sample after it was lost, counted as a failed write). */
+	atomic_fetch_add(&rt_proc.paused, 1);
+	exec_paused = true;
+	rt_sampling_quiesce();
 	rt_set_end(SC_END_EXEC, 0);
 	rt_sampling_before_exec();
 }
@@ -334,6 +342,10 @@ static void exec_failed(void)
 {
 	int saved_errno = errno;
 
+	if (exec_paused) {
+		exec_paused = false;
+		atomic_fetch_sub(&rt_proc.paused, 1);
+	}
 	if (in_own_process()) {
 		rt_set_end(SC_END_RUNNING, 0);
 		rt_sampling_exec_failed();

@@ -34,6 +34,12 @@ static atomic_uint_fast64_t no_id_calls; /* calls that found the table full */
  * ~800 page faults: 2-3 ms of every short process of a shell script). */
 static atomic_uint ids_given, throttled_fns;
 static uint64_t throttle_calls, throttle_ns;
+/* A throttled function's call of LONG_CALL_FACTOR times --throttle-us or more (1 ms by
+ * default) is recorded whole all the same: throttling is for the many quick calls, and a
+ * long one (a library call waiting for its workers) belongs on the timeline. Only calls that
+ * still come here are timed: those with no instrumented caller (rt_func_count_only). */
+#define LONG_CALL_FACTOR 100
+static uint64_t long_call_ns = UINT64_MAX;
 bool rt_func_throttle_native, rt_func_throttle_python;
 
 static void announce(uint32_t id, uint64_t key)
@@ -86,6 +92,8 @@ bool rt_func_count_call(uint32_t id, uint16_t flags, uint64_t ns)
 	if (flags & SC_FUNC_LOOP)
 		return false; /* loops are few and long: always recorded */
 	if (atomic_load_explicit(&s->throttled, memory_order_relaxed)) {
+		if (ns >= long_call_ns)
+			return false; /* long enough to be seen on the timeline: recorded whole */
 		atomic_fetch_add_explicit(&s->extra_calls, 1, memory_order_relaxed);
 		atomic_fetch_add_explicit(&s->extra_ns, ns, memory_order_relaxed);
 		return true;
@@ -191,6 +199,7 @@ static int process_start(void)
 	const struct sc_settings *s = &rt_proc.settings;
 	throttle_calls = (uint64_t)sc_int(s, SC_SET_THROTTLE_CALLS);
 	throttle_ns = (uint64_t)(sc_double(s, SC_SET_THROTTLE_US) * 1000.0);
+	long_call_ns = throttle_ns * LONG_CALL_FACTOR;
 	rt_func_throttle_native = sc_bool(s, SC_SET_THROTTLE);
 	rt_func_throttle_python = false; /* Python's throttling: python/aggregate.c */
 	return 0;

@@ -282,6 +282,7 @@ void rt_finalize(enum sc_end_reason reason, int status)
 	rt_plugins_stop(); /* plugins flush what they buffered while recording still works */
 	rt_exec_report();
 	atomic_store(&rt_proc.stopping, 1); /* sample handlers record nothing more */
+	rt_sampling_quiesce();		    /* and those recording finish before the flush */
 	rt_sources_process_stop();
 	rt_modules_check();
 	rt_loader_process_stop();
@@ -317,6 +318,7 @@ static void on_ending_signal(int sig, siginfo_t *si, void *uc)
 	if (atomic_load(&rt_proc.active) && getpid() == rt_proc.pid) {
 		if (!atomic_exchange(&finalized, 1)) {
 			atomic_store(&rt_proc.stopping, 1);
+			rt_sampling_quiesce();
 			rt_func_end_image(); /* the receiving thread's calls it ends in */
 			rt_set_end(SC_END_SIGNAL, sig);
 			atomic_store(&end_set, 1);

@@ -126,9 +126,10 @@ void rt_signals_release(void)
 
 /*
  * syscope attach's detach: the hidden recorders of signals the program left at their default
- * (lifecycle.c's ending signals, the crash recorders) give the default back, so the process
- * has the dispositions it had before the attach. A handler the program installed meanwhile
- * (through the C library: nothing of ours is in front of its calls) has replaced ours and
+ * (lifecycle.c's ending signals, the crash recorders, and those the program gave the default
+ * back to while attached) give the default back, so the process has the dispositions it
+ * would have without us. A handler the program installed meanwhile (through sigaction() or
+ * signal(), which attach_wrap.c puts this file's wrappers in front of) has replaced ours and
  * stays. A handler of ours the program saved and puts back after the detach is dormant: it
  * takes the default action, as if it were not there.
  */
@@ -280,7 +281,10 @@ static int restore_default(int sig, struct sigaction *old)
 	return 0;
 }
 
-RT_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+/* sigaction() as the program sees it; signal() reaches it by this name, not the exported
+ * one, which a call from here would bind to the C library's when libsyscope.so was loaded
+ * by syscope attach's dlopen (not first in the global scope). */
+static int program_sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 {
 	if (valid_sig(sig) && !sigs[sig].ours && !sigs[sig].fatal_hidden && sigs[sig].hidden &&
 	    act && is_default(act))
@@ -303,9 +307,10 @@ RT_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *
 			return keep_fatal_recorder(sig, act);
 		if (st->fatal_hidden) {
 			/* The default it asks for (bash does, before raising the signal again) is
-			 * what our hidden recorder ends with: it stays. */
+			 * what our hidden recorder ends with: it stays, put back in case a handler
+			 * replaced it past this wrapper (attached: before the GOT was rewritten). */
 			if (is_default(act))
-				return 0;
+				return st->hidden ? restore_default(sig, NULL) : 0;
 			/* The program takes the signal over; our recorder steps aside. */
 			st->fatal_hidden = false;
 			st->program_set = false;
@@ -322,6 +327,11 @@ RT_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *
 	return RT_REAL(sigaction)(sig, act, old);
 }
 
+RT_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+{
+	return program_sigaction(sig, act, old);
+}
+
 RT_EXPORT sighandler_t signal(int sig, sighandler_t handler)
 {
 	struct sigaction act, old;
@@ -333,7 +343,7 @@ RT_EXPORT sighandler_t signal(int sig, sighandler_t handler)
 	act.sa_handler = handler;
 	act.sa_flags = SA_RESTART;
 	sigemptyset(&act.sa_mask);
-	if (sigaction(sig, &act, &old))
+	if (program_sigaction(sig, &act, &old))
 		return SIG_ERR;
 	return old.sa_handler;
 }
@@ -460,14 +470,22 @@ void rt_signals_install_fatal(void)
 /*
  * Hook for lifecycle.c: put `handler` on `sig` where the program left the default action,
  * hidden exactly as the crash recorders above are (the program sees SIG_DFL, and its own
- * sigaction() replaces ours). Not for sampler signals.
+ * sigaction() replaces ours). Not for sampler signals. Where the program has a handler (or
+ * ignores the signal) already, as a process syscope attach comes to often has, ours is only
+ * kept ready: it is installed when the program gives the default back (restore_default), to
+ * raise the signal again after its cleanup (xz, gzip). False when it was not installed now.
  */
 bool rt_signal_hide_on_default(int sig, rt_sig_handler handler)
 {
 	struct sigaction cur;
 
-	if (!valid_sig(sig) || sigs[sig].ours || RT_REAL(sigaction)(sig, NULL, &cur) ||
-	    !is_default(&cur) || !install_hidden(sig, handler))
+	if (!valid_sig(sig) || sigs[sig].ours || RT_REAL(sigaction)(sig, NULL, &cur))
+		return false;
+	if (!is_default(&cur)) {
+		sigs[sig].hidden = handler;
+		return false;
+	}
+	if (!install_hidden(sig, handler))
 		return false;
 	sigs[sig].hidden = handler;
 	return true;

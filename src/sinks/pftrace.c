@@ -1284,8 +1284,10 @@ static int write_merged(struct sc_output *out, const struct sc_idle_report *idle
 		pf.pid = p->pid + (int32_t)(same_pid << 22);
 		pf.seq = (uint32_t)i + 1;
 		pf.next_uuid = &uuids;
+		/* Processes of other hosts onto the first's clock by the wall clock, unless a
+		 * merge put both on one clock already (more closely, with MPI's offsets). */
 		if (p->hostname != first->hostname && img->start_realtime_ns &&
-		    first->start_realtime_ns)
+		    first->start_realtime_ns && !(img->on_merged_clock && first->on_merged_clock))
 			pf.shift = ((int64_t)img->start_realtime_ns - (int64_t)img->start_ns) -
 				   ((int64_t)first->start_realtime_ns - (int64_t)first->start_ns);
 		pf.label = process_label(p, hosts);

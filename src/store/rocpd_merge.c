@@ -25,15 +25,15 @@
 #include "../common/safe_output.h"
 #include "../common/vec.h"
 #include "rocpd.h"
+#include "rocpd_clock.h"
 #include "rocpd_read.h"
 #include "sqlite_cause.h"
 
 /* Tables are copied in the order of the schema's list (sc_rocpd_base_names), from the first
  * after these three: metadata is the output's own, strings and nodes are shared by value. */
 #define FIRST_COPIED 3
-#define SC_CLOCK_REGION "MPI clock sync" /* model/mpi.h: SC_MPI_CLOCK_REGION */
-#define NTABLES 32			 /* more than the schema has */
-#define COPY_ROWS 65536			 /* ids copied by one statement */
+#define NTABLES 32	/* more than the schema has */
+#define COPY_ROWS 65536 /* ids copied by one statement */
 
 struct merge {
 	sqlite3 *db;
@@ -43,7 +43,8 @@ struct merge {
 	size_t errlen;
 	VEC(char *) merged; /* guids copied so far, "guid path" each */
 	uint64_t file_bytes, file_done, file_rows, file_rows_done; /* progress_rows */
-	int64_t rows[NTABLES]; /* of each table in the file being merged */
+	int64_t rows[NTABLES];		/* of each table in the file being merged */
+	struct sc_clock_survey *clocks; /* every input's, before any is copied */
 };
 
 /* The input that brought `guid` already, or NULL: the same session or database given twice
@@ -80,17 +81,7 @@ static int exec(struct merge *mg, const char *sql)
 
 static int64_t scalar(struct merge *mg, const char *sql, const char *guid)
 {
-	sqlite3_stmt *st;
-	int64_t v = 0;
-
-	if (sqlite3_prepare_v2(mg->db, sql, -1, &st, NULL) != SQLITE_OK)
-		return 0;
-	if (guid)
-		sqlite3_bind_text(st, 1, guid, -1, SQLITE_STATIC);
-	if (sqlite3_step(st) == SQLITE_ROW)
-		v = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
-	return v;
+	return sc_rocpd_scalar(mg->db, sql, guid);
 }
 
 static const char *const *const tables = sc_rocpd_base_names;
@@ -243,101 +234,7 @@ static void compute_offsets(struct merge *mg, const char *guid)
 	}
 }
 
-/* Whether an input's MPI_Init (or MPI_Init_thread) said rank 0: the job's reference clock,
- * which measures no offset of its own. */
-static bool is_rank_zero(struct merge *mg, const char *guid)
-{
-	return scalar(mg,
-		      "SELECT EXISTS (SELECT 1 FROM src.rocpd_region R JOIN src.rocpd_string S ON "
-		      "S.id = R.name_id AND S.guid = R.guid JOIN src.rocpd_arg A ON A.guid = "
-		      "R.guid AND A.event_id = R.event_id WHERE R.guid = ?1 AND S.string LIKE "
-		      "'MPI\\_Init%' ESCAPE '\\' AND A.name = 'rank' AND A.value = '0')",
-		      guid) != 0;
-}
-
-/*
- * The clock of an input's process against its MPI job's rank 0: the offsets measured at
- * MPI_Init and MPI_Finalize (regions "MPI clock sync", libsyscope-mpi.so's CLOCK_SYNC), to
- * be added to its timestamps, interpolated between the two and constant outside them. Only
- * an input holding one process is moved: a merged database holds several, already aligned.
- */
-struct clock_fix {
-	int n;
-	int64_t when[2], offset[2];
-};
-
-static void clock_fix_of(struct merge *mg, const char *path, const char *guid, struct clock_fix *f)
-{
-	static const char sql[] =
-		"SELECT (SELECT CAST(value AS INTEGER) FROM src.rocpd_arg A WHERE A.guid = R.guid "
-		"AND A.event_id = R.event_id AND A.name = 'when'), (SELECT CAST(value AS INTEGER) "
-		"FROM src.rocpd_arg A WHERE A.guid = R.guid AND A.event_id = R.event_id AND "
-		"A.name = 'offset_ns') FROM src.rocpd_region R JOIN src.rocpd_string S ON S.id = "
-		"R.name_id AND S.guid = R.guid WHERE R.guid = ?1 AND S.string = '" SC_CLOCK_REGION
-		"' ORDER BY R.start LIMIT 2";
-	sqlite3_stmt *st;
-
-	f->n = 0;
-	if (scalar(mg, "SELECT COUNT(*) FROM src.rocpd_info_process WHERE guid = ?1", guid) != 1 ||
-	    sqlite3_prepare_v2(mg->db, sql, -1, &st, NULL) != SQLITE_OK)
-		return;
-	sqlite3_bind_text(st, 1, guid, -1, SQLITE_STATIC);
-	while (f->n < 2 && sqlite3_step(st) == SQLITE_ROW)
-		if (sqlite3_column_type(st, 0) != SQLITE_NULL &&
-		    sqlite3_column_type(st, 1) != SQLITE_NULL) {
-			f->when[f->n] = sqlite3_column_int64(st, 0);
-			f->offset[f->n++] = sqlite3_column_int64(st, 1);
-		}
-	sqlite3_finalize(st);
-	if (f->n == 2 && f->when[1] <= f->when[0])
-		f->n = 1;
-	if (f->n == 2)
-		pr_info("%s: clock moved onto rank 0's by %lld ns at MPI_Init, %lld at "
-			"MPI_Finalize, interpolated between",
-			path, (long long)f->offset[0], (long long)f->offset[1]);
-	else if (f->n)
-		pr_info("%s: clock moved onto rank 0's by %lld ns", path, (long long)f->offset[0]);
-	else if (is_rank_zero(mg, guid))
-		pr_info("%s: rank 0, whose clock the others' are moved onto", path);
-	else if (scalar(mg,
-			"SELECT EXISTS (SELECT 1 FROM src.rocpd_string S WHERE S.guid = ?1 AND "
-			"S.string LIKE 'MPI\\_%' ESCAPE '\\' AND EXISTS (SELECT 1 FROM "
-			"src.rocpd_region R WHERE R.guid = S.guid AND R.name_id = S.id))",
-			guid))
-		pr_warn("%s: an MPI rank with no clock sync (syscope attach came after its "
-			"MPI_Init): its times stay its host's clock, right against ranks of the same "
-			"host, not aligned across hosts; its messages get no flows (those before the "
-			"attach are unknown, so sends cannot be paired with receives)",
-			path);
-}
-
-/* Whether column `col` holds a time (ns of the recording clock). */
-static bool is_time(const char *col)
-{
-	static const char *const names[] = { "start", "end", "init", "fini", "timestamp" };
-
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-		if (!strcmp(col, names[i]))
-			return true;
-	return false;
-}
-
-/* Column `col` of the input row on rank 0's clock. */
-static char *aligned(const struct clock_fix *f, const char *col)
-{
-	if (f->n == 1)
-		return sqlite3_mprintf("X.\"%w\" + %lld", col, (long long)f->offset[0]);
-	return sqlite3_mprintf("X.\"%w\" + CASE WHEN X.\"%w\" <= %lld THEN %lld WHEN X.\"%w\" >= "
-			       "%lld THEN %lld ELSE %lld + CAST((X.\"%w\" - %lld) * %lld.0 / %lld "
-			       "AS INTEGER) END",
-			       col, col, (long long)f->when[0], (long long)f->offset[0], col,
-			       (long long)f->when[1], (long long)f->offset[1],
-			       (long long)f->offset[0], col, (long long)f->when[0],
-			       (long long)(f->offset[1] - f->offset[0]),
-			       (long long)(f->when[1] - f->when[0]));
-}
-
-static int copy_table(struct merge *mg, size_t t, const char *guid, const struct clock_fix *fix)
+static int copy_table(struct merge *mg, size_t t, const char *guid, const struct sc_clock_fix *fix)
 {
 	VEC(char *) cols = { 0 };
 	VEC(char) into = { 0 }, select = { 0 };
@@ -364,8 +261,13 @@ static int copy_table(struct merge *mg, size_t t, const char *guid, const struct
 		else if (ref)
 			expr = sqlite3_mprintf("X.\"%w\" + %lld", col,
 					       (long long)mg->offset[table_index(ref)]);
-		else if (fix->n && is_time(col))
-			expr = aligned(fix, col);
+		else if (fix->n && sc_clock_is_time(col))
+			expr = sc_clock_aligned(fix, col);
+		else if (fix->how && !strcmp(tables[t], "info_process") && !strcmp(col, "extdata"))
+			expr = sqlite3_mprintf("CASE WHEN json_valid(X.extdata) THEN "
+					       "json_set(X.extdata, '$.syscope.clock', %Q) ELSE "
+					       "X.extdata END",
+					       fix->how);
 		else
 			expr = sqlite3_mprintf("X.\"%w\"", col);
 		for (const char *p = c ? ", " : ""; *p; p++)
@@ -415,21 +317,47 @@ static int copy_table(struct merge *mg, size_t t, const char *guid, const struct
 	return rc;
 }
 
+/* The guids of the processes of the input attached as "src". */
+static void list_guids(struct merge *mg, void *guids_)
+{
+	VEC(char *) *guids = guids_;
+	sqlite3_stmt *st;
+
+	if (sqlite3_prepare_v2(mg->db, "SELECT DISTINCT guid FROM src.rocpd_info_process", -1, &st,
+			       NULL) != SQLITE_OK)
+		return;
+	while (sqlite3_step(st) == SQLITE_ROW)
+		*VEC_PUSH(guids) = sc_xstrdup((const char *)sqlite3_column_text(st, 0));
+	sqlite3_finalize(st);
+}
+
+/* What `path` says of its processes' clocks (an input that cannot be read is said to be so
+ * when it is merged). */
+static void survey_file(struct merge *mg, const char *path)
+{
+	VEC(char *) guids = { 0 };
+	char err[512];
+
+	if (sc_rocpd_attach(mg->db, path, "src", err, sizeof(err)))
+		return;
+	list_guids(mg, &guids);
+	for (size_t g = 0; g < guids.n; g++) {
+		sc_clock_survey_add(mg->clocks, mg->db, guids.v[g]);
+		free(guids.v[g]);
+	}
+	VEC_FREE(&guids);
+	exec(mg, "DETACH DATABASE src");
+}
+
 static int merge_file(struct merge *mg, const char *path)
 {
 	VEC(char *) guids = { 0 };
-	struct clock_fix fix;
-	sqlite3_stmt *st;
+	struct sc_clock_fix fix;
 	int rc = 0;
 
 	if (sc_rocpd_attach(mg->db, path, "src", mg->err, mg->errlen))
 		return -1;
-	if (sqlite3_prepare_v2(mg->db, "SELECT DISTINCT guid FROM src.rocpd_info_process", -1, &st,
-			       NULL) == SQLITE_OK) {
-		while (sqlite3_step(st) == SQLITE_ROW)
-			*VEC_PUSH(&guids) = sc_xstrdup((const char *)sqlite3_column_text(st, 0));
-		sqlite3_finalize(st);
-	}
+	list_guids(mg, &guids);
 	progress_begin_file(mg, path);
 	rc = exec(mg, "BEGIN");
 	for (size_t g = 0; !rc && g < guids.n; g++) {
@@ -444,7 +372,7 @@ static int merge_file(struct merge *mg, const char *path)
 		*VEC_PUSH(&mg->merged) = sc_xasprintf("%s %s", guids.v[g], path);
 		rc = share_by_value(mg, guids.v[g]);
 		compute_offsets(mg, guids.v[g]);
-		clock_fix_of(mg, path, guids.v[g], &fix);
+		sc_clock_fix_of(mg->clocks, path, guids.v[g], &fix);
 		for (size_t t = FIRST_COPIED; !rc && tables[t]; t++)
 			rc = copy_table(mg, t, guids.v[g], &fix);
 	}
@@ -501,8 +429,12 @@ int sc_rocpd_merge(char *const *inputs, size_t n, const char *out, char *err, si
 			bytes += stat(inputs[i], &st) ? 0 : (uint64_t)st.st_size;
 		sc_progress_begin(n == 1 ? "merging 1 database" : "merging databases", bytes);
 	}
+	mg.clocks = sc_clock_survey_new();
+	for (size_t i = 0; !rc && i < n; i++)
+		survey_file(&mg, inputs[i]);
 	for (size_t i = 0; !rc && i < n; i++)
 		rc = merge_file(&mg, inputs[i]);
+	sc_clock_survey_free(mg.clocks);
 	sc_progress_end();
 	if (sqlite3_close(mg.db) != SQLITE_OK && !rc) {
 		snprintf(err, errlen, "cannot write %s: closing it failed", out);

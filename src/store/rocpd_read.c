@@ -140,6 +140,21 @@ static int union_views(struct sc_rocpd_set *set, char *err, size_t errlen)
 	return 0;
 }
 
+long long sc_rocpd_scalar(sqlite3 *db, const char *sql, const char *text)
+{
+	sqlite3_stmt *st;
+	long long v = 0;
+
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+		return 0;
+	if (text)
+		sqlite3_bind_text(st, 1, text, -1, SQLITE_STATIC);
+	if (sqlite3_step(st) == SQLITE_ROW)
+		v = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return v;
+}
+
 int sc_rocpd_attach(sqlite3 *db, const char *path, const char *schema, char *err, size_t errlen)
 {
 	char *uri, *q;

@@ -29,6 +29,9 @@ void sc_rocpd_close(struct sc_rocpd_set *set);
  * with schema version 3, every base view. Returns 0, or -1 with `err` naming the file and
  * what is wrong (and nothing attached). */
 int sc_rocpd_attach(sqlite3 *db, const char *path, const char *schema, char *err, size_t errlen);
+/* The first column of the first row of `sql` as an integer (0 when there is none), with
+ * `text` (or nothing, when NULL) bound to its ?1. */
+long long sc_rocpd_scalar(sqlite3 *db, const char *sql, const char *text);
 /* 0 when `path` is a regular, readable file that starts like an SQLite database; else -1 with
  * `err` saying which of these it is not (permission denied is said as such). */
 int sc_sqlite_file_check(const char *path, char *err, size_t errlen);

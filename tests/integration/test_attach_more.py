@@ -169,6 +169,65 @@ def test_detach_gives_the_default_dispositions_back():
         t.kill()
 
 
+def program_caught(pid, state=None):
+    """The signals a process catches, less the C library's own two (SIGCANCEL, SIGSETXID),
+    which it installs at the first thread made in the process: the attach's, here."""
+    caught = int((state or process_state(pid))["SigCgt"], 16)
+    return caught & ~(1 << 31 | 1 << 32)
+
+
+def test_default_raised_again_after_cleanup_is_the_end():
+    """A program that handles SIGTERM (its handler installed before the attach), cleans up,
+    gives the signal its default back and raises it again, as xz and gzip do: the recorder
+    of the default comes back with it (the signal wrappers in front of the program's calls),
+    so the end and the cleanup's records are kept. It said "killed, or still running", and
+    the last ~20 ms were lost."""
+    t = Target("attach_cleanup")
+    try:
+        a = Attach(t.pid, "--output-format", "json")
+        a.wait_attached()
+        wait_cpu(t.pid, t.pid, CPU_WANTED_S)
+        os.kill(t.pid, signal.SIGTERM)
+        out, _ = t.proc.communicate(timeout=60)
+        check_eq(t.proc.returncode, -signal.SIGTERM, "the fixture dies of it")
+        check_eq(out.splitlines(), ["cleanup"], "the program's handler ran once")
+        check_eq(a.finish(), 0, a.describe())
+        check_session(a, t.pid, "process ended")
+        check(f"process {t.pid} (attach_cleanup) was killed by signal 15 (Terminated)"
+              in a.err, a.err)
+        check("stopped recording without exiting normally" not in a.err, a.err)
+        check("nothing lost" in a.err, a.err)
+        check_eq(a.metadata(t.pid)["exit"], {"reason": "signal", "status": signal.SIGTERM},
+                 "metadata's end")
+        p = a.profile(t.pid)
+        # 0.2 s of CPU time in the handler: about 60 samples at the attach's rate.
+        check(p.samples("cleanup_spin") >= 20,
+              f"cleanup_spin: {p.samples('cleanup_spin')} of {p.total}")
+        check(p.samples("main_spin") >= 5, f"main_spin: {p.samples('main_spin')} of {p.total}")
+    finally:
+        t.kill()
+
+
+def test_detach_leaves_the_programs_handler():
+    """At the detach the program's SIGTERM handler is the one in place, as before the
+    attach: a SIGTERM after it runs the program's cleanup, which ends by the default action
+    with no syscope code in the way."""
+    t = Target("attach_cleanup")
+    try:
+        before = process_state(t.pid)
+        a = Attach(t.pid, "--output-format", "json")
+        a.wait_attached()
+        wait_cpu(t.pid, t.pid, CPU_WANTED_S)
+        check_eq(a.finish(signal.SIGINT), 0, a.describe())
+        check_eq(program_caught(t.pid), program_caught(t.pid, before), "caught signals")
+        os.kill(t.pid, signal.SIGTERM)
+        out, _ = t.proc.communicate(timeout=60)
+        check_eq(t.proc.returncode, -signal.SIGTERM, "the fixture dies of it")
+        check_eq(out.splitlines(), ["cleanup"], "the program's handler ran once")
+    finally:
+        t.kill()
+
+
 def spinning_worker(pid):
     """The fixture's before_spin thread: of the threads it started with, the one besides
     main that uses CPU (the other reads stdin). The fixture started it first, so its id

@@ -304,6 +304,31 @@ def test_tracer_of_the_other_abi_passes_calls_on():
                  f"rank {rank}: nothing recorded")
 
 
+def test_script_tracer_follows_the_launcher_not_srun():
+    """A program that names no MPI library (a script) gets the tracer of the launcher's MPI:
+    MPICH's under Hydra's PMI_RANK; under Slurm's srun --mpi=pmi2, which sets PMI_RANK for
+    any MPI, the default build's (the tracer itself passes calls on if that is wrong)."""
+    need_mpich("mpi_basic_mpich")
+    base = {k: v for k, v in os.environ.items()
+            if not k.startswith(("OMPI_", "PMI_", "PMIX_", "HYDI_", "SLURM_"))}
+    for extra, want in (({"PMI_RANK": "0", "PMI_SIZE": "1"}, "libsyscope-mpi-mpich.so"),
+                        ({"PMI_RANK": "0", "PMI_SIZE": "1", "SLURM_JOB_ID": "7",
+                          "SLURM_PROCID": "0"}, "libsyscope-mpi.so")):
+        workdir = tempfile.mkdtemp(prefix="syscope-mpi-")
+        harness._workdirs.append(workdir)
+        proc = subprocess.run([SYSCOPE, "run", "--parallel=mpi", "--no-sample",
+                               "--no-time-output", "-o", "w", "--", "sh", "-c",
+                               'echo "preload=$LD_PRELOAD"'], cwd=workdir,
+                              env=dict(base, **extra), capture_output=True, text=True,
+                              timeout=120)
+        check_eq(proc.returncode, 0, describe(proc))
+        preload = [ln for ln in proc.stdout.splitlines() if ln.startswith("preload=")]
+        check_eq(len(preload), 1, describe(proc))
+        tracers = [os.path.basename(p) for p in preload[0][8:].split(":")
+                   if "libsyscope-mpi" in p]
+        check_eq(tracers, [want], f"{extra}: {describe(proc)}")
+
+
 def test_mpich_fortran_calls_seen_once():
     """MPICH's f2c conversions are macros (no library defines PMPI_Comm_f2c): the Fortran
     wrappers convert handles themselves instead of ending the program."""

@@ -221,6 +221,71 @@ def test_merge_aligns_a_rank_whose_clock_is_off():
              "a flow per message")
 
 
+def move_to_host(folder, host, realtime_shift_ns=0):
+    """Rewrite a rank's database as if recorded on another host (its node's machine id, hash
+    and name), whose wall clock was `realtime_shift_ns` off."""
+    path = glob.glob(os.path.join(folder, "rocpd-*.db"))[0]
+    db = sqlite3.connect(path)
+    table = {kind: rows(db, "SELECT name FROM sqlite_master WHERE type = 'table' AND "
+                            f"name LIKE 'rocpd_info_{kind}_%'")[0][0]
+             for kind in ("node", "process")}
+    db.execute(f'UPDATE "{table["node"]}" SET hash = hash + 1, machine_id = ?, hostname = ?',
+               (host, host))
+    db.execute(f'UPDATE "{table["process"]}" SET extdata = json_set(extdata, '
+               "'$.syscope.start_realtime_ns', json_extract(extdata, "
+               "'$.syscope.start_realtime_ns') + ?)", (realtime_shift_ns,))
+    db.commit()
+    db.close()
+
+
+def test_merge_across_hosts_keeps_the_measured_offsets():
+    """Rank 1 on another host whose wall clock is 2 s off: the merge moves it by the offsets
+    it measured against rank 0 (not by the wall clocks), and the merged trace draws it where
+    the merged database has it: every flow runs forward."""
+    need_mpi()
+    workdir = run_job(shift_rank1=SHIFT_NS)
+    move_to_host(os.path.join(workdir, "rank-1"), "nodeB", realtime_shift_ns=2_000_000_000)
+    db, trace = merge(workdir)
+    check_eq(rows(db, "SELECT COUNT(DISTINCT nid) FROM processes"), [(2,)], "two hosts")
+    pairs = messages(db, pids_by_rank(db))
+    check(all(send <= recv_end for send, recv_end in pairs),
+          f"merged: each receive ends after its send began: {pairs}")
+    check_eq(trace.errors, [], "merged trace: no flow runs back in time")
+    check_eq(sorted(src for _, src, _ in trace.flows), ["MPI_Send"] * MESSAGES,
+             "a flow per message")
+    check_eq(sorted(v for (v,) in rows(db, "SELECT json_extract(extdata, '$.syscope.clock') "
+                                           "FROM rocpd_info_process")),
+             ["mpi", "reference"], "each process says how its clock was set")
+
+
+def test_merge_across_hosts_without_clock_sync_uses_the_wall_clock():
+    """No offsets measured and rank 1 on another host whose wall clock reads 3 s later than
+    rank 0's for the same moment: its times move by those 3 s (the hosts' clocks are
+    unrelated otherwise), and the merge says so."""
+    need_mpi()
+    workdir = run_job("--no-mpi-clock-sync")
+    wall_ns = 3_000_000_000
+    move_to_host(os.path.join(workdir, "rank-1"), "nodeB", realtime_shift_ns=wall_ns)
+    own = sorted(s for (s,) in rows(database(os.path.join(workdir, "rank-1")),
+                                    "SELECT start FROM regions WHERE name = 'MPI_Send' AND "
+                                    "category = 'MPI_API'"))
+    out = os.path.join(workdir, "merged")
+    m = subprocess.run([SYSCOPE, "merge", "-o", out, os.path.join(workdir, "rank-0"),
+                        os.path.join(workdir, "rank-1")], capture_output=True, text=True,
+                       timeout=300)
+    check_eq(m.returncode, 0, m.stderr)
+    check("rank-1" in m.stderr and "by the two hosts' wall clocks" in m.stderr, m.stderr)
+    db = sqlite3.connect(os.path.join(out, "rocpd-merged.db"))
+    moved = sorted(s for (s,) in rows(db, "SELECT start FROM regions WHERE name = 'MPI_Send' "
+                                          "AND category = 'MPI_API' AND pid = ?",
+                                      pids_by_rank(db)[1]))
+    # One host in truth: its wall and monotonic clocks keep their difference to within
+    # the microseconds between the two reads of a process's start.
+    check(len(moved) == MESSAGES and
+          all(abs(m - o - wall_ns) < 5_000_000 for m, o in zip(moved, own)),
+          f"moved by the wall clocks' 3 s: {moved} from {own}")
+
+
 def test_merge_interpolates_between_init_and_finalize():
     """Offsets of rank 1 rewritten in its database (a clock drifting by 20 us between
     MPI_Init and MPI_Finalize, a few ms apart): merged, each of its regions moves by the

@@ -3,6 +3,8 @@ all descriptors closed, setuid, 1000 forks, 10000 threads. The program must beha
 would alone, and syscope must neither crash nor hang nor lose what was recorded."""
 import os
 import re
+import shutil
+import tempfile
 
 import harness
 from harness import Skip, check, check_eq, fixture, source_line, syscope
@@ -16,6 +18,24 @@ def test_killed_by_sigkill_profile_still_built():
     # No end was recorded (no handler runs at a SIGKILL): the launcher's exit status names it.
     check("was killed by signal 9 (Killed), which no handler can see" in r.err, r.err)
     check_eq(r.metadata()["exit"], {"reason": "signal", "status": 9}, "the launcher's signal")
+
+
+def test_libraries_never_come_from_the_working_folder():
+    """An empty entry in a library search path is the current folder: libraries of the
+    names syscope and its runtime load, left in the program's working folder, must never be
+    loaded (the build tree's RUNPATH once ended in one: every profiled program searched its
+    folder for libunwind)."""
+    workdir = tempfile.mkdtemp(prefix="syscope-it-")
+    trap = os.path.join(harness.FIXTURES, "libcwd_trap.so")
+    for name in ("libunwind.so.8", "liblzma.so.5", "libdw.so.1", "libelf.so.1",
+                 "libjansson.so.4", "libsqlite3.so.0", "libcapstone.so.4", "libpfm.so.4",
+                 "libcupti.so.13", "libcuda.so.1"):
+        shutil.copy(trap, os.path.join(workdir, name))
+    r = syscope("sample", "-f", 1000, "--", fixture("hot"), "0.2", cwd=workdir)
+    check_eq(r.rc, 0, r.describe())
+    check(not os.path.exists(os.path.join(workdir, "TRAP-LOADED")),
+          "a library was loaded from the working folder")
+    check("hot_loop" in r.err, r.describe())
 
 
 def test_segfault_names_the_crash_site():

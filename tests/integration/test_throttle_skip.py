@@ -126,7 +126,7 @@ def test_fork_child_keeps_counting():
 
 
 def test_throttled_function_without_instrumented_caller_keeps_its_time():
-    n = 5000  # quick calls: throttled; then 20 calls of 10 ms, counted after
+    n = 5000  # quick calls: throttled; then 20 calls of 10 ms, recorded whole all the same
     for kind in ("patched", "hooked"):
         exe = fixture("throttle_skip" if kind == "patched" else "throttle_skip_hooked")
         verb = (("instrument", "-R", "^late_long$", "-I", "^late_long$") if kind == "patched"
@@ -138,8 +138,13 @@ def test_throttled_function_without_instrumented_caller_keeps_its_time():
         (addr, (count, flags)), = counts.items()
         check_eq(calls[addr] + count["calls"], n + 20, f"{kind}: recorded + counted calls")
         check(not flags & 0x8, f"{kind}: every counted call timed: {flags:#x}")
-        # 20 calls of 10 ms at least, counted after throttling: their time in FUNC_COUNT
-        check(count["total_ns"] >= 200e6, f"{kind}: the long calls' time: {count}")
+        # The 20 calls of 10 ms, made after throttling, are long enough to be recorded whole
+        # (100 x --throttle-us and more): on the timeline, not only in FUNC_COUNT.
+        db = sqlite3.connect(r.path(f"rocpd-{r.main_pid()}.db"))
+        long_calls = rows(db, "SELECT COUNT(*) FROM regions WHERE name = 'late_long' AND "
+                              "category = 'HOST_INSTRUMENTED' AND duration >= 10000000")
+        check_eq(long_calls, [(20,)], f"{kind}: the long calls on the timeline")
+        check(count["total_ns"] < 100e6, f"{kind}: only quick calls counted: {count}")
         fl = {f["name"]: f for f in r.profile("wall_clock").meta["functions"]}
         late = fl.get("late_long", {})
         check_eq(late.get("calls"), n + 20, f"{kind}: exact count in the profile: {late}")

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../mpi_loaded_abi.h"
 #include "../plugin.h"
 
 _Thread_local int mpi_in_fortran;
@@ -56,14 +57,14 @@ static bool can_reserve;
 
 /*
  * Whether the process's MPI has another ABI than the headers this library was built with
- * (Open MPI defines ompi_mpi_comm_world; MPICH and its ABI's kin do not): the launcher
+ * (mpi_loaded_abi.h): the launcher
  * preloads the matching build (src/cmd/mpi_abi.h), but a script's MPI may be another than
  * its job's launcher says. Such a process is not recorded: the wrappers only pass its calls
  * on, whose handles they never look into then.
  */
 static bool other_abi(void)
 {
-	bool openmpi = dlsym(RTLD_DEFAULT, "ompi_mpi_comm_world") != NULL;
+	bool openmpi = sc_loaded_mpi_is_openmpi();
 
 	if (!dlsym(RTLD_DEFAULT, "PMPI_Init"))
 		return false; /* not known yet: the calls will say (mpi_next) */

@@ -256,6 +256,45 @@ static RT_TLS int retired_perf_fd = -1;
 static void move_cpu_samplers(struct rt_thread *t);
 static void adopt_attached(struct rt_thread *t, int sig, int fd);
 
+/*
+ * Sample handlers past their check that recording goes on, on any thread: the end of an
+ * image (an exec, the process's end) stops new ones (rt_proc.paused or stopping), then waits
+ * for these (rt_sampling_quiesce) before its last flush. A sample committed after that flush
+ * never reaches the file and was counted lost as a failed write (an attached process that
+ * execs itself, its exec thread preempted between the flush and the count). A counter and a
+ * full fence each side (Dekker): a handler sees the pause, or the end sees the handler.
+ */
+static atomic_uint samples_in_progress;
+static RT_TLS bool in_counted_sample;
+
+/* The flag is set first and cleared last: an end reached from a handler interrupting these
+ * on this thread (an ending signal) never waits for this thread's own sample. */
+static void sample_begin(void)
+{
+	in_counted_sample = true;
+	atomic_fetch_add(&samples_in_progress, 1);
+	atomic_thread_fence(memory_order_seq_cst);
+}
+
+static void sample_end(void)
+{
+	atomic_fetch_sub(&samples_in_progress, 1);
+	in_counted_sample = false;
+}
+
+#define QUIESCE_WAIT_NS 100000 /* 0.1 ms, up to QUIESCE_TRIES times: 100 ms */
+#define QUIESCE_TRIES 1000
+
+void rt_sampling_quiesce(void)
+{
+	const struct timespec wait = { 0, QUIESCE_WAIT_NS };
+	unsigned self = in_counted_sample; /* the end reached from a handler's thread */
+
+	atomic_thread_fence(memory_order_seq_cst);
+	for (int i = 0; i < QUIESCE_TRIES && atomic_load(&samples_in_progress) > self; i++)
+		nanosleep(&wait, NULL);
+}
+
 static void on_sample(int sig, siginfo_t *si, void *uc)
 {
 	struct rt_thread *t = &rt_self;
@@ -306,6 +345,7 @@ static void on_sample(int sig, siginfo_t *si, void *uc)
 		uint64_t now = rt_now_ns();
 
 		t->in_sampler = 1;
+		sample_begin();
 		if (sampler.end_ns && now >= sampler.end_ns) {
 			stop = true;
 			if (t->has_cpu_timer)
@@ -334,6 +374,7 @@ static void on_sample(int sig, siginfo_t *si, void *uc)
 			    atomic_load_explicit(&rt_causal.on, memory_order_relaxed))
 				rt_causal_sample(cpu);
 		}
+		sample_end();
 		t->in_sampler = 0;
 	} else {
 		rt_count_lost_sample();
@@ -855,6 +896,7 @@ static int process_start(void)
 
 static void fork_child(void)
 {
+	atomic_store(&samples_in_progress, 0); /* those of the parent's other threads */
 	atomic_store(&throttle_noted, 0);
 	/* Timers are not inherited and the parent's perf descriptors were closed; the child's
 	 * thread is armed by its thread_start like any new thread. */

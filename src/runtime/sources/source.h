@@ -53,6 +53,10 @@ void rt_sampling_record_crash(void *ucontext);
  * are taken (one left pending would kill the new program); resumed if exec fails. */
 void rt_sampling_before_exec(void);
 void rt_sampling_exec_failed(void);
+/* sampling.c: the image ends, new samples stopped by the caller (rt_proc.paused, stopping):
+ * the samples other threads are recording finish (bounded: 100 ms), so that the last flush
+ * has them. Async-signal-safe. */
+void rt_sampling_quiesce(void);
 /* sampling.c: the program installed a handler on sampler signal `sig` (signals.c). */
 void rt_sampling_signal_taken(int sig);
 

@@ -11,7 +11,8 @@
  *             written per disk
  *
  * Counts that only grow (faults, switches, bytes) are recorded as totals since telemetry
- * started. /proc files are opened once and read with pread each tick. The thread records
+ * started. /proc files are opened once and read with pread each tick, from the first tick,
+ * one period in (a process that ends sooner records none and costs a thread). The thread records
  * into its own stream, is named "syscope-host", takes no signals, and is never sampled. It
  * waits between ticks on a futex that a stop wakes: an exec stops it at once (it would die
  * with the exec, its last records with it: a fork child that execs is the common case).
@@ -76,6 +77,7 @@ static struct {
 	bool gpu;	       /* ... and being recorded */
 	atomic_int stop;       /* 0, or why the thread is asked to end: STOP_END, STOP_EXEC */
 	bool stopped_for_exec; /* started again if the exec fails */
+	bool need_setup;       /* the host files not opened yet, nor the tracks defined */
 	uint64_t cpu_ns;       /* the thread's own CPU time, when it ended */
 	unsigned samples;
 	uint64_t period_ns, delay_ns, duration_ns;
@@ -505,20 +507,30 @@ static void sleep_until(uint64_t deadline)
 	}
 }
 
+static void setup_host(void);
+
 static void *telemetry_main(void *arg)
 {
-	uint64_t start = rt_now_ns() + tel.delay_ns, next;
+	/* The first tick one period in (or after --process-delay): a process that ends sooner,
+	 * a compiler's or a shell's short child, pays for a thread and nothing else. */
+	uint64_t start = rt_now_ns() +
+			 (tel.delay_ns > tel.period_ns ? tel.delay_ns : tel.period_ns),
+		 next;
 	unsigned n = 0;
 
 	(void)arg;
 	pthread_setname_np(pthread_self(), "syscope-host");
-	/* Here, not at process start: loading NVML can take a while. */
-	if (tel.gpu_wanted)
-		tel.gpu = rt_gpu_telemetry_begin(&rt_proc.settings);
-	if (!tel.host && !tel.gpu)
-		return NULL;
 	while (!atomic_load(&tel.stop) && rt_now_ns() < start)
 		sleep_until(start);
+	if (atomic_load(&tel.stop))
+		return NULL;
+	/* Here, not at process start: loading NVML can take a while. */
+	if (tel.gpu_wanted && !tel.gpu)
+		tel.gpu = rt_gpu_telemetry_begin(&rt_proc.settings);
+	if (tel.host && tel.need_setup)
+		setup_host();
+	if (!tel.host && !tel.gpu)
+		return NULL;
 	next = rt_now_ns();
 	while (!atomic_load(&tel.stop) && rt_active()) {
 		if (tel.duration_ns && next - start > tel.duration_ns)
@@ -612,12 +624,9 @@ static int start_thread(void)
 	return -rc;
 }
 
-/* Open what is read, define the tracks, start the thread: at start and in a fork child
- * (whose descriptors of ours were closed and whose tracks go into a file of its own). */
-static int begin(void)
+/* Open what is read and define the tracks: on the thread, before its first tick. */
+static void setup_host(void)
 {
-	if (!tel.host)
-		return start_thread();
 	tel.fd_statm = open_proc("/proc/self/statm");
 	tel.fd_status = open_proc("/proc/self/status");
 	tel.fd_io = open_proc("/proc/self/io"); /* may be refused in containers */
@@ -627,6 +636,14 @@ static int begin(void)
 	define_tracks();
 	setup_nets(sc_str(&rt_proc.settings, SC_SET_PROCESS_INTERFACES));
 	setup_disks();
+	tel.need_setup = false;
+}
+
+/* Start the thread: at start and in a fork child (whose descriptors of ours were closed and
+ * whose tracks go into a file of its own: set up again). */
+static int begin(void)
+{
+	tel.need_setup = tel.host;
 	return start_thread();
 }
 
