@@ -116,14 +116,32 @@ char *sc_find_program(const char *name)
 	sc_die(SC_EXIT_NOTFOUND, "%s: command not found", name);
 }
 
-/* Warn about programs the loader will not preload syscope into; they still run. */
+/* Whether the dynamic segment `ph` of the program open on `fd` names a DT_NEEDED library:
+ * one that needs none is left alone by the runtime (lifecycle.c says why). Read from the
+ * segment, as the loader does (elf_dynamic.c reads the section, which a file may lack). */
+static bool needs_libraries(int fd, const Elf64_Phdr *ph)
+{
+	for (uint64_t off = 0; off + sizeof(Elf64_Dyn) <= ph->p_filesz; off += sizeof(Elf64_Dyn)) {
+		Elf64_Dyn d;
+
+		if (pread(fd, &d, sizeof(d), (off_t)(ph->p_offset + off)) != sizeof(d) ||
+		    d.d_tag == DT_NULL)
+			return false;
+		if (d.d_tag == DT_NEEDED)
+			return true;
+	}
+	return false;
+}
+
+/* Warn about programs the loader will not preload syscope into, or that syscope leaves
+ * alone; they still run. */
 static void check_binary(struct launch *l)
 {
 	unsigned char ident[EI_NIDENT];
 	Elf64_Ehdr eh;
 	struct stat st;
 	int fd = open(l->prog, O_RDONLY | O_CLOEXEC);
-	bool has_interp = false;
+	bool has_interp = false, needs = false;
 
 	l->preload = true;
 	if (fd < 0)
@@ -150,6 +168,16 @@ static void check_binary(struct launch *l)
 				break;
 			if (ph.p_type == PT_INTERP)
 				has_interp = true;
+			if (ph.p_type == PT_DYNAMIC)
+				needs = needs_libraries(fd, &ph);
+		}
+		if (has_interp && !needs) {
+			pr_warn("%s needs no shared library (a Go program built without cgo): it makes "
+				"its own system calls and installs its own signal handlers, where "
+				"syscope's samplers would end it, so it runs unprofiled and nothing of "
+				"it is recorded (programs it starts are profiled)",
+				l->prog);
+			l->unprofilable = true;
 		}
 		if (!has_interp) {
 			pr_warn("%s is statically linked: the loader cannot preload syscope into it, so "

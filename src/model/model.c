@@ -17,6 +17,7 @@
 #include "../common/log.h"
 #include "gpu_python.h"
 #include "nccl_links.h"
+#include "perf_map.h"
 #include "../common/strutil.h"
 
 #define FRAME_BLOCK (1u << 20) /* frames per arena block */
@@ -1177,6 +1178,7 @@ void sc_model_free(struct sc_model *m)
 		sc_hashmap_free(&img->gpu_metric_index);
 		VEC_FREE(&img->gpu_metric_values);
 		sc_nccl_links_free(img->nccl_links);
+		sc_perf_map_free(img->perf_map);
 		VEC_FREE(&img->children);
 		VEC_FREE(&img->coverage);
 		VEC_FREE(&img->wrapped_modules);

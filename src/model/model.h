@@ -195,6 +195,8 @@ struct sc_image {
 	VEC(double) gpu_metric_values;
 	struct sc_hashmap gpu_metric_index; /* corr_id -> index in gpu_metric_values + 1 */
 	struct sc_nccl_links *nccl_links;   /* NCCL calls -> their GPU ops (nccl_links.h) */
+	struct sc_perf_map *perf_map;	    /* JIT code names (perf_map.h), or NULL */
+	bool perf_map_read;
 };
 
 /* The address of function id `id` of a FUNC_CALL record with `flags` (a Python code id's

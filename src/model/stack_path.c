@@ -4,6 +4,7 @@
  * native frames symbolized, Python frames spliced in (python.h), syscope's own frames elided.
  */
 #include "profile_build.h"
+#include "perf_map.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -137,9 +138,14 @@ static unsigned native_frame(struct sc_profile_set *set, const struct sc_stack *
 
 	if (!mod) {
 		const char *empty = sc_strtab_intern(&m->strings, "");
+		const char *jit = sc_perf_map_name(st->img, &m->strings, addr);
 
-		push_frame(set, sc_strtab_intern(&m->strings, "[unknown]"), empty, empty, 0, false,
-			   false, false);
+		if (jit)
+			push_frame(set, jit, sc_strtab_intern(&m->strings, "[jit]"), empty, 0,
+				   false, false, false);
+		else
+			push_frame(set, sc_strtab_intern(&m->strings, "[unknown]"), empty, empty, 0,
+				   false, false, false);
 		if (role)
 			*role = 0;
 		return 1;

@@ -221,25 +221,71 @@ static struct sc_scope_index *unit_index(struct sc_elf *e, Dwarf_Die *cu)
 	return e->scope_indexes.v[*slot - 1];
 }
 
+/* The compilation unit whose address ranges hold `pc`, read from every unit's DIE. */
+static Dwarf_Die *unit_holding(struct sc_elf *e, Dwarf_Addr pc, Dwarf_Die *out)
+{
+	Dwarf_Addr bias;
+	Dwarf *dw = dwfl_module_getdwarf(e->mod, &bias);
+	Dwarf_Off off = 0, next;
+	size_t header;
+
+	while (dw && !dwarf_nextcu(dw, off, &next, &header, NULL, NULL, NULL)) {
+		if (dwarf_offdie(dw, off + header, out) && dwarf_haspc(out, pc) == 1)
+			return out;
+		off = next;
+	}
+	return NULL;
+}
+
+/*
+ * The unit of `vaddr` and its source line. libdwfl finds units by .debug_aranges, and
+ * takes each entry to reach the next one: where the table leaves units out (Go's linker
+ * writes none for Go's, only the C compiler's for cgo's files), an address of one of those
+ * gets the unit before it, and that unit's last line (every function of a Go program built
+ * with cgo was at gcc_mmap.c:37), or none below the first entry. A unit whose ranges do not
+ * hold the address, or none, is replaced by the one that does, whose line is read there.
+ */
+static Dwarf_Die *unit_and_line(struct sc_symbolizer *sym, struct sc_elf *e, uint64_t vaddr,
+				Dwarf_Addr *bias, Dwarf_Die *mem, const char **file, uint32_t *line)
+{
+	Dwarf_Die *cu = dwfl_module_addrdie(e->mod, vaddr, bias);
+	const char *f = NULL;
+	int l = 0;
+
+	if (!cu && !dwfl_module_getdwarf(e->mod, bias))
+		*bias = 0; /* no DWARF: unit_holding finds nothing */
+	if (!cu || dwarf_haspc(cu, vaddr - *bias) == 0) {
+		Dwarf_Line *dl;
+
+		cu = unit_holding(e, vaddr - *bias, mem);
+		dl = cu ? dwarf_getsrc_die(cu, vaddr - *bias) : NULL;
+		if (dl) {
+			f = dwarf_linesrc(dl, NULL, NULL);
+			dwarf_lineno(dl, &l);
+		}
+	} else {
+		Dwfl_Line *ln = dwfl_module_getsrc(e->mod, vaddr);
+
+		if (ln)
+			f = dwfl_lineinfo(ln, NULL, &l, NULL, NULL, NULL);
+	}
+	*file = f ? sc_strtab_intern(sym->strings, f) : NULL;
+	*line = l > 0 ? (uint32_t)l : 0;
+	return cu;
+}
+
 /* Push the chain for `vaddr`, innermost first, onto sym->frames; returns the count. */
 static unsigned resolve_dwarf(struct sc_symbolizer *sym, struct sc_elf *e, uint64_t vaddr)
 {
-	const char *file = NULL;
-	uint32_t line = 0;
+	const char *file;
+	uint32_t line;
 	Dwarf_Addr bias;
-	Dwarf_Die *cu = dwfl_module_addrdie(e->mod, vaddr, &bias);
+	Dwarf_Die mem;
+	Dwarf_Die *cu = unit_and_line(sym, e, vaddr, &bias, &mem, &file, &line);
 	Dwarf_Die *scopes = NULL;
-	Dwfl_Line *ln = dwfl_module_getsrc(e->mod, vaddr);
 	unsigned count = 0;
 	int nscopes;
 
-	if (ln) {
-		int l = 0;
-		const char *f = dwfl_lineinfo(ln, NULL, &l, NULL, NULL, NULL);
-
-		file = f ? sc_strtab_intern(sym->strings, f) : NULL;
-		line = l > 0 ? (uint32_t)l : 0;
-	}
 	if (!cu)
 		goto out;
 	nscopes = sc_scope_index_lookup(unit_index(e, cu), dwarf_cu_getdwarf(cu->cu), vaddr - bias,

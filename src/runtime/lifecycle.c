@@ -29,6 +29,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <limits.h>
+#include <link.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -346,6 +347,37 @@ static void on_quick_exit(void)
 	rt_finalize(SC_END__EXIT, exit_status);
 }
 
+static int needs_libraries(struct dl_phdr_info *info, size_t size, void *needs)
+{
+	(void)size;
+	for (unsigned i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+
+		if (ph->p_type != PT_DYNAMIC)
+			continue;
+		for (const ElfW(Dyn) *d = (const void *)(info->dlpi_addr + ph->p_vaddr);
+		     d->d_tag != DT_NULL; d++)
+			if (d->d_tag == DT_NEEDED)
+				*(bool *)needs = true;
+	}
+	return 1; /* the first object is the program */
+}
+
+/*
+ * A program that needs no shared library (a Go program built without cgo as a PIE: the
+ * loader runs it, and preloads us) makes its own system calls: its threads, signal
+ * handlers and exit all go past syscope's wrappers, and the handler it installs on a
+ * sampler's signal ends it at the first sample (Go throws on SIGSTKFLT). It is left alone,
+ * as a statically linked one is; the launcher says so (launch.c).
+ */
+static bool program_calls_the_kernel_itself(void)
+{
+	bool needs = false;
+
+	dl_iterate_phdr(needs_libraries, &needs);
+	return !needs;
+}
+
 __attribute__((constructor)) static void rt_constructor(void)
 {
 	char err[SC_ERRMSG_MAX] = "";
@@ -369,6 +401,8 @@ __attribute__((constructor)) static void rt_constructor(void)
 	}
 	if (!sc_bool(&rt_proc.settings, SC_SET_ENABLED) || !dir[0])
 		return; /* not started by syscope: stay passive */
+	if (program_calls_the_kernel_itself())
+		return;
 	snprintf(rt_proc.session_dir, sizeof(rt_proc.session_dir), "%s", dir);
 	if (dladdr((void *)rt_constructor, &self) && self.dli_fname &&
 	    !realpath(self.dli_fname, rt_proc.self_path))

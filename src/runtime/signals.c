@@ -53,32 +53,54 @@ static bool valid_sig(int sig)
 	return sig > 0 && sig < _NSIG;
 }
 
+/*
+ * Install our handler of sampler signal `sig`. It blocks every sampler signal, and runs on
+ * the signal stack where the program's handler of that signal asked to: a runtime that does
+ * (Go: all its handlers, on every signal) runs code on stacks too small for a signal handler
+ * (a goroutine's few KiB, no guard page below), where a sample's unwind overran into the
+ * memory below, and its handler, which ours calls for its own signals, throws when it finds
+ * itself off its signal stack. Others keep their samples on the thread's stack: a signal
+ * stack is often small (8 KiB in Rust programs), and an unwind needs a few KiB of it.
+ */
+static int install_ours(int sig)
+{
+	struct sigaction act;
+
+	memset(&act, 0, sizeof(act));
+	act.sa_sigaction = sigs[sig].ours;
+	act.sa_flags = SA_SIGINFO | SA_RESTART;
+	if (sigs[sig].program_set && (sigs[sig].program.sa_flags & SA_ONSTACK))
+		act.sa_flags |= SA_ONSTACK;
+	act.sa_mask = sampler_sigs;
+	return RT_REAL(sigaction)(sig, &act, NULL);
+}
+
 int rt_signal_claim(int sig, rt_sig_handler handler)
 {
-	struct sigaction act, prev;
+	struct sig_state was;
+	struct sigaction prev;
 
 	if (valid_sig(sig) && sigs[sig].ours == handler)
 		return 0; /* already ours (a second attach) */
-	memset(&act, 0, sizeof(act));
-	act.sa_sigaction = handler;
-	act.sa_flags = SA_SIGINFO | SA_RESTART;
-	sigaddset(&sampler_sigs, sig);
-	act.sa_mask = sampler_sigs;
-	if (RT_REAL(sigaction)(sig, &act, &prev))
-		return -errno;
-	/* Keep sibling sampler handlers' masks up to date: each blocks all sampler signals. */
-	for (int s = 1; s < _NSIG; s++) {
-		if (sigs[s].ours && s != sig) {
-			struct sigaction a = act;
-
-			a.sa_sigaction = sigs[s].ours;
-			rt_real.sigaction(s, &a, NULL);
-		}
-	}
+	if (!valid_sig(sig) || RT_REAL(sigaction)(sig, NULL, &prev))
+		return valid_sig(sig) ? -errno : -EINVAL;
+	was = sigs[sig];
 	/* Set either way: a release (detach) leaves the last attach's view behind. */
 	sigs[sig].program = prev;
 	sigs[sig].program_set = prev.sa_handler != SIG_DFL;
 	sigs[sig].ours = handler;
+	sigaddset(&sampler_sigs, sig);
+	if (install_ours(sig)) {
+		int err = -errno;
+
+		sigs[sig] = was;
+		sigdelset(&sampler_sigs, sig);
+		return err;
+	}
+	/* Keep sibling sampler handlers' masks up to date: each blocks all sampler signals. */
+	for (int s = 1; s < _NSIG; s++)
+		if (sigs[s].ours && s != sig)
+			install_ours(s);
 	return 0;
 }
 
@@ -269,6 +291,7 @@ static int program_sigaction(int sig, const struct sigaction *act, struct sigact
 		return restore_default(sig, old);
 	if (valid_sig(sig) && (sigs[sig].ours || sigs[sig].fatal_hidden)) {
 		struct sig_state *st = &sigs[sig];
+		bool onstack = st->program_set && (st->program.sa_flags & SA_ONSTACK);
 
 		if (old) {
 			if (st->program_set)
@@ -295,6 +318,8 @@ static int program_sigaction(int sig, const struct sigaction *act, struct sigact
 		}
 		st->program = *act;
 		st->program_set = true;
+		if (onstack != !!(act->sa_flags & SA_ONSTACK))
+			install_ours(sig); /* where the program's handler asks to run */
 		if (rt_signal_program_handles(sig))
 			rt_sampling_signal_taken(sig);
 		return 0;

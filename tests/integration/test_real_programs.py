@@ -43,7 +43,25 @@ what it does:
     variable is named in a warning, since every rank of a job would share its folder
     (src/cmd/output_path.c);
   - a script without "#!" is run by /bin/sh, as execvp (env, make, xargs) and shells run
-    it, where syscope said "Exec format error" and exited 126 (src/cmd/launch.c).
+    it, where syscope said "Exec format error" and exited 126 (src/cmd/launch.c);
+  - a program whose handlers run on the signal stack (Go's runtime, which also runs its
+    goroutines on stacks of a few KiB) has samples taken there too: on a goroutine's stack
+    the handler overran into the memory below (a Go program built with cgo died at once,
+    "unexpected return pc for runtime.sigpanic"), and Go's handler, which ours calls for
+    the program's own signals, threw on finding itself off its signal stack
+    (src/runtime/signals.c);
+  - a program whose .debug_aranges lists only some of its units (a Go program built with
+    cgo: only the C files' units) has the functions of the others named with their own
+    file and line, where each was given the listed unit before it and its last line (every
+    Go function at gcc_mmap.c:37), or no line (src/model/symbols.c);
+  - a program that needs no shared library and calls the kernel itself (a Go program built
+    without cgo as a PIE, as distributions build them) runs unprofiled, with a warning, as
+    a statically linked one does: preloaded, the handler it installed on the sampler's
+    signal with its own rt_sigaction ended it at the first sample ("SIGSTKFLT: stack
+    fault", exit 2) (src/runtime/lifecycle.c, src/cmd/launch.c);
+  - code a JIT made (node, java) is named from the perf map the JIT writes for its process
+    (node --perf-basic-prof, java -XX:+DumpPerfMapAtExit), where every sample of it was one
+    "[unknown]" (80-90% of a Java or Node program's time) (src/model/perf_map.c).
 """
 import json
 import os
@@ -468,6 +486,65 @@ def test_help_gives_each_verbs_defaults():
     check("(default: rocpd pftrace)" in help_line("merge", "--output-format"), "merge's formats")
     check("(default: the session's folder, or the database's)" in help_line("convert", "--output"),
           "convert writes next to its input")
+
+
+def test_samples_on_the_signal_stack_where_the_program_asks():
+    # small_stacks does what Go's runtime does: SA_ONSTACK handlers on every signal, its work
+    # on a 4 KiB stack above an inaccessible page. It ended with SIGSEGV, or with its
+    # handler run off the signal stack.
+    r = syscope("sample", "--", fixture("small_stacks"), "0.5")
+    check_eq(r.rc, 0, r.describe())
+    check("small_stacks: received 10 off the signal stack 0," in r.out, r.describe())
+    p = r.profile()
+    check(p.total > 20 and p.self_samples("small_stack_work") > 0.8 * p.total,
+          f"the work on the small stack is sampled: {p.total} samples, {p.function_names()[:5]}")
+    check("nothing lost" in r.err, r.err)
+
+
+def test_units_left_out_of_debug_aranges_keep_their_lines():
+    r = syscope("sample", "--", fixture("partial_aranges"), "0.5")
+    check_eq(r.rc, 0, r.describe())
+    p = r.profile()
+    f = p.function("unlisted_work")
+    check(f is not None and f["self_samples"] > 0.8 * p.total and p.total > 20,
+          f"unlisted_work sampled: {p.total} samples, {p.function_names()[:5]}")
+    hot = harness.source_line("partial_aranges.c", "/* the hot line */")
+    check_eq((os.path.basename(f["file"]), f["line"] in (hot - 1, hot)), ("partial_aranges.c", True),
+             f"unlisted_work's file and line ({hot} expected): {f}")
+    main = p.function("main")
+    check(main is not None and os.path.basename(main["file"]) == "partial_aranges.c",
+          f"main, below the listed unit, has its file: {main}")
+
+
+def test_program_calling_the_kernel_itself_is_left_alone():
+    # raw_syscalls does what Go's runtime does without cgo: its own rt_sigaction on
+    # SIGSTKFLT, whose handler ends it with status 3.
+    prog = fixture("raw_syscalls")
+    r = syscope("sample", "--", prog)
+    check_eq((r.rc, r.out), (0, "raw_syscalls: done\n"), r.describe())
+    check(f"{prog} needs no shared library" in r.err and "runs unprofiled" in r.err, r.err)
+    # Started by a shell, it is left alone by the runtime itself; the shell is profiled.
+    r = syscope("sample", "--", "/bin/sh", "-c", f"{prog}; exit 7")
+    check_eq((r.rc, r.out), (7, "raw_syscalls: done\n"), r.describe())
+    check("LOST" not in r.err, r.err)
+
+
+def test_jit_code_named_from_the_perf_map():
+    r = syscope("sample", "--", fixture("jit_code"), "0.5")
+    try:
+        check_eq((r.rc, r.out), (0, "jit_code: done\n"), r.describe())
+        p = r.profile()
+        f = p.function("jit_hot_loop")
+        check(f is not None and f["module"] == "[jit]" and f["self_samples"] > 0.8 * p.total
+              and p.total > 20, f"jit_hot_loop named: {p.total} samples, "
+              f"{p.function_names()[:5]}, {f}")
+        check_eq(p.self_samples("[unknown]"), 0, "no leaf left unnamed")
+    finally:
+        for pid in r.pids():
+            try:
+                os.unlink(f"/tmp/perf-{pid}.map")
+            except FileNotFoundError:
+                pass
 
 
 if __name__ == "__main__":
