@@ -422,38 +422,34 @@ static void add_stack(struct analysis *a, unsigned cause, uint32_t stack)
 	c->stacks.v[*slot - 1].samples++;
 }
 
+static bool reg_before(const void *item, const void *key)
+{
+	const struct reg *r = item, *k = key;
+
+	return r->tid < k->tid || (r->tid == k->tid && r->start < k->start);
+}
+
+static bool smp_before(const void *item, const void *key)
+{
+	const struct smp *s = item, *k = key;
+
+	return s->tid < k->tid || (s->tid == k->tid && s->ts < k->ts);
+}
+
 /* Index of the first region of thread `tid` starting at or after `ts`. */
 static uint64_t regs_lower_bound(struct image_data *d, int32_t tid, uint64_t ts)
 {
-	uint64_t lo = 0, hi = d->regs.count;
+	struct reg key = { .tid = tid, .start = ts };
 
-	while (lo < hi) {
-		uint64_t mid = (lo + hi) / 2;
-		const struct reg *r = reg_at(d, mid);
-
-		if (r->tid < tid || (r->tid == tid && r->start < ts))
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return sc_spill_table_lower_bound(&d->regs, &key, reg_before);
 }
 
 /* Index of the first sample of thread `tid` at or after `ts`. */
 static uint64_t smps_lower_bound(struct image_data *d, int32_t tid, uint64_t ts)
 {
-	uint64_t lo = 0, hi = d->smps.count;
+	struct smp key = { .tid = tid, .ts = ts };
 
-	while (lo < hi) {
-		uint64_t mid = (lo + hi) / 2;
-		const struct smp *s = smp_at(d, mid);
-
-		if (s->tid < tid || (s->tid == tid && s->ts < ts))
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return sc_spill_table_lower_bound(&d->smps, &key, smp_before);
 }
 
 static const char *rank_text(struct sc_profile_set *set, int rank)
@@ -687,25 +683,24 @@ static int32_t launching_thread(struct analysis *a, const struct call *call, con
 	return tid ? tid : a->last_tid;
 }
 
+static bool call_before(const void *item, const void *key)
+{
+	return ((const struct corr_call *)item)->corr < *(const uint64_t *)key;
+}
+
 /* The launching call of correlation id `corr`, into `out`; NULL when there is none. */
 static const struct call *call_of(struct image_data *d, uint64_t corr, struct call *out)
 {
-	uint64_t lo = 0, hi = d->calls.count;
+	uint64_t i = corr ? sc_spill_table_lower_bound(&d->calls, &corr, call_before) : 0;
+	const struct corr_call *k;
 
-	while (corr && lo < hi) {
-		uint64_t mid = lo + (hi - lo) / 2;
-		const struct corr_call *k = sc_spill_table_get(&d->calls, mid);
-
-		if (k->corr == corr) {
-			*out = k->call;
-			return out;
-		}
-		if (k->corr < corr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return NULL;
+	if (!corr || i == d->calls.count)
+		return NULL;
+	k = sc_spill_table_get(&d->calls, i);
+	if (k->corr != corr)
+		return NULL;
+	*out = k->call;
+	return out;
 }
 
 static void explain_gap(struct analysis *a, uint64_t busy_from, uint64_t gap_a,

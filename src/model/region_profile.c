@@ -140,25 +140,24 @@ static void sum_gpu_ns(struct collect *c)
 	sc_spill_reset(&c->gpu_sort);
 }
 
+static bool corr_before(const void *item, const void *key)
+{
+	return ((const struct corr_ns *)item)->corr < *(const uint64_t *)key;
+}
+
 /* Seconds of GPU work launched by interval `iv` itself. */
 static double gpu_of(struct collect *c, const struct interval *iv)
 {
-	uint64_t lo = 0, hi = c->gpu_ns.count;
+	uint64_t i;
+	const struct corr_ns *e;
 
-	if (!iv->corr)
+	if (!iv->corr || !c->gpu_ns.count)
 		return 0;
-	while (lo < hi) {
-		uint64_t mid = lo + (hi - lo) / 2;
-		const struct corr_ns *e = sc_spill_table_get(&c->gpu_ns, mid);
-
-		if (e->corr == iv->corr)
-			return (double)e->ns * 1e-9;
-		if (e->corr < iv->corr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return 0;
+	i = sc_spill_table_lower_bound(&c->gpu_ns, &iv->corr, corr_before);
+	if (i == c->gpu_ns.count)
+		return 0;
+	e = sc_spill_table_get(&c->gpu_ns, i);
+	return e->corr == iv->corr ? (double)e->ns * 1e-9 : 0;
 }
 
 static void on_counter(void *ctx, struct sc_image *img, struct sc_thread *t,
@@ -218,38 +217,36 @@ static void sum_pmc(struct collect *c)
 	sc_spill_reset(&c->pmc_sort);
 }
 
-/* The first read of a thread after `tid` (or at it, with `at`): where its points start. */
-static uint64_t pmc_thread_bound(struct collect *c, int32_t tid, bool after)
+/* Searches of the reads by (thread, time): a key's time UINT64_MAX is past all of its
+ * thread's, 0 with tid - 1... is before them (times of reads are never 0). */
+static bool pmc_at_or_before(const void *item, const void *key)
 {
-	uint64_t lo = 0, hi = c->pmc.count;
+	const struct pmc_point *p = item, *k = key;
 
-	while (lo < hi) {
-		uint64_t mid = lo + (hi - lo) / 2;
-		const struct pmc_point *p = sc_spill_table_get(&c->pmc, mid);
-
-		if (p->tid < tid || (after && p->tid == tid))
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return p->tid < k->tid || (p->tid == k->tid && p->ts <= k->ts);
 }
 
-/* The running totals of thread points [lo, hi) at time `ts` (reads at or before it), into
- * `out`. */
+/* The first read of thread `tid` (or, with `after`, of the threads after it). */
+static uint64_t pmc_thread_bound(struct collect *c, int32_t tid, bool after)
+{
+	struct pmc_point key = { .tid = after ? tid : tid - 1, .ts = UINT64_MAX };
+
+	if (!after && tid == INT32_MIN)
+		return 0;
+	return sc_spill_table_lower_bound(&c->pmc, &key, pmc_at_or_before);
+}
+
+/* The running totals of thread points [first, hi) at time `ts` (reads at or before it),
+ * into `out`. */
 static void pmc_total_at(struct collect *c, uint64_t first, uint64_t hi, uint64_t ts,
 			 double out[SC_PMC_MAX])
 {
-	uint64_t lo = first;
+	struct pmc_point key = { .ts = ts };
+	uint64_t lo;
 
-	while (lo < hi) { /* first point after ts */
-		uint64_t mid = lo + (hi - lo) / 2;
-
-		if (((const struct pmc_point *)sc_spill_table_get(&c->pmc, mid))->ts <= ts)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	key.tid = first < hi ? ((const struct pmc_point *)sc_spill_table_get(&c->pmc, first))->tid
+			     : 0;
+	lo = first < hi ? sc_spill_table_lower_bound(&c->pmc, &key, pmc_at_or_before) : first;
 	if (lo > first)
 		memcpy(out, ((const struct pmc_point *)sc_spill_table_get(&c->pmc, lo - 1))->v,
 		       SC_PMC_MAX * sizeof(double));

@@ -10,6 +10,7 @@
  *   *(struct x *)sc_spill_table_push(&t) = item;  ...
  *   sc_spill_table_seal(&t);
  *   const struct x *p = sc_spill_table_get(&t, i);   (valid until the next get)
+ *   uint64_t i = sc_spill_table_lower_bound(&t, &key, before);   (items sorted)
  *   sc_spill_table_free(&t);
  */
 #ifndef SYSCOPE_MODEL_SPILL_TABLE_H
@@ -36,6 +37,9 @@ struct sc_spill_table {
 	int fd;		  /* -1: everything in buf */
 	uint64_t count;	  /* items pushed */
 	uint64_t reads;
+	unsigned last; /* the cache slot read last */
+	char *fences;  /* on file: the first item of each block, for searches */
+	size_t nfences, fences_cap;
 	bool in_memory; /* the file could not be written: the rest stays in buf */
 	struct sc_spill_table_block cache[SC_SPILL_TABLE_CACHE];
 };
@@ -48,6 +52,10 @@ void *sc_spill_table_push(struct sc_spill_table *t);
 void sc_spill_table_seal(struct sc_spill_table *t);
 /* Item `i` (< count) after the seal, valid until the next get. */
 const void *sc_spill_table_get(struct sc_spill_table *t, uint64_t i);
+/* In a table sorted so that `before(item, key)` holds for a prefix of it: the index of the
+ * first item for which it does not (count if none). Reads one block of the file at most. */
+uint64_t sc_spill_table_lower_bound(struct sc_spill_table *t, const void *key,
+				    bool (*before)(const void *item, const void *key));
 void sc_spill_table_free(struct sc_spill_table *t);
 
 #endif /* SYSCOPE_MODEL_SPILL_TABLE_H */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* The spilled table (model/spill_table.h): every item read back by index, in order and at
- * random (through its block cache), in memory below the bound, on file past it, and in
+ * random (through its block cache), searched, in memory below the bound, on file past it, and in
  * memory again without a place for its file. */
 #include <stdint.h>
 #include <stdlib.h>
@@ -12,6 +12,12 @@ struct item {
 	uint64_t index, payload;
 	uint32_t tag;
 };
+
+/* Items hold index 2i: a key k's lower bound is ceil(k / 2). */
+static bool before(const void *item, const void *key)
+{
+	return ((const struct item *)item)->payload < *(const uint64_t *)key;
+}
 
 static void fill_and_check(size_t n, size_t mem_bytes, bool want_file)
 {
@@ -25,7 +31,7 @@ static void fill_and_check(size_t n, size_t mem_bytes, bool want_file)
 
 		CHECK(it->index == 0 && it->payload == 0); /* handed out zeroed */
 		it->index = i;
-		it->payload = (uint64_t)i * 2654435761u;
+		it->payload = (uint64_t)i * 2;
 		it->tag = (uint32_t)(i % 13);
 	}
 	sc_spill_table_seal(&t);
@@ -34,17 +40,21 @@ static void fill_and_check(size_t n, size_t mem_bytes, bool want_file)
 	for (size_t i = 0; i < n; i++) {
 		const struct item *it = sc_spill_table_get(&t, i);
 
-		wrong += it->index != i || it->payload != (uint64_t)i * 2654435761u ||
-			 it->tag != i % 13;
+		wrong += it->index != i || it->payload != (uint64_t)i * 2 || it->tag != i % 13;
 	}
-	for (size_t k = 0; k < 3 * n; k++) { /* at random: blocks evicted and read again */
+	for (size_t k = 0; k < n; k++) { /* at random: blocks evicted and read again */
 		size_t i;
 		const struct item *it;
 
 		x = x * 1103515245u + 12345u;
 		i = (x >> 8) % n;
 		it = sc_spill_table_get(&t, i);
-		wrong += it->index != i || it->payload != (uint64_t)i * 2654435761u;
+		wrong += it->index != i || it->payload != (uint64_t)i * 2;
+	}
+	for (uint64_t k = 0; k <= 2 * n + 1; k += 1 + k / 64) { /* searches, past the end too */
+		uint64_t want = k >= 2 * n ? n : (k + 1) / 2;
+
+		wrong += sc_spill_table_lower_bound(&t, &k, before) != want;
 	}
 	CHECK(wrong == 0);
 	sc_spill_table_free(&t);
