@@ -713,7 +713,7 @@ static void explain_gap(struct analysis *a, uint64_t busy_from, uint64_t gap_a,
 			      .a = gap_a,
 			      .b = next->start,
 			      .tid = launching_thread(a, call, next) };
-	struct sc_idle_gap *gap = VEC_PUSH(&a->g->gaps);
+	struct sc_idle_gap *gap = sc_spill_table_push(a->g->gaps);
 	const char *drained_by = NULL;
 	unsigned best = SC_IDLE_NO_LAUNCH, launch;
 	uint64_t covered;
@@ -805,6 +805,8 @@ static uint64_t analyze_gpu(struct analysis *a, struct sc_idle_report *r, uint64
 	g->name = agent ? agent->name : NULL;
 	g->rank = sc_image_rank(d->img);
 	g->first = seg;
+	g->gaps = sc_xcalloc(1, sizeof(*g->gaps));
+	sc_spill_table_init(g->gaps, sizeof(struct sc_idle_gap), TABLE_MEM);
 	a->g = g;
 	memset(a->pools, 0, sizeof(a->pools));
 	a->last_tid = 0;
@@ -830,6 +832,7 @@ static uint64_t analyze_gpu(struct analysis *a, struct sc_idle_report *r, uint64
 		end = op.end;
 	}
 	g->ops = i - from;
+	sc_spill_table_seal(g->gaps);
 	g->busy_ns += end - seg;
 	g->last = end;
 	g->idle_ns = g->last - g->first - g->busy_ns;
@@ -881,7 +884,9 @@ void sc_idle_free(struct sc_idle_report *r)
 			VEC_FREE(&g->causes[c].holders);
 			VEC_FREE(&g->causes[c].stacks);
 		}
-		VEC_FREE(&g->gaps);
+		if (g->gaps)
+			sc_spill_table_free(g->gaps);
+		free(g->gaps);
 	}
 	VEC_FREE(&r->gpus);
 }
