@@ -12,9 +12,15 @@
  * x period) by the counts and the rest as not running. Host compute and launch latency
  * right after a synchronization that drained the queue are the synchronization's cost:
  * without it, the next launches would have been queued behind the work.
+ *
+ * Memory: the ops, regions, samples and calls of an image go through the bounded sorter and
+ * are kept in tables that spill to disk past a bound (spill_table.h), looked up by binary
+ * search: they do not grow memory with the number of events. Sorts break ties by arrival.
  */
 #include "gpu_idle.h"
 #include "idle_classify.h"
+#include "spill_sort.h"
+#include "spill_table.h"
 #include "timeline.h"
 
 #include <stdio.h>
@@ -32,10 +38,15 @@ enum region_class {
 	RC_NCCL
 };
 
+/* The bound of each sorter while an image is replayed, and of each table in memory. */
+#define SORT_MEM (8u << 20)
+#define TABLE_MEM (4u << 20)
+
 struct op {
 	uint64_t start, end, corr;
 	int32_t tid;
 	uint32_t agent;
+	uint64_t arrival;
 };
 
 struct reg {
@@ -47,6 +58,7 @@ struct reg {
 	int peer;	  /* MPI point-to-point peer, or -1 */
 	uint32_t seq;	  /* the n-th call of this name and communicator in the image */
 	uint64_t reach;	  /* the latest end of the thread's regions up to this one */
+	uint64_t arrival;
 };
 
 struct call {
@@ -54,25 +66,50 @@ struct call {
 	int32_t tid;
 };
 
+/* A launching call by its correlation id (the last one of an id counts). */
+struct corr_call {
+	uint64_t corr, arrival;
+	struct call call;
+};
+
 struct smp {
 	uint64_t ts;
 	int32_t tid;
 	uint32_t stack;
+	uint64_t arrival;
 };
 
 struct image_data {
 	struct sc_image *img;
-	VEC(struct op) ops;
-	VEC(struct reg) regs; /* sorted by thread, start */
-	VEC(struct smp) smps; /* sorted by thread, time */
-	VEC(struct call) calls;
-	struct sc_hashmap corr_call; /* correlation id -> index in calls + 1 */
+	struct sc_spill_table ops;   /* struct op, by agent, start */
+	struct sc_spill_table regs;  /* struct reg, by thread, start */
+	struct sc_spill_table smps;  /* struct smp, by thread, time */
+	struct sc_spill_table calls; /* struct corr_call, by correlation id, one each */
 };
 
 struct ctx {
 	struct sc_profile_set *set;
 	struct image_data *d;
+	bool gpu;			/* the image has GPU work: its samples and calls count */
+	struct sc_spill_sort ops, regs; /* the image's, while it is replayed */
+	struct sc_spill_sort smps, calls;
+	uint64_t arrivals;
 };
+
+static const struct op *op_at(struct image_data *d, uint64_t i)
+{
+	return sc_spill_table_get(&d->ops, i);
+}
+
+static const struct reg *reg_at(struct image_data *d, uint64_t i)
+{
+	return sc_spill_table_get(&d->regs, i);
+}
+
+static const struct smp *smp_at(struct image_data *d, uint64_t i)
+{
+	return sc_spill_table_get(&d->smps, i);
+}
 
 const char *sc_idle_cause_key(unsigned cause)
 {
@@ -138,18 +175,20 @@ static void on_region_end(void *vctx, struct sc_image *img, struct sc_thread *t,
 	enum region_class cls = region_class(r);
 
 	(void)img;
-	if (r->corr_id && !cls) {
-		struct call *k = VEC_PUSH(&d->calls);
-		bool fresh;
+	(void)d;
+	if (r->corr_id && !cls && c->gpu) {
+		struct corr_call *k = sc_spill_push(&c->calls);
 
-		k->start = r->start;
-		k->end = r->end;
-		k->tid = t->tid;
-		*sc_hashmap_upsert(&d->corr_call, r->corr_id, d->calls.n, &fresh) = d->calls.n;
+		k->corr = r->corr_id;
+		k->arrival = c->arrivals++;
+		k->call.start = r->start;
+		k->call.end = r->end;
+		k->call.tid = t->tid;
 	}
 	if (cls && r->end >= r->start) {
-		struct reg *g = VEC_PUSH(&d->regs);
+		struct reg *g = sc_spill_push(&c->regs);
 
+		g->arrival = c->arrivals++;
 		g->start = r->start;
 		g->end = r->end;
 		g->tid = t->tid;
@@ -169,12 +208,13 @@ static void on_sample(void *vctx, struct sc_image *img, struct sc_thread *t, uin
 
 	(void)img;
 	(void)cpu_ns;
-	if (kind != SC_SAMPLE_CPUTIME && kind != SC_SAMPLE_REALTIME)
+	if (!c->gpu || (kind != SC_SAMPLE_CPUTIME && kind != SC_SAMPLE_REALTIME))
 		return;
 	/* A thread sampled both ways is looked at through its wall-clock samples only. */
 	if (kind == SC_SAMPLE_CPUTIME && t->samples[SC_SAMPLE_REALTIME])
 		return;
-	*VEC_PUSH(&c->d->smps) = (struct smp){ .ts = ts, .tid = t->tid, .stack = stack };
+	*(struct smp *)sc_spill_push(&c->smps) =
+		(struct smp){ .ts = ts, .tid = t->tid, .stack = stack, .arrival = c->arrivals++ };
 }
 
 static bool op_is_work(uint16_t kind)
@@ -192,7 +232,8 @@ static void on_gpu_op(void *vctx, struct sc_image *img, struct sc_thread *t,
 
 	if (!op_is_work(g->kind) || !g->start || g->end < g->start)
 		return;
-	o = VEC_PUSH(&c->d->ops);
+	o = sc_spill_push(&c->ops);
+	o->arrival = c->arrivals++;
 	o->start = g->start;
 	o->end = g->end;
 	o->corr = g->corr_id;
@@ -206,7 +247,9 @@ static int by_agent_start(const void *a, const void *b)
 
 	if (x->agent != y->agent)
 		return x->agent < y->agent ? -1 : 1;
-	return x->start < y->start ? -1 : x->start > y->start;
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return x->arrival < y->arrival ? -1 : x->arrival > y->arrival;
 }
 
 static int by_tid_start(const void *a, const void *b)
@@ -215,7 +258,9 @@ static int by_tid_start(const void *a, const void *b)
 
 	if (x->tid != y->tid)
 		return x->tid < y->tid ? -1 : 1;
-	return x->start < y->start ? -1 : x->start > y->start;
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return x->arrival < y->arrival ? -1 : x->arrival > y->arrival;
 }
 
 static int smp_by_tid_ts(const void *a, const void *b)
@@ -224,24 +269,76 @@ static int smp_by_tid_ts(const void *a, const void *b)
 
 	if (x->tid != y->tid)
 		return x->tid < y->tid ? -1 : 1;
-	return x->ts < y->ts ? -1 : x->ts > y->ts;
+	if (x->ts != y->ts)
+		return x->ts < y->ts ? -1 : 1;
+	return x->arrival < y->arrival ? -1 : x->arrival > y->arrival;
 }
 
-/* The n-th call of each (name, communicator) of the image, for matching across ranks. */
-static void number_calls(struct image_data *d)
+static int call_by_corr(const void *a, const void *b)
+{
+	const struct corr_call *x = a, *y = b;
+
+	if (x->corr != y->corr)
+		return x->corr < y->corr ? -1 : 1;
+	return x->arrival < y->arrival ? -1 : x->arrival > y->arrival;
+}
+
+/* The sorter's items, in order, into `table`. */
+static void drain(struct sc_spill_sort *s, struct sc_spill_table *table)
+{
+	sc_spill_finish(s);
+	for (const void *p; (p = sc_spill_next(s));)
+		memcpy(sc_spill_table_push(table), p, s->size);
+	sc_spill_table_seal(table);
+	sc_spill_free(s);
+}
+
+/* The regions in (thread, start) order with the n-th call of each (name, communicator) of
+ * the image, for matching across ranks, and how far the thread's regions reach. */
+static void number_regions(struct sc_spill_sort *s, struct image_data *d)
 {
 	struct sc_hashmap seen;
+	struct reg prev = { 0 };
 
 	sc_hashmap_init(&seen);
-	for (size_t i = 0; i < d->regs.n; i++) {
-		struct reg *g = &d->regs.v[i];
-		uint64_t key = sc_hash_u64((uint64_t)(uintptr_t)g->name ^ sc_hash_u64(g->comm)) | 1;
-		bool fresh;
-		uint64_t *n = sc_hashmap_upsert(&seen, key, 0, &fresh);
+	sc_spill_finish(s);
+	for (const struct reg *p; (p = sc_spill_next(s));) {
+		struct reg *g = sc_spill_table_push(&d->regs);
+		uint64_t key;
+		bool fresh, same = d->regs.count > 1 && prev.tid == p->tid;
+		uint64_t *n;
 
+		*g = *p;
+		key = sc_hash_u64((uint64_t)(uintptr_t)g->name ^ sc_hash_u64(g->comm)) | 1;
+		n = sc_hashmap_upsert(&seen, key, 0, &fresh);
 		g->seq = (uint32_t)(*n)++;
+		g->reach = same && prev.reach > g->end ? prev.reach : g->end;
+		prev = *g;
 	}
+	sc_spill_table_seal(&d->regs);
+	sc_spill_free(s);
 	sc_hashmap_free(&seen);
+}
+
+/* The launching calls by correlation id, the last of each id (as a map would keep it). */
+static void index_calls(struct sc_spill_sort *s, struct image_data *d)
+{
+	struct corr_call *last = NULL;
+
+	sc_spill_finish(s);
+	for (const struct corr_call *p; (p = sc_spill_next(s));) {
+		if (!last || last->corr != p->corr)
+			last = sc_spill_table_push(&d->calls);
+		*last = *p;
+	}
+	sc_spill_table_seal(&d->calls);
+	sc_spill_free(s);
+}
+
+static bool image_has_work(const struct sc_image *img)
+{
+	return img->gpu_ops[SC_GPU_KERNEL] || img->gpu_ops[SC_GPU_COPY] ||
+	       img->gpu_ops[SC_GPU_SET] || img->gpu_ops[SC_GPU_GRAPH];
 }
 
 static void read_image(struct sc_profile_set *set, struct sc_image *img, struct image_data *d)
@@ -249,25 +346,25 @@ static void read_image(struct sc_profile_set *set, struct sc_image *img, struct 
 	static const struct sc_timeline_ops ops = { .region_end = on_region_end,
 						    .sample = on_sample,
 						    .gpu_op = on_gpu_op };
-	struct ctx c = { .set = set, .d = d };
+	struct ctx c = { .set = set, .d = d, .gpu = image_has_work(img) };
 	struct sc_timeline_stats stats = { 0 };
 
 	d->img = img;
-	sc_hashmap_init(&d->corr_call);
+	sc_spill_table_init(&d->ops, sizeof(struct op), TABLE_MEM);
+	sc_spill_table_init(&d->regs, sizeof(struct reg), TABLE_MEM);
+	sc_spill_table_init(&d->smps, sizeof(struct smp), TABLE_MEM);
+	sc_spill_table_init(&d->calls, sizeof(struct corr_call), TABLE_MEM);
+	sc_spill_init(&c.ops, sizeof(struct op), by_agent_start, SORT_MEM);
+	sc_spill_init(&c.regs, sizeof(struct reg), by_tid_start, SORT_MEM);
+	sc_spill_init(&c.smps, sizeof(struct smp), smp_by_tid_ts, SORT_MEM);
+	sc_spill_init(&c.calls, sizeof(struct corr_call), call_by_corr, SORT_MEM);
 	sc_timeline_replay(set->model, img, &ops, &c, &stats);
-	VEC_SORT(&d->ops, by_agent_start);
-	VEC_SORT(&d->smps, smp_by_tid_ts);
+	drain(&c.ops, &d->ops);
+	drain(&c.smps, &d->smps);
+	index_calls(&c.calls, d);
 	/* Calls are numbered by thread, in start order: a rank's MPI calls come from one
 	 * thread in most programs (and in order from any, MPI_THREAD_SERIALIZED or less). */
-	VEC_SORT(&d->regs, by_tid_start);
-	number_calls(d);
-	for (size_t i = 0; i < d->regs.n; i++) {
-		struct reg *g = &d->regs.v[i];
-		bool same = i && d->regs.v[i - 1].tid == g->tid;
-
-		g->reach =
-			same && d->regs.v[i - 1].reach > g->end ? d->regs.v[i - 1].reach : g->end;
-	}
+	number_regions(&c.regs, d);
 }
 
 /* --- Per GPU -------------------------------------------------------------------------- */
@@ -325,20 +422,35 @@ static void add_stack(struct analysis *a, unsigned cause, uint32_t stack)
 	c->stacks.v[*slot - 1].samples++;
 }
 
-/* Index of the first element of thread `tid` at or after `ts` in a (tid, time) array. */
-#define LOWER_BOUND(vec, field, tid_, ts_)                                                  \
-	({                                                                                  \
-		size_t lo_ = 0, hi_ = (vec)->n;                                             \
-		while (lo_ < hi_) {                                                         \
-			size_t mid_ = (lo_ + hi_) / 2;                                      \
-			if ((vec)->v[mid_].tid < (tid_) ||                                  \
-			    ((vec)->v[mid_].tid == (tid_) && (vec)->v[mid_].field < (ts_))) \
-				lo_ = mid_ + 1;                                             \
-			else                                                                \
-				hi_ = mid_;                                                 \
-		}                                                                           \
-		lo_;                                                                        \
-	})
+static bool reg_before(const void *item, const void *key)
+{
+	const struct reg *r = item, *k = key;
+
+	return r->tid < k->tid || (r->tid == k->tid && r->start < k->start);
+}
+
+static bool smp_before(const void *item, const void *key)
+{
+	const struct smp *s = item, *k = key;
+
+	return s->tid < k->tid || (s->tid == k->tid && s->ts < k->ts);
+}
+
+/* Index of the first region of thread `tid` starting at or after `ts`. */
+static uint64_t regs_lower_bound(struct image_data *d, int32_t tid, uint64_t ts)
+{
+	struct reg key = { .tid = tid, .start = ts };
+
+	return sc_spill_table_lower_bound(&d->regs, &key, reg_before);
+}
+
+/* Index of the first sample of thread `tid` at or after `ts`. */
+static uint64_t smps_lower_bound(struct image_data *d, int32_t tid, uint64_t ts)
+{
+	struct smp key = { .tid = tid, .ts = ts };
+
+	return sc_spill_table_lower_bound(&d->smps, &key, smp_before);
+}
 
 static const char *rank_text(struct sc_profile_set *set, int rank)
 {
@@ -363,8 +475,8 @@ static void index_latest(struct analysis *a)
 	for (size_t i = 0; i < a->nimages; i++) {
 		if (sc_image_rank(a->all[i].img) < 0)
 			continue;
-		for (size_t j = 0; j < a->all[i].regs.n; j++) {
-			const struct reg *r = &a->all[i].regs.v[j];
+		for (uint64_t j = 0; j < a->all[i].regs.count; j++) {
+			const struct reg *r = reg_at(&a->all[i], j);
 			bool fresh;
 			uint64_t *slot;
 
@@ -418,10 +530,14 @@ static void gil_holders(struct analysis *a, int32_t self, uint64_t from, uint64_
 
 		if (tid == self)
 			continue;
-		for (size_t i = LOWER_BOUND(&d->smps, ts, tid, from + 1);
-		     i < d->smps.n && d->smps.v[i].tid == tid && d->smps.v[i].ts <= to; i++)
-			if (sc_stack_gil(a->set, d->smps.v[i].stack) == SC_GIL_HELD)
-				*VEC_PUSH(&held) = d->smps.v[i];
+		for (uint64_t i = smps_lower_bound(d, tid, from + 1); i < d->smps.count; i++) {
+			const struct smp *s = smp_at(d, i);
+
+			if (s->tid != tid || s->ts > to)
+				break;
+			if (sc_stack_gil(a->set, s->stack) == SC_GIL_HELD)
+				*VEC_PUSH(&held) = *s;
+		}
 	}
 	for (size_t i = 0; i < held.n; i++) {
 		struct sc_thread *th = sc_process_thread(d->img->proc, held.v[i].tid);
@@ -450,11 +566,11 @@ struct gap_view {
 static uint64_t gap_regions(struct analysis *a, struct gap_view *v, const char **drained_by)
 {
 	struct image_data *d = a->d;
-	size_t i = LOWER_BOUND(&d->regs, start, v->tid, v->w1);
+	uint64_t i = regs_lower_bound(d, v->tid, v->w1);
 	uint64_t covered = 0, until = v->w1; /* walking back: covered from `until` on */
 
-	while (i-- > 0 && d->regs.v[i].tid == v->tid) {
-		const struct reg *r = &d->regs.v[i];
+	while (i-- > 0 && reg_at(d, i)->tid == v->tid) {
+		const struct reg *r = reg_at(d, i);
 		uint64_t s = r->start > v->a ? r->start : v->a, e = r->end < until ? r->end : until;
 		unsigned cause;
 
@@ -483,14 +599,16 @@ static uint64_t gap_regions(struct analysis *a, struct gap_view *v, const char *
 }
 
 /* Whether sample time `ts` lies in one of the thread's classified regions. */
-static bool in_region(const struct image_data *d, int32_t tid, uint64_t ts)
+static bool in_region(struct image_data *d, int32_t tid, uint64_t ts)
 {
-	size_t i = LOWER_BOUND(&d->regs, start, tid, ts);
+	uint64_t i = regs_lower_bound(d, tid, ts);
 
-	while (i-- > 0 && d->regs.v[i].tid == tid) {
-		if (d->regs.v[i].reach < ts)
+	while (i-- > 0) {
+		const struct reg *r = reg_at(d, i);
+
+		if (r->tid != tid || r->reach < ts)
 			break;
-		if (d->regs.v[i].end >= ts)
+		if (r->end >= ts)
 			return true;
 	}
 	return false;
@@ -507,13 +625,15 @@ static void gap_samples(struct analysis *a, struct gap_view *v, uint64_t uncover
 	bool wall = th && th->samples[SC_SAMPLE_REALTIME];
 	uint64_t period = th ? th->period_ns[wall ? SC_SAMPLE_REALTIME : SC_SAMPLE_CPUTIME] : 0;
 	struct pool *p = &a->pools[after_sync];
-	size_t first = LOWER_BOUND(&d->smps, ts, v->tid, v->a + 1), n = 0;
+	uint64_t first = smps_lower_bound(d, v->tid, v->a + 1), n = 0;
 	double on, weight;
 
-	for (size_t i = first; i < d->smps.n && d->smps.v[i].tid == v->tid; i++) {
-		if (d->smps.v[i].ts > v->w1)
+	for (uint64_t i = first; i < d->smps.count; i++) {
+		struct smp s = *smp_at(d, i);
+
+		if (s.tid != v->tid || s.ts > v->w1)
 			break;
-		n += !in_region(d, v->tid, d->smps.v[i].ts);
+		n += !in_region(d, v->tid, s.ts);
 	}
 	if (!period)
 		period = 1000000;
@@ -525,15 +645,15 @@ static void gap_samples(struct analysis *a, struct gap_view *v, uint64_t uncover
 	p->off += (double)uncovered - on;
 	v->local[SC_IDLE_NOT_RUNNING] += (double)uncovered - on;
 	weight = n ? on / (double)n : 0;
-	for (size_t i = first; i < d->smps.n && d->smps.v[i].tid == v->tid; i++) {
-		const struct smp *s = &d->smps.v[i];
+	for (uint64_t i = first; i < d->smps.count; i++) {
+		struct smp s = *smp_at(d, i);
 		struct sc_idle_class c;
 
-		if (s->ts > v->w1)
+		if (s.tid != v->tid || s.ts > v->w1)
 			break;
-		if (in_region(d, v->tid, s->ts))
+		if (in_region(d, v->tid, s.ts))
 			continue;
-		c = sc_idle_classify(a->cls, s->stack);
+		c = sc_idle_classify(a->cls, s.stack);
 		if (after_sync && c.cause == SC_IDLE_COMPUTE) {
 			c.cause = SC_IDLE_SYNC;
 			c.name = drained_by;
@@ -542,7 +662,7 @@ static void gap_samples(struct analysis *a, struct gap_view *v, uint64_t uncover
 		p->n++;
 		v->local[c.cause] += weight;
 		add_named(&a->g->causes[c.cause].names, c.name, weight);
-		add_stack(a, c.cause, s->stack);
+		add_stack(a, c.cause, s.stack);
 	}
 	if (v->local[SC_IDLE_GIL] > 0)
 		gil_holders(a, v->tid, v->a, v->w1, v->local[SC_IDLE_GIL]);
@@ -563,17 +683,37 @@ static int32_t launching_thread(struct analysis *a, const struct call *call, con
 	return tid ? tid : a->last_tid;
 }
 
+static bool call_before(const void *item, const void *key)
+{
+	return ((const struct corr_call *)item)->corr < *(const uint64_t *)key;
+}
+
+/* The launching call of correlation id `corr`, into `out`; NULL when there is none. */
+static const struct call *call_of(struct image_data *d, uint64_t corr, struct call *out)
+{
+	uint64_t i = corr ? sc_spill_table_lower_bound(&d->calls, &corr, call_before) : 0;
+	const struct corr_call *k;
+
+	if (!corr || i == d->calls.count)
+		return NULL;
+	k = sc_spill_table_get(&d->calls, i);
+	if (k->corr != corr)
+		return NULL;
+	*out = k->call;
+	return out;
+}
+
 static void explain_gap(struct analysis *a, uint64_t busy_from, uint64_t gap_a,
 			const struct op *next)
 {
 	struct image_data *d = a->d;
-	uint64_t *slot = next->corr ? sc_hashmap_get(&d->corr_call, next->corr) : NULL;
-	const struct call *call = slot ? &d->calls.v[*slot - 1] : NULL;
+	struct call found;
+	const struct call *call = call_of(d, next->corr, &found);
 	struct gap_view v = { .busy_from = busy_from,
 			      .a = gap_a,
 			      .b = next->start,
 			      .tid = launching_thread(a, call, next) };
-	struct sc_idle_gap *gap = VEC_PUSH(&a->g->gaps);
+	struct sc_idle_gap *gap = sc_spill_table_push(a->g->gaps);
 	const char *drained_by = NULL;
 	unsigned best = SC_IDLE_NO_LAUNCH, launch;
 	uint64_t covered;
@@ -650,47 +790,56 @@ static void sort_details(struct sc_idle_gpu *g)
 	}
 }
 
-/* One GPU's ops, ops[from, to): the busy union, then each gap. */
-static void analyze_gpu(struct analysis *a, struct sc_idle_report *r, size_t from, size_t to)
+/* One GPU's ops, those of the image from `from` on with its agent: the busy union, then
+ * each gap. Returns the index after its last op. */
+static uint64_t analyze_gpu(struct analysis *a, struct sc_idle_report *r, uint64_t from)
 {
 	struct image_data *d = a->d;
-	const struct op *ops = d->ops.v;
-	const struct sc_gpu_agent *agent = sc_image_agent(d->img, ops[from].agent);
+	struct op first = *op_at(d, from);
+	const struct sc_gpu_agent *agent = sc_image_agent(d->img, first.agent);
 	struct sc_idle_gpu *g = VEC_PUSH(&r->gpus);
-	uint64_t seg = ops[from].start, end = ops[from].end;
+	uint64_t seg = first.start, end = first.end, i;
 
 	g->img = d->img;
-	g->agent = ops[from].agent;
+	g->agent = first.agent;
 	g->name = agent ? agent->name : NULL;
 	g->rank = sc_image_rank(d->img);
 	g->first = seg;
-	g->ops = to - from;
+	g->gaps = sc_xcalloc(1, sizeof(*g->gaps));
+	sc_spill_table_init(g->gaps, sizeof(struct sc_idle_gap), TABLE_MEM);
 	a->g = g;
 	memset(a->pools, 0, sizeof(a->pools));
 	a->last_tid = 0;
 	sc_hashmap_init(&a->stack_index);
-	for (size_t i = from + 1; i < to; i++) {
-		if (ops[i].start <= end) {
-			end = ops[i].end > end ? ops[i].end : end;
+	for (i = from + 1; i < d->ops.count; i++) {
+		struct op op = *op_at(d, i);
+
+		if (op.agent != first.agent)
+			break;
+		if (op.start <= end) {
+			end = op.end > end ? op.end : end;
 			continue;
 		}
 		g->busy_ns += end - seg;
 		g->intervals++;
-		if (ops[i].start - end < r->threshold_ns) {
+		if (op.start - end < r->threshold_ns) {
 			g->short_intervals++;
-			g->short_ns += ops[i].start - end;
+			g->short_ns += op.start - end;
 		} else {
-			explain_gap(a, seg, end, &ops[i]);
+			explain_gap(a, seg, end, &op);
 		}
-		seg = ops[i].start;
-		end = ops[i].end;
+		seg = op.start;
+		end = op.end;
 	}
+	g->ops = i - from;
+	sc_spill_table_seal(g->gaps);
 	g->busy_ns += end - seg;
 	g->last = end;
 	g->idle_ns = g->last - g->first - g->busy_ns;
 	settle_pools(a);
 	sort_details(g);
 	sc_hashmap_free(&a->stack_index);
+	return i;
 }
 
 void sc_idle_analyze(struct sc_idle_report *r, struct sc_profile_set *set, uint64_t threshold_ns)
@@ -709,19 +858,14 @@ void sc_idle_analyze(struct sc_idle_report *r, struct sc_profile_set *set, uint6
 		struct image_data *d = &all[i];
 
 		a.d = d;
-		for (size_t from = 0, to; from < d->ops.n; from = to) {
-			for (to = from + 1;
-			     to < d->ops.n && d->ops.v[to].agent == d->ops.v[from].agent;)
-				to++;
-			analyze_gpu(&a, r, from, to);
-		}
+		for (uint64_t from = 0; from < d->ops.count;)
+			from = analyze_gpu(&a, r, from);
 	}
 	for (size_t i = 0; i < m->images.n; i++) {
-		VEC_FREE(&all[i].ops);
-		VEC_FREE(&all[i].regs);
-		VEC_FREE(&all[i].smps);
-		VEC_FREE(&all[i].calls);
-		sc_hashmap_free(&all[i].corr_call);
+		sc_spill_table_free(&all[i].ops);
+		sc_spill_table_free(&all[i].regs);
+		sc_spill_table_free(&all[i].smps);
+		sc_spill_table_free(&all[i].calls);
 	}
 	sc_idle_classifier_free(&cls);
 	sc_hashmap_free(&a.latest);
@@ -740,7 +884,9 @@ void sc_idle_free(struct sc_idle_report *r)
 			VEC_FREE(&g->causes[c].holders);
 			VEC_FREE(&g->causes[c].stacks);
 		}
-		VEC_FREE(&g->gaps);
+		if (g->gaps)
+			sc_spill_table_free(g->gaps);
+		free(g->gaps);
 	}
 	VEC_FREE(&r->gpus);
 }
@@ -765,12 +911,8 @@ unsigned sc_idle_ranked(const struct sc_idle_gpu *g, unsigned order[SC_IDLE_CAUS
 
 bool sc_idle_has_work(const struct sc_model *m)
 {
-	for (size_t i = 0; i < m->images.n; i++) {
-		const struct sc_image *img = m->images.v[i];
-
-		if (img->gpu_ops[SC_GPU_KERNEL] || img->gpu_ops[SC_GPU_COPY] ||
-		    img->gpu_ops[SC_GPU_SET] || img->gpu_ops[SC_GPU_GRAPH])
+	for (size_t i = 0; i < m->images.n; i++)
+		if (image_has_work(m->images.v[i]))
 			return true;
-	}
 	return false;
 }

@@ -13,6 +13,7 @@
 #define SYSCOPE_MODEL_GPU_IDLE_H
 
 #include "profile.h"
+#include "spill_table.h"
 
 /* Idle intervals shorter than this (launch latency) are counted, not explained, unless the
  * user says otherwise (`summary --idle-threshold`). */
@@ -75,7 +76,9 @@ struct sc_idle_gpu {
 	uint64_t first, last, busy_ns, idle_ns;
 	uint64_t ops, intervals, short_intervals, short_ns;
 	struct sc_idle_cause_stat causes[SC_IDLE_CAUSES];
-	VEC(struct sc_idle_gap) gaps;
+	/* struct sc_idle_gap, in time order: spilled to disk past a bound, as there can be one
+	 * per op (a read moves the table's cache, hence a pointer in a report read as const) */
+	struct sc_spill_table *gaps;
 };
 
 struct sc_idle_report {

@@ -18,6 +18,8 @@
 #include "gpu_python.h"
 #include "nccl_links.h"
 #include "perf_map.h"
+#include "spill_sort.h"
+#include "spill_table.h"
 #include "../common/strutil.h"
 
 #define FRAME_BLOCK (1u << 20) /* frames per arena block */
@@ -133,41 +135,122 @@ const struct sc_gpu_stream *sc_image_stream(const struct sc_image *img, uint32_t
 	return NULL;
 }
 
-/* `tid`: the host call's thread (who = SC_CORR_HOST). */
-static void note_corr(struct sc_image *img, uint64_t corr, unsigned who, int32_t tid)
+/* One note of a correlation id, and the slot its notes make (by arrival, as a map's would). */
+struct corr_note {
+	uint64_t corr, seq;
+	int32_t tid;
+	uint32_t who;
+};
+
+struct corr_slot {
+	uint64_t corr, slot;
+};
+
+static int note_by_corr(const void *a, const void *b)
 {
-	uint64_t *slot;
+	const struct corr_note *x = a, *y = b;
+
+	if (x->corr != y->corr)
+		return x->corr < y->corr ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* `tid`: the host call's thread (who = SC_CORR_HOST). */
+void sc_image_note_corr(struct sc_image *img, uint64_t corr, unsigned who, int32_t tid)
+{
+	struct corr_note *n;
 
 	if (!corr)
 		return;
-	slot = sc_hashmap_upsert(&img->corr, corr, 0, NULL);
-	*slot |= who;
-	if (who == SC_CORR_DEVICE && ((*slot >> SC_CORR_OP_SHIFT) & 0x3fffffff) != 0x3fffffff)
+	if (!img->corr_notes) {
+		img->corr_notes = sc_xcalloc(1, sizeof(*img->corr_notes));
+		sc_spill_init(img->corr_notes, sizeof(struct corr_note), note_by_corr, 8u << 20);
+	}
+	n = sc_spill_push(img->corr_notes);
+	*n = (struct corr_note){ corr, img->corr_notes->count, tid, who };
+}
+
+static void apply_note(uint64_t *slot, const struct corr_note *n)
+{
+	*slot |= n->who;
+	if (n->who == SC_CORR_DEVICE && ((*slot >> SC_CORR_OP_SHIFT) & 0x3fffffff) != 0x3fffffff)
 		*slot += 1ull << SC_CORR_OP_SHIFT;
-	if (who == SC_CORR_HOST)
-		*slot = (*slot & ((1ull << SC_CORR_TID_SHIFT) - 1)) | (uint64_t)(uint32_t)tid
+	if (n->who == SC_CORR_HOST)
+		*slot = (*slot & ((1ull << SC_CORR_TID_SHIFT) - 1)) | (uint64_t)(uint32_t)n->tid
 									      << SC_CORR_TID_SHIFT;
+}
+
+void sc_image_corr_finish(struct sc_image *img)
+{
+	struct corr_slot *last = NULL;
+
+	if (!img->corr_notes)
+		return;
+	if (!img->corr) {
+		img->corr = sc_xcalloc(1, sizeof(*img->corr));
+		sc_spill_table_init(img->corr, sizeof(struct corr_slot), 0);
+	}
+	sc_spill_finish(img->corr_notes);
+	for (const struct corr_note *n; (n = sc_spill_next(img->corr_notes));) {
+		if (!last || last->corr != n->corr) {
+			last = sc_spill_table_push(img->corr);
+			last->corr = n->corr;
+		}
+		apply_note(&last->slot, n);
+	}
+	sc_spill_table_seal(img->corr);
+	sc_spill_free(img->corr_notes);
+	free(img->corr_notes);
+	img->corr_notes = NULL;
+}
+
+void sc_image_corr_free(struct sc_image *img)
+{
+	if (img->corr_notes)
+		sc_spill_free(img->corr_notes);
+	if (img->corr)
+		sc_spill_table_free(img->corr);
+	free(img->corr_notes);
+	free(img->corr);
+	img->corr_notes = NULL;
+	img->corr = NULL;
+}
+
+static bool slot_before(const void *item, const void *key)
+{
+	return ((const struct corr_slot *)item)->corr < *(const uint64_t *)key;
+}
+
+/* The slot of `corr`, 0 when none was noted. */
+static uint64_t corr_slot(const struct sc_image *img, uint64_t corr)
+{
+	uint64_t i;
+	const struct corr_slot *e;
+
+	if (!corr || !img->corr || !img->corr->count)
+		return 0;
+	i = sc_spill_table_lower_bound(img->corr, &corr, slot_before);
+	if (i == img->corr->count)
+		return 0;
+	e = sc_spill_table_get(img->corr, i);
+	return e->corr == corr ? e->slot : 0;
 }
 
 bool sc_image_corr_linked(const struct sc_image *img, uint64_t corr)
 {
-	const uint64_t *slot = corr ? sc_hashmap_get(&img->corr, corr) : NULL;
+	uint64_t slot = corr_slot(img, corr);
 
-	return slot && (*slot & (SC_CORR_HOST | SC_CORR_DEVICE)) == (SC_CORR_HOST | SC_CORR_DEVICE);
+	return (slot & (SC_CORR_HOST | SC_CORR_DEVICE)) == (SC_CORR_HOST | SC_CORR_DEVICE);
 }
 
 uint64_t sc_image_corr_ops(const struct sc_image *img, uint64_t corr)
 {
-	const uint64_t *slot = corr ? sc_hashmap_get(&img->corr, corr) : NULL;
-
-	return slot ? (*slot >> SC_CORR_OP_SHIFT) & 0x3fffffff : 0;
+	return (corr_slot(img, corr) >> SC_CORR_OP_SHIFT) & 0x3fffffff;
 }
 
 int32_t sc_image_corr_tid(const struct sc_image *img, uint64_t corr)
 {
-	const uint64_t *slot = corr ? sc_hashmap_get(&img->corr, corr) : NULL;
-
-	return slot ? (int32_t)(uint32_t)(*slot >> SC_CORR_TID_SHIFT) : 0;
+	return (int32_t)(uint32_t)(corr_slot(img, corr) >> SC_CORR_TID_SHIFT);
 }
 
 /* MPI_Init's record names the process's rank and the job's size. */
@@ -319,7 +402,7 @@ static void gpu_record(struct sc_model *m, struct sc_image *img, const struct sc
 		if (r->kind >= SC_GPU_OP_KINDS)
 			break; /* a kind of a newer syscope */
 		img->gpu_ops[r->kind]++;
-		note_corr(img, r->corr_id, SC_CORR_DEVICE, 0);
+		sc_image_note_corr(img, r->corr_id, SC_CORR_DEVICE, 0);
 		sc_nccl_links_op(img, r);
 		if (r->kind == SC_GPU_ALLOC || r->kind == SC_GPU_FREE) {
 			count_static_allocation(img, r);
@@ -710,7 +793,8 @@ static int metadata_record(void *ctx, int32_t tid, const struct sc_record *rec, 
 	}
 	case SC_REC_REGION_BEGIN:
 		img->regions++;
-		note_corr(img, ((const struct sc_rec_region *)rec)->corr_id, SC_CORR_HOST, tid);
+		sc_image_note_corr(img, ((const struct sc_rec_region *)rec)->corr_id, SC_CORR_HOST,
+				   tid);
 		sc_nccl_links_region(img, tid, (const void *)rec, 0,
 				     (const char *)((const struct sc_rec_region *)rec + 1));
 		break;
@@ -718,7 +802,7 @@ static int metadata_record(void *ctx, int32_t tid, const struct sc_record *rec, 
 		const struct sc_rec_region_span *sp = (const void *)rec;
 
 		img->regions++;
-		note_corr(img, sp->r.corr_id, SC_CORR_HOST, sp->tid);
+		sc_image_note_corr(img, sp->r.corr_id, SC_CORR_HOST, sp->tid);
 		sc_nccl_links_region(img, sp->tid, &sp->r, sp->end, (const char *)(sp + 1));
 		thread_of(ps, sp->tid); /* its thread gets a track even if it recorded nothing */
 		break;
@@ -1072,7 +1156,6 @@ struct sc_image *sc_model_add_image(struct sc_model *m, int32_t pid, const char 
 	sc_hashmap_init(&img->names);
 	sc_hashmap_init(&img->func_ids);
 	sc_hashmap_init(&img->counter_index);
-	sc_hashmap_init(&img->corr);
 	sc_hashmap_init(&img->gpu_metric_index);
 	img->proc = process_for(m, pid, img->hostname);
 	*VEC_PUSH(&img->proc->images) = img;
@@ -1104,6 +1187,7 @@ void sc_model_finish(struct sc_model *m)
 
 			sc_image_foreach(ps.img, build_record, &ps, &m->stats, diag_to_session,
 					 m->session);
+			sc_image_corr_finish(ps.img);
 			name_pmc_tracks(m, ps.img);
 		}
 	}
@@ -1174,7 +1258,7 @@ void sc_model_free(struct sc_model *m)
 		VEC_FREE(&img->streams);
 		sc_hashmap_free(&img->names);
 		sc_hashmap_free(&img->func_ids);
-		sc_hashmap_free(&img->corr);
+		sc_image_corr_free(img);
 		sc_hashmap_free(&img->gpu_metric_index);
 		VEC_FREE(&img->gpu_metric_values);
 		sc_nccl_links_free(img->nccl_links);

@@ -23,6 +23,9 @@
 #include "func_view.h"
 #include "symbols.h"
 
+struct sc_spill_sort;  /* spill_sort.h */
+struct sc_spill_table; /* spill_table.h */
+
 #define SC_KINDS 5 /* indexed by enum sc_sample_kind */
 /* The profile kind of time in regions (no sample kind uses 0); metric "wall_clock". */
 #define SC_PROFILE_REGIONS 0
@@ -169,8 +172,12 @@ struct sc_image {
 	VEC(struct sc_gpu_agent) agents;   /* every agent a GPU op names, recorded or not */
 	VEC(struct sc_gpu_stream) streams; /* every (agent, stream) a GPU op names */
 	struct sc_hashmap names;	   /* sc_rec_string id -> interned text */
-	struct sc_hashmap corr;		   /* correlation id -> SC_CORR_* flags and GPU op count */
-	VEC(int32_t) children;		   /* fork/spawn records */
+	/* Correlation id -> SC_CORR_* flags, GPU op count and host thread: notes gathered in a
+	 * bounded sorter while the image is read, then one slot per id in a spilled table
+	 * sorted by id (sc_image_corr_finish; a lookup moves its cache, hence pointers). */
+	struct sc_spill_sort *corr_notes;
+	struct sc_spill_table *corr;
+	VEC(int32_t) children; /* fork/spawn records */
 	/* Coverage mode: each patched function's address and calls (FUNC_COVERAGE). */
 	VEC(struct sc_coverage) coverage;
 	/* Profiles: the module each syscope wrapper's name stands for (stack_path.c), looked
@@ -308,6 +315,12 @@ bool sc_image_corr_linked(const struct sc_image *img, uint64_t corr);
 uint64_t sc_image_corr_ops(const struct sc_image *img, uint64_t corr);
 /* The thread of the host call with correlation id `corr`, 0 if unknown. */
 int32_t sc_image_corr_tid(const struct sc_image *img, uint64_t corr);
+/* What the model notes of a correlation id while it reads an image: `who` SC_CORR_HOST
+ * (the host call, on thread `tid`) or SC_CORR_DEVICE (one more GPU op). The lookups above
+ * answer once sc_image_corr_finish has run (sc_model_finish runs it after each image). */
+void sc_image_note_corr(struct sc_image *img, uint64_t corr, unsigned who, int32_t tid);
+void sc_image_corr_finish(struct sc_image *img);
+void sc_image_corr_free(struct sc_image *img);
 /* The MPI rank (from MPI_Init's record, else the launcher's task id in the image's
  * environment), or -1. */
 int sc_image_rank(const struct sc_image *img);

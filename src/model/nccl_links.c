@@ -7,6 +7,10 @@
  * of that launch's group (the same parent event). NCCL's own kernels whose launching driver
  * call was not traced are taken in launch order (correlation ids grow with each call) and
  * matched to the ncclKernelLaunch regions in time order, never one before its launch.
+ *
+ * The host calls with a correlation id and the GPU ops (one each per launch) go through
+ * the bounded sorter, the calls on into a spilled table for lookups by id: they do not
+ * grow memory with the number of launches.
  */
 #include "nccl_links.h"
 
@@ -15,7 +19,11 @@
 
 #include "../common/vec.h"
 #include "model.h"
+#include "spill_sort.h"
+#include "spill_table.h"
 #include "timeline.h"
+
+#define SORT_MEM (8u << 20) /* each sorter's bound */
 
 struct call {
 	int32_t tid;
@@ -23,11 +31,11 @@ struct call {
 };
 
 struct launch_point {
-	uint64_t corr, ts;
+	uint64_t corr, ts, seq;
 };
 
 struct op {
-	uint64_t corr, start;
+	uint64_t corr, start, seq;
 	uint32_t name_id;
 	uint16_t kind;
 };
@@ -41,20 +49,47 @@ struct link {
 struct sc_nccl_links {
 	VEC(struct call) calls;	   /* the calls (category nccl), by (tid, start) once sorted */
 	VEC(struct call) launches; /* ncclKernelLaunch regions, by (tid, start) once sorted */
-	VEC(struct launch_point) points; /* host calls with a correlation id, by corr */
-	VEC(struct op) ops;		 /* kernels, copies and sets, by corr */
-	VEC(struct link) by_call;	 /* the links, by call: id = index */
-	VEC(uint32_t) call_ids;		 /* by_call's ids, for the answers */
-	VEC(struct link) by_corr;	 /* the links again, by corr */
+	struct sc_spill_sort point_sort; /* host calls with a correlation id, by corr */
+	struct sc_spill_table points;	 /* the same, sorted, for lookups */
+	struct sc_spill_sort ops;	 /* kernels, copies and sets, by corr */
+	uint64_t arrivals;
+	VEC(struct link) by_call; /* the links, by call: id = index */
+	VEC(uint32_t) call_ids;	  /* by_call's ids, for the answers */
+	VEC(struct link) by_corr; /* the links again, by corr */
 	VEC(uint32_t) corr_ids;
 	bool done;
 };
 
+/* By correlation id, then arrival. */
+static int point_by_corr(const void *a, const void *b)
+{
+	const struct launch_point *x = a, *y = b;
+
+	if (x->corr != y->corr)
+		return x->corr < y->corr ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static int op_by_corr(const void *a, const void *b)
+{
+	const struct op *x = a, *y = b;
+
+	if (x->corr != y->corr)
+		return x->corr < y->corr ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
 static struct sc_nccl_links *links_of(struct sc_image *img)
 {
-	if (!img->nccl_links)
-		img->nccl_links = sc_xcalloc(1, sizeof(*img->nccl_links));
-	return img->nccl_links;
+	struct sc_nccl_links *l = img->nccl_links;
+
+	if (!l) {
+		l = img->nccl_links = sc_xcalloc(1, sizeof(*img->nccl_links));
+		sc_spill_init(&l->point_sort, sizeof(struct launch_point), point_by_corr, SORT_MEM);
+		sc_spill_init(&l->ops, sizeof(struct op), op_by_corr, SORT_MEM);
+		sc_spill_table_init(&l->points, sizeof(struct launch_point), 0);
+	}
+	return l;
 }
 
 static uint64_t arg_u64(const char *args, uint32_t len, const char *want)
@@ -75,8 +110,12 @@ void sc_nccl_links_region(struct sc_image *img, int32_t tid, const struct sc_rec
 	const char *args = category + r->cat_len;
 	struct call *c;
 
-	if (r->corr_id)
-		*VEC_PUSH(&links_of(img)->points) = (struct launch_point){ r->corr_id, r->ts };
+	if (r->corr_id) {
+		struct sc_nccl_links *l = links_of(img);
+
+		*(struct launch_point *)sc_spill_push(&l->point_sort) =
+			(struct launch_point){ r->corr_id, r->ts, l->arrivals++ };
+	}
 	if (!r->cat_len || !end)
 		return;
 	if (!strcmp(category, "nccl") && strcmp(name, "ncclGroup"))
@@ -94,10 +133,14 @@ void sc_nccl_links_region(struct sc_image *img, int32_t tid, const struct sc_rec
 
 void sc_nccl_links_op(struct sc_image *img, const struct sc_rec_gpu_op *op)
 {
-	if (op->corr_id &&
-	    (op->kind == SC_GPU_KERNEL || op->kind == SC_GPU_COPY || op->kind == SC_GPU_SET))
-		*VEC_PUSH(&links_of(img)->ops) =
-			(struct op){ op->corr_id, op->start, op->name_id, op->kind };
+	struct sc_nccl_links *l;
+
+	if (!op->corr_id ||
+	    (op->kind != SC_GPU_KERNEL && op->kind != SC_GPU_COPY && op->kind != SC_GPU_SET))
+		return;
+	l = links_of(img);
+	*(struct op *)sc_spill_push(&l->ops) =
+		(struct op){ op->corr_id, op->start, l->arrivals++, op->name_id, op->kind };
 }
 
 void sc_nccl_links_free(struct sc_nccl_links *l)
@@ -106,8 +149,9 @@ void sc_nccl_links_free(struct sc_nccl_links *l)
 		return;
 	VEC_FREE(&l->calls);
 	VEC_FREE(&l->launches);
-	VEC_FREE(&l->points);
-	VEC_FREE(&l->ops);
+	sc_spill_free(&l->point_sort);
+	sc_spill_table_free(&l->points);
+	sc_spill_free(&l->ops);
 	VEC_FREE(&l->by_call);
 	VEC_FREE(&l->call_ids);
 	VEC_FREE(&l->by_corr);
@@ -124,20 +168,6 @@ static int by_tid_start(const void *a, const void *b)
 	if (x->tid != y->tid)
 		return x->tid < y->tid ? -1 : 1;
 	return x->start < y->start ? -1 : x->start > y->start;
-}
-
-static int point_by_corr(const void *a, const void *b)
-{
-	const struct launch_point *x = a, *y = b;
-
-	return x->corr < y->corr ? -1 : x->corr > y->corr;
-}
-
-static int op_by_corr(const void *a, const void *b)
-{
-	const struct op *x = a, *y = b;
-
-	return x->corr < y->corr ? -1 : x->corr > y->corr;
 }
 
 static int link_by_call(const void *a, const void *b)
@@ -176,11 +206,21 @@ static long holding(const struct call *v, size_t n, int32_t tid, uint64_t ts)
 	return -1;
 }
 
-static const struct launch_point *point_of(const struct sc_nccl_links *l, uint64_t corr)
+static bool point_before(const void *item, const void *key)
 {
-	struct launch_point key = { .corr = corr };
+	return ((const struct launch_point *)item)->corr < *(const uint64_t *)key;
+}
 
-	return bsearch(&key, l->points.v, l->points.n, sizeof(key), point_by_corr);
+/* The (first) host call of correlation id `corr`, into `out`; NULL when there is none. */
+static const struct launch_point *point_of(struct sc_nccl_links *l, uint64_t corr,
+					   struct launch_point *out)
+{
+	uint64_t i = sc_spill_table_lower_bound(&l->points, &corr, point_before);
+
+	if (i == l->points.count)
+		return NULL;
+	*out = *(const struct launch_point *)sc_spill_table_get(&l->points, i);
+	return out->corr == corr ? out : NULL;
 }
 
 static void add_link(struct sc_nccl_links *l, size_t call, uint64_t corr)
@@ -212,7 +252,7 @@ static int launch_by_start(const void *a, const void *b)
 
 /* NCCL kernels without a traced launch, in launch order, with the launch regions no traced
  * launch fell in, in time order. */
-static void link_untraced(struct sc_nccl_links *l, const struct op **pending, size_t npending,
+static void link_untraced(struct sc_nccl_links *l, const struct op *pending, size_t npending,
 			  const bool *launch_used)
 {
 	const struct call **order = sc_xcalloc(l->launches.n ? l->launches.n : 1, sizeof(*order));
@@ -223,31 +263,36 @@ static void link_untraced(struct sc_nccl_links *l, const struct op **pending, si
 			order[n++] = &l->launches.v[i];
 	qsort(order, n, sizeof(*order), launch_by_start);
 	for (size_t i = 0; i < npending && k < n; i++) {
-		if (order[k]->start > pending[i]->start)
+		if (order[k]->start > pending[i].start)
 			continue; /* launched before any launch region: not one of these */
-		link_group(l, order[k++], pending[i]->corr);
+		link_group(l, order[k++], pending[i].corr);
 	}
 	free(order);
 }
 
 static void work_out(struct sc_image *img, struct sc_nccl_links *l)
 {
-	const struct op **pending;
-	size_t npending = 0;
+	VEC(struct op) pending = { 0 }; /* NCCL kernels without a traced launch */
 	bool *launch_used;
 
 	l->done = true;
-	if (!l->calls.n)
+	if (!l->calls.n) { /* no NCCL call: the launches are of no use */
+		sc_spill_free(&l->point_sort);
+		sc_spill_free(&l->ops);
 		return;
+	}
 	VEC_SORT(&l->calls, by_tid_start);
 	VEC_SORT(&l->launches, by_tid_start);
-	VEC_SORT(&l->points, point_by_corr);
-	VEC_SORT(&l->ops, op_by_corr);
-	pending = sc_xcalloc(l->ops.n ? l->ops.n : 1, sizeof(*pending));
+	sc_spill_finish(&l->point_sort);
+	for (const void *p; (p = sc_spill_next(&l->point_sort));)
+		memcpy(sc_spill_table_push(&l->points), p, sizeof(struct launch_point));
+	sc_spill_table_seal(&l->points);
+	sc_spill_free(&l->point_sort);
+	sc_spill_finish(&l->ops);
 	launch_used = sc_xcalloc(l->launches.n ? l->launches.n : 1, sizeof(*launch_used));
-	for (size_t i = 0; i < l->ops.n; i++) {
-		const struct op *o = &l->ops.v[i];
-		const struct launch_point *p = point_of(l, o->corr);
+	for (const struct op *o; (o = sc_spill_next(&l->ops));) {
+		struct launch_point found;
+		const struct launch_point *p = point_of(l, o->corr, &found);
 		int32_t tid = sc_image_corr_tid(img, o->corr);
 		long c = p ? holding(l->calls.v, l->calls.n, tid, p->ts) : -1;
 		long g = p && c < 0 ? holding(l->launches.v, l->launches.n, tid, p->ts) : -1;
@@ -258,11 +303,12 @@ static void work_out(struct sc_image *img, struct sc_nccl_links *l)
 			launch_used[g] = true;
 			link_group(l, &l->launches.v[g], o->corr);
 		} else if (!p && nccl_kernel(img, o)) {
-			pending[npending++] = o;
+			*VEC_PUSH(&pending) = *o;
 		}
 	}
-	link_untraced(l, pending, npending, launch_used);
-	free(pending);
+	sc_spill_free(&l->ops);
+	link_untraced(l, pending.v, pending.n, launch_used);
+	VEC_FREE(&pending);
 	free(launch_used);
 	VEC_SORT(&l->by_call, link_by_call);
 	for (size_t i = 0; i < l->by_call.n; i++) {

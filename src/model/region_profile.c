@@ -8,7 +8,9 @@
  *
  * CPU counters (--cpu-events read at region boundaries): a region's inclusive counts are
  * what its thread's reads counted between its start and its end (cumulative sums per thread,
- * looked up by time); self counts are those less the regions directly inside.
+ * looked up by time); self counts are those less the regions directly inside. The reads are
+ * sorted and summed through the bounded sorter into a table that spills to disk past a bound
+ * (spill_table.h), like the regions: memory does not grow with the number of reads.
  *
  * GPU work launched (kernels, copies, sets): each op's device time goes to the call that
  * launched it (the API region with its correlation id) and to every region around that
@@ -25,6 +27,7 @@
 #include "mpi.h"
 #include "profile_build.h"
 #include "spill_sort.h"
+#include "spill_table.h"
 #include "timeline.h"
 
 #include <stdlib.h>
@@ -71,13 +74,23 @@ struct recent_func {
 	uint32_t func;
 };
 
+/* The device time of the GPU work of one correlation id. */
+struct corr_ns {
+	uint64_t corr, ns;
+};
+
 struct collect {
 	struct sc_profile_set *set;
 	struct recent_func recent[RECENT_FUNCS];
 	VEC(struct func_total) counted;
-	struct sc_spill_sort v; /* the regions, sorted on disk past a bound */
-	VEC(struct pmc_point) pmc;
-	struct sc_hashmap gpu_ns; /* correlation id -> device time of its ops, ns */
+	struct sc_spill_sort v;	  /* the regions, sorted on disk past a bound */
+	struct pmc_point pmc_cur; /* the read being gathered (tid 0: none) */
+	bool pmc_open;
+	uint32_t pmc_reads;
+	struct sc_spill_sort pmc_sort; /* the reads, by thread and time */
+	struct sc_spill_table pmc;     /* then their running totals per thread */
+	struct sc_spill_sort gpu_sort; /* GPU ops' (correlation id, ns), by id */
+	struct sc_spill_table gpu_ns;  /* then summed by correlation id */
 };
 
 static void on_gpu_op(void *ctx, struct sc_image *img, struct sc_thread *t,
@@ -85,8 +98,7 @@ static void on_gpu_op(void *ctx, struct sc_image *img, struct sc_thread *t,
 {
 	struct collect *c = ctx;
 	const struct sc_rec_gpu_op *g = op->rec;
-	bool inserted;
-	uint64_t *ns;
+	struct corr_ns *e;
 
 	(void)img;
 	(void)t;
@@ -94,16 +106,58 @@ static void on_gpu_op(void *ctx, struct sc_image *img, struct sc_thread *t,
 	    (g->kind != SC_GPU_KERNEL && g->kind != SC_GPU_COPY && g->kind != SC_GPU_SET &&
 	     g->kind != SC_GPU_GRAPH))
 		return;
-	ns = sc_hashmap_upsert(&c->gpu_ns, g->corr_id, 0, &inserted);
-	*ns += g->end - g->start;
+	e = sc_spill_push(&c->gpu_sort);
+	e->corr = g->corr_id;
+	e->ns = g->end - g->start;
+}
+
+static int by_corr(const void *a, const void *b)
+{
+	const struct corr_ns *x = a, *y = b;
+
+	return x->corr < y->corr ? -1 : x->corr > y->corr;
+}
+
+/* The ops' device time summed by correlation id, into a table sorted by id. */
+static void sum_gpu_ns(struct collect *c)
+{
+	struct corr_ns *last = NULL, sum = { 0 };
+
+	sc_spill_finish(&c->gpu_sort);
+	for (const struct corr_ns *e; (e = sc_spill_next(&c->gpu_sort));) {
+		if (last && e->corr == sum.corr) {
+			sum.ns += e->ns;
+			continue;
+		}
+		if (last)
+			*last = sum;
+		last = sc_spill_table_push(&c->gpu_ns);
+		sum = *e;
+	}
+	if (last)
+		*last = sum;
+	sc_spill_table_seal(&c->gpu_ns);
+	sc_spill_reset(&c->gpu_sort);
+}
+
+static bool corr_before(const void *item, const void *key)
+{
+	return ((const struct corr_ns *)item)->corr < *(const uint64_t *)key;
 }
 
 /* Seconds of GPU work launched by interval `iv` itself. */
 static double gpu_of(struct collect *c, const struct interval *iv)
 {
-	const uint64_t *ns = iv->corr ? sc_hashmap_get(&c->gpu_ns, iv->corr) : NULL;
+	uint64_t i;
+	const struct corr_ns *e;
 
-	return ns ? (double)*ns * 1e-9 : 0;
+	if (!iv->corr || !c->gpu_ns.count)
+		return 0;
+	i = sc_spill_table_lower_bound(&c->gpu_ns, &iv->corr, corr_before);
+	if (i == c->gpu_ns.count)
+		return 0;
+	e = sc_spill_table_get(&c->gpu_ns, i);
+	return e->corr == iv->corr ? (double)e->ns * 1e-9 : 0;
 }
 
 static void on_counter(void *ctx, struct sc_image *img, struct sc_thread *t,
@@ -111,18 +165,21 @@ static void on_counter(void *ctx, struct sc_image *img, struct sc_thread *t,
 {
 	struct collect *c = ctx;
 	int32_t tid = (int32_t)((track->id >> 3) & 0xfffffffu);
-	struct pmc_point *pt = c->pmc.n ? &c->pmc.v[c->pmc.n - 1] : NULL;
+	struct pmc_point *pt = &c->pmc_cur;
 
 	(void)img;
 	(void)t;
 	if (!(track->id & 0x80000000u))
-		return;				     /* not a CPU counter track */
-	if (!pt || pt->tid != tid || pt->ts != ts) { /* the events of one read come together */
-		pt = VEC_PUSH(&c->pmc);
+		return; /* not a CPU counter track */
+	if (!c->pmc_open || pt->tid != tid ||
+	    pt->ts != ts) { /* the events of one read come together */
+		if (c->pmc_open)
+			*(struct pmc_point *)sc_spill_push(&c->pmc_sort) = *pt;
 		memset(pt, 0, sizeof(*pt));
 		pt->tid = tid;
 		pt->ts = ts;
-		pt->seq = (uint32_t)c->pmc.n;
+		pt->seq = ++c->pmc_reads;
+		c->pmc_open = true;
 	}
 	pt->v[track->id & 7] += value;
 }
@@ -138,21 +195,63 @@ static int pmc_by_thread_time(const void *a, const void *b)
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
-/* The running totals of thread points [lo, hi) at time `ts` (reads at or before it). */
-static const double *pmc_total_at(const struct collect *c, size_t first, size_t hi, uint64_t ts)
+/* The reads in order, each with the running total of its thread up to it, into c->pmc. */
+static void sum_pmc(struct collect *c)
 {
-	static const double none[SC_PMC_MAX];
-	size_t lo = first;
+	struct pmc_point prev = { 0 };
 
-	while (lo < hi) { /* first point after ts */
-		size_t mid = lo + (hi - lo) / 2;
+	if (c->pmc_open)
+		*(struct pmc_point *)sc_spill_push(&c->pmc_sort) = c->pmc_cur;
+	c->pmc_open = false;
+	sc_spill_finish(&c->pmc_sort);
+	for (const struct pmc_point *p; (p = sc_spill_next(&c->pmc_sort));) {
+		struct pmc_point *out = sc_spill_table_push(&c->pmc);
 
-		if (c->pmc.v[mid].ts <= ts)
-			lo = mid + 1;
-		else
-			hi = mid;
+		*out = *p;
+		if (c->pmc.count > 1 && prev.tid == p->tid)
+			for (unsigned k = 0; k < SC_PMC_MAX; k++)
+				out->v[k] += prev.v[k];
+		prev = *out;
 	}
-	return lo > first ? c->pmc.v[lo - 1].v : none;
+	sc_spill_table_seal(&c->pmc);
+	sc_spill_reset(&c->pmc_sort);
+}
+
+/* Searches of the reads by (thread, time): a key's time UINT64_MAX is past all of its
+ * thread's, 0 with tid - 1... is before them (times of reads are never 0). */
+static bool pmc_at_or_before(const void *item, const void *key)
+{
+	const struct pmc_point *p = item, *k = key;
+
+	return p->tid < k->tid || (p->tid == k->tid && p->ts <= k->ts);
+}
+
+/* The first read of thread `tid` (or, with `after`, of the threads after it). */
+static uint64_t pmc_thread_bound(struct collect *c, int32_t tid, bool after)
+{
+	struct pmc_point key = { .tid = after ? tid : tid - 1, .ts = UINT64_MAX };
+
+	if (!after && tid == INT32_MIN)
+		return 0;
+	return sc_spill_table_lower_bound(&c->pmc, &key, pmc_at_or_before);
+}
+
+/* The running totals of thread points [first, hi) at time `ts` (reads at or before it),
+ * into `out`. */
+static void pmc_total_at(struct collect *c, uint64_t first, uint64_t hi, uint64_t ts,
+			 double out[SC_PMC_MAX])
+{
+	struct pmc_point key = { .ts = ts };
+	uint64_t lo;
+
+	key.tid = first < hi ? ((const struct pmc_point *)sc_spill_table_get(&c->pmc, first))->tid
+			     : 0;
+	lo = first < hi ? sc_spill_table_lower_bound(&c->pmc, &key, pmc_at_or_before) : first;
+	if (lo > first)
+		memcpy(out, ((const struct pmc_point *)sc_spill_table_get(&c->pmc, lo - 1))->v,
+		       SC_PMC_MAX * sizeof(double));
+	else
+		memset(out, 0, SC_PMC_MAX * sizeof(double));
 }
 
 static bool same_text(const char *given, const char *interned)
@@ -495,11 +594,17 @@ static void build_process(struct sc_profile_set *set, struct sc_process *proc, s
 	struct sc_profile *p = NULL;
 	struct sc_tree *tree = NULL;
 
-	size_t pmc_lo = 0, pmc_hi = 0; /* the current thread's points */
+	uint64_t pmc_lo = 0, pmc_hi = 0; /* the current thread's points */
 	uint32_t prev_context = 0;
 
 	sc_spill_reset(&c->v);
-	c->pmc.n = c->counted.n = 0;
+	c->counted.n = 0;
+	c->pmc_open = false;
+	c->pmc_reads = 0;
+	sc_spill_table_free(&c->pmc);
+	sc_spill_table_init(&c->pmc, sizeof(struct pmc_point), 0);
+	sc_spill_table_free(&c->gpu_ns);
+	sc_spill_table_init(&c->gpu_ns, sizeof(struct corr_ns), 0);
 	for (size_t i = 0; i < proc->images.n; i++) {
 		static const struct sc_timeline_ops ops = { .region_end = on_region_end,
 							    .counter = on_counter,
@@ -510,18 +615,14 @@ static void build_process(struct sc_profile_set *set, struct sc_process *proc, s
 
 		sc_timeline_replay(set->model, proc->images.v[i], &ops, c, &stats);
 	}
+	sum_pmc(c);
+	sum_gpu_ns(c);
 	if (!c->v.count && !c->counted.n)
 		return;
 	throttle_note(set->model, proc, c);
 	sc_spill_finish(&c->v);
-	if (c->pmc.n)
-		qsort(c->pmc.v, c->pmc.n, sizeof(*c->pmc.v), pmc_by_thread_time);
-	for (size_t i = 1; i < c->pmc.n; i++) /* running totals per thread */
-		if (c->pmc.v[i].tid == c->pmc.v[i - 1].tid)
-			for (unsigned k = 0; k < SC_PMC_MAX; k++)
-				c->pmc.v[i].v[k] += c->pmc.v[i - 1].v[k];
 	p = sc_profile_for(set, proc, SC_PROFILE_REGIONS);
-	for (size_t i = 0; i < proc->images.n && !p->pmc_n && c->pmc.n; i++)
+	for (size_t i = 0; i < proc->images.n && !p->pmc_n && c->pmc.count; i++)
 		if (proc->images.v[i]->pmc_n) {
 			p->pmc_n = proc->images.v[i]->pmc_n;
 			memcpy(p->pmc_names, proc->images.v[i]->pmc_names, sizeof(p->pmc_names));
@@ -538,10 +639,8 @@ static void build_process(struct sc_profile_set *set, struct sc_process *proc, s
 			while (open.n)
 				close_top(p, tree, &open);
 			tree = sc_profile_thread_tree(p, iv->tid);
-			for (pmc_lo = pmc_hi; pmc_lo < c->pmc.n && c->pmc.v[pmc_lo].tid < iv->tid;)
-				pmc_lo++;
-			for (pmc_hi = pmc_lo; pmc_hi < c->pmc.n && c->pmc.v[pmc_hi].tid == iv->tid;)
-				pmc_hi++;
+			pmc_lo = c->pmc.count ? pmc_thread_bound(c, iv->tid, false) : 0;
+			pmc_hi = c->pmc.count ? pmc_thread_bound(c, iv->tid, true) : 0;
 			if (!tree)
 				continue; /* a thread the process does not list */
 		} else if (other_stack) {
@@ -567,8 +666,10 @@ static void build_process(struct sc_profile_set *set, struct sc_process *proc, s
 		o->children = 0;
 		memset(o->pmc_children, 0, sizeof(o->pmc_children));
 		if (p->pmc_n) {
-			const double *a = pmc_total_at(c, pmc_lo, pmc_hi, iv->start);
-			const double *b = pmc_total_at(c, pmc_lo, pmc_hi, iv->end);
+			double a[SC_PMC_MAX], b[SC_PMC_MAX];
+
+			pmc_total_at(c, pmc_lo, pmc_hi, iv->start, a);
+			pmc_total_at(c, pmc_lo, pmc_hi, iv->end, b);
 
 			for (unsigned k = 0; k < SC_PMC_MAX; k++)
 				o->pmc[k] = b[k] - a[k];
@@ -604,13 +705,17 @@ void sc_region_profiles_build(struct sc_profile_set *set, struct sc_model *m)
 	struct collect c = { .set = set };
 
 	sc_spill_init(&c.v, sizeof(struct interval), by_thread_start, 0);
+	sc_spill_init(&c.pmc_sort, sizeof(struct pmc_point), pmc_by_thread_time, 16u << 20);
+	sc_spill_init(&c.gpu_sort, sizeof(struct corr_ns), by_corr, 16u << 20);
+	sc_spill_table_init(&c.pmc, sizeof(struct pmc_point), 0);
+	sc_spill_table_init(&c.gpu_ns, sizeof(struct corr_ns), 0);
 
-	for (size_t i = 0; i < m->processes.n; i++) {
-		sc_hashmap_init(&c.gpu_ns); /* correlation ids are per process */
+	for (size_t i = 0; i < m->processes.n; i++) /* correlation ids are per process */
 		build_process(set, m->processes.v[i], &c);
-		sc_hashmap_free(&c.gpu_ns);
-	}
 	sc_spill_free(&c.v);
-	VEC_FREE(&c.pmc);
+	sc_spill_free(&c.pmc_sort);
+	sc_spill_free(&c.gpu_sort);
+	sc_spill_table_free(&c.pmc);
+	sc_spill_table_free(&c.gpu_ns);
 	VEC_FREE(&c.counted);
 }

@@ -31,7 +31,7 @@ void sc_spill_init(struct sc_spill_sort *s, size_t item_size,
 	s->fd = -1;
 }
 
-static int open_file(void)
+int sc_spill_tmpfile(void)
 {
 	const char *dir = getenv("TMPDIR");
 	char *path = sc_xasprintf("%s/syscope-sort-XXXXXX", dir && *dir ? dir : "/tmp");
@@ -43,7 +43,7 @@ static int open_file(void)
 	return fd;
 }
 
-static bool write_all(int fd, const char *p, size_t len, uint64_t off)
+bool sc_spill_write(int fd, const char *p, size_t len, uint64_t off)
 {
 	while (len) {
 		ssize_t w = pwrite(fd, p, len, (off_t)off);
@@ -62,10 +62,10 @@ static bool spill(struct sc_spill_sort *s)
 {
 	struct sc_spill_run *run;
 
-	if (s->fd < 0 && (s->fd = open_file()) < 0)
+	if (s->fd < 0 && (s->fd = sc_spill_tmpfile()) < 0)
 		return false;
 	qsort(s->buf, s->n, s->size, s->cmp);
-	if (!write_all(s->fd, s->buf, s->n * s->size, s->file_items * s->size))
+	if (!sc_spill_write(s->fd, s->buf, s->n * s->size, s->file_items * s->size))
 		return false;
 	s->runs = sc_xrealloc(s->runs, (s->nruns + 1) * sizeof(*s->runs));
 	run = &s->runs[s->nruns++];

@@ -54,4 +54,9 @@ const void *sc_spill_next(struct sc_spill_sort *s);
 void sc_spill_reset(struct sc_spill_sort *s);
 void sc_spill_free(struct sc_spill_sort *s);
 
+/* An unlinked file in $TMPDIR (or /tmp), -1 when none can be made; `len` bytes of `p` written
+ * at `off` of it (false: not all). Shared with spill_table.c. */
+int sc_spill_tmpfile(void);
+bool sc_spill_write(int fd, const char *p, size_t len, uint64_t off);
+
 #endif /* SYSCOPE_MODEL_SPILL_SORT_H */

@@ -1147,13 +1147,13 @@ static void idle_tracks(struct pf *pf, const struct sc_process *p)
 		uint64_t track;
 		char name[64];
 
-		if (g->img->proc != p || !g->gaps.n)
+		if (g->img->proc != p || !g->gaps || !g->gaps->count)
 			continue;
 		track = uuid_of(pf, UUID_GPU_IDLE, g->agent);
 		snprintf(name, sizeof(name), "GPU %u idle: why", g->agent);
 		describe_named_track(pf, track, process_uuid(pf), name, NULL, g->first);
-		for (size_t k = 0; k < g->gaps.n; k++)
-			idle_gap(pf, track, &g->gaps.v[k]);
+		for (uint64_t k = 0; k < g->gaps->count; k++)
+			idle_gap(pf, track, sc_spill_table_get(g->gaps, k));
 	}
 }
 

@@ -2,7 +2,8 @@
 how much happened (issue 20 goal 2, issue 17 item 10): a recursion 5 000 deep makes a folded
 file of a bounded number of lines with every count kept, a sampled run of deep stacks in
 several threads a JSON profile of a few hundred kilobytes that still names its hot function,
-and 2 M regions convert through the bounded sorter to exact counts. Peak memory is measured
+2 M regions convert through the bounded sorter to exact counts, and CPU counter reads at
+region boundaries past the bound of their table (spilled to disk) to exact counts. Peak memory is measured
 in bench/convert-bench, not here (one loose bound only)."""
 import os
 import resource
@@ -96,6 +97,29 @@ def test_two_million_regions_convert_to_exact_counts():
              "every inner region nested in its outer one")
     if peak_kb > before:  # the largest child so far is this conversion
         check(peak_kb < 1 << 20, f"peak {peak_kb} KB for 2 M regions")
+
+
+def test_cpu_reads_past_their_bound_count_exactly():
+    # 3 threads x 40 000 region pairs x 4 reads (88 bytes each): 42 MB of reads, past the
+    # 8 MiB a table keeps in memory and the 16 MiB of a sorted run.
+    pairs, threads = 40000, 3
+    session = gen_session("--regions", pairs, "--threads", threads, "--cpu-reads")
+    out = os.path.join(os.path.dirname(session), "out")
+    c = subprocess.run([SYSCOPE, "convert", "--no-summary", "--output-format", "json", "-o",
+                        out, session], capture_output=True, text=True, timeout=900)
+    check_eq(c.returncode, 0, c.stderr)
+    pid = [f for f in os.listdir(out) if f.startswith("wall_clock-")][0][11:-5]
+    p = harness.Profile(os.path.join(out, f"wall_clock-{pid}.json"))
+    n = pairs * threads
+    # gen_session counts 1 000 instructions and 700 cycles a microsecond: "outer" is 5 us
+    # with "inner" (3 us) inside.
+    want = {"inner": {"instructions": (3000 * n, 3000 * n), "cycles": (2100 * n, 2100 * n)},
+            "outer": {"instructions": (5000 * n, 2000 * n), "cycles": (3500 * n, 1400 * n)}}
+    for name, events in want.items():
+        got = p.function(name)["cpu_counters"]
+        check_eq({e: (v["inclusive"], v["self"]) for e, v in got.items()}, events, name)
+    check_eq({e["name"]: e["total"] for e in p.meta["cpu_events"]},
+             {"instructions": 5000 * n, "cycles": 3500 * n}, "the totals")
 
 
 if __name__ == "__main__":

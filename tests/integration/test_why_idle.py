@@ -61,6 +61,24 @@ def test_sync_gaps_busy_fraction():
     check_accounted(gpu)
 
 
+def test_many_gaps_through_spilled_tables():
+    """60 000 gaps: the analysis's samples (540 000), regions and gaps pass its bounds
+    (src/model/gpu_idle.c, spilled to disk) and every one is still accounted for."""
+    steps = 60001
+    s = gen_session("--pid", 6119, "--idle-steps", steps, "--idle-causes", "sync,compute")
+    (gpu,) = idle_json(s)["gpus"]
+    half = (steps - 1) // 2
+    check_eq((gpu["ops"], gpu["intervals"]), (steps, steps - 1), "ops and idle intervals")
+    got = {c["cause"]: (c["idle_ns"], c["intervals"]) for c in gpu["causes"]}
+    check_eq(got, {"synchronization": (half * GAP, half),
+                   "host_compute": (half * 1000000, half),
+                   "launch": (half * 2000, 0)}, "each gap's cause")
+    compute = cause(gpu, "host_compute")
+    check_eq([(k["samples"], k["frames"][-1]) for k in compute["stacks"]],
+             [(9 * half, "gen_leaf_a")], "every sample of the compute gaps")
+    check_accounted(gpu)
+
+
 def test_gil_and_loader_ranked():
     # 9 steps, 8 gaps: gil, gil, gil, loader, gil, gil, gil, loader.
     s = gen_session("--pid", 6102, "--idle-steps", 9, "--kernel-ns", 200000,

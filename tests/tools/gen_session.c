@@ -9,7 +9,7 @@
  *   gen_session DIR [--pid N] [--ppid N] [--threads N] [--regions N] [--samples N]
  *               [--counters N] [--marks N] [--kernels N] [--copies N] [--allocs N]
  *               [--graphs N] [--graph-ops N] [--module-globals N] [--api-spans]
- *               [--kernels-in-region]
+ *               [--kernels-in-region] [--cpu-reads]
  *               [--kernel-ns NS] [--rank R] [--kernel-metrics]
  *               [--idle-steps N] [--idle-causes LIST] [--idle-gap-ns NS] [--idle-overlap]
  *               [--idle-cputime]
@@ -17,7 +17,9 @@
  *               [--start NS]
  *
  * Per thread: --regions pairs of nested regions ("outer" holding "inner" with two
- * arguments), --samples call-stack samples of this program's own functions
+ * arguments; with --cpu-reads a read of two CPU counters, "instructions" and "cycles", at
+ * each of their boundaries, as --cpu-events writes them: 1 000 and 700 events a
+ * microsecond since the previous read), --samples call-stack samples of this program's own functions
  * (gen_leaf_a/gen_leaf_b under gen_middle under gen_root; 1 ms of CPU each), --counters
  * values of a "queue depth" counter, --marks marks. On the main thread: --kernels
  * cudaLaunchKernel calls each followed by its kernel on GPU 0 ("_Z9vectorAddPKfS0_Pfi",
@@ -91,6 +93,7 @@ struct options {
 	const char *idle_causes;
 	int idle_overlap, idle_cputime;
 	int kernel_metrics;
+	int cpu_reads;
 	int rank;
 	const char *hostname;
 	uint64_t start;
@@ -265,6 +268,20 @@ static void write_end(struct writer *w)
 	struct sc_rec_region_end e = { .ts = w->ts };
 
 	put(w, SC_REC_REGION_END, &e, sizeof(e), NULL, 0);
+}
+
+/* With --cpu-reads: what the thread's two counters counted since `*last` (its previous read). */
+static void write_pmc_read(struct writer *w, const struct options *o, uint64_t *last)
+{
+	struct sc_rec_pmc_read r = { .ts = w->ts, .valid = 3 };
+	uint64_t us = (w->ts - *last) / 1000;
+
+	if (!o->cpu_reads)
+		return;
+	r.values[0] = us * 1000;
+	r.values[1] = us * 700;
+	put(w, SC_REC_PMC_READ, &r, sizeof(r), NULL, 0);
+	*last = w->ts;
 }
 
 /* A whole region of thread `tid`, from `w->ts` to `end`, without arguments. */
@@ -623,7 +640,7 @@ static void write_thread(struct writer *w, const struct options *o, unsigned ind
 	struct sc_rec_counter_track ct = { .ts = w->ts, .id = 1, .name_len = 12, .unit_len = 6 };
 	static const char inner_args[] = "i\0iteration\0"
 					 "0\0s\0phase\0compute";
-	uint64_t cpu = 0;
+	uint64_t cpu = 0, last_read = w->ts;
 
 	switch_thread(w, tid);
 	put(w, SC_REC_THREAD_BEGIN, &tb, sizeof(tb), NULL, 0);
@@ -639,13 +656,17 @@ static void write_thread(struct writer *w, const struct options *o, unsigned ind
 			write_idle_steps(w, o, tid);
 	}
 	for (uint64_t i = 0; i < o->regions; i++) {
+		write_pmc_read(w, o, &last_read);
 		write_region(w, SC_REC_REGION_BEGIN, "outer", "user", "", 0, 0, 0);
 		w->ts += 1000;
+		write_pmc_read(w, o, &last_read);
 		write_region(w, SC_REC_REGION_BEGIN, "inner", "user", inner_args,
 			     sizeof(inner_args), 2, 0);
 		w->ts += 3000;
+		write_pmc_read(w, o, &last_read);
 		write_end(w);
 		w->ts += 1000;
+		write_pmc_read(w, o, &last_read);
 		write_end(w);
 		w->ts += 500;
 	}
@@ -749,6 +770,10 @@ int main(int argc, char **argv)
 			o.idle_overlap = 1;
 			continue;
 		}
+		if (!strcmp(a, "--cpu-reads")) {
+			o.cpu_reads = 1;
+			continue;
+		}
 		if (!strcmp(a, "--idle-cputime")) {
 			o.idle_cputime = 1;
 			continue;
@@ -826,6 +851,11 @@ int main(int argc, char **argv)
 
 	switch_thread(&w, o.pid);
 	write_process(&w, &o, exe);
+	if (o.cpu_reads) {
+		struct sc_rec_pmc_events pe = { .ts = w.ts, .count = 2, .names_len = 20 };
+
+		put(&w, SC_REC_PMC_EVENTS, &pe, sizeof(pe), "instructions\0cycles", 20);
+	}
 	write_module(&w);
 	for (unsigned t = 0; t < o.threads; t++)
 		write_thread(&w, &o, t);

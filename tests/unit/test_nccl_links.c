@@ -44,8 +44,7 @@ static void region(struct sc_image *img, int32_t tid, const char *name, const ch
 		r->nargs++;
 	}
 	if (corr) /* as the model notes a host call's correlation id */
-		*sc_hashmap_upsert(&img->corr, corr, 0, NULL) |=
-			SC_CORR_HOST | (uint64_t)(uint32_t)tid << SC_CORR_TID_SHIFT;
+		sc_image_note_corr(img, corr, SC_CORR_HOST, tid);
 	sc_nccl_links_region(img, tid, r, end, t);
 }
 
@@ -78,7 +77,6 @@ int main(void)
 	uint32_t a, g, b;
 
 	memset(&img, 0, sizeof(img));
-	sc_hashmap_init(&img.corr);
 	sc_hashmap_init(&img.names);
 	*sc_hashmap_upsert(&img.names, 1, 0, NULL) =
 		(uintptr_t) "_Z29ncclDevKernel_AllGather_RING_LLP24ncclDevKernelArgsStorage";
@@ -98,6 +96,7 @@ int main(void)
 	op(&img, SC_GPU_KERNEL, 30, 5100, 2);
 	op(&img, SC_GPU_KERNEL, 31, 5200, 2);
 
+	sc_image_corr_finish(&img); /* as sc_model_finish does after reading an image */
 	a = one_link(&img, TID, 1000);
 	CHECK(sc_nccl_op_links(&img, 11, &ids) == 1 && ids[0] == a);
 	g = one_link(&img, TID, 3000);
@@ -111,7 +110,7 @@ int main(void)
 	CHECK(sc_nccl_call_links(&img, TID + 1, 1000, &ids) == 0);
 
 	sc_nccl_links_free(img.nccl_links);
-	sc_hashmap_free(&img.corr);
+	sc_image_corr_free(&img);
 	sc_hashmap_free(&img.names);
 	return check_report("test_nccl_links");
 }
