@@ -22,6 +22,7 @@
 
 #include <errno.h>
 #include <string.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 #include "func_table.h"
@@ -54,16 +55,23 @@ static bool valid_sig(int sig)
 }
 
 /*
- * Install our handler of sampler signal `sig`. It blocks every sampler signal, and runs on
+ * Install our handler of sampler signal `sig`. It blocks every signal but those a fault
+ * raises, and runs on
  * the signal stack where the program's handler of that signal asked to: a runtime that does
  * (Go: all its handlers, on every signal) runs code on stacks too small for a signal handler
  * (a goroutine's few KiB, no guard page below), where a sample's unwind overran into the
  * memory below, and its handler, which ours calls for its own signals, throws when it finds
  * itself off its signal stack. Others keep their samples on the thread's stack: a signal
  * stack is often small (8 KiB in Rust programs), and an unwind needs a few KiB of it.
+ * The program's signals wait the few microseconds of a sample: one arriving during it ran
+ * its handler inside ours, with the sampler signals blocked, so none of that handler's work
+ * was sampled (a SIGTERM handler's 0.2 s of cleanup, 60 samples, had 0 in 1 run of 3 on a
+ * loaded machine). A program's handler ours calls gets the mask the kernel would give it
+ * (call_program_handler).
  */
 static int install_ours(int sig)
 {
+	static const int faults[] = { SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP, SIGSYS, SIGABRT };
 	struct sigaction act;
 
 	memset(&act, 0, sizeof(act));
@@ -71,7 +79,9 @@ static int install_ours(int sig)
 	act.sa_flags = SA_SIGINFO | SA_RESTART;
 	if (sigs[sig].program_set && (sigs[sig].program.sa_flags & SA_ONSTACK))
 		act.sa_flags |= SA_ONSTACK;
-	act.sa_mask = sampler_sigs;
+	sigfillset(&act.sa_mask);
+	for (size_t i = 0; i < sizeof(faults) / sizeof(faults[0]); i++)
+		sigdelset(&act.sa_mask, faults[i]); /* blocked, a fault would kill at once */
 	return RT_REAL(sigaction)(sig, &act, NULL);
 }
 
@@ -175,14 +185,28 @@ bool rt_signal_program_handles(int sig)
 	       sigs[sig].program.sa_handler != SIG_IGN;
 }
 
-/* The program's handler, with the signals its sa_mask names blocked as the kernel would. */
+/*
+ * The program's handler, with the mask the kernel would give it: the interrupted code's, its
+ * sa_mask and the signal itself (unless SA_NODEFER), and the sampler signals, ours, whose
+ * handler it runs inside.
+ */
 static void call_program_handler(const struct sigaction *act, int sig, siginfo_t *si, void *uc)
 {
-	bool masked = !sigisemptyset(&act->sa_mask);
-	sigset_t old;
+	bool masked = true;
+	sigset_t old, set;
 
-	if (masked)
+	if (uc) {
+		set = ((ucontext_t *)uc)->uc_sigmask;
+		sigorset(&set, &set, &act->sa_mask);
+		sigorset(&set, &set, &sampler_sigs);
+		if (!(act->sa_flags & SA_NODEFER))
+			sigaddset(&set, sig);
+		masked = !RT_REAL(pthread_sigmask)(SIG_SETMASK, &set, &old);
+	} else if (!sigisemptyset(&act->sa_mask)) {
 		masked = !RT_REAL(pthread_sigmask)(SIG_BLOCK, &act->sa_mask, &old);
+	} else {
+		masked = false;
+	}
 	if (act->sa_flags & SA_SIGINFO) {
 		if (act->sa_sigaction)
 			act->sa_sigaction(sig, si, uc);
