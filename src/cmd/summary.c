@@ -215,9 +215,11 @@ static const struct section sections[] = {
 	/* The n-th call of a collective on a communicator is one operation on every rank; the
 	 * rank that entered it last kept the others waiting (from their entry to its). */
 	{ "mpi_collectives", "MPI COLLECTIVES: WHO KEPT THE OTHERS WAITING",
-	  "WITH " MPI_RANKS ", C AS (SELECT R.guid, R.nid, R.pid, R.name, R.start, (SELECT "
-	  "value FROM region_args A WHERE A.id = R.id AND A.guid = R.guid AND A.name = 'comm') "
-	  "AS comm FROM regions R WHERE " MPI_REGION " AND R.name IN (" MPI_COLLECTIVES
+	  /* The communicator by a join (a correlated subquery scanned every argument of the
+	   * database for each call: 5.2 s of 50 000 calls' summary, 0.3 s joined). */
+	  "WITH " MPI_RANKS ", C AS (SELECT R.guid, R.nid, R.pid, R.name, R.start, A.value AS "
+	  "comm FROM regions R LEFT JOIN region_args A ON A.id = R.id AND A.guid = R.guid AND "
+	  "A.name = 'comm' WHERE " MPI_REGION " AND R.name IN (" MPI_COLLECTIVES
 	  ")), S AS (SELECT *, ROW_NUMBER() OVER (PARTITION BY guid, nid, pid, name, comm ORDER "
 	  "BY start) AS seq FROM C), I AS (SELECT name, comm, seq, MAX(start) AS last FROM S "
 	  "GROUP BY name, comm, seq), W AS (SELECT S.*, I.last - S.start AS waited, S.start = "
