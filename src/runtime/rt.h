@@ -333,6 +333,9 @@ void rt_signal_forward(int sig, siginfo_t *si, void *uc);
 void rt_signals_install_fatal(void);
 bool rt_signal_hide_on_default(int sig, rt_sig_handler handler); /* lifecycle.c's recorders */
 void rt_signals_sampler_set(sigset_t *set);			 /* the sampler signals in use */
+/* The mask of the code a handler interrupted (its ucontext), sampler signals still blocked: for
+ * work a sampler does that may take long (causal pauses); the mask before in `old`. */
+void rt_signals_program_mask(void *uc, sigset_t *old);
 void rt_signals_release(void);		/* syscope attach's detach: the program's handlers back */
 void rt_signals_unhide(void);		/* ... and the defaults the hidden recorders stood for */
 void rt_install_ending_recorders(void); /* lifecycle.c: SIGTERM, SIGINT... where left default */

@@ -71,7 +71,8 @@ static bool valid_sig(int sig)
  */
 static int install_ours(int sig)
 {
-	static const int faults[] = { SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP, SIGSYS, SIGABRT };
+	/* SIGABRT stays blocked: mostly sent (kill -ABRT), and abort() unblocks it itself. */
+	static const int faults[] = { SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP, SIGSYS };
 	struct sigaction act;
 
 	memset(&act, 0, sizeof(act));
@@ -187,7 +188,8 @@ bool rt_signal_program_handles(int sig)
 
 /*
  * The program's handler, with the mask the kernel would give it: the interrupted code's, its
- * sa_mask and the signal itself (unless SA_NODEFER), and the sampler signals, ours, whose
+ * sa_mask and the signal itself (unless SA_NODEFER: a sampler signal stays blocked all the
+ * same, as ours), and the sampler signals, ours, whose
  * handler it runs inside.
  */
 static void call_program_handler(const struct sigaction *act, int sig, siginfo_t *si, void *uc)
@@ -215,6 +217,14 @@ static void call_program_handler(const struct sigaction *act, int sig, siginfo_t
 	}
 	if (masked)
 		rt_real.pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+void rt_signals_program_mask(void *uc, sigset_t *old)
+{
+	sigset_t set = ((ucontext_t *)uc)->uc_sigmask;
+
+	sigorset(&set, &set, &sampler_sigs);
+	RT_REAL(pthread_sigmask)(SIG_SETMASK, &set, old);
 }
 
 bool rt_signal_unused(int sig)

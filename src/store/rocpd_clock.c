@@ -14,7 +14,8 @@
 /* What an input says of its process's clock. */
 struct clock_input {
 	char *guid, *machine;	 /* machine: its node's machine id (or host name) */
-	bool single;		 /* one process: a merged database (several) is not moved */
+	bool single;		 /* one process, not merged: moved onto the reference clock */
+	bool aligned;		 /* merged already ($.syscope.clock): on a reference clock */
 	bool rank_zero, mpi;	 /* MPI_Init said rank 0; it made MPI calls */
 	struct sc_clock_fix own; /* the offsets onto rank 0's clock it measured, if any */
 	int64_t start_ns, start_realtime_ns; /* the same moment on both clocks (0: unknown) */
@@ -68,14 +69,16 @@ static void measured_offsets(sqlite3 *db, const char *guid, struct sc_clock_fix 
 		f->n = 1;
 }
 
-/* The machine of `guid`'s (first) process, and its start on both clocks. */
+/* The machine of `guid`'s first process (a merged one's reference process), and its start on
+ * both clocks. */
 static void process_anchor(sqlite3 *db, const char *guid, struct clock_input *in)
 {
 	static const char sql[] =
 		"SELECT COALESCE(N.machine_id, N.hostname), COALESCE(NULLIF(P.init, 0), P.start), "
 		"CAST(json_extract(P.extdata, '$.syscope.start_realtime_ns') AS INTEGER) FROM "
 		"src.rocpd_info_process P LEFT JOIN src.rocpd_info_node N ON N.id = P.nid AND "
-		"N.guid = P.guid WHERE P.guid = ?1 ORDER BY P.id LIMIT 1";
+		"N.guid = P.guid WHERE P.guid = ?1 ORDER BY json_extract(P.extdata, "
+		"'$.syscope.clock') IS 'reference' DESC, P.id LIMIT 1";
 	sqlite3_stmt *st;
 
 	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
@@ -97,9 +100,20 @@ void sc_clock_survey_add(struct sc_clock_survey *cs, sqlite3 *db, const char *gu
 
 	memset(in, 0, sizeof(*in));
 	in->guid = sc_xstrdup(guid);
+	/* A database merged before (its processes tagged, one or many) keeps its times: its
+	 * reference process anchors the others. One of another producer, or merged by a syscope
+	 * that did not tag, of several processes: left as it is. */
+	in->aligned = sc_rocpd_scalar(db,
+				      "SELECT EXISTS (SELECT 1 FROM src.rocpd_info_process WHERE "
+				      "guid = ?1 AND json_extract(extdata, '$.syscope.clock') IS "
+				      "NOT NULL)",
+				      guid) != 0;
 	in->single =
+		!in->aligned &&
 		sc_rocpd_scalar(db, "SELECT COUNT(*) FROM src.rocpd_info_process WHERE guid = ?1",
 				guid) == 1;
+	if (in->aligned)
+		process_anchor(db, guid, in);
 	if (!in->single)
 		return;
 	in->rank_zero =
@@ -127,7 +141,8 @@ static bool same_machine(const struct clock_input *a, const struct clock_input *
 }
 
 /*
- * The reference: rank 0's process where the inputs have it; else, where ranks measured
+ * The reference: a database merged before (its clock); else rank 0's process where the
+ * inputs have it; else, where ranks measured
  * offsets (onto a rank 0 not among the inputs), none; else the first input's process.
  */
 static const struct clock_input *reference(const struct sc_clock_survey *cs, bool *synced_job)
@@ -135,6 +150,9 @@ static const struct clock_input *reference(const struct sc_clock_survey *cs, boo
 	const struct clock_input *first = NULL;
 
 	*synced_job = false;
+	for (size_t i = 0; i < cs->in.n; i++)
+		if (cs->in.v[i].aligned && cs->in.v[i].machine)
+			return &cs->in.v[i];
 	for (size_t i = 0; i < cs->in.n; i++) {
 		const struct clock_input *in = &cs->in.v[i];
 

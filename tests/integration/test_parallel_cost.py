@@ -286,6 +286,33 @@ def test_merge_across_hosts_without_clock_sync_uses_the_wall_clock():
           f"moved by the wall clocks' 3 s: {moved} from {own}")
 
 
+def test_merge_of_a_merged_job_keeps_its_clock_as_the_reference():
+    """A job merged once, merged again with a process of another host (whose clock started
+    at another boot): the merged job keeps its times and is the reference, and the new
+    process is moved onto its clock by the wall clocks (it was the reference itself, and
+    kept a clock unrelated to the job's)."""
+    need_mpi()
+    workdir = run_job(shift_rank1=SHIFT_NS)
+    job_db, _trace = merge(workdir)
+    job_path = os.path.join(workdir, "merged", "rocpd-merged.db")
+    job_starts = sorted(s for (s,) in rows(job_db, "SELECT start FROM processes"))
+    other = harness.gen_session("--pid", 4321, "--hostname", "nodeC", "--regions", 3,
+                                "--start", 10**15, workdir=workdir)
+    out = os.path.join(workdir, "again")
+    m = subprocess.run([SYSCOPE, "merge", "-o", out, other, job_path], capture_output=True,
+                       text=True, timeout=300)
+    check_eq(m.returncode, 0, m.stderr)
+    db = sqlite3.connect(os.path.join(out, "rocpd-merged.db"))
+    check_eq(sorted(s for (s,) in rows(db, "SELECT start FROM processes WHERE pid != 4321")),
+             job_starts, "the merged job's times unchanged")
+    (start,), = rows(db, "SELECT start FROM processes WHERE pid = 4321")
+    # Written a second or two after the job, on the job's clock now (10^15 ns on its own).
+    check(0 < start - job_starts[0] < 120 * 10**9,
+          f"the new process on the job's clock: {start} against {job_starts}")
+    check_eq(rows(db, "SELECT json_extract(extdata, '$.syscope.clock') FROM "
+                      "rocpd_info_process WHERE pid = 4321"), [("wall clock",)], m.stderr)
+
+
 def test_merge_interpolates_between_init_and_finalize():
     """Offsets of rank 1 rewritten in its database (a clock drifting by 20 us between
     MPI_Init and MPI_Finalize, a few ms apart): merged, each of its regions moves by the

@@ -369,10 +369,16 @@ static void on_sample(int sig, siginfo_t *si, void *uc)
 				throttle(t, kind, perf, rt_thread_cpu_ns() - cpu);
 			if (kind == SC_SAMPLE_CPUTIME && perf && t->has_cpu_timer)
 				push_kernel_time_timer(t);
-			/* Causal profiling: virtual-speedup delays (causal/engine.c). */
+			/* Causal profiling: virtual-speedup delays (causal/engine.c), paused with
+			 * the program's signals deliverable, as they are outside this handler. */
 			if (cpu && kind == SC_SAMPLE_CPUTIME &&
-			    atomic_load_explicit(&rt_causal.on, memory_order_relaxed))
+			    atomic_load_explicit(&rt_causal.on, memory_order_relaxed)) {
+				sigset_t old;
+
+				rt_signals_program_mask(uc, &old);
 				rt_causal_sample(cpu);
+				rt_real.pthread_sigmask(SIG_SETMASK, &old, NULL);
+			}
 		}
 		sample_end();
 		t->in_sampler = 0;

@@ -39,6 +39,7 @@
 #define MAX_NETS 32
 #define MAX_DISKS 64
 #define SLOW_EVERY 10 /* ticks between slow readings */
+#define FIRST_TICK_MAX_NS 20000000ull
 #define BUF_SIZE 65536
 
 enum {
@@ -78,6 +79,7 @@ static struct {
 	atomic_int stop;       /* 0, or why the thread is asked to end: STOP_END, STOP_EXEC */
 	bool stopped_for_exec; /* started again if the exec fails */
 	bool need_setup;       /* the host files not opened yet, nor the tracks defined */
+	bool have_base;	       /* the process's fault and switch counts taken at start */
 	uint64_t cpu_ns;       /* the thread's own CPU time, when it ended */
 	unsigned samples;
 	uint64_t period_ns, delay_ns, duration_ns;
@@ -294,7 +296,7 @@ static void sample_process(uint64_t now, bool slow)
 			rt_telemetry_put(tel.t_sys, now,
 					 (double)(stime - tel.last_stime) * 1e-4 / dt);
 		}
-		if (!tel.last_ns) {
+		if (!tel.last_ns && !tel.have_base) {
 			tel.base_minflt = (unsigned long long)ru.ru_minflt;
 			tel.base_majflt = (unsigned long long)ru.ru_majflt;
 			tel.base_vcsw = (unsigned long long)ru.ru_nvcsw;
@@ -511,11 +513,11 @@ static void setup_host(void);
 
 static void *telemetry_main(void *arg)
 {
-	/* The first tick one period in (or after --process-delay): a process that ends sooner,
-	 * a compiler's or a shell's short child, pays for a thread and nothing else. */
-	uint64_t start = rt_now_ns() +
-			 (tel.delay_ns > tel.period_ns ? tel.delay_ns : tel.period_ns),
-		 next;
+	/* The first tick one period in, 20 ms at most (or after --process-delay): a process that
+	 * ends sooner, a compiler's or a shell's short child, pays for a thread and nothing
+	 * else. */
+	uint64_t first = tel.period_ns < FIRST_TICK_MAX_NS ? tel.period_ns : FIRST_TICK_MAX_NS;
+	uint64_t start = rt_now_ns() + (tel.delay_ns > first ? tel.delay_ns : first), next;
 	unsigned n = 0;
 
 	(void)arg;
@@ -643,7 +645,17 @@ static void setup_host(void)
  * whose tracks go into a file of its own: set up again). */
 static int begin(void)
 {
+	struct rusage ru;
+
 	tel.need_setup = tel.host;
+	/* The process's counts from now (one system call), not from the first reading. */
+	tel.have_base = tel.host && !getrusage(RUSAGE_SELF, &ru);
+	if (tel.have_base) {
+		tel.base_minflt = (unsigned long long)ru.ru_minflt;
+		tel.base_majflt = (unsigned long long)ru.ru_majflt;
+		tel.base_vcsw = (unsigned long long)ru.ru_nvcsw;
+		tel.base_ivcsw = (unsigned long long)ru.ru_nivcsw;
+	}
 	return start_thread();
 }
 
