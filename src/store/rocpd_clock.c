@@ -23,6 +23,8 @@ struct clock_input {
 
 struct sc_clock_survey {
 	VEC(struct clock_input) in;
+	const struct clock_input *ref; /* reference(), once the survey is complete */
+	bool ref_known;
 };
 
 struct sc_clock_survey *sc_clock_survey_new(void)
@@ -142,14 +144,14 @@ static bool same_machine(const struct clock_input *a, const struct clock_input *
 
 /*
  * The reference: a database merged before (its clock); else rank 0's process where the
- * inputs have it; else, where ranks measured
- * offsets (onto a rank 0 not among the inputs), none; else the first input's process.
+ * inputs have it; else, where ranks measured offsets (onto a rank 0 not among the inputs),
+ * none; else the first input's process.
  */
-static const struct clock_input *reference(const struct sc_clock_survey *cs, bool *synced_job)
+static const struct clock_input *reference(const struct sc_clock_survey *cs)
 {
 	const struct clock_input *first = NULL;
+	bool synced_job = false;
 
-	*synced_job = false;
 	for (size_t i = 0; i < cs->in.n; i++)
 		if (cs->in.v[i].aligned && cs->in.v[i].machine)
 			return &cs->in.v[i];
@@ -160,11 +162,11 @@ static const struct clock_input *reference(const struct sc_clock_survey *cs, boo
 			continue;
 		if (in->rank_zero)
 			return in;
-		*synced_job |= in->own.n > 0;
+		synced_job |= in->own.n > 0;
 		if (!first)
 			first = in;
 	}
-	return *synced_job ? NULL : first;
+	return synced_job ? NULL : first;
 }
 
 /*
@@ -227,17 +229,20 @@ static void note_unsynced(const char *path, const struct clock_input *in, const 
 		pr_info("%s: %s", path, done);
 }
 
-void sc_clock_fix_of(const struct sc_clock_survey *cs, const char *path, const char *guid,
+void sc_clock_fix_of(struct sc_clock_survey *cs, const char *path, const char *guid,
 		     struct sc_clock_fix *f)
 {
 	const struct clock_input *in = find(cs, guid), *ref, *anchor;
 	int64_t offset, anchor_offset;
-	bool synced_job;
 
 	memset(f, 0, sizeof(*f));
 	if (!in || !in->single)
-		return; /* a merged database: aligned already */
-	ref = reference(cs, &synced_job);
+		return;	      /* a merged database: aligned already */
+	if (!cs->ref_known) { /* the same for every input: once */
+		cs->ref = reference(cs);
+		cs->ref_known = true;
+	}
+	ref = cs->ref;
 	if (in->own.n) {
 		*f = in->own;
 		f->how = "mpi";

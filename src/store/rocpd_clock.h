@@ -32,8 +32,9 @@ void sc_clock_survey_free(struct sc_clock_survey *cs);
 /* What the input attached to `db` as "src" says of the clock of its process `guid`. */
 void sc_clock_survey_add(struct sc_clock_survey *cs, sqlite3 *db, const char *guid);
 /* The fix for `guid`'s process, with a note on stderr saying which (`path` names it). An
- * input of several processes (merged already) keeps its times. */
-void sc_clock_fix_of(const struct sc_clock_survey *cs, const char *path, const char *guid,
+ * input of several processes (merged already) keeps its times. Every input is surveyed
+ * before the first call. */
+void sc_clock_fix_of(struct sc_clock_survey *cs, const char *path, const char *guid,
 		     struct sc_clock_fix *f);
 /* Whether a rocpd column holds a time (ns of the recording clock). */
 bool sc_clock_is_time(const char *col);
