@@ -328,7 +328,8 @@ int rt_signal_claim(int sig, rt_sig_handler handler);
 bool rt_signal_program_handles(int sig);
 /* True when neither syscope nor the program has a handler on `sig`. */
 bool rt_signal_unused(int sig);
-/* Forward a signal that is not syscope's to the handler the program installed. */
+/* Forward a sampler signal that is not syscope's to the handler the program installed, from
+ * our handler, with the kernel's `uc`. */
 void rt_signal_forward(int sig, siginfo_t *si, void *uc);
 void rt_signals_install_fatal(void);
 bool rt_signal_hide_on_default(int sig, rt_sig_handler handler); /* lifecycle.c's recorders */

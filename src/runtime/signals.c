@@ -186,29 +186,26 @@ bool rt_signal_program_handles(int sig)
 	       sigs[sig].program.sa_handler != SIG_IGN;
 }
 
+/* The mask of the code a handler of ours interrupted, the sampler signals still blocked. */
+static void interrupted_mask(void *uc, sigset_t *set)
+{
+	*set = ((ucontext_t *)uc)->uc_sigmask;
+	sigorset(set, set, &sampler_sigs);
+}
+
 /*
- * The program's handler, with the mask the kernel would give it: the interrupted code's, its
- * sa_mask and the signal itself (unless SA_NODEFER: a sampler signal stays blocked all the
- * same, as ours), and the sampler signals, ours, whose
- * handler it runs inside.
+ * The program's handler of a sampler signal, called from ours, with the mask the kernel
+ * would give it: the interrupted code's and its sa_mask; the sampler signals (this one among
+ * them, whatever SA_NODEFER says) stay blocked, as in ours, whose frame is below.
  */
 static void call_program_handler(const struct sigaction *act, int sig, siginfo_t *si, void *uc)
 {
-	bool masked = true;
 	sigset_t old, set;
+	bool masked;
 
-	if (uc) {
-		set = ((ucontext_t *)uc)->uc_sigmask;
-		sigorset(&set, &set, &act->sa_mask);
-		sigorset(&set, &set, &sampler_sigs);
-		if (!(act->sa_flags & SA_NODEFER))
-			sigaddset(&set, sig);
-		masked = !RT_REAL(pthread_sigmask)(SIG_SETMASK, &set, &old);
-	} else if (!sigisemptyset(&act->sa_mask)) {
-		masked = !RT_REAL(pthread_sigmask)(SIG_BLOCK, &act->sa_mask, &old);
-	} else {
-		masked = false;
-	}
+	interrupted_mask(uc, &set);
+	sigorset(&set, &set, &act->sa_mask);
+	masked = !RT_REAL(pthread_sigmask)(SIG_SETMASK, &set, &old);
 	if (act->sa_flags & SA_SIGINFO) {
 		if (act->sa_sigaction)
 			act->sa_sigaction(sig, si, uc);
@@ -221,9 +218,9 @@ static void call_program_handler(const struct sigaction *act, int sig, siginfo_t
 
 void rt_signals_program_mask(void *uc, sigset_t *old)
 {
-	sigset_t set = ((ucontext_t *)uc)->uc_sigmask;
+	sigset_t set;
 
-	sigorset(&set, &set, &sampler_sigs);
+	interrupted_mask(uc, &set);
 	RT_REAL(pthread_sigmask)(SIG_SETMASK, &set, old);
 }
 
