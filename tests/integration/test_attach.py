@@ -139,6 +139,15 @@ class Attach:
             return json.load(f)
 
 
+
+def attach_after_cpu(t, *flags):
+    """syscope attach to Target `t` with `flags`, returned once it is attached and `t` has
+    spun CPU_WANTED_S of CPU time under it."""
+    a = Attach(t.pid, *flags)
+    a.wait_attached()
+    wait_cpu(t.pid, t.pid, CPU_WANTED_S)
+    return a
+
 def check_session(a, pid, ended_by):
     check(a.session, f"no session written\n{a.describe()}")
     info = a.info()
@@ -178,9 +187,7 @@ def test_hot_function_sampled_and_keeps_running():
     t = Target("attach_spin")
     try:
         before = process_state(t.pid)
-        a = Attach(t.pid, "--output-format", "json text")
-        a.wait_attached()
-        wait_cpu(t.pid, t.pid, CPU_WANTED_S)
+        a = attach_after_cpu(t, "--output-format", "json text")
         check_eq(a.finish(signal.SIGINT), 0, a.describe())
         check_session(a, t.pid, "SIGINT")
         p = a.profile(t.pid)
@@ -215,9 +222,7 @@ def test_cuda_process_gets_cpu_samples_and_a_note():
     fake = os.path.join(harness.FIXTURES, "attach-fake-cuda", "libcuda.so.1")
     t = Target("attach_spin", fake)
     try:
-        a = Attach(t.pid, "--output-format", "json")
-        a.wait_attached()
-        wait_cpu(t.pid, t.pid, CPU_WANTED_S)
+        a = attach_after_cpu(t, "--output-format", "json")
         check_eq(a.finish(signal.SIGINT), 0, a.describe())
         check("the process uses CUDA, but CUDA tracing cannot start in it" in a.err, a.err)
         p = a.profile(t.pid)
@@ -229,9 +234,7 @@ def test_cuda_process_gets_cpu_samples_and_a_note():
 def test_rocprof_sys_formats_perfetto_and_rocpd():
     t = Target("attach_spin")
     try:
-        a = Attach(t.pid, "-F", "perfetto,rocpd")
-        a.wait_attached()
-        wait_cpu(t.pid, t.pid, CPU_WANTED_S)
+        a = attach_after_cpu(t, "-F", "perfetto,rocpd")
         check_eq(a.finish(signal.SIGINT), 0, a.describe())
         files = sorted(os.listdir(a.session))
         check(f"perfetto-trace-{t.pid}.pftrace" in files and f"rocpd-{t.pid}.db" in files
@@ -324,9 +327,7 @@ def test_child_forked_while_attached_leaves_the_parent_data_whole():
 def test_target_exits_while_attached():
     t = Target("attach_spin")
     try:
-        a = Attach(t.pid, "--output-format", "json")
-        a.wait_attached()
-        wait_cpu(t.pid, t.pid, CPU_WANTED_S)
+        a = attach_after_cpu(t, "--output-format", "json")
         check_eq(t.finish(), 0, f"fixture status\n{t.lines}")
         check_eq(a.finish(), 0, a.describe())
         check_session(a, t.pid, "process ended")
@@ -433,9 +434,7 @@ def test_root_attaches_to_another_users_process():
                            "is closed to others)")
     t = Target("attach_spin", as_user=nobody)
     try:
-        a = Attach(t.pid, "--output-format", "json")
-        a.wait_attached()
-        wait_cpu(t.pid, t.pid, CPU_WANTED_S)
+        a = attach_after_cpu(t, "--output-format", "json")
         check_eq(a.finish(signal.SIGINT), 0, a.describe())
         raw = os.path.join(a.session, "raw", f"{t.pid}.sraw")
         check_eq(os.stat(raw).st_uid, nobody, "owner of the raw file the process wrote")
@@ -457,9 +456,7 @@ def test_python_frames_when_attached():
     script = os.path.join(harness.SOURCE, "tests", "programs", "attach_spin.py")
     t = Target(None, argv=[PYTHON, script])
     try:
-        a = Attach(t.pid, "--output-format", "json")
-        a.wait_attached()
-        wait_cpu(t.pid, t.pid, CPU_WANTED_S)
+        a = attach_after_cpu(t, "--output-format", "json")
         check_eq(a.finish(signal.SIGINT), 0, a.describe())
         p = a.profile(t.pid)
         check(p.samples("py_hot") >= 5, f"py_hot: {p.samples('py_hot')} of {p.total}\n"

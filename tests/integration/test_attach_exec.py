@@ -15,7 +15,7 @@ import signal
 
 import harness
 from harness import check, check_eq
-from test_attach import CPU_WANTED_S, Attach, Target, wait_cpu
+from test_attach import CPU_WANTED_S, Attach, Target, attach_after_cpu, wait_cpu
 
 CHILD_CPU_S = 0.3  # exec_child_spin's CPU time in each child (attach_spin.c)
 VARIANTS = ["execv", "execvp", "execve", "execl", "execlp", "execle", "execvpe"]
@@ -132,9 +132,7 @@ def test_exec_of_the_attached_process_keeps_its_environment():
     try:
         with open(f"/proc/{t.pid}/environ", "rb") as f:
             before = f.read()
-        a = Attach(t.pid, "--output-format", "json")
-        a.wait_attached()
-        wait_cpu(t.pid, t.pid, CPU_WANTED_S)
+        a = attach_after_cpu(t, "--output-format", "json")
         t.send("exec")
         check_eq(int(t.expect(r"^execed pid=(\d+)$").group(1)), t.pid, "same process")
         check_eq(a.finish(), 0, a.describe())

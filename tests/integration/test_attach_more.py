@@ -15,7 +15,8 @@ import time
 import harness
 from harness import Skip, check, check_eq, fixture, need_gpu
 from rocpd_checks import rows
-from test_attach import CPU_WANTED_S, Attach, Target, check_session, process_state, wait_cpu
+from test_attach import (CPU_WANTED_S, Attach, Target, attach_after_cpu, check_session,
+                         process_state, wait_cpu)
 
 SOURCE_PROGRAMS = os.path.join(harness.SOURCE, "tests", "programs")
 
@@ -88,9 +89,7 @@ def test_descriptors_after_detach_equal_before():
 def test_exec_while_attached_gives_an_end_reason():
     t = Target("attach_spin")
     try:
-        a = Attach(t.pid, "--output-format", "json")
-        a.wait_attached()
-        wait_cpu(t.pid, t.pid, CPU_WANTED_S)
+        a = attach_after_cpu(t, "--output-format", "json")
         t.send("exec")
         check_eq(int(t.expect(r"^execed pid=(\d+)$").group(1)), t.pid, "same process")
         check_eq(a.finish(), 0, a.describe())  # the attach ends by itself at the exec
@@ -113,9 +112,7 @@ def test_signal_while_attached_is_the_end():
     still running" and could lose each thread's last 20 ms)."""
     t = Target("attach_spin")
     try:
-        a = Attach(t.pid, "--output-format", "json")
-        a.wait_attached()
-        wait_cpu(t.pid, t.pid, CPU_WANTED_S)
+        a = attach_after_cpu(t, "--output-format", "json")
         os.kill(t.pid, signal.SIGTERM)
         check_eq(t.proc.wait(timeout=60), -signal.SIGTERM, "the fixture dies of it")
         check_eq(a.finish(), 0, a.describe())
@@ -137,9 +134,7 @@ def test_crash_while_attached_names_the_crash():
     reader), is recorded with its place, as under `run`."""
     t = Target("attach_spin")
     try:
-        a = Attach(t.pid, "--output-format", "json")
-        a.wait_attached()
-        wait_cpu(t.pid, t.pid, CPU_WANTED_S)
+        a = attach_after_cpu(t, "--output-format", "json")
         t.send("segv")
         check_eq(t.proc.wait(timeout=60), -signal.SIGSEGV, "the fixture crashes")
         check_eq(a.finish(), 0, a.describe())
@@ -158,9 +153,7 @@ def test_detach_gives_the_default_dispositions_back():
     t = Target("attach_spin")
     try:
         before = process_state(t.pid)
-        a = Attach(t.pid, "--output-format", "json")
-        a.wait_attached()
-        wait_cpu(t.pid, t.pid, CPU_WANTED_S)
+        a = attach_after_cpu(t, "--output-format", "json")
         check_eq(a.finish(signal.SIGINT), 0, a.describe())
         check_eq(process_state(t.pid)["SigCgt"], before["SigCgt"], "caught signals")
         os.kill(t.pid, signal.SIGTERM)
@@ -184,9 +177,7 @@ def test_default_raised_again_after_cleanup_is_the_end():
     the last ~20 ms were lost."""
     t = Target("attach_cleanup")
     try:
-        a = Attach(t.pid, "--output-format", "json")
-        a.wait_attached()
-        wait_cpu(t.pid, t.pid, CPU_WANTED_S)
+        a = attach_after_cpu(t, "--output-format", "json")
         os.kill(t.pid, signal.SIGTERM)
         out, _ = t.proc.communicate(timeout=60)
         check_eq(t.proc.returncode, -signal.SIGTERM, "the fixture dies of it")
@@ -215,9 +206,7 @@ def test_detach_leaves_the_programs_handler():
     t = Target("attach_cleanup")
     try:
         before = process_state(t.pid)
-        a = Attach(t.pid, "--output-format", "json")
-        a.wait_attached()
-        wait_cpu(t.pid, t.pid, CPU_WANTED_S)
+        a = attach_after_cpu(t, "--output-format", "json")
         check_eq(a.finish(signal.SIGINT), 0, a.describe())
         check_eq(program_caught(t.pid), program_caught(t.pid, before), "caught signals")
         os.kill(t.pid, signal.SIGTERM)
